@@ -1,0 +1,38 @@
+// Lint: the recommended type-aware rules, plus the habits the house style asks for.
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'dist-check/**', 'node_modules/**', 'coverage/**', 'docs/**', 'test-artifacts/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommendedTypeChecked,
+  {
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': 'error',
+      '@typescript-eslint/consistent-type-imports': 'error',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      'no-restricted-imports': ['error', { paths: [{ name: 'child_process', message: 'use node:child_process' }] }],
+    },
+  },
+  {
+    // Machines are pure: no node built-ins, no clocks, no timers.
+    files: ['src/machines/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: ['node:*', 'fastify*', 'ws', '../actors/*', '../transport/*', '../tmux/*'] }],
+      'no-restricted-globals': ['error', 'setTimeout', 'setInterval', 'Date'],
+    },
+  },
+  {
+    // Actors never reach the transport.
+    files: ['src/actors/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: ['fastify*', 'ws', '@fastify/*', '../transport/*'] }] },
+  },
+  {
+    files: ['eslint.config.js'],
+    ...tseslint.configs.disableTypeChecked,
+  },
+);

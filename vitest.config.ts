@@ -1,0 +1,12 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 30_000,
+    // Real tmux servers and daemons: keep parallelism at the machine's two cores.
+    pool: 'forks',
+    maxWorkers: 2,
+  },
+});
