@@ -1,0 +1,378 @@
+/**
+ * Tether's sessions on the tmux server, through `TmuxCli` (execFile): create, list, kill, and the
+ * user options that mark and describe them. Also the control-mode lines of a bracketed paste.
+ *
+ * Invariants:
+ * - Session names are checked before anything runs; targets are exact (`=name`, `=name:`).
+ * - Data (project, option values, env, cwd, the agent's argv) reaches tmux byte for byte and is
+ *   never parsed by a shell, split into commands or expanded as a format.
+ * - Only the session's own options and hooks are set; global options are never touched (an SSH
+ *   user of the same server must notice nothing).
+ */
+import { ApiError } from '../errors.js';
+import { TmuxCommandError, isNoServerError, isNoSessionError, type TmuxCli } from './exec.js';
+import { TmuxArgumentError, buildControlCommand, escapeArgvArg } from './quote.js';
+
+/** Session names tether accepts (decisions.md). */
+export const SESSION_NAME_RE = /^[A-Za-z0-9_-]{1,64}$/;
+/** User options tether owns. */
+const OPTION_NAME_RE = /^@[a-z-]+$/;
+const ENV_NAME_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const PANE_ID_RE = /^%\d+$/;
+const BUFFER_NAME_RE = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** The agent window's fixed size: the phone renders this grid whatever clients attach. */
+export const AGENT_COLUMNS = 120;
+export const AGENT_ROWS = 40;
+/** Scrollback lines of the agent pane (spec "Limits": snapshot depth). */
+export const AGENT_HISTORY_LIMIT = 10_000;
+/** Name of the window the session is born with; replaced by the agent window at once. */
+const PLACEHOLDER_WINDOW = 'tether-init';
+/** Runs in the new window as its hook's target: later windows get the agent window's treatment. */
+export const AFTER_NEW_WINDOW_HOOK = `set-option -w remain-on-exit on ; resize-window -x ${AGENT_COLUMNS} -y ${AGENT_ROWS}`;
+
+/** Creating a session whose name is taken. */
+export class SessionExistsError extends ApiError {
+  constructor(readonly session: string) {
+    super('session-exists', `session ${session} already exists`);
+    this.name = 'SessionExistsError';
+  }
+}
+
+/** A session (or the whole server) is not there. `isNoSessionError` recognises it. */
+export class SessionNotFoundError extends ApiError {
+  constructor(readonly session: string, cause?: unknown) {
+    super('session-not-found', `session ${session} does not exist`);
+    this.name = 'SessionNotFoundError';
+    if (cause !== undefined) this.cause = cause;
+  }
+}
+
+/** True for 1-64 letters, digits, `_` or `-`. */
+export function isValidSessionName(name: string): boolean {
+  return SESSION_NAME_RE.test(name);
+}
+
+function checkSessionName(name: string): void {
+  if (!isValidSessionName(name)) throw new TmuxArgumentError('a session name is 1-64 letters, digits, "_" or "-"');
+}
+
+function checkOptionName(option: string): void {
+  if (!OPTION_NAME_RE.test(option)) throw new TmuxArgumentError('a tether option name looks like @name');
+}
+
+/** Maps "no such session" and "no server" to `SessionNotFoundError`; anything else passes. */
+function notFoundOr(err: unknown, name: string): unknown {
+  return isNoSessionError(err) || isNoServerError(err) ? new SessionNotFoundError(name, err) : err;
+}
+
+export interface CreateSessionOptions {
+  readonly name: string;
+  /** The agent's argv: run directly (execvp), never through a shell. */
+  readonly command: readonly string[];
+  readonly env?: Readonly<Record<string, string>>;
+  readonly cwd?: string;
+  readonly project?: string;
+  /** ISO 8601; stored as `@created`, which marks the session as tether's. */
+  readonly createdAt: string;
+}
+
+/** `new-window -c` expands formats in the directory: `##` is a literal `#`. */
+function escapeFormat(text: string): string {
+  return text.replaceAll('#', '##');
+}
+
+/** The one tmux command list that creates a session (see `createSession`). */
+export function createSessionCommands(opts: CreateSessionOptions): string[][] {
+  const { name } = opts;
+  if (opts.command.length === 0) throw new TmuxArgumentError('the agent command is empty');
+  const env = Object.entries(opts.env ?? {});
+  for (const [key] of env) if (!ENV_NAME_RE.test(key)) throw new TmuxArgumentError('an environment variable name is malformed');
+  const cwd = opts.cwd !== undefined ? ['-c', escapeFormat(opts.cwd)] : [];
+  // tmux runs a one-word command through the shell; env(1) keeps it a plain exec.
+  const argv = opts.command.length === 1 ? ['/usr/bin/env', '--', ...opts.command] : [...opts.command];
+  const session = `=${name}:`;
+  const agentWindow = `=${name}:{start}`;
+  return [
+    // A placeholder window first: history-limit applies to panes made after it is set.
+    ['new-session', '-d', '-s', name, '-x', String(AGENT_COLUMNS), '-y', String(AGENT_ROWS), '-n', PLACEHOLDER_WINDOW, ...cwd, '--', 'cat', '-'],
+    ['set-option', '-t', session, 'history-limit', String(AGENT_HISTORY_LIMIT)],
+    ['set-option', '-t', session, '@created', opts.createdAt],
+    ['new-window', '-k', '-t', agentWindow, '-P', '-F', '#{pane_id}', ...cwd, ...env.flatMap(([k, v]) => ['-e', `${k}=${v}`]), '--', ...argv],
+    // Manual size: attached terminals of any size leave the agent's grid alone.
+    ['resize-window', '-t', agentWindow, '-x', String(AGENT_COLUMNS), '-y', String(AGENT_ROWS)],
+    ['set-option', '-w', '-t', agentWindow, 'remain-on-exit', 'on'],
+    ['set-option', '-F', '-t', agentWindow, '@tether-pane', '#{pane_id}'],
+    ...(opts.project !== undefined ? [['set-option', '-t', session, '@project', opts.project]] : []),
+    // Last, so it does not fire for the agent window itself.
+    ['set-hook', '-t', session, 'after-new-window', AFTER_NEW_WINDOW_HOOK],
+  ];
+}
+
+/**
+ * Creates a detached session running the agent in a 120x40 window with 10000 lines of history
+ * that stays visible when the agent exits; one tmux invocation, so no other client sees it half
+ * made. Resolves with the agent's pane id.
+ */
+export async function createSession(cli: TmuxCli, opts: CreateSessionOptions): Promise<{ paneId: string }> {
+  checkSessionName(opts.name);
+  const commands = createSessionCommands(opts);
+  // Refuse unsendable data (NUL) here, before anything runs.
+  for (const cmd of commands) for (const arg of cmd) escapeArgvArg(arg);
+  let stdout: Buffer;
+  try {
+    ({ stdout } = await cli.runList(commands));
+  } catch (err) {
+    if (err instanceof TmuxCommandError && /duplicate session/.test(err.stderr)) throw new SessionExistsError(opts.name);
+    await removeHalfMadeSession(cli, opts);
+    throw err;
+  }
+  const paneId = stdout.toString('utf8').split('\n').find((l) => PANE_ID_RE.test(l));
+  if (paneId === undefined) throw new Error(`tmux created session ${opts.name} but printed no pane id`);
+  return { paneId };
+}
+
+/** After a failure past `new-session`, kills the session if it carries this attempt's `@created`. */
+async function removeHalfMadeSession(cli: TmuxCli, opts: CreateSessionOptions): Promise<void> {
+  try {
+    if ((await readUserOption(cli, opts.name, '@created')) === opts.createdAt) await killSession(cli, opts.name);
+  } catch {
+    // Nothing was made, or it is already gone: the original error is the one to report.
+  }
+}
+
+/** One session as `listSessions` sees it. */
+export interface TmuxSessionInfo {
+  readonly name: string;
+  /** `$<n>`. */
+  readonly sessionId: string;
+  /** tmux's `session_created`, epoch seconds. */
+  readonly created: number;
+  /** Clients attached, control-mode clients (tether's own included) counted. */
+  readonly attachedClients: number;
+  /** Carries `@created`. */
+  readonly isTether: boolean;
+  readonly createdAt: string | null;
+  readonly project: string | null;
+  /** `@tether-pane` while that pane exists, else the session's first pane. */
+  readonly paneId: string;
+  readonly paneDead: boolean;
+  readonly paneDeadStatus: number | null;
+  readonly panePid: number | null;
+}
+
+/**
+ * Fields read in one `list-panes -a`, separated by US (0x1f), one pane per line. Only fields that
+ * cannot hold a control character are read this way (tmux rewrites control characters in session
+ * names as visible escapes); free-form user options are read one by one, exactly.
+ */
+const LIST_FIELDS = [
+  'session_id',
+  'session_name',
+  'session_created',
+  'session_attached',
+  '?@created,1,0',
+  'pane_id',
+  'pane_dead',
+  'pane_dead_status',
+  'pane_pid',
+] as const;
+const SEP = '\x1f';
+const LIST_FORMAT = LIST_FIELDS.map((f) => `#{${f}}`).join(SEP);
+
+interface PaneRow {
+  sessionId: string;
+  name: string;
+  created: number;
+  attached: number;
+  tether: boolean;
+  paneId: string;
+  dead: boolean;
+  deadStatus: number | null;
+  pid: number | null;
+}
+
+function parsePaneRow(line: string): PaneRow | null {
+  const [sessionId = '', name = '', created, attached, tether, paneId = '', dead, deadStatus = '', pid = '', ...extra] =
+    line.split(SEP);
+  if (extra.length > 0 || !/^\$\d+$/.test(sessionId) || !PANE_ID_RE.test(paneId)) return null;
+  return {
+    sessionId,
+    name,
+    created: Number(created),
+    attached: Number(attached),
+    tether: tether === '1',
+    paneId,
+    dead: dead === '1',
+    deadStatus: /^\d+$/.test(deadStatus) ? Number(deadStatus) : null,
+    pid: /^\d+$/.test(pid) ? Number(pid) : null,
+  };
+}
+
+/** Every session on the server, tether's and the user's; [] when no server runs. */
+export async function listSessions(cli: TmuxCli): Promise<TmuxSessionInfo[]> {
+  let stdout: Buffer;
+  try {
+    ({ stdout } = await cli.run(['list-panes', '-a', '-F', LIST_FORMAT]));
+  } catch (err) {
+    if (isNoServerError(err)) return [];
+    throw err;
+  }
+  const bySession = new Map<string, PaneRow[]>();
+  for (const line of stdout.toString('utf8').split('\n')) {
+    const row = line === '' ? null : parsePaneRow(line);
+    if (!row) continue;
+    const rows = bySession.get(row.sessionId);
+    if (rows) rows.push(row);
+    else bySession.set(row.sessionId, [row]);
+  }
+  const sessions = await Promise.all([...bySession.values()].map((rows) => describeSession(cli, rows)));
+  return sessions.filter((s): s is TmuxSessionInfo => s !== null);
+}
+
+/** Builds one session's info; null when it vanished while its options were being read. */
+async function describeSession(cli: TmuxCli, rows: PaneRow[]): Promise<TmuxSessionInfo | null> {
+  const first = rows[0]!;
+  let createdAt: string | null = null;
+  let project: string | null = null;
+  let recordedPane: string | null = null;
+  if (first.tether) {
+    try {
+      [createdAt, project, recordedPane] = await Promise.all([
+        readOption(cli, first.sessionId, '@created'),
+        readOption(cli, first.sessionId, '@project'),
+        readOption(cli, first.sessionId, '@tether-pane'),
+      ]);
+    } catch (err) {
+      if (isNoSessionError(err) || isNoServerError(err)) return null;
+      throw err;
+    }
+  }
+  const pane = rows.find((r) => r.paneId === recordedPane) ?? first;
+  return {
+    name: first.name,
+    sessionId: first.sessionId,
+    created: first.created,
+    attachedClients: first.attached,
+    isTether: first.tether,
+    createdAt,
+    project,
+    paneId: pane.paneId,
+    paneDead: pane.dead,
+    paneDeadStatus: pane.dead ? pane.deadStatus : null,
+    panePid: pane.pid,
+  };
+}
+
+/** True when the session exists (false too when no server runs). */
+export async function hasSession(cli: TmuxCli, name: string): Promise<boolean> {
+  checkSessionName(name);
+  try {
+    await cli.run(['has-session', '-t', `=${name}`]);
+    return true;
+  } catch (err) {
+    if (isNoSessionError(err) || isNoServerError(err)) return false;
+    throw err;
+  }
+}
+
+/** Kills the session; `SessionNotFoundError` when it (or the server) is not there. */
+export async function killSession(cli: TmuxCli, name: string): Promise<void> {
+  checkSessionName(name);
+  try {
+    await cli.run(['kill-session', '-t', `=${name}`]);
+  } catch (err) {
+    throw notFoundOr(err, name);
+  }
+}
+
+/**
+ * A session's option value, exact (`show-options -qv` prints the value plus one newline);
+ * null when unset. `-q` also silences a missing session, so `has-session` runs first in the
+ * same invocation and stops it with an error.
+ */
+async function readOption(cli: TmuxCli, sessionTarget: string, option: string): Promise<string | null> {
+  const { stdout } = await cli.runList([
+    ['has-session', '-t', sessionTarget],
+    ['show-options', '-qv', '-t', `${sessionTarget}:`, option],
+  ]);
+  if (stdout.length === 0) return null;
+  const end = stdout[stdout.length - 1] === 0x0a ? stdout.length - 1 : stdout.length;
+  return stdout.toString('utf8', 0, end);
+}
+
+/** Reads one of tether's user options; null when unset; `SessionNotFoundError` when the session is not there. */
+export async function readUserOption(cli: TmuxCli, name: string, option: string): Promise<string | null> {
+  checkSessionName(name);
+  checkOptionName(option);
+  try {
+    return await readOption(cli, `=${name}`, option);
+  } catch (err) {
+    throw notFoundOr(err, name);
+  }
+}
+
+/** Sets one of tether's user options to `value` exactly (any text but NUL; empty allowed). */
+export async function setUserOption(cli: TmuxCli, name: string, option: string, value: string): Promise<void> {
+  checkSessionName(name);
+  checkOptionName(option);
+  try {
+    // Without -F the value is stored as given: no format expansion. It follows the option
+    // name, so a leading "-" is not taken for a flag.
+    await cli.run(['set-option', '-t', `=${name}:`, option, value]);
+  } catch (err) {
+    throw notFoundOr(err, name);
+  }
+}
+
+/** Removes one of tether's user options (no error when it was unset). */
+export async function unsetUserOption(cli: TmuxCli, name: string, option: string): Promise<void> {
+  checkSessionName(name);
+  checkOptionName(option);
+  try {
+    await cli.run(['set-option', '-u', '-t', `=${name}:`, option]);
+  } catch (err) {
+    throw notFoundOr(err, name);
+  }
+}
+
+const PASTE_END = Buffer.from('\x1b[201~', 'latin1');
+
+/** Removes every `ESC[201~`, again until none is left (a removal can join a new one). */
+function stripPasteEnd(data: Buffer): Buffer {
+  let out = data;
+  while (out.includes(PASTE_END)) {
+    const parts: Buffer[] = [];
+    let at = 0;
+    for (let i = out.indexOf(PASTE_END); i !== -1; i = out.indexOf(PASTE_END, at)) {
+      parts.push(out.subarray(at, i));
+      at = i + PASTE_END.length;
+    }
+    parts.push(out.subarray(at));
+    out = Buffer.concat(parts);
+  }
+  return out;
+}
+
+/**
+ * Control-mode lines pasting `data` into the pane through the named buffer: `set-buffer`, then
+ * `paste-buffer -p -d` (tmux adds ESC[200~/ESC[201~ only when the application turned bracketed
+ * paste on, and deletes the buffer). [] when there is nothing to paste.
+ *
+ * paste-buffer's default LF -> CR replacement is kept: a real terminal's paste sends CR for a
+ * line break, which is what raw-mode programs take as Enter. CRLF is folded to LF first, so a
+ * Windows line break is one CR, not two (as VTE and iTerm2 do).
+ */
+export function pasteCommands(paneId: string, bufferName: string, data: string | Buffer): string[] {
+  if (!PANE_ID_RE.test(paneId)) throw new TmuxArgumentError('a pane id looks like %<number>');
+  if (!BUFFER_NAME_RE.test(bufferName)) throw new TmuxArgumentError('a paste buffer name is 1-64 letters, digits, "_" or "-"');
+  const raw = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
+  if (raw.includes(0)) throw new TmuxArgumentError('a paste cannot contain a NUL byte');
+  const text = Buffer.from(stripPasteEnd(raw).toString('latin1').replaceAll('\r\n', '\n'), 'latin1');
+  if (text.length === 0) return [];
+  return [
+    // "--": the data is never read as flags, even when it starts with "-".
+    buildControlCommand(['set-buffer', '-b', bufferName, '--', text]),
+    buildControlCommand(['paste-buffer', '-p', '-d', '-b', bufferName, '-t', paneId]),
+  ];
+}
