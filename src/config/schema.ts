@@ -1,0 +1,119 @@
+/**
+ * The config file's schema (decisions.md, the config block): every key with its default and
+ * its allowed values. Key names are exactly the file's (`bindAddress` at the top, snake_case
+ * in the sections), so docs/configuration.md, the file and the code use the same names.
+ *
+ * Invariant: every object is closed (`additionalProperties: false`), so an unknown key is an
+ * error, and every leaf carries an `expected` annotation: the one phrase a user reads after
+ * "must be" when the value is wrong (load.ts builds the message from it).
+ */
+import { isIPv4, isIPv6 } from 'node:net';
+import { Type, type Static, type TSchema } from 'typebox';
+
+/** Session names (decisions.md "Names and places"). */
+export const SESSION_NAME_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+/** Longest `name` shown in the QR payload and on the phone. */
+export const MAX_SIDECAR_NAME_LENGTH = 64;
+/** Bounds of `[stream] ring_kb`. */
+export const RING_KB_MIN = 64;
+export const RING_KB_MAX = 1_048_576;
+/** Upper bound of the MB caps: 1 TiB. */
+const CAP_MB_MAX = 1_048_576;
+/** Upper bound of `min_free_gb`, which also keeps `inf` out. */
+const FREE_GB_MAX = 1_000_000;
+/** Upper bound of `idle_days`: 100 years. */
+const IDLE_DAYS_MAX = 36_500;
+
+/** A bind address split into its parts; `host` has no brackets (`::1`, not `[::1]`). */
+export interface BindAddress {
+  readonly host: string;
+  readonly port: number;
+}
+
+const HOST_NAME = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
+
+/** Parses `host:port` (`[v6]:port` for IPv6; port 0..65535), or null when it does not parse. */
+export function tryParseBindAddress(s: string): BindAddress | null {
+  const m = /^(?:\[([^\]]+)\]|([^:[\]]+)):(\d{1,5})$/.exec(s);
+  if (!m) return null;
+  const port = Number(m[3]);
+  if (port > 65_535) return null;
+  const v6 = m[1];
+  if (v6 !== undefined) return isIPv6(v6) ? { host: v6, port } : null;
+  const host = m[2] ?? '';
+  return isIPv4(host) || HOST_NAME.test(host) ? { host, port } : null;
+}
+
+/** True for "" or an http(s) URL that parses. */
+function isEmptyOrHttpUrl(s: string): boolean {
+  if (s === '') return true;
+  if (!URL.canParse(s)) return false;
+  const { protocol } = new URL(s);
+  return protocol === 'http:' || protocol === 'https:';
+}
+
+/** Text a terminal or a QR code shows as is: no control characters. */
+function hasNoControlChars(s: string): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x20 || c === 0x7f) return false;
+  }
+  return true;
+}
+
+/** A string leaf; `check` refines it beyond "is a string". */
+function str(def: string, expected: string, check?: (s: string) => boolean) {
+  const base = Type.String({ default: def, expected });
+  return Type.Refine(base, (s) => hasNoControlChars(s) && (check === undefined || check(s)), () => expected);
+}
+
+function int(def: number, minimum: number, maximum: number) {
+  return Type.Integer({ default: def, minimum, maximum, expected: `an integer from ${minimum} to ${maximum}` });
+}
+
+function section<P extends Record<string, TSchema>>(table: string, properties: P) {
+  return Type.Object(properties, { default: {}, additionalProperties: false, expected: `a table ([${table}])` });
+}
+
+const APPLE_ID = /^[A-Z0-9]{10}$/;
+const BUNDLE_ID = /^[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+$/;
+const URL_EXPECTED = 'an http:// or https:// URL, or ""';
+
+/** The whole config; every key has its default, so `{}` is a valid file. */
+export const TetherConfigSchema = Type.Object(
+  {
+    bindAddress: str('127.0.0.1:7777', 'host:port with a port from 0 to 65535 (IPv6 in brackets: "[::1]:7777")', (s) => tryParseBindAddress(s) !== null),
+    publicBaseUrl: str('', URL_EXPECTED, isEmptyOrHttpUrl),
+    name: str('', `at most ${MAX_SIDECAR_NAME_LENGTH} characters, no control characters ("" = the host name)`, (s) => [...s].length <= MAX_SIDECAR_NAME_LENGTH),
+    tls: Type.Boolean({ default: true, expected: 'true or false' }),
+    agent: section('agent', {
+      command: str('pi', 'a non-empty command', (s) => s.trim() !== ''),
+      default_session: str('pi-main', '1 to 64 letters, digits, "_" or "-"', (s) => SESSION_NAME_PATTERN.test(s)),
+      naming_model: str('', '"provider/model", or "" to turn auto-naming off', (s) => s === '' || /^[^/\s]+\/\S+$/.test(s)),
+    }),
+    tmux: section('tmux', {
+      socket: str('', 'a tmux socket name or path, or "" for the default server'),
+    }),
+    stream: section('stream', {
+      ring_kb: int(4096, RING_KB_MIN, RING_KB_MAX),
+    }),
+    buffer: section('buffer', {
+      session_cap_mb: int(100, 1, CAP_MB_MAX),
+      global_cap_mb: int(1024, 1, CAP_MB_MAX),
+      min_free_gb: Type.Number({ default: 1, minimum: 0, maximum: FREE_GB_MAX, expected: `a number from 0 to ${FREE_GB_MAX}` }),
+      idle_days: int(30, 1, IDLE_DAYS_MAX),
+    }),
+    push: section('push', {
+      team_id: str('', 'a 10-character Apple team id (A-Z, 0-9), or ""', (s) => s === '' || APPLE_ID.test(s)),
+      key_id: str('', 'a 10-character Apple key id (A-Z, 0-9), or ""', (s) => s === '' || APPLE_ID.test(s)),
+      key_path: str('', 'the path of the .p8 key file, or ""'),
+      bundle_id: str('', 'a bundle id such as "com.example.tether", or ""', (s) => s === '' || BUNDLE_ID.test(s)),
+      sandbox_url: str('https://api.sandbox.push.apple.com', URL_EXPECTED, isEmptyOrHttpUrl),
+      production_url: str('https://api.push.apple.com', URL_EXPECTED, isEmptyOrHttpUrl),
+    }),
+  },
+  { additionalProperties: false, expected: 'a table' },
+);
+
+/** The validated config, keys as in the file. */
+export type TetherConfig = Static<typeof TetherConfigSchema>;
