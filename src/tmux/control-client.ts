@@ -1,0 +1,217 @@
+/**
+ * One tmux control-mode client (`tmux -u -C attach-session -t =<session>`) per session: the
+ * pane's byte stream comes out of it as events, and commands go in with their replies matched.
+ *
+ * Invariants:
+ * - One command per line, replies matched FIFO: tmux answers every command of a line with its
+ *   own %begin/%end block, in order, and never interleaves a block with %output (measured on
+ *   3.3a), so a reply marks an exact position in the stream.
+ * - Lines are built by `buildControlCommand` (quoted, no separators, no newline); a command
+ *   line is never assembled from user text by hand.
+ * - The first reply after attach answers the attach itself, not one of ours.
+ */
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { ControlParser, type ControlEvent } from './control-codec.js';
+import { escapeArgvArg } from './quote.js';
+import type { TmuxTarget } from './target.js';
+
+/** A command's answer: `ok` false for %error; `body` the raw reply lines joined by "\n". */
+export interface ControlReply {
+  readonly ok: boolean;
+  readonly body: Buffer;
+  /** `mark()` taken when the reply was parsed, before any later %output was handled. */
+  readonly mark: unknown;
+}
+
+/** Why the client went away: tmux said %exit, the process ended, or we closed it. */
+export interface ControlClose {
+  readonly reason: string;
+  /** True when tmux refused the attach because the session does not exist. */
+  readonly sessionGone: boolean;
+}
+
+export interface ControlClientOptions {
+  readonly target: TmuxTarget;
+  readonly session: string;
+  /** Every notification that is not a reply, in stream order. */
+  readonly onEvent: (event: ControlEvent) => void;
+  /** Called once, after every pending command was rejected. */
+  readonly onClose: (close: ControlClose) => void;
+  readonly env?: NodeJS.ProcessEnv;
+  /**
+   * Read synchronously when a reply is parsed (the stream position and tracked state). A
+   * promise settles a microtask later, after later %output of the same read may already have
+   * been handled, so a snapshot's position must be taken here, not when the caller resumes.
+   */
+  readonly mark?: () => unknown;
+}
+
+/** Most commands in flight at once; a caller past it gets an error instead of a queue. */
+export const MAX_PENDING_COMMANDS = 1024;
+/** How much of tmux's stderr is kept to explain a failure. */
+const STDERR_KEEP_BYTES = 4096;
+
+interface Pending {
+  resolve: (reply: ControlReply) => void;
+  reject: (err: Error) => void;
+}
+
+/** Raised for commands on a closed client or when the pending queue is full. */
+export class ControlClientError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ControlClientError';
+  }
+}
+
+export class ControlClient {
+  private readonly child: ChildProcessWithoutNullStreams;
+  private readonly parser: ControlParser;
+  private readonly pending: Pending[] = [];
+  private readonly opts: ControlClientOptions;
+  private attachReplySeen = false;
+  private closed = false;
+  private closeReason: string | null = null;
+  private sessionGone = false;
+  private stderr = '';
+  /** Resolves once tmux acknowledged the attach (or rejects when it failed). */
+  readonly attached: Promise<void>;
+  private attachSettle!: { resolve: () => void; reject: (err: Error) => void };
+
+  private constructor(opts: ControlClientOptions) {
+    this.opts = opts;
+    this.attached = new Promise<void>((resolve, reject) => {
+      this.attachSettle = { resolve, reject };
+    });
+    // Nobody may be waiting on `attached`; its failure is also reported through onClose.
+    this.attached.catch(() => undefined);
+    const args = ['-u', ...opts.target.socketArgs, '-C', 'attach-session', '-t', escapeArgvArg(`=${opts.session}`)];
+    this.child = spawn(opts.target.bin, args, { stdio: ['pipe', 'pipe', 'pipe'], env: opts.env ?? process.env });
+    this.parser = new ControlParser((event) => this.onParserEvent(event));
+    this.child.stdout.on('data', (chunk: Buffer) => this.onData(chunk));
+    this.child.stderr.on('data', (chunk: Buffer) => {
+      if (this.stderr.length < STDERR_KEEP_BYTES) this.stderr += chunk.toString('utf8');
+    });
+    this.child.stdin.on('error', () => undefined); // EPIPE after tmux exits: reported by 'close'
+    this.child.on('error', (err) => this.finish(`tmux could not be started: ${err.message}`));
+    this.child.on('close', (code, signal) => {
+      const why = this.stderr.trim() || `tmux control client ended (${signal ?? `exit ${code}`})`;
+      this.finish(this.closeReason ?? why);
+    });
+  }
+
+  /** Spawns the control client; `attached` settles when tmux answered the attach. */
+  static attach(opts: ControlClientOptions): ControlClient {
+    return new ControlClient(opts);
+  }
+
+  /** The child's pid, for logs. */
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  /** Sends one command line (from `buildControlCommand`) and resolves with its reply. */
+  command(line: string): Promise<ControlReply> {
+    if (this.closed) return Promise.reject(new ControlClientError('tmux control client is closed'));
+    if (line.includes('\n') || line.includes('\r')) {
+      return Promise.reject(new ControlClientError('a control command line must be a single line'));
+    }
+    if (this.pending.length >= MAX_PENDING_COMMANDS) {
+      return Promise.reject(new ControlClientError('too many tmux commands in flight'));
+    }
+    return new Promise<ControlReply>((resolve, reject) => {
+      this.pending.push({ resolve, reject });
+      this.child.stdin.write(line + '\n');
+    });
+  }
+
+  /**
+   * Sends several commands on one line: tmux runs a line's commands back to back, with no pane
+   * output handled in between, so their replies describe one instant (one reply each, in order).
+   * The lines must parse (they are ours, built by `buildControlCommand`).
+   */
+  commandList(lines: readonly string[]): Promise<ControlReply[]> {
+    if (lines.length === 0) return Promise.resolve([]);
+    if (this.closed) return Promise.reject(new ControlClientError('tmux control client is closed'));
+    if (lines.some((l) => l.includes('\n') || l.includes('\r'))) {
+      return Promise.reject(new ControlClientError('a control command line must be a single line'));
+    }
+    if (this.pending.length + lines.length > MAX_PENDING_COMMANDS) {
+      return Promise.reject(new ControlClientError('too many tmux commands in flight'));
+    }
+    const replies = lines.map(
+      () =>
+        new Promise<ControlReply>((resolve, reject) => {
+          this.pending.push({ resolve, reject });
+        }),
+    );
+    this.child.stdin.write(lines.join(' ; ') + '\n');
+    return Promise.all(replies);
+  }
+
+  /** Like `command`, but a %error reply rejects with tmux's message. */
+  async run(line: string): Promise<Buffer> {
+    const reply = await this.command(line);
+    if (!reply.ok) throw new ControlClientError(`tmux: ${reply.body.toString('utf8').trim() || 'command failed'}`);
+    return reply.body;
+  }
+
+  /** Detaches: tmux ends a control client whose input closes. The session keeps running. */
+  close(reason = 'closed by tether'): void {
+    if (this.closed) return;
+    this.closeReason = reason;
+    this.child.stdin.end();
+    // A client that does not go away on its own within a moment is ended; we started it.
+    const timer = setTimeout(() => {
+      if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGTERM');
+    }, 2000);
+    timer.unref();
+  }
+
+  private onData(chunk: Buffer): void {
+    try {
+      this.parser.push(chunk);
+    } catch (err) {
+      this.closeReason = `tmux control stream unreadable: ${(err as Error).message}`;
+      this.child.kill('SIGTERM');
+    }
+  }
+
+  private onParserEvent(event: ControlEvent): void {
+    if (event.type === 'reply') {
+      if (!this.attachReplySeen) {
+        this.attachReplySeen = true;
+        if (event.ok) this.attachSettle.resolve();
+        else {
+          const why = event.body.toString('utf8').trim();
+          if (/can't find session/i.test(why)) this.sessionGone = true;
+          this.closeReason = `tmux refused the attach: ${why}`;
+          this.attachSettle.reject(new ControlClientError(this.closeReason));
+        }
+        return;
+      }
+      const waiter = this.pending.shift();
+      waiter?.resolve({ ok: event.ok, body: event.body, mark: this.opts.mark?.() });
+      return;
+    }
+    if (event.type === 'exit') {
+      // %exit says the same whether the session was killed or the server went away; the
+      // owner asks tmux which (has-session) rather than guessing from the stream.
+      this.closeReason ??= event.reason === null ? 'tmux ended the control client' : `tmux: ${event.reason}`;
+    }
+    this.opts.onEvent(event);
+  }
+
+  private finish(reason: string): void {
+    if (this.closed) return;
+    this.closed = true;
+    const err = new ControlClientError(reason);
+    this.attachSettle.reject(err);
+    for (const waiter of this.pending.splice(0)) waiter.reject(err);
+    this.opts.onClose({ reason, sessionGone: this.sessionGone });
+  }
+}

@@ -1,0 +1,189 @@
+/**
+ * A pane snapshot: bytes that, written to a fresh terminal of the pane's size, rebuild what
+ * the pane shows: the last 10000 lines of history, the visible screen (or the alternate
+ * screen over the saved main screen), the cursor, the scroll region, tab stops, the modes a
+ * client needs, the SGR pen, and any half-received escape sequence.
+ *
+ * Invariant: everything is read in one command line over the session's control client, so
+ * tmux runs it with no pane output in between; the reply's mark is the exact stream position
+ * it covers (the next chunk continues right after it).
+ *
+ * What tmux 3.3a cannot tell (bracketed paste, the pen) comes from the stream via
+ * `TermStateTracker`. What capture-pane itself drops (cells erased with only a background
+ * colour) cannot be rebuilt; see docs/architecture.md.
+ */
+import type { ControlClient, ControlReply } from './control-client.js';
+import { buildControlCommand } from './quote.js';
+import { TermStateTracker, type TrackedState } from './term-state.js';
+
+/** How many lines of history a snapshot carries (spec "Limits": snapshot depth). */
+export const SNAPSHOT_HISTORY_LINES = 10_000;
+
+/** Pane state fields read with `display-message -p`, in this order, ':'-separated. */
+const STATE_FIELDS = [
+  'cursor_x',
+  'cursor_y',
+  'cursor_flag',
+  'alternate_on',
+  'alternate_saved_x',
+  'alternate_saved_y',
+  'scroll_region_upper',
+  'scroll_region_lower',
+  'insert_flag',
+  'keypad_cursor_flag',
+  'keypad_flag',
+  'wrap_flag',
+  'origin_flag',
+  'mouse_standard_flag',
+  'mouse_button_flag',
+  'mouse_all_flag',
+  'mouse_sgr_flag',
+  'mouse_utf8_flag',
+  'history_size',
+  'pane_width',
+  'pane_height',
+  'pane_tabs',
+] as const;
+type StateField = (typeof STATE_FIELDS)[number];
+
+export type PaneState = Record<Exclude<StateField, 'pane_tabs'>, number> & { pane_tabs: number[] };
+
+/** What the stream position the snapshot covers and the tracked state there are. */
+export interface SnapshotMark {
+  readonly position: number;
+  readonly state: TrackedState;
+}
+
+export interface PaneSnapshot {
+  /** Bytes to write to a fresh (or reset) terminal; they start with a full reset. */
+  readonly data: Buffer;
+  /** The stream position the snapshot covers: the next chunk continues right after it. */
+  readonly position: number;
+  readonly state: PaneState;
+}
+
+/** A snapshot could not be taken (a command failed, or the pane state was unreadable). */
+export class SnapshotError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SnapshotError';
+  }
+}
+
+export function parsePaneState(text: string): PaneState {
+  const parts = text.trim().split(':');
+  if (parts.length !== STATE_FIELDS.length) throw new SnapshotError(`unreadable pane state: ${JSON.stringify(text)}`);
+  const out: Record<string, number | number[]> = {};
+  STATE_FIELDS.forEach((field, i) => {
+    const v = parts[i]!;
+    if (field === 'pane_tabs') out[field] = v === '' ? [] : v.split(',').map(Number);
+    else out[field] = v === '' ? 0 : Number(v);
+  });
+  return out as PaneState;
+}
+
+/** The command lines of one snapshot, run as one atomic batch. */
+export function snapshotCommands(paneId: string, historyLines = SNAPSHOT_HISTORY_LINES): string[] {
+  const format = STATE_FIELDS.map((f) => `#{${f}}`).join(':');
+  return [
+    buildControlCommand(['display-message', '-p', '-t', paneId, format]),
+    buildControlCommand(['capture-pane', '-p', '-e', '-J', '-t', paneId, '-S', `-${historyLines}`, '-E', '-1']),
+    buildControlCommand(['capture-pane', '-p', '-e', '-J', '-t', paneId, '-S', '0', '-E', '-']),
+    buildControlCommand(['capture-pane', '-p', '-e', '-J', '-a', '-q', '-t', paneId]),
+    buildControlCommand(['capture-pane', '-p', '-P', '-t', paneId]),
+  ];
+}
+
+const CSI = '\x1b[';
+
+/**
+ * Writes the lines of one capture (capture-pane -e -J output) so that each starts on a fresh
+ * row. capture-pane continues the pen from one line into the next (and starts each capture
+ * from the default pen), so the pen is reset before each newline (a terminal fills scrolled-in
+ * rows with the current background) and restored after it; the capture ends with a reset.
+ */
+function writeCapture(lines: readonly string[], out: string[], trailingNewline: boolean): void {
+  const tracker = new TermStateTracker();
+  lines.forEach((line, i) => {
+    out.push(line);
+    tracker.feed(Buffer.from(line, 'utf8'));
+    const last = i === lines.length - 1;
+    if (!tracker.pen.isDefault) out.push(`${CSI}0m`);
+    if (last && !trailingNewline) return;
+    out.push('\r\n');
+    if (!last && !tracker.pen.isDefault) out.push(tracker.pen.toSgr());
+  });
+}
+
+function splitLines(body: Buffer): string[] {
+  return body.length === 0 ? [''] : body.toString('utf8').split('\n');
+}
+
+const defaultTabs = (width: number): number[] => {
+  const tabs: number[] = [];
+  for (let c = 8; c < width; c += 8) tabs.push(c);
+  return tabs;
+};
+
+/** Builds the snapshot bytes from the replies of `snapshotCommands` and the tracked state. */
+export function assembleSnapshot(replies: readonly ControlReply[], tracked: TrackedState): { data: Buffer; state: PaneState } {
+  const [stateReply, historyReply, visibleReply, savedReply, pendingReply] = replies;
+  if (!stateReply || !historyReply || !visibleReply || !savedReply || !pendingReply) throw new SnapshotError('incomplete snapshot replies');
+  for (const r of [stateReply, historyReply, visibleReply, pendingReply]) {
+    if (!r.ok) throw new SnapshotError(`tmux refused a snapshot command: ${r.body.toString('utf8').trim()}`);
+  }
+  const st = parsePaneState(stateReply.body.toString('utf8'));
+  const out: string[] = ['\x1bc']; // full reset: the snapshot is self-contained
+  // With no history, capture-pane clamps the range and returns the first visible row instead.
+  const history = st.history_size > 0 ? splitLines(historyReply.body) : [];
+  const visible = splitLines(visibleReply.body);
+  // Each capture starts from the default pen, so each is written on its own.
+  if (history.length > 0) writeCapture(history, out, true);
+  if (st.alternate_on && savedReply.ok) {
+    writeCapture(splitLines(savedReply.body), out, false);
+    // The main screen's cursor is what mode 1049 saved when the alternate screen went on.
+    out.push(`${CSI}${st.alternate_saved_y + 1};${st.alternate_saved_x + 1}H`, `${CSI}?1049h${CSI}H`);
+    writeCapture(visible, out, false);
+  } else {
+    writeCapture(visible, out, false);
+  }
+
+  const height = st.pane_height || 40;
+  if (st.scroll_region_upper !== 0 || st.scroll_region_lower !== height - 1) {
+    out.push(`${CSI}${st.scroll_region_upper + 1};${st.scroll_region_lower + 1}r`);
+  }
+  const tabs = st.pane_tabs;
+  const expected = defaultTabs(st.pane_width || 120);
+  if (tabs.length !== expected.length || tabs.some((t, i) => t !== expected[i])) {
+    out.push(`${CSI}3g`);
+    for (const t of tabs) out.push(`${CSI}1;${t + 1}H\x1bH`);
+  }
+  if (st.keypad_cursor_flag) out.push(`${CSI}?1h`);
+  if (st.keypad_flag) out.push('\x1b=');
+  if (!st.wrap_flag) out.push(`${CSI}?7l`);
+  if (st.insert_flag) out.push(`${CSI}4h`);
+  if (st.mouse_standard_flag) out.push(`${CSI}?1000h`);
+  if (st.mouse_button_flag) out.push(`${CSI}?1002h`);
+  if (st.mouse_all_flag) out.push(`${CSI}?1003h`);
+  if (st.mouse_utf8_flag) out.push(`${CSI}?1005h`);
+  if (st.mouse_sgr_flag) out.push(`${CSI}?1006h`);
+  if (tracked.bracketedPaste) out.push(`${CSI}?2004h`);
+  if (!st.cursor_flag) out.push(`${CSI}?25l`);
+  if (st.origin_flag) {
+    // DECOM homes the cursor to the region; the position is then region-relative.
+    out.push(`${CSI}?6h`, `${CSI}${st.cursor_y - st.scroll_region_upper + 1};${st.cursor_x + 1}H`);
+  } else out.push(`${CSI}${st.cursor_y + 1};${st.cursor_x + 1}H`);
+  out.push(tracked.pen.toSgr());
+  const head = Buffer.from(out.join(''), 'utf8');
+  // Half-received escape bytes go last and raw, so the next chunk completes them.
+  return { data: pendingReply.body.length > 0 ? Buffer.concat([head, pendingReply.body]) : head, state: st };
+}
+
+/** Takes a snapshot over `client`; its replies carry a `SnapshotMark` (see ControlClientOptions.mark). */
+export async function takeSnapshot(client: ControlClient, paneId: string): Promise<PaneSnapshot> {
+  const replies = await client.commandList(snapshotCommands(paneId));
+  const mark = replies[0]?.mark as SnapshotMark | undefined;
+  if (!mark) throw new SnapshotError('the control client gives replies no stream mark');
+  const { data, state } = assembleSnapshot(replies, mark.state);
+  return { data, position: mark.position, state };
+}

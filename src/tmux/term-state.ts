@@ -1,0 +1,260 @@
+/**
+ * The terminal state tmux 3.3a does not report but a snapshot needs: the SGR pen (current
+ * colours and attributes), the pen saved by DECSC / mode 1048/1049, and bracketed paste mode.
+ * `TermStateTracker` follows them from the raw output stream; `SgrPen` is the pen model, also
+ * used to carry the pen across lines of a `capture-pane -e` replay.
+ *
+ * Invariant: the tracker is a byte-level state machine that keeps its place across chunk
+ * boundaries, and only ever looks at escape sequences (it jumps from ESC to ESC), so it can run
+ * on every byte of the stream. Strings (OSC, DCS, APC, PM, SOS) are skipped whole so that their
+ * contents are never taken for sequences.
+ */
+
+/** Attribute slots of the pen; each holds the SGR parameter text that set it. */
+type Slot = 'intensity' | 'italic' | 'underline' | 'blink' | 'inverse' | 'hidden' | 'strike' | 'overline' | 'fg' | 'bg' | 'ul';
+
+/** Which slot a plain SGR code sets (or clears, with null). */
+const CODE_SLOTS: Record<number, [Slot, boolean]> = {
+  1: ['intensity', true],
+  2: ['intensity', true],
+  3: ['italic', true],
+  4: ['underline', true],
+  5: ['blink', true],
+  6: ['blink', true],
+  7: ['inverse', true],
+  8: ['hidden', true],
+  9: ['strike', true],
+  21: ['underline', true],
+  22: ['intensity', false],
+  23: ['italic', false],
+  24: ['underline', false],
+  25: ['blink', false],
+  27: ['inverse', false],
+  28: ['hidden', false],
+  29: ['strike', false],
+  39: ['fg', false],
+  49: ['bg', false],
+  53: ['overline', true],
+  55: ['overline', false],
+  59: ['ul', false],
+};
+
+/** The SGR pen: what the next printed character looks like. */
+export class SgrPen {
+  private slots = new Map<Slot, string>();
+
+  /** Applies the parameter string of one `CSI <params> m`. */
+  apply(params: string): void {
+    if (params === '') {
+      this.slots.clear();
+      return;
+    }
+    const parts = params.split(';');
+    for (let i = 0; i < parts.length; i++) {
+      const p = parts[i]!;
+      if (p.includes(':')) {
+        // ITU form with sub-parameters: 4:3 (curly underline), 38:2::r:g:b, 58:5:n.
+        const code = Number(p.slice(0, p.indexOf(':')));
+        if (code === 38) this.slots.set('fg', p);
+        else if (code === 48) this.slots.set('bg', p);
+        else if (code === 58) this.slots.set('ul', p);
+        else if (code === 4) {
+          if (p === '4:0') this.slots.delete('underline');
+          else this.slots.set('underline', p);
+        }
+        continue;
+      }
+      const code = p === '' ? 0 : Number(p);
+      if (code === 0) this.slots.clear();
+      else if (code === 38 || code === 48 || code === 58) {
+        // xterm form: 38;5;n or 38;2;r;g;b consumes the following parameters.
+        const slot: Slot = code === 38 ? 'fg' : code === 48 ? 'bg' : 'ul';
+        const kind = parts[i + 1];
+        const take = kind === '5' ? 2 : kind === '2' ? 4 : 0;
+        if (take === 0) break; // malformed: the rest of the sequence is unreadable (as in xterm)
+        this.slots.set(slot, parts.slice(i, i + 1 + take).join(';'));
+        i += take;
+      } else if ((code >= 30 && code <= 37) || (code >= 90 && code <= 97)) this.slots.set('fg', p);
+      else if ((code >= 40 && code <= 47) || (code >= 100 && code <= 107)) this.slots.set('bg', p);
+      else {
+        const entry = CODE_SLOTS[code];
+        if (!entry) continue;
+        const [slot, on] = entry;
+        if (!on) this.slots.delete(slot);
+        else if (slot === 'intensity' && this.slots.get('intensity') !== p && this.slots.has('intensity')) {
+          // Bold and dim can both be on; keep both codes in the one slot.
+          this.slots.set('intensity', '1;2');
+        } else this.slots.set(slot, p);
+      }
+    }
+  }
+
+  reset(): void {
+    this.slots.clear();
+  }
+
+  get isDefault(): boolean {
+    return this.slots.size === 0;
+  }
+
+  /** The one sequence that sets this pen from any state: `ESC[0;...m`. */
+  toSgr(): string {
+    if (this.slots.size === 0) return '\x1b[0m';
+    return `\x1b[0;${[...this.slots.values()].join(';')}m`;
+  }
+
+  clone(): SgrPen {
+    const copy = new SgrPen();
+    copy.slots = new Map(this.slots);
+    return copy;
+  }
+}
+
+const ESC = 0x1b;
+
+const enum Mode {
+  Ground,
+  Escape,
+  /** After ESC and an intermediate byte (ESC ( B, ESC # 8 ...): one more byte ends it. */
+  EscapeIntermediate,
+  Csi,
+  /** Inside a string (OSC, DCS, SOS, PM, APC) until BEL or ST. */
+  Str,
+  /** Saw ESC inside a string: `\` ends it (ST). */
+  StrEscape,
+}
+
+/** Longest CSI parameter text kept; longer sequences are ignored whole, as a terminal would. */
+const MAX_CSI_BYTES = 256;
+
+/** What a snapshot needs from the stream that tmux cannot tell. */
+export interface TrackedState {
+  readonly pen: SgrPen;
+  readonly bracketedPaste: boolean;
+}
+
+export class TermStateTracker implements TrackedState {
+  pen = new SgrPen();
+  private savedPen = new SgrPen();
+  bracketedPaste = false;
+  private mode = Mode.Ground;
+  private csi = '';
+  private csiOverflow = false;
+
+  /** A copy of the state now, for a snapshot taken at this stream position. */
+  capture(): TrackedState {
+    return { pen: this.pen.clone(), bracketedPaste: this.bracketedPaste };
+  }
+
+  /** Feeds output bytes, in stream order. */
+  feed(data: Buffer): void {
+    let i = 0;
+    const n = data.length;
+    while (i < n) {
+      switch (this.mode) {
+        case Mode.Ground: {
+          const at = data.indexOf(ESC, i);
+          if (at < 0) return;
+          this.mode = Mode.Escape;
+          i = at + 1;
+          break;
+        }
+        case Mode.Escape: {
+          const b = data[i++]!;
+          this.onEscape(b);
+          break;
+        }
+        case Mode.EscapeIntermediate:
+          i++;
+          this.mode = Mode.Ground;
+          break;
+        case Mode.Csi: {
+          const b = data[i++]!;
+          if (b >= 0x40 && b <= 0x7e) {
+            if (!this.csiOverflow) this.onCsi(this.csi, b);
+            this.mode = Mode.Ground;
+          } else if (b === ESC) {
+            this.mode = Mode.Escape; // an ESC aborts the sequence and starts another
+          } else if (b >= 0x20) {
+            if (this.csi.length < MAX_CSI_BYTES) this.csi += String.fromCharCode(b);
+            else this.csiOverflow = true;
+          }
+          // C0 controls inside a CSI are executed by a terminal, not part of it: skip.
+          break;
+        }
+        case Mode.Str: {
+          // Jump to the next BEL or ESC: everything else is the string's content.
+          let j = i;
+          while (j < n && data[j] !== 0x07 && data[j] !== ESC) j++;
+          if (j === n) return;
+          this.mode = data[j] === 0x07 ? Mode.Ground : Mode.StrEscape;
+          i = j + 1;
+          break;
+        }
+        case Mode.StrEscape:
+          this.mode = data[i] === 0x5c ? Mode.Ground : Mode.Str;
+          i++;
+          break;
+      }
+    }
+  }
+
+  private onEscape(b: number): void {
+    switch (b) {
+      case 0x5b: // [
+        this.mode = Mode.Csi;
+        this.csi = '';
+        this.csiOverflow = false;
+        return;
+      case 0x5d: // ] OSC
+      case 0x50: // P DCS
+      case 0x58: // X SOS
+      case 0x5e: // ^ PM
+      case 0x5f: // _ APC
+        this.mode = Mode.Str;
+        return;
+      case 0x63: // c RIS: full reset
+        this.pen.reset();
+        this.savedPen.reset();
+        this.bracketedPaste = false;
+        break;
+      case 0x37: // 7 DECSC
+        this.savedPen = this.pen.clone();
+        break;
+      case 0x38: // 8 DECRC
+        this.pen = this.savedPen.clone();
+        break;
+      case ESC:
+        this.mode = Mode.Escape;
+        return;
+      default:
+        if (b >= 0x20 && b <= 0x2f) {
+          this.mode = Mode.EscapeIntermediate;
+          return;
+        }
+    }
+    this.mode = Mode.Ground;
+  }
+
+  private onCsi(params: string, final: number): void {
+    if (final === 0x6d /* m */) {
+      // Private or intermediate forms (CSI > 4 ; 1 m and the like) are not SGR.
+      if (/^[0-9;:]*$/.test(params)) this.pen.apply(params);
+      return;
+    }
+    if (final === 0x70 /* p */ && params === '!') {
+      this.pen.reset(); // DECSTR soft reset
+      return;
+    }
+    if ((final === 0x68 || final === 0x6c) /* h l */ && params.startsWith('?')) {
+      const on = final === 0x68;
+      for (const mode of params.slice(1).split(';')) {
+        if (mode === '2004') this.bracketedPaste = on;
+        else if (mode === '1048' || mode === '1049') {
+          if (on) this.savedPen = this.pen.clone();
+          else this.pen = this.savedPen.clone();
+        }
+      }
+    }
+  }
+}

@@ -1,0 +1,102 @@
+/**
+ * The screen oracle: bytes replayed into @xterm/headless at the pane's size, read back as
+ * rows of cells (text and attributes), cursor, modes and scrollback, so that two byte streams
+ * can be compared by what a person would see.
+ */
+import xtermHeadless, { type IBufferCell } from '@xterm/headless';
+
+const { Terminal } = xtermHeadless;
+type Term = InstanceType<typeof Terminal>;
+
+export interface Screen {
+  readonly buffer: 'normal' | 'alternate';
+  /** Visible rows: text (trailing blanks trimmed). */
+  readonly text: string[];
+  /** Visible rows: one attribute signature per cell run, for colour/attribute comparisons. */
+  readonly attrs: string[];
+  readonly cursor: { x: number; y: number };
+  readonly modes: Record<string, boolean | string>;
+  /** Scrollback rows above the visible screen (normal buffer), text only. */
+  readonly scrollback: string[];
+}
+
+export function newTerminal(cols = 120, rows = 40): Term {
+  return new Terminal({ cols, rows, scrollback: 20_000, allowProposedApi: true });
+}
+
+export function write(term: Term, data: Buffer | string): Promise<void> {
+  return new Promise((resolve) => term.write(typeof data === 'string' ? data : new Uint8Array(data), resolve));
+}
+
+function cellSig(cell: IBufferCell): string {
+  return [
+    cell.getFgColorMode(),
+    cell.getFgColor(),
+    cell.getBgColorMode(),
+    cell.getBgColor(),
+    cell.isBold(),
+    cell.isDim(),
+    cell.isItalic(),
+    cell.isUnderline(),
+    cell.isBlink(),
+    cell.isInverse(),
+    cell.isInvisible(),
+    cell.isStrikethrough(),
+    cell.isOverline(),
+  ].join(',');
+}
+
+/** Reads what the terminal shows now. */
+export function readScreen(term: Term): Screen {
+  const buf = term.buffer.active;
+  const text: string[] = [];
+  const attrs: string[] = [];
+  for (let y = 0; y < term.rows; y++) {
+    const line = buf.getLine(buf.baseY + y);
+    text.push(line ? line.translateToString(true) : '');
+    const runs: string[] = [];
+    let last = '';
+    let count = 0;
+    for (let x = 0; x < term.cols; x++) {
+      const cell = line?.getCell(x);
+      const sig = cell ? `${cell.getChars() === '' ? ' ' : 'c'}|${cellSig(cell)}` : '';
+      if (sig === last) count++;
+      else {
+        if (count > 0) runs.push(`${count}x${last}`);
+        last = sig;
+        count = 1;
+      }
+    }
+    if (count > 0) runs.push(`${count}x${last}`);
+    attrs.push(runs.join(' '));
+  }
+  const scrollback: string[] = [];
+  const normal = term.buffer.normal;
+  for (let y = 0; y < normal.baseY; y++) scrollback.push(normal.getLine(y)?.translateToString(true) ?? '');
+  const m = term.modes;
+  return {
+    buffer: buf.type,
+    text,
+    attrs,
+    cursor: { x: buf.cursorX, y: buf.cursorY },
+    modes: {
+      applicationCursorKeys: m.applicationCursorKeysMode,
+      applicationKeypad: m.applicationKeypadMode,
+      bracketedPaste: m.bracketedPasteMode,
+      insert: m.insertMode,
+      mouse: m.mouseTrackingMode,
+      origin: m.originMode,
+      wraparound: m.wraparoundMode,
+    },
+    scrollback,
+  };
+}
+
+/** Replays bytes into a fresh terminal and reads the screen. */
+export async function screenOf(chunks: readonly (Buffer | string)[], cols = 120, rows = 40): Promise<Screen> {
+  const term = newTerminal(cols, rows);
+  for (const c of chunks) await write(term, c);
+  const s = readScreen(term);
+  term.dispose();
+  return s;
+}

@@ -1,0 +1,68 @@
+import { describe, expect, it } from 'vitest';
+import { SgrPen, TermStateTracker } from '../../src/tmux/term-state.js';
+
+const feedSplit = (t: TermStateTracker, s: string) => {
+  const b = Buffer.from(s);
+  for (let i = 0; i < b.length; i++) t.feed(b.subarray(i, i + 1));
+};
+
+describe('SgrPen', () => {
+  it('builds one sequence that sets the same pen from any state', () => {
+    const pen = new SgrPen();
+    pen.apply('1;31');
+    pen.apply('48;5;200');
+    pen.apply('4:3');
+    pen.apply('38;2;1;2;3');
+    expect(pen.toSgr()).toBe('\x1b[0;1;38;2;1;2;3;48;5;200;4:3m');
+    pen.apply('22;24;39');
+    expect(pen.toSgr()).toBe('\x1b[0;48;5;200m');
+    pen.apply('0');
+    expect(pen.isDefault).toBe(true);
+  });
+
+  it('keeps bold and dim together, and clears both with 22', () => {
+    const pen = new SgrPen();
+    pen.apply('1');
+    pen.apply('2');
+    expect(pen.toSgr()).toBe('\x1b[0;1;2m');
+    pen.apply('22');
+    expect(pen.isDefault).toBe(true);
+  });
+});
+
+describe('TermStateTracker', () => {
+  it('follows bracketed paste and the pen across any split', () => {
+    const t = new TermStateTracker();
+    feedSplit(t, 'hello \x1b[?2004h\x1b[1;32mgreen');
+    expect(t.bracketedPaste).toBe(true);
+    expect(t.pen.toSgr()).toBe('\x1b[0;1;32m');
+    feedSplit(t, '\x1b[?1;2004l\x1b[m');
+    expect(t.bracketedPaste).toBe(false);
+    expect(t.pen.isDefault).toBe(true);
+  });
+
+  it('ignores look-alikes inside OSC and DCS strings, and non-SGR m sequences', () => {
+    const t = new TermStateTracker();
+    feedSplit(t, '\x1b]0;title \x1b[?2004h \x07\x1bP+q\x1b[31m\x1b\\\x1b[>4;1m');
+    expect(t.bracketedPaste).toBe(false);
+    expect(t.pen.isDefault).toBe(true);
+  });
+
+  it('restores the pen saved by DECSC and by the alternate screen', () => {
+    const t = new TermStateTracker();
+    t.feed(Buffer.from('\x1b[31m\x1b7\x1b[32m\x1b8'));
+    expect(t.pen.toSgr()).toBe('\x1b[0;31m');
+    t.feed(Buffer.from('\x1b[?1049h\x1b[44m\x1b[?1049l'));
+    expect(t.pen.toSgr()).toBe('\x1b[0;31m');
+    t.feed(Buffer.from('\x1bc'));
+    expect(t.pen.isDefault).toBe(true);
+  });
+
+  it('capture() is a copy that later bytes do not change', () => {
+    const t = new TermStateTracker();
+    t.feed(Buffer.from('\x1b[35m'));
+    const at = t.capture();
+    t.feed(Buffer.from('\x1b[0m'));
+    expect(at.pen.toSgr()).toBe('\x1b[0;35m');
+  });
+});
