@@ -1,0 +1,82 @@
+/**
+ * Discovery of tether sessions in tmux, for the sidecar machine: at start, whenever a control
+ * client relays tmux's %sessions-changed, and by a slow rescan as a safety net (fast while no
+ * session is linked, since then no control client can tell us anything).
+ *
+ * Invariant: at most one scan runs at a time; a request during a scan runs one more after it.
+ */
+import { fromCallback } from 'xstate';
+import type { SidecarEvent, TmuxScan } from '../machines/sidecar.machine.js';
+import { isNoServerError, type TmuxCli } from '../tmux/exec.js';
+import { listSessions } from '../tmux/sessions.js';
+
+/** Rescan period while no session is linked (a session made by `tether attach` shows up within it). */
+export const RESCAN_IDLE_MS = 1000;
+/** Rescan period while control clients relay tmux's own notices. */
+export const RESCAN_LINKED_MS = 10_000;
+
+export interface DiscoveryDeps {
+  readonly cli: TmuxCli;
+  /** How many sessions have a live control link right now. */
+  readonly linkedCount: () => number;
+  /** Registers the listener for "look again now"; returns its removal. */
+  readonly onRescanRequest: (listener: () => void) => () => void;
+}
+
+/** One look at tmux: is a server running, and which sessions are tether sessions. */
+export async function scanTmux(cli: TmuxCli): Promise<TmuxScan> {
+  const sessions = await listSessions(cli);
+  if (sessions.length === 0) {
+    try {
+      await cli.run(['list-sessions', '-F', '#{session_id}']);
+    } catch (err) {
+      if (isNoServerError(err)) return { serverRunning: false, sessionIds: [] };
+    }
+  }
+  return { serverRunning: true, sessionIds: sessions.filter((s) => s.isTether).map((s) => s.name) };
+}
+
+export function discoveryLogic(deps: DiscoveryDeps) {
+  return fromCallback<SidecarEvent>(({ sendBack }) => {
+    let stopped = false;
+    let running = false;
+    let again = false;
+    let timer: NodeJS.Timeout | null = null;
+
+    const schedule = (): void => {
+      if (stopped) return;
+      if (timer) clearTimeout(timer);
+      timer = setTimeout(() => void scan(), deps.linkedCount() > 0 ? RESCAN_LINKED_MS : RESCAN_IDLE_MS);
+      timer.unref();
+    };
+
+    const scan = async (): Promise<void> => {
+      if (stopped) return;
+      if (running) {
+        again = true;
+        return;
+      }
+      running = true;
+      try {
+        const result = await scanTmux(deps.cli);
+        if (!stopped) sendBack({ type: 'tmux.scanned', scan: result });
+      } catch (err) {
+        if (!stopped) sendBack({ type: 'tmux.unreachable', reason: (err as Error).message });
+      } finally {
+        running = false;
+        if (again) {
+          again = false;
+          void scan();
+        } else schedule();
+      }
+    };
+
+    const off = deps.onRescanRequest(() => void scan());
+    void scan();
+    return () => {
+      stopped = true;
+      off();
+      if (timer) clearTimeout(timer);
+    };
+  });
+}

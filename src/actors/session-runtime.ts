@@ -1,0 +1,162 @@
+/**
+ * What a session actor keeps outside its machine: the output stream (positions, ring,
+ * listeners) and the current control client, through which input and snapshots go.
+ *
+ * Invariant: commands for one session go out one at a time, in the order they were asked
+ * for, over the control client that carries the stream, so input keeps its order ("paste,
+ * then Enter") and a snapshot's reply marks an exact stream position.
+ */
+import type { ControlClient } from '../tmux/control-client.js';
+import { takeSnapshot, type PaneSnapshot, type SnapshotMark } from '../tmux/snapshot.js';
+import { TermStateTracker } from '../tmux/term-state.js';
+import { PaneStream } from './pane-stream.js';
+
+/**
+ * How far ahead of the stream the position reservation in tmux (`@tether-seq`) runs. A
+ * restarted daemon starts above the reservation, so no position is ever handed out twice,
+ * whatever the output rate; it is renewed when half of it is used.
+ */
+export const SEQ_RESERVATION_BYTES = 64 * 1024 * 1024;
+
+/** No control client is linked right now (tmux restarting, session being created). */
+export class SessionUnavailableError extends Error {
+  constructor(id: string) {
+    super(`session ${id} is not linked to tmux right now`);
+    this.name = 'SessionUnavailableError';
+  }
+}
+
+export class SessionRuntime {
+  readonly stream: PaneStream;
+  /** Pen and bracketed paste, followed from the bytes (tmux 3.3a does not report them). */
+  readonly tracker = new TermStateTracker();
+  private client: ControlClient | null = null;
+  private links = 0;
+  private queue: Promise<unknown> = Promise.resolve();
+  /** The pane tether mirrors, once linked. */
+  paneId: string | null = null;
+  /** The position reserved in tmux: no position at or above it was handed out. */
+  private reserved = 0;
+  private reserving = false;
+  /** Persists a reservation (`@tether-seq`); set by the link once tmux can be written. */
+  reserve: ((position: number) => Promise<void>) | null = null;
+
+  constructor(
+    readonly id: string,
+    opts: { ringBytes: number; now: () => number },
+  ) {
+    this.stream = new PaneStream({ ringBytes: opts.ringBytes, now: opts.now });
+  }
+
+  get linked(): boolean {
+    return this.client !== null && !this.client.isClosed;
+  }
+
+  /** Pane output, in stream order: tracked, then appended to the stream. */
+  output(data: Buffer): void {
+    this.tracker.feed(data);
+    this.stream.append(data);
+    if (this.stream.position + SEQ_RESERVATION_BYTES / 2 > this.reserved) void this.renewReservation();
+  }
+
+  /**
+   * Starts the stream above what an earlier run reserved, then reserves ahead of it. Called
+   * by the link once linked, before any output of this link is taken.
+   */
+  async resumeReservation(previous: number): Promise<void> {
+    this.stream.startAbove(previous);
+    await this.renewReservation();
+  }
+
+  private async renewReservation(): Promise<void> {
+    if (this.reserving || !this.reserve) return;
+    this.reserving = true;
+    const next = this.stream.position + SEQ_RESERVATION_BYTES;
+    try {
+      await this.reserve(next);
+      this.reserved = Math.max(this.reserved, next);
+    } catch {
+      // tmux unreachable: the next output tries again; the link's own failure handling reports it.
+    } finally {
+      this.reserving = false;
+    }
+  }
+
+  /** The stream position and tracked state right now (read when a reply is parsed). */
+  mark(): SnapshotMark {
+    return { position: this.stream.position, state: this.tracker.capture() };
+  }
+
+  /** A snapshot of the pane at an exact stream position (queued behind earlier commands). */
+  snapshot(): Promise<PaneSnapshot> {
+    return this.commands((client) => {
+      const pane = this.paneId;
+      if (!pane) throw new SessionUnavailableError(this.id);
+      return takeSnapshot(client, pane);
+    });
+  }
+
+  /** The link is up: output of `paneId` flows. A re-link after a loss is a gap in the stream. */
+  attach(client: ControlClient, paneId: string): void {
+    this.client = client;
+    this.paneId = paneId;
+    if (this.links++ > 0) this.stream.gap();
+  }
+
+  detach(client: ControlClient): void {
+    if (this.client === client) this.client = null;
+  }
+
+  /**
+   * Runs control command lines in order, after everything asked for before; a failing line
+   * stops the rest of its batch and rejects.
+   */
+  commands<T>(fn: (client: ControlClient) => Promise<T>): Promise<T> {
+    const run = (): Promise<T> => {
+      const client = this.client;
+      if (!client || client.isClosed) return Promise.reject(new SessionUnavailableError(this.id));
+      return fn(client);
+    };
+    const next = this.queue.then(run, run);
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  /** Runs each line in turn over the control client (`%error` rejects). */
+  run(lines: readonly string[]): Promise<void> {
+    return this.commands(async (client) => {
+      for (const line of lines) await client.run(line);
+    });
+  }
+}
+
+/** The runtimes of all live session actors, by session id. */
+export class SessionRuntimes {
+  private readonly map = new Map<string, SessionRuntime>();
+  constructor(private readonly opts: { ringBytes: number; now: () => number }) {}
+
+  ensure(id: string): SessionRuntime {
+    let rt = this.map.get(id);
+    if (!rt) {
+      rt = new SessionRuntime(id, this.opts);
+      this.map.set(id, rt);
+    }
+    return rt;
+  }
+
+  get(id: string): SessionRuntime | undefined {
+    return this.map.get(id);
+  }
+
+  release(id: string): void {
+    this.map.delete(id);
+  }
+
+  get size(): number {
+    return this.map.size;
+  }
+
+  values(): IterableIterator<SessionRuntime> {
+    return this.map.values();
+  }
+}

@@ -1,0 +1,232 @@
+/**
+ * The I/O behind the session machine's slots: creating and killing the tmux session, and the
+ * control link that turns the agent pane's %output into the session's stream.
+ *
+ * Invariants: the link reports every change as an event (link.up, link.down, pane.exited,
+ * pane.revived, session.gone) and never throws into the machine; output of panes other than
+ * the agent pane is ignored; a link that ends is classified by asking tmux (has-session),
+ * never by guessing from the control stream.
+ */
+import { fromCallback, fromPromise } from 'xstate';
+import type { CreateSessionInput, DeleteSessionInput, LinkInput, SessionEvent } from '../machines/session.machine.js';
+import type { Logger } from '../log.js';
+import type { ControlEvent } from '../tmux/control-codec.js';
+import { ControlClient, type ControlClose } from '../tmux/control-client.js';
+import { isNoServerError, isNoSessionError, type TmuxCli } from '../tmux/exec.js';
+import { buildControlCommand } from '../tmux/quote.js';
+import { createSession, killSession, readUserOption, setUserOption } from '../tmux/sessions.js';
+import type { TmuxTarget } from '../tmux/target.js';
+import type { SessionRuntimes } from './session-runtime.js';
+
+/** What runs in a new session's pane. */
+export interface AgentLaunch {
+  readonly command: readonly string[];
+  readonly env: Readonly<Record<string, string>>;
+  readonly cwd?: string;
+}
+
+export interface SessionDeps {
+  readonly cli: TmuxCli;
+  readonly target: TmuxTarget;
+  readonly runtimes: SessionRuntimes;
+  readonly agent: (id: string) => AgentLaunch;
+  readonly now: () => number;
+  readonly log: Logger;
+  /** A control client saw tmux's %sessions-changed: discovery should look again now. */
+  readonly sessionsChanged: () => void;
+  /** Deletes the session's disk buffer (DELETE without keepBuffer). */
+  readonly deleteBuffer: (id: string) => Promise<void>;
+}
+
+/**
+ * tmux pauses a pane for a control client whose output is this many seconds behind; tether
+ * then continues it and resyncs clients with a snapshot. tmux's own queue stays bounded.
+ */
+export const PAUSE_AFTER_SECONDS = 10;
+/**
+ * How often the link asks tmux whether the agent pane died. tmux 3.3a's format subscriptions
+ * (`refresh-client -B`) do not report `pane_dead` changing (measured), and control mode has
+ * no pane-died notice, so the link asks: one tiny command per session per interval.
+ */
+export const PANE_CHECK_MS = 1000;
+
+/** The pane tether mirrors: `@tether-pane` when it still belongs to the session, else the first. */
+async function findAgentPane(deps: SessionDeps, client: ControlClient, id: string): Promise<string> {
+  const body = await client.run(buildControlCommand(['list-panes', '-s', '-t', `=${id}`, '-F', '#{pane_id}']));
+  const panes = body.toString('utf8').split('\n').filter((l) => /^%\d+$/.test(l));
+  if (panes.length === 0) throw new Error(`session ${id} has no panes`);
+  const recorded = await readUserOption(deps.cli, id, '@tether-pane').catch(() => null);
+  return recorded !== null && panes.includes(recorded) ? recorded : panes[0]!;
+}
+
+/** Reads `#{pane_dead}:#{pane_dead_status}`. */
+function parseDeadState(text: string): { dead: boolean; status: number | null } {
+  const [dead, status] = text.trim().split(':');
+  return { dead: dead === '1', status: status !== undefined && /^\d+$/.test(status) ? Number(status) : null };
+}
+
+/** Why a link ended, as the machine's event: gone when tmux runs but lacks the session. */
+async function classifyClose(deps: SessionDeps, id: string, close: ControlClose): Promise<SessionEvent> {
+  if (close.sessionGone) return { type: 'session.gone' };
+  try {
+    await deps.cli.run(['has-session', '-t', `=${id}`]);
+    return { type: 'link.down', reason: close.reason };
+  } catch (err) {
+    if (isNoSessionError(err)) return { type: 'session.gone' };
+    if (isNoServerError(err)) return { type: 'link.down', reason: 'the tmux server is not running' };
+    return { type: 'link.down', reason: `${close.reason}; tmux: ${(err as Error).message}` };
+  }
+}
+
+function linkLogic(deps: SessionDeps) {
+  return fromCallback<SessionEvent, LinkInput>(({ input, sendBack }) => {
+    const id = input.id;
+    const rt = deps.runtimes.ensure(id);
+    const log = deps.log.child({ session: id });
+    let stopped = false;
+    let pane: string | null = null;
+    let paneDead = false;
+    let deadSince: number | null = null;
+    let checking = false;
+    let checkTimer: NodeJS.Timeout | null = null;
+
+    const checkPane = (): void => {
+      if (stopped || checking || !pane || client.isClosed) return;
+      checking = true;
+      client
+        .run(buildControlCommand(['display-message', '-p', '-t', pane, '#{pane_dead}:#{pane_dead_status}']))
+        .then((body) => {
+          const state = parseDeadState(body.toString('utf8'));
+          // tmux sets the exit status a moment after it marks the pane dead: wait for it a little.
+          if (state.dead && state.status === null) {
+            deadSince ??= Date.now();
+            if (Date.now() - deadSince < 2 * PANE_CHECK_MS) return;
+          }
+          if (!state.dead) deadSince = null;
+          if (stopped || state.dead === paneDead) return;
+          paneDead = state.dead;
+          sendBack(state.dead ? { type: 'pane.exited', status: state.status } : { type: 'pane.revived' });
+        })
+        .catch(() => undefined) // a closed client is reported by onClose
+        .finally(() => {
+          checking = false;
+        });
+    };
+
+    const onEvent = (event: ControlEvent): void => {
+      switch (event.type) {
+        case 'output':
+        case 'extended-output':
+          if (event.paneId === pane) rt.output(event.data);
+          return;
+        case 'pause':
+          if (event.paneId !== pane) return;
+          // Bytes were dropped for us: continue, and make clients resync from a snapshot.
+          rt.stream.gap();
+          client.command(buildControlCommand(['refresh-client', '-A', `${event.paneId}:continue`])).catch(() => undefined);
+          return;
+        case 'sessions-changed':
+          deps.sessionsChanged();
+          return;
+        case 'session-changed':
+          // With detach-on-destroy off, tmux moves a client whose session died elsewhere.
+          if (event.name !== id) client.close('tmux moved the control client to another session');
+          return;
+        case 'window-renamed':
+        case 'layout-change':
+        case 'pane-mode-changed':
+          // Things change when a pane dies or is respawned: look now rather than at the next tick.
+          checkPane();
+          return;
+        default:
+      }
+    };
+
+    const client = ControlClient.attach({
+      target: deps.target,
+      session: id,
+      mark: () => rt.mark(),
+      onEvent,
+      onClose: (close) => {
+        if (checkTimer) clearInterval(checkTimer);
+        rt.detach(client);
+        if (stopped) return;
+        log.warn({ reason: close.reason }, 'tmux control link closed');
+        void classifyClose(deps, id, close).then((event) => {
+          if (!stopped) sendBack(event);
+        });
+      },
+    });
+
+    void (async () => {
+      try {
+        await client.attached;
+        const paneId = await findAgentPane(deps, client, id);
+        // Flow control and pane-death reports; an older tmux without them still streams.
+        await client
+          .run(buildControlCommand(['refresh-client', '-f', `pause-after=${PAUSE_AFTER_SECONDS}`]))
+          .catch((err: Error) => log.warn({ err: err.message }, 'tmux has no pause-after; streaming without it'));
+        // Positions continue above what any earlier run reserved for this session.
+        const reservedText = await readUserOption(deps.cli, id, '@tether-seq').catch(() => null);
+        const previous = reservedText !== null && /^\d+$/.test(reservedText) ? Number(reservedText) : 0;
+        if (stopped) return;
+        rt.reserve = (position) => setUserOption(deps.cli, id, '@tether-seq', String(position));
+        await rt.resumeReservation(Number.isSafeInteger(previous) ? previous : 0);
+        if (stopped) return;
+        pane = paneId;
+        rt.attach(client, paneId);
+        sendBack({ type: 'link.up', paneId });
+        checkPane();
+        checkTimer = setInterval(checkPane, PANE_CHECK_MS);
+        checkTimer.unref();
+        log.debug({ paneId, pid: client.pid }, 'tmux control link up');
+      } catch (err) {
+        // The close handler reports it; make sure the client is really gone.
+        if (!client.isClosed) client.close(`link setup failed: ${(err as Error).message}`);
+      }
+    })();
+
+    return () => {
+      stopped = true;
+      if (checkTimer) clearInterval(checkTimer);
+      rt.detach(client);
+      client.close();
+    };
+  });
+}
+
+/** The session machine's actors, bound to real tmux. */
+export function createSessionImplementations(deps: SessionDeps) {
+  return {
+    actors: {
+      createTmuxSession: fromPromise<{ paneId: string }, CreateSessionInput>(async ({ input }) => {
+        const launch = deps.agent(input.id);
+        const created = await createSession(deps.cli, {
+          name: input.id,
+          command: launch.command,
+          env: { ...launch.env },
+          ...(launch.cwd !== undefined ? { cwd: launch.cwd } : {}),
+          ...(input.project !== undefined ? { project: input.project } : {}),
+          createdAt: new Date(deps.now()).toISOString(),
+        });
+        deps.log.info({ session: input.id, origin: input.origin }, 'session created');
+        return { paneId: created.paneId };
+      }),
+      deleteTmuxSession: fromPromise<void, DeleteSessionInput>(async ({ input }) => {
+        try {
+          await killSession(deps.cli, input.id);
+        } catch (err) {
+          if (!isNoSessionError(err)) throw err;
+        }
+        // The session is gone now; a buffer that cannot be removed must not bring it back.
+        if (!input.keepBuffer) {
+          await deps.deleteBuffer(input.id).catch((err: Error) =>
+            deps.log.warn({ session: input.id, err: err.message }, 'the session buffer could not be deleted'),
+          );
+        }
+        deps.log.info({ session: input.id, keepBuffer: input.keepBuffer }, 'session deleted');
+      }),
+      tmuxLink: linkLogic(deps),
+    },
+  };
+}

@@ -1,0 +1,190 @@
+/**
+ * The actor system: `sidecarMachine.provide(...)` with the real I/O, and the narrow
+ * operations the transport and the CLI use (create, delete, status). It is the only place
+ * that knows both the machines and their implementations.
+ *
+ * Invariant: callers never reach into a machine's context; they get plain data back.
+ */
+import { createActor, waitFor, type Actor } from 'xstate';
+import type { Logger } from '../log.js';
+import { sessionMachine, type SessionOrigin } from '../machines/session.machine.js';
+import { sidecarMachine, type SessionActorRef } from '../machines/sidecar.machine.js';
+import { isNoSessionError, type TmuxCli } from '../tmux/exec.js';
+import { SessionExistsError } from '../tmux/sessions.js';
+import type { TmuxTarget } from '../tmux/target.js';
+import { discoveryLogic } from './discovery.actor.js';
+import { SessionRuntimes } from './session-runtime.js';
+import { createSessionImplementations, type AgentLaunch } from './session.actor.js';
+
+export interface SidecarSystemDeps {
+  readonly cli: TmuxCli;
+  readonly target: TmuxTarget;
+  readonly ringBytes: number;
+  readonly agent: (id: string) => AgentLaunch;
+  readonly now: () => number;
+  readonly log: Logger;
+  readonly deleteBuffer?: (id: string) => Promise<void>;
+}
+
+/** One session as the outside world sees it. */
+export interface SessionStatus {
+  readonly id: string;
+  /** `running`, or `exited` once the agent pane died. */
+  readonly state: 'running' | 'exited' | 'starting';
+  readonly linked: boolean;
+  readonly paneId: string | null;
+  readonly exitStatus: number | null;
+  readonly lastError: string | null;
+  readonly lastOutputAt: number | null;
+  readonly clients: number;
+}
+
+export interface SidecarStatus {
+  readonly booted: boolean;
+  readonly tmuxProblem: string | null;
+  readonly sessions: readonly SessionStatus[];
+}
+
+/** Creation failed for a reason other than the name being taken. */
+export class SessionCreateError extends Error {
+  constructor(id: string, why: string) {
+    super(`session ${id} could not be created: ${why}`);
+    this.name = 'SessionCreateError';
+  }
+}
+
+export class SidecarSystem {
+  readonly runtimes: SessionRuntimes;
+  readonly actor: Actor<typeof sidecarMachine>;
+  private readonly rescanListeners = new Set<() => void>();
+  private readonly deps: SidecarSystemDeps;
+
+  constructor(deps: SidecarSystemDeps) {
+    this.deps = deps;
+    this.runtimes = new SessionRuntimes({ ringBytes: deps.ringBytes, now: deps.now });
+    const session = sessionMachine.provide(
+      createSessionImplementations({
+        cli: deps.cli,
+        target: deps.target,
+        runtimes: this.runtimes,
+        agent: deps.agent,
+        now: deps.now,
+        log: deps.log,
+        sessionsChanged: () => this.requestRescan(),
+        deleteBuffer: deps.deleteBuffer ?? (() => Promise.resolve()),
+      }),
+    );
+    const machine = sidecarMachine.provide({
+      actors: {
+        session,
+        tmuxDiscovery: discoveryLogic({
+          cli: deps.cli,
+          linkedCount: () => [...this.runtimes.values()].filter((rt) => rt.linked).length,
+          onRescanRequest: (listener) => {
+            this.rescanListeners.add(listener);
+            return () => this.rescanListeners.delete(listener);
+          },
+        }),
+      },
+      actions: { releaseSession: (_, params) => this.runtimes.release(params.id) },
+    });
+    this.actor = createActor(machine);
+  }
+
+  start(): void {
+    this.actor.start();
+  }
+
+  /** Resolves once the first scan of tmux is done (every existing session has an actor). */
+  async booted(timeoutMs = 10_000): Promise<void> {
+    await waitFor(this.actor, (s) => s.context.booted, { timeout: timeoutMs });
+  }
+
+  /** Asks discovery to look at tmux again now. */
+  requestRescan(): void {
+    for (const l of this.rescanListeners) l();
+  }
+
+  /** Resolves once every known session's link is up (or the timeout passes). */
+  async linked(timeoutMs = 10_000): Promise<void> {
+    const refs = Object.values(this.actor.getSnapshot().context.sessions);
+    await Promise.all(
+      refs.map((ref) =>
+        waitFor(ref, (s) => s.matches({ running: { link: { attached: 'live' } } }) || s.status === 'done', {
+          timeout: timeoutMs,
+        }).catch(() => undefined),
+      ),
+    );
+  }
+
+  sessionIds(): string[] {
+    return Object.keys(this.actor.getSnapshot().context.sessions).sort();
+  }
+
+  private ref(id: string): SessionActorRef | undefined {
+    return this.actor.getSnapshot().context.sessions[id];
+  }
+
+  /** Creates a tmux session running the agent and waits until its actor runs it. */
+  async createSession(id: string, origin: SessionOrigin, project?: string): Promise<void> {
+    if (this.ref(id) || (await this.tmuxHasSession(id))) throw new SessionExistsError(id);
+    this.actor.send({ type: 'session.create', id, origin, ...(project !== undefined ? { project } : {}) });
+    const ref = this.ref(id);
+    if (!ref) throw new SessionCreateError(id, 'the sidecar is not accepting sessions');
+    const done = await waitFor(ref, (s) => s.matches('running') || s.status === 'done', { timeout: 15_000 });
+    if (done.status === 'done') {
+      const why = done.context.lastError ?? 'unknown error';
+      if (/duplicate session|already exists/i.test(why)) throw new SessionExistsError(id);
+      throw new SessionCreateError(id, why);
+    }
+  }
+
+  /** Kills a session (its buffer too unless kept); resolves once its actor is gone. */
+  async deleteSession(id: string, keepBuffer: boolean): Promise<boolean> {
+    const ref = this.ref(id);
+    if (!ref) return false;
+    this.actor.send({ type: 'session.delete', id, keepBuffer });
+    await waitFor(this.actor, (s) => !s.context.sessions[id], { timeout: 15_000 });
+    return true;
+  }
+
+  status(): SidecarStatus {
+    const snap = this.actor.getSnapshot();
+    const sessions = Object.entries(snap.context.sessions)
+      .map(([id, ref]): SessionStatus => {
+        const s = ref.getSnapshot();
+        const rt = this.runtimes.get(id);
+        return {
+          id,
+          state: s.matches({ running: { pane: 'exited' } }) ? 'exited' : s.matches('running') ? 'running' : 'starting',
+          linked: rt?.linked ?? false,
+          paneId: s.context.paneId,
+          exitStatus: s.context.exitStatus,
+          lastError: s.context.lastError,
+          lastOutputAt: rt?.stream.lastOutputAt ?? null,
+          clients: rt?.stream.listenerCount ?? 0,
+        };
+      })
+      .sort((a, b) => a.id.localeCompare(b.id));
+    return { booted: snap.context.booted, tmuxProblem: snap.context.tmuxProblem, sessions };
+  }
+
+  /** Stops every actor; tmux sessions keep running (control clients just detach). */
+  async stop(): Promise<void> {
+    if (this.actor.getSnapshot().status !== 'active') return;
+    this.actor.send({ type: 'sidecar.stop' });
+    this.actor.stop();
+    // Give the control clients' stdin closes a moment to reach tmux.
+    await new Promise((r) => setTimeout(r, 50));
+  }
+
+  private async tmuxHasSession(id: string): Promise<boolean> {
+    try {
+      await this.deps.cli.run(['has-session', '-t', `=${id}`]);
+      return true;
+    } catch (err) {
+      if (isNoSessionError(err)) return false;
+      return false;
+    }
+  }
+}

@@ -1,0 +1,235 @@
+/**
+ * Session lifecycle (spec.md, "States and transitions" > "Session lifecycle"): one actor per
+ * tmux session. The spec's rows are transitions whose `meta.spec` names the row; everything
+ * else is tether's own and says so (`meta.spec: 'tether'`).
+ *
+ * Invariant: the machine never touches tmux itself. Creating, killing and the control link are
+ * actors provided by `src/actors` (stubs here throw, so a missing `provide()` fails loudly);
+ * failure comes back as an event and becomes a state.
+ */
+import { assign, fromCallback, fromPromise, setup, stateIn } from 'xstate';
+
+/** How a session came to be created: the REST API or the `attach` CLI (two spec rows). */
+export type SessionOrigin = 'api' | 'cli';
+
+export interface SessionInput {
+  /** The tmux session name: the session's id, fixed at creation. */
+  readonly id: string;
+}
+
+export interface SessionContext {
+  readonly id: string;
+  /** The pane tether mirrors (`%N`), known once created or linked. */
+  paneId: string | null;
+  /** Exit status of the pane's program once it died (remain-on-exit keeps the pane). */
+  exitStatus: number | null;
+  /** Consecutive failed link attempts; drives the reconnect back-off. */
+  linkFailures: number;
+  /** The last failure, for health and logs; cleared when the link is up again. */
+  lastError: string | null;
+}
+
+export type SessionEvent =
+  | { type: 'session.create'; origin: SessionOrigin; project?: string }
+  | { type: 'session.adopt' }
+  | { type: 'session.delete'; keepBuffer: boolean }
+  | { type: 'session.gone' }
+  | { type: 'link.up'; paneId: string }
+  | { type: 'link.down'; reason: string }
+  | { type: 'pane.exited'; status: number | null }
+  | { type: 'pane.revived' };
+
+export interface CreateSessionInput {
+  readonly id: string;
+  readonly origin: SessionOrigin;
+  readonly project?: string;
+}
+export interface DeleteSessionInput {
+  readonly id: string;
+  readonly keepBuffer: boolean;
+}
+export interface LinkInput {
+  readonly id: string;
+}
+
+/** Reconnect back-off for the control link: 250 ms doubling to a 5 s ceiling. */
+export function linkRetryDelayMs(failures: number): number {
+  return Math.min(5000, 250 * 2 ** Math.max(0, failures - 1));
+}
+
+const notProvided = (what: string) => () => {
+  throw new Error(`sessionMachine: ${what} was not provided`);
+};
+
+export const sessionMachine = setup({
+  types: {
+    context: {} as SessionContext,
+    events: {} as SessionEvent,
+    input: {} as SessionInput,
+  },
+  actors: {
+    /** Creates the detached tmux session running the agent; resolves with its pane id. */
+    createTmuxSession: fromPromise<{ paneId: string }, CreateSessionInput>(notProvided('createTmuxSession')),
+    /** Kills the tmux session (and deletes its buffer unless asked to keep it). */
+    deleteTmuxSession: fromPromise<void, DeleteSessionInput>(notProvided('deleteTmuxSession')),
+    /** The control-mode link: sends link.up / link.down / pane.exited / pane.revived / session.gone. */
+    tmuxLink: fromCallback<SessionEvent, LinkInput>(notProvided('tmuxLink')),
+  },
+  guards: {
+    /** Pane reports count only while the link that makes them is live. */
+    isLinkLive: stateIn('#session.running.link.attached.live'),
+  },
+  delays: {
+    linkRetry: ({ context }) => linkRetryDelayMs(context.linkFailures),
+  },
+}).createMachine({
+  id: 'session',
+  description: 'spec.md "Session lifecycle": absent -> running -> absent; reattach across sidecar restarts',
+  context: ({ input }) => ({ id: input.id, paneId: null, exitStatus: null, linkFailures: 0, lastError: null }),
+  initial: 'absent',
+  states: {
+    absent: {
+      description: 'No tmux session yet: waiting to create one or to adopt one that exists',
+      on: {
+        'session.create': {
+          target: 'creating',
+          description: 'POST /sessions (origin api) or attach CLI with the session missing (origin cli)',
+          meta: { spec: ['absent --POST /sessions--> running', 'absent --attach CLI--> running'] },
+        },
+        'session.adopt': {
+          target: 'running',
+          description: 'The session exists in tmux (sidecar restart, or created by the attach CLI): reattach',
+          meta: { spec: ['running --sidecar restart--> running'] },
+        },
+      },
+    },
+    creating: {
+      description: 'A detached tmux session running the agent is being created',
+      invoke: {
+        id: 'create',
+        src: 'createTmuxSession',
+        input: ({ context, event }) => ({
+          id: context.id,
+          origin: event.type === 'session.create' ? event.origin : 'api',
+          ...(event.type === 'session.create' && event.project !== undefined ? { project: event.project } : {}),
+        }),
+        onDone: {
+          target: 'running',
+          actions: assign({ paneId: ({ event }) => event.output.paneId }),
+          meta: { spec: ['absent --POST /sessions--> running', 'absent --attach CLI--> running'] },
+        },
+        onError: {
+          target: 'failed',
+          actions: assign({ lastError: ({ event }) => String(event.error) }),
+          meta: { spec: 'tether' },
+        },
+      },
+    },
+    failed: {
+      type: 'final',
+      description: 'Creation failed (name taken, tmux unavailable): the session stays absent',
+    },
+    running: {
+      type: 'parallel',
+      description: 'The tmux session exists; tether mirrors its agent pane',
+      on: {
+        'session.delete': {
+          target: 'deleting',
+          description: 'DELETE /sessions/:id',
+          meta: { spec: ['running --DELETE /sessions/:id--> absent'] },
+        },
+        'session.gone': {
+          target: 'ended',
+          description: 'tmux no longer has the session (killed from a shell, or the tmux server went away)',
+          meta: { spec: 'tether' },
+        },
+      },
+      states: {
+        link: {
+          description: 'The control-mode client of this session',
+          initial: 'attached',
+          states: {
+            attached: {
+              invoke: { id: 'link', src: 'tmuxLink', input: ({ context }) => ({ id: context.id }) },
+              initial: 'connecting',
+              on: {
+                'link.down': {
+                  target: 'lost',
+                  actions: assign({
+                    linkFailures: ({ context }) => context.linkFailures + 1,
+                    lastError: ({ event }) => event.reason,
+                  }),
+                  meta: { spec: 'tether' },
+                },
+              },
+              states: {
+                connecting: {
+                  on: {
+                    'link.up': {
+                      target: 'live',
+                      actions: assign({ paneId: ({ event }) => event.paneId, linkFailures: 0, lastError: null }),
+                      meta: { spec: 'tether' },
+                    },
+                  },
+                },
+                live: {},
+              },
+            },
+            lost: {
+              description: 'The control client died; try again with back-off',
+              after: { linkRetry: { target: 'attached', meta: { spec: 'tether' } } },
+            },
+          },
+        },
+        pane: {
+          description: 'The agent pane: alive, or exited (remain-on-exit keeps it)',
+          initial: 'alive',
+          states: {
+            alive: {
+              on: {
+                'pane.exited': {
+                  target: 'exited',
+                  // Only a live link reports the pane; a stale report after the link went is dropped.
+                  guard: 'isLinkLive',
+                  actions: assign({ exitStatus: ({ event }) => event.status }),
+                  meta: { spec: 'tether' },
+                },
+              },
+            },
+            exited: {
+              on: {
+                'pane.revived': {
+                  target: 'alive',
+                  guard: 'isLinkLive',
+                  actions: assign({ exitStatus: null }),
+                  meta: { spec: 'tether' },
+                },
+              },
+            },
+          },
+        },
+      },
+    },
+    ended: {
+      type: 'final',
+      description: 'absent again (the spec\'s "absent" after running): the actor stops and is removed',
+    },
+    deleting: {
+      description: 'Killing the tmux session and deleting its buffer',
+      invoke: {
+        id: 'delete',
+        src: 'deleteTmuxSession',
+        input: ({ context, event }) => ({
+          id: context.id,
+          keepBuffer: event.type === 'session.delete' ? event.keepBuffer : false,
+        }),
+        onDone: { target: 'ended', meta: { spec: ['running --DELETE /sessions/:id--> absent'] } },
+        onError: {
+          target: 'running',
+          actions: assign({ lastError: ({ event }) => String(event.error) }),
+          meta: { spec: 'tether' },
+        },
+      },
+    },
+  },
+});

@@ -1,0 +1,172 @@
+/**
+ * The root of the actor system: the sidecar. It owns one session actor per tether session and
+ * the discovery of sessions in tmux (at boot, on tmux's own session-change notices, and by a
+ * slow rescan). It holds no session state of its own (P-6): tmux is the store; this machine
+ * only mirrors which sessions exist into child actors.
+ *
+ * Invariant: at most one session actor per session name; an actor that reached its final
+ * state is removed (the name can then be created again).
+ */
+import { assign, enqueueActions, fromCallback, sendTo, setup, type ActorRefFrom } from 'xstate';
+import { sessionMachine, type SessionOrigin } from './session.machine.js';
+
+/** What discovery saw in tmux: the server's reachability and the tether sessions in it. */
+export interface TmuxScan {
+  readonly serverRunning: boolean;
+  readonly sessionIds: readonly string[];
+}
+
+export type SidecarEvent =
+  | { type: 'tmux.scanned'; scan: TmuxScan }
+  | { type: 'tmux.unreachable'; reason: string }
+  | { type: 'session.create'; id: string; origin: SessionOrigin; project?: string }
+  | { type: 'session.delete'; id: string; keepBuffer: boolean }
+  | { type: 'sidecar.stop' };
+
+export type SessionActorRef = ActorRefFrom<typeof sessionMachine>;
+
+export interface SidecarContext {
+  sessions: Record<string, SessionActorRef>;
+  /** Set once the first scan finished: the boot reattach is done. */
+  booted: boolean;
+  /** Why tmux cannot be reached, while it cannot. */
+  tmuxProblem: string | null;
+}
+
+const notProvided = (what: string) => () => {
+  throw new Error(`sidecarMachine: ${what} was not provided`);
+};
+
+/** The child actor id of a session's actor. */
+export const sessionActorId = (id: string): string => `session:${id}`;
+
+export const sidecarMachine = setup({
+  types: {
+    context: {} as SidecarContext,
+    events: {} as SidecarEvent,
+  },
+  actors: {
+    session: sessionMachine,
+    /** Scans tmux at start, on tmux's notices and periodically; sends tmux.scanned / tmux.unreachable. */
+    tmuxDiscovery: fromCallback<SidecarEvent>(notProvided('tmuxDiscovery')),
+  },
+  actions: {
+    /** Spawns an actor for each newly listed session (adopt) and ends those tmux lost. */
+    adoptScanned: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'tmux.scanned') return;
+      const listed = new Set(event.scan.sessionIds);
+      const fresh = event.scan.sessionIds.filter((id) => !context.sessions[id]);
+      // Known sessions that a running server no longer lists are gone (killed while we watched).
+      const gone = event.scan.serverRunning ? Object.keys(context.sessions).filter((id) => !listed.has(id)) : [];
+      if (fresh.length > 0) {
+        enqueue.assign({
+          sessions: ({ context: c, spawn }) => {
+            const next = { ...c.sessions };
+            for (const id of fresh) next[id] = spawn('session', { id: sessionActorId(id), input: { id } });
+            return next;
+          },
+        });
+      }
+      for (const id of fresh) enqueue.sendTo(({ context: c }) => c.sessions[id]!, { type: 'session.adopt' });
+      for (const id of gone) enqueue.sendTo(({ context: c }) => c.sessions[id]!, { type: 'session.gone' });
+    }),
+    /** I/O hook: a session actor ended; release what the actors layer keeps for it. */
+    releaseSession: (_: unknown, _params: { id: string }): void => notProvided('releaseSession')(),
+  },
+}).createMachine({
+  id: 'sidecar',
+  description: 'The sidecar: discovers tether sessions and runs one session actor for each',
+  context: { sessions: {}, booted: false, tmuxProblem: null },
+  initial: 'serving',
+  states: {
+    serving: {
+      invoke: { id: 'discovery', src: 'tmuxDiscovery' },
+      type: 'parallel',
+      states: {
+        tmux: {
+          description: 'Whether the tmux server answers',
+          initial: 'unknown',
+          states: {
+            unknown: {},
+            up: {},
+            down: {},
+          },
+          on: {
+            'tmux.scanned': [
+              {
+                guard: ({ event }) => event.scan.serverRunning,
+                target: '.up',
+                description: 'Adopt every tether session tmux holds that has no actor yet (reattach at boot)',
+                meta: { spec: ['running --sidecar restart--> running'] },
+                actions: ['adoptScanned', assign({ booted: true, tmuxProblem: null })],
+              },
+              {
+                target: '.down',
+                description: 'No tmux server: sessions keep their actors, which retry their links',
+                meta: { spec: 'tether' },
+                actions: ['adoptScanned', assign({ booted: true, tmuxProblem: 'the tmux server is not running' })],
+              },
+            ],
+            'tmux.unreachable': {
+              target: '.down',
+              actions: assign({ tmuxProblem: ({ event }) => event.reason }),
+              meta: { spec: 'tether' },
+            },
+          },
+        },
+      },
+      on: {
+        'session.create': {
+          description: 'POST /sessions: a new session actor creates the tmux session',
+          meta: { spec: ['absent --POST /sessions--> running'] },
+          guard: ({ context, event }) => !context.sessions[event.id],
+          actions: [
+            assign({
+              sessions: ({ context, event, spawn }) => ({
+                ...context.sessions,
+                [event.id]: spawn('session', { id: sessionActorId(event.id), input: { id: event.id } }),
+              }),
+            }),
+            sendTo(
+              ({ context, event }) => context.sessions[event.id]!,
+              ({ event }) => ({
+                type: 'session.create' as const,
+                origin: event.origin,
+                ...(event.project !== undefined ? { project: event.project } : {}),
+              }),
+            ),
+          ],
+        },
+        'session.delete': {
+          description: 'DELETE /sessions/:id: forwarded to that session actor',
+          meta: { spec: ['running --DELETE /sessions/:id--> absent'] },
+          guard: ({ context, event }) => Boolean(context.sessions[event.id]),
+          actions: sendTo(
+            ({ context, event }) => context.sessions[event.id]!,
+            ({ event }) => ({ type: 'session.delete' as const, keepBuffer: event.keepBuffer }),
+          ),
+        },
+        'xstate.done.actor.*': {
+          description: 'A session actor ended (deleted, gone, or its creation failed): forget it',
+          meta: { spec: 'tether' },
+          actions: enqueueActions(({ context, event, enqueue }) => {
+            const done = event as { type: string; actorId?: string };
+            const actorId = done.actorId ?? done.type.slice('xstate.done.actor.'.length);
+            const id = actorId.startsWith('session:') ? actorId.slice('session:'.length) : actorId;
+            const sessions = (context as SidecarContext).sessions;
+            if (!sessions[id]) return;
+            const { [id]: _ended, ...rest } = sessions;
+            enqueue.assign({ sessions: rest });
+            enqueue.stopChild(actorId);
+            enqueue({ type: 'releaseSession', params: { id } });
+          }),
+        },
+        'sidecar.stop': { target: 'stopped', meta: { spec: 'tether' } },
+      },
+    },
+    stopped: {
+      type: 'final',
+      description: 'Shut down: every child actor is stopped; tmux sessions keep running',
+    },
+  },
+});

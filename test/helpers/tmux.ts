@@ -1,0 +1,62 @@
+/**
+ * A private tmux server for a test: its socket lives in a fresh temp dir (`-S`), it is killed
+ * through that socket only, and the dir is removed after. Never touches the user's server.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { TmuxCli } from '../../src/tmux/exec.js';
+import type { TmuxTarget } from '../../src/tmux/target.js';
+
+const run = promisify(execFile);
+
+export interface PrivateTmux {
+  readonly dir: string;
+  readonly socket: string;
+  readonly target: TmuxTarget;
+  readonly cli: TmuxCli;
+  /** Runs tmux on this server with an argv array; resolves with stdout. */
+  tmux(...args: string[]): Promise<string>;
+  /** The pane's visible text (capture-pane -p), trailing blank lines dropped. */
+  capture(target: string): Promise<string>;
+  /** Polls until `fn` returns true (or throws after `timeoutMs`). */
+  cleanup(): Promise<void>;
+}
+
+export function privateTmux(): Promise<PrivateTmux> {
+  const dir = mkdtempSync(join(tmpdir(), 'tether-tmux-'));
+  const socket = join(dir, 'tmux.sock');
+  const target: TmuxTarget = { bin: 'tmux', socketArgs: ['-S', socket] };
+  const tmux = async (...args: string[]): Promise<string> => (await run('tmux', ['-S', socket, ...args])).stdout;
+  return Promise.resolve({
+    dir,
+    socket,
+    target,
+    cli: new TmuxCli(target),
+    tmux,
+    capture: async (t) => (await tmux('capture-pane', '-p', '-t', t)).replace(/\n+$/, ''),
+    cleanup: async () => {
+      await run('tmux', ['-S', socket, 'kill-server']).catch(() => undefined);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  });
+}
+
+/** Waits until `fn` resolves truthy, polling every `everyMs`. */
+export async function eventually<T>(fn: () => Promise<T> | T, timeoutMs = 5000, everyMs = 25): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await fn();
+      if (value) return value;
+      last = new Error(`condition still ${String(value)}`);
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline) throw last instanceof Error ? last : new Error(String(last));
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
