@@ -1,0 +1,246 @@
+/**
+ * `npm run charts`: one page per machine in docs/statecharts, generated from the machine
+ * definitions in src/machines: a Mermaid diagram (renders on a code host), an SVG rendered
+ * offline by WebAssembly Graphviz, and the transition table with the spec row each transition
+ * implements. `npm run charts -- --check` fails when the committed pages differ from the code.
+ */
+import { readdirSync, readFileSync, writeFileSync, mkdirSync, existsSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { instance } from '@viz-js/viz';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const OUT = join(ROOT, 'docs/statecharts');
+
+interface Node {
+  id: string;
+  key: string;
+  type: string;
+  initial?: { target: { id: string }[] };
+  description?: string;
+  states: Record<string, Node>;
+  transitions: Map<string, Transition[]>;
+  always?: Transition[];
+}
+interface Transition {
+  eventType: string;
+  target?: { id: string }[];
+  guard?: string | { type: string } | ((...args: unknown[]) => unknown);
+  description?: string;
+  meta?: { spec?: string | string[] };
+  source: { id: string };
+}
+interface Machine {
+  id: string;
+  root: Node;
+  config: { description?: string };
+}
+
+export interface Row {
+  from: string;
+  event: string;
+  guard: string;
+  to: string;
+  spec: string[];
+  tethersOwn: boolean;
+  description: string;
+}
+
+const short = (machine: Machine, id: string): string => (id === machine.id ? '(root)' : id.slice(machine.id.length + 1));
+const guardName = (g: Transition['guard']): string => {
+  if (g === undefined) return '';
+  if (typeof g === 'string') return g;
+  if (typeof g === 'function') return g.name && g.name !== 'guard' ? g.name : 'inline guard';
+  return g.type;
+};
+/** Event names as people read them: the generated ones shortened. */
+function eventLabel(ev: string): string {
+  if (ev.startsWith('xstate.done.actor.')) return `done: ${ev.slice('xstate.done.actor.'.length)}`;
+  if (ev.startsWith('xstate.error.actor.')) return `error: ${ev.slice('xstate.error.actor.'.length)}`;
+  if (ev.startsWith('xstate.after.')) return `after ${ev.slice('xstate.after.'.length).split('.')[0]}`;
+  return ev;
+}
+
+/** Every transition of a machine, in definition order. */
+export function transitionsOf(machine: Machine): Row[] {
+  const rows: Row[] = [];
+  const walk = (node: Node): void => {
+    for (const [ev, list] of node.transitions) {
+      for (const t of list) {
+        const spec = t.meta?.spec;
+        rows.push({
+          from: short(machine, node.id),
+          event: eventLabel(ev),
+          guard: guardName(t.guard),
+          to: t.target && t.target.length > 0 ? t.target.map((x) => short(machine, x.id)).join(', ') : '(stays)',
+          spec: spec === undefined || spec === 'tether' ? [] : Array.isArray(spec) ? spec : [spec],
+          tethersOwn: spec === 'tether',
+          description: t.description ?? '',
+        });
+      }
+    }
+    for (const child of Object.values(node.states)) walk(child);
+  };
+  walk(machine.root);
+  return rows;
+}
+
+function mermaid(machine: Machine): string {
+  const lines: string[] = ['stateDiagram-v2'];
+  const ident = (id: string) => id.replace(/[^A-Za-z0-9_]/g, '_');
+  const emit = (node: Node, depth: number): void => {
+    const pad = '  '.repeat(depth);
+    const children = Object.values(node.states);
+    children.forEach((child, i) => {
+      if (node.type === 'parallel' && i > 0) lines.push(`${pad}--`);
+      const cid = ident(child.id);
+      if (Object.keys(child.states).length > 0) {
+        lines.push(`${pad}state "${child.key}" as ${cid} {`);
+        emit(child, depth + 1);
+        lines.push(`${pad}}`);
+      } else {
+        lines.push(`${pad}state "${child.key}" as ${cid}`);
+        if (child.type === 'final') lines.push(`${pad}${cid} --> [*]`);
+      }
+    });
+    const init = node.initial?.target[0];
+    if (init && node.type !== 'parallel') lines.push(`${pad}[*] --> ${ident(init.id)}`);
+  };
+  emit(machine.root, 1);
+  const walk = (node: Node): void => {
+    for (const [ev, list] of node.transitions) {
+      for (const t of list) {
+        for (const target of t.target ?? []) {
+          const g = guardName(t.guard);
+          lines.push(`  ${ident(node.id)} --> ${ident(target.id)}: ${eventLabel(ev)}${g ? ` [${g}]` : ''}`);
+        }
+      }
+    }
+    for (const child of Object.values(node.states)) walk(child);
+  };
+  walk(machine.root);
+  return lines.join('\n');
+}
+
+function dot(machine: Machine): string {
+  const q = (s: string) => JSON.stringify(s);
+  const lines = ['digraph G {', '  compound=true; rankdir=LR; fontname="Helvetica"; node [shape=box, style=rounded, fontname="Helvetica", fontsize=11]; edge [fontname="Helvetica", fontsize=9];'];
+  const anchor = (node: Node) => (Object.keys(node.states).length > 0 ? `${node.id}::anchor` : node.id);
+  const emit = (node: Node, depth: number): void => {
+    for (const child of Object.values(node.states)) {
+      const pad = '  '.repeat(depth + 1);
+      if (Object.keys(child.states).length > 0) {
+        lines.push(`${pad}subgraph ${q(`cluster_${child.id}`)} {`, `${pad}  label=${q(child.key + (child.type === 'parallel' ? ' (parallel)' : ''))}; style=rounded;`);
+        lines.push(`${pad}  ${q(anchor(child))} [shape=point, style=invis];`);
+        emit(child, depth + 1);
+        lines.push(`${pad}}`);
+      } else {
+        lines.push(`${pad}${q(child.id)} [label=${q(child.key)}${child.type === 'final' ? ', peripheries=2' : ''}];`);
+      }
+    }
+  };
+  emit(machine.root, 0);
+  const walk = (node: Node): void => {
+    for (const [ev, list] of node.transitions) {
+      for (const t of list) {
+        for (const target of t.target ?? []) {
+          const g = guardName(t.guard);
+          const attrs = [`label=${q(eventLabel(ev) + (g ? ` [${g}]` : ''))}`];
+          if (Object.keys(node.states).length > 0) attrs.push(`ltail=${q(`cluster_${node.id}`)}`);
+          const tn = findNode(machine.root, target.id);
+          if (tn && Object.keys(tn.states).length > 0) attrs.push(`lhead=${q(`cluster_${target.id}`)}`);
+          const from = node.id === machine.root.id ? null : anchor(node);
+          if (from && tn) lines.push(`  ${q(from)} -> ${q(anchor(tn))} [${attrs.join(', ')}];`);
+        }
+      }
+    }
+    for (const child of Object.values(node.states)) walk(child);
+  };
+  walk(machine.root);
+  lines.push('}');
+  return lines.join('\n');
+}
+
+function findNode(node: Node, id: string): Node | undefined {
+  if (node.id === id) return node;
+  for (const c of Object.values(node.states)) {
+    const f = findNode(c, id);
+    if (f) return f;
+  }
+  return undefined;
+}
+
+const cell = (s: string) => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
+
+function page(machine: Machine, file: string): string {
+  const rows = transitionsOf(machine);
+  const table = [
+    '| from | event | guard | to | spec row | notes |',
+    '| --- | --- | --- | --- | --- | --- |',
+    ...rows.map((r) => `| ${cell(r.from)} | ${cell(r.event)} | ${cell(r.guard)} | ${cell(r.to)} | ${r.spec.length > 0 ? r.spec.map((s) => `\`${cell(s)}\``).join('<br>') : r.tethersOwn ? "tether's own" : '**unmarked**'} | ${cell(r.description)} |`),
+  ].join('\n');
+  return [
+    `<!-- Generated by \`npm run charts\` from ${file}. Do not edit: change the machine and regenerate. -->`,
+    `# ${machine.id} machine`,
+    '',
+    machine.config.description ?? '',
+    '',
+    `![${machine.id} statechart](${machine.id}.svg)`,
+    '',
+    '```mermaid',
+    mermaid(machine),
+    '```',
+    '',
+    '## Transitions',
+    '',
+    table,
+    '',
+  ].join('\n');
+}
+
+/** Every machine exported by src/machines/*.machine.ts, with its file. */
+export async function loadMachines(): Promise<{ machine: Machine; file: string }[]> {
+  const dir = join(ROOT, 'src/machines');
+  const out: { machine: Machine; file: string }[] = [];
+  for (const name of readdirSync(dir).filter((f) => f.endsWith('.machine.ts')).sort()) {
+    const mod = (await import(pathToFileURL(join(dir, name)).href)) as Record<string, unknown>;
+    for (const value of Object.values(mod)) {
+      if (value && typeof value === 'object' && 'root' in value && 'config' in value && 'id' in value) {
+        out.push({ machine: value as Machine, file: `src/machines/${name}` });
+      }
+    }
+  }
+  return out;
+}
+
+async function main(): Promise<void> {
+  const check = process.argv.includes('--check');
+  const viz = await instance();
+  const files = new Map<string, string>();
+  const index: string[] = ['<!-- Generated by `npm run charts`. Do not edit. -->', '# Statecharts', '', 'One page per machine, generated from `src/machines`:', ''];
+  for (const { machine, file } of await loadMachines()) {
+    files.set(`${machine.id}.md`, page(machine, file));
+    files.set(`${machine.id}.svg`, viz.renderString(dot(machine), { format: 'svg' }));
+    index.push(`- [${machine.id}](${machine.id}.md) (${file})`);
+  }
+  files.set('README.md', index.join('\n') + '\n');
+  const stale: string[] = [];
+  for (const [name, content] of files) {
+    const path = join(OUT, name);
+    const current = existsSync(path) ? readFileSync(path, 'utf8') : null;
+    if (current === content) continue;
+    if (check) stale.push(name);
+    else {
+      mkdirSync(OUT, { recursive: true });
+      writeFileSync(path, content);
+    }
+  }
+  for (const name of existsSync(OUT) ? readdirSync(OUT) : []) if (!files.has(name)) stale.push(`${name} (no machine makes it)`);
+  if (check && stale.length > 0) {
+    process.stderr.write(`docs/statecharts differs from the machines: ${stale.join(', ')}. Run "npm run charts" and commit.\n`);
+    process.exit(1);
+  }
+  if (!check) process.stdout.write(`docs/statecharts: ${files.size} files\n`);
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) await main();

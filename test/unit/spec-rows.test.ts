@@ -1,0 +1,44 @@
+/**
+ * The machines mirror the spec's transition tables row by row: every row of a table has a
+ * transition that names it, and every transition names a spec row or says it is tether's own.
+ */
+import { describe, expect, it } from 'vitest';
+import { loadMachines, transitionsOf } from '../../scripts/charts.js';
+
+/** The rows of spec.md's tables, as the machines name them. */
+const SPEC_TABLES: Record<string, string[]> = {
+  session: [
+    'absent --POST /sessions--> running',
+    'absent --attach CLI--> running',
+    'running --DELETE /sessions/:id--> absent',
+    'running --sidecar restart--> running',
+  ],
+};
+
+describe('spec tables and machines', async () => {
+  const machines = await loadMachines();
+
+  for (const [id, rows] of Object.entries(SPEC_TABLES)) {
+    it(`${id}: every spec row has a transition`, () => {
+      const m = machines.find((x) => x.machine.id === id);
+      expect(m, `machine ${id}`).toBeDefined();
+      const named = new Set(transitionsOf(m!.machine).flatMap((t) => t.spec));
+      for (const row of rows) expect(named, row).toContain(row);
+    });
+  }
+
+  it('every transition of every machine names a spec row or is marked as tether\'s own', () => {
+    for (const { machine } of machines) {
+      for (const t of transitionsOf(machine)) {
+        expect(t.spec.length > 0 || t.tethersOwn, `${machine.id}: ${t.from} --${t.event}--> ${t.to}`).toBe(true);
+      }
+    }
+  });
+
+  it('every named spec row is one of the spec\'s rows (no typos)', () => {
+    const known = new Set(Object.values(SPEC_TABLES).flat());
+    for (const { machine } of machines) {
+      for (const t of transitionsOf(machine)) for (const s of t.spec) expect(known, `${machine.id}: ${s}`).toContain(s);
+    }
+  });
+});
