@@ -1,0 +1,80 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { ProtocolError } from '../../src/errors.js';
+import { decodeChunkFrame, encodeChunkFrame, parseClientFrame } from '../../src/transport/frames.js';
+
+describe('chunk frames', () => {
+  it('round-trip any sequence number below 2^53 and any bytes', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: Number.MAX_SAFE_INTEGER }), fc.uint8Array({ maxLength: 300 }), (seq, bytes) => {
+        const frame = encodeChunkFrame(seq, Buffer.from(bytes));
+        expect(frame.length).toBe(8 + bytes.length);
+        const out = decodeChunkFrame(frame);
+        expect(out.seq).toBe(seq);
+        expect(Buffer.compare(out.data, Buffer.from(bytes))).toBe(0);
+      }),
+    );
+  });
+
+  it('is big-endian u64 on the wire', () => {
+    expect(encodeChunkFrame(2 ** 32 + 5, Buffer.from('A')).toString('hex')).toBe('000000010000000541');
+    expect(encodeChunkFrame(Number.MAX_SAFE_INTEGER, Buffer.alloc(0)).toString('hex')).toBe('001fffffffffffff');
+  });
+
+  it('refuses numbers it cannot carry exactly and frames too short to hold a header', () => {
+    expect(() => encodeChunkFrame(2 ** 53, Buffer.alloc(0))).toThrow(ProtocolError);
+    expect(() => encodeChunkFrame(-1, Buffer.alloc(0))).toThrow(ProtocolError);
+    expect(() => encodeChunkFrame(1.5, Buffer.alloc(0))).toThrow(ProtocolError);
+    expect(() => decodeChunkFrame(new Uint8Array(7))).toThrow(ProtocolError);
+    expect(() => decodeChunkFrame(Buffer.from('0020000000000000', 'hex'))).toThrow(ProtocolError);
+  });
+});
+
+describe('client frames', () => {
+  it('accepts the five client frames', () => {
+    expect(parseClientFrame('{"type":"resume","lastSeq":null}')).toEqual({ type: 'resume', lastSeq: null });
+    expect(parseClientFrame('{"type":"resume","lastSeq":9007199254740991}')).toEqual({ type: 'resume', lastSeq: Number.MAX_SAFE_INTEGER });
+    expect(parseClientFrame('{"type":"key","name":"enter"}')).toEqual({ type: 'key', name: 'enter' });
+    expect(parseClientFrame('{"type":"keys","data":"a;b"}')).toEqual({ type: 'keys', data: 'a;b' });
+    expect(parseClientFrame('{"type":"paste","data":"x"}')).toEqual({ type: 'paste', data: 'x' });
+    expect(parseClientFrame('{"type":"snapshot-request"}')).toEqual({ type: 'snapshot-request' });
+  });
+
+  it.each([
+    ['not json', 'JSON'],
+    ['[1]', 'JSON object'],
+    ['"resume"', 'JSON object'],
+    ['{"type":"nope"}', 'type'],
+    ['{"lastSeq":1}', 'type'],
+    ['{"type":"resume"}', 'resume'],
+    ['{"type":"resume","lastSeq":-1}', 'lastSeq'],
+    ['{"type":"resume","lastSeq":1.5}', 'lastSeq'],
+    ['{"type":"resume","lastSeq":"1"}', 'lastSeq'],
+    ['{"type":"resume","lastSeq":9007199254740992}', 'lastSeq'],
+    ['{"type":"keys","data":5}', 'data'],
+    ['{"type":"keys","data":"x","extra":1}', 'keys'],
+    ['{"type":"key"}', 'key'],
+  ])('refuses %s, naming what is wrong', (text, mention) => {
+    try {
+      parseClientFrame(text);
+      expect.unreachable();
+    } catch (err) {
+      expect(err).toBeInstanceOf(ProtocolError);
+      expect((err as ProtocolError).code).toBe('frame-malformed');
+      expect((err as Error).message).toContain(mention);
+    }
+  });
+
+  it('never throws anything but ProtocolError on random text', () => {
+    fc.assert(
+      fc.property(fc.oneof(fc.string(), fc.json(), fc.jsonValue().map((v) => JSON.stringify(v))), (text) => {
+        try {
+          parseClientFrame(text);
+        } catch (err) {
+          expect(err).toBeInstanceOf(ProtocolError);
+        }
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
