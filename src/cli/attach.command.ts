@@ -1,0 +1,72 @@
+/**
+ * `tether attach [session]`: reattach when the session exists, else create it detached running
+ * the agent, then attach (spec "Session lifecycle": absent --attach CLI--> running). A running
+ * daemon picks a new session up by itself (tmux tells it, or its rescan finds it).
+ */
+import { spawnSync } from 'node:child_process';
+import { Command, Option } from 'clipanion';
+import { loadConfig } from '../config/load.js';
+import { resolvePaths } from '../config/paths.js';
+import { TmuxCli, isNoSessionError } from '../tmux/exec.js';
+import { createSession, isValidSessionName } from '../tmux/sessions.js';
+import { tmuxTarget } from '../tmux/target.js';
+import { checkTmuxVersion, readTmuxVersion } from '../tmux/version.js';
+import { resolveAgent } from './agent.js';
+import { CliError, reportFailure } from './fail.js';
+
+export class AttachCommand extends Command {
+  static override paths = [['attach']];
+  static override usage = Command.Usage({
+    description: 'Attach to a tether session, creating it (running the agent) when it does not exist',
+    examples: [
+      ['Attach to the default session', 'tether attach'],
+      ['Create a session for a project without attaching', 'tether attach webapp --detach'],
+    ],
+  });
+
+  session = Option.String({ required: false, name: 'session' });
+  detach = Option.Boolean('--detach', false, { description: 'Create the session but do not attach to it' });
+
+  async execute(): Promise<number> {
+    try {
+      return await this.run();
+    } catch (err) {
+      return reportFailure(err, this.context.stderr);
+    }
+  }
+
+  private async run(): Promise<number> {
+    const env = process.env;
+    const { config } = await loadConfig(resolvePaths(env), env);
+    const name = this.session ?? config.agent.default_session;
+    if (!isValidSessionName(name)) {
+      throw new CliError(`invalid session name "${name}": use 1-64 letters, digits, "_" or "-"`, 2);
+    }
+    const target = tmuxTarget(config.tmux.socket);
+    checkTmuxVersion(await readTmuxVersion(target));
+    const cli = new TmuxCli(target);
+    let exists = true;
+    try {
+      await cli.run(['has-session', '-t', `=${name}`]);
+    } catch (err) {
+      if (!isNoSessionError(err) && !/no server running|error connecting|No such file/i.test((err as Error).message)) throw err;
+      exists = false;
+    }
+    if (!exists) {
+      const launch = resolveAgent(config.agent.command, env)(process.cwd());
+      await createSession(cli, {
+        name,
+        command: launch.command,
+        env: { ...launch.env },
+        ...(launch.cwd !== undefined ? { cwd: launch.cwd } : {}),
+        createdAt: new Date().toISOString(),
+      });
+      this.context.stdout.write(`created session ${name}\n`);
+    }
+    if (this.detach) return 0;
+    // Inside tmux already: switch this client instead of nesting tmux in tmux.
+    const args = env.TMUX ? ['switch-client', '-t', `=${name}`] : ['attach-session', '-t', `=${name}`];
+    const result = spawnSync(target.bin, [...target.socketArgs, ...args], { stdio: 'inherit' });
+    return result.status ?? 1;
+  }
+}

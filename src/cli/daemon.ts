@@ -1,0 +1,148 @@
+/**
+ * `tether serve`: wires config, tmux, the actor system and the HTTP server, in the order
+ * decisions.md "Start-up" fixes: refuse early with one clear line (bad config, old tmux, port
+ * in use); reattach to every tether session; create the default session when there is none;
+ * print exactly one line on stdout once listening; shut down cleanly on a signal, leaving tmux
+ * sessions running.
+ */
+import { mkdirSync, statfsSync } from 'node:fs';
+import { hostname } from 'node:os';
+import pino from 'pino';
+import { SessionsService } from '../actors/sessions.service.js';
+import { SidecarSystem } from '../actors/system.js';
+import { TokenStore } from '../auth/token-store.js';
+import { loadConfig, parseBindAddress } from '../config/load.js';
+import { resolvePaths, type TetherPaths } from '../config/paths.js';
+import type { TetherConfig } from '../config/schema.js';
+import { TmuxCli } from '../tmux/exec.js';
+import { tmuxTarget } from '../tmux/target.js';
+import { checkTmuxVersion, readTmuxVersion } from '../tmux/version.js';
+import type { HealthReport } from '../transport/handles.js';
+import { buildServer, listen } from '../transport/server.js';
+import { resolveAgent } from './agent.js';
+import { CliError } from './fail.js';
+import { packageVersion } from './version.js';
+
+export interface DaemonIo {
+  readonly env: NodeJS.ProcessEnv;
+  readonly stdout: NodeJS.WritableStream;
+  readonly stderr: NodeJS.WritableStream;
+  readonly cwd: string;
+}
+
+export interface RunningDaemon {
+  readonly url: string;
+  stop(): Promise<void>;
+}
+
+/** The URL line: publicBaseUrl when set, else the bound address. */
+export function startupUrl(config: TetherConfig, scheme: 'http' | 'https', host: string, port: number, token: string): string {
+  const q = `?token=${encodeURIComponent(token)}`;
+  if (config.publicBaseUrl !== '') return `${config.publicBaseUrl.replace(/\/+$/, '')}/${q}`;
+  const shown = host.includes(':') ? `[${host}]` : host;
+  return `${scheme}://${shown}:${port}/${q}`;
+}
+
+function makeLogger(paths: TetherPaths, env: NodeJS.ProcessEnv, stderr: NodeJS.WritableStream): pino.Logger {
+  mkdirSync(paths.dataDir, { recursive: true, mode: 0o700 });
+  const level = env.TETHER_LOG_LEVEL ?? 'info';
+  const file = pino.destination({ dest: paths.logFile, mkdir: true, sync: false, mode: 0o600 });
+  return pino({ level }, pino.multistream([{ stream: stderr, level }, { stream: file, level }]));
+}
+
+/** Free disk space of the data dir, in GB, or null where it cannot be read. */
+function diskFreeGb(dir: string): number | null {
+  try {
+    const s = statfsSync(dir);
+    return Math.round(((s.bavail * s.bsize) / 1e9) * 100) / 100;
+  } catch {
+    return null;
+  }
+}
+
+export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
+  const paths = resolvePaths(io.env);
+  const { config, warnings } = await loadConfig(paths, io.env);
+  const target = tmuxTarget(config.tmux.socket);
+  const version = await readTmuxVersion(target).catch((err: Error) => {
+    throw new CliError(`tmux could not be run: ${err.message}`);
+  });
+  try {
+    checkTmuxVersion(version);
+  } catch (err) {
+    throw new CliError((err as Error).message);
+  }
+  const { host, port } = parseBindAddress(config.bindAddress);
+  const agent = resolveAgent(config.agent.command, io.env);
+
+  const log = makeLogger(paths, io.env, io.stderr);
+  for (const w of warnings) log.warn(w);
+  const tokens = await TokenStore.open(paths.authDir);
+  const local = await tokens.ensureLocalToken();
+  if (!local.token) throw new CliError(`the local token's plaintext is missing from ${paths.authDir}: run "tether auth create <name>"`);
+
+  const startedAt = Date.now();
+  const cli = new TmuxCli(target);
+  const system = new SidecarSystem({
+    cli,
+    target,
+    ringBytes: config.stream.ring_kb * 1024,
+    agent: (id) => agent(id === config.agent.default_session ? io.cwd : (io.env.HOME ?? io.cwd)),
+    now: Date.now,
+    log,
+  });
+  system.start();
+  await system.booted();
+  if (system.sessionIds().length === 0) {
+    await system.createSession(config.agent.default_session, 'cli').catch((err: Error) => {
+      log.error({ err: err.message }, 'the default session could not be created');
+    });
+  }
+
+  const scheme = 'http' as const;
+  if (config.tls) log.warn('TLS is not built into this version yet: serving plain http (put a TLS reverse proxy in front)');
+  const health = (): HealthReport => {
+    const status = system.status();
+    const warningsNow = [...warnings];
+    if (status.tmuxProblem) warningsNow.push(status.tmuxProblem);
+    for (const s of status.sessions) if (!s.linked && s.lastError) warningsNow.push(`session ${s.id}: ${s.lastError}`);
+    const degraded = false;
+    return {
+      ok: !degraded,
+      status: degraded ? 'degraded' : 'ok',
+      version: packageVersion(),
+      uptime: Math.round((Date.now() - startedAt) / 1000),
+      sessions: status.sessions.length,
+      sessionIds: status.sessions.map((s) => s.id),
+      clients: status.sessions.reduce((n, s) => n + s.clients, 0),
+      bufferMb: 0,
+      diskFreeGb: diskFreeGb(paths.dataDir) ?? 0,
+      watchdog: { state: 'disabled', reason: 'the disk buffer is not built yet' },
+      warnings: warningsNow,
+    };
+  };
+  const server = await buildServer({ logger: log, tokens, health: { health }, sessions: new SessionsService(system, cli) });
+  try {
+    await listen(server, { host, port }, paths.configFile);
+  } catch (err) {
+    await system.stop();
+    throw new CliError((err as Error).message);
+  }
+  const address = server.server.address();
+  const boundPort = typeof address === 'object' && address ? address.port : port;
+  const url = startupUrl(config, scheme, host, boundPort, local.token);
+  io.stdout.write(`${url}\n`);
+  log.info({ host, port: boundPort, sessions: system.sessionIds(), name: config.name || hostname() }, 'tether is listening');
+
+  let stopping: Promise<void> | null = null;
+  return {
+    url,
+    stop: () =>
+      (stopping ??= (async () => {
+        log.info('shutting down: tmux sessions keep running');
+        await server.close();
+        await system.stop();
+        log.flush();
+      })()),
+  };
+}

@@ -1,0 +1,17 @@
+#!/usr/bin/env node
+/**
+ * The `tether` executable: clipanion commands. The CLI is the composition root and the only
+ * code that reads argv and the environment.
+ */
+import { Builtins, Cli } from 'clipanion';
+import { AttachCommand } from './attach.command.js';
+import { ServeCommand } from './serve.command.js';
+import { packageVersion } from './version.js';
+
+const cli = new Cli({ binaryLabel: 'tether', binaryName: 'tether', binaryVersion: packageVersion() });
+cli.register(ServeCommand);
+cli.register(AttachCommand);
+cli.register(Builtins.HelpCommand);
+cli.register(Builtins.VersionCommand);
+
+void cli.runExit(process.argv.slice(2));

@@ -1,0 +1,214 @@
+/**
+ * The REST surface against a real daemon and real tmux: the user's flow from create to delete,
+ * every route with and without the token, hostile values, and fuzzed bodies.
+ */
+import { existsSync, rmSync } from 'node:fs';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { daemonHome, startDaemon, type DaemonHome, type RunningTestDaemon } from '../helpers/daemon.js';
+import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
+
+const AGENT = `[agent]\ncommand = "/bin/sh"\ndefault_session = "pi-main"\n`;
+const DOCUMENTED = new Set([400, 401, 404, 409, 413, 503]);
+const HOSTILE_FILE = '/tmp/tether-rest-hostile';
+
+interface Item {
+  id: string;
+  name: string;
+  description: string;
+  state: string;
+  agentState: string | null;
+  lastOutputAt: string | null;
+  createdAt: string | null;
+  clients: number;
+  project: string | null;
+}
+
+describe('REST sessions', () => {
+  let tmux: PrivateTmux;
+  let home: DaemonHome;
+  let d: RunningTestDaemon;
+
+  beforeAll(async () => {
+    rmSync(HOSTILE_FILE, { force: true });
+    tmux = await privateTmux();
+    home = daemonHome(tmux.socket, AGENT);
+    d = await startDaemon(home);
+  }, 30_000);
+  afterAll(async () => {
+    await d.kill();
+    await tmux.cleanup();
+    home.cleanup();
+    rmSync(HOSTILE_FILE, { force: true });
+  });
+
+  const json = (method: string, path: string, body?: unknown) =>
+    d.get(path, { method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const tmuxNames = async () => (await tmux.tmux('list-sessions', '-F', '#{session_name}')).trim().split('\n').sort();
+
+  it('create -> list -> describe -> input -> thumbnail -> delete, as a user sees it', async () => {
+    const created = await json('POST', '/sessions', { name: 'flow', project: 'web app' });
+    expect(created.status).toBe(201);
+    expect(await created.json()).toEqual({ id: 'flow', name: 'flow' });
+
+    const list = (await (await d.get('/sessions')).json()) as Item[];
+    const item = list.find((s) => s.id === 'flow')!;
+    expect(item).toMatchObject({ id: 'flow', name: 'flow', description: '', state: 'running', agentState: null, project: 'web app' });
+    expect(Number.isNaN(Date.parse(item.createdAt!))).toBe(false);
+    expect(item.clients).toBe(0);
+
+    const description = 'refactor; #{pane_id} $(touch x) "quoted"\ttab\nsecond line ✓';
+    const patched = await json('PATCH', '/sessions/flow', { description });
+    expect(patched.status).toBe(200);
+    expect(await patched.json()).toEqual({ id: 'flow', description });
+    expect(await tmux.tmux('show-options', '-v', '-t', '=flow:', '@description')).toBe(description + '\n');
+    const again = (await (await d.get('/sessions')).json()) as Item[];
+    expect(again.find((s) => s.id === 'flow')!.description).toBe(description);
+
+    await eventually(async () => (await d.get('/sessions')).ok);
+    expect((await json('POST', '/sessions/flow/input', { type: 'keys', data: 'echo hi' })).status).toBe(204);
+    expect((await json('POST', '/sessions/flow/input', { type: 'key', name: 'enter' })).status).toBe(204);
+    await eventually(async () => /^hi$/m.test(await tmux.capture('=flow:')), 5000);
+
+    const thumb = await d.get('/sessions/flow/thumbnail');
+    expect(thumb.status).toBe(200);
+    expect(thumb.headers.get('content-type')).toBe('text/plain; charset=utf-8');
+    const text = await thumb.text();
+    const lines = text.split('\n');
+    expect(lines).toHaveLength(13);
+    expect(lines[12]).toBe('');
+    for (const l of lines) expect([...l].length).toBeLessThanOrEqual(40);
+    expect(lines.some((l) => l === 'hi')).toBe(true);
+
+    const commands = (await (await d.get('/sessions/flow/commands')).json()) as { name: string; description: string }[];
+    expect(commands.map((c) => c.name)).toEqual(expect.arrayContaining(['settings', 'model', 'compact', 'quit']));
+
+    expect((await d.get('/sessions/flow', { method: 'DELETE' })).status).toBe(204);
+    expect(await tmuxNames()).not.toContain('flow');
+    const after = (await (await d.get('/sessions')).json()) as Item[];
+    expect(after.map((s) => s.id)).not.toContain('flow');
+  });
+
+  it('creates pi-<n> when no name is given, and 409 for a taken name', async () => {
+    const a = await json('POST', '/sessions', {});
+    expect(a.status).toBe(201);
+    const { id } = (await a.json()) as { id: string };
+    expect(id).toMatch(/^pi-\d+$/);
+    const dup = await json('POST', '/sessions', { name: id });
+    expect(dup.status).toBe(409);
+    expect(await dup.json()).toMatchObject({ error: 'session-exists' });
+    expect((await d.get(`/sessions/${id}`, { method: 'DELETE' })).status).toBe(204);
+  });
+
+  it('unknown sessions are 404 session-not-found on every route', async () => {
+    for (const [method, path, body] of [
+      ['PATCH', '/sessions/nope', { description: 'x' }],
+      ['DELETE', '/sessions/nope', undefined],
+      ['GET', '/sessions/nope/thumbnail', undefined],
+      ['POST', '/sessions/nope/input', { type: 'keys', data: 'x' }],
+      ['GET', '/sessions/nope/commands', undefined],
+    ] as const) {
+      const res = await json(method, path, body);
+      expect(res.status, `${method} ${path}`).toBe(404);
+      expect(await res.json()).toMatchObject({ error: 'session-not-found' });
+    }
+  });
+
+  it('every route: 401 without the token or with a wrong one, before any work; header and query both work', async () => {
+    const routes: [string, string, unknown][] = [
+      ['GET', '/health', undefined],
+      ['GET', '/sessions', undefined],
+      ['POST', '/sessions', { name: 'unauth-made' }],
+      ['PATCH', '/sessions/pi-main', { description: 'unauth' }],
+      ['DELETE', '/sessions/pi-main', undefined],
+      ['GET', '/sessions/pi-main/thumbnail', undefined],
+      ['POST', '/sessions/pi-main/input', { type: 'keys', data: 'touch /tmp/unauth' }],
+      ['GET', '/sessions/pi-main/commands', undefined],
+    ];
+    for (const [method, path, body] of routes) {
+      const init = { method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) };
+      for (const url of [`${d.base}${path}`, `${d.base}${path}${path.includes('?') ? '&' : '?'}token=wrong`]) {
+        const res = await fetch(url, init);
+        expect(res.status, `${method} ${url}`).toBe(401);
+        expect(res.headers.get('www-authenticate')).toMatch(/^Bearer/);
+        expect(await res.json()).toMatchObject({ error: 'unauthorized' });
+      }
+      const wrongHeader = await fetch(`${d.base}${path}`, { ...init, headers: { ...init.headers, authorization: 'Bearer wrong' } });
+      expect(wrongHeader.status).toBe(401);
+    }
+    // Nothing was done: no session made, none deleted, the description unchanged.
+    expect(await tmuxNames()).toContain('pi-main');
+    expect(await tmuxNames()).not.toContain('unauth-made');
+    expect(await tmux.tmux('show-options', '-qv', '-t', '=pi-main:', '@description')).toBe('');
+    // The token works in the header and in the query.
+    expect((await fetch(`${d.base}/sessions`, { headers: { authorization: `Bearer ${d.token}` } })).status).toBe(200);
+    expect((await fetch(`${d.base}/sessions?token=${encodeURIComponent(d.token)}`)).status).toBe(200);
+  });
+
+  it('hostile values are stored exactly or refused with 400; tmux keeps running and nothing runs', async () => {
+    const names = ['a;kill-server', '#{pane_id}', `$(touch ${HOSTILE_FILE})`, '../../etc', 'a\nb', 'a\tb', 'a\u0000b', 'x'.repeat(65), ''];
+    for (const name of names) {
+      const res = await json('POST', '/sessions', { name });
+      expect(res.status, JSON.stringify(name)).toBe(400);
+      expect(await res.json()).toMatchObject({ error: 'bad-request' });
+    }
+    const descriptions = ['a;kill-server', '#{pane_id}', `$(touch ${HOSTILE_FILE})`, '`touch x`', '../../etc/passwd', 'l1\nl2\r\n', '\ttab', '~/x', "it's \"q\"", '\\;', 'a;'];
+    for (const description of descriptions) {
+      const res = await json('PATCH', '/sessions/pi-main', { description });
+      expect(res.status).toBe(200);
+      expect(await tmux.tmux('show-options', '-v', '-t', '=pi-main:', '@description')).toBe(description + '\n');
+    }
+    expect((await json('PATCH', '/sessions/pi-main', { description: 'nul\u0000' })).status).toBe(400);
+    expect((await json('PATCH', '/sessions/pi-main', { description: 'x'.repeat(1025) })).status).toBe(400);
+    expect((await json('PATCH', '/sessions/pi-main', { description: 'x', extra: 1 })).status).toBe(400);
+    expect((await json('POST', '/sessions/pi-main/input', { type: 'key', name: 'Up;kill-server' })).status).toBe(400);
+    expect((await json('POST', '/sessions/pi-main/input', { type: 'key', name: '#{pane_id}' })).status).toBe(400);
+    // Literal text is typed, never run by tmux; a 1 MB body is refused as too large.
+    expect((await json('POST', '/sessions/pi-main/input', { type: 'keys', data: `;kill-server #{pane_id} $(touch ${HOSTILE_FILE})` })).status).toBe(204);
+    expect((await json('POST', '/sessions/pi-main/input', { type: 'keys', data: 'x'.repeat(2 * 1024 * 1024) })).status).toBe(413);
+    // Invalid UTF-8 in the body: decoded with replacement characters and stored as such, or refused.
+    const raw = Buffer.concat([Buffer.from('{"description":"bad '), Buffer.from([0xff, 0xfe, 0xc3]), Buffer.from('"}')]);
+    const bad = await d.get('/sessions/pi-main', { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: raw });
+    expect([200, 400]).toContain(bad.status);
+    if (bad.status === 200) {
+      const stored = await tmux.tmux('show-options', '-v', '-t', '=pi-main:', '@description');
+      expect(stored).toBe(((await bad.json()) as { description: string }).description + '\n');
+    }
+    expect(await tmuxNames()).toContain('pi-main');
+    expect(existsSync(HOSTILE_FILE)).toBe(false);
+    expect((await d.get('/health')).status).toBe(200);
+  });
+
+  it('fuzzed bodies on every route get 2xx or a documented 4xx with an error body; nothing breaks', async () => {
+    const before = await tmuxNames();
+    const bodies = fc.oneof(
+      fc.jsonValue(),
+      fc.record({ type: fc.constantFrom('key', 'keys', 'paste', 'nope', 1), name: fc.oneof(fc.string(), fc.integer()), data: fc.oneof(fc.string(), fc.constant(null)) }, { requiredKeys: [] }),
+      fc.record({ description: fc.oneof(fc.string(), fc.integer(), fc.constant(null)), x: fc.string() }, { requiredKeys: [] }),
+      fc.record({ name: fc.oneof(fc.string(), fc.constant('fz-1')), project: fc.oneof(fc.string(), fc.array(fc.string())) }, { requiredKeys: [] }),
+    );
+    const routes = [
+      ['POST', '/sessions'],
+      ['PATCH', '/sessions/pi-main'],
+      ['POST', '/sessions/pi-main/input'],
+    ] as const;
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...routes), bodies, async ([method, path], body) => {
+        const res = await json(method, path, body);
+        if (res.status >= 300) {
+          expect(DOCUMENTED.has(res.status)).toBe(true);
+          const err = (await res.json()) as { error: string; message: string };
+          expect(typeof err.error).toBe('string');
+          expect(typeof err.message).toBe('string');
+        } else await res.arrayBuffer();
+      }),
+      { numRuns: 150 },
+    );
+    // Malformed JSON and a wrong content type.
+    const malformed = await d.get('/sessions', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":' });
+    expect(malformed.status).toBe(400);
+    expect(await malformed.json()).toMatchObject({ error: 'bad-request' });
+    expect((await d.get('/health')).status).toBe(200);
+    for (const name of before) expect(await tmuxNames()).toContain(name);
+  });
+});

@@ -1,0 +1,134 @@
+/**
+ * `tether serve` as a user runs it: a real daemon process, a private tmux server, real HTTP.
+ */
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { daemonHome, runCli, startDaemon, type DaemonHome, type RunningTestDaemon } from '../helpers/daemon.js';
+import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
+
+const AGENT = `[agent]\ncommand = "/bin/cat"\ndefault_session = "pi-main"\n`;
+
+interface Health {
+  ok: boolean;
+  status: string;
+  sessions: number;
+  sessionIds: string[];
+  uptime: number;
+  version: string;
+  warnings: string[];
+}
+
+describe('tether serve', () => {
+  let tmux: PrivateTmux;
+  let home: DaemonHome;
+  const daemons: RunningTestDaemon[] = [];
+
+  beforeEach(async () => {
+    tmux = await privateTmux();
+    home = daemonHome(tmux.socket, AGENT);
+  });
+  afterEach(async () => {
+    for (const d of daemons.splice(0)) await d.kill();
+    await tmux.cleanup();
+    home.cleanup();
+  });
+
+  async function start(): Promise<RunningTestDaemon> {
+    const d = await startDaemon(home);
+    daemons.push(d);
+    return d;
+  }
+
+  async function health(d: RunningTestDaemon): Promise<Health> {
+    const res = await d.get('/health');
+    expect(res.status).toBe(200);
+    return (await res.json()) as Health;
+  }
+
+  it('prints exactly one URL line, creates the default session and reports it in /health', async () => {
+    const d = await start();
+    expect(d.url.protocol).toBe('http:');
+    expect(d.url.hostname).toBe('127.0.0.1');
+    expect(d.token.length).toBeGreaterThanOrEqual(32);
+    const h = await health(d);
+    expect(h).toMatchObject({ ok: true, status: 'ok', sessions: 1, sessionIds: ['pi-main'] });
+    expect(await tmux.tmux('show-options', '-v', '-t', '=pi-main:', 'history-limit')).toBe('10000\n');
+    expect(await tmux.tmux('display', '-p', '-t', '=pi-main:', '#{window_width}x#{window_height}')).toBe('120x40\n');
+  });
+
+  it('refuses /health without the right token', async () => {
+    const d = await start();
+    const none = await fetch(`${d.base}/health`);
+    expect(none.status).toBe(401);
+    expect(none.headers.get('www-authenticate')).toMatch(/^Bearer/);
+    expect(await none.json()).toMatchObject({ error: 'unauthorized' });
+    expect((await fetch(`${d.base}/health?token=wrong`)).status).toBe(401);
+    expect((await fetch(`${d.base}/health?token=${d.token}`)).status).toBe(200);
+  });
+
+  it('picks up a session made by `tether attach --detach` within a second or two', async () => {
+    const d = await start();
+    const made = await runCli(['attach', 'side-1', '--detach'], home.env);
+    expect(made.code).toBe(0);
+    await eventually(async () => (await health(d)).sessionIds.includes('side-1'), 3000);
+  });
+
+  it('reattaches every session after a SIGKILL, and loses none', async () => {
+    const d1 = await start();
+    expect((await runCli(['attach', 'work-a', '--detach'], home.env)).code).toBe(0);
+    expect((await runCli(['attach', 'work-b', '--detach'], home.env)).code).toBe(0);
+    await eventually(async () => (await health(d1)).sessions === 3, 3000);
+    await d1.kill();
+    const names = (await tmux.tmux('list-sessions', '-F', '#{session_name}')).trim().split('\n').sort();
+    expect(names).toEqual(['pi-main', 'work-a', 'work-b']);
+    const d2 = await start();
+    expect((await health(d2)).sessionIds).toEqual(['pi-main', 'work-a', 'work-b']);
+    expect(d2.token).toBe(d1.token);
+    const after = (await tmux.tmux('list-sessions', '-F', '#{session_name}')).trim().split('\n').sort();
+    expect(after).toEqual(['pi-main', 'work-a', 'work-b']);
+  });
+
+  it('leaves tmux sessions running on SIGTERM and exits 0', async () => {
+    const d = await start();
+    expect(await d.stop()).toBe(0);
+    expect((await tmux.tmux('list-sessions', '-F', '#{session_name}')).trim()).toBe('pi-main');
+  });
+
+  it('refuses tmux older than 2.5 with the message, exit non-zero', async () => {
+    const bin = join(home.dir, 'bin');
+    mkdirSync(bin);
+    writeFileSync(join(bin, 'tmux'), '#!/bin/sh\necho "tmux 2.4"\n');
+    chmodSync(join(bin, 'tmux'), 0o755);
+    const r = await runCli(['serve'], { ...home.env, PATH: `${bin}:${process.env.PATH ?? ''}` });
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain('tmux 2.5 or newer is required, found 2.4');
+    expect(r.stdout).toBe('');
+  });
+
+  it('refuses a port in use, naming the port and bindAddress', async () => {
+    const blocker: Server = createServer();
+    await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
+    const port = (blocker.address() as { port: number }).port;
+    try {
+      writeFileSync(home.configFile, `bindAddress = "127.0.0.1:${port}"\ntls = false\n${AGENT}\n[tmux]\nsocket = ${JSON.stringify(tmux.socket)}\n`);
+      const r = await runCli(['serve'], home.env);
+      expect(r.code).not.toBe(0);
+      expect(r.stderr).toContain(String(port));
+      expect(r.stderr).toContain('bindAddress');
+      expect(r.stdout).toBe('');
+    } finally {
+      blocker.close();
+    }
+  });
+
+  it('refuses a bad config value, naming the key and the file', async () => {
+    writeFileSync(home.configFile, `bindAddress = "127.0.0.1:0"\n[stream]\nring_kb = "lots"\n`);
+    const r = await runCli(['serve'], home.env);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain('stream.ring_kb');
+    expect(r.stderr).toContain(home.configFile);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+  });
+});

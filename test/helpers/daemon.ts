@@ -1,0 +1,127 @@
+/**
+ * A real tether daemon for a test: the built CLI (`dist/cli/main.js serve`) as a child
+ * process with its own data dir and config, bound to 127.0.0.1 on a random port, talking to a
+ * private tmux server. Only processes started here are ever signalled.
+ */
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+export const CLI = join(ROOT, 'dist/cli/main.js');
+
+export interface DaemonHome {
+  readonly dir: string;
+  readonly dataDir: string;
+  readonly configFile: string;
+  readonly env: NodeJS.ProcessEnv;
+  cleanup(): void;
+}
+
+/** A temp home: data dir and a config file (TOML text given, defaults suited to tests). */
+export function daemonHome(socket: string, toml = '', extraEnv: NodeJS.ProcessEnv = {}): DaemonHome {
+  const dir = mkdtempSync(join(tmpdir(), 'tether-home-'));
+  const dataDir = join(dir, 'data');
+  mkdirSync(dataDir, { recursive: true });
+  const configFile = join(dir, 'config.toml');
+  const base = `bindAddress = "127.0.0.1:0"\ntls = false\n`;
+  const hasTmux = /^\[tmux\]/m.test(toml);
+  writeFileSync(configFile, base + toml + (hasTmux ? '' : `\n[tmux]\nsocket = ${JSON.stringify(socket)}\n`));
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    TETHER_CONFIG: configFile,
+    TETHER_DATA_DIR: dataDir,
+    TETHER_LOG_LEVEL: 'debug',
+    PI_OFFLINE: '1',
+    TMUX: '',
+    ...extraEnv,
+  };
+  delete env.TMUX;
+  return { dir, dataDir, configFile, env, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+export interface RunningTestDaemon {
+  readonly child: ChildProcessWithoutNullStreams;
+  readonly url: URL;
+  readonly token: string;
+  readonly base: string;
+  stderr(): string;
+  /** fetch with the token in the Authorization header. */
+  get(path: string, init?: RequestInit): Promise<Response>;
+  /** SIGTERM and wait for the exit code. */
+  stop(): Promise<number | null>;
+  /** SIGKILL and wait. */
+  kill(): Promise<void>;
+}
+
+/** Runs a tether CLI command to completion: exit code, stdout, stderr. */
+export function runCli(args: string[], env: NodeJS.ProcessEnv, timeoutMs = 20_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  ensureBuilt();
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`tether ${args.join(' ')} did not finish in ${timeoutMs} ms: ${stderr}`));
+    }, timeoutMs);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolvePromise({ code, stdout, stderr });
+    });
+  });
+}
+
+function ensureBuilt(): void {
+  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run "npm run build" first (npm test does)`);
+}
+
+/** Starts `tether serve` and resolves once it printed its URL line. */
+export function startDaemon(home: DaemonHome, timeoutMs = 20_000): Promise<RunningTestDaemon> {
+  ensureBuilt();
+  const child = spawn(process.execPath, [CLI, 'serve'], { env: home.env, stdio: ['pipe', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+  return new Promise((resolvePromise, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`tether serve printed no URL in ${timeoutMs} ms; stderr:\n${err}`));
+    }, timeoutMs);
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`tether serve exited with ${code} before listening; stderr:\n${err}`));
+    });
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      const nl = out.indexOf('\n');
+      if (nl < 0) return;
+      clearTimeout(timer);
+      const url = new URL(out.slice(0, nl));
+      const token = url.searchParams.get('token') ?? '';
+      const base = `${url.protocol}//${url.host}`;
+      resolvePromise({
+        child,
+        url,
+        token,
+        base,
+        stderr: () => err,
+        get: (path, init = {}) =>
+          fetch(base + path, { ...init, headers: { authorization: `Bearer ${token}`, ...(init.headers ?? {}) } }),
+        stop: async () => {
+          if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+          return exited;
+        },
+        kill: async () => {
+          if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+          await exited;
+        },
+      });
+    });
+  });
+}
