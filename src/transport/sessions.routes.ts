@@ -32,7 +32,7 @@ export const SessionListItemSchema = Type.Object({
   name: Type.String(),
   description: Type.String(),
   state: Type.Union([Type.Literal('running'), Type.Literal('exited')]),
-  agentState: Nullable(Type.Union(AGENT_STATES.map((s) => Type.Literal(s)))),
+  agentState: Nullable(Type.Union([Type.Literal('thinking'), Type.Literal('tool'), Type.Literal('idle'), Type.Literal('awaiting-input')])),
   lastOutputAt: Nullable(Type.String()),
   createdAt: Nullable(Type.String()),
   clients: Type.Integer({ minimum: 0 }),
@@ -124,12 +124,12 @@ export const sessionsRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsHandl
     {
       schema: {
         params: IdParams,
-        querystring: Type.Object({ keepBuffer: Type.Optional(Type.Boolean()), token: Type.Optional(Type.String()) }, { additionalProperties: false }),
+        querystring: Type.Object({ keepBuffer: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')])), token: Type.Optional(Type.String()) }, { additionalProperties: false }),
         response: { 204: Type.Null(), ...errors },
       },
     },
     async (req, reply) => {
-      await sessions.remove(req.params.id, req.query.keepBuffer === true);
+      await sessions.remove(req.params.id, req.query.keepBuffer === 'true');
       return reply.code(204).send(null);
     },
   );

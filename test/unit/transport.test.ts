@@ -52,7 +52,7 @@ describe('transport', () => {
       plugins: [
         (a) => {
           a.get('/echo-ws', { websocket: true }, (socket) => socket.send('hello'));
-          a.post('/echo', async (req) => req.body);
+          a.post('/echo', (req, reply) => reply.send(req.body));
         },
       ],
     });
