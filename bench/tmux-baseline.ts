@@ -42,17 +42,17 @@ export async function withPrivateTmux<T>(fn: (socket: string, dir: string) => Pr
 }
 
 /** MB/s of pane bytes tmux delivers to a bare control-mode reader (raw stdout bytes counted). */
-export async function measureTmuxControlRate(mb = 20): Promise<{ mbPerSec: number; seconds: number }> {
+export async function measureTmuxControlRate(mb = 20): Promise<{ mbPerSec: number; seconds: number; recording: Buffer }> {
   return withPrivateTmux(async (socket, dir) => {
     const marker = `MARK-${Date.now()}`;
     const file = floodFile(dir, mb, marker);
     execFileSync('tmux', ['-S', socket, 'new-session', '-d', '-s', 'b', '-x', '120', '-y', '40', 'sh', '-c', `stty raw -echo; head -c1 >/dev/null; cat ${file}; exec sleep 100000`]);
     const reader = spawn('tmux', ['-S', socket, '-C', 'attach', '-t', '=b'], { stdio: ['pipe', 'pipe', 'ignore'] });
     let tail = '';
-    let bytes = 0;
+    const recorded: Buffer[] = [];
     const done = new Promise<number>((resolve) => {
       reader.stdout.on('data', (d: Buffer) => {
-        bytes += d.length;
+        recorded.push(d);
         tail = (tail + d.toString('latin1')).slice(-256);
         if (tail.includes(marker)) resolve(performance.now());
       });
@@ -63,7 +63,7 @@ export async function measureTmuxControlRate(mb = 20): Promise<{ mbPerSec: numbe
     const end = await done;
     reader.stdin.end();
     const seconds = (end - start) / 1000;
-    void bytes;
-    return { mbPerSec: mb / seconds, seconds };
+    // What tmux emitted, byte for byte: the parser benchmark decodes exactly this.
+    return { mbPerSec: mb / seconds, seconds, recording: Buffer.concat(recorded) };
   });
 }
