@@ -16,24 +16,26 @@ export class ServeCommand extends Command {
   });
 
   async execute(): Promise<number> {
-    let daemon;
+    // Signal handlers go in before anything starts: the URL line is printed while starting, and
+    // a SIGTERM right after it must still stop the daemon cleanly, not kill it.
+    let stopRequested = false;
+    let wake: (() => void) | null = null;
+    const onSignal = (): void => {
+      stopRequested = true;
+      wake?.();
+    };
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
     try {
-      daemon = await runDaemon({ env: process.env, stdout: this.context.stdout, stderr: this.context.stderr, cwd: process.cwd() });
+      const daemon = await runDaemon({ env: process.env, stdout: this.context.stdout, stderr: this.context.stderr, cwd: process.cwd() });
+      if (!stopRequested) await new Promise<void>((resolve) => (wake = resolve));
+      await daemon.stop();
+      return 0;
     } catch (err) {
       return reportFailure(err, this.context.stderr);
+    } finally {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
     }
-    const running = daemon;
-    return new Promise<number>((resolve) => {
-      const onSignal = (): void => {
-        process.off('SIGINT', onSignal);
-        process.off('SIGTERM', onSignal);
-        running.stop().then(
-          () => resolve(0),
-          () => resolve(1),
-        );
-      };
-      process.on('SIGINT', onSignal);
-      process.on('SIGTERM', onSignal);
-    });
   }
 }
