@@ -86,6 +86,7 @@ function linkLogic(deps: SessionDeps) {
     let stopped = false;
     let pane: string | null = null;
     let paneDead = false;
+    let paneStatus: number | null = null;
     let deadSince: number | null = null;
     let checking = false;
     let checkTimer: NodeJS.Timeout | null = null;
@@ -103,8 +104,12 @@ function linkLogic(deps: SessionDeps) {
             if (Date.now() - deadSince < 2 * PANE_CHECK_MS) return;
           }
           if (!state.dead) deadSince = null;
-          if (stopped || state.dead === paneDead) return;
+          if (stopped) return;
+          // A death seen before tmux had its status is reported again once the status is known.
+          const statusLearned = state.dead && paneDead && state.status !== null && paneStatus === null;
+          if (state.dead === paneDead && !statusLearned) return;
           paneDead = state.dead;
+          paneStatus = state.status;
           sendBack(state.dead ? { type: 'pane.exited', status: state.status } : { type: 'pane.revived' });
         })
         .catch(() => undefined) // a closed client is reported by onClose

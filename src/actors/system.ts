@@ -9,8 +9,8 @@ import { createActor, waitFor, type Actor } from 'xstate';
 import type { Logger } from '../log.js';
 import { sessionMachine, type SessionOrigin } from '../machines/session.machine.js';
 import { sidecarMachine, type SessionActorRef } from '../machines/sidecar.machine.js';
-import { isNoSessionError, type TmuxCli } from '../tmux/exec.js';
-import { SessionExistsError } from '../tmux/sessions.js';
+import type { TmuxCli } from '../tmux/exec.js';
+import { hasSession, SessionExistsError } from '../tmux/sessions.js';
 import type { TmuxTarget } from '../tmux/target.js';
 import { discoveryLogic } from './discovery.actor.js';
 import { SessionRuntimes } from './session-runtime.js';
@@ -178,13 +178,8 @@ export class SidecarSystem {
     await new Promise((r) => setTimeout(r, 50));
   }
 
-  private async tmuxHasSession(id: string): Promise<boolean> {
-    try {
-      await this.deps.cli.run(['has-session', '-t', `=${id}`]);
-      return true;
-    } catch (err) {
-      if (isNoSessionError(err)) return false;
-      return false;
-    }
+  /** Whether tmux has a session of that name (no server running means no). */
+  private tmuxHasSession(id: string): Promise<boolean> {
+    return hasSession(this.deps.cli, id);
   }
 }

@@ -7,8 +7,8 @@ import { spawnSync } from 'node:child_process';
 import { Command, Option } from 'clipanion';
 import { loadConfig } from '../config/load.js';
 import { resolvePaths } from '../config/paths.js';
-import { TmuxCli, isNoSessionError } from '../tmux/exec.js';
-import { createSession, isValidSessionName } from '../tmux/sessions.js';
+import { TmuxCli } from '../tmux/exec.js';
+import { createSession, hasSession, isValidSessionName } from '../tmux/sessions.js';
 import { tmuxTarget } from '../tmux/target.js';
 import { checkTmuxVersion, readTmuxVersion } from '../tmux/version.js';
 import { resolveAgent } from './agent.js';
@@ -45,14 +45,7 @@ export class AttachCommand extends Command {
     const target = tmuxTarget(config.tmux.socket);
     checkTmuxVersion(await readTmuxVersion(target));
     const cli = new TmuxCli(target);
-    let exists = true;
-    try {
-      await cli.run(['has-session', '-t', `=${name}`]);
-    } catch (err) {
-      if (!isNoSessionError(err) && !/no server running|error connecting|No such file/i.test((err as Error).message)) throw err;
-      exists = false;
-    }
-    if (!exists) {
+    if (!(await hasSession(cli, name))) {
       const launch = resolveAgent(config.agent.command, env)(process.cwd());
       await createSession(cli, {
         name,

@@ -198,6 +198,12 @@ export const sessionMachine = setup({
             },
             exited: {
               on: {
+                'pane.exited': {
+                  description: 'The exit status became known after the death was reported',
+                  guard: 'isLinkLive',
+                  actions: assign({ exitStatus: ({ event }) => event.status }),
+                  meta: { spec: 'tether' },
+                },
                 'pane.revived': {
                   target: 'alive',
                   guard: 'isLinkLive',
