@@ -1,64 +1,129 @@
 /**
- * The bearer-token store: `<authDir>/tokens.json`, read by the daemon and the CLI.
+ * The bearer-token store: `<authDir>/tokens.json`, shared by the daemon and the CLI.
  *
- * Invariants: only SHA-256 hashes of tokens are stored; comparisons are constant-time over
- * fixed-length digests; files are 0600 in a 0700 directory and written atomically (temp file,
- * fsync, rename), so a crash mid-write loses nothing; a corrupt or truncated file is an error,
- * never a silent reset that would lock the user out or let everyone in. `verify` does no disk
- * I/O per request: it re-reads the file only when the file changed, checked at most once a
- * second, so a revocation by the CLI reaches a running daemon.
+ * Invariants: only SHA-256 hashes of tokens are stored (the one exception, `local-token`, is
+ * explained at `ensureLocalToken`); hashes are compared in constant time over fixed-length
+ * digests; files are 0600 in a 0700 directory, written atomically (temp file, fsync, rename)
+ * under a lock file, so a crash mid-write loses nothing and two writers never lose each
+ * other's changes; a corrupt or truncated file is a `TokenStoreError`, never a silent reset
+ * (which would lock the user out, or let everyone in). `verify` does no disk I/O per request:
+ * records live in memory and the file is re-read only when it changed, looked at once a second
+ * at most, so a revocation made by the CLI reaches a running daemon.
  */
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
-import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, statSync, writeSync, chmodSync } from 'node:fs';
-import { join } from 'node:path';
+import { chmodSync, closeSync, fstatSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 
 export type TokenKind = 'local' | 'device' | 'cli';
 
 export interface TokenRecord {
   readonly id: string;
   readonly name: string;
-  /** SHA-256 of the token, hex. */
+  /** SHA-256 of the token, 64 lowercase hex digits. */
   readonly hash: string;
+  /** ISO 8601. */
   readonly createdAt: string;
+  /** ISO 8601, or null when never used; written in batches, so up to a minute late. */
   readonly lastUsedAt: string | null;
   readonly kind: TokenKind;
 }
 
-/** The token file is unreadable or inconsistent: refuse to start rather than guess. */
+export type TokenStoreErrorCode = 'corrupt' | 'io' | 'locked' | 'name-taken' | 'no-such-token' | 'bad-name';
+
+/** The store refuses: a file it cannot trust, a lock it cannot take, a name it cannot use. */
 export class TokenStoreError extends Error {
-  constructor(message: string) {
+  readonly code: TokenStoreErrorCode;
+  constructor(code: TokenStoreErrorCode, message: string) {
     super(message);
     this.name = 'TokenStoreError';
+    this.code = code;
   }
 }
 
-/** How often `verify` looks at the file's mtime, at most. */
-const RELOAD_CHECK_MS = 1000;
+/** How often `verify` looks at the file, at most. */
+export const RELOAD_CHECK_MS = 1000;
 /** How long `touch` batches last-used times before writing them. */
-const TOUCH_FLUSH_MS = 60_000;
-const FILE = 'tokens.json';
-const LOCAL_PLAINTEXT = 'local-token';
+export const TOUCH_FLUSH_MS = 60_000;
+/** Longest token name, in characters. */
+export const MAX_TOKEN_NAME_CHARS = 64;
+/** How long a writer waits for another one's lock, and when a lock is left over from a crash. */
+const LOCK_WAIT_MS = 2000;
+const LOCK_STALE_MS = 10_000;
+const LOCK_POLL_MS = 10;
 
-const hashOf = (token: string): string => createHash('sha256').update(token, 'utf8').digest('hex');
-/** A new token: 32 random bytes, base64url. */
+const TOKENS_FILE = 'tokens.json';
+const LOCAL_TOKEN_FILE = 'local-token';
+const LOCK_FILE = 'tokens.json.lock';
+const FORMAT_VERSION = 1;
+const HASH_PATTERN = /^[0-9a-f]{64}$/;
+// eslint-disable-next-line no-control-regex -- control characters are exactly what is refused
+const CONTROL_CHARS = /[\u0000-\u001f\u007f]/;
+
+/** A new token: 32 random bytes, base64url (43 characters). */
 export const newToken = (): string => randomBytes(32).toString('base64url');
+const digestOf = (token: string): Buffer => createHash('sha256').update(token, 'utf8').digest();
 
+const errnoOf = (err: unknown): string | undefined => (err as NodeJS.ErrnoException).code;
+
+/** Blocks the thread briefly: the store is synchronous and a lock is held for milliseconds. */
+function sleepSync(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+/** Writes `path` so that a reader sees the old or the new content, never a part. */
 function writeAtomic(path: string, text: string): void {
   const tmp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-  const fd = openSync(tmp, 'w', 0o600);
   try {
-    writeSync(fd, text);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
+    const fd = openSync(tmp, 'wx', 0o600);
+    try {
+      writeSync(fd, text);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(tmp, path);
+  } catch (err) {
+    rmSync(tmp, { force: true });
+    throw new TokenStoreError('io', `${path} cannot be written: ${(err as Error).message}`);
   }
-  renameSync(tmp, path);
+  try {
+    // The rename itself survives a power loss only once the directory is synced.
+    const dirFd = openSync(dirname(path), 'r');
+    try {
+      fsyncSync(dirFd);
+    } finally {
+      closeSync(dirFd);
+    }
+  } catch {
+    // Not every file system lets a directory be synced; the rename is still atomic.
+  }
 }
 
-/** inode, size and mtime: file times alone are too coarse to see two quick writes. */
-function identity(path: string): string {
-  const st = statSync(path);
-  return `${st.ino}:${st.size}:${st.mtimeMs}`;
+/** Runs `fn` holding `<dir>/tokens.json.lock`, so that the daemon and the CLI never interleave writes. */
+function withLock<T>(dir: string, fn: () => T): T {
+  const path = join(dir, LOCK_FILE);
+  const deadline = Date.now() + LOCK_WAIT_MS;
+  for (;;) {
+    try {
+      closeSync(openSync(path, 'wx', 0o600));
+      break;
+    } catch (err) {
+      if (errnoOf(err) !== 'EEXIST') throw new TokenStoreError('io', `${path} cannot be created: ${(err as Error).message}`);
+    }
+    try {
+      // A lock older than any write could take is left over from a crash.
+      if (statSync(path).mtimeMs < Date.now() - LOCK_STALE_MS) rmSync(path, { force: true });
+    } catch {
+      // Released between the two calls: try again.
+    }
+    if (Date.now() > deadline) throw new TokenStoreError('locked', `${path} is held by another tether process; remove it if none is running`);
+    sleepSync(LOCK_POLL_MS);
+  }
+  try {
+    return fn();
+  } finally {
+    rmSync(path, { force: true });
+  }
 }
 
 function isRecord(v: unknown): v is TokenRecord {
@@ -68,186 +133,271 @@ function isRecord(v: unknown): v is TokenRecord {
     typeof r.id === 'string' &&
     typeof r.name === 'string' &&
     typeof r.hash === 'string' &&
-    /^[0-9a-f]{64}$/.test(r.hash) &&
+    HASH_PATTERN.test(r.hash) &&
     typeof r.createdAt === 'string' &&
     (r.lastUsedAt === null || typeof r.lastUsedAt === 'string') &&
     (r.kind === 'local' || r.kind === 'device' || r.kind === 'cli')
   );
 }
 
+/** Parses the file's text; anything unexpected is `corrupt`, with the path and how to recover. */
+function parseTokensFile(path: string, text: string): TokenRecord[] {
+  const corrupt = (why: string) => new TokenStoreError('corrupt', `${path} is corrupt (${why}); fix it, or remove it and create the tokens again`);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw corrupt(text.trim() === '' ? 'empty' : 'not JSON, perhaps truncated');
+  }
+  const file = parsed as { version?: unknown; tokens?: unknown } | null;
+  if (typeof file !== 'object' || file === null || file.version !== FORMAT_VERSION) throw corrupt(`not a version ${FORMAT_VERSION} token file`);
+  if (!Array.isArray(file.tokens) || !file.tokens.every(isRecord)) throw corrupt('a token record is malformed');
+  const records = file.tokens;
+  if (new Set(records.map((r) => r.id)).size !== records.length) throw corrupt('two tokens share an id');
+  return records;
+}
+
+function checkName(name: string): string {
+  const trimmed = name.trim();
+  if (trimmed === '' || trimmed.length > MAX_TOKEN_NAME_CHARS || CONTROL_CHARS.test(trimmed)) {
+    throw new TokenStoreError('bad-name', `a token name has 1 to ${MAX_TOKEN_NAME_CHARS} printable characters`);
+  }
+  return trimmed;
+}
+
+interface Entry {
+  readonly record: TokenRecord;
+  readonly digest: Buffer;
+}
+
 export class TokenStore {
-  private records: TokenRecord[] = [];
-  /** Identity of the file last read: every atomic write renames a new inode into place. */
+  private entries: Entry[] = [];
+  /** inode:size:mtime:ctime of the file last read or written ('' when none). */
   private seen = '';
-  private lastCheck = 0;
-  private touched = new Map<string, string>();
+  private lastCheck = Number.NEGATIVE_INFINITY;
+  private readonly touched = new Map<string, string>();
   private touchTimer: NodeJS.Timeout | null = null;
 
   private constructor(
+    /** The directory holding the token files. */
     readonly dir: string,
     private readonly now: () => number,
   ) {}
 
-  /** Opens (and creates) the store in `authDir`. */
+  /** Opens the store in `authDir`, creating the directory (0700); a corrupt file rejects. */
   static open(authDir: string, now: () => number = Date.now): Promise<TokenStore> {
     try {
       mkdirSync(authDir, { recursive: true, mode: 0o700 });
       chmodSync(authDir, 0o700);
+      for (const f of [TOKENS_FILE, LOCAL_TOKEN_FILE]) {
+        try {
+          chmodSync(join(authDir, f), 0o600);
+        } catch (err) {
+          if (errnoOf(err) !== 'ENOENT') throw err;
+        }
+      }
       const store = new TokenStore(authDir, now);
       store.load();
       return Promise.resolve(store);
     } catch (err) {
-      return Promise.reject(err instanceof TokenStoreError ? err : new TokenStoreError(`${authDir}: ${(err as Error).message}`));
+      return Promise.reject(err instanceof TokenStoreError ? err : new TokenStoreError('io', `${authDir}: ${(err as Error).message}`));
     }
   }
 
   private get file(): string {
-    return join(this.dir, FILE);
+    return join(this.dir, TOKENS_FILE);
   }
 
+  /** Reads the file if it changed since the last read; throws on a file it cannot trust. */
   private load(): void {
-    let text: string;
+    let fd: number;
     try {
-      text = readFileSync(this.file, 'utf8');
-      this.seen = identity(this.file);
+      fd = openSync(this.file, 'r');
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
-        this.records = [];
-        return;
-      }
-      throw new TokenStoreError(`${this.file} cannot be read: ${(err as Error).message}`);
+      if (errnoOf(err) !== 'ENOENT') throw new TokenStoreError('io', `${this.file} cannot be read: ${(err as Error).message}`);
+      // No file: no tokens (first start, or the user removed them all).
+      this.entries = [];
+      this.seen = '';
+      return;
     }
-    let parsed: unknown;
     try {
-      parsed = JSON.parse(text);
-    } catch {
-      throw new TokenStoreError(`${this.file} is corrupt (not JSON); fix or remove it and create tokens again`);
+      // The identity of the very inode read, so a write in between is seen next time. The inode
+      // alone is not enough (file systems reuse a freed one at once), so size and times too.
+      const st = fstatSync(fd);
+      const identity = `${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
+      if (identity === this.seen) return;
+      const records = parseTokensFile(this.file, readFileSync(fd, 'utf8'));
+      this.entries = records.map((record) => ({ record, digest: Buffer.from(record.hash, 'hex') }));
+      this.seen = identity;
+    } finally {
+      closeSync(fd);
     }
-    const list = (parsed as { tokens?: unknown }).tokens;
-    if (!Array.isArray(list) || !list.every(isRecord)) {
-      throw new TokenStoreError(`${this.file} is corrupt (unexpected content); fix or remove it and create tokens again`);
-    }
-    this.records = list;
   }
 
-  private save(): void {
-    writeAtomic(this.file, JSON.stringify({ version: 1, tokens: this.records }, null, 2) + '\n');
-    this.seen = identity(this.file);
-  }
-
-  /** Re-reads the file when another process (the CLI) changed it; at most once a second. */
+  /** Picks up changes by another process (the CLI), at most once a second; never throws. */
   private refresh(): void {
     const t = this.now();
     if (t - this.lastCheck < RELOAD_CHECK_MS) return;
     this.lastCheck = t;
     try {
-      if (identity(this.file) !== this.seen) this.load();
-    } catch (err) {
-      // A file that vanished means no tokens are valid any more; one that cannot be parsed keeps
-      // the last good set (never let everyone in, never lock out on a half-written file).
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') this.records = [];
+      this.load();
+    } catch {
+      // A file that cannot be parsed (a hand edit gone wrong) keeps the last good set: never
+      // let everyone in, never lock everyone out. It is read again once it changes.
     }
   }
 
-  /** The `local` token: created on first start, its plaintext kept for the startup URL. */
+  /** Read-modify-write under the lock, from the file's current content; a corrupt file throws. */
+  private mutate<T>(change: (records: readonly TokenRecord[]) => { records: readonly TokenRecord[]; result: T }): T {
+    return withLock(this.dir, () => {
+      this.load();
+      const { records, result } = change(this.entries.map((e) => e.record));
+      this.write(records);
+      return result;
+    });
+  }
+
+  /** Replaces the file (the lock held) and takes its content as the current set. */
+  private write(records: readonly TokenRecord[]): void {
+    writeAtomic(this.file, JSON.stringify({ version: FORMAT_VERSION, tokens: records }, null, 2) + '\n');
+    this.seen = '';
+    this.load();
+  }
+
+  private newRecord(name: string, kind: TokenKind, token: string): TokenRecord {
+    return { id: randomUUID(), name, hash: digestOf(token).toString('hex'), createdAt: new Date(this.now()).toISOString(), lastUsedAt: null, kind };
+  }
+
+  /**
+   * The `local` token, the one in the startup URL: created on first start, then the same one
+   * on every start until it is revoked.
+   *
+   * Why a plaintext copy: decisions.md "Start-up" has the daemon print
+   * `<url>/?token=<local token>` on every start, and "That token (the local token) is created
+   * on first start and stays valid across restarts until revoked". A hash cannot be turned back
+   * into the token, so the local token alone is also kept in `<authDir>/local-token` (0600,
+   * beside tokens.json, in the 0700 directory). It is trusted only while it matches the stored
+   * hash. `token` is null when the local token exists but that copy is gone or stale; revoking
+   * `local` makes the next start create a new one.
+   */
   ensureLocalToken(): Promise<{ token: string | null; created: boolean }> {
-    const plainPath = join(this.dir, LOCAL_PLAINTEXT);
-    const local = this.records.find((r) => r.kind === 'local');
-    if (local) {
-      // The startup URL must show the token across restarts, so its plaintext is kept (0600)
-      // beside the hashes; it is only trusted if it still matches the stored hash.
-      let plain: string | null;
-      try {
-        plain = readFileSync(plainPath, 'utf8').trim();
-      } catch {
-        plain = null;
-      }
-      return Promise.resolve({ token: plain !== null && this.matches(plain, local.hash) ? plain : null, created: false });
+    try {
+      return Promise.resolve(this.ensureLocalTokenSync());
+    } catch (err) {
+      return Promise.reject(err instanceof Error ? err : new TokenStoreError('io', String(err)));
     }
-    const token = newToken();
-    this.records = [...this.records, this.record('local', 'local', token)];
-    this.save();
-    writeAtomic(plainPath, token + '\n');
-    return Promise.resolve({ token, created: true });
   }
 
-  private record(name: string, kind: TokenKind, token: string): TokenRecord {
-    return { id: randomUUID(), name, hash: hashOf(token), createdAt: new Date(this.now()).toISOString(), lastUsedAt: null, kind };
+  private ensureLocalTokenSync(): { token: string | null; created: boolean } {
+    const plainPath = join(this.dir, LOCAL_TOKEN_FILE);
+    return withLock(this.dir, () => {
+      this.load();
+      const local = this.entries.find((e) => e.record.kind === 'local');
+      if (local) {
+        let plain: string | null = null;
+        try {
+          plain = readFileSync(plainPath, 'utf8').trim();
+        } catch (err) {
+          if (errnoOf(err) !== 'ENOENT') throw new TokenStoreError('io', `${plainPath} cannot be read: ${(err as Error).message}`);
+        }
+        const valid = plain !== null && timingSafeEqual(digestOf(plain), local.digest);
+        return { token: valid ? plain : null, created: false };
+      }
+      const token = newToken();
+      // The plaintext first: a crash between the two writes leaves no local record, so the next
+      // start simply creates one again, instead of a record whose plaintext is lost.
+      writeAtomic(plainPath, token + '\n');
+      this.write([...this.entries.map((e) => e.record), this.newRecord('local', 'local', token)]);
+      return { token, created: true };
+    });
   }
 
-  private matches(token: string, hash: string): boolean {
-    return timingSafeEqual(Buffer.from(hashOf(token), 'hex'), Buffer.from(hash, 'hex'));
-  }
-
-  /** The record of a valid token, or null. Constant-time in the token's content. */
+  /** The record of a valid token, or null. Time does not depend on which record matches. */
   verify(token: string): TokenRecord | null {
     this.refresh();
-    const digest = createHash('sha256').update(token, 'utf8').digest();
+    const digest = digestOf(token);
     let found: TokenRecord | null = null;
-    for (const r of this.records) {
-      // Compare against every record, so the time does not tell which one matched.
-      if (timingSafeEqual(digest, Buffer.from(r.hash, 'hex')) && !found) found = r;
+    for (const e of this.entries) {
+      // Every record is compared, and the comparison comes first, so there is no early exit.
+      if (timingSafeEqual(digest, e.digest) && found === null) found = e.record;
     }
     return found;
   }
 
-  /** Creates a named token; the plaintext is returned once and never stored. */
-  create(name: string, kind: TokenKind = 'cli'): { token: string; record: TokenRecord } {
-    this.refresh();
-    if (this.records.some((r) => r.name === name)) throw new TokenStoreError(`a token named "${name}" exists`);
+  /** Creates a named token; its plaintext is returned this once and never stored. */
+  create(name: string, kind: 'device' | 'cli' = 'cli'): { token: string; record: TokenRecord } {
+    const checked = checkName(name);
+    if ((kind as TokenKind) === 'local') throw new TokenStoreError('bad-name', 'the local token is created by the daemon only');
     const token = newToken();
-    const record = this.record(name, kind, token);
-    this.records = [...this.records, record];
-    this.save();
+    const record = this.newRecord(checked, kind, token);
+    this.mutate((records) => {
+      if (records.some((r) => r.name === checked)) throw new TokenStoreError('name-taken', `a token named "${checked}" exists`);
+      return { records: [...records, record], result: undefined };
+    });
     return { token, record };
   }
 
+  /** Every token, without plaintexts. */
   list(): readonly TokenRecord[] {
     this.refresh();
-    return this.records;
+    return this.entries.map((e) => e.record);
   }
 
-  private find(nameOrId: string): TokenRecord {
-    const r = this.records.find((x) => x.id === nameOrId) ?? this.records.find((x) => x.name === nameOrId);
-    if (!r) throw new TokenStoreError(`no token named or with id "${nameOrId}"`);
-    return r;
-  }
-
-  /** Revokes a token by name or id; returns the revoked record. */
+  /** Revokes a token by id or, failing that, by name; returns the revoked record. */
   revoke(nameOrId: string): TokenRecord {
-    this.refresh();
-    const r = this.find(nameOrId);
-    this.records = this.records.filter((x) => x.id !== r.id);
-    this.save();
-    return r;
+    const revoked = this.mutate((records) => {
+      const r = findToken(records, nameOrId);
+      return { records: records.filter((x) => x.id !== r.id), result: r };
+    });
+    if (revoked.kind === 'local') rmSync(join(this.dir, LOCAL_TOKEN_FILE), { force: true });
+    this.touched.delete(revoked.id);
+    return revoked;
   }
 
+  /** Gives a token (by id or name) a new name; returns the renamed record. */
   rename(nameOrId: string, newName: string): TokenRecord {
-    this.refresh();
-    const r = this.find(nameOrId);
-    if (this.records.some((x) => x.name === newName && x.id !== r.id)) throw new TokenStoreError(`a token named "${newName}" exists`);
-    const renamed = { ...r, name: newName };
-    this.records = this.records.map((x) => (x.id === r.id ? renamed : x));
-    this.save();
-    return renamed;
+    const checked = checkName(newName);
+    return this.mutate((records) => {
+      const r = findToken(records, nameOrId);
+      if (records.some((x) => x.name === checked && x.id !== r.id)) throw new TokenStoreError('name-taken', `a token named "${checked}" exists`);
+      const renamed = { ...r, name: checked };
+      return { records: records.map((x) => (x.id === r.id ? renamed : x)), result: renamed };
+    });
   }
 
-  /** Notes a use; written in batches, never per request. */
+  /** Notes that a token was used now; written within TOUCH_FLUSH_MS, never per request. */
   touch(id: string): void {
     this.touched.set(id, new Date(this.now()).toISOString());
     if (this.touchTimer) return;
-    this.touchTimer = setTimeout(() => this.flushTouches(), TOUCH_FLUSH_MS);
+    this.touchTimer = setTimeout(() => {
+      this.touchTimer = null;
+      try {
+        this.flushTouches();
+      } catch {
+        // Last-used times are a convenience: a failed write is retried with the next batch.
+      }
+    }, TOUCH_FLUSH_MS);
     this.touchTimer.unref();
   }
 
-  /** Writes the batched last-used times now. */
+  /** Writes the batched last-used times now (tokens revoked meanwhile are skipped). */
   flushTouches(): void {
+    if (this.touched.size === 0) return;
+    const batch = new Map(this.touched);
+    this.mutate((records) => ({ records: records.map((r) => (batch.has(r.id) ? { ...r, lastUsedAt: batch.get(r.id)! } : r)), result: undefined }));
+    for (const [id, at] of batch) if (this.touched.get(id) === at) this.touched.delete(id);
+  }
+
+  /** Flushes the batch and stops the timer: call on shutdown. */
+  close(): void {
     if (this.touchTimer) clearTimeout(this.touchTimer);
     this.touchTimer = null;
-    if (this.touched.size === 0) return;
-    this.refresh();
-    this.records = this.records.map((r) => (this.touched.has(r.id) ? { ...r, lastUsedAt: this.touched.get(r.id)! } : r));
-    this.touched.clear();
-    this.save();
+    this.flushTouches();
   }
+}
+
+function findToken(records: readonly TokenRecord[], nameOrId: string): TokenRecord {
+  const r = records.find((x) => x.id === nameOrId) ?? records.find((x) => x.name === nameOrId);
+  if (!r) throw new TokenStoreError('no-such-token', `no token has the name or id "${nameOrId}"`);
+  return r;
 }

@@ -79,7 +79,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
   for (const w of warnings) log.warn(w);
   const tokens = await TokenStore.open(paths.authDir);
   const local = await tokens.ensureLocalToken();
-  if (!local.token) throw new CliError(`the local token's plaintext is missing from ${paths.authDir}: run "tether auth create <name>"`);
+  if (!local.token) throw new CliError(`the local token's plaintext is missing from ${paths.authDir}: run "tether auth revoke local" and start again for a new one`);
 
   const startedAt = Date.now();
   const cli = new TmuxCli(target);
@@ -142,6 +142,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
         log.info('shutting down: tmux sessions keep running');
         await server.close();
         await system.stop();
+        tokens.close();
         log.flush();
       })()),
   };

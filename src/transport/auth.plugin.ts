@@ -1,50 +1,80 @@
 /**
- * Authentication of every route, WebSocket upgrades included: `Authorization: Bearer <t>` or
- * `?token=<t>`. Registered on the root instance (not encapsulated), as an `onRequest` hook, so
- * it runs before any body is read and before @fastify/websocket completes an upgrade: a refused
- * upgrade is an HTTP 401, never an open socket. A route opts out only with
- * `config: { auth: 'none' }` (the pairing route, authenticated by its pairing token).
+ * Authentication of every route, WebSocket upgrades included (decisions.md "HTTP"):
+ * `Authorization: Bearer <t>` or `?token=<t>`; anything else is a 401
+ * `{"error":"unauthorized"}` with `WWW-Authenticate: Bearer`, answered before any work.
+ *
+ * Invariant: the check is an `onRequest` hook on the root instance (the plugin skips
+ * encapsulation, as fastify-plugin would), so it runs before any body is read and before
+ * @fastify/websocket completes an upgrade: a refused upgrade is an HTTP 401 on a socket that is
+ * then closed, never an open WebSocket. A route opts out only with `config: { auth: 'none' }`
+ * (the pairing route, which checks its pairing token itself).
  */
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginCallback, FastifyReply, FastifyRequest } from 'fastify';
 import type { TokenVerifier, VerifiedToken } from './handles.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** The token that authenticated this request (undefined on routes that opt out). */
-    tetherToken?: VerifiedToken;
+    /** The token that authenticated this request; null on a route with `auth: 'none'`. */
+    tetherToken: VerifiedToken | null;
   }
   interface FastifyContextConfig {
+    /** 'none': this route authenticates by other means (POST /pair). */
     auth?: 'none';
   }
 }
 
-/** The token a request carries, from the header or the query string. */
+export interface AuthPluginOptions {
+  readonly tokens: TokenVerifier;
+}
+
+const BEARER = /^Bearer +(\S+) *$/i;
+
+/**
+ * The token a request carries: a Bearer `Authorization` header wins; otherwise `?token=`.
+ * Another scheme in the header (a proxy's Basic auth) is not ours and is passed over.
+ */
 export function tokenOf(req: FastifyRequest): string | null {
   const header = req.headers.authorization;
-  if (typeof header === 'string') {
-    const m = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
-    return m ? m[1]! : null;
-  }
+  if (typeof header === 'string' && /^Bearer\b/i.test(header)) return BEARER.exec(header)?.[1] ?? null;
   const q = req.url.indexOf('?');
   if (q < 0) return null;
   const value = new URLSearchParams(req.url.slice(q + 1)).get('token');
   return value === null || value === '' ? null : value;
 }
 
-function refuse(reply: FastifyReply): FastifyReply {
+/** A request that asks to switch protocols (a WebSocket handshake). */
+const isUpgrade = (req: FastifyRequest): boolean => typeof req.headers.upgrade === 'string';
+
+function refuse(req: FastifyRequest, reply: FastifyReply): FastifyReply {
+  if (isUpgrade(req)) {
+    // An upgrade request's socket has left node's HTTP parser: nothing closes it after the
+    // answer unless someone does. @fastify/websocket does, but only when its own onRequest hook
+    // ran before this one; closing it here keeps the refusal safe in any registration order.
+    reply.header('connection', 'close');
+    reply.raw.once('finish', () => req.raw.socket.destroy());
+  }
   return reply
     .code(401)
     .header('www-authenticate', 'Bearer')
-    .send({ error: 'unauthorized', message: 'a valid token is required: Authorization: Bearer <token> or ?token=<token>' });
+    .send({ error: 'unauthorized', message: 'a valid token is required: Authorization: Bearer <token>, or ?token=<token>' });
 }
 
-/** Adds the authentication hook to the root instance. */
-export function registerAuth(app: FastifyInstance, tokens: TokenVerifier): void {
+const auth: FastifyPluginCallback<AuthPluginOptions> = (app, { tokens }, done) => {
+  app.decorateRequest('tetherToken', null);
   app.addHook('onRequest', async (req, reply) => {
     if (req.routeOptions.config.auth === 'none') return;
     const token = tokenOf(req);
     const verified = token === null ? null : tokens.verify(token);
-    if (!verified) return refuse(reply);
-    req.tetherToken = verified;
+    if (!verified) return refuse(req, reply);
+    // Only the identity travels with the request: never the hash, never the plaintext.
+    req.tetherToken = { id: verified.id, name: verified.name };
+    tokens.touch?.(verified.id);
   });
-}
+  done();
+};
+
+/** The authentication plugin; register it on the root instance, before the routes. */
+export const authPlugin: FastifyPluginCallback<AuthPluginOptions> = Object.assign(auth, {
+  [Symbol.for('skip-override')]: true,
+  [Symbol.for('fastify.display-name')]: 'tether-auth',
+});

@@ -1,36 +1,133 @@
 /**
- * One error body everywhere: `{error, message}` with the codes of src/errors.ts. Validation
- * errors name the field; bodies over the limit are 413; anything unexpected is a 500 whose
- * details go to the log only (never a stack or a secret in an answer).
+ * What a failed request tells the client, and what the log is told about any request.
+ *
+ * Invariants: one error body everywhere, `{error, message}` with a code from src/errors.ts;
+ * validation errors name the field; an unexpected error is a 500 with a generic message and
+ * its details go to the log only (never a stack or a secret in an answer). No log line carries
+ * a token: the request serializer drops headers and redacts `token` in the URL, and the redact
+ * paths catch an `authorization` header or a `token` field logged by hand.
  */
-import type { FastifyError, FastifyInstance } from 'fastify';
-import { ApiError, ProtocolError } from '../errors.js';
+import { LogController, type FastifyError, type FastifyPluginCallback, type FastifyReply, type FastifyRequest } from 'fastify';
+import { ApiError, ProtocolError, type HttpErrorCode } from '../errors.js';
 
-function validationMessage(err: FastifyError): string {
-  const v = err.validation?.[0];
-  if (!v) return err.message;
-  const ctx = err.validationContext ?? 'body';
-  const path = v.instancePath ? `${ctx}${v.instancePath}` : ctx;
-  const missing = (v.params as { missingProperty?: string; additionalProperty?: string } | undefined) ?? {};
-  if (missing.missingProperty) return `${path}/${missing.missingProperty}: is required`;
-  if (missing.additionalProperty) return `${path}/${missing.additionalProperty}: is not a known field`;
-  return `${path}: ${v.message ?? 'is not valid'}`;
+/** A URL with the value of every `token` query parameter replaced. */
+export function redactUrl(url: string): string {
+  return url.replace(/([?&;]token=)[^&#;]*/gi, '$1[redacted]');
 }
 
-/** Adds the error and not-found handlers to the root instance. */
-export function registerErrorHandling(app: FastifyInstance): void {
+/** pino redact paths: where a token could sit in a logged object. */
+export const LOG_REDACT_PATHS: readonly string[] = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'headers.authorization',
+  'headers.cookie',
+  'authorization',
+  'token',
+  '*.token',
+  'req.query.token',
+  'query.token',
+];
+
+/** pino serializers for fastify's `req` objects: no headers, the token redacted from the URL. */
+export const LOG_SERIALIZERS = {
+  req: (req: { method?: string; url?: string; ip?: string }) => ({
+    method: req.method,
+    url: typeof req.url === 'string' ? redactUrl(req.url) : undefined,
+    remoteAddress: req.ip,
+  }),
+};
+
+/**
+ * fastify's per-request log lines, one `info` line per answered request (the incoming line is
+ * `debug`), with the URL redacted also where fastify would put it in a message string.
+ * A successful WebSocket upgrade is hijacked and never "completes": the stream logs those.
+ */
+export class RequestLogController extends LogController {
+  override incomingRequest(request: FastifyRequest): void {
+    if (this.isLogDisabled(request)) return;
+    request.log.debug({ req: request }, 'incoming request');
+  }
+
+  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    if (this.isLogDisabled(request)) return;
+    const fields = { req: request, res: reply, ms: Math.round(reply.elapsedTime) };
+    if (error) reply.log.error({ ...fields, err: error }, 'request errored');
+    else reply.log.info(fields, 'request');
+  }
+
+  override routeNotFound(request: FastifyRequest): void {
+    if (this.isLogDisabled(request)) return;
+    request.log.info({ req: request }, 'route not found');
+  }
+}
+
+/** The registry code for a client error fastify raised with only a status. */
+function codeOfStatus(status: number): HttpErrorCode {
+  switch (status) {
+    case 401:
+      return 'unauthorized';
+    case 404:
+      return 'not-found';
+    case 413:
+      return 'payload-too-large';
+    case 429:
+      return 'rate-limited';
+    default:
+      return 'bad-request';
+  }
+}
+
+/** `body.description must be string`: the field, then what is wrong with it. */
+export function validationMessage(err: FastifyError): string {
+  const v = err.validation?.[0];
+  if (!v) return err.message;
+  const path = `${err.validationContext ?? 'body'}${v.instancePath.replaceAll('/', '.')}`;
+  const params = (v.params ?? {}) as { missingProperty?: string; additionalProperty?: string };
+  if (params.missingProperty) return `${path}.${params.missingProperty} is required`;
+  if (params.additionalProperty) return `${path}.${params.additionalProperty} is not a known field`;
+  return `${path} ${v.message ?? 'is not valid'}`;
+}
+
+/** A client's mistake in the body itself: the message for it, or null when it is not one. */
+function bodyProblem(err: FastifyError, req: FastifyRequest): string | null {
+  switch (err.code) {
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return 'the body is not valid JSON';
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return 'the body is empty but its content type is application/json';
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return `the content type ${String(req.headers['content-type'] ?? '(none)').slice(0, 100)} is not accepted here: send application/json`;
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return 'the Content-Length does not match the body';
+    default:
+      return null;
+  }
+}
+
+const errors: FastifyPluginCallback = (app, _opts, done) => {
   app.setErrorHandler((err: FastifyError, req, reply) => {
     if (err instanceof ApiError) return reply.code(err.status).send({ error: err.code, message: err.message });
     if (err instanceof ProtocolError) return reply.code(400).send({ error: 'bad-request', message: err.message });
     if (err.validation) return reply.code(400).send({ error: 'bad-request', message: validationMessage(err) });
-    if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return reply.code(413).send({ error: 'payload-too-large', message: 'the body is larger than the limit' });
+    if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+      return reply.code(413).send({ error: 'payload-too-large', message: `the body is larger than the limit of ${app.initialConfig.bodyLimit ?? 0} bytes` });
+    }
+    const problem = bodyProblem(err, req);
+    if (problem !== null) return reply.code(400).send({ error: 'bad-request', message: problem });
     const status = err.statusCode ?? 500;
     if (status >= 400 && status < 500) {
-      // Malformed JSON, a wrong content type, an empty JSON body: the client's mistake.
-      return reply.code(400).send({ error: 'bad-request', message: err.message });
+      const code = codeOfStatus(status);
+      return reply.code(code === 'bad-request' ? 400 : status).send({ error: code, message: err.message });
     }
     req.log.error({ err }, 'request failed');
-    return reply.code(500).send({ error: 'internal-error', message: 'an internal error occurred; see the tether log' });
+    return reply.code(500).send({ error: 'internal-error', message: 'an internal error occurred; the tether log has the details' });
   });
   app.setNotFoundHandler((req, reply) => reply.code(404).send({ error: 'not-found', message: `no route ${req.method} ${req.url.split('?')[0]}` }));
-}
+  done();
+};
+
+/** The error and not-found handlers, on the root instance: register it before the routes. */
+export const errorsPlugin: FastifyPluginCallback = Object.assign(errors, {
+  [Symbol.for('skip-override')]: true,
+  [Symbol.for('fastify.display-name')]: 'tether-errors',
+});

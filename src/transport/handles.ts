@@ -1,10 +1,12 @@
 /**
  * The narrow interfaces between the transport and the rest of tether: what the routes may ask
- * of the actor system and the token store. Nothing here reaches into a machine.
+ * of the actor system and of the token store. Plain data and methods; nothing here reaches
+ * into a machine's context, and nothing here imports fastify.
  */
 
-/** decisions.md "Health". */
+/** decisions.md "Health": what `GET /health` answers. */
 export interface HealthReport {
+  /** True exactly when `status` is 'ok'. */
   ok: boolean;
   status: 'ok' | 'degraded';
   version: string;
@@ -12,6 +14,7 @@ export interface HealthReport {
   uptime: number;
   sessions: number;
   sessionIds: string[];
+  /** Live WebSocket clients, all sessions together. */
   clients: number;
   bufferMb: number;
   diskFreeGb: number;
@@ -19,6 +22,7 @@ export interface HealthReport {
   warnings: string[];
 }
 
+/** Whatever can report the daemon's health (the actor system, or a test double). */
 export interface HealthSource {
   health(): HealthReport | Promise<HealthReport>;
 }
@@ -29,6 +33,10 @@ export interface VerifiedToken {
   readonly name: string;
 }
 
+/** Checks bearer tokens; `TokenStore` is one. */
 export interface TokenVerifier {
+  /** The token's identity, or null when it is not valid. Must not do I/O per call. */
   verify(token: string): VerifiedToken | null;
+  /** Notes a use of the token with this id (batched by the implementation); optional. */
+  touch?(id: string): void;
 }

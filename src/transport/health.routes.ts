@@ -1,23 +1,41 @@
-/** `GET /health` (decisions.md "Health"). */
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from 'typebox';
-import type { HealthSource } from './handles.js';
+/**
+ * `GET /health` (decisions.md "Health"): the daemon's state in one object, from a narrow
+ * `HealthSource`. The typebox schema both documents the answer and serializes it, so a field
+ * the source forgets is a 500 here rather than a silently different contract.
+ */
+import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
+import { Type, type Static } from 'typebox';
+import type { HealthReport, HealthSource } from './handles.js';
 
 export const HealthSchema = Type.Object({
-  ok: Type.Boolean(),
+  ok: Type.Boolean({ description: "true exactly when status is 'ok'" }),
   status: Type.Union([Type.Literal('ok'), Type.Literal('degraded')]),
   version: Type.String(),
-  uptime: Type.Number(),
-  sessions: Type.Integer(),
+  uptime: Type.Number({ minimum: 0, description: 'seconds since the daemon started' }),
+  sessions: Type.Integer({ minimum: 0 }),
   sessionIds: Type.Array(Type.String()),
-  clients: Type.Integer(),
-  bufferMb: Type.Number(),
-  diskFreeGb: Type.Number(),
+  clients: Type.Integer({ minimum: 0 }),
+  bufferMb: Type.Number({ minimum: 0 }),
+  diskFreeGb: Type.Number({ minimum: 0 }),
   watchdog: Type.Object({ state: Type.String(), reason: Type.Union([Type.String(), Type.Null()]) }),
   warnings: Type.Array(Type.String()),
 });
 
-export const healthRoutes: FastifyPluginAsyncTypebox<{ health: HealthSource }> = (app, { health }) => {
-  app.get('/health', { schema: { response: { 200: HealthSchema } } }, async () => health.health());
-  return Promise.resolve();
+// The schema and the handle's type are the same shape, checked both ways at compile time.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : never) : never;
+const sameShape: Same<Static<typeof HealthSchema>, HealthReport> = true;
+void sameShape;
+
+export interface HealthRoutesOptions {
+  readonly health: HealthSource;
+}
+
+/** Registers `GET /health`. */
+export const healthRoutes: FastifyPluginCallbackTypebox<HealthRoutesOptions> = (app, { health }, done) => {
+  app.get('/health', { schema: { response: { 200: HealthSchema } } }, async () => {
+    const report = await health.health();
+    // `ok` follows `status`, whatever the source says.
+    return { ...report, ok: report.status === 'ok' };
+  });
+  done();
 };

@@ -1,43 +1,76 @@
 /**
- * The HTTP(S) server: fastify with the typebox type provider, @fastify/websocket (permessage-
- * deflate on), the error body, authentication on every route, and the route plugins.
+ * The HTTP(S) server: fastify with the typebox type provider, @fastify/websocket
+ * (permessage-deflate on), one error body, authentication on every route and upgrade, and the
+ * route plugins.
  *
- * Invariant: tokens never reach a log line: fastify's own request logging is off, and the one
- * line per request written here carries the path with any `token` value redacted.
+ * Invariants: registration order is errors, websocket, auth, routes, so every route (and the
+ * not-found handler) sits behind auth and answers errors in one shape; no log line carries a
+ * token, whatever logger is passed in (see errors.plugin.ts).
  */
 import websocket from '@fastify/websocket';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import { registerAuth } from './auth.plugin.js';
-import { registerErrorHandling } from './errors.plugin.js';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { authPlugin } from './auth.plugin.js';
+import { errorsPlugin, LOG_REDACT_PATHS, LOG_SERIALIZERS, RequestLogController } from './errors.plugin.js';
+import { MAX_CLIENT_FRAME_BYTES } from './frames.js';
 import type { HealthSource, TokenVerifier } from './handles.js';
 import { healthRoutes } from './health.routes.js';
 import { sessionsRoutes, type SessionsHandle } from './sessions.routes.js';
 
 /** Largest request body (1 MiB): a paste of a large file fits; more is a 413. */
 export const BODY_LIMIT_BYTES = 1024 * 1024;
+/** WebSocket messages from a client larger than this close the socket with 1009. */
+export const WS_MAX_PAYLOAD_BYTES = MAX_CLIENT_FRAME_BYTES;
+/** Outgoing WebSocket messages smaller than this are sent uncompressed (not worth the CPU). */
+export const WS_DEFLATE_THRESHOLD_BYTES = 1024;
+
+/** A pino logger (the daemon's), pino options for fastify to build one, or true/false. */
+export type ServerLogger = FastifyBaseLogger | FastifyServerOptions['logger'];
 
 export interface ServerOptions {
-  readonly logger?: FastifyBaseLogger;
+  readonly logger?: ServerLogger;
   readonly tokens: TokenVerifier;
   readonly health: HealthSource;
   readonly sessions?: SessionsHandle;
+  /** Default BODY_LIMIT_BYTES. */
   readonly bodyLimit?: number;
   readonly tls?: { key: string | Buffer; cert: string | Buffer };
-  /** More routes (the stream), registered after auth. */
+  /** More routes (the stream), registered after auth, so behind it. */
   readonly plugins?: readonly ((app: FastifyInstance) => Promise<void> | void)[];
 }
 
-/** The request path with the value of any `token` parameter replaced. */
-export function redactUrl(url: string): string {
-  return url.replace(/([?&]token=)[^&#]*/gi, '$1[redacted]');
+type RedactOption = string[] | { paths: string[]; censor?: unknown; remove?: boolean } | undefined;
+
+function withOurRedaction(redact: RedactOption): RedactOption {
+  if (redact === undefined) return [...LOG_REDACT_PATHS];
+  if (Array.isArray(redact)) return [...redact, ...LOG_REDACT_PATHS];
+  return { ...redact, paths: [...redact.paths, ...LOG_REDACT_PATHS] };
 }
 
+const isLoggerInstance = (l: ServerLogger): l is FastifyBaseLogger => typeof (l as { child?: unknown } | undefined)?.child === 'function';
+
+/** fastify's logger options with tether's serializers and redaction added, whatever was given. */
+export function safeLoggerOptions(logger: ServerLogger): Pick<FastifyServerOptions, 'logger' | 'loggerInstance'> {
+  if (isLoggerInstance(logger)) {
+    // fastify takes the instance's serializers over its own, so a child carrying ours wins.
+    return { loggerInstance: logger.child({}, { serializers: LOG_SERIALIZERS, redact: [...LOG_REDACT_PATHS] }) };
+  }
+  if (logger === undefined || logger === false) return { logger: false };
+  const given = logger === true ? {} : logger;
+  return {
+    logger: {
+      ...given,
+      serializers: { ...given.serializers, ...LOG_SERIALIZERS },
+      redact: withOurRedaction(given.redact),
+    } as FastifyServerOptions['logger'],
+  };
+}
+
+/** Builds the server, not yet listening (tests can `inject`). */
 export async function buildServer(opts: ServerOptions): Promise<FastifyInstance> {
   const app = Fastify({
-    ...(opts.logger ? { loggerInstance: opts.logger } : { logger: false }),
-    // fastify's own request lines carry the raw URL (and so a ?token=): ours, below, redact it.
-    logController: new LogController({ disableRequestLogging: true }),
+    ...safeLoggerOptions(opts.logger),
+    logController: new RequestLogController(),
     // Shutting down must not wait on a client: they reconnect and resume.
     forceCloseConnections: true,
     bodyLimit: opts.bodyLimit ?? BODY_LIMIT_BYTES,
@@ -45,7 +78,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false } },
     ...(opts.tls ? { https: { key: opts.tls.key, cert: opts.tls.cert } } : {}),
   }).withTypeProvider<TypeBoxTypeProvider>();
-  registerErrorHandling(app);
+  await app.register(errorsPlugin);
   // Clients send a JSON content type on bodiless requests (DELETE); an empty body is no body.
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
@@ -55,28 +88,29 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     }
     void parseJson(req, typeof body === 'string' ? body : body.toString('utf8'), done);
   });
-  // @fastify/websocket's own hooks mark upgrade requests and destroy their sockets after a
-  // response; they must run before auth answers 401, or a refused upgrade leaks its socket
-  // (and server.close() waits on it forever). So the plugin is registered first.
-  await app.register(websocket, { options: { perMessageDeflate: { threshold: 1024 }, maxPayload: 2 * 1024 * 1024 } });
-  registerAuth(app, opts.tokens);
-  app.addHook('onResponse', async (req, reply) => {
-    req.log.info({ method: req.method, url: redactUrl(req.url), status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
-  });
+  // Before auth: its onRequest hook marks upgrade requests, and its onResponse hook then closes
+  // the socket of any upgrade answered over HTTP (a 401, a 404).
+  await app.register(websocket, { options: { perMessageDeflate: { threshold: WS_DEFLATE_THRESHOLD_BYTES }, maxPayload: WS_MAX_PAYLOAD_BYTES } });
+  await app.register(authPlugin, { tokens: opts.tokens });
   await app.register(healthRoutes, { health: opts.health });
   if (opts.sessions) await app.register(sessionsRoutes, { sessions: opts.sessions });
   for (const plugin of opts.plugins ?? []) await plugin(app);
   return app;
 }
 
-/** The port is taken: the one line says which and where to change it. */
+/** The port is taken: the one line names it, and the key and file to change. */
 export class PortInUseError extends Error {
+  readonly host: string;
+  readonly port: number;
   constructor(host: string, port: number, configFile: string) {
     super(`port ${port} on ${host} is in use: set bindAddress in ${configFile} to a free port (or port 0 for any)`);
     this.name = 'PortInUseError';
+    this.host = host;
+    this.port = port;
   }
 }
 
+/** Listens on host:port; EADDRINUSE becomes a `PortInUseError` naming `configFile`. */
 export async function listen(app: FastifyInstance, at: { host: string; port: number }, configFile: string): Promise<void> {
   try {
     await app.listen({ host: at.host, port: at.port });
