@@ -1,0 +1,70 @@
+/**
+ * The live WebSocket connections, by the token that opened them and by session, so that
+ * revoking a token (4401) or deleting a session (4404) closes exactly those connections.
+ *
+ * Invariant: a connection is registered for as long as its socket is open; closing it here
+ * removes it, and a close on an already-closed socket does nothing.
+ */
+
+/** What the registry needs of one connection. */
+export interface RegisteredConnection {
+  readonly tokenId: string;
+  readonly sessionId: string;
+  /** `stream` counts for "the device is in the foreground"; `side` does not. */
+  readonly kind: 'stream' | 'side';
+  close(code: number, reason: string): void;
+}
+
+/** WebSocket close codes of decisions.md "Stream". */
+export const CloseCode = {
+  tokenRevoked: 4401,
+  sessionEnded: 4404,
+  tooBig: 1009,
+  goingAway: 1001,
+} as const;
+
+export class ConnectionRegistry {
+  private readonly all = new Set<RegisteredConnection>();
+
+  /** Registers a connection; the returned function removes it (call it on close). */
+  add(conn: RegisteredConnection): () => void {
+    this.all.add(conn);
+    return () => this.all.delete(conn);
+  }
+
+  /** Closes every connection opened with this token (it was revoked). */
+  closeToken(tokenId: string, code: number = CloseCode.tokenRevoked, reason = 'token revoked'): number {
+    return this.closeWhere((c) => c.tokenId === tokenId, code, reason);
+  }
+
+  /** Closes every connection of this session (it was deleted or ended). */
+  closeSession(sessionId: string, code: number = CloseCode.sessionEnded, reason = 'session ended'): number {
+    return this.closeWhere((c) => c.sessionId === sessionId, code, reason);
+  }
+
+  /** Closes every connection (the daemon is stopping). */
+  closeAll(code: number = CloseCode.goingAway, reason = 'tether is stopping'): number {
+    return this.closeWhere(() => true, code, reason);
+  }
+
+  /** Live connections, optionally only one kind or one token's. */
+  count(filter: { kind?: 'stream' | 'side'; tokenId?: string; sessionId?: string } = {}): number {
+    let n = 0;
+    for (const c of this.all) {
+      if (filter.kind !== undefined && c.kind !== filter.kind) continue;
+      if (filter.tokenId !== undefined && c.tokenId !== filter.tokenId) continue;
+      if (filter.sessionId !== undefined && c.sessionId !== filter.sessionId) continue;
+      n++;
+    }
+    return n;
+  }
+
+  private closeWhere(match: (c: RegisteredConnection) => boolean, code: number, reason: string): number {
+    const hit = [...this.all].filter(match);
+    for (const c of hit) {
+      this.all.delete(c);
+      c.close(code, reason);
+    }
+    return hit.length;
+  }
+}
