@@ -105,13 +105,19 @@ export class SessionsService {
   /** Sets the description by hand (an empty one clears it); auto-naming never overrides it. */
   async describe(id: string, description: string): Promise<void> {
     this.known(id);
-    if (description === '') {
-      await unsetUserOption(this.cli, id, '@description');
-      await setUserOption(this.cli, id, DESCRIPTION_SOURCE_OPTION, 'manual');
-      return;
-    }
-    await setUserOption(this.cli, id, '@description', description);
+    if (description === '') await unsetUserOption(this.cli, id, '@description');
+    else await setUserOption(this.cli, id, '@description', description);
     await setUserOption(this.cli, id, DESCRIPTION_SOURCE_OPTION, 'manual');
+    this.system.metaChanged(id);
+  }
+
+  /** What a stream client is told about the session (`session-meta`). */
+  async meta(id: string): Promise<{ name: string; description?: string; createdAt: string }> {
+    const [description, created] = await Promise.all([
+      readUserOption(this.cli, id, '@description').catch(() => null),
+      readUserOption(this.cli, id, '@created').catch(() => null),
+    ]);
+    return { name: id, ...(description ? { description } : {}), createdAt: created ?? '' };
   }
 
   async remove(id: string, keepBuffer: boolean): Promise<void> {

@@ -57,6 +57,10 @@ export class SidecarSystem {
   readonly runtimes: SessionRuntimes;
   readonly actor: Actor<typeof sidecarMachine>;
   private readonly rescanListeners = new Set<() => void>();
+  /** Live WebSocket clients of a session (set by the stream hub). */
+  clientCount: (id: string) => number = () => 0;
+  private readonly metaListeners = new Set<(id: string) => void>();
+  private readonly endedListeners = new Set<(id: string, why: 'deleted' | 'exited') => void>();
   private readonly deps: SidecarSystemDeps;
 
   constructor(deps: SidecarSystemDeps) {
@@ -89,6 +93,57 @@ export class SidecarSystem {
       actions: { releaseSession: (_, params) => this.runtimes.release(params.id) },
     });
     this.actor = createActor(machine);
+    this.watchSessionEnds();
+  }
+
+  /**
+   * Calls `listener` when a session ends for its clients: its actor is gone (deleted, killed
+   * from a shell) or its pane died. Returns the unsubscribe.
+   */
+  onSessionEnded(listener: (id: string, why: 'deleted' | 'exited') => void): () => void {
+    this.endedListeners.add(listener);
+    return () => this.endedListeners.delete(listener);
+  }
+
+  /** Someone changed a session's metadata (description): its clients get a new session-meta. */
+  metaChanged(id: string): void {
+    for (const l of [...this.metaListeners]) l(id);
+  }
+
+  onMetaChanged(listener: (id: string) => void): () => void {
+    this.metaListeners.add(listener);
+    return () => this.metaListeners.delete(listener);
+  }
+
+  private watchSessionEnds(): void {
+    const watched = new Map<string, { unsubscribe(): void }>();
+    const emit = (id: string, why: 'deleted' | 'exited') => {
+      for (const l of [...this.endedListeners]) l(id, why);
+    };
+    this.actor.subscribe({
+      next: (snap) => {
+        const refs = snap.context.sessions;
+        for (const [id, sub] of watched) {
+          if (refs[id]) continue;
+          sub.unsubscribe();
+          watched.delete(id);
+          emit(id, 'deleted');
+        }
+        for (const [id, ref] of Object.entries(refs)) {
+          if (watched.has(id)) continue;
+          let exited = ref.getSnapshot().matches({ running: { pane: 'exited' } });
+          watched.set(
+            id,
+            ref.subscribe((s) => {
+              const now = s.matches({ running: { pane: 'exited' } });
+              if (now && !exited) emit(id, 'exited');
+              exited = now;
+            }),
+          );
+        }
+      },
+      error: () => undefined,
+    });
   }
 
   start(): void {
@@ -162,7 +217,7 @@ export class SidecarSystem {
           exitStatus: s.context.exitStatus,
           lastError: s.context.lastError,
           lastOutputAt: rt?.stream.lastOutputAt ?? null,
-          clients: rt?.stream.listenerCount ?? 0,
+          clients: this.clientCount(id),
         };
       })
       .sort((a, b) => a.id.localeCompare(b.id));

@@ -11,6 +11,9 @@ import pino from 'pino';
 import { SessionsService } from '../actors/sessions.service.js';
 import { SidecarSystem } from '../actors/system.js';
 import { TokenStore } from '../auth/token-store.js';
+import { StreamHub } from '../actors/stream-hub.js';
+import { ConnectionRegistry } from '../transport/connections.js';
+import { streamRoutes, type StreamHandle } from '../transport/stream.plugin.js';
 import { loadConfig, parseBindAddress } from '../config/load.js';
 import { resolvePaths, type TetherPaths } from '../config/paths.js';
 import type { TetherConfig } from '../config/schema.js';
@@ -114,14 +117,28 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
       uptime: Math.round((Date.now() - startedAt) / 1000),
       sessions: status.sessions.length,
       sessionIds: status.sessions.map((s) => s.id),
-      clients: status.sessions.reduce((n, s) => n + s.clients, 0),
+      clients: hub.count(),
       bufferMb: 0,
       diskFreeGb: diskFreeGb(paths.dataDir) ?? 0,
       watchdog: { state: 'disabled', reason: 'the disk buffer is not built yet' },
       warnings: warningsNow,
     };
   };
-  const server = await buildServer({ logger: log, tokens, health: { health }, sessions: new SessionsService(system, cli) });
+  const sessions = new SessionsService(system, cli);
+  const connections = new ConnectionRegistry();
+  const hub = new StreamHub({ system, meta: (id) => sessions.meta(id), log });
+  const stream: StreamHandle = {
+    has: (id) => system.sessionIds().includes(id),
+    open: (id, kind, link) => hub.open(id, kind, link),
+    input: (id, message) => sessions.input(id, message),
+  };
+  const server = await buildServer({
+    logger: log,
+    tokens,
+    health: { health },
+    sessions,
+    plugins: [async (app) => void (await app.register(streamRoutes, { stream, connections }))],
+  });
   try {
     await listen(server, { host, port }, paths.configFile);
   } catch (err) {
@@ -140,7 +157,9 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     stop: () =>
       (stopping ??= (async () => {
         log.info('shutting down: tmux sessions keep running');
+        connections.closeAll();
         await server.close();
+        hub.stop();
         await system.stop();
         tokens.close();
         log.flush();

@@ -12,7 +12,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { authPlugin } from './auth.plugin.js';
 import { errorsPlugin, LOG_REDACT_PATHS, LOG_SERIALIZERS, RequestLogController } from './errors.plugin.js';
-import { MAX_CLIENT_FRAME_BYTES } from './frames.js';
+import { MAX_CLIENT_FRAME_BYTES } from '../protocol/frames.js';
 import type { HealthSource, TokenVerifier } from './handles.js';
 import { healthRoutes } from './health.routes.js';
 import { sessionsRoutes, type SessionsHandle } from './sessions.routes.js';

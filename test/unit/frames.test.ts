@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ProtocolError } from '../../src/errors.js';
-import { decodeChunkFrame, encodeChunkFrame, parseClientFrame } from '../../src/transport/frames.js';
+import { decodeChunkFrame, encodeChunkFrame, parseClientFrame } from '../../src/protocol/frames.js';
 
 describe('chunk frames', () => {
   it('round-trip any sequence number below 2^53 and any bytes', () => {

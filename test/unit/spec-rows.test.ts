@@ -13,6 +13,10 @@ const SPEC_TABLES: Record<string, string[]> = {
     'running --DELETE /sessions/:id--> absent',
     'running --sidecar restart--> running',
   ],
+  resume: [
+    'connected --resume message [lastSeq within the ring]--> streaming',
+    'connected --resume message [lastSeq outside the ring]--> streaming',
+  ],
 };
 
 describe('spec tables and machines', async () => {

@@ -62,7 +62,7 @@ const ClientFrames = {
   paste: Type.Object({ type: Type.Literal('paste'), data: Type.String({ maxLength: MAX_INPUT_CHARS }) }, { additionalProperties: false }),
   'snapshot-request': Type.Object({ type: Type.Literal('snapshot-request') }, { additionalProperties: false }),
 };
-export const ClientFrameSchema = Type.Union(Object.values(ClientFrames));
+export const ClientFrameSchema = Type.Union([ClientFrames.resume, ClientFrames.key, ClientFrames.keys, ClientFrames.paste, ClientFrames['snapshot-request']]);
 export type ClientFrame = Static<typeof ClientFrameSchema>;
 type ClientType = keyof typeof ClientFrames;
 /** One compiled validator per frame type, so an error names the field of the frame sent. */

@@ -1,0 +1,210 @@
+/**
+ * One connected /stream client: the client machine (with the Resume machine inside it)
+ * provided with this client's I/O: the session's stream, its snapshots and a `ClientLink`.
+ *
+ * Invariants: the bytes a client gets continue its base exactly: `sentEnd` is the position the
+ * client holds, a chunk is sent only from there (the tail of a chunk when the base is in its
+ * middle), and anything that does not continue it is a gap that goes through a snapshot.
+ * Chunks go out only while the machine is `live`; past the high watermark the client is
+ * `behind` and gets nothing until it drains, so its memory is bounded by the watermark plus one
+ * chunk plus one snapshot.
+ */
+import { createActor, fromPromise, type Actor } from 'xstate';
+import { clientMachine } from '../machines/client.machine.js';
+import { resumeMachine, type TakenSnapshot } from '../machines/resume.machine.js';
+import { encodeChunkFrame, encodeServerFrame, type ServerFrame } from '../protocol/frames.js';
+import type { PaneStream } from './pane-stream.js';
+import type { RingChunk } from './ring.js';
+
+/** What a client actor needs of its socket (the transport adapts a WebSocket to it). */
+export interface ClientLink {
+  sendBinary(frame: Buffer): void;
+  sendText(text: string): void;
+  /** Bytes accepted but not yet written to the network. */
+  readonly bufferedAmount: number;
+  close(code: number, reason: string): void;
+}
+
+/** Send-buffer watermarks: above `high` a client is behind; below `low` it has drained. */
+export interface Watermarks {
+  readonly high: number;
+  readonly low: number;
+}
+
+export const DEFAULT_WATERMARKS: Watermarks = { high: 4 * 1024 * 1024, low: 512 * 1024 };
+
+/** Chunk frames encoded once per chunk, shared by every client of a session. */
+export class ChunkFrames {
+  private readonly cache = new WeakMap<RingChunk, Buffer>();
+
+  of(chunk: RingChunk): Buffer {
+    let frame = this.cache.get(chunk);
+    if (!frame) {
+      frame = encodeChunkFrame(chunk.end, chunk.data);
+      this.cache.set(chunk, frame);
+    }
+    return frame;
+  }
+}
+
+export interface StreamClientDeps {
+  readonly sessionId: string;
+  readonly stream: PaneStream;
+  readonly frames: ChunkFrames;
+  readonly link: ClientLink;
+  readonly snapshot: () => Promise<TakenSnapshot>;
+  readonly watermarks?: Watermarks;
+  /** Called once when the client is done (socket closed or session ended). */
+  readonly onReleased: () => void;
+  readonly onSnapshotFailed?: (err: unknown) => void;
+  readonly delays?: { readonly drainPoll?: number; readonly snapshotRetry?: number };
+}
+
+export class StreamClient {
+  readonly actor: Actor<typeof clientMachine>;
+  /** The stream position the client holds; -1 until it has a base. */
+  private sentEnd = -1;
+  private forwarding = false;
+  private released = false;
+  private readonly unsubscribe: () => void;
+  private readonly watermarks: Watermarks;
+
+  constructor(private readonly deps: StreamClientDeps) {
+    this.watermarks = deps.watermarks ?? DEFAULT_WATERMARKS;
+    const takeSnapshot = fromPromise<TakenSnapshot>(() => deps.snapshot());
+    const reportSnapshotFailed = ({ event }: { event: unknown }) => this.reportSnapshotFailed((event as { error?: unknown }).error);
+    const sendSnapshot = ({ event }: { event: unknown }) => this.sendSnapshot((event as { output: TakenSnapshot }).output);
+    const resume = resumeMachine.provide({
+      actors: { takeSnapshot },
+      guards: { isInRing: ({ event }) => event.lastSeq !== null && deps.stream.ring.since(event.lastSeq) !== null },
+      actions: {
+        sendDelta: ({ event }) => {
+          if (event.type === 'client.resume' && event.lastSeq !== null) this.sendDelta(event.lastSeq);
+        },
+        sendSnapshot,
+        reportSnapshotFailed,
+      },
+    });
+    const machine = clientMachine.provide({
+      actors: { resume, takeSnapshot },
+      guards: { isDrained: () => deps.link.bufferedAmount <= this.watermarks.low },
+      actions: {
+        startForwarding: () => {
+          this.forwarding = true;
+        },
+        stopForwarding: () => {
+          this.forwarding = false;
+        },
+        sendSnapshot,
+        reportSnapshotFailed,
+        closeSessionEnded: () => {
+          this.sendFrame({ type: 'error', code: 'session-ended', message: `session ${deps.sessionId} has ended` });
+          deps.link.close(4404, 'session ended');
+        },
+        release: () => this.release(),
+      },
+      delays: {
+        drainPoll: deps.delays?.drainPoll ?? 25,
+        snapshotRetry: deps.delays?.snapshotRetry ?? 1000,
+      },
+    });
+    this.unsubscribe = deps.stream.subscribe({
+      chunk: (c) => this.onChunk(c),
+      gap: () => {
+        if (this.forwarding) {
+          this.forwarding = false;
+          this.actor.send({ type: 'stream.gap' });
+        }
+      },
+    });
+    this.actor = createActor(machine);
+    this.actor.start();
+  }
+
+  /** The machine's state, for tests and status. */
+  get state(): string {
+    return JSON.stringify(this.actor.getSnapshot().value);
+  }
+
+  resume(lastSeq: number | null): void {
+    this.actor.send({ type: 'client.resume', lastSeq });
+  }
+
+  requestSnapshot(): void {
+    this.actor.send({ type: 'client.snapshot-request' });
+  }
+
+  /** The socket closed (either side). */
+  closed(): void {
+    this.actor.send({ type: 'socket.closed' });
+  }
+
+  /** The session was deleted or its pane died: error frame, close 4404. */
+  sessionEnded(): void {
+    this.actor.send({ type: 'session.ended' });
+  }
+
+  sendFrame(frame: ServerFrame): void {
+    if (this.released) return;
+    this.deps.link.sendText(encodeServerFrame(frame));
+  }
+
+  private onChunk(c: RingChunk): void {
+    if (!this.forwarding || c.end <= this.sentEnd) return;
+    if (c.start > this.sentEnd) {
+      // Bytes between the client's position and this chunk never reached it.
+      this.forwarding = false;
+      this.actor.send({ type: 'stream.gap' });
+      return;
+    }
+    this.sendChunk(c);
+    if (this.deps.link.bufferedAmount > this.watermarks.high) {
+      this.forwarding = false;
+      this.actor.send({ type: 'client.behind' });
+    }
+  }
+
+  /** Sends the part of `c` after `sentEnd` (the whole chunk when it starts there). */
+  private sendChunk(c: RingChunk): void {
+    const frame = c.start === this.sentEnd ? this.deps.frames.of(c) : encodeChunkFrame(c.end, c.data.subarray(this.sentEnd - c.start));
+    this.deps.link.sendBinary(frame);
+    this.sentEnd = c.end;
+  }
+
+  private sendDelta(lastSeq: number): void {
+    this.sentEnd = lastSeq;
+    this.catchUp();
+  }
+
+  private sendSnapshot(snap: TakenSnapshot): void {
+    this.sendFrame({ type: 'snapshot', seq: snap.position, data: snap.data.toString('base64') });
+    this.sentEnd = snap.position;
+    this.catchUp();
+  }
+
+  /** Sends what the ring holds after `sentEnd`; bytes not flushed yet come as live chunks. */
+  private catchUp(): void {
+    const chunks = this.deps.stream.ring.since(this.sentEnd);
+    if (chunks === null) {
+      // Past the ring's end: the rest is still being coalesced and arrives as a live chunk.
+      // Before its start: the ring overflowed meanwhile; once live, that is a gap (the event
+      // is queued behind the transition that is running now).
+      if (this.sentEnd < this.deps.stream.ring.start) this.actor.send({ type: 'stream.gap' });
+      return;
+    }
+    for (const c of chunks) this.sendChunk(c);
+  }
+
+  private reportSnapshotFailed(err: unknown): void {
+    this.deps.onSnapshotFailed?.(err);
+    this.sendFrame({ type: 'error', code: 'snapshot-failed', message: 'the screen could not be read from tmux; retrying' });
+  }
+
+  private release(): void {
+    if (this.released) return;
+    this.released = true;
+    this.forwarding = false;
+    this.unsubscribe();
+    this.deps.onReleased();
+  }
+}

@@ -1,0 +1,185 @@
+/**
+ * The clients of every session's stream and side channel: it opens a client on a session,
+ * sends what a new client gets first (`session-meta`, then the current `state`), fans agent
+ * state and metadata changes out, and ends every client of a session that ends.
+ *
+ * Invariants: a client exists only for a session the actor system knows and whose pane is
+ * alive; when the session is deleted or its pane dies, each of its clients gets
+ * `error session-ended` and close 4404, exactly once. /side clients never get binary frames.
+ */
+import { ApiError } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { ServerFrame } from '../protocol/frames.js';
+import { ChunkFrames, StreamClient, type ClientLink, type Watermarks } from './client.actor.js';
+import type { SidecarSystem } from './system.js';
+
+/** An agent state as the side channel carries it (spec "Stream frames", `state`). */
+export interface AgentStateFact {
+  readonly value: 'thinking' | 'tool' | 'idle' | 'awaiting-input';
+  readonly tool?: string;
+  /** Unix epoch milliseconds. */
+  readonly ts: number;
+}
+
+/** Where agent states come from (the agent hub); optional until an agent reports. */
+export interface AgentStateSource {
+  current(sessionId: string): AgentStateFact | null;
+  subscribe(sessionId: string, listener: (state: AgentStateFact) => void): () => void;
+}
+
+export interface SessionMeta {
+  readonly name: string;
+  readonly description?: string;
+  readonly createdAt: string;
+}
+
+export type ClientKind = 'stream' | 'side';
+
+/** What the transport holds for one open socket. */
+export interface OpenClient {
+  readonly kind: ClientKind;
+  /** `resume` (stream only). */
+  resume(lastSeq: number | null): void;
+  /** `snapshot-request` (stream only). */
+  requestSnapshot(): void;
+  /** The socket closed, from either side. */
+  closed(): void;
+}
+
+export interface StreamHubDeps {
+  readonly system: SidecarSystem;
+  readonly meta: (sessionId: string) => Promise<SessionMeta>;
+  readonly agentStates?: AgentStateSource;
+  readonly watermarks?: Watermarks;
+  readonly log: Logger;
+}
+
+interface Member {
+  readonly kind: ClientKind;
+  send(frame: ServerFrame): void;
+  end(): void;
+}
+
+export class StreamHub {
+  private readonly members = new Map<string, Set<Member>>();
+  private readonly frames = new Map<string, ChunkFrames>();
+  private readonly stopEnded: () => void;
+
+  constructor(private readonly deps: StreamHubDeps) {
+    const stopEnded = deps.system.onSessionEnded((id) => this.sessionEnded(id));
+    const stopMeta = deps.system.onMetaChanged((id) => void this.metaChanged(id));
+    this.stopEnded = () => {
+      stopEnded();
+      stopMeta();
+    };
+    deps.system.clientCount = (id) => this.count(id);
+  }
+
+  /** Live clients of one session, or of all. */
+  count(sessionId?: string): number {
+    if (sessionId !== undefined) return this.members.get(sessionId)?.size ?? 0;
+    let n = 0;
+    for (const set of this.members.values()) n += set.size;
+    return n;
+  }
+
+  /**
+   * Opens a client on a session: `session-not-found` for an unknown one; a session whose pane
+   * has died gets its meta, then `session-ended` and close 4404.
+   */
+  async open(sessionId: string, kind: ClientKind, link: ClientLink): Promise<OpenClient> {
+    const status = this.deps.system.status().sessions.find((s) => s.id === sessionId);
+    const rt = this.deps.system.runtimes.get(sessionId);
+    if (!status || !rt) throw new ApiError('session-not-found', `no session named "${sessionId}"`);
+    const meta = await this.deps.meta(sessionId).catch(() => ({ name: sessionId, createdAt: '' }));
+    const sendText = (frame: ServerFrame) => link.sendText(JSON.stringify(frame));
+    sendText({ type: 'session-meta', ...meta });
+    if (status.state === 'exited' || !this.deps.system.sessionIds().includes(sessionId)) {
+      sendText({ type: 'error', code: 'session-ended', message: `session ${sessionId} has ended` });
+      link.close(4404, 'session ended');
+      return { kind, resume: () => undefined, requestSnapshot: () => undefined, closed: () => undefined };
+    }
+    const state = this.deps.agentStates?.current(sessionId);
+    if (state) sendText({ type: 'state', ...state });
+
+    let set = this.members.get(sessionId);
+    if (!set) this.members.set(sessionId, (set = new Set()));
+    const members = set;
+    let stopState: () => void = () => undefined;
+    let member: Member;
+    const leave = () => {
+      stopState();
+      members.delete(member);
+      if (members.size === 0 && this.members.get(sessionId) === members) this.members.delete(sessionId);
+    };
+
+    if (kind === 'side') {
+      let open = true;
+      member = {
+        kind,
+        send: (frame) => open && sendText(frame),
+        end: () => {
+          if (!open) return;
+          sendText({ type: 'error', code: 'session-ended', message: `session ${sessionId} has ended` });
+          open = false;
+          link.close(4404, 'session ended');
+          leave();
+        },
+      };
+      members.add(member);
+      stopState = this.deps.agentStates?.subscribe(sessionId, (s) => member.send({ type: 'state', ...s })) ?? stopState;
+      return {
+        kind,
+        resume: () => undefined,
+        requestSnapshot: () => undefined,
+        closed: () => {
+          open = false;
+          leave();
+        },
+      };
+    }
+
+    let frames = this.frames.get(sessionId);
+    if (!frames) this.frames.set(sessionId, (frames = new ChunkFrames()));
+    const client = new StreamClient({
+      sessionId,
+      stream: rt.stream,
+      frames,
+      link,
+      snapshot: () => rt.snapshot(),
+      ...(this.deps.watermarks ? { watermarks: this.deps.watermarks } : {}),
+      onReleased: leave,
+      onSnapshotFailed: (err) => this.deps.log.warn({ session: sessionId, err: String(err) }, 'a snapshot for a client failed'),
+    });
+    member = { kind, send: (frame) => client.sendFrame(frame), end: () => client.sessionEnded() };
+    members.add(member);
+    stopState = this.deps.agentStates?.subscribe(sessionId, (s) => member.send({ type: 'state', ...s })) ?? stopState;
+    return {
+      kind,
+      resume: (lastSeq) => client.resume(lastSeq),
+      requestSnapshot: () => client.requestSnapshot(),
+      closed: () => client.closed(),
+    };
+  }
+
+  /** The session's description changed: its clients get a new `session-meta`. */
+  async metaChanged(sessionId: string): Promise<void> {
+    const set = this.members.get(sessionId);
+    if (!set || set.size === 0) return;
+    const meta = await this.deps.meta(sessionId).catch(() => null);
+    if (!meta) return;
+    for (const m of [...set]) m.send({ type: 'session-meta', ...meta });
+  }
+
+  /** Ends every client of a session (deleted, or its pane died). */
+  sessionEnded(sessionId: string): void {
+    const set = this.members.get(sessionId);
+    this.frames.delete(sessionId);
+    if (!set) return;
+    for (const m of [...set]) m.end();
+  }
+
+  stop(): void {
+    this.stopEnded();
+  }
+}

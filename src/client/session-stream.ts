@@ -1,0 +1,283 @@
+/**
+ * The reference stream client (spec "Client behaviors"): one session's `/stream`, kept
+ * connected. It holds `lastSeq`, resumes on every (re)connect, applies a delta or a snapshot,
+ * follows bracketed paste to choose `paste` or `keys`, pings while in the foreground, and
+ * reconnects at once when told the app came to the foreground.
+ *
+ * Invariant: what it hands to the terminal is exactly the stream: a chunk's first byte is
+ * at `seq - length`; bytes the client already holds are cut off, a chunk that does not continue
+ * `lastSeq` is never applied (a snapshot is asked for instead), and a snapshot replaces all.
+ */
+import { EventEmitter } from 'node:events';
+import WebSocket, { type ClientOptions } from 'ws';
+import { BracketedPasteTracker } from './paste-mode.js';
+
+export interface SessionMetaFrame {
+  type: 'session-meta';
+  name: string;
+  description?: string;
+  createdAt: string;
+}
+export interface StateFrame {
+  type: 'state';
+  value: 'thinking' | 'tool' | 'idle' | 'awaiting-input';
+  tool?: string;
+  ts: number;
+}
+export interface ErrorFrame {
+  type: 'error';
+  code: string;
+  message: string;
+}
+
+export type StreamStatus = 'connecting' | 'open' | 'reconnecting' | 'ended' | 'unauthorized' | 'closed';
+
+export interface SessionStreamOptions {
+  /** `http(s)://host:port` of the sidecar. */
+  readonly baseUrl: string;
+  readonly token: string;
+  readonly session: string;
+  /** Where the stream was left (a stored lastSeq), or null for a fresh client. */
+  readonly lastSeq?: number | null;
+  /** Foreground ping interval and how long a pong may take. */
+  readonly pingIntervalMs?: number;
+  readonly pongTimeoutMs?: number;
+  /** Reconnect delays: the first retry is immediate, then doubling to the ceiling. */
+  readonly retryCeilingMs?: number;
+  /** Options for the `ws` client (TLS pinning, agent). */
+  readonly ws?: ClientOptions;
+}
+
+export interface SessionStreamEvents {
+  /** Bytes that continue the screen, and the position after them. */
+  data: [bytes: Buffer, seq: number];
+  /** A full screen: reset the terminal, then write these bytes. */
+  snapshot: [bytes: Buffer, seq: number];
+  state: [frame: StateFrame];
+  meta: [frame: SessionMetaFrame];
+  /** An `error` frame (not an EventEmitter 'error': an unheard one must not throw). */
+  errorFrame: [frame: ErrorFrame];
+  status: [status: StreamStatus];
+}
+
+export class SessionStream extends EventEmitter<SessionStreamEvents> {
+  /** The stream position the client holds; persist it per session. */
+  lastSeq: number | null;
+  status: StreamStatus = 'closed';
+  readonly paste = new BracketedPasteTracker();
+  private socket: WebSocket | null = null;
+  private retries = 0;
+  private retryTimer: NodeJS.Timeout | null = null;
+  private pingTimer: NodeJS.Timeout | null = null;
+  private pongTimer: NodeJS.Timeout | null = null;
+  private foregrounded = true;
+  private stopped = false;
+  /** A snapshot was asked for after a gap; chunks wait for it. */
+  private awaitingBase = false;
+
+  constructor(private readonly opts: SessionStreamOptions) {
+    super();
+    this.lastSeq = opts.lastSeq ?? null;
+  }
+
+  /** Connects (and keeps reconnecting until `close`, a deleted session or a revoked token). */
+  connect(): this {
+    this.stopped = false;
+    this.open();
+    return this;
+  }
+
+  /** The app came to the foreground: reconnect now and pull the delta. */
+  foreground(): void {
+    this.foregrounded = true;
+    if (this.stopped || this.status === 'ended' || this.status === 'unauthorized') return;
+    this.dropSocket();
+    this.open();
+  }
+
+  /** The app went to the background: no more pings (the OS will suspend the socket). */
+  background(): void {
+    this.foregrounded = false;
+    this.clearPing();
+  }
+
+  /** Sends pasted text: `paste` while the application has bracketed paste on, else `keys`. */
+  sendText(text: string): void {
+    this.send({ type: this.paste.on ? 'paste' : 'keys', data: text });
+  }
+
+  /** Sends typed text literally. */
+  sendKeys(text: string): void {
+    this.send({ type: 'keys', data: text });
+  }
+
+  /** Sends a named key (`enter`, `ctrl-c`, `up`...). */
+  sendKey(name: string): void {
+    this.send({ type: 'key', name });
+  }
+
+  requestSnapshot(): void {
+    this.send({ type: 'snapshot-request' });
+  }
+
+  close(): void {
+    this.stopped = true;
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.dropSocket();
+    this.setStatus('closed');
+  }
+
+  private send(frame: object): void {
+    if (this.socket?.readyState === WebSocket.OPEN) this.socket.send(JSON.stringify(frame));
+  }
+
+  private url(): string {
+    const base = new URL(this.opts.baseUrl);
+    base.protocol = base.protocol === 'https:' ? 'wss:' : 'ws:';
+    base.pathname = `/sessions/${encodeURIComponent(this.opts.session)}/stream`;
+    return base.toString();
+  }
+
+  private open(): void {
+    this.setStatus(this.retries > 0 ? 'reconnecting' : 'connecting');
+    const socket = new WebSocket(this.url(), { ...this.opts.ws, headers: { ...this.opts.ws?.headers, authorization: `Bearer ${this.opts.token}` }, perMessageDeflate: true });
+    this.socket = socket;
+    socket.binaryType = 'nodebuffer';
+    socket.on('open', () => {
+      if (this.socket !== socket) return;
+      this.retries = 0;
+      this.awaitingBase = false;
+      socket.send(JSON.stringify({ type: 'resume', lastSeq: this.lastSeq }));
+      this.setStatus('open');
+      this.schedulePing();
+    });
+    socket.on('message', (data, isBinary) => {
+      if (this.socket !== socket) return;
+      if (isBinary) this.onChunk(data as Buffer);
+      else this.onText((data as Buffer).toString('utf8'));
+    });
+    socket.on('pong', () => {
+      if (this.pongTimer) clearTimeout(this.pongTimer);
+      this.pongTimer = null;
+    });
+    socket.on('unexpected-response', (_req, res) => {
+      if (res.statusCode === 401) this.finish('unauthorized');
+      else if (res.statusCode === 404) this.finish('ended');
+      socket.terminate();
+    });
+    socket.on('error', () => undefined);
+    socket.on('close', (code) => {
+      if (this.socket !== socket) return;
+      this.socket = null;
+      this.clearPing();
+      if (code === 4404) this.finish('ended');
+      else if (code === 4401) this.finish('unauthorized');
+      else if (!this.stopped && this.status !== 'ended' && this.status !== 'unauthorized') this.scheduleRetry();
+    });
+  }
+
+  private onChunk(frame: Buffer): void {
+    if (frame.length < 8) return;
+    const seq = frame.readUInt32BE(0) * 2 ** 32 + frame.readUInt32BE(4);
+    let bytes = frame.subarray(8);
+    const start = seq - bytes.length;
+    if (this.lastSeq === null) return; // no base yet: the snapshot comes first
+    if (seq <= this.lastSeq) return; // already held
+    if (start > this.lastSeq) {
+      // Bytes are missing in between: never apply out of order, ask for a new base (once).
+      if (!this.awaitingBase) this.requestSnapshot();
+      this.awaitingBase = true;
+      return;
+    }
+    if (start < this.lastSeq) bytes = bytes.subarray(this.lastSeq - start);
+    this.lastSeq = seq;
+    this.paste.feed(bytes);
+    this.emit('data', bytes, seq);
+  }
+
+  private onText(text: string): void {
+    let frame: { type?: string; [k: string]: unknown };
+    try {
+      frame = JSON.parse(text) as typeof frame;
+    } catch {
+      return;
+    }
+    switch (frame.type) {
+      case 'snapshot': {
+        const bytes = Buffer.from(String(frame.data), 'base64');
+        this.lastSeq = Number(frame.seq);
+        this.awaitingBase = false;
+        this.paste.reset();
+        this.paste.feed(bytes);
+        this.emit('snapshot', bytes, this.lastSeq);
+        return;
+      }
+      case 'state':
+        this.emit('state', frame as unknown as StateFrame);
+        return;
+      case 'session-meta':
+        this.emit('meta', frame as unknown as SessionMetaFrame);
+        return;
+      case 'error':
+        this.emit('errorFrame', frame as unknown as ErrorFrame);
+        return;
+      default:
+        return;
+    }
+  }
+
+  private finish(status: 'ended' | 'unauthorized'): void {
+    this.stopped = true;
+    this.dropSocket();
+    this.setStatus(status);
+  }
+
+  private scheduleRetry(): void {
+    const delay = this.retries === 0 ? 0 : Math.min(this.opts.retryCeilingMs ?? 5000, 250 * 2 ** (this.retries - 1));
+    this.retries++;
+    this.setStatus('reconnecting');
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = null;
+      if (!this.stopped) this.open();
+    }, delay);
+  }
+
+  private schedulePing(): void {
+    this.clearPing();
+    if (!this.foregrounded) return;
+    this.pingTimer = setInterval(() => {
+      const socket = this.socket;
+      if (!socket || socket.readyState !== WebSocket.OPEN || this.pongTimer) return;
+      socket.ping();
+      this.pongTimer = setTimeout(() => {
+        // No pong in time: the connection is dead even if the OS has not noticed.
+        this.pongTimer = null;
+        socket.terminate();
+      }, this.opts.pongTimeoutMs ?? 5000);
+    }, this.opts.pingIntervalMs ?? 10_000);
+  }
+
+  private clearPing(): void {
+    if (this.pingTimer) clearInterval(this.pingTimer);
+    if (this.pongTimer) clearTimeout(this.pongTimer);
+    this.pingTimer = null;
+    this.pongTimer = null;
+  }
+
+  private dropSocket(): void {
+    const socket = this.socket;
+    this.socket = null;
+    this.clearPing();
+    if (socket) {
+      socket.removeAllListeners('message');
+      socket.on('error', () => undefined);
+      socket.terminate();
+    }
+  }
+
+  private setStatus(status: StreamStatus): void {
+    if (this.status === status) return;
+    this.status = status;
+    this.emit('status', status);
+  }
+}

@@ -1,0 +1,187 @@
+/**
+ * `/sessions/:id/stream` and `/sessions/:id/side` (spec "WebSocket", decisions.md "Stream"):
+ * the socket side of a stream client. It adapts a WebSocket to a `ClientLink`, parses client
+ * frames, sends input on, answers anything wrong with an `error` frame, and keeps the socket
+ * honest with pings.
+ *
+ * Invariants: an unknown session is an HTTP 404 before any upgrade; nothing a client sends can
+ * throw out of a handler (every frame is parsed or refused with an error frame); frames that
+ * arrive before the client is opened are kept, in order, and handled once it is.
+ */
+import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import type { WebSocket } from 'ws';
+import { ApiError, ProtocolError } from '../errors.js';
+import type { ClientLink } from '../actors/client.actor.js';
+import type { ClientKind, OpenClient } from '../actors/stream-hub.js';
+import { CloseCode, type ConnectionRegistry } from './connections.js';
+import { encodeServerFrame, MAX_CLIENT_FRAME_BYTES, parseClientFrame, type ClientFrame, type ServerFrame } from '../protocol/frames.js';
+import type { InputMessage } from './sessions.routes.js';
+
+/** What the stream routes need of the actor system. */
+export interface StreamHandle {
+  /** Whether a session of that id exists (checked before the upgrade). */
+  has(sessionId: string): boolean;
+  open(sessionId: string, kind: ClientKind, link: ClientLink): Promise<OpenClient>;
+  input(sessionId: string, message: InputMessage): Promise<void>;
+}
+
+export interface StreamPluginOptions {
+  readonly stream: StreamHandle;
+  readonly connections: ConnectionRegistry;
+  /** How often the server pings; a socket that did not answer the last ping is dropped. */
+  readonly pingIntervalMs?: number;
+}
+
+/** Server pings every 20 s; a client silent for a whole interval is gone. */
+export const PING_INTERVAL_MS = 20_000;
+/** Frames kept while a client is being opened (a resume and some input). */
+const MAX_EARLY_FRAMES = 64;
+
+const IdParams = Type.Object({ id: Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' }) });
+
+function linkOf(socket: WebSocket): ClientLink {
+  return {
+    sendBinary: (frame) => {
+      if (socket.readyState === socket.OPEN) socket.send(frame, { binary: true });
+    },
+    sendText: (text) => {
+      if (socket.readyState === socket.OPEN) socket.send(text);
+    },
+    get bufferedAmount() {
+      return socket.bufferedAmount;
+    },
+    close: (code, reason) => {
+      if (socket.readyState === socket.OPEN || socket.readyState === socket.CONNECTING) socket.close(code, reason);
+    },
+  };
+}
+
+/** The error frame for a failed input: unknown key names get their own code. */
+function inputErrorFrame(message: InputMessage, err: unknown): ServerFrame {
+  if (err instanceof ApiError) {
+    if (message.type === 'key' && err.code === 'bad-request') return { type: 'error', code: 'unknown-key', message: err.message.replace(/^body\/name: /, '') };
+    if (err.code === 'session-not-found') return { type: 'error', code: 'session-ended', message: err.message };
+    return { type: 'error', code: err.code, message: err.message };
+  }
+  return { type: 'error', code: 'input-failed', message: 'the input could not be delivered to tmux' };
+}
+
+function serve(kind: ClientKind, opts: StreamPluginOptions, socket: WebSocket, sessionId: string, tokenId: string): void {
+  const send = (frame: ServerFrame) => {
+    if (socket.readyState === socket.OPEN) socket.send(encodeServerFrame(frame));
+  };
+  let client: OpenClient | null = null;
+  let closed = false;
+  const early: ((c: OpenClient) => void)[] = [];
+  /** Runs `fn` once the client is open, in arrival order with everything before it. */
+  const whenOpen = (fn: (c: OpenClient) => void) => {
+    if (client) fn(client);
+    else if (early.length < MAX_EARLY_FRAMES) early.push(fn);
+    else send({ type: 'error', code: 'bad-frame', message: 'too many frames before the stream was ready' });
+  };
+  const unregister = opts.connections.add({ tokenId, sessionId, kind, close: (code, reason) => socket.close(code, reason) });
+
+  const handle = (frame: ClientFrame, c: OpenClient) => {
+    switch (frame.type) {
+      case 'resume':
+        c.resume(frame.lastSeq);
+        return;
+      case 'snapshot-request':
+        c.requestSnapshot();
+        return;
+      default: {
+        const message: InputMessage = frame.type === 'key' ? { type: 'key', name: frame.name } : { type: frame.type, data: frame.data };
+        if (message.type !== 'key' && message.data.includes('\u0000')) {
+          send({ type: 'error', code: 'bad-frame', message: 'data: must not contain NUL characters' });
+          return;
+        }
+        opts.stream.input(sessionId, message).catch((err: unknown) => send(inputErrorFrame(message, err)));
+      }
+    }
+  };
+
+  let alive = true;
+  socket.on('pong', () => {
+    alive = true;
+  });
+  const pinger = setInterval(() => {
+    if (!alive) {
+      socket.terminate();
+      return;
+    }
+    alive = false;
+    socket.ping();
+  }, opts.pingIntervalMs ?? PING_INTERVAL_MS);
+  pinger.unref();
+
+  socket.on('message', (data, isBinary) => {
+    alive = true;
+    const refuse = (message: string) => whenOpen(() => send({ type: 'error', code: 'bad-frame', message }));
+    if (kind === 'side') {
+      refuse('the side channel takes no messages');
+      return;
+    }
+    if (isBinary) {
+      refuse('binary frames are not accepted: send JSON text frames');
+      return;
+    }
+    const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
+    if (bytes.length > MAX_CLIENT_FRAME_BYTES) {
+      whenOpen(() => send({ type: 'error', code: 'payload-too-large', message: `a text frame is at most ${MAX_CLIENT_FRAME_BYTES} bytes` }));
+      return;
+    }
+    let frame: ClientFrame;
+    try {
+      frame = parseClientFrame(bytes.toString('utf8'));
+    } catch (err) {
+      refuse(err instanceof ProtocolError ? err.message : 'the frame could not be read');
+      return;
+    }
+    whenOpen((c) => handle(frame, c));
+  });
+
+  socket.on('close', () => {
+    closed = true;
+    clearInterval(pinger);
+    unregister();
+    client?.closed();
+  });
+  socket.on('error', () => socket.terminate());
+
+  opts.stream.open(sessionId, kind, linkOf(socket)).then(
+    (c) => {
+      if (closed) {
+        c.closed();
+        return;
+      }
+      client = c;
+      for (const fn of early.splice(0)) fn(c);
+    },
+    (err: unknown) => {
+      const ended = err instanceof ApiError && err.code === 'session-not-found';
+      send({ type: 'error', code: 'session-ended', message: ended ? err.message : 'the stream could not be opened' });
+      socket.close(ended ? CloseCode.sessionEnded : 1011, ended ? 'session ended' : 'internal error');
+    },
+  );
+}
+
+/** Registers the two WebSocket routes (behind auth: register after the auth plugin). */
+export const streamRoutes: FastifyPluginCallbackTypebox<StreamPluginOptions> = (app, opts, done) => {
+  const notFound = (id: string) => new ApiError('session-not-found', `no session named "${id}"`);
+  for (const kind of ['stream', 'side'] as const) {
+    app.get(
+      `/sessions/:id/${kind}`,
+      {
+        websocket: true,
+        schema: { params: IdParams },
+        preValidation: (req, _reply, next) => {
+          const { id } = req.params;
+          next(opts.stream.has(id) ? undefined : notFound(id));
+        },
+      },
+      (socket, req) => serve(kind, opts, socket, req.params.id, req.tetherToken?.id ?? 'unknown'),
+    );
+  }
+  done();
+};

@@ -1,0 +1,159 @@
+/**
+ * The stream and the side channel against a real daemon, real tmux and real WebSocket
+ * clients: what a client gets first, input over the socket, bad frames, the side channel,
+ * and the end of a session.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { daemonHome, startDaemon, type DaemonHome, type RunningTestDaemon } from '../helpers/daemon.js';
+import { Mirror } from '../helpers/stream.js';
+import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
+
+const AGENT = `[agent]\ncommand = "/bin/sh"\ndefault_session = "pi-main"\n`;
+
+/** A raw WebSocket on a path, collecting text frames, binary frame count and the close. */
+function rawSocket(base: string, path: string, token: string | null) {
+  const url = base.replace(/^http/, 'ws') + path;
+  const ws = new WebSocket(url, token === null ? {} : { headers: { authorization: `Bearer ${token}` } });
+  const texts: { type: string; [k: string]: unknown }[] = [];
+  let binaries = 0;
+  let closed: { code: number; reason: string } | null = null;
+  let status: number | null = null;
+  ws.on('message', (data, isBinary) => {
+    if (isBinary) binaries++;
+    else texts.push(JSON.parse((data as Buffer).toString('utf8')) as { type: string });
+  });
+  ws.on('close', (code, reason) => (closed = { code, reason: reason.toString() }));
+  ws.on('unexpected-response', (_req, res) => {
+    status = res.statusCode ?? null;
+    ws.terminate();
+  });
+  ws.on('error', () => undefined);
+  const opened = new Promise<boolean>((resolve) => {
+    ws.once('open', () => resolve(true));
+    ws.once('close', () => resolve(false));
+  });
+  return {
+    ws,
+    opened,
+    texts,
+    binaries: () => binaries,
+    closed: () => closed,
+    status: () => status,
+    send: (v: unknown) => ws.send(typeof v === 'string' ? v : JSON.stringify(v)),
+  };
+}
+
+describe('stream and side channel', () => {
+  let tmux: PrivateTmux;
+  let home: DaemonHome;
+  let d: RunningTestDaemon;
+  const mirrors: Mirror[] = [];
+  const mirror = (session: string, lastSeq: number | null = null) => {
+    const m = new Mirror(d.base, d.token, session, lastSeq).connect();
+    mirrors.push(m);
+    return m;
+  };
+  const json = (method: string, path: string, body?: unknown) =>
+    d.get(path, { method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+
+  beforeAll(async () => {
+    tmux = await privateTmux();
+    home = daemonHome(tmux.socket, AGENT);
+    d = await startDaemon(home);
+  }, 30_000);
+  afterAll(async () => {
+    for (const m of mirrors) m.close();
+    await d.kill();
+    await tmux.cleanup();
+    home.cleanup();
+  });
+
+  it('a fresh client gets session-meta, then a snapshot, then live output; its keys reach the shell', async () => {
+    const m = mirror('pi-main');
+    await eventually(() => m.kinds().includes('snapshot'), 10_000);
+    expect(m.kinds()[0]).toBe('meta');
+    expect(m.received[0]).toMatchObject({ kind: 'meta', frame: { name: 'pi-main' } });
+    m.stream.sendKeys('echo tether-$((6*7))');
+    m.stream.sendKey('enter');
+    await eventually(async () => (await m.text()).includes('tether-42'), 10_000);
+    // The pane itself shows it: an ordinary tmux client sees the same input.
+    await eventually(async () => (await tmux.capture('=pi-main:')).includes('tether-42'), 5000);
+    expect(m.kinds().slice(m.kinds().indexOf('snapshot') + 1)).toContain('data');
+  });
+
+  it('answers bad frames with error frames and stays usable', async () => {
+    const s = rawSocket(d.base, '/sessions/pi-main/stream', d.token);
+    expect(await s.opened).toBe(true);
+    s.send({ type: 'resume', lastSeq: null });
+    s.send('{not json');
+    s.send({ type: 'resume', lastSeq: 'x' });
+    s.send({ type: 'teleport' });
+    s.send({ type: 'keys', data: 5 });
+    s.send({ type: 'key', name: 'hyperspace' });
+    s.ws.send(Buffer.from([1, 2, 3]), { binary: true });
+    s.send({ type: 'keys', data: 'echo still-$((2+3))\r' });
+    await eventually(() => s.texts.filter((t) => t.type === 'error').length >= 6, 5000);
+    const errors = s.texts.filter((t) => t.type === 'error');
+    expect(errors.map((e) => e.code)).toEqual(['bad-frame', 'bad-frame', 'bad-frame', 'bad-frame', 'unknown-key', 'bad-frame']);
+    expect(String(errors[1]!.message)).toMatch(/lastSeq/);
+    expect(String(errors[3]!.message)).toMatch(/data/);
+    await eventually(async () => (await tmux.capture('=pi-main:')).includes('still-5'), 5000);
+    expect(s.closed()).toBeNull();
+    s.ws.close();
+  });
+
+  it('refuses an unknown session (404) and a missing token (401) before any upgrade', async () => {
+    const unknown = rawSocket(d.base, '/sessions/nope/stream', d.token);
+    expect(await unknown.opened).toBe(false);
+    await eventually(() => unknown.status() === 404, 3000);
+    const noToken = rawSocket(d.base, '/sessions/pi-main/stream', null);
+    expect(await noToken.opened).toBe(false);
+    await eventually(() => noToken.status() === 401, 3000);
+  });
+
+  it('the side channel gets meta and no terminal bytes, and answers messages with an error', async () => {
+    const side = rawSocket(d.base, '/sessions/pi-main/side', d.token);
+    expect(await side.opened).toBe(true);
+    side.send({ type: 'resume', lastSeq: null });
+    side.send('garbage');
+    const main = mirror('pi-main');
+    await eventually(() => main.kinds().includes('snapshot'), 10_000);
+    main.stream.sendKeys('echo side-$((1+1))\r');
+    await eventually(async () => (await main.text()).includes('side-2'), 10_000);
+    await eventually(() => side.texts.filter((t) => t.type === 'error').length === 2, 3000);
+    expect(side.texts[0]).toMatchObject({ type: 'session-meta', name: 'pi-main' });
+    expect(side.binaries()).toBe(0);
+    expect(side.closed()).toBeNull();
+    side.ws.close();
+  });
+
+  it('sends a new session-meta when the description changes', async () => {
+    const m = mirror('pi-main');
+    await eventually(() => m.kinds().includes('snapshot'), 10_000);
+    expect((await json('PATCH', '/sessions/pi-main', { description: 'fix the build' })).status).toBe(200);
+    await eventually(() => m.received.some((r) => r.kind === 'meta' && r.frame.description === 'fix the build'), 5000);
+  });
+
+  it('closes stream and side clients with session-ended / 4404 when the session is deleted', async () => {
+    expect((await json('POST', '/sessions', { name: 'doomed' })).status).toBe(201);
+    const m = mirror('doomed');
+    const side = rawSocket(d.base, '/sessions/doomed/side', d.token);
+    await eventually(() => m.kinds().includes('snapshot'), 10_000);
+    expect(await side.opened).toBe(true);
+    expect((await json('DELETE', '/sessions/doomed')).status).toBe(204);
+    await eventually(() => m.stream.status === 'ended', 5000);
+    expect(m.errors().map((e) => e.code)).toContain('session-ended');
+    await eventually(() => side.closed()?.code === 4404, 5000);
+    expect(side.texts.some((t) => t.type === 'error' && t.code === 'session-ended')).toBe(true);
+  });
+
+  it('closes clients with 4404 when the pane dies', async () => {
+    expect((await json('POST', '/sessions', { name: 'mortal' })).status).toBe(201);
+    const m = mirror('mortal');
+    await eventually(() => m.kinds().includes('snapshot'), 10_000);
+    m.stream.sendKeys('exit\r');
+    await eventually(() => m.stream.status === 'ended', 10_000);
+    expect(m.errors().map((e) => e.code)).toContain('session-ended');
+  });
+});

@@ -1,0 +1,77 @@
+/**
+ * A stream client as a user's screen: the reference client (`SessionStream`) feeding a
+ * headless terminal, with every frame it got recorded, so tests compare what a person would
+ * see and in which order things arrived.
+ */
+import { SessionStream, type ErrorFrame, type SessionMetaFrame, type StateFrame } from '../../src/client/index.js';
+import { newTerminal, readScreen, write, type Screen } from './screen.js';
+
+export type Received =
+  | { kind: 'meta'; frame: SessionMetaFrame }
+  | { kind: 'state'; frame: StateFrame }
+  | { kind: 'error'; frame: ErrorFrame }
+  | { kind: 'snapshot'; seq: number; bytes: number }
+  | { kind: 'data'; seq: number; bytes: number };
+
+export class Mirror {
+  readonly stream: SessionStream;
+  readonly received: Received[] = [];
+  readonly term = newTerminal();
+  private writes: Promise<void> = Promise.resolve();
+  /** Every byte applied since the last snapshot (for byte-exact comparisons). */
+  bytesSinceSnapshot: Buffer[] = [];
+
+  constructor(base: string, token: string, session: string, lastSeq: number | null = null) {
+    this.stream = new SessionStream({ baseUrl: base, token, session, lastSeq });
+    this.stream.on('meta', (frame) => this.received.push({ kind: 'meta', frame }));
+    this.stream.on('state', (frame) => this.received.push({ kind: 'state', frame }));
+    this.stream.on('errorFrame', (frame) => this.received.push({ kind: 'error', frame }));
+    this.stream.on('snapshot', (bytes, seq) => {
+      this.received.push({ kind: 'snapshot', seq, bytes: bytes.length });
+      this.bytesSinceSnapshot = [bytes];
+      this.apply(bytes, true);
+    });
+    this.stream.on('data', (bytes, seq) => {
+      this.received.push({ kind: 'data', seq, bytes: bytes.length });
+      this.bytesSinceSnapshot.push(bytes);
+      this.apply(bytes, false);
+    });
+  }
+
+  connect(): this {
+    this.stream.connect();
+    return this;
+  }
+
+  private apply(bytes: Buffer, reset: boolean): void {
+    const copy = Buffer.from(bytes);
+    this.writes = this.writes.then(async () => {
+      if (reset) this.term.reset();
+      await write(this.term, copy);
+    });
+  }
+
+  /** The screen once every received byte is written. */
+  async screen(): Promise<Screen> {
+    await this.writes;
+    return readScreen(this.term);
+  }
+
+  /** The visible text, rows joined (trailing blank rows dropped). */
+  async text(): Promise<string> {
+    return (await this.screen()).text.join('\n').replace(/\n+$/, '');
+  }
+
+  kinds(): string[] {
+    return this.received.map((r) => r.kind);
+  }
+
+  errors(): ErrorFrame[] {
+    return this.received.flatMap((r) => (r.kind === 'error' ? [r.frame] : []));
+  }
+
+  close(): void {
+    this.stream.close();
+    this.term.dispose();
+  }
+}
