@@ -3,6 +3,7 @@
  * rows of cells (text and attributes), cursor, modes and scrollback, so that two byte streams
  * can be compared by what a person would see.
  */
+import { Unicode11Addon } from '@xterm/addon-unicode11';
 import xtermHeadless, { type IBufferCell } from '@xterm/headless';
 
 const { Terminal } = xtermHeadless;
@@ -12,7 +13,7 @@ export interface Screen {
   readonly buffer: 'normal' | 'alternate';
   /** Visible rows: text (trailing blanks trimmed). */
   readonly text: string[];
-  /** Visible rows: one attribute signature per cell run, for colour/attribute comparisons. */
+  /** Visible rows: one attribute signature per cell run (blank or not, and its pen), for colour/attribute comparisons; a written space and a never-written cell look the same. */
   readonly attrs: string[];
   readonly cursor: { x: number; y: number };
   readonly modes: Record<string, boolean | string>;
@@ -20,8 +21,15 @@ export interface Screen {
   readonly scrollback: string[];
 }
 
+/**
+ * A terminal at the pane's size with Unicode 11 character widths, as tmux and phone terminals
+ * use (xterm.js defaults to Unicode 6, where newer emoji are one cell wide).
+ */
 export function newTerminal(cols = 120, rows = 40): Term {
-  return new Terminal({ cols, rows, scrollback: 20_000, allowProposedApi: true });
+  const term = new Terminal({ cols, rows, scrollback: 20_000, allowProposedApi: true });
+  term.loadAddon(new Unicode11Addon());
+  term.unicode.activeVersion = '11';
+  return term;
 }
 
 export function write(term: Term, data: Buffer | string): Promise<void> {
@@ -59,7 +67,7 @@ export function readScreen(term: Term): Screen {
     let count = 0;
     for (let x = 0; x < term.cols; x++) {
       const cell = line?.getCell(x);
-      const sig = cell ? `${cell.getChars() === '' ? ' ' : 'c'}|${cellSig(cell)}` : '';
+      const sig = cell ? `${cell.getChars().trim() === '' ? ' ' : 'c'}|${cellSig(cell)}` : '';
       if (sig === last) count++;
       else {
         if (count > 0) runs.push(`${count}x${last}`);
