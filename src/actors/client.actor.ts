@@ -57,6 +57,8 @@ export interface StreamClientDeps {
   /** Called once when the client is done (socket closed or session ended). */
   readonly onReleased: () => void;
   readonly onSnapshotFailed?: (err: unknown) => void;
+  /** Each state the client machine enters (for the debug log). */
+  readonly onState?: (state: string) => void;
   readonly delays?: { readonly drainPoll?: number; readonly snapshotRetry?: number };
 }
 
@@ -118,6 +120,14 @@ export class StreamClient {
       },
     });
     this.actor = createActor(machine);
+    if (deps.onState) {
+      const report = deps.onState;
+      let last = '';
+      this.actor.subscribe((snap) => {
+        const state = JSON.stringify(snap.value);
+        if (state !== last) report((last = state));
+      });
+    }
     this.actor.start();
   }
 

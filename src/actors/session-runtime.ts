@@ -17,6 +17,8 @@ import { PaneStream } from './pane-stream.js';
  * whatever the output rate; it is renewed when half of it is used.
  */
 export const SEQ_RESERVATION_BYTES = 64 * 1024 * 1024;
+/** How long a snapshot waits for the control link (the daemon starting, tmux reconnecting). */
+export const SNAPSHOT_LINK_WAIT_MS = 5000;
 
 /** No control client is linked right now (tmux restarting, session being created). */
 export class SessionUnavailableError extends Error {
@@ -33,6 +35,7 @@ export class SessionRuntime {
   private client: ControlClient | null = null;
   private links = 0;
   private queue: Promise<unknown> = Promise.resolve();
+  private readonly linkWaiters = new Set<() => void>();
   /** The pane tether mirrors, once linked. */
   paneId: string | null = null;
   /** The position reserved in tmux: no position at or above it was handed out. */
@@ -87,8 +90,28 @@ export class SessionRuntime {
     return { position: this.stream.position, state: this.tracker.capture() };
   }
 
+  /**
+   * Resolves once the control link is up (at once if it is), or rejects after `timeoutMs`:
+   * a client that connects while the daemon is still linking waits for the link, not a retry.
+   */
+  whenLinked(timeoutMs: number): Promise<void> {
+    if (this.linked) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.linkWaiters.delete(done);
+        reject(new SessionUnavailableError(this.id));
+      }, timeoutMs);
+      const done = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      this.linkWaiters.add(done);
+    });
+  }
+
   /** A snapshot of the pane at an exact stream position (queued behind earlier commands). */
-  snapshot(): Promise<PaneSnapshot> {
+  async snapshot(linkWaitMs = SNAPSHOT_LINK_WAIT_MS): Promise<PaneSnapshot> {
+    await this.whenLinked(linkWaitMs);
     return this.commands((client) => {
       const pane = this.paneId;
       if (!pane) throw new SessionUnavailableError(this.id);
@@ -101,6 +124,8 @@ export class SessionRuntime {
     this.client = client;
     this.paneId = paneId;
     if (this.links++ > 0) this.stream.gap();
+    for (const done of [...this.linkWaiters]) done();
+    this.linkWaiters.clear();
   }
 
   detach(client: ControlClient): void {

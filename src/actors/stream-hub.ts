@@ -150,6 +150,7 @@ export class StreamHub {
       ...(this.deps.watermarks ? { watermarks: this.deps.watermarks } : {}),
       onReleased: leave,
       onSnapshotFailed: (err) => this.deps.log.warn({ session: sessionId, err: String(err) }, 'a snapshot for a client failed'),
+      onState: (state) => this.deps.log.debug({ session: sessionId, state }, 'stream client'),
     });
     member = { kind, send: (frame) => client.sendFrame(frame), end: () => client.sessionEnded() };
     members.add(member);

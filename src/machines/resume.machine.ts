@@ -77,6 +77,7 @@ export const resumeMachine = setup({
     snapshotting: {
       description: 'A snapshot is taken over the control connection, at an exact stream position',
       invoke: {
+        id: 'snapshot',
         src: 'takeSnapshot',
         onDone: {
           target: 'streaming',
