@@ -75,7 +75,7 @@ function recordingLink(): { link: ClientLink; sent: Sent } {
 
 const describePath = (p: (typeof paths)[number]) =>
   p.steps
-    .map((s) => s.event.type + ('lastSeq' in s.event ? `(${String((s.event as ResumeEvent).lastSeq)})` : ''))
+    .map((s) => s.event.type + ('lastSeq' in s.event ? `(${String((s.event).lastSeq)})` : ''))
     .join(' -> ') + ` => ${JSON.stringify(p.state.value)}`;
 
 describe('resume machine, model-based, against the real client actor', () => {
