@@ -106,6 +106,11 @@ export class SessionStream extends EventEmitter<SessionStreamEvents> {
     this.send({ type: this.paste.on ? 'paste' : 'keys', data: text });
   }
 
+  /** Sends a `paste` frame whatever the mode (the server wraps it only when the mode is on). */
+  sendPaste(text: string): void {
+    this.send({ type: 'paste', data: text });
+  }
+
   /** Sends typed text literally. */
   sendKeys(text: string): void {
     this.send({ type: 'keys', data: text });

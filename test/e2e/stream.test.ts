@@ -3,6 +3,7 @@
  * clients: what a client gets first, input over the socket, bad frames, the side channel,
  * and the end of a session.
  */
+import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { daemonHome, startDaemon, type DaemonHome, type RunningTestDaemon } from '../helpers/daemon.js';
@@ -80,6 +81,45 @@ describe('stream and side channel', () => {
     // The pane itself shows it: an ordinary tmux client sees the same input.
     await eventually(async () => (await tmux.capture('=pi-main:')).includes('tether-42'), 5000);
     expect(m.kinds().slice(m.kinds().indexOf('snapshot') + 1)).toContain('data');
+  });
+
+  it('input over the socket reaches an ordinary tmux client attached to the same session', async () => {
+    // A person at the desk: a real tmux client on a terminal (script gives it one).
+    const attached = spawn('script', ['-qfc', `tmux -S ${tmux.socket} attach -t =pi-main`, '/dev/null'], {
+      stdio: ['pipe', 'pipe', 'ignore'],
+      env: { ...process.env, TERM: 'xterm-256color', TMUX: '' },
+    });
+    let seen = '';
+    attached.stdout.on('data', (d: Buffer) => (seen += d.toString('utf8')));
+    try {
+      await eventually(async () => (await tmux.tmux('list-clients', '-t', '=pi-main')).includes('pi-main'), 10_000);
+      const m = mirror('pi-main');
+      await eventually(() => m.kinds().includes('snapshot'), 10_000);
+      m.stream.sendKeys('echo desk-$((8*8))');
+      m.stream.sendKey('enter');
+      await eventually(() => seen.includes('desk-64'), 10_000);
+      await eventually(async () => (await m.text()).includes('desk-64'), 10_000);
+    } finally {
+      attached.kill('SIGTERM');
+    }
+  });
+
+  it('paste is wrapped only while the application has bracketed paste on', async () => {
+    const m = mirror('pi-main');
+    await eventually(() => m.kinds().includes('snapshot'), 10_000);
+    m.stream.sendKeys("printf '\\033[?2004h'; cat -v\r");
+    await eventually(() => m.stream.paste.on, 10_000);
+    m.stream.sendText('pasted; $(x) #{y}');
+    m.stream.sendKeys('\r');
+    await eventually(async () => (await tmux.capture('=pi-main:')).includes('^[[200~pasted; $(x) #{y}^[[201~'), 10_000);
+    m.stream.sendKey('ctrl-c');
+    m.stream.sendKeys("printf '\\033[?2004l'; cat -v\r");
+    await eventually(() => !m.stream.paste.on, 10_000);
+    m.stream.sendPaste('plain paste'); // a paste frame, even: no stray escape bytes
+    m.stream.sendKeys('\r');
+    await eventually(async () => /\nplain paste\n/.test(await tmux.capture('=pi-main:')), 10_000);
+    expect(await tmux.capture('=pi-main:')).not.toMatch(/\^\[\[200~plain/);
+    m.stream.sendKey('ctrl-c');
   });
 
   it('answers bad frames with error frames and stays usable', async () => {
