@@ -13,6 +13,8 @@ export interface RegisteredConnection {
   /** `stream` counts for "the device is in the foreground"; `side` does not. */
   readonly kind: 'stream' | 'side';
   close(code: number, reason: string): void;
+  /** Whether the peer was heard from within its ping deadline (a silent socket does not count). */
+  alive?(): boolean;
 }
 
 /** WebSocket close codes of decisions.md "Stream". */
@@ -48,9 +50,10 @@ export class ConnectionRegistry {
   }
 
   /** Live connections, optionally only one kind or one token's. */
-  count(filter: { kind?: 'stream' | 'side'; tokenId?: string; sessionId?: string } = {}): number {
+  count(filter: { kind?: 'stream' | 'side'; tokenId?: string; sessionId?: string; liveOnly?: boolean } = {}): number {
     let n = 0;
     for (const c of this.all) {
+      if (filter.liveOnly && c.alive && !c.alive()) continue;
       if (filter.kind !== undefined && c.kind !== filter.kind) continue;
       if (filter.tokenId !== undefined && c.tokenId !== filter.tokenId) continue;
       if (filter.sessionId !== undefined && c.sessionId !== filter.sessionId) continue;

@@ -35,6 +35,8 @@ export interface StreamPluginOptions {
 
 /** Server pings every 20 s; a client silent for a whole interval is gone. */
 export const PING_INTERVAL_MS = 20_000;
+/** How late a pong may be before a connection no longer counts as live. */
+export const PONG_GRACE_MS = 10_000;
 /** Frames kept while a client is being opened (a resume and some input). */
 const MAX_EARLY_FRAMES = 64;
 
@@ -80,7 +82,16 @@ function serve(kind: ClientKind, opts: StreamPluginOptions, socket: WebSocket, s
     else if (early.length < MAX_EARLY_FRAMES) early.push(fn);
     else send({ type: 'error', code: 'bad-frame', message: 'too many frames before the stream was ready' });
   };
-  const unregister = opts.connections.add({ tokenId, sessionId, kind, close: (code, reason) => socket.close(code, reason) });
+  const interval = opts.pingIntervalMs ?? PING_INTERVAL_MS;
+  let heardAt = Date.now();
+  const unregister = opts.connections.add({
+    tokenId,
+    sessionId,
+    kind,
+    close: (code, reason) => socket.close(code, reason),
+    // Heard from within one ping interval plus a grace for the pong's way back.
+    alive: () => Date.now() - heardAt < interval + PONG_GRACE_MS,
+  });
 
   const handle = (frame: ClientFrame, c: OpenClient) => {
     switch (frame.type) {
@@ -104,6 +115,10 @@ function serve(kind: ClientKind, opts: StreamPluginOptions, socket: WebSocket, s
   let alive = true;
   socket.on('pong', () => {
     alive = true;
+    heardAt = Date.now();
+  });
+  socket.on('ping', () => {
+    heardAt = Date.now();
   });
   const pinger = setInterval(() => {
     if (!alive) {
@@ -112,11 +127,12 @@ function serve(kind: ClientKind, opts: StreamPluginOptions, socket: WebSocket, s
     }
     alive = false;
     socket.ping();
-  }, opts.pingIntervalMs ?? PING_INTERVAL_MS);
+  }, interval);
   pinger.unref();
 
   socket.on('message', (data, isBinary) => {
     alive = true;
+    heardAt = Date.now();
     const refuse = (message: string) => whenOpen(() => send({ type: 'error', code: 'bad-frame', message }));
     if (kind === 'side') {
       refuse('the side channel takes no messages');
