@@ -8,10 +8,9 @@
  * is SIGKILLed and restarted, and the resumed client must still agree.
  */
 import { writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { daemonHome, startDaemon, type DaemonHome, type RunningTestDaemon } from '../helpers/daemon.js';
+import { daemonHome, freePort, startDaemon, type DaemonHome, type RunningTestDaemon } from '../helpers/daemon.js';
 import type { Screen } from '../helpers/screen.js';
 import { Mirror } from '../helpers/stream.js';
 import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
@@ -64,16 +63,6 @@ process.stdin.once('data', () => {
 const MODES = String.raw`
 process.stdout.write('\x1b[?2004h\x1b[?1000h\x1b[1;4;33mpen left on: modes-' + 'set\r\n');
 `;
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      srv.close(() => (typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no port'))));
-    });
-  });
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -4,6 +4,7 @@
  * private tmux server. Only processes started here are ever signalled.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { createServer } from 'node:net';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -122,6 +123,17 @@ export function startDaemon(home: DaemonHome, timeoutMs = 20_000): Promise<Runni
           await exited;
         },
       });
+    });
+  });
+}
+
+/** A TCP port that was free a moment ago (for a daemon that must come back on the same port). */
+export function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const srv = createServer();
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      srv.close(() => (typeof addr === 'object' && addr ? resolvePort(addr.port) : reject(new Error('no port'))));
     });
   });
 }
