@@ -1,0 +1,108 @@
+/**
+ * Faults a laptop really sees, against a real daemon: the tmux server killed and started
+ * again, a pane's program killed, and the daemon's own state files damaged. The daemon stays
+ * up where it can, says what is wrong, does not spin, and never silently resets its tokens
+ * (which would lock the user out or let everyone in).
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { daemonHome, runCli, startDaemon, type DaemonHome, type RunningTestDaemon } from '../helpers/daemon.js';
+import { Mirror } from '../helpers/stream.js';
+import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
+
+const AGENT = `[agent]\ncommand = "/bin/sh"\ndefault_session = "fault"\n`;
+
+/** CPU seconds (user + system) the process has used so far. */
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+describe('faults around the daemon', () => {
+  let tmux: PrivateTmux;
+  let home: DaemonHome;
+  let d: RunningTestDaemon;
+
+  beforeAll(async () => {
+    tmux = await privateTmux();
+    home = daemonHome(tmux.socket, AGENT);
+    d = await startDaemon(home);
+  }, 30_000);
+  afterAll(async () => {
+    await d.kill();
+    await tmux.cleanup();
+    home.cleanup();
+  });
+
+  it('a pane killed with SIGKILL: the session is exited, its clients are told, the daemon goes on', async () => {
+    expect((await d.get('/sessions', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":"victim"}' })).status).toBe(201);
+    const m = new Mirror(d.base, d.token, 'victim').connect();
+    await eventually(() => m.kinds().includes('snapshot'), 10_000);
+    const pid = Number((await tmux.tmux('display', '-p', '-t', '=victim:', '#{pane_pid}')).trim());
+    process.kill(pid, 'SIGKILL'); // the pane's own program, started by this test's daemon
+    await eventually(() => m.stream.status === 'ended', 10_000);
+    expect(m.errors().map((e) => e.code)).toContain('session-ended');
+    const list = (await (await d.get('/sessions')).json()) as { id: string; state: string }[];
+    expect(list.find((s) => s.id === 'victim')?.state).toBe('exited');
+    m.close();
+    expect((await d.get('/sessions/victim', { method: 'DELETE' })).status).toBe(204);
+  });
+
+  it('the tmux server killed: the daemon stays up, says so, does not spin, and serves again when tmux is back', async () => {
+    await tmux.tmux('kill-server');
+    await eventually(async () => {
+      const h = (await (await d.get('/health')).json()) as { warnings: string[] };
+      return h.warnings.includes('the tmux server is not running');
+    }, 10_000, 100);
+    const pid = d.child.pid!;
+    const before = cpuSeconds(pid);
+    await new Promise((r) => setTimeout(r, 3000));
+    // Waiting for tmux costs next to nothing: well under a tenth of a core.
+    expect(cpuSeconds(pid) - before).toBeLessThan(0.3);
+
+    // tmux back, with a tether session made by the attach CLI.
+    const attached = await runCli(['attach', 'fault', '--detach'], home.env);
+    expect(attached.code).toBe(0);
+    await eventually(async () => {
+      const h = (await (await d.get('/health')).json()) as { warnings: string[] };
+      return !h.warnings.some((w) => /tmux/i.test(w));
+    }, 15_000, 100);
+    expect(((await (await d.get('/sessions')).json()) as { id: string }[]).map((s) => s.id)).toEqual(['fault']);
+    const m = new Mirror(d.base, d.token, 'fault').connect();
+    await eventually(() => m.kinds().includes('snapshot'), 10_000);
+    m.stream.sendKeys('echo back-$((7*6))\r');
+    await eventually(async () => (await m.text()).includes('back-42'), 10_000);
+    m.close();
+  }, 60_000);
+
+  it('a truncated token store stops the start with a clear line, and is left as it was', async () => {
+    await d.stop();
+    const store = join(home.dataDir, 'auth', 'tokens.json');
+    const original = readFileSync(store, 'utf8');
+    const truncated = original.slice(0, Math.floor(original.length / 2));
+    writeFileSync(store, truncated);
+    const run = await runCli(['serve'], home.env, 20_000);
+    expect(run.code).not.toBe(0);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toMatch(/tokens\.json.*corrupt/);
+    expect(readFileSync(store, 'utf8')).toBe(truncated);
+    // Put back, it starts again, with the same token as before.
+    writeFileSync(store, original);
+    const again = await startDaemon(home);
+    expect(again.token).toBe(d.token);
+    d = again;
+  }, 60_000);
+
+  it('a config value of the wrong type stops the start with a line naming the key and the file', async () => {
+    await d.stop();
+    const config = readFileSync(home.configFile, 'utf8');
+    writeFileSync(home.configFile, `${config}\n[stream]\nring_kb = "lots"\n`);
+    const run = await runCli(['serve'], home.env, 20_000);
+    expect(run.code).not.toBe(0);
+    expect(run.stderr).toContain('ring_kb');
+    expect(run.stderr).toContain(home.configFile);
+    writeFileSync(home.configFile, config);
+    d = await startDaemon(home);
+  }, 60_000);
+});
