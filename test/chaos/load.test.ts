@@ -1,0 +1,99 @@
+/**
+ * Load: 50 sessions with two clients each, output and input mixed, for over a minute, one
+ * client of each pair dropping and resuming every few seconds. At the end every resumed client
+ * shows exactly what its continuous twin shows (screens compared in a headless terminal) and
+ * what tmux shows, and the daemon's memory stayed flat after warm-up.
+ * `CHAOS_SESSIONS` and `CHAOS_LINES` scale it.
+ */
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { daemonHome, startDaemon, type DaemonHome, type RunningTestDaemon } from '../helpers/daemon.js';
+import { Mirror } from '../helpers/stream.js';
+import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
+
+const SESSIONS = Number(process.env.CHAOS_SESSIONS ?? 50);
+const LINES = Number(process.env.CHAOS_LINES ?? 300);
+const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function rng(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+}
+
+describe(`load: ${SESSIONS} sessions, two clients each`, () => {
+  let tmux: PrivateTmux;
+  let home: DaemonHome;
+  let d: RunningTestDaemon;
+  const ids = Array.from({ length: SESSIONS }, (_, i) => `load-${i}`);
+  const pairs = new Map<string, { steady: Mirror; flaky: Mirror }>();
+  const rand = rng(7);
+
+  beforeAll(async () => {
+    tmux = await privateTmux();
+    home = daemonHome(tmux.socket, `[agent]\ncommand = "/bin/sh"\ndefault_session = "load-0"\n`);
+    d = await startDaemon(home);
+    for (const id of ids.slice(1)) {
+      const res = await d.get('/sessions', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: id }) });
+      expect(res.status).toBe(201);
+    }
+    for (const id of ids) {
+      pairs.set(id, { steady: new Mirror(d.base, d.token, id).connect(), flaky: new Mirror(d.base, d.token, id).connect() });
+    }
+    await eventually(() => [...pairs.values()].every((p) => p.steady.kinds().includes('snapshot') && p.flaky.kinds().includes('snapshot')), 60_000, 200);
+  }, 180_000);
+  afterAll(async () => {
+    for (const p of pairs.values()) {
+      p.steady.close();
+      p.flaky.close();
+    }
+    await d?.kill();
+    await tmux.cleanup();
+    home.cleanup();
+  });
+
+  it('every resumed client ends equal to its continuous twin and to tmux, with flat memory', async () => {
+    const loop = `i=0; while [ $i -lt ${LINES} ]; do i=$((i+1)); printf '\\033[3%dm%s line %d\\033[0m\\n' $((i%8)) "$(hostname)" $i; sleep 0.2; done; echo load-$((1+1))done\r`;
+    for (const p of pairs.values()) p.steady.stream.sendKeys(loop);
+    const pid = d.child.pid!;
+    const samples: number[] = [];
+    const deadline = Date.now() + LINES * 200 + 5000;
+    let round = 0;
+    while (Date.now() < deadline) {
+      await sleep(500);
+      samples.push(rssMb(pid));
+      // Every few seconds, a handful of flaky clients drop and come back; some type meanwhile.
+      for (const [id, p] of pairs) {
+        if (rand() < 0.08) {
+          p.flaky.stream.close();
+          setTimeout(() => p.flaky.stream.connect(), 50 + rand() * 2000);
+        }
+        if (round % 10 === 0 && rand() < 0.2) p.flaky.stream.sendKeys(`echo typed-${id}-${round}\r`);
+      }
+      round++;
+    }
+    for (const p of pairs.values()) if (p.flaky.stream.status === 'closed') p.flaky.stream.connect();
+    for (const id of ids) await eventually(async () => (await tmux.capture(`=${id}:`)).includes('load-2done'), 60_000, 250);
+
+    let compared = 0;
+    for (const [id, p] of pairs) {
+      await eventually(async () => {
+        const a = p.steady.stream.lastSeq;
+        if (a === null || a !== p.flaky.stream.lastSeq) return false;
+        await sleep(100);
+        return p.steady.stream.lastSeq === a && p.flaky.stream.lastSeq === a;
+      }, 30_000, 100);
+      const [a, b] = [await p.steady.screen(), await p.flaky.screen()];
+      expect({ id, text: b.text, attrs: b.attrs, cursor: b.cursor }).toEqual({ id, text: a.text, attrs: a.attrs, cursor: a.cursor });
+      const captured = (await tmux.tmux('capture-pane', '-p', '-t', `=${id}:`)).split('\n').slice(0, 40).map((l) => l.trimEnd());
+      expect(a.text.map((l) => l.trimEnd())).toEqual(captured.concat(Array(40).fill('')).slice(0, 40));
+      compared++;
+    }
+    expect(compared).toBe(SESSIONS);
+    // Flat after warm-up: the last third of the run is no higher than the middle third, within noise.
+    const third = Math.floor(samples.length / 3);
+    const middle = Math.max(...samples.slice(third, 2 * third));
+    const last = Math.max(...samples.slice(2 * third));
+    expect(last - middle).toBeLessThan(40);
+  }, 600_000);
+});
