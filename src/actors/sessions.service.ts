@@ -32,6 +32,13 @@ export interface SessionItem {
   project: string | null;
 }
 
+/** What the sessions need of the agents (the agent hub): their state and reported commands. */
+export interface SessionAgents {
+  current(id: string): { value: NonNullable<SessionItem['agentState']> } | null;
+  commands(id: string): readonly { name: string; description: string }[] | null;
+}
+const NO_AGENTS: SessionAgents = { current: () => null, commands: () => null };
+
 /** Who set a description: by hand (PATCH) beats automatic naming. */
 export const DESCRIPTION_SOURCE_OPTION = '@description-source';
 /** How many `pi-<n>` names a create without a name tries before giving up. */
@@ -44,6 +51,7 @@ export class SessionsService {
     private readonly system: SidecarSystem,
     private readonly cli: TmuxCli,
     private readonly namePrefix = 'pi',
+    private readonly agents: SessionAgents = NO_AGENTS,
   ) {}
 
   /** The tether sessions tmux holds, with live facts. */
@@ -61,7 +69,7 @@ export class SessionsService {
       name: info.name,
       description,
       state: live ? (live.state === 'exited' ? 'exited' : 'running') : info.paneDead ? 'exited' : 'running',
-      agentState: null,
+      agentState: this.agents.current(info.name)?.value ?? null,
       lastOutputAt: live?.lastOutputAt ? new Date(live.lastOutputAt).toISOString() : null,
       createdAt: info.createdAt,
       clients: live?.clients ?? 0,
@@ -158,9 +166,13 @@ export class SessionsService {
     }
   }
 
-  /** The agent's slash commands (built-in until the agent reports its own). */
+  /** The agent's slash commands: pi's built-ins, then what its extension reported (extension commands, templates, skills). */
   commands(id: string): Promise<readonly SlashCommand[]> {
     this.known(id);
-    return Promise.resolve(BUILTIN_COMMANDS);
+    const reported = this.agents.commands(id);
+    if (!reported) return Promise.resolve(BUILTIN_COMMANDS);
+    const names = new Set(BUILTIN_COMMANDS.map((c) => c.name));
+    const extra = reported.filter((c) => !names.has(c.name) && names.add(c.name)).map((c) => ({ name: c.name, description: c.description }));
+    return Promise.resolve([...BUILTIN_COMMANDS, ...extra]);
   }
 }

@@ -5,14 +5,19 @@
  * Part of the composition root: it reads PATH and the environment so nothing else has to.
  */
 import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
-import { delimiter, dirname, isAbsolute, join } from 'node:path';
+import { basename, delimiter, dirname, isAbsolute, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { AgentLaunch } from '../actors/session.actor.js';
+import { AGENT_SOCKET_ENV } from '../agent/protocol.js';
 
 /** Agent packages tether can run as the bundled pi, newest first. */
 const BUNDLED_PI_PACKAGES = ['@earendil-works/pi-coding-agent', '@mariozechner/pi-coding-agent'] as const;
-/** Variables passed from the daemon into new panes (tmux panes otherwise get the tmux server's environment). */
-const PASSED_ENV = ['PI_OFFLINE', 'PI_CODING_AGENT_DIR'] as const;
+/**
+ * Variables passed from the daemon into new panes (tmux panes otherwise get the tmux server's
+ * environment). tether's own make the extension in the pane find this daemon's data dir and
+ * config (and start the same daemon when none runs).
+ */
+const PASSED_ENV = ['PI_OFFLINE', 'PI_CODING_AGENT_DIR', 'TETHER_DATA_DIR', 'TETHER_CONFIG'] as const;
 
 function isExecutable(path: string): boolean {
   try {
@@ -70,20 +75,38 @@ export class AgentNotFoundError extends Error {
   }
 }
 
-/** How to launch the agent in a new pane, decided once at start. */
-export function resolveAgent(command: string, env: NodeJS.ProcessEnv): (cwd: string) => AgentLaunch {
+/** The agent's argv (no arguments of tether's), and whether it is pi. */
+export function resolveAgentCommand(command: string, env: NodeJS.ProcessEnv): { argv: string[]; isPi: boolean } {
+  const found = findOnPath(command, env.PATH);
+  if (found) return { argv: [found], isPi: basename(found) === 'pi' };
+  if (command === 'pi') {
+    const script = bundledPi();
+    if (!script) throw new AgentNotFoundError(command);
+    return { argv: [process.execPath, script], isPi: true };
+  }
+  throw new AgentNotFoundError(command);
+}
+
+/** The tether extension for pi, built beside this file (dist/extension/index.js). */
+export function extensionPath(): string {
+  return fileURLToPath(new URL('../extension/index.js', import.meta.url));
+}
+
+/**
+ * How to launch the agent in a new pane, decided once at start. pi gets the tether extension
+ * and `--tether` (last: pi's boolean extension flags take the next word as their value), and
+ * `agentSocket` in `AGENT_SOCKET_ENV`; another command runs as it is.
+ */
+export function resolveAgent(command: string, env: NodeJS.ProcessEnv, opts: { agentSocket?: string } = {}): (cwd: string) => AgentLaunch {
   const passed: Record<string, string> = {};
   for (const key of PASSED_ENV) {
     const value = env[key];
     if (value !== undefined) passed[key] = value;
   }
-  const found = findOnPath(command, env.PATH);
-  let argv: string[];
-  if (found) argv = [found];
-  else if (command === 'pi') {
-    const script = bundledPi();
-    if (!script) throw new AgentNotFoundError(command);
-    argv = [process.execPath, script];
-  } else throw new AgentNotFoundError(command);
+  const { argv, isPi } = resolveAgentCommand(command, env);
+  if (isPi) {
+    argv.push('-e', extensionPath(), '--tether');
+    if (opts.agentSocket !== undefined) passed[AGENT_SOCKET_ENV] = opts.agentSocket;
+  }
   return (cwd) => ({ command: argv, env: passed, cwd });
 }

@@ -22,7 +22,9 @@ import { tmuxTarget } from '../tmux/target.js';
 import { checkTmuxVersion, readTmuxVersion } from '../tmux/version.js';
 import type { HealthReport } from '../transport/handles.js';
 import { buildServer, listen } from '../transport/server.js';
-import { resolveAgent } from './agent.js';
+import { AgentService } from '../agent/agent-service.js';
+import { agentSocketPath } from '../agent/protocol.js';
+import { resolveAgent, resolveAgentCommand } from './agent.js';
 import { CliError } from './fail.js';
 import { packageVersion } from './version.js';
 
@@ -76,7 +78,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     throw new CliError((err as Error).message);
   }
   const { host, port } = parseBindAddress(config.bindAddress);
-  const agent = resolveAgent(config.agent.command, io.env);
+  const agent = resolveAgent(config.agent.command, io.env, { agentSocket: agentSocketPath(paths.dataDir) });
 
   const log = makeLogger(paths, io.env, io.stderr);
   for (const w of warnings) log.warn(w);
@@ -93,6 +95,20 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     agent: (id) => agent(id === config.agent.default_session ? io.cwd : (io.env.HOME ?? io.cwd)),
     now: Date.now,
     log,
+  });
+  const agents = new AgentService({
+    cli,
+    socketPath: agentSocketPath(paths.dataDir),
+    namingCommand: resolveAgentCommand(config.agent.command, io.env).argv,
+    namingModel: config.agent.naming_model,
+    env: io.env,
+    now: Date.now,
+    log,
+    registered: () => system.requestRescan(),
+    described: (id) => system.metaChanged(id),
+  });
+  system.onSessionEnded((id, why) => {
+    if (why === 'deleted') agents.hub.forget(id);
   });
   system.start();
   await system.booted();
@@ -124,9 +140,9 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
       warnings: warningsNow,
     };
   };
-  const sessions = new SessionsService(system, cli);
+  const sessions = new SessionsService(system, cli, 'pi', agents.hub);
   const connections = new ConnectionRegistry();
-  const hub = new StreamHub({ system, meta: (id) => sessions.meta(id), log });
+  const hub = new StreamHub({ system, meta: (id) => sessions.meta(id), agentStates: agents.hub, log });
   const stream: StreamHandle = {
     has: (id) => system.sessionIds().includes(id),
     open: (id, kind, link) => hub.open(id, kind, link),
@@ -148,6 +164,13 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
   const address = server.server.address();
   const boundPort = typeof address === 'object' && address ? address.port : port;
   const url = startupUrl(config, scheme, host, boundPort, local.token);
+  try {
+    await agents.listen(url);
+  } catch (err) {
+    await server.close();
+    await system.stop();
+    throw new CliError((err as Error).message);
+  }
   io.stdout.write(`${url}\n`);
   log.info({ host, port: boundPort, sessions: system.sessionIds(), name: config.name || hostname() }, 'tether is listening');
 
@@ -160,6 +183,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
         connections.closeAll();
         await server.close();
         hub.stop();
+        await agents.stop();
         await system.stop();
         tokens.close();
         log.flush();

@@ -40,3 +40,18 @@ export interface TokenVerifier {
   /** Notes a use of the token with this id (batched by the implementation); optional. */
   touch?(id: string): void;
 }
+
+/** An agent state as `state` frames carry it (spec "Stream frames"; ts in Unix epoch ms). */
+export interface AgentStateFrameFact {
+  readonly value: 'thinking' | 'tool' | 'idle' | 'awaiting-input';
+  readonly tool?: string;
+  readonly ts: number;
+}
+
+/** The agents' states per session (the agent hub), for the stream and side channel. */
+export interface AgentStates {
+  /** The current state, or null while no agent reports from the session. */
+  current(sessionId: string): AgentStateFrameFact | null;
+  /** Calls `listener` on each change; returns the unsubscribe. */
+  subscribe(sessionId: string, listener: (state: AgentStateFrameFact) => void): () => void;
+}

@@ -17,6 +17,7 @@ const SPEC_TABLES: Record<string, string[]> = {
     'connected --resume message [lastSeq within the ring]--> streaming',
     'connected --resume message [lastSeq outside the ring]--> streaming',
   ],
+  agentState: ['any --agent_end event [the agent context reports idle]--> awaiting-input'],
 };
 
 describe('spec tables and machines', async () => {

@@ -1,0 +1,224 @@
+/**
+ * The agents of every session, as the daemon sees them: one agent-state actor per session fed
+ * by the extension's reports, the slash commands it reported, and its user messages (for
+ * auto-naming). The stream and the REST routes read it through narrow views (`current`,
+ * `subscribe`, `commands`).
+ *
+ * Invariants: a connection reports nothing until its `hello` was placed in a session (pane ->
+ * session through tmux); the most recent agent to register reports for its session, earlier
+ * ones are ignored; listeners hear a state only when its value or tool changed, and never
+ * while no agent is there (`current` is null then).
+ */
+import { createActor, type Actor } from 'xstate';
+import type { Logger } from '../log.js';
+import { agentStateMachine, agentStateTool, agentStateValue, type AgentStateEvent, type AgentStateValue } from '../machines/agent-state.machine.js';
+import { MAX_HELLO_MESSAGES, type AgentMessage, type DaemonMessage, type HelloMessage, type ReportedCommand } from './protocol.js';
+
+/** The state a `state` frame carries (spec "Stream frames"). */
+export interface AgentStateFact {
+  readonly value: AgentStateValue;
+  readonly tool?: string;
+  /** Unix epoch milliseconds. */
+  readonly ts: number;
+}
+
+/** Where a pane lives: its session, or why it cannot be served (said to the person). */
+export type PaneLocation = { readonly session: string } | { readonly refused: string };
+
+export interface AgentHubDeps {
+  readonly now: () => number;
+  readonly log: Logger;
+  /** Finds the tether session of a pane on the daemon's tmux server (and marks it tether's). */
+  readonly locate: (pane: string, tmuxSocket: string) => Promise<PaneLocation>;
+  /** The URL a person opens (with the local token), told to the agent on welcome. */
+  readonly url: () => string;
+  /** A session got an agent: discovery should look at tmux now. */
+  readonly registered?: (session: string) => void;
+  /** The user messages of a session so far (the first few, and the count). */
+  readonly userMessages?: (session: string, first: readonly string[], count: number) => void;
+}
+
+/** One open agent connection, as the socket server hands it over. */
+export interface AgentLink {
+  send(message: DaemonMessage): void;
+  close(): void;
+}
+
+/** What the socket server calls for one connection. */
+export interface AgentConnection {
+  message(message: AgentMessage): void;
+  closed(): void;
+}
+
+interface SessionAgent {
+  readonly actor: Actor<typeof agentStateMachine>;
+  readonly listeners: Set<(state: AgentStateFact) => void>;
+  last: AgentStateFact | null;
+  owner: object | null;
+  commands: readonly ReportedCommand[] | null;
+  first: string[];
+  count: number;
+}
+
+const sameFact = (a: AgentStateFact | null, b: AgentStateFact | null) => a?.value === b?.value && a?.tool === b?.tool;
+
+export class AgentHub {
+  private readonly sessions = new Map<string, SessionAgent>();
+
+  constructor(private readonly deps: AgentHubDeps) {}
+
+  /** The agent state of a session, or null when no agent reports from it. */
+  current(sessionId: string): AgentStateFact | null {
+    return this.sessions.get(sessionId)?.last ?? null;
+  }
+
+  /** Calls `listener` on each change of the session's agent state; returns the unsubscribe. */
+  subscribe(sessionId: string, listener: (state: AgentStateFact) => void): () => void {
+    const agent = this.agent(sessionId);
+    agent.listeners.add(listener);
+    return () => agent.listeners.delete(listener);
+  }
+
+  /** The slash commands the session's agent reported, or null when none did. */
+  commands(sessionId: string): readonly ReportedCommand[] | null {
+    return this.sessions.get(sessionId)?.commands ?? null;
+  }
+
+  /** Whether an agent is connected for the session. */
+  connected(sessionId: string): boolean {
+    return (this.sessions.get(sessionId)?.owner ?? null) !== null;
+  }
+
+  /** Takes one new connection: nothing counts until its hello is placed. */
+  accept(link: AgentLink): AgentConnection {
+    const token = {};
+    let session: string | null = null;
+    let placing = false;
+    let closed = false;
+    const pending: AgentMessage[] = [];
+    const owns = () => session !== null && this.sessions.get(session)?.owner === token;
+
+    const handle = (message: AgentMessage): void => {
+      if (!owns()) return;
+      const agent = this.sessions.get(session!)!;
+      const ts = this.deps.now();
+      switch (message.type) {
+        case 'event':
+          this.send(agent, toMachineEvent(message, ts));
+          return;
+        case 'commands':
+          agent.commands = message.commands;
+          return;
+        case 'user-message':
+          agent.count++;
+          if (agent.first.length < MAX_HELLO_MESSAGES) agent.first.push(message.text);
+          this.deps.userMessages?.(session!, agent.first, agent.count);
+          return;
+        case 'hello':
+          return; // one hello per connection
+      }
+    };
+
+    const place = async (hello: HelloMessage): Promise<void> => {
+      const where = await this.deps.locate(hello.pane, hello.tmuxSocket).catch((err: Error): PaneLocation => ({ refused: `tether could not ask tmux about pane ${hello.pane}: ${err.message}` }));
+      if (closed) return;
+      if ('refused' in where) {
+        this.deps.log.warn({ pane: hello.pane, why: where.refused }, 'an agent was refused');
+        link.send({ type: 'refused', message: where.refused });
+        link.close();
+        return;
+      }
+      session = where.session;
+      const agent = this.agent(session);
+      agent.owner = token;
+      // Messages from an earlier run of this agent count once: keep the larger tally.
+      if (hello.userMessageCount > agent.count) {
+        agent.count = hello.userMessageCount;
+        agent.first = hello.userMessages.slice(0, MAX_HELLO_MESSAGES);
+      }
+      this.send(agent, { type: 'agent.hello', value: hello.state, ...(hello.tool !== undefined ? { tool: hello.tool } : {}), ts: this.deps.now() });
+      link.send({ type: 'welcome', session, url: this.deps.url() });
+      this.deps.log.info({ session, pane: hello.pane, agentPid: hello.pid }, 'an agent registered');
+      this.deps.registered?.(session);
+      for (const m of pending.splice(0)) handle(m);
+      if (agent.count > 0) this.deps.userMessages?.(session, agent.first, agent.count);
+    };
+
+    return {
+      message: (message) => {
+        if (message.type === 'hello') {
+          if (placing || session !== null) return;
+          placing = true;
+          void place(message);
+        } else if (session === null) {
+          if (placing) pending.push(message);
+        } else handle(message);
+      },
+      closed: () => {
+        closed = true;
+        if (!owns()) return;
+        const agent = this.sessions.get(session!)!;
+        agent.owner = null;
+        agent.commands = null;
+        this.send(agent, { type: 'agent.gone', ts: this.deps.now() });
+        this.deps.log.info({ session }, 'an agent went away');
+      },
+    };
+  }
+
+  /** Forgets a session that ended (its actor stops; listeners hear nothing more). */
+  forget(sessionId: string): void {
+    const agent = this.sessions.get(sessionId);
+    if (!agent) return;
+    agent.actor.stop();
+    this.sessions.delete(sessionId);
+  }
+
+  stop(): void {
+    for (const id of [...this.sessions.keys()]) this.forget(id);
+  }
+
+  private agent(sessionId: string): SessionAgent {
+    let agent = this.sessions.get(sessionId);
+    if (agent) return agent;
+    const actor = createActor(agentStateMachine);
+    const created: SessionAgent = { actor, listeners: new Set(), last: null, owner: null, commands: null, first: [], count: 0 };
+    agent = created;
+    actor.subscribe((snap) => {
+      const value = agentStateValue(snap);
+      const tool = value === 'tool' ? agentStateTool(snap.context) : undefined;
+      const fact: AgentStateFact | null = value ? { value, ...(tool !== undefined ? { tool } : {}), ts: snap.context.ts } : null;
+      if (sameFact(fact, created.last)) return;
+      created.last = fact;
+      if (!fact) return;
+      for (const l of [...created.listeners]) {
+        try {
+          l(fact);
+        } catch (err) {
+          this.deps.log.warn({ session: sessionId, err: String(err) }, 'an agent-state listener failed');
+        }
+      }
+    });
+    actor.start();
+    this.sessions.set(sessionId, agent);
+    return agent;
+  }
+
+  private send(agent: SessionAgent, event: AgentStateEvent): void {
+    agent.actor.send(event);
+  }
+}
+
+/** An extension event as the machine's event. */
+function toMachineEvent(message: Extract<AgentMessage, { type: 'event' }>, ts: number): AgentStateEvent {
+  switch (message.event) {
+    case 'tool.start':
+      return { type: 'tool.start', id: message.id ?? '', tool: message.tool ?? 'tool', ts };
+    case 'tool.end':
+      return { type: 'tool.end', id: message.id ?? '', ts };
+    case 'agent.end':
+      return { type: 'agent.end', idle: message.idle === true, ts };
+    default:
+      return { type: message.event, ts };
+  }
+}

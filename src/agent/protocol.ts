@@ -1,0 +1,257 @@
+/**
+ * The agent channel's wire protocol: JSON lines over a Unix socket between the tether
+ * extension (inside pi) and the daemon, one connection per agent. The extension speaks first
+ * (`hello`, naming its tmux pane), then reports events, its slash commands and user messages;
+ * the daemon answers `welcome` (the session and the URL) or `refused` (why, for a person).
+ *
+ * Invariants: every line and field has a named limit, checked before anything is kept; a line
+ * that does not decode is a typed `AgentProtocolError`, never a crash; decoding copies only the
+ * fields it knows, so nothing else a peer sends travels further.
+ */
+import { join } from 'node:path';
+import { StringDecoder } from 'node:string_decoder';
+import { AGENT_STATE_VALUES, type AgentStateValue } from '../machines/agent-state.machine.js';
+
+export const AGENT_PROTOCOL_VERSION = 1;
+/** Longest line either side may send (a large command list fits many times over). */
+export const MAX_AGENT_LINE_BYTES = 1024 * 1024;
+/** Most slash commands one agent may report. */
+export const MAX_AGENT_COMMANDS = 2000;
+/** Longest command name and description kept. */
+export const MAX_COMMAND_NAME_CHARS = 128;
+export const MAX_COMMAND_DESCRIPTION_CHARS = 1024;
+/** Longest user message kept (for auto-naming only the start matters). */
+export const MAX_USER_MESSAGE_CHARS = 2000;
+/** User messages a hello may carry (what auto-naming needs). */
+export const MAX_HELLO_MESSAGES = 3;
+/** Longest tool name, pane id, socket path. */
+const MAX_SHORT_CHARS = 256;
+const MAX_PATH_CHARS = 4096;
+/** The Unix socket path limit (sun_path) with room for the NUL, on Linux and macOS alike. */
+export const MAX_SOCKET_PATH_BYTES = 103;
+/** Variable tether sets in the panes it creates: where the daemon's agent socket is. */
+export const AGENT_SOCKET_ENV = 'TETHER_AGENT_SOCKET';
+
+/** The agent socket under a data dir. */
+export function agentSocketPath(dataDir: string): string {
+  return join(dataDir, 'run', 'agent.sock');
+}
+
+/** The events the extension reports (names as the agent-state machine takes them). */
+export type AgentEventName = 'agent.ready' | 'agent.start' | 'tool.start' | 'tool.end' | 'agent.end' | 'session.tree' | 'session.compact';
+const EVENT_NAMES: readonly AgentEventName[] = ['agent.ready', 'agent.start', 'tool.start', 'tool.end', 'agent.end', 'session.tree', 'session.compact'];
+
+/** One slash command as the agent reports it. */
+export interface ReportedCommand {
+  readonly name: string;
+  readonly description: string;
+  /** `extension`, `prompt` or `skill` (pi's source names). */
+  readonly source: string;
+}
+
+export interface HelloMessage {
+  readonly type: 'hello';
+  readonly v: number;
+  /** `$TMUX_PANE`: `%<n>`. */
+  readonly pane: string;
+  /** The tmux server's socket path (the first field of `$TMUX`). */
+  readonly tmuxSocket: string;
+  readonly pid: number;
+  /** What the agent is doing right now (it may reconnect mid-turn). */
+  readonly state: AgentStateValue;
+  readonly tool?: string;
+  /** The first user messages of this agent run, and how many there were. */
+  readonly userMessages: readonly string[];
+  readonly userMessageCount: number;
+}
+
+export interface EventMessage {
+  readonly type: 'event';
+  readonly event: AgentEventName;
+  /** Tool call id (`tool.start`, `tool.end`). */
+  readonly id?: string;
+  readonly tool?: string;
+  /** `agent.end`: the agent context reported idle with nothing pending. */
+  readonly idle?: boolean;
+}
+
+export interface CommandsMessage {
+  readonly type: 'commands';
+  readonly commands: readonly ReportedCommand[];
+}
+
+export interface UserMessage {
+  readonly type: 'user-message';
+  readonly text: string;
+}
+
+/** Extension -> daemon. */
+export type AgentMessage = HelloMessage | EventMessage | CommandsMessage | UserMessage;
+
+/** Daemon -> extension. */
+export type DaemonMessage = { readonly type: 'welcome'; readonly session: string; readonly url: string } | { readonly type: 'refused'; readonly message: string };
+
+export type AgentProtocolErrorCode = 'agent-line-too-long' | 'agent-bad-message';
+
+/** A line that cannot be taken: which rule it broke. */
+export class AgentProtocolError extends Error {
+  readonly code: AgentProtocolErrorCode;
+  constructor(code: AgentProtocolErrorCode, message: string) {
+    super(message);
+    this.name = 'AgentProtocolError';
+    this.code = code;
+  }
+}
+
+const bad = (message: string) => new AgentProtocolError('agent-bad-message', message);
+
+function str(o: Record<string, unknown>, key: string, max: number, optional = false): string | undefined {
+  const v = o[key];
+  if (v === undefined && optional) return undefined;
+  if (typeof v !== 'string') throw bad(`${key}: must be a string`);
+  if (v.length > max) throw bad(`${key}: longer than ${max} characters`);
+  return v;
+}
+
+function decodeCommands(v: unknown): ReportedCommand[] {
+  if (!Array.isArray(v)) throw bad('commands: must be an array');
+  if (v.length > MAX_AGENT_COMMANDS) throw bad(`commands: more than ${MAX_AGENT_COMMANDS}`);
+  return v.map((c: unknown, i) => {
+    if (!c || typeof c !== 'object') throw bad(`commands/${i}: must be an object`);
+    const o = c as Record<string, unknown>;
+    const name = str(o, 'name', MAX_COMMAND_NAME_CHARS)!;
+    if (name === '' || /\s/.test(name)) throw bad(`commands/${i}/name: must be one word`);
+    return {
+      name,
+      description: (str(o, 'description', MAX_COMMAND_DESCRIPTION_CHARS, true) ?? '').slice(0, MAX_COMMAND_DESCRIPTION_CHARS),
+      source: str(o, 'source', MAX_SHORT_CHARS, true) ?? 'extension',
+    };
+  });
+}
+
+function decodeHello(o: Record<string, unknown>): HelloMessage {
+  if (o.v !== AGENT_PROTOCOL_VERSION) throw bad(`v: this daemon speaks version ${AGENT_PROTOCOL_VERSION}`);
+  const pane = str(o, 'pane', MAX_SHORT_CHARS)!;
+  if (!/^%\d+$/.test(pane)) throw bad('pane: must look like %<number>');
+  const state = o.state;
+  if (typeof state !== 'string' || !(AGENT_STATE_VALUES as readonly string[]).includes(state)) throw bad(`state: must be one of ${AGENT_STATE_VALUES.join(', ')}`);
+  const pid = o.pid;
+  if (typeof pid !== 'number' || !Number.isSafeInteger(pid) || pid <= 0) throw bad('pid: must be a positive integer');
+  const messages = o.userMessages;
+  if (!Array.isArray(messages) || messages.length > MAX_HELLO_MESSAGES || messages.some((m) => typeof m !== 'string')) {
+    throw bad(`userMessages: must be at most ${MAX_HELLO_MESSAGES} strings`);
+  }
+  const count = o.userMessageCount;
+  if (typeof count !== 'number' || !Number.isSafeInteger(count) || count < 0) throw bad('userMessageCount: must be a count');
+  const tool = str(o, 'tool', MAX_SHORT_CHARS, true);
+  return {
+    type: 'hello',
+    v: AGENT_PROTOCOL_VERSION,
+    pane,
+    tmuxSocket: str(o, 'tmuxSocket', MAX_PATH_CHARS)!,
+    pid,
+    state: state as AgentStateValue,
+    ...(tool !== undefined ? { tool } : {}),
+    userMessages: (messages as string[]).map((m) => m.slice(0, MAX_USER_MESSAGE_CHARS)),
+    userMessageCount: count,
+  };
+}
+
+function decodeEvent(o: Record<string, unknown>): EventMessage {
+  const event = o.event;
+  if (typeof event !== 'string' || !(EVENT_NAMES as readonly string[]).includes(event)) throw bad(`event: must be one of ${EVENT_NAMES.join(', ')}`);
+  const id = str(o, 'id', MAX_SHORT_CHARS, true);
+  const tool = str(o, 'tool', MAX_SHORT_CHARS, true);
+  if (event === 'tool.start' && (id === undefined || tool === undefined)) throw bad('tool.start: needs id and tool');
+  if (event === 'tool.end' && id === undefined) throw bad('tool.end: needs id');
+  if (event === 'agent.end' && typeof o.idle !== 'boolean') throw bad('agent.end: needs idle (boolean)');
+  return {
+    type: 'event',
+    event: event as AgentEventName,
+    ...(id !== undefined ? { id } : {}),
+    ...(tool !== undefined ? { tool } : {}),
+    ...(typeof o.idle === 'boolean' ? { idle: o.idle } : {}),
+  };
+}
+
+/** Decodes one line from an agent. */
+export function decodeAgentMessage(line: string): AgentMessage {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(line);
+  } catch {
+    throw bad('not JSON');
+  }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw bad('must be a JSON object');
+  const o = parsed as Record<string, unknown>;
+  switch (o.type) {
+    case 'hello':
+      return decodeHello(o);
+    case 'event':
+      return decodeEvent(o);
+    case 'commands':
+      return { type: 'commands', commands: decodeCommands(o.commands) };
+    case 'user-message':
+      return { type: 'user-message', text: str(o, 'text', MAX_AGENT_LINE_BYTES)!.slice(0, MAX_USER_MESSAGE_CHARS) };
+    default:
+      throw bad('type: unknown message type');
+  }
+}
+
+/** Decodes one line from the daemon (the extension's side). */
+export function decodeDaemonMessage(line: string): DaemonMessage {
+  let o: Record<string, unknown>;
+  try {
+    o = JSON.parse(line) as Record<string, unknown>;
+  } catch {
+    throw bad('not JSON');
+  }
+  if (o?.type === 'welcome') return { type: 'welcome', session: str(o, 'session', MAX_SHORT_CHARS)!, url: str(o, 'url', MAX_PATH_CHARS)! };
+  if (o?.type === 'refused') return { type: 'refused', message: str(o, 'message', MAX_COMMAND_DESCRIPTION_CHARS)! };
+  throw bad('type: unknown message type');
+}
+
+/** One message as a line. */
+export function encodeLine(message: AgentMessage | DaemonMessage): string {
+  return `${JSON.stringify(message)}\n`;
+}
+
+/**
+ * Splits a byte stream into lines, bounded: a line longer than the limit is an error and
+ * nothing of it is kept. Bytes are kept as a list of chunks until a newline arrives.
+ */
+export class JsonLineReader {
+  private parts: Buffer[] = [];
+  private size = 0;
+  private readonly decoder = new StringDecoder('utf8');
+
+  constructor(private readonly maxBytes = MAX_AGENT_LINE_BYTES) {}
+
+  /** Feeds bytes; returns the complete lines in them. Throws `agent-line-too-long`. */
+  push(data: Buffer): string[] {
+    const lines: string[] = [];
+    let at = 0;
+    for (let nl = data.indexOf(0x0a, at); nl !== -1; nl = data.indexOf(0x0a, at)) {
+      this.take(data.subarray(at, nl));
+      const line = this.parts.length === 1 ? this.parts[0]! : Buffer.concat(this.parts, this.size);
+      this.parts = [];
+      this.size = 0;
+      const text = this.decoder.write(line) + this.decoder.end();
+      if (text.trim() !== '') lines.push(text);
+      at = nl + 1;
+    }
+    if (at < data.length) this.take(data.subarray(at));
+    return lines;
+  }
+
+  private take(bytes: Buffer): void {
+    if (bytes.length === 0) return;
+    if (this.size + bytes.length > this.maxBytes) {
+      this.parts = [];
+      this.size = 0;
+      throw new AgentProtocolError('agent-line-too-long', `a line is longer than ${this.maxBytes} bytes`);
+    }
+    this.parts.push(bytes);
+    this.size += bytes.length;
+  }
+}

@@ -1,0 +1,92 @@
+/**
+ * For `pi --tether` started by a person in their own tmux: make the session a tether session
+ * (`@created`, and the agent's pane as the mirrored one) so the daemon adopts it at boot, and
+ * start the daemon (`tether serve`, detached) when none is running.
+ *
+ * Invariants: tmux is run with an argv array against the server of the pane pi runs in (its
+ * `$TMUX`); the daemon is started at most once per extension instance, without tmux variables
+ * (it finds its server by its config), its output going to a file under the run dir, and it
+ * outlives pi.
+ */
+import { execFile, spawn } from 'node:child_process';
+import { closeSync, mkdirSync, openSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+const SEP = '\x1f';
+const SESSION_NAME_RE = /^[A-Za-z0-9_-]{1,64}$/;
+/** How long the tmux calls may take. */
+const TMUX_TIMEOUT_MS = 5000;
+/** How much of the daemon's output is shown when it fails to start. */
+const FAILURE_TAIL_CHARS = 300;
+
+/** The `tether` CLI next to this extension in the installed package (dist/cli/main.js). */
+export function tetherCliPath(): string {
+  return fileURLToPath(new URL('../cli/main.js', import.meta.url));
+}
+
+/** Where pi runs: the pane and the tmux server's socket, or null outside tmux. */
+export function tmuxPlace(env: NodeJS.ProcessEnv): { pane: string; socket: string } | null {
+  const pane = env.TMUX_PANE;
+  const socket = env.TMUX?.split(',')[0];
+  if (!pane || !/^%\d+$/.test(pane) || !socket) return null;
+  return { pane, socket };
+}
+
+/**
+ * Marks the pane's session as a tether session unless it is one. Resolves with the session
+ * name, or throws with a sentence for the person.
+ */
+export async function markSession(pane: string): Promise<string> {
+  const { stdout } = await run('tmux', ['display-message', '-p', '-t', pane, `#{session_name}${SEP}#{?@created,1,0}`], { timeout: TMUX_TIMEOUT_MS });
+  const [session = '', created] = stdout.replace(/\n$/, '').split(SEP);
+  if (!SESSION_NAME_RE.test(session)) {
+    throw new Error(`the tmux session name "${session.slice(0, 64)}" cannot be a tether session (1-64 letters, digits, "_" or "-"): rename it with tmux rename-session`);
+  }
+  if (created !== '1') {
+    const target = `=${session}:`;
+    // The value follows the option name, so a pane id or a date is never read as a flag.
+    await run('tmux', ['set-option', '-t', target, '@tether-pane', pane], { timeout: TMUX_TIMEOUT_MS });
+    await run('tmux', ['set-option', '-t', target, '@created', new Date().toISOString()], { timeout: TMUX_TIMEOUT_MS });
+  }
+  return session;
+}
+
+/** The node that runs the tether CLI (pi may itself be a compiled binary). */
+function nodeBinary(): string {
+  return process.versions.bun ? 'node' : process.execPath;
+}
+
+/**
+ * Starts `tether serve` detached. `onFailed` is called with the end of its output when it
+ * exits before `isUp()` became true.
+ */
+export function startDaemon(opts: { socketPath: string; cwd: string; env: NodeJS.ProcessEnv; isUp: () => boolean; onFailed: (why: string) => void }): void {
+  const outFile = join(dirname(opts.socketPath), 'serve.out');
+  let out: number | 'ignore' = 'ignore';
+  try {
+    mkdirSync(dirname(opts.socketPath), { recursive: true, mode: 0o700 });
+    out = openSync(outFile, 'a', 0o600);
+  } catch {
+    // The run dir cannot be made: the output goes nowhere, the daemon's log file still has it.
+  }
+  const env = { ...opts.env };
+  delete env.TMUX;
+  delete env.TMUX_PANE;
+  const child = spawn(nodeBinary(), [tetherCliPath(), 'serve'], { cwd: opts.cwd, env, detached: true, stdio: ['ignore', out, out] });
+  if (typeof out === 'number') closeSync(out);
+  child.on('error', (err) => opts.onFailed(err.message));
+  child.on('exit', (code) => {
+    if (opts.isUp()) return;
+    let tail = '';
+    try {
+      tail = readFileSync(outFile, 'utf8').trim().split('\n').pop() ?? '';
+    } catch {
+      // Nothing to show but the exit code.
+    }
+    opts.onFailed(tail.slice(-FAILURE_TAIL_CHARS) || `tether serve exited with ${String(code)}`);
+  });
+  child.unref();
+}

@@ -1,0 +1,186 @@
+/**
+ * Agent state (spec.md, "States and transitions" > "Agent state", with the mapping of
+ * decisions.md "Agent state"): what the agent in one session is doing, as the side channel
+ * reports it. One actor per session, fed by the events the tether extension reports.
+ *
+ * States: `absent` (no agent reported: `agentState` null, no state frames) and `reporting`
+ * with the four spec values `idle`, `thinking`, `tool`, `awaiting-input`.
+ *
+ * Invariants: the machine is pure (no clock: every event carries its `ts`, epoch ms, from the
+ * hub); `awaiting-input` is entered only by an `agent.end` whose agent context reported idle
+ * with nothing pending (the spec's one row); `tool` holds while any tool call is still running.
+ */
+import { assign, setup } from 'xstate';
+
+/** The four values a `state` frame carries. */
+export type AgentStateValue = 'thinking' | 'tool' | 'idle' | 'awaiting-input';
+export const AGENT_STATE_VALUES: readonly AgentStateValue[] = ['idle', 'thinking', 'tool', 'awaiting-input'];
+
+/** A running tool call. */
+export interface RunningTool {
+  readonly id: string;
+  readonly name: string;
+}
+
+export interface AgentStateContext {
+  /** Tool calls started and not yet ended, oldest first. */
+  tools: RunningTool[];
+  /** When the current value was entered (epoch ms), from the event that entered it. */
+  ts: number;
+}
+
+export type AgentStateEvent =
+  /** An agent connected (or reconnected) and says what it is doing. */
+  | { type: 'agent.hello'; value: AgentStateValue; tool?: string; ts: number }
+  /** The agent is ready for a prompt: started, or a new/resumed/forked/reloaded session. */
+  | { type: 'agent.ready'; ts: number }
+  | { type: 'agent.start'; ts: number }
+  | { type: 'tool.start'; id: string; tool: string; ts: number }
+  | { type: 'tool.end'; id: string; ts: number }
+  /** `idle`: the agent context reported idle with nothing pending (decided by the extension). */
+  | { type: 'agent.end'; idle: boolean; ts: number }
+  | { type: 'session.tree'; ts: number }
+  | { type: 'session.compact'; ts: number }
+  /** The agent's connection closed (pi quit, was killed, or its extension went away). */
+  | { type: 'agent.gone'; ts: number };
+
+/** `agent.hello` lands in the state the agent says it is in (tether's own: reconnects). */
+function helloTargets(prefix: string) {
+  return AGENT_STATE_VALUES.map((value) => ({
+    target: `${prefix}${value}`,
+    guard: { type: 'isHelloFor' as const, params: { value } },
+    actions: 'syncFromHello' as const,
+    description: `An agent (re)connected while ${value}`,
+    meta: { spec: 'tether' },
+  }));
+}
+
+export const agentStateMachine = setup({
+  types: {
+    context: {} as AgentStateContext,
+    events: {} as AgentStateEvent,
+  },
+  actions: {
+    /** The current value was entered now (the event's time). */
+    stamp: assign({ ts: ({ event }) => event.ts }),
+    clearTools: assign({ tools: [] }),
+    addTool: assign({
+      tools: ({ context, event }) =>
+        event.type === 'tool.start' ? [...context.tools.filter((t) => t.id !== event.id), { id: event.id, name: event.tool }] : context.tools,
+    }),
+    removeTool: assign({
+      tools: ({ context, event }) => (event.type === 'tool.end' ? context.tools.filter((t) => t.id !== event.id) : context.tools),
+    }),
+    syncFromHello: assign({
+      ts: ({ event }) => event.ts,
+      tools: ({ event }) => (event.type === 'agent.hello' && event.value === 'tool' ? [{ id: 'hello', name: event.tool ?? 'tool' }] : []),
+    }),
+  },
+  guards: {
+    /** The agent says it is in this state (`agent.hello`). */
+    isHelloFor: ({ event }, params: { value: AgentStateValue }) => event.type === 'agent.hello' && event.value === params.value,
+    /** The agent context reported idle with nothing pending (spec condition). */
+    isAgentIdle: ({ event }) => event.type === 'agent.end' && event.idle,
+    /** Another tool call is still running after this one ended. */
+    hasOtherToolsRunning: ({ context, event }) =>
+      event.type === 'tool.end' && context.tools.some((t) => t.id !== event.id),
+  },
+}).createMachine({
+  id: 'agentState',
+  description: 'spec.md "Agent state": thinking, tool, idle, awaiting-input, moved by the agent\'s events (decisions.md mapping)',
+  context: { tools: [], ts: 0 },
+  initial: 'absent',
+  states: {
+    absent: {
+      description: 'No agent reported from this session (agentState null; no state frames)',
+      on: { 'agent.hello': helloTargets('#agentState.reporting.') },
+    },
+    reporting: {
+      description: 'An agent with the tether extension is connected and reports its events',
+      initial: 'idle',
+      on: {
+        'agent.end': [
+          {
+            target: '.awaiting-input',
+            guard: 'isAgentIdle',
+            actions: ['stamp', 'clearTools'],
+            description: 'agent_end, and the agent context reports idle with nothing pending',
+            meta: { spec: ['any --agent_end event [the agent context reports idle]--> awaiting-input'] },
+          },
+          {
+            description: 'agent_end while the agent is not idle (a retry, compaction or queued message follows): no change',
+            meta: { spec: 'tether' },
+          },
+        ],
+        'agent.start': {
+          target: '.thinking',
+          actions: ['stamp', 'clearTools'],
+          description: 'decisions.md: agent_start -> thinking',
+          meta: { spec: 'tether' },
+        },
+        'tool.start': {
+          target: '.tool',
+          actions: ['stamp', 'addTool'],
+          description: 'decisions.md: tool_execution_start -> tool (with the tool name)',
+          meta: { spec: 'tether' },
+        },
+        'tool.end': [
+          {
+            target: '.tool',
+            guard: 'hasOtherToolsRunning',
+            actions: ['stamp', 'removeTool'],
+            description: 'A parallel tool call ended while others still run: still tool (the latest running one)',
+            meta: { spec: 'tether' },
+          },
+          {
+            target: '.thinking',
+            actions: ['stamp', 'clearTools'],
+            description: 'decisions.md: tool_execution_end -> thinking',
+            meta: { spec: 'tether' },
+          },
+        ],
+        'agent.ready': {
+          target: '.idle',
+          actions: ['stamp', 'clearTools'],
+          description: 'decisions.md: agent ready before any prompt (or a new, resumed, forked or reloaded session) -> idle',
+          meta: { spec: 'tether' },
+        },
+        'session.tree': {
+          target: '.idle',
+          actions: ['stamp', 'clearTools'],
+          description: 'decisions.md: session_tree -> idle',
+          meta: { spec: 'tether' },
+        },
+        'session.compact': {
+          description: 'decisions.md: session_compact -> no change',
+          meta: { spec: 'tether' },
+        },
+        'agent.hello': helloTargets('.'),
+        'agent.gone': {
+          target: 'absent',
+          actions: ['stamp', 'clearTools'],
+          description: 'The agent\'s connection closed (quit, killed): no agent reports any more',
+          meta: { spec: 'tether' },
+        },
+      },
+      states: {
+        idle: { description: 'Ready for a prompt, none given yet (or after /tree)' },
+        thinking: { description: 'The agent is working on a prompt (between tool calls)' },
+        tool: { description: 'A tool call is running' },
+        'awaiting-input': { description: 'The agent finished and waits for the user (push-worthy)' },
+      },
+    },
+  },
+});
+
+/** The value a snapshot of the machine reports, or null while no agent is there. */
+export function agentStateValue(snapshot: { value: unknown }): AgentStateValue | null {
+  const v = snapshot.value;
+  if (v && typeof v === 'object' && 'reporting' in v) return (v as { reporting: AgentStateValue }).reporting;
+  return null;
+}
+
+/** The tool a snapshot in `tool` reports: the most recently started call still running. */
+export function agentStateTool(context: AgentStateContext): string | undefined {
+  return context.tools[context.tools.length - 1]?.name;
+}

@@ -1,0 +1,163 @@
+/**
+ * Model-based test of the agent-state machine: from every state the machine can reach
+ * (shortest path, xstate/graph), every event it knows, each path executed against the REAL
+ * agent side: the hub behind the real agent socket, an agent speaking the wire protocol over
+ * a real Unix socket, its pane on a private tmux server. After each step the hub must report
+ * exactly what the model says (value and tool), and `null` while no agent is there.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createConnection, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { SnapshotFrom } from 'xstate';
+import { createTestModel } from 'xstate/graph';
+import { AgentHub } from '../../src/agent/hub.js';
+import { locatePane } from '../../src/agent/pane-locator.js';
+import { AGENT_PROTOCOL_VERSION, JsonLineReader, encodeLine, type AgentMessage, type DaemonMessage } from '../../src/agent/protocol.js';
+import { AgentSocketServer } from '../../src/agent/socket-server.js';
+import { silentLogger } from '../../src/log.js';
+import { agentStateMachine, agentStateTool, agentStateValue, type AgentStateEvent } from '../../src/machines/agent-state.machine.js';
+import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
+
+type Snap = SnapshotFrom<typeof agentStateMachine>;
+
+/** Every event the machine knows, with the payloads that matter (two parallel tool calls). */
+const EVENTS: AgentStateEvent[] = [
+  { type: 'agent.hello', value: 'idle', ts: 1 },
+  { type: 'agent.hello', value: 'thinking', ts: 1 },
+  { type: 'agent.hello', value: 'tool', tool: 'bash', ts: 1 },
+  { type: 'agent.hello', value: 'awaiting-input', ts: 1 },
+  { type: 'agent.ready', ts: 1 },
+  { type: 'agent.start', ts: 1 },
+  { type: 'tool.start', id: 'a', tool: 'bash', ts: 1 },
+  { type: 'tool.start', id: 'b', tool: 'read', ts: 1 },
+  { type: 'tool.end', id: 'a', ts: 1 },
+  { type: 'tool.end', id: 'b', ts: 1 },
+  { type: 'agent.end', idle: true, ts: 1 },
+  { type: 'agent.end', idle: false, ts: 1 },
+  { type: 'session.tree', ts: 1 },
+  { type: 'session.compact', ts: 1 },
+  { type: 'agent.gone', ts: 1 },
+];
+
+const key = (s: Snap) => JSON.stringify([s.value, s.context.tools.map((t) => t.id)]);
+const model = createTestModel(agentStateMachine, { events: EVENTS, serializeState: (s) => key(s) as never });
+const toStates = model.getShortestPaths({ allowDuplicatePaths: true });
+/** Every (state, event) pair: the shortest path to the state, then the event. */
+const CASES = toStates.flatMap((p) =>
+  EVENTS.map((event) => {
+    const [next] = [model.getPathsFromEvents([...p.steps.map((s) => s.event), event])].flat();
+    return { name: `${key(p.state)} + ${JSON.stringify(event)}`, steps: next!.steps };
+  }),
+);
+
+/** An agent as the extension is one: a socket speaking the protocol. */
+class WireAgent {
+  readonly welcomes: DaemonMessage[] = [];
+  private constructor(private readonly socket: Socket) {}
+
+  static async connect(path: string, hello: AgentMessage): Promise<WireAgent> {
+    const socket = createConnection(path);
+    await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
+    const agent = new WireAgent(socket);
+    const reader = new JsonLineReader();
+    socket.on('data', (d: Buffer) => {
+      for (const line of reader.push(d)) agent.welcomes.push(JSON.parse(line) as DaemonMessage);
+    });
+    agent.send(hello);
+    await eventually(() => agent.welcomes.length > 0, 5000, 5);
+    return agent;
+  }
+
+  send(message: AgentMessage): void {
+    this.socket.write(encodeLine(message));
+  }
+
+  close(): void {
+    this.socket.destroy();
+  }
+}
+
+/** The protocol message that produces a machine event. */
+function toWire(event: AgentStateEvent): AgentMessage | null {
+  switch (event.type) {
+    case 'tool.start':
+      return { type: 'event', event: 'tool.start', id: event.id, tool: event.tool };
+    case 'tool.end':
+      return { type: 'event', event: 'tool.end', id: event.id };
+    case 'agent.end':
+      return { type: 'event', event: 'agent.end', idle: event.idle };
+    case 'agent.hello':
+    case 'agent.gone':
+      return null;
+    default:
+      return { type: 'event', event: event.type };
+  }
+}
+
+describe('agent-state machine, model-based, against the real agent socket', () => {
+  let tmux: PrivateTmux;
+  let pane: string;
+  let dir: string;
+  beforeAll(async () => {
+    tmux = await privateTmux();
+    dir = mkdtempSync(join(tmpdir(), 'tether-agents-'));
+    await tmux.tmux('new-session', '-d', '-s', 'work', '--', 'cat');
+    pane = (await tmux.tmux('display-message', '-p', '-t', '=work:', '#{pane_id}')).trim();
+  });
+  afterAll(async () => {
+    await tmux.cleanup();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('reaches every state', () => {
+    const values = new Set(toStates.map((p) => agentStateValue(p.state) ?? 'absent'));
+    expect(values).toEqual(new Set(['absent', 'idle', 'thinking', 'tool', 'awaiting-input']));
+  });
+
+  CASES.forEach((c, n) => {
+    it(`case ${n}: ${c.name}`, async () => {
+      let clock = 1000;
+      const hub = new AgentHub({
+        now: () => ++clock,
+        log: silentLogger,
+        locate: (p, socket) => locatePane(tmux.cli, p, socket, Date.now),
+        url: () => 'http://127.0.0.1:1/?token=t',
+      });
+      const server = await AgentSocketServer.listen(join(dir, `a${n}.sock`), hub, silentLogger);
+      const agents: WireAgent[] = [];
+      let current: WireAgent | null = null;
+      let marker = 0;
+      try {
+        for (const step of c.steps) {
+          const e = step.event;
+          if (e.type === 'agent.hello') {
+            const hello: AgentMessage = { type: 'hello', v: AGENT_PROTOCOL_VERSION, pane, tmuxSocket: tmux.socket, pid: process.pid, state: e.value, ...(e.tool ? { tool: e.tool } : {}), userMessages: [], userMessageCount: 0 };
+            current = await WireAgent.connect(server.path, hello);
+            agents.push(current);
+          } else if (e.type === 'agent.gone') {
+            current?.close();
+            current = null;
+          } else if (current) {
+            current.send(toWire(e)!);
+            // A marker command after the event: once the hub has it, it has the event too.
+            const name = `m${++marker}`;
+            current.send({ type: 'commands', commands: [{ name, description: '', source: 'extension' }] });
+            await eventually(() => hub.commands('work')?.[0]?.name === name, 5000, 5);
+          }
+          const value = agentStateValue(step.state);
+          await eventually(() => (hub.current('work')?.value ?? null) === value, 5000, 5);
+          const fact = hub.current('work');
+          expect(fact?.value ?? null).toBe(value);
+          if (value === 'tool') expect(fact?.tool).toBe(agentStateTool(step.state.context));
+          if (fact) expect(fact.ts).toBeGreaterThan(1000);
+        }
+      } finally {
+        for (const a of agents) a.close();
+        await server.close();
+        hub.stop();
+      }
+    });
+  });
+});

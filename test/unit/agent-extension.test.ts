@@ -1,0 +1,146 @@
+/**
+ * The extension's behaviour inside pi, with pi's extension API played by a small fake (pi's
+ * own process is exercised end to end in test/e2e/agent.test.ts): the real daemon side on a
+ * real Unix socket and a private tmux server receive what it reports.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { AgentHub } from '../../src/agent/hub.js';
+import { locatePane } from '../../src/agent/pane-locator.js';
+import { AGENT_SOCKET_ENV } from '../../src/agent/protocol.js';
+import { AgentSocketServer } from '../../src/agent/socket-server.js';
+import tetherExtension from '../../src/extension/index.js';
+import type { PiApi, PiContext, PiEvent } from '../../src/extension/pi-api.js';
+import { silentLogger } from '../../src/log.js';
+import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
+
+/** pi as the extension sees it: handlers by event, a flag, a command list, a context. */
+function fakePi(flag: boolean | undefined) {
+  const handlers = new Map<string, ((e: PiEvent, ctx: PiContext) => unknown)[]>();
+  const notices: string[] = [];
+  let idle = true;
+  const ctx: PiContext = {
+    hasUI: true,
+    cwd: tmpdir(),
+    ui: { notify: (m) => notices.push(m) },
+    isIdle: () => idle,
+    hasPendingMessages: () => false,
+  };
+  const api: PiApi = {
+    on: (name, h) => handlers.set(name, [...(handlers.get(name) ?? []), h]),
+    registerFlag: () => undefined,
+    getFlag: () => flag,
+    getCommands: () => [
+      { name: 'review', description: 'Review the diff', source: 'prompt' },
+      { name: 'deploy', description: 'Deploy it', source: 'extension' },
+      { name: 'not one word', source: 'extension' },
+    ],
+  };
+  const emit = (name: string, e: PiEvent = {}) => {
+    for (const h of handlers.get(name) ?? []) h({ type: name, ...e }, ctx);
+  };
+  return { api, emit, notices, setIdle: (v: boolean) => (idle = v) };
+}
+
+describe('the tether extension', () => {
+  let tmux: PrivateTmux;
+  let dir: string;
+  let pane: string;
+  const saved = { ...process.env };
+  beforeAll(async () => {
+    tmux = await privateTmux();
+    dir = mkdtempSync(join(tmpdir(), 'tether-ext-'));
+    await tmux.tmux('new-session', '-d', '-s', 'ext', '--', 'cat');
+    pane = (await tmux.tmux('display-message', '-p', '-t', '=ext:', '#{pane_id}')).trim();
+  });
+  afterAll(async () => {
+    await tmux.cleanup();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  afterEach(() => {
+    process.env = { ...saved };
+  });
+
+  async function daemonSide(path: string) {
+    const hub = new AgentHub({ now: Date.now, log: silentLogger, locate: (p, s) => locatePane(tmux.cli, p, s, Date.now), url: () => 'http://127.0.0.1:9/?token=t' });
+    const server = await AgentSocketServer.listen(path, hub, silentLogger);
+    return { hub, server, stop: async () => (await server.close(), hub.stop()) };
+  }
+
+  function inTmux(socketPath: string): void {
+    process.env.TMUX = `${tmux.socket},1,0`;
+    process.env.TMUX_PANE = pane;
+    process.env[AGENT_SOCKET_ENV] = socketPath;
+  }
+
+  it('does nothing without --tether', async () => {
+    const path = join(dir, 'a.sock');
+    const d = await daemonSide(path);
+    inTmux(path);
+    const pi = fakePi(false);
+    tetherExtension(pi.api);
+    pi.emit('session_start', { reason: 'startup' });
+    pi.emit('agent_start');
+    await new Promise((r) => setTimeout(r, 200));
+    expect(d.hub.connected('ext')).toBe(false);
+    await d.stop();
+  });
+
+  it('says it needs tmux outside tmux', () => {
+    delete process.env.TMUX;
+    delete process.env.TMUX_PANE;
+    const pi = fakePi(true);
+    tetherExtension(pi.api);
+    pi.emit('session_start', { reason: 'startup' });
+    expect(pi.notices.join('\n')).toMatch(/tether needs tmux.*tether attach/);
+  });
+
+  it('reports states, commands and user messages; awaiting-input only once pi is idle', async () => {
+    const path = join(dir, 'b.sock');
+    const d = await daemonSide(path);
+    inTmux(path);
+    const pi = fakePi(true);
+    tetherExtension(pi.api);
+    pi.emit('session_start', { reason: 'startup' });
+    await eventually(() => d.hub.current('ext')?.value === 'idle');
+    const seen: string[] = [];
+    d.hub.subscribe('ext', (s) => seen.push(s.tool ? `${s.value}:${s.tool}` : s.value));
+    pi.emit('agent_start');
+    pi.emit('message_end', { message: { role: 'user', content: [{ type: 'text', text: 'run the tests' }] } });
+    pi.emit('tool_execution_start', { toolCallId: 't1', toolName: 'bash' });
+    pi.emit('tool_execution_end', { toolCallId: 't1', toolName: 'bash' });
+    pi.setIdle(false);
+    pi.emit('agent_end', { messages: [{ role: 'assistant', stopReason: 'stop' }] });
+    await eventually(() => seen.length === 3);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(seen).toEqual(['thinking', 'tool:bash', 'thinking']);
+    pi.setIdle(true);
+    await eventually(() => seen.length === 4);
+    expect(seen[3]).toBe('awaiting-input');
+    expect(d.hub.commands('ext')?.map((c) => c.name)).toEqual(['review', 'deploy']);
+    pi.emit('session_shutdown', { reason: 'quit' });
+    await eventually(() => d.hub.current('ext') === null);
+    await d.stop();
+  });
+
+  it('lives through the daemon going away, and tells the new one where it is', async () => {
+    const path = join(dir, 'c.sock');
+    let d = await daemonSide(path);
+    inTmux(path);
+    const pi = fakePi(true);
+    tetherExtension(pi.api);
+    pi.emit('session_start', { reason: 'startup' });
+    await eventually(() => d.hub.connected('ext'));
+    await d.stop();
+    pi.emit('agent_start');
+    pi.emit('tool_execution_start', { toolCallId: 't1', toolName: 'read' });
+    d = await daemonSide(path);
+    await eventually(() => d.hub.current('ext')?.value === 'tool', 10_000);
+    expect(d.hub.current('ext')?.tool).toBe('read');
+    expect(d.hub.commands('ext')?.map((c) => c.name)).toEqual(['review', 'deploy']);
+    pi.emit('session_shutdown', { reason: 'quit' });
+    await d.stop();
+  });
+});
