@@ -8,6 +8,8 @@
  * that does not decode is a typed `AgentProtocolError`, never a crash; decoding copies only the
  * fields it knows, so nothing else a peer sends travels further.
  */
+import { createHash } from 'node:crypto';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { AGENT_STATE_VALUES, type AgentStateValue } from '../machines/agent-state.machine.js';
@@ -32,9 +34,17 @@ export const MAX_SOCKET_PATH_BYTES = 103;
 /** Variable tether sets in the panes it creates: where the daemon's agent socket is. */
 export const AGENT_SOCKET_ENV = 'TETHER_AGENT_SOCKET';
 
-/** The agent socket under a data dir. */
+/**
+ * The agent socket under a data dir; when that path is too long for a Unix socket, a short
+ * one in the temp dir named after the user and the data dir (the server makes its directory
+ * 0700 and refuses one it does not own).
+ */
 export function agentSocketPath(dataDir: string): string {
-  return join(dataDir, 'run', 'agent.sock');
+  const path = join(dataDir, 'run', 'agent.sock');
+  if (Buffer.byteLength(path) <= MAX_SOCKET_PATH_BYTES) return path;
+  const digest = createHash('sha256').update(dataDir).digest('hex').slice(0, 16);
+  const uid = typeof process.getuid === 'function' ? process.getuid() : 0;
+  return join(tmpdir(), `tether-${uid}-${digest}`, 'agent.sock');
 }
 
 /** The events the extension reports (names as the agent-state machine takes them). */

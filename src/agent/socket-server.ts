@@ -7,7 +7,7 @@
  * nothing it sent counts; the socket file is removed on close; a socket another live daemon
  * answers on is never taken over, a stale one is.
  */
-import { chmodSync, existsSync, mkdirSync, unlinkSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, mkdirSync, unlinkSync } from 'node:fs';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { dirname } from 'node:path';
 import type { Logger } from '../log.js';
@@ -57,6 +57,10 @@ export class AgentSocketServer {
       throw new AgentSocketError(`the agent socket path ${path} is longer than ${MAX_SOCKET_PATH_BYTES} bytes: set TETHER_DATA_DIR to a shorter directory`);
     }
     mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    const dir = lstatSync(dirname(path));
+    if (!dir.isDirectory() || (typeof process.getuid === 'function' && dir.uid !== process.getuid())) {
+      throw new AgentSocketError(`${dirname(path)} is not a directory of this user: remove it, or set a shorter TETHER_DATA_DIR`);
+    }
     chmodSync(dirname(path), 0o700);
     if (existsSync(path)) {
       if (await answers(path)) throw new AgentSocketError(`another tether daemon is serving agents at ${path}: stop it first`);

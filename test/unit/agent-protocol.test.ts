@@ -91,3 +91,15 @@ describe('agent protocol', () => {
     expect(reader.push(Buffer.from('ok\n'))).toEqual(['ok']);
   });
 });
+
+describe('agentSocketPath', () => {
+  it('lives under the data dir, or in a short per-user temp dir when that path is too long for a socket', async () => {
+    const { agentSocketPath, MAX_SOCKET_PATH_BYTES } = await import('../../src/agent/protocol.js');
+    expect(agentSocketPath('/home/u/.local/share/tether')).toBe('/home/u/.local/share/tether/run/agent.sock');
+    const deep = `/home/u/${'nested/'.repeat(20)}tether`;
+    const a = agentSocketPath(deep);
+    expect(Buffer.byteLength(a)).toBeLessThanOrEqual(MAX_SOCKET_PATH_BYTES);
+    expect(a).toBe(agentSocketPath(deep)); // the extension finds the same one
+    expect(a).not.toBe(agentSocketPath(`${deep}2`));
+  });
+});
