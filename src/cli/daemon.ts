@@ -21,7 +21,7 @@ import { TmuxCli } from '../tmux/exec.js';
 import { tmuxTarget } from '../tmux/target.js';
 import { checkTmuxVersion, readTmuxVersion } from '../tmux/version.js';
 import type { HealthReport } from '../transport/handles.js';
-import { buildServer, listen } from '../transport/server.js';
+import { buildServer, listen, type ServedRoute } from '../transport/server.js';
 import { AgentService } from '../agent/agent-service.js';
 import { agentSocketPath } from '../agent/protocol.js';
 import { resolveAgent, resolveAgentCommand } from './agent.js';
@@ -37,6 +37,8 @@ export interface DaemonIo {
 
 export interface RunningDaemon {
   readonly url: string;
+  /** The server's route table (for the security suite: every route must need a token). */
+  readonly routes: readonly ServedRoute[];
   stop(): Promise<void>;
 }
 
@@ -177,6 +179,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
   let stopping: Promise<void> | null = null;
   return {
     url,
+    routes: server.tetherRoutes,
     stop: () =>
       (stopping ??= (async () => {
         log.info('shutting down: tmux sessions keep running');

@@ -10,9 +10,12 @@
 import { LogController, type FastifyError, type FastifyPluginCallback, type FastifyReply, type FastifyRequest } from 'fastify';
 import { ApiError, ProtocolError, type HttpErrorCode } from '../errors.js';
 
-/** A URL with the value of every `token` query parameter replaced. */
+/**
+ * A URL with the value of every query parameter whose name mentions a token (`token`,
+ * `access_token`, `pairingToken`...) replaced: a token sent in the wrong place is still a token.
+ */
 export function redactUrl(url: string): string {
-  return url.replace(/([?&;]token=)[^&#;]*/gi, '$1[redacted]');
+  return url.replace(/([?&;][^=&#;]*token[^=&#;]*=)[^&#;]*/gi, '$1[redacted]');
 }
 
 /** pino redact paths: where a token could sit in a logged object. */

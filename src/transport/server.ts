@@ -24,6 +24,22 @@ export const WS_MAX_PAYLOAD_BYTES = MAX_CLIENT_FRAME_BYTES;
 /** Outgoing WebSocket messages smaller than this are sent uncompressed (not worth the CPU). */
 export const WS_DEFLATE_THRESHOLD_BYTES = 1024;
 
+/** One route of the server: how it is reached and how it authenticates. */
+export interface ServedRoute {
+  readonly method: string;
+  readonly url: string;
+  readonly websocket: boolean;
+  /** `token` (a bearer token) or `none` (authenticated by other means, e.g. a pairing token). */
+  readonly auth: string;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Every route registered, in order (see buildServer). */
+    readonly tetherRoutes: readonly ServedRoute[];
+  }
+}
+
 /** A pino logger (the daemon's), pino options for fastify to build one, or true/false. */
 export type ServerLogger = FastifyBaseLogger | FastifyServerOptions['logger'];
 
@@ -78,6 +94,13 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false } },
     ...(opts.tls ? { https: { key: opts.tls.key, cert: opts.tls.cert } } : {}),
   }).withTypeProvider<TypeBoxTypeProvider>();
+  // The route table as the server itself knows it, so a test can check every route (even one
+  // added later) for authentication.
+  const routes: ServedRoute[] = [];
+  app.addHook('onRoute', (r) => {
+    for (const method of [r.method].flat()) routes.push({ method, url: r.url, websocket: (r as { websocket?: boolean }).websocket === true, auth: r.config?.auth ?? 'token' });
+  });
+  app.decorate('tetherRoutes', routes);
   await app.register(errorsPlugin);
   // Clients send a JSON content type on bodiless requests (DELETE); an empty body is no body.
   const parseJson = app.getDefaultJsonParser('error', 'error');
