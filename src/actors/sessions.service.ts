@@ -15,7 +15,7 @@ import { resolveKey, sendKeyCommands, sendKeysHexCommands } from '../tmux/keys.j
 import { isValidSessionName, listSessions, pasteCommands, readUserOption, setUserOption, unsetUserOption, type TmuxSessionInfo } from '../tmux/sessions.js';
 import { thumbnailFromCapture } from '../tmux/thumbnail.js';
 import { SessionUnavailableError } from './session-runtime.js';
-import type { SidecarSystem } from './system.js';
+import { SessionCreateError, type SidecarSystem } from './system.js';
 
 /** One input message (the same over REST and WebSocket). */
 export type SessionInput = { type: 'key'; name: string } | { type: 'keys'; data: string } | { type: 'paste'; data: string };
@@ -81,13 +81,13 @@ export class SessionsService {
   async create(input: { name?: string; project?: string }): Promise<{ id: string; name: string }> {
     if (input.name !== undefined) {
       if (!isValidSessionName(input.name)) throw new ApiError('bad-request', 'body/name: must match ^[A-Za-z0-9_-]{1,64}$');
-      await this.system.createSession(input.name, 'api', input.project);
+      await this.createOne(input.name, input.project);
       return { id: input.name, name: input.name };
     }
     for (let attempt = 0; attempt < MAX_NAME_ATTEMPTS; attempt++) {
       const name = await this.freeName();
       try {
-        await this.system.createSession(name, 'api', input.project);
+        await this.createOne(name, input.project);
         return { id: name, name };
       } catch (err) {
         if (!(err instanceof ApiError && err.code === 'session-exists')) throw err;
@@ -95,6 +95,16 @@ export class SessionsService {
       }
     }
     throw new ApiError('session-exists', 'no free session name was found; pass a name');
+  }
+
+  /** Creates one session; tmux failing to create it is a 503 that says why. */
+  private async createOne(name: string, project: string | undefined): Promise<void> {
+    try {
+      await this.system.createSession(name, 'api', project);
+    } catch (err) {
+      if (err instanceof SessionCreateError) throw new ApiError('tmux-unavailable', err.message);
+      throw err;
+    }
   }
 
   private async freeName(): Promise<string> {

@@ -45,6 +45,9 @@ export interface SidecarStatus {
   readonly sessions: readonly SessionStatus[];
 }
 
+/** How long a create may take before the caller is told it failed (tmux under heavy load). */
+export const CREATE_TIMEOUT_MS = 30_000;
+
 /** Creation failed for a reason other than the name being taken. */
 export class SessionCreateError extends Error {
   constructor(id: string, why: string) {
@@ -186,7 +189,9 @@ export class SidecarSystem {
     this.actor.send({ type: 'session.create', id, origin, ...(project !== undefined ? { project } : {}) });
     const ref = this.ref(id);
     if (!ref) throw new SessionCreateError(id, 'the sidecar is not accepting sessions');
-    const done = await waitFor(ref, (s) => s.matches('running') || s.status === 'done', { timeout: 15_000 });
+    const done = await waitFor(ref, (s) => s.matches('running') || s.status === 'done', { timeout: CREATE_TIMEOUT_MS }).catch(() => {
+      throw new SessionCreateError(id, `tmux did not finish creating it within ${CREATE_TIMEOUT_MS / 1000} s`);
+    });
     if (done.status === 'done') {
       const why = done.context.lastError ?? 'unknown error';
       if (/duplicate session|already exists/i.test(why)) throw new SessionExistsError(id);

@@ -155,7 +155,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     tokens,
     health: { health },
     sessions,
-    plugins: [async (app) => void (await app.register(streamRoutes, { stream, connections }))],
+    plugins: [async (app) => void (await app.register(streamRoutes, { stream, connections, pingIntervalMs: config.stream.ping_interval_s * 1000 }))],
   });
   try {
     await listen(server, { host, port }, paths.configFile);

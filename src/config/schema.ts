@@ -96,6 +96,7 @@ export const TetherConfigSchema = Type.Object(
     }),
     stream: section('stream', {
       ring_kb: int(4096, RING_KB_MIN, RING_KB_MAX),
+      ping_interval_s: int(20, 1, 3600),
     }),
     buffer: section('buffer', {
       session_cap_mb: int(100, 1, CAP_MB_MAX),

@@ -35,7 +35,7 @@ describe(`load: ${SESSIONS} sessions, two clients each`, () => {
     d = await startDaemon(home);
     for (const id of ids.slice(1)) {
       const res = await d.get('/sessions', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: id }) });
-      expect(res.status).toBe(201);
+      if (res.status !== 201) throw new Error(`creating ${id}: ${res.status} ${await res.text()}\n${d.stderr().split('\n').filter((l) => /"level":[45]0/.test(l)).slice(-10).join('\n')}`);
     }
     for (const id of ids) {
       pairs.set(id, { steady: new Mirror(d.base, d.token, id).connect(), flaky: new Mirror(d.base, d.token, id).connect() });

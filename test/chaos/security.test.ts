@@ -174,6 +174,8 @@ describe('security: tokens on every route, nothing run from client text, no secr
     expect(closed).toBeNull();
     // End the sink; the shell still works, and nothing was run.
     ws.send(JSON.stringify({ type: 'keys', data: SINK_END }));
+    // Wait for the sink to be gone before typing to the shell: else a slow sink reads the echo too.
+    await eventually(async () => (await tmux.tmux('display', '-p', '-t', `=${SESSION}:`, '#{pane_current_command}')).trim() !== 'node', 10_000);
     ws.send(JSON.stringify({ type: 'keys', data: 'echo fuzz-$((6*7))\r' }));
     await eventually(async () => (await tmux.capture(`=${SESSION}:`)).includes('fuzz-42'), 10_000).catch(async (err: unknown) => {
       throw new Error(`${String(err)}; the pane shows:\n${await tmux.capture(`=${SESSION}:`)}`);

@@ -26,7 +26,9 @@ describe('a client that never reads', () => {
 
   beforeAll(async () => {
     tmux = await privateTmux();
-    home = daemonHome(tmux.socket, `[agent]\ncommand = "/bin/sh"\ndefault_session = "flood"\n`);
+    // A paused reader cannot answer pings; on a slow machine the flood outlasts the pong deadline,
+    // which would (rightly) close the socket. Here the client is slow, not gone.
+    home = daemonHome(tmux.socket, `[agent]\ncommand = "/bin/sh"\ndefault_session = "flood"\n[stream]\nping_interval_s = 600\n`);
     d = await startDaemon(home);
   }, 30_000);
   afterAll(async () => {

@@ -135,9 +135,13 @@ describe('stream and side channel', () => {
     s.send({ type: 'keys', data: 'echo still-$((2+3))\r' });
     await eventually(() => s.texts.filter((t) => t.type === 'error').length >= 6, 5000);
     const errors = s.texts.filter((t) => t.type === 'error');
-    expect(errors.map((e) => e.code)).toEqual(['bad-frame', 'bad-frame', 'bad-frame', 'bad-frame', 'unknown-key', 'bad-frame']);
-    expect(String(errors[1]!.message)).toMatch(/lastSeq/);
-    expect(String(errors[3]!.message)).toMatch(/data/);
+    // Parse errors answer at once; an unknown key is found when the input is handled, so it
+    // may come after a later frame's answer.
+    expect(errors.map((e) => e.code).sort()).toEqual(['bad-frame', 'bad-frame', 'bad-frame', 'bad-frame', 'bad-frame', 'unknown-key']);
+    const messages = errors.map((e) => String(e.message));
+    expect(messages.some((m) => /lastSeq/.test(m))).toBe(true);
+    expect(messages.some((m) => /data/.test(m))).toBe(true);
+    expect(messages.some((m) => /binary/.test(m))).toBe(true);
     await eventually(async () => (await tmux.capture('=pi-main:')).includes('still-5'), 5000);
     expect(s.closed()).toBeNull();
     s.ws.close();

@@ -15,7 +15,7 @@ const DEFAULTS: TetherConfig = {
   tls: true,
   agent: { command: 'pi', default_session: 'pi-main', naming_model: '' },
   tmux: { socket: '' },
-  stream: { ring_kb: 4096 },
+  stream: { ring_kb: 4096, ping_interval_s: 20 },
   buffer: { session_cap_mb: 100, global_cap_mb: 1024, min_free_gb: 1, idle_days: 30 },
   push: {
     team_id: '',
@@ -142,6 +142,7 @@ socket = "tether-test"
 
 [stream]
 ring_kb = 64
+ping_interval_s = 45
 
 [buffer]
 session_cap_mb = 50
@@ -165,7 +166,7 @@ production_url = "https://push.example.com"
       tls: false,
       agent: { command: '/opt/pi/bin/pi', default_session: 'work_1', naming_model: 'anthropic/claude-haiku-4-5' },
       tmux: { socket: 'tether-test' },
-      stream: { ring_kb: 64 },
+      stream: { ring_kb: 64, ping_interval_s: 45 },
       buffer: { session_cap_mb: 50, global_cap_mb: 500, min_free_gb: 0.5, idle_days: 3 },
       push: {
         team_id: 'ABCDE12345',
@@ -188,6 +189,7 @@ production_url = "https://push.example.com"
     ['[buffer]\nsession_cap_mb = 2000\nglobal_cap_mb = 1000', 'buffer.session_cap_mb', 'must be at most buffer.global_cap_mb (1000), got 2000'],
     ['[stream]\nring_kb = 63', 'stream.ring_kb', 'must be an integer from 64 to 1048576, got 63'],
     ['[stream]\nring_kb = 1048577', 'stream.ring_kb', 'got 1048577'],
+    ['[stream]\nping_interval_s = 0', 'stream.ping_interval_s', 'must be an integer from 1 to 3600, got 0'],
     ['tls = "yes"', 'tls', 'must be true or false, got "yes"'],
     ['bindAddress = "localhost"', 'bindAddress', 'must be host:port'],
     ['bindAddress = "127.0.0.1:65536"', 'bindAddress', 'got "127.0.0.1:65536"'],
