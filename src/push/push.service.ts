@@ -1,0 +1,299 @@
+/**
+ * The push subsystem: when a session's agent starts waiting for its human, one visible alert
+ * to every registered device that is in the background (decisions.md "Agent state": no live
+ * `/stream` connection), through APNs.
+ *
+ * Invariants: `notify` never blocks and never throws (the agent-state path and the stream go
+ * on whatever APNs does); at most MAX_PENDING pushes wait, one per device and session (a newer
+ * state replaces an older one, as the collapse id does on the lock screen); a failed push is
+ * retried only for 429, 5xx and network errors, at most RETRY_DELAYS_MS.length times.
+ */
+import type { KeyObject } from 'node:crypto';
+import type { Logger } from '../log.js';
+import { ApnsClient, MAX_PAYLOAD_BYTES, type ApnsReply } from './apns.js';
+import { loadPushKey, ProviderTokens } from './provider-token.js';
+
+/** Pushes waiting to be sent or retried, all devices together. */
+export const MAX_PENDING = 256;
+/** Pushes in flight at once. */
+export const MAX_IN_FLIGHT = 4;
+/** The waits before each retry of a push APNs could not take (429, 5xx, network). */
+export const RETRY_DELAYS_MS = [1000, 5000, 20_000] as const;
+/** How long APNs keeps trying to deliver an alert the phone could not get at once. */
+export const EXPIRATION_S = 24 * 3600;
+/** The longest body text, so the payload stays well under APNs' 4 KB. */
+export const MAX_BODY_CHARS = 180;
+
+/** A device that asked for pushes (its registration, from pairing). */
+export interface PushDevice {
+  readonly tokenId: string;
+  readonly deviceToken: string;
+  readonly environment: 'sandbox' | 'production';
+  readonly deviceName: string;
+}
+
+/** Where the registered devices live (the device store). */
+export interface PushDevices {
+  list(): readonly PushDevice[];
+  /** APNs said the device token is dead (410): forget the mapping. */
+  remove(deviceToken: string): void | Promise<void>;
+}
+
+/** The `[push]` config section, as in the file. */
+export interface PushConfig {
+  readonly team_id: string;
+  readonly key_id: string;
+  readonly key_path: string;
+  readonly bundle_id: string;
+  readonly sandbox_url: string;
+  readonly production_url: string;
+}
+
+/** Push settings ready to use, or why push is off. */
+export type PushSettings =
+  | { readonly enabled: false; readonly reason: string }
+  | {
+      readonly enabled: true;
+      readonly key: KeyObject;
+      readonly teamId: string;
+      readonly keyId: string;
+      readonly bundleId: string;
+      readonly urls: { readonly sandbox: string; readonly production: string };
+    };
+
+/** Thrown for a `[push]` section that cannot work; the message is one line naming the key. */
+export class PushConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'PushConfigError';
+  }
+}
+
+const REQUIRED = ['team_id', 'key_id', 'key_path', 'bundle_id'] as const;
+
+/**
+ * Checks `[push]` at start: all four keys empty is "off" (a warning in health); some set and
+ * some not, or a key file that cannot be used, is an error naming what to fix.
+ */
+export async function preparePush(config: PushConfig, configFile: string): Promise<PushSettings> {
+  const missing = REQUIRED.filter((k) => config[k] === '');
+  if (missing.length === REQUIRED.length) {
+    return { enabled: false, reason: 'push is not configured: set team_id, key_id, key_path and bundle_id in [push]' };
+  }
+  if (missing.length > 0) {
+    throw new PushConfigError(`[push] in ${configFile}: ${missing.join(', ')} must be set too (push needs team_id, key_id, key_path and bundle_id)`);
+  }
+  for (const k of ['sandbox_url', 'production_url'] as const) {
+    if (config[k] === '') throw new PushConfigError(`[push] in ${configFile}: ${k} must not be empty while push is configured`);
+  }
+  let key: KeyObject;
+  try {
+    key = await loadPushKey(config.key_path);
+  } catch (err) {
+    throw new PushConfigError(`${(err as Error).message} (in ${configFile})`);
+  }
+  return {
+    enabled: true,
+    key,
+    teamId: config.team_id,
+    keyId: config.key_id,
+    bundleId: config.bundle_id,
+    urls: { sandbox: config.sandbox_url, production: config.production_url },
+  };
+}
+
+/** What health shows of push. */
+export interface PushStatus {
+  readonly configured: boolean;
+  /** Why push is off, when it is. */
+  readonly reason: string | null;
+  readonly sent: number;
+  readonly failed: number;
+  readonly lastError: { readonly at: string; readonly status: number; readonly reason: string; readonly device: string } | null;
+}
+
+export interface PushServiceDeps {
+  readonly settings: PushSettings;
+  readonly devices: PushDevices;
+  /** Whether the token has a live `/stream` connection (its phone is in the foreground). */
+  readonly inForeground: (tokenId: string) => boolean;
+  /** The session's name and description, or null when it is gone. */
+  readonly describe: (sessionId: string) => { readonly name: string; readonly description?: string } | null;
+  /** The agent's name, for the title ("pi is waiting"). */
+  readonly agentName: string;
+  readonly now: () => number;
+  readonly log: Logger;
+  /** Extra CA to trust for the APNs endpoints (PEM). */
+  readonly ca?: string;
+}
+
+interface Job {
+  readonly device: PushDevice;
+  sessionId: string;
+  payload: Buffer;
+  attempt: number;
+  timer: NodeJS.Timeout | null;
+  running: boolean;
+  /** A newer state arrived while this one was in flight: send again after. */
+  again: boolean;
+}
+
+export class PushService {
+  private readonly client: ApnsClient;
+  private readonly tokens: ProviderTokens | null;
+  private readonly jobs = new Map<string, Job>();
+  private inFlight = 0;
+  private stopped = false;
+  private sent = 0;
+  private failed = 0;
+  private lastError: PushStatus['lastError'] = null;
+
+  constructor(private readonly deps: PushServiceDeps) {
+    const s = deps.settings;
+    this.client = new ApnsClient(deps.ca !== undefined ? { ca: deps.ca } : {});
+    this.tokens = s.enabled ? new ProviderTokens({ key: s.key, teamId: s.teamId, keyId: s.keyId, now: deps.now }) : null;
+  }
+
+  /** Provider tokens made so far (one per ~55 minutes of pushing). */
+  get providerTokensIssued(): number {
+    return this.tokens?.issued ?? 0;
+  }
+
+  status(): PushStatus {
+    const s = this.deps.settings;
+    return { configured: s.enabled, reason: s.enabled ? null : s.reason, sent: this.sent, failed: this.failed, lastError: this.lastError };
+  }
+
+  /** The session's agent is waiting for its human: alert every device in the background. */
+  awaitingInput(sessionId: string): void {
+    if (this.stopped || !this.deps.settings.enabled) return;
+    try {
+      const meta = this.deps.describe(sessionId);
+      if (!meta) return;
+      const payload = alertPayload(this.deps.agentName, sessionId, meta);
+      for (const device of this.deps.devices.list()) {
+        if (this.deps.inForeground(device.tokenId)) continue;
+        this.enqueue(device, sessionId, payload);
+      }
+    } catch (err) {
+      this.deps.log.warn({ session: sessionId, err: String(err) }, 'push: could not queue the alert');
+    }
+  }
+
+  /** Drops what waits and closes the connections. */
+  stop(): void {
+    this.stopped = true;
+    for (const job of this.jobs.values()) if (job.timer) clearTimeout(job.timer);
+    this.jobs.clear();
+    this.client.close();
+  }
+
+  private enqueue(device: PushDevice, sessionId: string, payload: Buffer): void {
+    const key = `${device.deviceToken}\u0000${sessionId}`;
+    const existing = this.jobs.get(key);
+    if (existing) {
+      existing.payload = payload;
+      existing.attempt = 0;
+      if (existing.running) existing.again = true;
+      return;
+    }
+    if (this.jobs.size >= MAX_PENDING) {
+      this.deps.log.warn({ session: sessionId, pending: this.jobs.size }, 'push: too many alerts waiting; this one is dropped');
+      return;
+    }
+    this.jobs.set(key, { device, sessionId, payload, attempt: 0, timer: null, running: false, again: false });
+    this.pump();
+  }
+
+  /** Starts waiting jobs while fewer than MAX_IN_FLIGHT run. */
+  private pump(): void {
+    for (const [key, job] of this.jobs) {
+      if (this.inFlight >= MAX_IN_FLIGHT || this.stopped) return;
+      if (job.running || job.timer) continue;
+      void this.run(key, job);
+    }
+  }
+
+  private async run(key: string, job: Job): Promise<void> {
+    job.running = true;
+    this.inFlight++;
+    let retry = false;
+    try {
+      retry = await this.attempt(job);
+    } catch (err) {
+      this.fail(job, 0, String(err));
+    } finally {
+      this.inFlight--;
+      job.running = false;
+    }
+    if (this.stopped || this.jobs.get(key) !== job) return;
+    if (job.again) {
+      job.again = false;
+    } else if (retry && job.attempt < RETRY_DELAYS_MS.length) {
+      const delay = RETRY_DELAYS_MS[job.attempt++]!;
+      job.timer = setTimeout(() => {
+        job.timer = null;
+        this.pump();
+      }, delay);
+      job.timer.unref();
+    } else {
+      this.jobs.delete(key);
+    }
+    this.pump();
+  }
+
+  /** One send; true when it is worth retrying. */
+  private async attempt(job: Job): Promise<boolean> {
+    const s = this.deps.settings;
+    if (!s.enabled || !this.tokens) return false;
+    const origin = job.device.environment === 'sandbox' ? s.urls.sandbox : s.urls.production;
+    const headers = { topic: s.bundleId, collapseId: `session-${job.sessionId}`, expiration: Math.floor(this.deps.now() / 1000) + EXPIRATION_S };
+    let jwt = await this.tokens.current();
+    let reply = await this.client.send(origin, job.device.deviceToken, jwt, headers, job.payload);
+    if (reply.status === 403 && reply.reason === 'ExpiredProviderToken') {
+      const renewed = await this.tokens.renewAfterExpired(jwt);
+      if (renewed !== null) {
+        jwt = renewed;
+        reply = await this.client.send(origin, job.device.deviceToken, jwt, headers, job.payload);
+      }
+    }
+    return this.settle(job, reply);
+  }
+
+  private settle(job: Job, reply: ApnsReply): boolean {
+    const device = job.device.deviceName;
+    if (reply.status === 200) {
+      this.sent++;
+      this.deps.log.info({ session: job.sessionId, device, environment: job.device.environment }, 'push sent');
+      return false;
+    }
+    if (reply.status === 410) {
+      this.deps.log.info({ device, reason: reply.reason }, 'push: APNs says the device token is no longer valid; its registration is removed');
+      void Promise.resolve(this.deps.devices.remove(job.device.deviceToken)).catch((err: unknown) => this.deps.log.warn({ device, err: String(err) }, 'push: the registration could not be removed'));
+      return false;
+    }
+    const retry = reply.status === 0 || reply.status === 429 || reply.status >= 500;
+    this.fail(job, reply.status, reply.reason ?? `status ${reply.status}`);
+    return retry;
+  }
+
+  private fail(job: Job, status: number, reason: string): void {
+    this.failed++;
+    this.lastError = { at: new Date(this.deps.now()).toISOString(), status, reason, device: job.device.deviceName };
+    this.deps.log.warn({ session: job.sessionId, device: job.device.deviceName, status, reason }, 'push failed');
+  }
+}
+
+/** The alert: "<agent> is waiting", the session's description or name, the session id for the tap. */
+export function alertPayload(agentName: string, sessionId: string, meta: { readonly name: string; readonly description?: string }): Buffer {
+  const text = meta.description !== undefined && meta.description !== '' ? `${meta.name}: ${meta.description}` : meta.name;
+  const body = [...text].length > MAX_BODY_CHARS ? `${[...text].slice(0, MAX_BODY_CHARS - 1).join('')}…` : text;
+  const payload = Buffer.from(
+    JSON.stringify({
+      aps: { alert: { title: `${agentName} is waiting for you`, body }, sound: 'default', 'thread-id': `session-${sessionId}` },
+      sessionId,
+    }),
+  );
+  if (payload.length > MAX_PAYLOAD_BYTES) throw new Error(`the alert is ${payload.length} bytes, over APNs' ${MAX_PAYLOAD_BYTES}`);
+  return payload;
+}

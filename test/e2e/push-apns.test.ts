@@ -1,0 +1,201 @@
+/**
+ * The push subsystem against a real HTTP/2 TLS server standing in for both APNs endpoints:
+ * headers, payload, endpoint per environment, provider-token reuse and renewal on an injected
+ * clock, 410 removing the device, retries only where APNs asks for them.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { silentLogger } from '../../src/log.js';
+import { preparePush, PushConfigError, PushService, type PushConfig, type PushDevice, type PushSettings } from '../../src/push/push.service.js';
+import { apnsKey, startFakeApns, type FakeApns } from '../helpers/apns-server.js';
+import { eventually } from '../helpers/tmux.js';
+
+const TEAM = 'TEAM123456';
+const KID = 'KEY7654321';
+const MIN = 60_000;
+
+describe('push to APNs', () => {
+  let dir: string;
+  let keyPath: string;
+  let sandbox: FakeApns;
+  let production: FakeApns;
+  let settings: PushSettings;
+  let clock: number;
+  let devices: PushDevice[];
+  let foreground: Set<string>;
+  let services: PushService[] = [];
+
+  const config = (over: Partial<PushConfig> = {}): PushConfig => ({
+    team_id: TEAM,
+    key_id: KID,
+    key_path: keyPath,
+    bundle_id: 'com.example.tether',
+    sandbox_url: sandbox.url,
+    production_url: production.url,
+    ...over,
+  });
+  const service = () => {
+    const s = new PushService({
+      settings,
+      devices: { list: () => devices, remove: (t) => void (devices = devices.filter((d) => d.deviceToken !== t)) },
+      inForeground: (tokenId) => foreground.has(tokenId),
+      describe: (id) => (id === 'gone' ? null : { name: id, description: 'fix the login bug' }),
+      agentName: 'pi',
+      now: () => clock,
+      log: silentLogger,
+      ca: `${sandbox.certPem}\n${production.certPem}`,
+    });
+    services.push(s);
+    return s;
+  };
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'tether-push-'));
+    const key = apnsKey(dir);
+    keyPath = key.keyPath;
+    sandbox = await startFakeApns(dir, 'sandbox', key.publicKey, { teamId: TEAM, keyId: KID });
+    production = await startFakeApns(dir, 'production', key.publicKey, { teamId: TEAM, keyId: KID });
+    settings = await preparePush(config(), '/etc/tether/config.toml');
+  });
+  afterAll(async () => {
+    await sandbox.close();
+    await production.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  beforeEach(() => {
+    for (const s of services) s.stop();
+    services = [];
+    sandbox.requests.length = 0;
+    production.requests.length = 0;
+    sandbox.answer = () => ({ status: 200 });
+    production.answer = () => ({ status: 200 });
+    clock = Date.UTC(2026, 10, 23, 12);
+    devices = [
+      { tokenId: 'tok-a', deviceToken: 'a'.repeat(64), environment: 'sandbox', deviceName: 'dev phone' },
+      { tokenId: 'tok-b', deviceToken: 'b'.repeat(64), environment: 'production', deviceName: 'my phone' },
+    ];
+    foreground = new Set();
+  });
+
+  it('sends one alert per background device, to its environment, with every header and a small payload', async () => {
+    const push = service();
+    push.awaitingInput('pi-main');
+    await eventually(() => sandbox.requests.length === 1 && production.requests.length === 1, 10_000, 20);
+    for (const [server, device] of [[sandbox, devices[0]!], [production, devices[1]!]] as const) {
+      const req = server.requests[0]!;
+      expect(req.path).toBe(`/3/device/${device.deviceToken}`);
+      expect(req.jwtError).toBeNull();
+      expect(req.jwtHeader).toMatchObject({ alg: 'ES256', kid: KID });
+      expect(req.claims.iss).toBe(TEAM);
+      expect(req.claims.iat).toBe(Math.floor(clock / 1000));
+      expect(req.headers['apns-topic']).toBe('com.example.tether');
+      expect(req.headers['apns-push-type']).toBe('alert');
+      expect(req.headers['apns-priority']).toBe('10');
+      expect(req.headers['apns-collapse-id']).toBe('session-pi-main');
+      expect(Number(req.headers['apns-expiration'])).toBeGreaterThan(clock / 1000);
+      expect(req.body.length).toBeLessThan(4096);
+      expect(req.payload).toMatchObject({ aps: { alert: { title: 'pi is waiting for you', body: 'pi-main: fix the login bug' } }, sessionId: 'pi-main' });
+    }
+    await new Promise((r) => setTimeout(r, 200));
+    expect(sandbox.requests.length + production.requests.length).toBe(2);
+    expect(push.status()).toMatchObject({ configured: true, sent: 2, failed: 0, lastError: null });
+  });
+
+  it('sends nothing to a device in the foreground', async () => {
+    foreground.add('tok-a');
+    service().awaitingInput('pi-main');
+    await eventually(() => production.requests.length === 1, 10_000, 20);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(sandbox.requests).toHaveLength(0);
+  });
+
+  it('reuses one provider token, makes a new one after 55 minutes, and none sooner', async () => {
+    const push = service();
+    devices = devices.slice(0, 1);
+    for (let i = 0; i < 5; i++) {
+      push.awaitingInput(`s${i}`);
+      clock += 10 * MIN; // 0, 10, 20, 30, 40 minutes
+      await eventually(() => sandbox.requests.length === i + 1, 10_000, 20);
+    }
+    expect(new Set(sandbox.requests.map((r) => r.jwt)).size).toBe(1);
+    clock += 15 * MIN; // 65 minutes after the first
+    push.awaitingInput('later');
+    await eventually(() => sandbox.requests.length === 6, 10_000, 20);
+    expect(new Set(sandbox.requests.map((r) => r.jwt)).size).toBe(2);
+    expect(push.providerTokensIssued).toBe(2);
+  });
+
+  it('renews once on ExpiredProviderToken, but never sooner than 20 minutes after the last token', async () => {
+    const push = service();
+    devices = devices.slice(0, 1);
+    push.awaitingInput('one');
+    await eventually(() => sandbox.requests.length === 1, 10_000, 20);
+    const first = sandbox.requests[0]!.jwt;
+    // APNs calls that token expired, 25 minutes in: one new token, one retry.
+    sandbox.answer = (r) => (r.jwt === first ? { status: 403, reason: 'ExpiredProviderToken' } : { status: 200 });
+    clock += 25 * MIN;
+    push.awaitingInput('two');
+    await eventually(() => sandbox.requests.length === 3, 10_000, 20);
+    expect(sandbox.requests[2]!.jwt).not.toBe(first);
+    expect(push.providerTokensIssued).toBe(2);
+    // Calling the new one expired 5 minutes later gets no new token (too soon), and no loop.
+    const second = sandbox.requests[2]!.jwt;
+    sandbox.answer = () => ({ status: 403, reason: 'ExpiredProviderToken' });
+    clock += 5 * MIN;
+    push.awaitingInput('three');
+    await eventually(() => sandbox.requests.length === 4, 10_000, 20);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(sandbox.requests).toHaveLength(4);
+    expect(sandbox.requests[3]!.jwt).toBe(second);
+    expect(push.providerTokensIssued).toBe(2);
+    expect(push.status().lastError).toMatchObject({ status: 403, reason: 'ExpiredProviderToken' });
+  });
+
+  it('removes a device APNs calls unregistered (410): the next alert does not go to it', async () => {
+    const push = service();
+    sandbox.answer = () => ({ status: 410, reason: 'Unregistered' });
+    push.awaitingInput('pi-main');
+    await eventually(() => devices.length === 1, 10_000, 20);
+    expect(devices.map((d) => d.tokenId)).toEqual(['tok-b']);
+    push.awaitingInput('pi-main');
+    await eventually(() => production.requests.length === 2, 10_000, 20);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(sandbox.requests).toHaveLength(1);
+  });
+
+  it('does not retry a 400, retries a 503 until it goes through', async () => {
+    const push = service();
+    sandbox.answer = () => ({ status: 400, reason: 'BadDeviceToken' });
+    let calls = 0;
+    production.answer = () => (++calls < 2 ? { status: 503, reason: 'ServiceUnavailable' } : { status: 200 });
+    push.awaitingInput('pi-main');
+    await eventually(() => production.requests.length === 2, 10_000, 50);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(sandbox.requests).toHaveLength(1);
+    expect(push.status()).toMatchObject({ sent: 1, failed: 2 });
+  });
+
+  it('sends nothing for a session that is gone, and never throws into the caller', () => {
+    const push = service();
+    expect(() => push.awaitingInput('gone')).not.toThrow();
+    devices = null as unknown as PushDevice[];
+    expect(() => push.awaitingInput('pi-main')).not.toThrow();
+  });
+
+  it('is off, with the reason, when [push] is empty; refuses a half-filled section or a bad key with one line', async () => {
+    const off = await preparePush(config({ team_id: '', key_id: '', key_path: '', bundle_id: '' }), 'c.toml');
+    expect(off.enabled).toBe(false);
+    expect(!off.enabled && off.reason).toContain('push is not configured');
+    await expect(preparePush(config({ key_id: '' }), 'c.toml')).rejects.toThrow(new PushConfigError('[push] in c.toml: key_id must be set too (push needs team_id, key_id, key_path and bundle_id)'));
+    await expect(preparePush(config({ key_path: join(dir, 'nope.p8') }), 'c.toml')).rejects.toThrow(/key_path .*nope\.p8 does not exist/);
+    const junk = join(dir, 'junk.p8');
+    writeFileSync(junk, 'not a key');
+    await expect(preparePush(config({ key_path: junk }), 'c.toml')).rejects.toThrow(/is not a PEM private key/);
+    const rsa = join(dir, 'rsa.p8');
+    const { generateKeyPairSync } = await import('node:crypto');
+    writeFileSync(rsa, generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ format: 'pem', type: 'pkcs8' }));
+    await expect(preparePush(config({ key_path: rsa }), 'c.toml')).rejects.toThrow(/holds an RSA key; APNs needs an EC P-256 key/);
+  });
+});

@@ -1,0 +1,113 @@
+/**
+ * A real HTTP/2 TLS server standing in for APNs (both endpoints can be one of these): it
+ * checks each request the way APNs does (method, path, the provider token's ES256 signature
+ * against the public key, its `kid`/`iss`), records it, and answers what the test asks.
+ */
+import { generateKeyPairSync, type KeyObject } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { createSecureServer, type Http2SecureServer, type IncomingHttpHeaders, type ServerHttp2Session } from 'node:http2';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { decodeProtectedHeader, jwtVerify } from 'jose';
+import { generate } from 'selfsigned';
+
+export interface ApnsRequest {
+  readonly path: string;
+  readonly deviceToken: string;
+  readonly headers: IncomingHttpHeaders;
+  readonly jwt: string;
+  readonly jwtHeader: { alg?: string; kid?: string };
+  readonly claims: { iss?: string; iat?: number };
+  /** Null when the signature checked out; else why not. */
+  readonly jwtError: string | null;
+  readonly body: Buffer;
+  readonly payload: unknown;
+}
+
+export type ApnsAnswer = { status: number; reason?: string };
+
+export interface FakeApns {
+  readonly url: string;
+  /** The server's certificate (PEM): what a client must trust. */
+  readonly certPem: string;
+  readonly certFile: string;
+  readonly requests: ApnsRequest[];
+  /** How to answer each request (default: 200). */
+  answer: (req: ApnsRequest) => ApnsAnswer;
+  close(): Promise<void>;
+}
+
+/** An APNs key pair: the `.p8` file tether reads, and the public key APNs would hold. */
+export function apnsKey(dir: string): { keyPath: string; publicKey: KeyObject } {
+  const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
+  const keyPath = join(dir, 'AuthKey_TEST.p8');
+  writeFileSync(keyPath, privateKey.export({ format: 'pem', type: 'pkcs8' }), { mode: 0o600 });
+  return { keyPath, publicKey };
+}
+
+export async function startFakeApns(dir: string, name: string, publicKey: KeyObject, expect: { teamId: string; keyId: string }): Promise<FakeApns> {
+  const pems = await generate([{ name: 'commonName', value: `fake-apns-${name}` }], {
+    keySize: 2048,
+    algorithm: 'sha256',
+    extensions: [{ name: 'subjectAltName', altNames: [{ type: 2, value: 'localhost' }, { type: 7, ip: '127.0.0.1' }] }],
+  });
+  const certFile = join(dir, `${name}-cert.pem`);
+  writeFileSync(certFile, pems.cert);
+  const requests: ApnsRequest[] = [];
+  const server: Http2SecureServer = createSecureServer({ key: pems.private, cert: pems.cert });
+  const fake: FakeApns = {
+    url: '',
+    certPem: pems.cert,
+    certFile,
+    requests,
+    answer: () => ({ status: 200 }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        // Open client sessions would hold close() open.
+        for (const s of sessions) s.destroy();
+      }),
+  };
+  const sessions = new Set<ServerHttp2Session>();
+  server.on('session', (s) => {
+    sessions.add(s);
+    s.on('close', () => sessions.delete(s));
+  });
+  server.on('stream', (stream, headers) => {
+    const chunks: Buffer[] = [];
+    stream.on('data', (c: Buffer) => chunks.push(c));
+    stream.on('end', () => {
+      void (async () => {
+        const path = String(headers[':path'] ?? '');
+        const auth = String(headers.authorization ?? '');
+        const jwt = auth.startsWith('bearer ') ? auth.slice(7) : '';
+        let jwtError: string | null = null;
+        let claims: ApnsRequest['claims'] = {};
+        let jwtHeader: ApnsRequest['jwtHeader'] = {};
+        try {
+          jwtHeader = decodeProtectedHeader(jwt);
+          const verified = await jwtVerify(jwt, publicKey, { algorithms: ['ES256'], issuer: expect.teamId });
+          claims = verified.payload;
+          if (jwtHeader.kid !== expect.keyId) jwtError = `kid ${String(jwtHeader.kid)}`;
+        } catch (err) {
+          jwtError = String(err);
+        }
+        const body = Buffer.concat(chunks);
+        let payload: unknown;
+        try {
+          payload = JSON.parse(body.toString('utf8'));
+        } catch {
+          payload = null;
+        }
+        const req: ApnsRequest = { path, deviceToken: decodeURIComponent(path.replace(/^\/3\/device\//, '')), headers, jwt, jwtHeader, claims, jwtError, body, payload };
+        requests.push(req);
+        const a: ApnsAnswer = headers[':method'] !== 'POST' || !path.startsWith('/3/device/') ? { status: 405, reason: 'MethodNotAllowed' } : jwtError ? { status: 403, reason: 'InvalidProviderToken' } : fake.answer(req);
+        stream.respond({ ':status': a.status, 'apns-id': `id-${requests.length}` });
+        stream.end(a.reason !== undefined ? JSON.stringify({ reason: a.reason }) : undefined);
+      })();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  (fake as { url: string }).url = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return fake;
+}
