@@ -24,7 +24,8 @@ describe('network faults', () => {
 
   beforeAll(async () => {
     tmux = await privateTmux();
-    home = daemonHome(tmux.socket, `[agent]\ncommand = "/bin/sh"\ndefault_session = "net"\n`);
+    // Pings every second, so that a client that stops answering is seen within seconds.
+    home = daemonHome(tmux.socket, `[agent]\ncommand = "/bin/sh"\ndefault_session = "net"\n[stream]\nping_interval_s = 1\n`);
     d = await startDaemon(home);
     good = new Mirror(d.base, d.token, 'net').connect();
     await eventually(() => good.kinds().includes('snapshot'), 10_000);
@@ -97,6 +98,22 @@ describe('network faults', () => {
     await goodStillWorks('half-open');
     for (const s of sockets) s.destroy();
     await eventually(() => fds(d.child.pid!) <= baseline.fds + 5, 10_000, 100);
+  });
+
+  it('cuts off an open stream that stops answering pings (the peer vanished without a close)', async () => {
+    const clients = async () => ((await (await d.get('/health')).json()) as { clients: number }).clients;
+    const before = await clients();
+    // A peer whose side of the connection is gone: it never answers a ping again.
+    const silent = new WebSocket(wsUrl(), { ...auth(), autoPong: false });
+    silent.on('error', () => undefined);
+    const closed = new Promise<number>((r) => silent.once('close', (code) => r(code)));
+    await new Promise((r) => silent.once('open', r));
+    silent.send(JSON.stringify({ type: 'resume', lastSeq: null }));
+    await eventually(async () => (await clients()) === before + 1, 5000, 50);
+    // Terminated, not closed politely: the peer could not take part in a closing handshake.
+    expect(await closed).toBe(1006);
+    await eventually(async () => (await clients()) === before, 5000, 50);
+    await goodStillWorks('silent');
   });
 
   it('closes a socket that sends a frame over the limit with 1009, and accepts a fragmented one under it', async () => {
