@@ -64,6 +64,7 @@ const sameFact = (a: AgentStateFact | null, b: AgentStateFact | null) => a?.valu
 
 export class AgentHub {
   private readonly sessions = new Map<string, SessionAgent>();
+  private readonly everyListeners = new Set<(sessionId: string, state: AgentStateFact) => void>();
 
   constructor(private readonly deps: AgentHubDeps) {}
 
@@ -77,6 +78,12 @@ export class AgentHub {
     const agent = this.agent(sessionId);
     agent.listeners.add(listener);
     return () => agent.listeners.delete(listener);
+  }
+
+  /** Calls `listener` on each change of any session's agent state (push); returns the unsubscribe. */
+  subscribeEvery(listener: (sessionId: string, state: AgentStateFact) => void): () => void {
+    this.everyListeners.add(listener);
+    return () => this.everyListeners.delete(listener);
   }
 
   /** The slash commands the session's agent reported, or null when none did. */
@@ -191,7 +198,7 @@ export class AgentHub {
       if (sameFact(fact, created.last)) return;
       created.last = fact;
       if (!fact) return;
-      for (const l of [...created.listeners]) {
+      for (const l of [...created.listeners, ...[...this.everyListeners].map((e) => (f: AgentStateFact) => e(sessionId, f))]) {
         try {
           l(fact);
         } catch (err) {

@@ -11,8 +11,9 @@
  * at most, so a revocation made by the CLI reaches a running daemon.
  */
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
-import { chmodSync, closeSync, fstatSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { chmodSync, closeSync, fstatSync, mkdirSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { errnoOf, withLock, writeAtomic } from './files.js';
 
 export type TokenKind = 'local' | 'device' | 'cli';
 
@@ -26,6 +27,18 @@ export interface TokenRecord {
   /** ISO 8601, or null when never used; written in batches, so up to a minute late. */
   readonly lastUsedAt: string | null;
   readonly kind: TokenKind;
+  /** The device registered with this token (spec "Device registration"); absent or null: none. */
+  readonly device?: StoredDevice | null;
+}
+
+/** A device registration as stored with its token; `removed` keeps the fields for the record. */
+export interface StoredDevice {
+  readonly deviceToken: string;
+  readonly environment: 'sandbox' | 'production';
+  readonly deviceName: string;
+  readonly state: 'registered' | 'removed';
+  /** ISO 8601: when it entered `state`. */
+  readonly at: string;
 }
 
 export type TokenStoreErrorCode = 'corrupt' | 'io' | 'locked' | 'name-taken' | 'no-such-token' | 'bad-name';
@@ -46,11 +59,6 @@ export const RELOAD_CHECK_MS = 1000;
 export const TOUCH_FLUSH_MS = 60_000;
 /** Longest token name, in characters. */
 export const MAX_TOKEN_NAME_CHARS = 64;
-/** How long a writer waits for another one's lock, and when a lock is left over from a crash. */
-const LOCK_WAIT_MS = 2000;
-const LOCK_STALE_MS = 10_000;
-const LOCK_POLL_MS = 10;
-
 const TOKENS_FILE = 'tokens.json';
 const LOCAL_TOKEN_FILE = 'local-token';
 const LOCK_FILE = 'tokens.json.lock';
@@ -63,67 +71,21 @@ const CONTROL_CHARS = /[\u0000-\u001f\u007f]/;
 export const newToken = (): string => randomBytes(32).toString('base64url');
 const digestOf = (token: string): Buffer => createHash('sha256').update(token, 'utf8').digest();
 
-const errnoOf = (err: unknown): string | undefined => (err as NodeJS.ErrnoException).code;
-
-/** Blocks the thread briefly: the store is synchronous and a lock is held for milliseconds. */
-function sleepSync(ms: number): void {
-  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
-}
-
-/** Writes `path` so that a reader sees the old or the new content, never a part. */
-function writeAtomic(path: string, text: string): void {
-  const tmp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-  try {
-    const fd = openSync(tmp, 'wx', 0o600);
-    try {
-      writeSync(fd, text);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    renameSync(tmp, path);
-  } catch (err) {
-    rmSync(tmp, { force: true });
-    throw new TokenStoreError('io', `${path} cannot be written: ${(err as Error).message}`);
-  }
-  try {
-    // The rename itself survives a power loss only once the directory is synced.
-    const dirFd = openSync(dirname(path), 'r');
-    try {
-      fsyncSync(dirFd);
-    } finally {
-      closeSync(dirFd);
-    }
-  } catch {
-    // Not every file system lets a directory be synced; the rename is still atomic.
-  }
-}
-
+const fail = (code: 'io' | 'locked', message: string): TokenStoreError => new TokenStoreError(code, message);
+const writeFile = (path: string, text: string): void => writeAtomic(path, text, fail);
 /** Runs `fn` holding `<dir>/tokens.json.lock`, so that the daemon and the CLI never interleave writes. */
-function withLock<T>(dir: string, fn: () => T): T {
-  const path = join(dir, LOCK_FILE);
-  const deadline = Date.now() + LOCK_WAIT_MS;
-  for (;;) {
-    try {
-      closeSync(openSync(path, 'wx', 0o600));
-      break;
-    } catch (err) {
-      if (errnoOf(err) !== 'EEXIST') throw new TokenStoreError('io', `${path} cannot be created: ${(err as Error).message}`);
-    }
-    try {
-      // A lock older than any write could take is left over from a crash.
-      if (statSync(path).mtimeMs < Date.now() - LOCK_STALE_MS) rmSync(path, { force: true });
-    } catch {
-      // Released between the two calls: try again.
-    }
-    if (Date.now() > deadline) throw new TokenStoreError('locked', `${path} is held by another tether process; remove it if none is running`);
-    sleepSync(LOCK_POLL_MS);
-  }
-  try {
-    return fn();
-  } finally {
-    rmSync(path, { force: true });
-  }
+const locked = <T>(dir: string, fn: () => T): T => withLock(join(dir, LOCK_FILE), fn, fail);
+
+function isDevice(v: unknown): v is StoredDevice {
+  if (typeof v !== 'object' || v === null) return false;
+  const d = v as Record<string, unknown>;
+  return (
+    typeof d.deviceToken === 'string' &&
+    (d.environment === 'sandbox' || d.environment === 'production') &&
+    typeof d.deviceName === 'string' &&
+    (d.state === 'registered' || d.state === 'removed') &&
+    typeof d.at === 'string'
+  );
 }
 
 function isRecord(v: unknown): v is TokenRecord {
@@ -136,7 +98,8 @@ function isRecord(v: unknown): v is TokenRecord {
     HASH_PATTERN.test(r.hash) &&
     typeof r.createdAt === 'string' &&
     (r.lastUsedAt === null || typeof r.lastUsedAt === 'string') &&
-    (r.kind === 'local' || r.kind === 'device' || r.kind === 'cli')
+    (r.kind === 'local' || r.kind === 'device' || r.kind === 'cli') &&
+    (r.device === undefined || r.device === null || isDevice(r.device))
   );
 }
 
@@ -249,7 +212,7 @@ export class TokenStore {
 
   /** Read-modify-write under the lock, from the file's current content; a corrupt file throws. */
   private mutate<T>(change: (records: readonly TokenRecord[]) => { records: readonly TokenRecord[]; result: T }): T {
-    return withLock(this.dir, () => {
+    return locked(this.dir, () => {
       this.load();
       const { records, result } = change(this.entries.map((e) => e.record));
       this.write(records);
@@ -259,7 +222,7 @@ export class TokenStore {
 
   /** Replaces the file (the lock held) and takes its content as the current set. */
   private write(records: readonly TokenRecord[]): void {
-    writeAtomic(this.file, JSON.stringify({ version: FORMAT_VERSION, tokens: records }, null, 2) + '\n');
+    writeFile(this.file, JSON.stringify({ version: FORMAT_VERSION, tokens: records }, null, 2) + '\n');
     this.seen = '';
     this.load();
   }
@@ -290,7 +253,7 @@ export class TokenStore {
 
   private ensureLocalTokenSync(): { token: string | null; created: boolean } {
     const plainPath = join(this.dir, LOCAL_TOKEN_FILE);
-    return withLock(this.dir, () => {
+    return locked(this.dir, () => {
       this.load();
       const local = this.entries.find((e) => e.record.kind === 'local');
       if (local) {
@@ -306,7 +269,7 @@ export class TokenStore {
       const token = newToken();
       // The plaintext first: a crash between the two writes leaves no local record, so the next
       // start simply creates one again, instead of a record whose plaintext is lost.
-      writeAtomic(plainPath, token + '\n');
+      writeFile(plainPath, token + '\n');
       this.write([...this.entries.map((e) => e.record), this.newRecord('local', 'local', token)]);
       return { token, created: true };
     });
@@ -363,6 +326,36 @@ export class TokenStore {
       const renamed = { ...r, name: checked };
       return { records: records.map((x) => (x.id === r.id ? renamed : x)), result: renamed };
     });
+  }
+
+  /** Stores (or with null, clears) the device registration of the token with this id. */
+  setDevice(id: string, device: StoredDevice | null): TokenRecord {
+    return this.mutate((records) => {
+      const r = records.find((x) => x.id === id);
+      if (!r) throw new TokenStoreError('no-such-token', `no token has the id "${id}"`);
+      const changed: TokenRecord = { ...r, device };
+      return { records: records.map((x) => (x.id === id ? changed : x)), result: changed };
+    });
+  }
+
+  /**
+   * Calls `onRevoked` with each token that disappears from the file (revoked here or by the CLI),
+   * looking every `everyMs`; returns the stop function. The timer does not keep the process up.
+   */
+  watchRevocations(onRevoked: (record: TokenRecord) => void, everyMs = 250): () => void {
+    let known = new Map(this.entries.map((e) => [e.record.id, e.record]));
+    const timer = setInterval(() => {
+      try {
+        this.load();
+      } catch {
+        return; // A file that cannot be parsed keeps the last good set (see refresh).
+      }
+      const now = new Map(this.entries.map((e) => [e.record.id, e.record]));
+      for (const [id, record] of known) if (!now.has(id)) onRevoked(record);
+      known = now;
+    }, everyMs);
+    timer.unref();
+    return () => clearInterval(timer);
   }
 
   /** Notes that a token was used now; written within TOUCH_FLUSH_MS, never per request. */

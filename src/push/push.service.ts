@@ -112,13 +112,19 @@ export interface PushStatus {
   readonly lastError: { readonly at: string; readonly status: number; readonly reason: string; readonly device: string } | null;
 }
 
+/** What the alert's body names: the session's description, else its name. */
+export interface SessionLabel {
+  readonly name: string;
+  readonly description?: string;
+}
+
 export interface PushServiceDeps {
   readonly settings: PushSettings;
   readonly devices: PushDevices;
   /** Whether the token has a live `/stream` connection (its phone is in the foreground). */
   readonly inForeground: (tokenId: string) => boolean;
-  /** The session's name and description, or null when it is gone. */
-  readonly describe: (sessionId: string) => { readonly name: string; readonly description?: string } | null;
+  /** The session's name and description, or null when it is gone (read from tmux: may be async). */
+  readonly describe: (sessionId: string) => SessionLabel | null | Promise<SessionLabel | null>;
   /** The agent's name, for the title ("pi is waiting"). */
   readonly agentName: string;
   readonly now: () => number;
@@ -167,16 +173,21 @@ export class PushService {
   /** The session's agent is waiting for its human: alert every device in the background. */
   awaitingInput(sessionId: string): void {
     if (this.stopped || !this.deps.settings.enabled) return;
+    const fail = (err: unknown) => this.deps.log.warn({ session: sessionId, err: String(err) }, 'push: could not queue the alert');
     try {
-      const meta = this.deps.describe(sessionId);
-      if (!meta) return;
-      const payload = alertPayload(this.deps.agentName, sessionId, meta);
-      for (const device of this.deps.devices.list()) {
-        if (this.deps.inForeground(device.tokenId)) continue;
-        this.enqueue(device, sessionId, payload);
-      }
+      // The devices are chosen now (who is in the background at the moment of the change);
+      // only the label may take a moment to read.
+      const devices = this.deps.devices.list().filter((d) => !this.deps.inForeground(d.tokenId));
+      if (devices.length === 0) return;
+      void Promise.resolve(this.deps.describe(sessionId))
+        .then((meta) => {
+          if (!meta || this.stopped) return;
+          const payload = alertPayload(this.deps.agentName, sessionId, meta);
+          for (const device of devices) this.enqueue(device, sessionId, payload);
+        })
+        .catch(fail);
     } catch (err) {
-      this.deps.log.warn({ session: sessionId, err: String(err) }, 'push: could not queue the alert');
+      fail(err);
     }
   }
 

@@ -20,6 +20,16 @@ export interface HealthReport {
   diskFreeGb: number;
   watchdog: { state: string; reason: string | null };
   warnings: string[];
+  /** https/wss served directly, and the certificate's SHA-256 fingerprint (what phones pin). */
+  tls: { enabled: boolean; fingerprint: string | null };
+  /** Push notifications: configured or why not, counts and the last failure. */
+  push: {
+    configured: boolean;
+    reason: string | null;
+    sent: number;
+    failed: number;
+    lastError: { at: string; status: number; reason: string; device: string } | null;
+  };
 }
 
 /** Whatever can report the daemon's health (the actor system, or a test double). */

@@ -18,6 +18,7 @@ const SPEC_TABLES: Record<string, string[]> = {
     'connected --resume message [lastSeq outside the ring]--> streaming',
   ],
   agentState: ['any --agent_end event [the agent context reports idle]--> awaiting-input'],
+  device: ['registered --push service reply 410--> removed'],
 };
 
 describe('spec tables and machines', async () => {

@@ -31,6 +31,8 @@ const report: HealthReport = {
   diskFreeGb: 40.25,
   watchdog: { state: 'writing', reason: null },
   warnings: [],
+  tls: { enabled: true, fingerprint: 'ab'.repeat(32) },
+  push: { configured: false, reason: 'push is not configured', sent: 0, failed: 0, lastError: null },
 };
 
 /** Collects log lines, as the daemon's log file would hold them. */

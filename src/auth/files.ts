@@ -1,0 +1,79 @@
+/**
+ * The file habits of everything tether keeps in its data dir that holds a secret (tokens,
+ * pairing tokens, the TLS key): written atomically (a reader sees the old or the new content,
+ * never a part; a crash mid-write loses nothing), mode 0600, and changed by one process at a
+ * time under a lock file (the daemon and the CLI both write them).
+ */
+import { randomBytes } from 'node:crypto';
+import { closeSync, fsyncSync, openSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import { dirname } from 'node:path';
+
+/** How a failure is reported: each store throws its own error class. */
+export type FileFailure = (code: 'io' | 'locked', message: string) => Error;
+
+/** How long a writer waits for another one's lock, and when a lock is left over from a crash. */
+const LOCK_WAIT_MS = 2000;
+const LOCK_STALE_MS = 10_000;
+const LOCK_POLL_MS = 10;
+
+export const errnoOf = (err: unknown): string | undefined => (err as NodeJS.ErrnoException).code;
+
+/** Blocks the thread briefly: the stores are synchronous and a lock is held for milliseconds. */
+function sleepSync(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+/** Writes `path` (0600) so that a reader sees the old or the new content, never a part. */
+export function writeAtomic(path: string, content: string | Buffer, fail: FileFailure): void {
+  const tmp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  try {
+    const fd = openSync(tmp, 'wx', 0o600);
+    try {
+      writeSync(fd, typeof content === 'string' ? Buffer.from(content, 'utf8') : content);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(tmp, path);
+  } catch (err) {
+    rmSync(tmp, { force: true });
+    throw fail('io', `${path} cannot be written: ${(err as Error).message}`);
+  }
+  try {
+    // The rename itself survives a power loss only once the directory is synced.
+    const dirFd = openSync(dirname(path), 'r');
+    try {
+      fsyncSync(dirFd);
+    } finally {
+      closeSync(dirFd);
+    }
+  } catch {
+    // Not every file system lets a directory be synced; the rename is still atomic.
+  }
+}
+
+/** Runs `fn` holding the lock file `lockPath`, so that two processes never interleave writes. */
+export function withLock<T>(lockPath: string, fn: () => T, fail: FileFailure): T {
+  const deadline = Date.now() + LOCK_WAIT_MS;
+  for (;;) {
+    try {
+      closeSync(openSync(lockPath, 'wx', 0o600));
+      break;
+    } catch (err) {
+      if (errnoOf(err) !== 'EEXIST') throw fail('io', `${lockPath} cannot be created: ${(err as Error).message}`);
+    }
+    try {
+      // A lock older than any write could take is left over from a crash.
+      if (statSync(lockPath).mtimeMs < Date.now() - LOCK_STALE_MS) rmSync(lockPath, { force: true });
+    } catch {
+      // Released between the two calls: try again.
+    }
+    if (Date.now() > deadline) throw fail('locked', `${lockPath} is held by another tether process; remove it if none is running`);
+    sleepSync(LOCK_POLL_MS);
+  }
+  try {
+    return fn();
+  } finally {
+    rmSync(lockPath, { force: true });
+  }
+}

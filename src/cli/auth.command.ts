@@ -1,0 +1,110 @@
+/**
+ * `tether auth list | create <name> | revoke <name|id> | name <name|id> <new-name>`
+ * (decisions.md "Pairing and tokens"), on the token store the daemon reads. A revocation
+ * reaches a running daemon within a second: it watches the store and closes that token's
+ * connections (close code 4401).
+ */
+import { Command, Option } from 'clipanion';
+import { TokenStore, TokenStoreError, type TokenRecord } from '../auth/token-store.js';
+import { loadConfig } from '../config/load.js';
+import { resolvePaths } from '../config/paths.js';
+import { CliError, reportFailure } from './fail.js';
+
+async function openStore(): Promise<TokenStore> {
+  const env = process.env;
+  const paths = resolvePaths(env);
+  // The config is read so that a bad config is reported here as it is by the daemon.
+  await loadConfig(paths, env);
+  return TokenStore.open(paths.authDir);
+}
+
+/** Runs `fn` with the store; store refusals become the one-line error. */
+async function withStore(cmd: Command, fn: (store: TokenStore) => void): Promise<number> {
+  try {
+    const store = await openStore();
+    try {
+      fn(store);
+    } finally {
+      store.close();
+    }
+    return 0;
+  } catch (err) {
+    if (err instanceof TokenStoreError && err.code === 'no-such-token') return reportFailure(new CliError(err.message, 2), cmd.context.stderr);
+    return reportFailure(err, cmd.context.stderr);
+  }
+}
+
+const deviceOf = (r: TokenRecord): string => (r.device ? `${r.device.deviceName} (${r.device.environment}, ${r.device.state})` : '-');
+
+/** The table of `auth list`: one token a line, no secrets. */
+export function tokenTable(records: readonly TokenRecord[]): string {
+  const rows = [['ID', 'NAME', 'KIND', 'CREATED', 'LAST USED', 'DEVICE'], ...records.map((r) => [r.id, r.name, r.kind, r.createdAt, r.lastUsedAt ?? 'never', deviceOf(r)])];
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => [...row[i]!].length)));
+  return rows.map((row) => row.map((c, i) => (i === row.length - 1 ? c : c.padEnd(widths[i]!))).join('  ')).join('\n') + '\n';
+}
+
+export class AuthListCommand extends Command {
+  static override paths = [['auth', 'list']];
+  static override usage = Command.Usage({ category: 'Tokens', description: 'List the tokens: id, name, created, last used, device' });
+  json = Option.Boolean('--json', false, { description: 'Print JSON' });
+
+  execute(): Promise<number> {
+    return withStore(this, (store) => {
+      const records = store.list();
+      if (this.json) {
+        const safe = records.map((r) => ({ id: r.id, name: r.name, kind: r.kind, createdAt: r.createdAt, lastUsedAt: r.lastUsedAt, device: r.device ? { deviceName: r.device.deviceName, environment: r.device.environment, state: r.device.state } : null }));
+        this.context.stdout.write(JSON.stringify(safe, null, 2) + '\n');
+      } else {
+        this.context.stdout.write(tokenTable(records));
+      }
+    });
+  }
+}
+
+export class AuthCreateCommand extends Command {
+  static override paths = [['auth', 'create']];
+  static override usage = Command.Usage({
+    category: 'Tokens',
+    description: 'Create a named token and print it (once: it is stored hashed)',
+    examples: [['A token for a script', 'tether auth create ci-bot']],
+  });
+  name = Option.String({ name: 'name' });
+
+  execute(): Promise<number> {
+    return withStore(this, (store) => {
+      const { token, record } = store.create(this.name, 'cli');
+      this.context.stdout.write(`${token}\n`);
+      this.context.stderr.write(`tether: created token "${record.name}" (${record.id}); it is shown only now\n`);
+    });
+  }
+}
+
+export class AuthRevokeCommand extends Command {
+  static override paths = [['auth', 'revoke']];
+  static override usage = Command.Usage({
+    category: 'Tokens',
+    description: 'Revoke a token by name or id; its open connections close at once (4401)',
+  });
+  token = Option.String({ name: 'name|id' });
+
+  execute(): Promise<number> {
+    return withStore(this, (store) => {
+      const r = store.revoke(this.token);
+      this.context.stdout.write(`revoked ${r.name} (${r.id})\n`);
+    });
+  }
+}
+
+export class AuthNameCommand extends Command {
+  static override paths = [['auth', 'name']];
+  static override usage = Command.Usage({ category: 'Tokens', description: 'Give a token a new name' });
+  token = Option.String({ name: 'name|id' });
+  newName = Option.String({ name: 'new-name' });
+
+  execute(): Promise<number> {
+    return withStore(this, (store) => {
+      const r = store.rename(this.token, this.newName);
+      this.context.stdout.write(`renamed ${r.id} to ${r.name}\n`);
+    });
+  }
+}

@@ -1,0 +1,63 @@
+/**
+ * `{data_dir}/run/daemon.json`: where the running daemon can be found (its base URL, port,
+ * scheme and certificate fingerprint), for the commands that talk about it (`tether pair`,
+ * `tether status`). Written once the daemon listens, removed when it stops; a file left by a
+ * daemon that died is recognised by its pid and ignored.
+ */
+import { mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { writeAtomic } from '../auth/files.js';
+import { CliError } from './fail.js';
+
+export interface RunFile {
+  readonly pid: number;
+  /** The base URL, without a token. */
+  readonly url: string;
+  readonly scheme: 'http' | 'https';
+  readonly host: string;
+  readonly port: number;
+  readonly fingerprint: string | null;
+  readonly name: string;
+}
+
+export const RUN_FILE = 'daemon.json';
+
+/** Writes the run file (0600, atomically); returns its path. */
+export function writeRunFile(runDir: string, info: RunFile): string {
+  const path = join(runDir, RUN_FILE);
+  mkdirSync(runDir, { recursive: true, mode: 0o700 });
+  writeAtomic(path, JSON.stringify(info) + '\n', (_code, message) => new CliError(message));
+  return path;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    // EPERM: it exists, it is just not ours to signal.
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** The running daemon's run file, or null when none runs (no file, a stale one, or garbage). */
+export function readRunFile(runDir: string): RunFile | null {
+  let parsed: Partial<RunFile>;
+  try {
+    parsed = JSON.parse(readFileSync(join(runDir, RUN_FILE), 'utf8')) as Partial<RunFile>;
+  } catch {
+    return null;
+  }
+  if (typeof parsed.pid !== 'number' || typeof parsed.url !== 'string' || typeof parsed.port !== 'number' || typeof parsed.host !== 'string') return null;
+  if (parsed.scheme !== 'http' && parsed.scheme !== 'https') return null;
+  if (!alive(parsed.pid)) return null;
+  return {
+    pid: parsed.pid,
+    url: parsed.url,
+    scheme: parsed.scheme,
+    host: parsed.host,
+    port: parsed.port,
+    fingerprint: typeof parsed.fingerprint === 'string' ? parsed.fingerprint : null,
+    name: typeof parsed.name === 'string' ? parsed.name : '',
+  };
+}

@@ -1,0 +1,118 @@
+/**
+ * Device registration (spec.md, "States and transitions" > "Device registration", with
+ * decisions.md "Pairing and tokens"): whether a paired token has a device that push
+ * notifications go to. One per token; the registry (src/auth/devices.ts) keeps the state in the
+ * token store and runs this machine's transitions with xstate's pure `transition`.
+ *
+ * States: `unregistered` (a token without a device token: a CLI token, or a device that sent
+ * none), `registered` (pushes go to it), `removed` (the push service answered 410: the mapping
+ * is deleted; the client registers again at its next launch) and `revoked` (the token itself is
+ * gone, final).
+ *
+ * Invariants: the machine is pure (no clock: each event carries its `at`, ISO 8601); a 410 for
+ * a device token other than the one registered changes nothing (an old reply arriving after a
+ * re-registration must not delete the new mapping).
+ */
+import { assign, setup } from 'xstate';
+
+export type DeviceEnvironment = 'sandbox' | 'production';
+
+/** What a device sends to be reachable by push (spec "Device registration"). */
+export interface DeviceFields {
+  readonly deviceToken: string;
+  readonly environment: DeviceEnvironment;
+  readonly deviceName: string;
+}
+
+export type DeviceEvent =
+  /** At pairing with a device token, or later from the client (PUT /device). */
+  | ({ type: 'device.register'; at: string } & DeviceFields)
+  /** The push service answered 410 Unregistered for `deviceToken`. */
+  | { type: 'push.unregistered'; deviceToken: string; at: string }
+  /** The token was revoked (`tether auth revoke`). */
+  | { type: 'token.revoked'; at: string };
+
+export interface DeviceContext {
+  /** The registered device token (also kept in `removed`, to tell an old 410 from a new one). */
+  readonly deviceToken: string | null;
+}
+
+const notProvided = (what: string) => () => {
+  throw new Error(`deviceMachine: ${what} was not provided`);
+};
+
+export const deviceMachine = setup({
+  types: {
+    context: {} as DeviceContext,
+    events: {} as DeviceEvent,
+  },
+  guards: {
+    /** The 410 is about the device token registered now. */
+    isCurrentDevice: ({ context, event }) => event.type === 'push.unregistered' && event.deviceToken === context.deviceToken,
+  },
+  actions: {
+    /** The machine's own memory of the device token (to match later 410 replies). */
+    rememberDevice: assign({ deviceToken: ({ event }) => (event.type === 'device.register' ? event.deviceToken : null) }),
+    /** Stores the device fields with the token (the token store, atomically). */
+    storeDevice: notProvided('storeDevice'),
+    /** Deletes the device mapping: no push goes to it any more. */
+    deleteMapping: notProvided('deleteMapping'),
+  },
+}).createMachine({
+  id: 'device',
+  description: 'spec.md "Device registration": a paired device that push notifications reach',
+  context: { deviceToken: null },
+  initial: 'unregistered',
+  states: {
+    unregistered: {
+      description: 'A token without a device token: nothing to push to',
+      on: {
+        'device.register': {
+          target: 'registered',
+          actions: ['rememberDevice', 'storeDevice'],
+          description: 'Paired with a device token, or registered later by the client',
+          meta: { spec: 'tether' },
+        },
+        'token.revoked': { target: 'revoked', description: 'The token was revoked', meta: { spec: 'tether' } },
+      },
+    },
+    registered: {
+      description: 'Push notifications go to this device token',
+      on: {
+        'push.unregistered': {
+          guard: 'isCurrentDevice',
+          target: 'removed',
+          actions: 'deleteMapping',
+          description: 'The push service says the device token is dead',
+          meta: { spec: 'registered --push service reply 410--> removed' },
+        },
+        'device.register': {
+          target: 'registered',
+          reenter: true,
+          actions: ['rememberDevice', 'storeDevice'],
+          description: 'The client registered again (a new device token, or the same one)',
+          meta: { spec: 'tether' },
+        },
+        'token.revoked': { target: 'revoked', description: 'The token was revoked', meta: { spec: 'tether' } },
+      },
+    },
+    removed: {
+      description: 'The mapping is deleted; the client re-registers at its next launch',
+      on: {
+        'device.register': {
+          target: 'registered',
+          actions: ['rememberDevice', 'storeDevice'],
+          description: 'The client registered again at its next launch',
+          meta: { spec: 'tether' },
+        },
+        'token.revoked': { target: 'revoked', description: 'The token was revoked', meta: { spec: 'tether' } },
+      },
+    },
+    revoked: {
+      description: 'The token is gone, and its device with it',
+      type: 'final',
+    },
+  },
+});
+
+export type DeviceStateValue = 'unregistered' | 'registered' | 'removed' | 'revoked';

@@ -1,0 +1,172 @@
+/**
+ * Push end to end through `tether serve`: phones paired with `tether pair` + `POST /pair`
+ * (one sandbox, one production build), the agent reaching awaiting-input over the agent
+ * socket (the extension's channel), and a real HTTP/2 TLS stand-in for both APNs endpoints
+ * that verifies the provider token with the public key. What a phone would get is what is
+ * checked: one alert per background device, on its environment's endpoint, none while its
+ * stream is live, again once that stream went silent, and none after APNs said 410.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { fakeAgent, type FakeAgent } from '../helpers/agent-socket.js';
+import { apnsKey, startFakeApns, type FakeApns } from '../helpers/apns-server.js';
+import { daemonHome, runCli, startDaemon, type DaemonHome, type RunningTestDaemon } from '../helpers/daemon.js';
+import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
+
+const TEAM = 'TEAM123456';
+const KID = 'KEY1234567';
+const PHONE_A = 'a1'.repeat(32);
+const PHONE_B = 'b2'.repeat(32);
+
+describe('push through the daemon', () => {
+  let dir: string;
+  let tmux: PrivateTmux;
+  let home: DaemonHome;
+  let daemon: RunningTestDaemon;
+  let sandbox: FakeApns;
+  let production: FakeApns;
+  let agent: FakeAgent;
+  const paired: Record<'A' | 'B', { token: string; tokenId: string }> = {} as never;
+
+  const pair = async (deviceName: string, deviceToken: string, environment: string) => {
+    const p = JSON.parse((await runCli(['pair', '--json'], home.env)).stdout) as { pairingToken: string };
+    const r = await fetch(`${daemon.base}/pair`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ pairingToken: p.pairingToken, deviceName, deviceToken, environment }),
+    });
+    expect(r.status).toBe(201);
+    return (await r.json()) as { token: string; tokenId: string };
+  };
+  /** The agent finishes a turn and waits for its human. */
+  const turn = () => {
+    agent.event('agent.start');
+    agent.event('agent.end', { idle: true });
+  };
+  const sentTo = (fake: FakeApns, deviceToken: string) => fake.requests.filter((r) => r.deviceToken === deviceToken).length;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'tether-push-e2e-'));
+    const key = apnsKey(dir);
+    sandbox = await startFakeApns(dir, 'sandbox', key.publicKey, { teamId: TEAM, keyId: KID });
+    production = await startFakeApns(dir, 'production', key.publicKey, { teamId: TEAM, keyId: KID });
+    const caFile = join(dir, 'apns-ca.pem');
+    writeFileSync(caFile, `${sandbox.certPem}\n${production.certPem}`);
+    tmux = await privateTmux();
+    home = daemonHome(
+      tmux.socket,
+      [
+        '[agent]',
+        'command = "/bin/cat"',
+        '[stream]',
+        'ping_interval_s = 1',
+        '[push]',
+        `team_id = "${TEAM}"`,
+        `key_id = "${KID}"`,
+        `key_path = ${JSON.stringify(key.keyPath)}`,
+        'bundle_id = "dev.tether.app"',
+        `sandbox_url = "${sandbox.url}"`,
+        `production_url = "${production.url}"`,
+        '',
+      ].join('\n'),
+      { NODE_EXTRA_CA_CERTS: caFile },
+    );
+    daemon = await startDaemon(home);
+    paired.A = await pair('dev phone', PHONE_A, 'sandbox');
+    paired.B = await pair('release phone', PHONE_B, 'production');
+    const pane = (await tmux.tmux('display-message', '-p', '-t', 'pi-main', '#{pane_id}')).trim();
+    agent = fakeAgent(home.dataDir, pane, tmux.socket);
+    expect((await agent.welcomed).type).toBe('welcome');
+  }, 60_000);
+  afterAll(async () => {
+    agent?.close();
+    await daemon?.stop();
+    await sandbox?.close();
+    await production?.close();
+    await tmux?.cleanup();
+    home?.cleanup();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('health shows push configured', async () => {
+    const h = (await (await daemon.get('/health')).json()) as { push: { configured: boolean }; warnings: string[] };
+    expect(h.push.configured).toBe(true);
+    expect(h.warnings.join(' ')).not.toMatch(/push is not configured/);
+  });
+
+  it('awaiting-input sends exactly one alert to each background device, on its own endpoint, with every header', async () => {
+    turn();
+    await eventually(() => sentTo(sandbox, PHONE_A) === 1 && sentTo(production, PHONE_B) === 1, 10_000);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(sandbox.requests.map((r) => r.deviceToken)).toEqual([PHONE_A]);
+    expect(production.requests.map((r) => r.deviceToken)).toEqual([PHONE_B]);
+    for (const req of [sandbox.requests[0]!, production.requests[0]!]) {
+      expect(req.jwtError).toBeNull();
+      expect(req.jwtHeader).toMatchObject({ alg: 'ES256', kid: KID });
+      expect(req.claims.iss).toBe(TEAM);
+      expect(req.headers['apns-topic']).toBe('dev.tether.app');
+      expect(req.headers['apns-push-type']).toBe('alert');
+      expect(req.headers['apns-priority']).toBe('10');
+      expect(req.headers['apns-collapse-id']).toBe('session-pi-main');
+      expect(Number(req.headers['apns-expiration'])).toBeGreaterThan(Date.now() / 1000);
+      expect(req.body.length).toBeLessThan(4096);
+      const payload = req.payload as { aps: { alert: { title: string; body: string } }; sessionId: string };
+      expect(payload.aps.alert.title).toMatch(/pi is waiting/);
+      expect(payload.aps.alert.body).toContain('pi-main');
+      expect(payload.sessionId).toBe('pi-main');
+    }
+    // The same state again (an agent reconnecting while it waits) alerts nobody.
+    agent.event('agent.end', { idle: true });
+    await new Promise((r) => setTimeout(r, 500));
+    expect(sandbox.requests.length + production.requests.length).toBe(2);
+  });
+
+  it('a device with a live stream gets nothing; once its stream goes silent past the ping deadline, it does', async () => {
+    sandbox.requests.length = 0;
+    production.requests.length = 0;
+    // Phone A in the foreground, but it will stop answering pings (the phone went to sleep).
+    const ws = new WebSocket(`${daemon.base.replace(/^http/, 'ws')}/sessions/pi-main/stream`, { headers: { authorization: `Bearer ${paired.A.token}` }, autoPong: false });
+    await new Promise((resolve, reject) => {
+      ws.once('message', resolve);
+      ws.once('error', reject);
+    });
+    turn();
+    await eventually(() => sentTo(production, PHONE_B) === 1, 10_000);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(sentTo(sandbox, PHONE_A)).toBe(0);
+
+    // Silent past its deadline (ping every 1 s): it no longer counts as in the foreground.
+    await new Promise((r) => setTimeout(r, 3500));
+    turn();
+    await eventually(() => sentTo(sandbox, PHONE_A) === 1 && sentTo(production, PHONE_B) === 2, 10_000);
+    ws.terminate();
+  });
+
+  it('a 410 removes the mapping: the next alert does not go to that device; registering again brings it back', async () => {
+    sandbox.requests.length = 0;
+    production.requests.length = 0;
+    sandbox.answer = (req) => (req.deviceToken === PHONE_A ? { status: 410, reason: 'Unregistered' } : { status: 200 });
+    turn();
+    await eventually(() => sentTo(sandbox, PHONE_A) === 1 && sentTo(production, PHONE_B) === 1, 10_000);
+    await eventually(async () => (await runCli(['auth', 'list'], home.env)).stdout.includes('dev phone (sandbox, removed)'), 10_000);
+
+    sandbox.answer = () => ({ status: 200 });
+    turn();
+    await eventually(() => sentTo(production, PHONE_B) === 2, 10_000);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(sentTo(sandbox, PHONE_A)).toBe(1);
+
+    // The app registers again at its next launch.
+    const again = await fetch(`${daemon.base}/device`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${paired.A.token}` },
+      body: JSON.stringify({ deviceToken: PHONE_A, environment: 'sandbox', deviceName: 'dev phone' }),
+    });
+    expect(again.status).toBe(200);
+    turn();
+    await eventually(() => sentTo(sandbox, PHONE_A) === 2, 10_000);
+  });
+});

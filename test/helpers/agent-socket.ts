@@ -1,0 +1,38 @@
+/**
+ * Speaks the extension's side of the agent socket (JSON lines), as the tether extension in pi
+ * does: a hello from a pane, then events. For tests that need agent states without a model.
+ */
+import { connect, type Socket } from 'node:net';
+import type { AgentEventName } from '../../src/agent/protocol.js';
+import { agentSocketPath, AGENT_PROTOCOL_VERSION } from '../../src/agent/protocol.js';
+
+export interface FakeAgent {
+  /** The daemon's first answer: welcome or refused. */
+  readonly welcomed: Promise<{ type: string; session?: string; message?: string }>;
+  event(event: AgentEventName, extra?: { idle?: boolean; tool?: string; id?: string }): void;
+  close(): void;
+}
+
+/** Connects as the agent running in `pane` of the tmux server at `tmuxSocket`. */
+export function fakeAgent(dataDir: string, pane: string, tmuxSocket: string): FakeAgent {
+  const socket: Socket = connect(agentSocketPath(dataDir));
+  socket.on('error', () => undefined);
+  const send = (m: object) => socket.write(`${JSON.stringify(m)}\n`);
+  const welcomed = new Promise<{ type: string }>((resolve, reject) => {
+    let buf = '';
+    socket.on('data', (d: Buffer) => {
+      buf += d.toString('utf8');
+      const nl = buf.indexOf('\n');
+      if (nl !== -1) resolve(JSON.parse(buf.slice(0, nl)) as { type: string });
+    });
+    socket.on('close', () => reject(new Error('the agent socket closed before an answer')));
+  });
+  socket.on('connect', () =>
+    send({ type: 'hello', v: AGENT_PROTOCOL_VERSION, pane, tmuxSocket, pid: process.pid, state: 'idle', userMessages: [], userMessageCount: 0 }),
+  );
+  return {
+    welcomed,
+    event: (event, extra = {}) => send({ type: 'event', event, ...extra }),
+    close: () => socket.destroy(),
+  };
+}

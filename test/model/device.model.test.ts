@@ -1,0 +1,72 @@
+/**
+ * Model-based test of the device registration machine (spec "Device registration"): every
+ * simple path through the machine, generated with xstate/graph, is run against the REAL device
+ * registry over a real token store in a temp dir (the files the daemon and the CLI share).
+ * After each step, what the store holds must be what the machine says: the state, and whether
+ * push notifications would go to the device (and to which device token).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { getSimplePaths } from 'xstate/graph';
+import { DeviceRegistry } from '../../src/auth/devices.js';
+import { TokenStore } from '../../src/auth/token-store.js';
+import { deviceMachine, type DeviceEvent } from '../../src/machines/device.machine.js';
+
+const AT = '2026-01-01T00:00:00.000Z';
+const PHONE_A = { deviceToken: 'aa'.repeat(32), environment: 'sandbox' as const, deviceName: 'phone A' };
+const PHONE_B = { deviceToken: 'bb'.repeat(32), environment: 'production' as const, deviceName: 'phone B' };
+const EVENTS: DeviceEvent[] = [
+  { type: 'device.register', ...PHONE_A, at: AT },
+  { type: 'device.register', ...PHONE_B, at: AT },
+  { type: 'push.unregistered', deviceToken: PHONE_A.deviceToken, at: AT },
+  { type: 'push.unregistered', deviceToken: PHONE_B.deviceToken, at: AT },
+  { type: 'token.revoked', at: AT },
+];
+
+const model = deviceMachine.provide({ actions: { storeDevice: () => undefined, deleteMapping: () => undefined } });
+const paths = getSimplePaths(model, {
+  events: EVENTS,
+  serializeState: (s) => `${JSON.stringify(s.value)}:${s.context.deviceToken ?? '-'}` as never,
+});
+
+const label = (e: DeviceEvent | { type: 'xstate.init' }): string =>
+  e.type === 'device.register' ? `register(${e.deviceName})` : e.type === 'push.unregistered' ? `410(${e.deviceToken === PHONE_A.deviceToken ? 'A' : 'B'})` : e.type === 'token.revoked' ? 'revoke' : 'start';
+
+describe('device registration machine, model-based, against the real registry and token store', () => {
+  const dirs: string[] = [];
+  afterEach(() => {
+    for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  });
+
+  it('reaches every state, including the spec row registered --410--> removed', () => {
+    expect(new Set(paths.map((p) => p.state.value))).toEqual(new Set(['unregistered', 'registered', 'removed', 'revoked']));
+    expect(paths.some((p) => p.steps.some((s) => s.event.type === 'push.unregistered') && p.state.value === 'removed')).toBe(true);
+  });
+
+  for (const path of paths) {
+    it(`${path.steps.map((s) => label(s.event)).join(' -> ')} => ${String(path.state.value)}`, async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'tether-device-'));
+      dirs.push(dir);
+      const tokens = await TokenStore.open(dir);
+      const registry = new DeviceRegistry(tokens);
+      const { record } = tokens.create('phone', 'device');
+      for (const step of path.steps) {
+        const e = step.event;
+        if (e.type === 'device.register') registry.register(record.id, { deviceToken: e.deviceToken, environment: e.environment, deviceName: e.deviceName });
+        else if (e.type === 'push.unregistered') registry.remove(e.deviceToken);
+        else if (e.type === 'token.revoked') tokens.revoke(record.id);
+
+        // What a reader of the store (the daemon after a restart, `tether auth list`) sees.
+        const fresh = new DeviceRegistry(await TokenStore.open(dir));
+        expect(fresh.stateOf(record.id)).toBe(step.state.value);
+        const pushedTo = fresh.list().map((d) => d.deviceToken);
+        if (step.state.value === 'registered') expect(pushedTo).toEqual([step.state.context.deviceToken]);
+        else expect(pushedTo).toEqual([]);
+      }
+      expect(registry.stateOf(record.id)).toBe(path.state.value);
+      tokens.close();
+    });
+  }
+});
