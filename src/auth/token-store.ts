@@ -6,9 +6,10 @@
  * digests; files are 0600 in a 0700 directory, written atomically (temp file, fsync, rename)
  * under a lock file, so a crash mid-write loses nothing and two writers never lose each
  * other's changes; a corrupt or truncated file is a `TokenStoreError`, never a silent reset
- * (which would lock the user out, or let everyone in). `verify` does no disk I/O per request:
+ * (which would lock the user out, or let everyone in). `verify` does no disk I/O per good request:
  * records live in memory and the file is re-read only when it changed, looked at once a second
- * at most, so a revocation made by the CLI reaches a running daemon.
+ * at most (a miss looks again after 20 ms, so a token just made by the CLI works at once), so
+ * a revocation made by the CLI reaches a running daemon.
  */
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { chmodSync, closeSync, fstatSync, mkdirSync, openSync, readFileSync, rmSync } from 'node:fs';
@@ -55,6 +56,8 @@ export class TokenStoreError extends Error {
 
 /** How often `verify` looks at the file, at most. */
 export const RELOAD_CHECK_MS = 1000;
+/** How often a failed `verify` looks at the file again, at most. */
+export const MISS_RECHECK_MS = 20;
 /** How long `touch` batches last-used times before writing them. */
 export const TOUCH_FLUSH_MS = 60_000;
 /** Longest token name, in characters. */
@@ -138,6 +141,7 @@ export class TokenStore {
   /** inode:size:mtime:ctime of the file last read or written ('' when none). */
   private seen = '';
   private lastCheck = Number.NEGATIVE_INFINITY;
+  private lastMissCheck = Number.NEGATIVE_INFINITY;
   private readonly touched = new Map<string, string>();
   private touchTimer: NodeJS.Timeout | null = null;
 
@@ -279,6 +283,22 @@ export class TokenStore {
   verify(token: string): TokenRecord | null {
     this.refresh();
     const digest = digestOf(token);
+    const found = this.match(digest);
+    if (found !== null) return found;
+    // A token made a moment ago by `tether auth create` must work at once: a miss looks at the
+    // file again (a stat; read only when it changed), at most every MISS_RECHECK_MS.
+    const t = this.now();
+    if (t - this.lastMissCheck < MISS_RECHECK_MS) return null;
+    this.lastMissCheck = t;
+    try {
+      this.load();
+    } catch {
+      return null;
+    }
+    return this.match(digest);
+  }
+
+  private match(digest: Buffer): TokenRecord | null {
     let found: TokenRecord | null = null;
     for (const e of this.entries) {
       // Every record is compared, and the comparison comes first, so there is no early exit.

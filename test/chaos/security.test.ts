@@ -11,6 +11,7 @@ import { PassThrough } from 'node:stream';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
+import { PairingStore } from '../../src/auth/pairing-store.js';
 import { TokenStore } from '../../src/auth/token-store.js';
 import { runDaemon, type RunningDaemon } from '../../src/cli/daemon.js';
 import { daemonHome, type DaemonHome } from '../helpers/daemon.js';
@@ -38,6 +39,7 @@ describe('security: tokens on every route, nothing run from client text, no secr
   let base: string;
   let token: string;
   let revoked: string;
+  let pairingToken: string;
   let logged = '';
   const stderr = new PassThrough();
   stderr.on('data', (d: Buffer) => (logged += d.toString('utf8')));
@@ -54,6 +56,7 @@ describe('security: tokens on every route, nothing run from client text, no secr
     revoked = store.create('soon-gone').token;
     store.revoke('soon-gone');
     store.close();
+    pairingToken = new PairingStore(join(home.dataDir, 'auth')).create().token;
   }, 30_000);
   afterAll(async () => {
     await daemon?.stop();
@@ -73,6 +76,8 @@ describe('security: tokens on every route, nothing run from client text, no secr
     { name: 'a wrong token', headers: () => ({ authorization: 'Bearer wrong-token-0000000000000000000000000000' }) },
     { name: 'a revoked token', headers: () => ({ authorization: `Bearer ${revoked}` }) },
     { name: 'a revoked token in the query', headers: () => ({}), query: () => `token=${encodeURIComponent(revoked)}` },
+    { name: 'a pairing token as bearer', headers: () => ({ authorization: `Bearer ${pairingToken}` }) },
+    { name: 'a pairing token in the query', headers: () => ({}), query: () => `token=${encodeURIComponent(pairingToken)}` },
     { name: 'the token as a cookie', headers: (t) => ({ cookie: `token=${t}` }) },
     { name: 'the token in another header', headers: (t) => ({ 'x-token': t }) },
     { name: 'the token under another scheme', headers: (t) => ({ authorization: `Basic ${Buffer.from(`u:${t}`).toString('base64')}` }) },

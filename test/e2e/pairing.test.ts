@@ -217,6 +217,22 @@ describe('pairing, tokens and TLS', () => {
     expect((await cli('auth', 'revoke', 'build-bot')).code).toBe(0);
   });
 
+  it('never serves the key, and never logs a token, a pairing token or the key', async () => {
+    for (const path of ['/tls/key.pem', '/key.pem', '/%2e%2e/tls/key.pem', '/../data/tls/key.pem', '/auth/tokens.json']) {
+      const r = await request(path, { token: daemon.token });
+      expect(r.status, path).toBe(404);
+      expect(r.text).not.toContain('PRIVATE KEY');
+    }
+    const p = await pairJson();
+    const { token } = (await request('/pair', { method: 'POST', body: { pairingToken: p.pairingToken, deviceName: 'log check' } })).json<{ token: string }>();
+    await request(`/sessions?token=${token}`);
+    await new Promise((r) => setTimeout(r, 300));
+    const logs = daemon.stderr() + readFileSync(join(home.dataDir, 'tether.log'), 'utf8');
+    expect(logs).toContain('device paired');
+    for (const secret of [token, p.pairingToken, daemon.token]) expect(logs).not.toContain(secret);
+    expect(logs).not.toContain('PRIVATE KEY');
+  });
+
   it('every file under the data dir that holds a secret is mode 0600', () => {
     const files: string[] = [];
     const walk = (dir: string) => {

@@ -131,4 +131,17 @@ describe('tether serve', () => {
     expect(r.stderr).toContain(home.configFile);
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
   });
+
+  it('binds to loopback by default; bound elsewhere with TLS off, it warns at start and in /health', async () => {
+    const { loadConfig } = await import('../../src/config/load.js');
+    const { resolvePaths } = await import('../../src/config/paths.js');
+    writeFileSync(home.configFile, '');
+    expect((await loadConfig(resolvePaths(home.env), home.env)).config.bindAddress).toBe('127.0.0.1:7777');
+
+    writeFileSync(home.configFile, `bindAddress = "0.0.0.0:0"\ntls = false\n${AGENT}[tmux]\nsocket = ${JSON.stringify(tmux.socket)}\n`);
+    const d = await start();
+    const h = await health(d);
+    expect(h.warnings.join('\n')).toMatch(/tls = false while bound to 0\.0\.0\.0: tokens cross the network in the clear/);
+    expect(d.stderr()).toMatch(/tls = false while bound to 0\.0\.0\.0/);
+  });
 });

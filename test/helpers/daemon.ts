@@ -28,7 +28,7 @@ export function daemonHome(socket: string, toml = '', extraEnv: NodeJS.ProcessEn
   mkdirSync(dataDir, { recursive: true });
   const configFile = join(dir, 'config.toml');
   // Tests serve plain http unless their TOML says otherwise (the pairing tests turn TLS on).
-  const base = `bindAddress = "127.0.0.1:0"\n${/^tls\s*=/m.test(toml) ? '' : 'tls = false\n'}`;
+  const base = `${/^bindAddress\s*=/m.test(toml) ? '' : 'bindAddress = "127.0.0.1:0"\n'}${/^tls\s*=/m.test(toml) ? '' : 'tls = false\n'}`;
   const hasTmux = /^\[tmux\]/m.test(toml);
   writeFileSync(configFile, base + toml + (hasTmux ? '' : `\n[tmux]\nsocket = ${JSON.stringify(socket)}\n`));
   const env: NodeJS.ProcessEnv = {
