@@ -158,13 +158,22 @@ export class SessionRuntime {
 /** The runtimes of all live session actors, by session id. */
 export class SessionRuntimes {
   private readonly map = new Map<string, SessionRuntime>();
-  constructor(private readonly opts: { ringBytes: number; now: () => number }) {}
+  private readonly detach = new Map<string, () => void>();
+  constructor(
+    private readonly opts: {
+      ringBytes: number;
+      now: () => number;
+      /** Called for each new runtime (the disk buffer listens to its stream); returns the undo. */
+      created?: (rt: SessionRuntime) => () => void;
+    },
+  ) {}
 
   ensure(id: string): SessionRuntime {
     let rt = this.map.get(id);
     if (!rt) {
       rt = new SessionRuntime(id, this.opts);
       this.map.set(id, rt);
+      if (this.opts.created) this.detach.set(id, this.opts.created(rt));
     }
     return rt;
   }
@@ -175,6 +184,8 @@ export class SessionRuntimes {
 
   release(id: string): void {
     this.map.delete(id);
+    this.detach.get(id)?.();
+    this.detach.delete(id);
   }
 
   get size(): number {

@@ -13,7 +13,7 @@ import type { TmuxCli } from '../tmux/exec.js';
 import { hasSession, SessionExistsError } from '../tmux/sessions.js';
 import type { TmuxTarget } from '../tmux/target.js';
 import { discoveryLogic } from './discovery.actor.js';
-import { SessionRuntimes } from './session-runtime.js';
+import { SessionRuntimes, type SessionRuntime } from './session-runtime.js';
 import { createSessionImplementations, type AgentLaunch } from './session.actor.js';
 
 export interface SidecarSystemDeps {
@@ -24,6 +24,8 @@ export interface SidecarSystemDeps {
   readonly now: () => number;
   readonly log: Logger;
   readonly deleteBuffer?: (id: string) => Promise<void>;
+  /** Called for each session runtime created (the disk buffer subscribes to its stream); returns the undo. */
+  readonly runtimeCreated?: (rt: SessionRuntime) => () => void;
 }
 
 /** One session as the outside world sees it. */
@@ -68,7 +70,7 @@ export class SidecarSystem {
 
   constructor(deps: SidecarSystemDeps) {
     this.deps = deps;
-    this.runtimes = new SessionRuntimes({ ringBytes: deps.ringBytes, now: deps.now });
+    this.runtimes = new SessionRuntimes({ ringBytes: deps.ringBytes, now: deps.now, ...(deps.runtimeCreated ? { created: deps.runtimeCreated } : {}) });
     const session = sessionMachine.provide(
       createSessionImplementations({
         cli: deps.cli,

@@ -5,9 +5,11 @@
  * print exactly one line on stdout once listening; shut down cleanly on a signal, leaving tmux
  * sessions running.
  */
-import { mkdirSync, rmSync, statfsSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
+import { statfs } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import pino from 'pino';
+import { DiskBuffers, GIB, MIB, type SessionActivity } from '../actors/disk-buffer.actor.js';
 import { SessionsService } from '../actors/sessions.service.js';
 import { SidecarSystem } from '../actors/system.js';
 import { CertificateError, ensureCertificate } from '../auth/certificate.js';
@@ -24,6 +26,7 @@ import { loadConfig, parseBindAddress } from '../config/load.js';
 import { resolvePaths, type TetherPaths } from '../config/paths.js';
 import type { TetherConfig } from '../config/schema.js';
 import { TmuxCli } from '../tmux/exec.js';
+import { killSession, listSessions, sessionActivity } from '../tmux/sessions.js';
 import { tmuxTarget } from '../tmux/target.js';
 import { checkTmuxVersion, readTmuxVersion } from '../tmux/version.js';
 import type { HealthReport } from '../transport/handles.js';
@@ -40,6 +43,10 @@ export interface DaemonIo {
   readonly stdout: NodeJS.WritableStream;
   readonly stderr: NodeJS.WritableStream;
   readonly cwd: string;
+  /** Free bytes on the file system of `dir` (statfs by default; tests inject a full disk). */
+  readonly freeBytes?: (dir: string) => Promise<number>;
+  /** The clock of the disk buffers' idle cleanup (tests move it days ahead). */
+  readonly bufferClock?: () => number;
 }
 
 export interface RunningDaemon {
@@ -64,14 +71,22 @@ function makeLogger(paths: TetherPaths, env: NodeJS.ProcessEnv, stderr: NodeJS.W
   return pino({ level }, pino.multistream([{ stream: stderr, level }, { stream: file, level }]));
 }
 
-/** Free disk space of the data dir, in GB, or null where it cannot be read. */
-function diskFreeGb(dir: string): number | null {
-  try {
-    const s = statfsSync(dir);
-    return Math.round(((s.bavail * s.bsize) / 1e9) * 100) / 100;
-  } catch {
-    return null;
+/** Free bytes on the file system of `dir`, for the watchdog. */
+async function statfsFree(dir: string): Promise<number> {
+  const s = await statfs(dir);
+  return s.bavail * s.bsize;
+}
+
+/** What the start-up cleanup needs to know of each tmux session. */
+async function activityOf(cli: TmuxCli): Promise<Map<string, SessionActivity>> {
+  const [activity, sessions] = await Promise.all([sessionActivity(cli), listSessions(cli)]);
+  const out = new Map<string, SessionActivity>();
+  for (const s of sessions) {
+    const a = activity.get(s.name);
+    // Only tether's own sessions are ever removed; a user's session is never touched.
+    out.set(s.name, { lastActivityMs: a?.lastActivityMs ?? 0, attached: (a?.attachedClients ?? s.attachedClients) > 0, ended: s.isTether && s.paneDead });
   }
+  return out;
 }
 
 /** Loopback hosts: a phone cannot reach them, and plain http on them stays on the machine. */
@@ -119,6 +134,33 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
 
   const startedAt = Date.now();
   const cli = new TmuxCli(target);
+  const minFreeBytes = Math.round(config.buffer.min_free_gb * GIB);
+  const buffers = new DiskBuffers({
+    dir: paths.buffersDir,
+    limits: {
+      sessionCapBytes: config.buffer.session_cap_mb * MIB,
+      globalCapBytes: config.buffer.global_cap_mb * MIB,
+      minFreeBytes,
+      // Hysteresis: writing resumes only a tenth above the minimum (at least 1 MB), so it does not flap.
+      resumeMarginBytes: Math.max(MIB, Math.round(minFreeBytes / 10)),
+      idleMs: config.buffer.idle_days * 86_400_000,
+    },
+    freeBytes: () => (io.freeBytes ?? statfsFree)(paths.buffersDir),
+    watchdogIntervalMs: config.buffer.watchdog_interval_s * 1000,
+    now: io.bufferClock ?? Date.now,
+    log,
+  });
+  try {
+    await buffers.start();
+    const { endedSessions } = await buffers.cleanupIdle(await activityOf(cli).catch(() => new Map<string, SessionActivity>()));
+    for (const id of endedSessions) {
+      await killSession(cli, id).catch(() => undefined);
+      log.info({ session: id }, 'removed a session that had ended and was idle longer than idle_days');
+    }
+  } catch (err) {
+    // A data dir that cannot hold buffers must not keep the sessions from being served.
+    log.error({ err: (err as Error).message }, 'the disk buffers could not be set up');
+  }
   const system = new SidecarSystem({
     cli,
     target,
@@ -126,6 +168,8 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     agent: (id) => agent(id === config.agent.default_session ? io.cwd : (io.env.HOME ?? io.cwd)),
     now: Date.now,
     log,
+    deleteBuffer: (id) => buffers.delete(id),
+    runtimeCreated: (rt) => buffers.attach(rt.id, rt.stream),
   });
   const agents = new AgentService({
     cli,
@@ -163,7 +207,10 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     const warningsNow = [...warnings];
     if (status.tmuxProblem) warningsNow.push(status.tmuxProblem);
     for (const s of status.sessions) if (!s.linked && s.lastError) warningsNow.push(`session ${s.id}: ${s.lastError}`);
-    const degraded = false;
+    const disk = buffers.status();
+    const degraded = disk.state === 'off';
+    if (disk.reason) warningsNow.push(disk.reason);
+    warningsNow.push(...disk.warnings);
     return {
       ok: !degraded,
       status: degraded ? 'degraded' : 'ok',
@@ -172,9 +219,9 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
       sessions: status.sessions.length,
       sessionIds: status.sessions.map((s) => s.id),
       clients: hub.count(),
-      bufferMb: 0,
-      diskFreeGb: diskFreeGb(paths.dataDir) ?? 0,
-      watchdog: { state: 'disabled', reason: 'the disk buffer is not built yet' },
+      bufferMb: Math.round((disk.totalBytes / MIB) * 100) / 100,
+      diskFreeGb: disk.freeBytes === null ? 0 : Math.round((disk.freeBytes / GIB) * 100) / 100,
+      watchdog: { state: disk.state, reason: disk.reason },
       warnings: pushSettings.enabled ? warningsNow : [...warningsNow, pushSettings.reason],
       tls: { enabled: tls !== null, fingerprint: tls?.fingerprint ?? null },
       push: push.status(),
@@ -257,6 +304,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
         hub.stop();
         await agents.stop();
         await system.stop();
+        await buffers.stop();
         tokens.close();
         rmSync(runFile, { force: true });
         log.flush();

@@ -103,6 +103,7 @@ export const TetherConfigSchema = Type.Object(
       global_cap_mb: int(1024, 1, CAP_MB_MAX),
       min_free_gb: Type.Number({ default: 1, minimum: 0, maximum: FREE_GB_MAX, expected: `a number from 0 to ${FREE_GB_MAX}` }),
       idle_days: int(30, 1, IDLE_DAYS_MAX),
+      watchdog_interval_s: int(30, 1, 3600),
     }),
     push: section('push', {
       team_id: str('', 'a 10-character Apple team id (A-Z, 0-9), or ""', (s) => s === '' || APPLE_ID.test(s)),

@@ -376,3 +376,30 @@ export function pasteCommands(paneId: string, bufferName: string, data: string |
     buildControlCommand(['paste-buffer', '-p', '-d', '-b', bufferName, '-t', paneId]),
   ];
 }
+
+/** A session's latest activity in tmux (output, input, an attach), epoch ms, and clients now. */
+export interface TmuxActivity {
+  readonly lastActivityMs: number;
+  readonly attachedClients: number;
+}
+
+/** Activity of every session by name (the start-up cleanup of idle buffers); empty with no server. */
+export async function sessionActivity(cli: TmuxCli): Promise<Map<string, TmuxActivity>> {
+  const out = new Map<string, TmuxActivity>();
+  let stdout: Buffer;
+  try {
+    ({ stdout } = await cli.run(['list-windows', '-a', '-F', '#{session_name}\t#{session_activity}\t#{session_last_attached}\t#{window_activity}\t#{session_attached}']));
+  } catch (err) {
+    if (isNoServerError(err)) return out;
+    throw err;
+  }
+  for (const line of stdout.toString('utf8').split('\n')) {
+    const [name, ...rest] = line.split('\t');
+    if (!name || rest.length !== 4) continue;
+    const [sessionAct, lastAttached, windowAct, attached] = rest.map((v) => (/^\d+$/.test(v) ? Number(v) : 0));
+    const latest = Math.max(sessionAct!, lastAttached!, windowAct!) * 1000;
+    const prev = out.get(name);
+    out.set(name, { lastActivityMs: Math.max(prev?.lastActivityMs ?? 0, latest), attachedClients: attached! });
+  }
+  return out;
+}

@@ -16,7 +16,7 @@ const DEFAULTS: TetherConfig = {
   agent: { command: 'pi', default_session: 'pi-main', naming_model: '' },
   tmux: { socket: '' },
   stream: { ring_kb: 4096, ping_interval_s: 20 },
-  buffer: { session_cap_mb: 100, global_cap_mb: 1024, min_free_gb: 1, idle_days: 30 },
+  buffer: { session_cap_mb: 100, global_cap_mb: 1024, min_free_gb: 1, idle_days: 30, watchdog_interval_s: 30 },
   push: {
     team_id: '',
     key_id: '',
@@ -167,7 +167,7 @@ production_url = "https://push.example.com"
       agent: { command: '/opt/pi/bin/pi', default_session: 'work_1', naming_model: 'anthropic/claude-haiku-4-5' },
       tmux: { socket: 'tether-test' },
       stream: { ring_kb: 64, ping_interval_s: 45 },
-      buffer: { session_cap_mb: 50, global_cap_mb: 500, min_free_gb: 0.5, idle_days: 3 },
+      buffer: { session_cap_mb: 50, global_cap_mb: 500, min_free_gb: 0.5, idle_days: 3, watchdog_interval_s: 30 },
       push: {
         team_id: 'ABCDE12345',
         key_id: 'KEY1234567',

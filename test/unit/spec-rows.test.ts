@@ -19,6 +19,12 @@ const SPEC_TABLES: Record<string, string[]> = {
   ],
   agentState: ['any --agent_end event [the agent context reports idle]--> awaiting-input'],
   device: ['registered --push service reply 410--> removed'],
+  diskBuffer: [
+    'writing --output written [per-session file reaches its cap]--> stopped for that session',
+    'writing --output written [total across sessions exceeds the global cap]--> off globally',
+    'writing --watchdog check [free disk below the minimum]--> off globally',
+    'any --startup [session inactive for more than 30 days]--> buffer file deleted',
+  ],
 };
 
 describe('spec tables and machines', async () => {

@@ -1,0 +1,420 @@
+/**
+ * The disk buffer (spec function 7): each session's output appended to
+ * `{data_dir}/buffers/<id>.log`, exactly the bytes its clients get, with the per-session and
+ * global caps and the free-space watchdog of the disk-buffer machine
+ * (src/machines/disk-buffer.machine.ts): one machine actor per session and one (`*`) for the
+ * sidecar as a whole, which health reads.
+ *
+ * Invariants:
+ * - Memory is bounded: output waits in a per-session batch of at most MAX_PENDING_BYTES,
+ *   written every FLUSH_MS (or at FLUSH_BYTES) with one write in flight per session. When the
+ *   disk is slower than the stream the waiting batch is dropped and the gap is noted, never
+ *   queued without bound.
+ * - Positions and the file agree: `<id>.idx` holds a line `<file offset> <stream position>`
+ *   wherever the bytes in the file stop being contiguous in the stream (a new daemon run, a gap,
+ *   a dropped batch, writing resumed after `off`). Positions never repeat for a session (see
+ *   pane-stream.ts), so a position from before a restart maps to this session's bytes or to
+ *   nothing, never to another's.
+ * - Every path stays inside the buffers dir, whatever the id (`bufferPaths` refuses anything
+ *   but a session name); files are created 0600 and never followed through a symlink.
+ * - Nothing here throws into the stream: a failed write (disk full, read-only, the file
+ *   replaced by a directory) is logged, shown in health, and the next batch tries again.
+ */
+import { constants, lstatSync, type Stats } from 'node:fs';
+import { lstat, mkdir, open, readdir, rm } from 'node:fs/promises';
+import { join, resolve, sep } from 'node:path';
+import { createActor, type Actor } from 'xstate';
+import { diskBufferMachine, type DiskBufferLimits, type DiskBufferOffReason } from '../machines/disk-buffer.machine.js';
+import type { Logger } from '../log.js';
+import type { PaneStream, StreamListener } from './pane-stream.js';
+import type { RingChunk } from './ring.js';
+
+/** Output waits at most this long before it is written. */
+export const FLUSH_MS = 100;
+/** A batch this large is written at once. */
+export const FLUSH_BYTES = 256 * 1024;
+/** A session's waiting batch never grows past this; beyond it the batch is dropped (a gap). */
+export const MAX_PENDING_BYTES = 8 * 1024 * 1024;
+export const MIB = 1024 * 1024;
+export const GIB = 1024 * MIB;
+
+const ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+const OPEN_APPEND = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW;
+
+type BufferActor = Actor<typeof diskBufferMachine>;
+
+/** The files of a session's buffer; throws for an id that is not a session name. */
+export function bufferPaths(dir: string, id: string): { log: string; idx: string } {
+  if (!ID_PATTERN.test(id)) throw new Error(`not a session id: ${JSON.stringify(id).slice(0, 80)}`);
+  const root = resolve(dir);
+  const log = resolve(root, `${id}.log`);
+  if (!log.startsWith(root + sep)) throw new Error(`a buffer path must stay in ${root}`);
+  return { log, idx: resolve(root, `${id}.idx`) };
+}
+
+/** Appends to a file opened 0600, never through a symlink; returns the bytes written. */
+async function appendTo(path: string, data: Buffer): Promise<number> {
+  const fh = await open(path, OPEN_APPEND, 0o600);
+  try {
+    const { bytesWritten } = await fh.write(data, 0, data.length);
+    return bytesWritten;
+  } finally {
+    await fh.close();
+  }
+}
+
+/** What the start-up cleanup knows of a tmux session. */
+export interface SessionActivity {
+  /** Latest output, input or attach in tmux, epoch ms. */
+  readonly lastActivityMs: number;
+  /** A client (an SSH user) is attached right now. */
+  readonly attached: boolean;
+  /** Every pane of it has exited. */
+  readonly ended: boolean;
+}
+
+export interface DiskBuffersDeps {
+  readonly dir: string;
+  readonly limits: DiskBufferLimits;
+  /** Free bytes on the buffers' file system (statfs; injected in tests). */
+  readonly freeBytes: () => Promise<number>;
+  readonly watchdogIntervalMs: number;
+  readonly now: () => number;
+  readonly log: Logger;
+}
+
+/** What health shows. */
+export interface DiskBufferStatus {
+  readonly state: 'starting' | 'writing' | 'off';
+  readonly reason: string | null;
+  readonly totalBytes: number;
+  readonly freeBytes: number | null;
+  /** Per-session problems (a cap reached, a failed write), as sentences. */
+  readonly warnings: string[];
+}
+
+class SessionBuffer implements StreamListener {
+  readonly actor: BufferActor;
+  private pending: RingChunk[] = [];
+  private pendingBytes = 0;
+  private timer: NodeJS.Timeout | null = null;
+  private writing: Promise<void> | null = null;
+  /** Stream position right after the last byte in the file, or null when the next byte is not contiguous. */
+  private nextSeq: number | null = null;
+  dropped = 0;
+  lastError: string | null = null;
+  private unsubscribe: () => void = () => undefined;
+
+  constructor(
+    readonly id: string,
+    private readonly paths: { log: string; idx: string },
+    public size: number,
+    private readonly owner: DiskBuffers,
+    limits: DiskBufferLimits,
+  ) {
+    this.actor = createActor(diskBufferMachine, { input: { limits } }).start();
+    this.actor.send({ type: 'buffer.startup', idleMs: 0 });
+  }
+
+  attach(stream: PaneStream): void {
+    this.unsubscribe = stream.subscribe(this);
+  }
+
+  get state(): string {
+    return String(this.actor.getSnapshot().value);
+  }
+
+  chunk(chunk: RingChunk): void {
+    if (this.state !== 'writing') {
+      this.nextSeq = null;
+      return;
+    }
+    if (this.pendingBytes + chunk.data.length > MAX_PENDING_BYTES) {
+      // The disk is slower than the stream: drop what waits rather than grow; the index notes the gap.
+      this.dropped += this.pendingBytes + chunk.data.length;
+      this.pending = [];
+      this.pendingBytes = 0;
+      this.nextSeq = null;
+      return;
+    }
+    this.pending.push(chunk);
+    this.pendingBytes += chunk.data.length;
+    if (this.pendingBytes >= FLUSH_BYTES) void this.flush();
+    else if (!this.timer) {
+      this.timer = setTimeout(() => void this.flush(), FLUSH_MS);
+      this.timer.unref();
+    }
+  }
+
+  gap(): void {
+    // The next chunk starts at a new position: the index notes it when it is written.
+  }
+
+  /** Writes what waits (one write in flight; a flush during one runs after it). */
+  flush(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    if (this.writing) return this.writing.then(() => this.flush());
+    if (this.pendingBytes === 0) return Promise.resolve();
+    const batch = this.pending;
+    this.pending = [];
+    this.pendingBytes = 0;
+    this.writing = this.write(batch).finally(() => (this.writing = null));
+    return this.writing;
+  }
+
+  private async write(batch: RingChunk[]): Promise<void> {
+    if (this.state !== 'writing') return;
+    const room = this.owner.limits.sessionCapBytes - this.size;
+    const parts: Buffer[] = [];
+    const index: string[] = [];
+    let length = 0;
+    let next = this.nextSeq;
+    for (const c of batch) {
+      if (length >= room) break;
+      const start = c.start;
+      if (next !== start) index.push(`${this.size + length} ${start}\n`);
+      const data = c.data.length > room - length ? c.data.subarray(0, room - length) : c.data;
+      parts.push(data);
+      length += data.length;
+      next = start + data.length;
+    }
+    if (length === 0) return;
+    try {
+      if (index.length > 0) await appendTo(this.paths.idx, Buffer.from(index.join('')));
+      const written = await appendTo(this.paths.log, Buffer.concat(parts, length));
+      this.size += written;
+      this.owner.added(written);
+      this.nextSeq = written === length ? next : null;
+      if (this.lastError) this.owner.deps.log.info({ session: this.id }, 'the disk buffer is written again');
+      this.lastError = null;
+    } catch (err) {
+      this.nextSeq = null;
+      const message = (err as Error).message;
+      if (this.lastError !== message) this.owner.deps.log.warn({ session: this.id, err: message }, 'the disk buffer could not be written; the stream goes on');
+      this.lastError = message;
+      return;
+    }
+    this.owner.written(this);
+  }
+
+  /** The session was deleted: stop listening, forget the file (the caller removes it). */
+  close(deleted: boolean): void {
+    this.unsubscribe();
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.pending = [];
+    this.pendingBytes = 0;
+    if (deleted) this.actor.send({ type: 'session.deleted' });
+    this.actor.stop();
+  }
+}
+
+const REASONS: Record<DiskBufferOffReason, (d: DiskBuffers) => string> = {
+  'global-cap': (d) =>
+    `disk-buffer writing is off for every session: the buffers passed global_cap_mb (${(d.limits.globalCapBytes / MIB).toFixed(0)} MB); delete sessions or raise the cap`,
+  'low-disk': (d) =>
+    `disk-buffer writing is off for every session: free disk is below min_free_gb (${(d.limits.minFreeBytes / GIB).toFixed(2)} GB); it resumes above ${((d.limits.minFreeBytes + d.limits.resumeMarginBytes) / GIB).toFixed(2)} GB`,
+};
+
+export class DiskBuffers {
+  private readonly sessions = new Map<string, SessionBuffer>();
+  /** The sidecar-wide actor: its state is "writing globally" or "off globally". */
+  private readonly global: BufferActor;
+  private total = 0;
+  private free: number | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private checking: Promise<void> | null = null;
+
+  constructor(readonly deps: DiskBuffersDeps) {
+    this.global = createActor(diskBufferMachine, { input: { limits: deps.limits } }).start();
+  }
+
+  get limits(): DiskBufferLimits {
+    return this.deps.limits;
+  }
+
+  /** Makes the dir, measures what is there, runs the first watchdog check and starts the timer. */
+  async start(): Promise<void> {
+    await mkdir(this.deps.dir, { recursive: true, mode: 0o700 });
+    this.global.send({ type: 'buffer.startup', idleMs: 0 });
+    await this.check();
+    this.timer = setInterval(() => void this.check(), this.deps.watchdogIntervalMs);
+    this.timer.unref();
+  }
+
+  /** Sizes of every `<id>.log` in the dir, by id. */
+  private async measure(): Promise<Map<string, { size: number; stats: Stats }>> {
+    const out = new Map<string, { size: number; stats: Stats }>();
+    let names: string[];
+    try {
+      names = await readdir(this.deps.dir);
+    } catch {
+      return out;
+    }
+    for (const name of names) {
+      if (!name.endsWith('.log') || !ID_PATTERN.test(name.slice(0, -4))) continue;
+      try {
+        const stats = await lstat(join(this.deps.dir, name));
+        if (stats.isFile()) out.set(name.slice(0, -4), { size: stats.size, stats });
+      } catch {
+        // Removed meanwhile.
+      }
+    }
+    return out;
+  }
+
+  /**
+   * The start-up cleanup (spec row "any --startup [inactive > idle_days]--> buffer file deleted"):
+   * every buffer file whose session had no output and no client for longer than idle_days is
+   * deleted, and a file without a session the same way; returns the sessions that have also
+   * ended (the caller removes those from tmux).
+   */
+  async cleanupIdle(activity: ReadonlyMap<string, SessionActivity>): Promise<{ deleted: string[]; endedSessions: string[] }> {
+    const deleted: string[] = [];
+    const endedSessions: string[] = [];
+    for (const [id, { stats }] of await this.measure()) {
+      const a = activity.get(id);
+      const last = Math.max(stats.mtimeMs, a?.lastActivityMs ?? 0);
+      const idleMs = a?.attached ? 0 : this.deps.now() - last;
+      const judge = createActor(diskBufferMachine, { input: { limits: this.deps.limits } }).start();
+      judge.send({ type: 'buffer.startup', idleMs });
+      const verdict = judge.getSnapshot().value;
+      judge.stop();
+      if (verdict !== 'deleted') continue;
+      const paths = bufferPaths(this.deps.dir, id);
+      await rm(paths.log, { force: true });
+      await rm(paths.idx, { force: true });
+      deleted.push(id);
+      if (a?.ended) endedSessions.push(id);
+    }
+    if (deleted.length > 0) this.deps.log.info({ deleted, endedSessions }, 'idle disk buffers deleted at start-up');
+    return { deleted, endedSessions };
+  }
+
+  /** Starts buffering a session's stream (its runtime was created). */
+  attach(id: string, stream: PaneStream): () => void {
+    let paths: { log: string; idx: string };
+    try {
+      paths = bufferPaths(this.deps.dir, id);
+    } catch (err) {
+      this.deps.log.warn({ err: (err as Error).message }, 'no disk buffer for this session');
+      return () => undefined;
+    }
+    this.sessions.get(id)?.close(false);
+    // The size on disk (an earlier run's bytes): the cap counts them, and writing goes on after them.
+    let size = 0;
+    try {
+      size = lstatSync(paths.log).size;
+    } catch {
+      // No file yet.
+    }
+    const buffer = new SessionBuffer(id, paths, size, this, this.deps.limits);
+    this.sessions.set(id, buffer);
+    buffer.attach(stream);
+    return () => {
+      if (this.sessions.get(id) === buffer) {
+        void buffer.flush();
+        buffer.close(false);
+        this.sessions.delete(id);
+      }
+    };
+  }
+
+  /** DELETE without keepBuffer: the session's files are removed. */
+  async delete(id: string): Promise<void> {
+    const paths = bufferPaths(this.deps.dir, id);
+    const buffer = this.sessions.get(id);
+    buffer?.close(true);
+    this.sessions.delete(id);
+    let size = 0;
+    try {
+      size = (await lstat(paths.log)).size;
+    } catch {
+      // Never written.
+    }
+    await rm(paths.log, { force: true });
+    await rm(paths.idx, { force: true });
+    this.total = Math.max(0, this.total - size);
+  }
+
+  /** Bytes added to a file. */
+  added(bytes: number): void {
+    this.total += bytes;
+  }
+
+  /** A batch was written: the machines hear the new sizes. */
+  written(buffer: SessionBuffer): void {
+    const before = buffer.state;
+    buffer.actor.send({ type: 'output.written', sessionBytes: buffer.size, totalBytes: this.total });
+    this.global.send({ type: 'output.written', sessionBytes: 0, totalBytes: this.total });
+    if (before === 'writing' && buffer.state === 'stopped') {
+      this.deps.log.warn({ session: buffer.id, capMb: this.limits.sessionCapBytes / MIB }, 'the session buffer reached its cap: later output is not written to disk');
+    }
+    this.logGlobalChange();
+  }
+
+  private lastGlobal = 'writing';
+  private logGlobalChange(): void {
+    const s = this.status();
+    if (s.state === this.lastGlobal) return;
+    this.lastGlobal = s.state;
+    if (s.state === 'off') this.deps.log.warn({ reason: s.reason }, 'disk-buffer writing is off globally');
+    else this.deps.log.info('disk-buffer writing resumed');
+  }
+
+  /** One watchdog check: free space and the total, to every machine. */
+  check(): Promise<void> {
+    this.checking ??= (async () => {
+      try {
+        try {
+          this.free = await this.deps.freeBytes();
+        } catch (err) {
+          this.deps.log.warn({ err: (err as Error).message }, 'free disk space could not be read');
+          return;
+        }
+        let sum = 0;
+        for (const { size } of (await this.measure()).values()) sum += size;
+        this.total = sum;
+        const event = { type: 'watchdog.check' as const, freeBytes: this.free, totalBytes: this.total };
+        this.global.send(event);
+        for (const b of this.sessions.values()) b.actor.send(event);
+        this.logGlobalChange();
+      } finally {
+        this.checking = null;
+      }
+    })();
+    return this.checking;
+  }
+
+  status(): DiskBufferStatus {
+    const snap = this.global.getSnapshot();
+    const state = snap.value === 'off' ? 'off' : snap.value === 'starting' ? 'starting' : 'writing';
+    const warnings: string[] = [];
+    for (const b of this.sessions.values()) {
+      if (b.state === 'stopped') warnings.push(`session ${b.id}: its disk buffer reached session_cap_mb (${(this.limits.sessionCapBytes / MIB).toFixed(0)} MB); later output is not written to disk`);
+      if (b.lastError) warnings.push(`session ${b.id}: the disk buffer cannot be written (${b.lastError})`);
+      if (b.dropped > 0) warnings.push(`session ${b.id}: ${b.dropped} bytes were not written to the disk buffer (the disk was slower than the output)`);
+    }
+    return { state, reason: snap.context.reason ? REASONS[snap.context.reason](this) : null, totalBytes: this.total, freeBytes: this.free, warnings };
+  }
+
+  /** The state of one session's buffer machine (for tests and `tether status`). */
+  sessionState(id: string): string | null {
+    return this.sessions.get(id)?.state ?? null;
+  }
+
+  /** Writes everything waiting (tests; shutdown). */
+  async flush(): Promise<void> {
+    await Promise.all([...this.sessions.values()].map((b) => b.flush()));
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.flush().catch(() => undefined);
+    for (const b of this.sessions.values()) b.close(false);
+    this.sessions.clear();
+    this.global.stop();
+  }
+}

@@ -1,0 +1,152 @@
+/**
+ * Model-based test of the disk-buffer machine (spec "Disk-buffer writing"): every transition of
+ * the machine (the shortest path to its source state, then the transition), generated with
+ * xstate/graph, is carried out against the REAL disk buffer: real files in a temp dir, a real
+ * pane stream, the watchdog with an injected free-space source. After each step the real
+ * session buffer must be in the machine's state, and the file must show it: it grows while
+ * writing, and does not while stopped or off.
+ */
+import { mkdtempSync, readdirSync, rmSync, statSync, truncateSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { getAdjacencyMap, getShortestPaths } from 'xstate/graph';
+import { DiskBuffers } from '../../src/actors/disk-buffer.actor.js';
+import { PaneStream } from '../../src/actors/pane-stream.js';
+import { silentLogger } from '../../src/log.js';
+import { diskBufferMachine, type DiskBufferEvent, type DiskBufferLimits } from '../../src/machines/disk-buffer.machine.js';
+
+const LIMITS: DiskBufferLimits = { sessionCapBytes: 1000, globalCapBytes: 5000, minFreeBytes: 10_000, resumeMarginBytes: 1000, idleMs: 30 * 86_400_000 };
+/** Another session's file, left from earlier: it counts toward the global cap. */
+const OTHER = 4500;
+const PLENTY = 1_000_000;
+
+/** The events of the model, each with what the harness does to make it true. */
+const EVENTS = {
+  startupFresh: { type: 'buffer.startup', idleMs: 0 },
+  startupIdle: { type: 'buffer.startup', idleMs: LIMITS.idleMs + 1 },
+  writtenToCap: { type: 'output.written', sessionBytes: LIMITS.sessionCapBytes, totalBytes: OTHER + LIMITS.sessionCapBytes },
+  writtenPastGlobal: { type: 'output.written', sessionBytes: 10, totalBytes: LIMITS.globalCapBytes + 10 },
+  checkLowDisk: { type: 'watchdog.check', freeBytes: LIMITS.minFreeBytes - 1, totalBytes: OTHER },
+  checkOverGlobal: { type: 'watchdog.check', freeBytes: PLENTY, totalBytes: LIMITS.globalCapBytes + 1 },
+  checkRoomAgain: { type: 'watchdog.check', freeBytes: PLENTY, totalBytes: 0 },
+  deleted: { type: 'session.deleted' },
+} satisfies Record<string, DiskBufferEvent>;
+type EventName = keyof typeof EVENTS;
+const nameOf = (e: DiskBufferEvent): EventName => (Object.keys(EVENTS) as EventName[]).find((k) => JSON.stringify(EVENTS[k]) === JSON.stringify(e))!;
+
+const model = diskBufferMachine;
+const options = { events: Object.values(EVENTS) as DiskBufferEvent[], input: { limits: LIMITS }, serializeState: (s: { value: unknown }) => JSON.stringify(s.value) as never };
+const adjacency = getAdjacencyMap(model, options);
+const shortest = getShortestPaths(model, options);
+
+/** One test per transition: the shortest way to its source state, then the transition. */
+const cases: { name: string; steps: { event: EventName; state: string }[] }[] = [];
+interface AdjacencyNode {
+  state: { value: unknown };
+  transitions: Record<string, { state: { value: unknown } }>;
+}
+for (const [from, node] of Object.entries(adjacency as unknown as Record<string, AdjacencyNode>)) {
+  const to = shortest.find((p) => JSON.stringify(p.state.value) === JSON.stringify(node.state.value))!;
+  const prefix = to.steps.slice(1).map((s) => ({ event: nameOf(s.event), state: String(s.state.value) }));
+  for (const [key, t] of Object.entries(node.transitions)) {
+    const next = String(t.state.value);
+    if (JSON.stringify(t.state.value) === from) continue;
+    const event = nameOf(JSON.parse(key) as DiskBufferEvent);
+    const steps = [...prefix, { event, state: next }];
+    cases.push({ name: `${steps.map((s) => s.event).join(' -> ')} => ${next}`, steps });
+  }
+}
+
+describe('disk-buffer machine, model-based, against the real disk buffer', () => {
+  const dirs: string[] = [];
+  const running: DiskBuffers[] = [];
+  afterEach(async () => {
+    for (const b of running.splice(0)) await b.stop();
+    for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  });
+
+  it('covers every transition, and so every spec row', () => {
+    const names = cases.map((c) => c.name).join('\n');
+    for (const e of ['startupIdle', 'writtenToCap', 'writtenPastGlobal', 'checkLowDisk', 'checkRoomAgain', 'deleted'] as const) expect(names).toContain(e);
+  });
+
+  for (const c of cases) {
+    it(c.name, async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'tether-buffer-model-'));
+      dirs.push(dir);
+      const other = join(dir, 'other.log');
+      writeFileSync(other, Buffer.alloc(OTHER, 0x2e));
+      let free = PLENTY;
+      const buffers = new DiskBuffers({ dir, limits: LIMITS, freeBytes: () => Promise.resolve(free), watchdogIntervalMs: 3_600_000, now: Date.now, log: silentLogger });
+      running.push(buffers);
+      await buffers.start();
+      const stream = new PaneStream({ ringBytes: 64 * 1024, now: Date.now });
+      const log = join(dir, 's.log');
+      const size = () => {
+        try {
+          return statSync(log).size;
+        } catch {
+          return null;
+        }
+      };
+      const output = async (n: number) => {
+        stream.append(Buffer.alloc(n, 0x61));
+        stream.flush();
+        await buffers.flush();
+      };
+      let attached = false;
+
+      for (const step of c.steps) {
+        switch (step.event) {
+          case 'startupFresh':
+            buffers.attach('s', stream);
+            attached = true;
+            break;
+          case 'startupIdle': {
+            writeFileSync(log, 'old output');
+            const old = (Date.now() - LIMITS.idleMs - 86_400_000) / 1000;
+            utimesSync(log, old, old);
+            await buffers.cleanupIdle(new Map());
+            break;
+          }
+          case 'writtenToCap':
+            await output(LIMITS.sessionCapBytes - (size() ?? 0) + 50);
+            break;
+          case 'writtenPastGlobal':
+            await output(LIMITS.globalCapBytes - OTHER - (size() ?? 0) + 10);
+            break;
+          case 'checkLowDisk':
+            free = LIMITS.minFreeBytes - 1;
+            await buffers.check();
+            break;
+          case 'checkOverGlobal':
+            writeFileSync(other, Buffer.alloc(LIMITS.globalCapBytes + 1, 0x2e));
+            await buffers.check();
+            break;
+          case 'checkRoomAgain':
+            free = PLENTY;
+            truncateSync(other, 0);
+            truncateSync(log, 0);
+            await buffers.check();
+            break;
+          case 'deleted':
+            await buffers.delete('s');
+            break;
+        }
+
+        // The state the machine promised, as the real buffer shows it.
+        const real = attached ? (buffers.sessionState('s') ?? 'deleted') : size() === null ? 'deleted' : 'starting';
+        expect(real, step.event).toBe(step.state);
+        const before = size();
+        if (attached && step.state !== 'deleted') await output(20);
+        const after = size();
+        if (step.state === 'writing') expect((after ?? 0) - (before ?? 0), 'writing grows the file').toBe(20);
+        if (step.state === 'stopped') expect(after, 'a file at its cap is left untouched').toBe(LIMITS.sessionCapBytes);
+        if (step.state === 'off') expect(after, 'nothing is written while off').toBe(before);
+        if (step.state === 'deleted') expect(readdirSync(dir).filter((f) => f.startsWith('s.'))).toEqual([]);
+        if (step.state === 'off') expect(buffers.status().state).toBe('off');
+      }
+    });
+  }
+});
