@@ -2,9 +2,11 @@
  * The daemon SIGKILLed in the middle of floods, at random moments, again and again, and
  * started again on the same port: every session is reattached (none lost, none doubled), the
  * clients resume on their own, and each ends with a screen equal to tmux's own capture. No
- * stale socket or lock keeps the next start from working.
+ * stale socket or lock keeps the next start from working. Each buffer file keeps everything it
+ * had at each kill, and every stretch of it that the index calls contiguous is the flood's lines
+ * in order.
  */
-import { writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { daemonHome, freePort, startDaemon, type DaemonHome, type RunningTestDaemon } from '../helpers/daemon.js';
@@ -67,10 +69,18 @@ describe('the daemon killed mid-flood, repeatedly', () => {
 
   it('reattaches every session and every client ends on tmux\'s screen', async () => {
     for (const id of SESSIONS) mirrors.get(id)!.stream.sendKeys(`${process.execPath} ${join(home.dir, 'flood.cjs')} ${id}\r`);
+    const bufferOf = (id: string) => join(home.dataDir, 'buffers', `${id}.log`);
+    const read = (id: string) => (existsSync(bufferOf(id)) ? readFileSync(bufferOf(id)) : Buffer.alloc(0));
+    const killedAt = new Map<string, Buffer>();
+    const intactUpToKill = () => {
+      for (const [id, before] of killedAt) expect(read(id).subarray(0, before.length).equals(before), `${id}.log kept what it had at the kill`).toBe(true);
+    };
     for (let k = 0; k < KILLS; k++) {
       await new Promise((r) => setTimeout(r, 300 + rand() * 900));
       await d.kill();
+      for (const id of SESSIONS) killedAt.set(id, read(id));
       d = await startDaemon(home);
+      intactUpToKill();
       const ids = ((await (await d.get('/sessions')).json()) as { id: string }[]).map((s) => s.id);
       expect(ids).toEqual(SESSIONS);
     }
@@ -85,6 +95,23 @@ describe('the daemon killed mid-flood, repeatedly', () => {
       }, 10_000, 100);
       // After the restarts the client resumed by snapshot at least once (its old positions are gone).
       expect(m.received.filter((r) => r.kind === 'snapshot').length).toBeGreaterThan(1);
+    }
+    intactUpToKill();
+    // Within each stretch of a buffer file that the index says is contiguous, the flood's lines
+    // follow each other one by one: nothing doubled, nothing missing, nothing from elsewhere.
+    for (const id of SESSIONS) {
+      const file = read(id);
+      const index = readFileSync(join(home.dataDir, 'buffers', `${id}.idx`), 'utf8').trim().split('\n').map((l) => Number(l.split(' ')[0]));
+      expect(index.length).toBeGreaterThanOrEqual(1);
+      const bounds = [...index, file.length];
+      let lines = 0;
+      for (let i = 0; i + 1 < bounds.length; i++) {
+        const text = file.subarray(bounds[i], bounds[i + 1]).toString('latin1');
+        const numbers = [...text.matchAll(new RegExp(`${id} line (\\d+) `, 'g'))].map((m) => Number(m[1]));
+        for (let j = 1; j < numbers.length; j++) expect(numbers[j], `${id}.log stretch ${i}`).toBe(numbers[j - 1]! + 1);
+        lines += numbers.length;
+      }
+      expect(lines, `${id}.log holds the flood`).toBeGreaterThan(1000);
     }
     const health = (await (await d.get('/health')).json()) as { sessions: number; clients: number; status: string };
     expect(health).toMatchObject({ sessions: SESSIONS.length, clients: SESSIONS.length });
