@@ -1,19 +1,19 @@
 /**
  * `npm run bench`: every benchmark, each reported against a baseline measured in the same run
  * (never a timed assertion). Add a scenario by exporting a `run…Bench` from a bench file and
- * listing it here.
+ * listing it in SCENARIOS. `TETHER_BENCH_ONLY=flood,echo` runs a subset; docs/benchmarks.md
+ * lists the other knobs.
  */
 import { ControlParser } from '../src/tmux/control-codec.js';
+import { runDeflateBench } from './deflate.bench.js';
+import { runEchoBench } from './echo.bench.js';
+import { runFloodBench } from './flood.bench.js';
+import { benchWantsTls, type Row } from './harness.js';
 import { runParserBench } from './parser.bench.js';
+import { PEERS } from './peers.js';
+import { runReconnectBench } from './reconnect.bench.js';
+import { runScaleBench } from './scale.bench.js';
 import { measureTmuxControlRate } from './tmux-baseline.js';
-
-interface Row {
-  readonly name: string;
-  readonly value: string;
-  readonly baseline: string;
-  readonly ratio: string;
-  readonly target: string;
-}
 
 /** Decodes a recorded control-mode stream several times; median pane MB/s decoded. */
 function parseRecording(recording: Buffer, runs = 7): { mbPerSec: number } {
@@ -34,7 +34,7 @@ function parseRecording(recording: Buffer, runs = 7): { mbPerSec: number } {
   return { mbPerSec: rates[Math.floor(rates.length / 2)]! };
 }
 
-async function main(): Promise<void> {
+async function parserRows(): Promise<Row[]> {
   const rows: Row[] = [];
   // The baseline, measured now: how fast this machine's tmux emits a flood in control mode.
   const tmux = await measureTmuxControlRate(20);
@@ -54,9 +54,37 @@ async function main(): Promise<void> {
     ratio: `${(parser.mbPerSec / tmux.mbPerSec).toFixed(1)}x`,
     target: '> 40x',
   });
+  return rows;
+}
+
+/** Every scenario, in the order they run; each starts and stops its own daemon and tmux. */
+const SCENARIOS: readonly { readonly name: string; readonly run: () => Promise<Row[]> }[] = [
+  { name: 'parser', run: parserRows },
+  { name: 'flood', run: async () => (await runFloodBench()).rows },
+  { name: 'echo', run: async () => (await runEchoBench()).rows },
+  { name: 'reconnect', run: async () => (await runReconnectBench()).rows },
+  { name: 'deflate', run: runDeflateBench },
+  { name: 'scale', run: runScaleBench },
+];
+
+async function main(): Promise<void> {
+  const only = process.env.TETHER_BENCH_ONLY?.split(',').map((s) => s.trim()).filter(Boolean);
+  const unknown = only?.filter((n) => !SCENARIOS.some((s) => s.name === n)) ?? [];
+  if (unknown.length > 0) throw new Error(`TETHER_BENCH_ONLY: unknown scenario ${unknown.join(', ')} (known: ${SCENARIOS.map((s) => s.name).join(', ')})`);
+  process.stdout.write(`tether benchmarks: node ${process.version}, ${benchWantsTls() ? 'TLS asked for (TETHER_BENCH_TLS=1)' : 'plain http (TETHER_BENCH_TLS=1 for TLS)'}\n`);
   const w = (s: string, n: number) => s.padEnd(n);
-  process.stdout.write(`${w('benchmark', 48)}${w('value', 14)}${w('ratio', 10)}${w('target', 10)}baseline\n`);
-  for (const r of rows) process.stdout.write(`${w(r.name, 48)}${w(r.value, 14)}${w(r.ratio, 10)}${w(r.target, 10)}${r.baseline}\n`);
+  const header = `${w('benchmark', 64)}${w('value', 22)}${w('ratio', 12)}${w('target', 16)}baseline (same run)\n`;
+  const all: Row[] = [];
+  for (const scenario of SCENARIOS) {
+    if (only && !only.includes(scenario.name)) continue;
+    const start = performance.now();
+    const rows = await scenario.run();
+    all.push(...rows);
+    process.stderr.write(`[${scenario.name}: ${((performance.now() - start) / 1000).toFixed(0)} s]\n`);
+  }
+  process.stdout.write(header);
+  for (const r of all) process.stdout.write(`${w(r.name, 64)}${w(r.value, 22)}${w(r.ratio, 12)}${w(r.target, 16)}${r.baseline}\n`);
+  for (const peer of PEERS) process.stdout.write(`peer ${peer.name}: ${peer.status}\n`);
 }
 
 await main();
