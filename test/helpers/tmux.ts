@@ -38,7 +38,23 @@ export function privateTmux(): Promise<PrivateTmux> {
     tmux,
     capture: async (t) => (await tmux('capture-pane', '-p', '-t', t)).replace(/\n+$/, ''),
     cleanup: async () => {
+      // kill-server can leave the server running for a while (panes that outlive SIGHUP, clients
+      // of a daemon that was SIGKILLed); once the socket is gone nothing could reach it again, so
+      // the server this helper started is waited for, then killed by its pid.
+      const pid = Number((await run('tmux', ['-S', socket, 'display-message', '-p', '#{pid}']).catch(() => ({ stdout: '' }))).stdout.trim());
       await run('tmux', ['-S', socket, 'kill-server']).catch(() => undefined);
+      if (Number.isSafeInteger(pid) && pid > 0) {
+        const alive = () => {
+          try {
+            process.kill(pid, 0);
+            return true;
+          } catch {
+            return false;
+          }
+        };
+        for (let i = 0; i < 30 && alive(); i++) await new Promise((r) => setTimeout(r, 100));
+        if (alive()) process.kill(pid, 'SIGKILL');
+      }
       rmSync(dir, { recursive: true, force: true });
     },
   });
