@@ -1,8 +1,8 @@
 /**
  * Peer terminal servers measured side by side with tether (issue: VibeTunnel, wetty, ttyd),
- * each attached to the same tmux session with `tmux attach`. Not measured yet: a peer is listed
- * here with why, and is never faked. A peer bench adds its runs to flood, echo and reconnect
- * with the same harness (bench/harness.ts) and reports against the same baselines.
+ * each attached to the same tmux session with `tmux attach` (bench/wetty.bench.ts,
+ * bench/vibetunnel.bench.ts; installed into bench/peers on first use). A peer that cannot be
+ * installed or started is listed with why, never faked. `BENCH_PEERS=0` leaves them out.
  */
 export interface PeerStatus {
   readonly name: string;
@@ -11,7 +11,7 @@ export interface PeerStatus {
 }
 
 export const PEERS: readonly PeerStatus[] = [
-  { name: 'VibeTunnel (npm vibetunnel)', status: 'not measured yet (no peer bench; needs libpam0g-dev for its native addon)' },
-  { name: 'wetty (npm wetty)', status: 'not measured yet (no peer bench)' },
-  { name: 'ttyd (Debian package, if any)', status: 'not measured yet (no peer bench)' },
+  { name: 'VibeTunnel (npm vibetunnel 1.0.0-beta.15.1)', status: 'measured: see the "peer VibeTunnel" rows (bench/vibetunnel.bench.ts)' },
+  { name: 'wetty (npm wetty 3.2.0)', status: 'measured: see the "peer wetty" rows (bench/wetty.bench.ts)' },
+  { name: 'ttyd (Debian package, if any)', status: 'skipped: Debian has no ttyd package candidate on this machine (apt-cache policy ttyd), and no peer is built from source' },
 ];

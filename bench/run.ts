@@ -11,6 +11,8 @@ import { runFloodBench } from './flood.bench.js';
 import { benchWantsTls, type Row } from './harness.js';
 import { runParserBench } from './parser.bench.js';
 import { PEERS } from './peers.js';
+import { runVibeTunnelBench } from './vibetunnel.bench.js';
+import { runWettyBench } from './wetty.bench.js';
 import { runReconnectBench } from './reconnect.bench.js';
 import { runScaleBench } from './scale.bench.js';
 import { measureTmuxControlRate } from './tmux-baseline.js';
@@ -65,6 +67,8 @@ const SCENARIOS: readonly { readonly name: string; readonly run: () => Promise<R
   { name: 'reconnect', run: async () => (await runReconnectBench()).rows },
   { name: 'deflate', run: runDeflateBench },
   { name: 'scale', run: runScaleBench },
+  // BENCH_PEERS=0 leaves the peers out (they install from the registry on first use).
+  ...(process.env.BENCH_PEERS === '0' ? [] : [{ name: 'peers', run: async () => [...(await runWettyBench()), ...(await runVibeTunnelBench())] }]),
 ];
 
 async function main(): Promise<void> {
@@ -84,7 +88,8 @@ async function main(): Promise<void> {
   }
   process.stdout.write(header);
   for (const r of all) process.stdout.write(`${w(r.name, 64)}${w(r.value, 22)}${w(r.ratio, 12)}${w(r.target, 16)}${r.baseline}\n`);
-  for (const peer of PEERS) process.stdout.write(`peer ${peer.name}: ${peer.status}\n`);
+  const peersRan = process.env.BENCH_PEERS !== '0' && (!only || only.includes('peers'));
+  for (const peer of PEERS) process.stdout.write(`peer ${peer.name}: ${peersRan || peer.status.startsWith('skipped') ? peer.status : 'not run (BENCH_PEERS=0 or TETHER_BENCH_ONLY)'}\n`);
 }
 
 await main();

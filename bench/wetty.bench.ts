@@ -1,0 +1,219 @@
+/**
+ * wetty (npm `wetty`, a browser terminal over socket.io) beside tether: the same tmux server,
+ * the same 120x40 pane kind, tether's own runs alternating with wetty's in the same process.
+ *
+ * wetty runs `tmux -S <socket> attach -t <session>` in a pty of its own, so it forwards tmux's
+ * redraw of the screen, not every byte of the pane: in a flood tmux skips frames for an attached
+ * client that cannot keep up, which a control-mode client never gets. Its flood row therefore
+ * says how soon the end of the flood reaches the screen, not how many bytes were carried.
+ *
+ * Installed from the registry into bench/peers/node_modules on first use (`npm ci` there, after
+ * `apt-get install libpam0g-dev` when missing, for VibeTunnel); it
+ * runs its command directly only as root on localhost (otherwise it logs in over ssh), so
+ * elsewhere it is skipped with that reason.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { createServer } from 'node:net';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startEchoPane, tetherKeystroke } from './echo.bench.js';
+import { floodFile, measureTmuxControlRate } from './tmux-baseline.js';
+import { envNumber, median, MarkerScan, ms, percentile, RawStream, ratio, sleep, waitFor, withBenchDaemon, type BenchDaemon, type Row } from './harness.js';
+
+/** The bench-only install of the peers (its own package.json and lock). */
+const HERE = join(dirname(fileURLToPath(import.meta.url)), 'peers');
+/** Letters only, and no status line: nothing else on the screen can look like an echo. */
+const KEYS = 'abcdefghijklmnopqrstuvwxyz';
+
+/** The socket.io client wetty's own page uses, from wetty's install. */
+interface PeerSocket {
+  on(event: string, fn: (arg: unknown) => void): void;
+  once(event: string, fn: (arg: unknown) => void): void;
+  off(event: string, fn?: (arg: unknown) => void): void;
+  emit(event: string, arg?: unknown): void;
+  disconnect(): void;
+}
+type Io = (url: string, opts: object) => PeerSocket;
+
+/** Installs the peers (npm ci in bench/peers) once; null when ready, else why not. */
+export function installPeers(): string | null {
+  if (process.getuid?.() !== 0) return 'wetty runs its command directly only as root on localhost (elsewhere it logs in over ssh)';
+  const ready = ['wetty/build/main.js', 'node-pty/build/Release/pty.node', 'vibetunnel/dist/vibetunnel-cli'].every((f) => existsSync(join(HERE, 'node_modules', f)));
+  if (ready) return null;
+  // VibeTunnel's PAM addon builds against Debian's libpam0g-dev: installed here when missing (root only).
+  if (spawnSync('dpkg', ['-s', 'libpam0g-dev'], { stdio: 'ignore' }).status !== 0) {
+    const apt = spawnSync('apt-get', ['install', '-y', 'libpam0g-dev'], { stdio: 'pipe', encoding: 'utf8', timeout: 300_000, env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+    if (apt.status !== 0) return `apt-get install libpam0g-dev failed: ${(apt.stderr || String(apt.error)).trim().split('\n').at(-1)}`;
+  }
+  const r = spawnSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: HERE, stdio: 'pipe', encoding: 'utf8', timeout: 300_000 });
+  if (r.status !== 0) return `npm ci in bench/peers failed: ${(r.stderr || r.stdout || String(r.error)).trim().split('\n').at(-1)}`;
+  return existsSync(join(HERE, 'node_modules/node-pty/build/Release/pty.node')) ? null : 'node-pty has no native build (its install script did not run)';
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.listen(0, '127.0.0.1', () => {
+      const a = srv.address();
+      srv.close(() => (typeof a === 'object' && a ? resolve(a.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+/** A wetty server whose every connection attaches to `session` on the bench's tmux. */
+async function startWetty(bd: BenchDaemon, session: string): Promise<{ port: number; child: ChildProcess; stop(): Promise<void> }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [join(HERE, 'node_modules/wetty/build/main.js'), '--host', '127.0.0.1', '--port', String(port), '--command', `tmux -S ${bd.tmux.socket} attach -t ${session}`], {
+    cwd: HERE,
+    env: { ...process.env, TMUX: '' },
+    stdio: 'ignore',
+  });
+  await waitFor('wetty listening', () => new Promise<boolean>((resolve) => {
+    const s = createServer();
+    s.once('error', () => resolve(true));
+    s.listen(port, '127.0.0.1', () => s.close(() => resolve(false)));
+  }), 20_000, 100);
+  return {
+    port,
+    child,
+    stop: () =>
+      new Promise((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+/** One browser-like wetty client: it sizes the terminal and acknowledges data (wetty's flow control). */
+function connect(io: Io, port: number): { socket: PeerSocket; startedAt: number; firstData: Promise<number>; onData: ((s: string) => void) | null } {
+  const startedAt = performance.now();
+  const socket = io(`http://127.0.0.1:${port}`, { path: '/socket.io', transports: ['websocket'], reconnection: false, forceNew: true });
+  const client = { socket, startedAt, firstData: Promise.resolve(0), onData: null as ((s: string) => void) | null };
+  client.firstData = new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`wetty sent nothing within 10 s on port ${port}`)), 10_000);
+    socket.once('data', () => {
+      clearTimeout(timer);
+      resolve(performance.now());
+    });
+  });
+  socket.on('login', () => socket.emit('resize', { cols: 120, rows: 40 }));
+  socket.on('data', (d) => {
+    const s = String(d);
+    socket.emit('commit', s.length);
+    client.onData?.(s);
+  });
+  return client;
+}
+
+async function wettyKeystroke(client: ReturnType<typeof connect>, key: string): Promise<number> {
+  const t0 = performance.now();
+  const seen = new Promise<void>((resolve) => (client.onData = (s) => s.includes(key) && resolve()));
+  client.socket.emit('input', key);
+  await Promise.race([seen, sleep(5000).then(() => Promise.reject(new Error(`wetty never echoed ${key}`)))]);
+  client.onData = null;
+  return performance.now() - t0;
+}
+
+const step = (what: string): void => void process.stderr.write(`[peers: ${what}]\n`);
+
+export async function runWettyBench(): Promise<Row[]> {
+  const refusal = installPeers();
+  if (refusal) return [{ name: 'peer wetty', value: 'skipped', baseline: refusal, ratio: '-', target: '-' }];
+  const io = (createRequire(join(HERE, 'package.json'))('socket.io-client') as { io: Io }).io;
+  const keys = envNumber('TETHER_BENCH_ECHO_KEYS', 300);
+  const reconnects = envNumber('TETHER_BENCH_RECONNECT_RUNS', 30);
+  const floodMb = envNumber('TETHER_BENCH_PEER_FLOOD_MB', 20);
+  return withBenchDaemon('peer', async (bd) => {
+    await bd.createSession('peer-tether');
+    await bd.tmux.tmux('set-option', '-t', 'peer', 'status', 'off');
+    const wetty = await startWetty(bd, 'peer');
+    const rows: Row[] = [];
+    try {
+      // Keystroke echo at an idle prompt: tether and wetty alternating in blocks, same kind of pane.
+      step('echo panes');
+      await startEchoPane(bd, '=peer:');
+      await startEchoPane(bd, '=peer-tether:');
+      const tetherClient = new RawStream(bd, 'peer-tether', null, true);
+      await tetherClient.opened;
+      await waitFor('the first snapshot', () => tetherClient.snapshots > 0);
+      step('tether client up; connecting wetty');
+      const peer = connect(io, wetty.port);
+      await peer.firstData;
+      step('wetty up; keystrokes');
+      await sleep(500);
+      const t: number[] = [];
+      const w: number[] = [];
+      for (let i = 0; i < 20; i++) {
+        await tetherKeystroke(tetherClient, KEYS[i % KEYS.length]!);
+        await wettyKeystroke(peer, KEYS[i % KEYS.length]!);
+      }
+      for (let i = 0; i < keys; i++) {
+        const key = KEYS[i % KEYS.length]!;
+        if (Math.floor(i / 50) % 2 === 0) {
+          t.push(await tetherKeystroke(tetherClient, key));
+          w.push(await wettyKeystroke(peer, key));
+        } else {
+          w.push(await wettyKeystroke(peer, key));
+          t.push(await tetherKeystroke(tetherClient, key));
+        }
+        await sleep(5);
+      }
+      for (const p of [50, 90, 99]) {
+        rows.push({ name: `peer wetty: keystroke echo p${p} (${w.length} keys)`, value: ms(percentile(w, p)), baseline: `tether ${ms(percentile(t, p))}, same run, same kind of pane (ratio: tether / wetty)`, ratio: ratio(percentile(t, p), percentile(w, p)), target: p === 50 ? '<= 1x' : '-' });
+      }
+      peer.socket.disconnect();
+      await tetherClient.close();
+
+      step('reconnects');
+      // Reconnect: socket open to the screen on the client (tmux's redraw for a new attach).
+      const opened: number[] = [];
+      for (let r = 0; r < reconnects; r++) {
+        const c = connect(io, wetty.port);
+        opened.push((await c.firstData) - c.startedAt);
+        c.socket.disconnect();
+        await sleep(100);
+      }
+      rows.push({ name: `peer wetty: reconnect to a redrawn screen p50 / p99 (${reconnects})`, value: `${ms(percentile(opened, 50))} / ${ms(percentile(opened, 99))}`, baseline: 'a new tmux attach in a pty redraws the visible screen only (no history, no exact resume)', ratio: '-', target: '-' });
+
+      step('flood');
+      // Flood: how soon the end of a flood reaches the screen (tmux skips redraws for a slow attached client).
+      const file = floodFile(bd.tmux.dir, floodMb, 'peer-flood-end');
+      // The echo program goes; a shell comes back in the same pane (wetty stays attached).
+      await bd.tmux.tmux('respawn-pane', '-k', '-t', '=peer:', '/bin/sh');
+      await sleep(500);
+      const flood = connect(io, wetty.port);
+      await flood.firstData;
+      const secs: number[] = [];
+      let carried = 0;
+      for (let r = 0; r < 2; r++) {
+        const scan = new MarkerScan(`PEEREND-${r}`);
+        const arrived = new Promise<void>((resolve) => (flood.onData = (s) => {
+          carried += s.length;
+          if (scan.feed(Buffer.from(s, 'latin1'))) resolve();
+        }));
+        const t0 = performance.now();
+        await bd.typeLine('=peer:', `cat ${file}; printf '%s-%s\\n' PEEREND ${r}`);
+        await Promise.race([arrived, sleep(120_000).then(() => Promise.reject(new Error(`wetty: the end of a ${floodMb} MB flood never reached the screen within 120 s`)))]);
+        secs.push((performance.now() - t0) / 1000);
+        await sleep(500);
+      }
+      flood.socket.disconnect();
+      step('bare tmux -C reader, same flood');
+      const bare = await measureTmuxControlRate(floodMb);
+      const rate = floodMb / median(secs);
+      rows.push({
+        name: `peer wetty: flood ${floodMb} MB, end on screen (median of 2)`,
+        value: `${rate.toFixed(1)} MB/s`,
+        ratio: ratio(rate, bare.mbPerSec),
+        target: '-',
+        baseline: `${bare.mbPerSec.toFixed(1)} MB/s bare tmux -C reader; wetty carried ${(carried / 2 / 1e6).toFixed(1)} MB a run (tmux's redraw of the screen, not the pane's bytes)`,
+      });
+    } finally {
+      await wetty.stop();
+    }
+    return rows;
+  });
+}
