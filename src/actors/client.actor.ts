@@ -9,7 +9,7 @@
  * `behind` and gets nothing until it drains, so its memory is bounded by the watermark plus one
  * chunk plus one snapshot.
  */
-import { createActor, fromPromise, type Actor } from 'xstate';
+import { createActor, fromPromise, type Actor, type InspectionEvent } from 'xstate';
 import { clientMachine } from '../machines/client.machine.js';
 import { resumeMachine, type TakenSnapshot } from '../machines/resume.machine.js';
 import { encodeChunkFrame, encodeServerFrame, type ServerFrame } from '../protocol/frames.js';
@@ -60,6 +60,8 @@ export interface StreamClientDeps {
   /** Each state the client machine enters (for the debug log). */
   readonly onState?: (state: string) => void;
   readonly delays?: { readonly drainPoll?: number; readonly snapshotRetry?: number };
+  /** XState inspection of this client's machine (the /ops view); `id` names the actor. */
+  readonly inspect?: { readonly id: string; readonly inspect: (ev: InspectionEvent) => void };
 }
 
 export class StreamClient {
@@ -119,7 +121,7 @@ export class StreamClient {
         }
       },
     });
-    this.actor = createActor(machine);
+    this.actor = createActor(machine, deps.inspect ? { id: deps.inspect.id, inspect: deps.inspect.inspect } : {});
     if (deps.onState) {
       const report = deps.onState;
       let last = '';

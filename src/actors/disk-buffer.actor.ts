@@ -23,7 +23,7 @@
 import { constants, lstatSync, type Stats } from 'node:fs';
 import { lstat, mkdir, open, readdir, rm } from 'node:fs/promises';
 import { join, resolve, sep } from 'node:path';
-import { createActor, type Actor } from 'xstate';
+import { createActor, type Actor, type InspectionEvent } from 'xstate';
 import { diskBufferMachine, type DiskBufferLimits, type DiskBufferOffReason } from '../machines/disk-buffer.machine.js';
 import type { Logger } from '../log.js';
 import type { PaneStream, StreamListener } from './pane-stream.js';
@@ -81,6 +81,8 @@ export interface DiskBuffersDeps {
   readonly watchdogIntervalMs: number;
   readonly now: () => number;
   readonly log: Logger;
+  /** XState inspection (the /ops view) of a session's buffer actor, or of the global one (null). */
+  readonly inspect?: (sessionId: string | null) => (ev: InspectionEvent) => void;
 }
 
 /** What health shows. */
@@ -112,7 +114,7 @@ class SessionBuffer implements StreamListener {
     private readonly owner: DiskBuffers,
     limits: DiskBufferLimits,
   ) {
-    this.actor = createActor(diskBufferMachine, { input: { limits } }).start();
+    this.actor = createActor(diskBufferMachine, { input: { limits }, ...(owner.deps.inspect ? { id: 'buffer', inspect: owner.deps.inspect(id) } : {}) }).start();
     this.actor.send({ type: 'buffer.startup', idleMs: 0 });
   }
 
@@ -227,7 +229,7 @@ export class DiskBuffers {
   private checking: Promise<void> | null = null;
 
   constructor(readonly deps: DiskBuffersDeps) {
-    this.global = createActor(diskBufferMachine, { input: { limits: deps.limits } }).start();
+    this.global = createActor(diskBufferMachine, { input: { limits: deps.limits }, ...(deps.inspect ? { id: 'diskBuffer', inspect: deps.inspect(null) } : {}) }).start();
   }
 
   get limits(): DiskBufferLimits {

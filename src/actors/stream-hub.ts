@@ -9,8 +9,10 @@
  */
 import { ApiError } from '../errors.js';
 import type { Logger } from '../log.js';
+import { sessionActorId } from '../machines/sidecar.machine.js';
 import type { ServerFrame } from '../protocol/frames.js';
 import { ChunkFrames, StreamClient, type ClientLink, type Watermarks } from './client.actor.js';
+import type { OpsInspector } from './ops-inspector.js';
 import type { SidecarSystem } from './system.js';
 
 /** An agent state as the side channel carries it (spec "Stream frames", `state`). */
@@ -52,6 +54,8 @@ export interface StreamHubDeps {
   readonly agentStates?: AgentStateSource;
   readonly watermarks?: Watermarks;
   readonly log: Logger;
+  /** The /ops view: each stream client's machine is inspected, under its session's actor. */
+  readonly ops?: OpsInspector;
 }
 
 interface Member {
@@ -64,6 +68,8 @@ export class StreamHub {
   private readonly members = new Map<string, Set<Member>>();
   private readonly frames = new Map<string, ChunkFrames>();
   private readonly stopEnded: () => void;
+  /** Numbers the stream clients for the /ops view. */
+  private clientSerial = 0;
 
   constructor(private readonly deps: StreamHubDeps) {
     const stopEnded = deps.system.onSessionEnded((id) => this.sessionEnded(id));
@@ -151,6 +157,7 @@ export class StreamHub {
       onReleased: leave,
       onSnapshotFailed: (err) => this.deps.log.warn({ session: sessionId, err: String(err) }, 'a snapshot for a client failed'),
       onState: (state) => this.deps.log.debug({ session: sessionId, state }, 'stream client'),
+      ...(this.deps.ops ? { inspect: this.inspectClient(this.deps.ops, sessionId) } : {}),
     });
     member = { kind, send: (frame) => client.sendFrame(frame), end: () => client.sessionEnded() };
     members.add(member);
@@ -161,6 +168,11 @@ export class StreamHub {
       requestSnapshot: () => client.requestSnapshot(),
       closed: () => client.closed(),
     };
+  }
+
+  private inspectClient(ops: OpsInspector, sessionId: string): { id: string; inspect: ReturnType<OpsInspector['observer']> } {
+    const id = `client#${++this.clientSerial}`;
+    return { id, inspect: ops.observer({ label: id, parent: sessionActorId(sessionId) }) };
   }
 
   /** The session's description changed: its clients get a new `session-meta`. */

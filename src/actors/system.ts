@@ -5,7 +5,7 @@
  *
  * Invariant: callers never reach into a machine's context; they get plain data back.
  */
-import { createActor, waitFor, type Actor } from 'xstate';
+import { createActor, waitFor, type Actor, type InspectionEvent } from 'xstate';
 import type { Logger } from '../log.js';
 import { sessionMachine, type SessionOrigin } from '../machines/session.machine.js';
 import { sidecarMachine, type SessionActorRef } from '../machines/sidecar.machine.js';
@@ -26,6 +26,8 @@ export interface SidecarSystemDeps {
   readonly deleteBuffer?: (id: string) => Promise<void>;
   /** Called for each session runtime created (the disk buffer subscribes to its stream); returns the undo. */
   readonly runtimeCreated?: (rt: SessionRuntime) => () => void;
+  /** XState inspection of the root and its session actors (the /ops view). */
+  readonly inspect?: (ev: InspectionEvent) => void;
 }
 
 /** One session as the outside world sees it. */
@@ -97,7 +99,7 @@ export class SidecarSystem {
       },
       actions: { releaseSession: (_, params) => this.runtimes.release(params.id) },
     });
-    this.actor = createActor(machine);
+    this.actor = createActor(machine, deps.inspect ? { inspect: deps.inspect } : {});
     this.watchSessionEnds();
   }
 

@@ -5,6 +5,7 @@
  * Invariant: the socket is served only once the daemon's URL is known (an agent is told it on
  * welcome); stopping closes every agent connection, then waits for running naming calls.
  */
+import type { InspectionEvent } from 'xstate';
 import type { Logger } from '../log.js';
 import type { TmuxCli } from '../tmux/exec.js';
 import { AutoNamer } from './auto-name.js';
@@ -27,6 +28,8 @@ export interface AgentServiceDeps {
   readonly registered: (session: string) => void;
   /** A session's description was set automatically (clients get session-meta). */
   readonly described: (session: string) => void;
+  /** XState inspection of each session's agent-state actor (the /ops view). */
+  readonly inspect?: (session: string) => (ev: InspectionEvent) => void;
 }
 
 export class AgentService {
@@ -52,6 +55,7 @@ export class AgentService {
       url: () => this.url,
       registered: deps.registered,
       userMessages: (session, first, count) => this.namer.consider(session, first, count),
+      ...(deps.inspect ? { inspect: deps.inspect } : {}),
     });
   }
 

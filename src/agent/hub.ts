@@ -9,7 +9,7 @@
  * ones are ignored; listeners hear a state only when its value or tool changed, and never
  * while no agent is there (`current` is null then).
  */
-import { createActor, type Actor } from 'xstate';
+import { createActor, type Actor, type InspectionEvent } from 'xstate';
 import type { Logger } from '../log.js';
 import { agentStateMachine, agentStateTool, agentStateValue, type AgentStateEvent, type AgentStateValue } from '../machines/agent-state.machine.js';
 import { MAX_HELLO_MESSAGES, type AgentMessage, type DaemonMessage, type HelloMessage, type ReportedCommand } from './protocol.js';
@@ -36,6 +36,8 @@ export interface AgentHubDeps {
   readonly registered?: (session: string) => void;
   /** The user messages of a session so far (the first few, and the count). */
   readonly userMessages?: (session: string, first: readonly string[], count: number) => void;
+  /** XState inspection of a session's agent-state actor (the /ops view). */
+  readonly inspect?: (session: string) => (ev: InspectionEvent) => void;
 }
 
 /** One open agent connection, as the socket server hands it over. */
@@ -188,7 +190,7 @@ export class AgentHub {
   private agent(sessionId: string): SessionAgent {
     let agent = this.sessions.get(sessionId);
     if (agent) return agent;
-    const actor = createActor(agentStateMachine);
+    const actor = createActor(agentStateMachine, this.deps.inspect ? { id: 'agent', inspect: this.deps.inspect(sessionId) } : {});
     const created: SessionAgent = { actor, listeners: new Set(), last: null, owner: null, commands: null, first: [], count: 0 };
     agent = created;
     actor.subscribe((snap) => {

@@ -12,6 +12,9 @@ import pino from 'pino';
 import { DiskBuffers, GIB, MIB, type SessionActivity } from '../actors/disk-buffer.actor.js';
 import { SessionsService } from '../actors/sessions.service.js';
 import { SidecarSystem } from '../actors/system.js';
+import { OpsInspector } from '../actors/ops-inspector.js';
+import { sessionActorId } from '../machines/sidecar.machine.js';
+import { opsRoutes } from '../transport/ops.routes.js';
 import { CertificateError, ensureCertificate } from '../auth/certificate.js';
 import { DeviceRegistry } from '../auth/devices.js';
 import { PairingService } from '../auth/pairing.js';
@@ -64,11 +67,30 @@ export function startupUrl(config: TetherConfig, scheme: 'http' | 'https', host:
   return `${scheme}://${shown}:${port}/${q}`;
 }
 
-function makeLogger(paths: TetherPaths, env: NodeJS.ProcessEnv, stderr: NodeJS.WritableStream): pino.Logger {
+/**
+ * The daemon's logger: stderr and the log file. `close` flushes and closes the file; a line
+ * logged after it (a late callback) still reaches stderr and is dropped from the file, never thrown.
+ */
+function makeLogger(paths: TetherPaths, env: NodeJS.ProcessEnv, stderr: NodeJS.WritableStream): { log: pino.Logger; close: () => void } {
   mkdirSync(paths.dataDir, { recursive: true, mode: 0o700 });
   const level = env.TETHER_LOG_LEVEL ?? 'info';
   const file = pino.destination({ dest: paths.logFile, mkdir: true, sync: false, mode: 0o600 });
-  return pino({ level }, pino.multistream([{ stream: stderr, level }, { stream: file, level }]));
+  let open = true;
+  const toFile = { write: (line: string) => (open ? file.write(line) : true) };
+  const log = pino({ level }, pino.multistream([{ stream: stderr, level }, { stream: toFile, level }]));
+  return {
+    log,
+    close: () => {
+      if (!open) return;
+      open = false;
+      try {
+        file.flushSync();
+      } catch {
+        // Not open yet, or the disk refused: the file is closed all the same.
+      }
+      file.end();
+    },
+  };
 }
 
 /** Free bytes on the file system of `dir`, for the watchdog. */
@@ -122,7 +144,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
   const { host, port } = parseBindAddress(config.bindAddress);
   const agent = resolveAgent(config.agent.command, io.env, { agentSocket: agentSocketPath(paths.dataDir) });
 
-  const log = makeLogger(paths, io.env, io.stderr);
+  const { log, close: closeLog } = makeLogger(paths, io.env, io.stderr);
   for (const w of warnings) log.warn(w);
   const tls = config.tls ? await loadCertificate(paths.tlsDir, host, config.publicBaseUrl, log) : null;
   const pushSettings = await preparePush(config.push, paths.configFile).catch((err: Error) => {
@@ -135,7 +157,10 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
   const startedAt = Date.now();
   const cli = new TmuxCli(target);
   const minFreeBytes = Math.round(config.buffer.min_free_gb * GIB);
+  // The /ops view: inspection of every actor system (nothing is sent while no one watches).
+  const ops = new OpsInspector();
   const buffers = new DiskBuffers({
+    inspect: (id) => ops.observer(id === null ? { label: 'diskBuffer', parent: 'sidecar' } : { label: 'buffer', parent: sessionActorId(id) }),
     dir: paths.buffersDir,
     limits: {
       sessionCapBytes: config.buffer.session_cap_mb * MIB,
@@ -162,6 +187,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     log.error({ err: (err as Error).message }, 'the disk buffers could not be set up');
   }
   const system = new SidecarSystem({
+    inspect: ops.observer(),
     cli,
     target,
     ringBytes: config.stream.ring_kb * 1024,
@@ -181,6 +207,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     log,
     registered: () => system.requestRescan(),
     described: (id) => system.metaChanged(id),
+    inspect: (id) => ops.observer({ label: 'agent', parent: sessionActorId(id) }),
   });
   /** Each session's last agent state, for push (below). */
   const lastAgentState = new Map<string, string>();
@@ -229,7 +256,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
   };
   const sessions = new SessionsService(system, cli, 'pi', agents.hub);
   const connections = new ConnectionRegistry();
-  const hub = new StreamHub({ system, meta: (id) => sessions.meta(id), agentStates: agents.hub, log });
+  const hub = new StreamHub({ system, meta: (id) => sessions.meta(id), agentStates: agents.hub, log, ops });
   const devices = new DeviceRegistry(tokens);
   const pairing = new PairingService(new PairingStore(paths.authDir), tokens, devices);
   const push = new PushService({
@@ -267,6 +294,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     plugins: [
       async (app) => void (await app.register(streamRoutes, { stream, connections, pingIntervalMs: config.stream.ping_interval_s * 1000 })),
       async (app) => void (await app.register(pairRoutes, { pairing })),
+      async (app) => void (await app.register(opsRoutes, { ops, connections })),
     ],
   });
   try {
@@ -308,6 +336,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
         tokens.close();
         rmSync(runFile, { force: true });
         log.flush();
+        closeLog();
       })()),
   };
 }

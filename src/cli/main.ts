@@ -8,12 +8,14 @@ import { AttachCommand } from './attach.command.js';
 import { AuthCreateCommand, AuthListCommand, AuthNameCommand, AuthRevokeCommand } from './auth.command.js';
 import { PairCommand } from './pair.command.js';
 import { ServeCommand } from './serve.command.js';
+import { StatusCommand } from './status.command.js';
 import { packageVersion } from './version.js';
 
 const cli = new Cli({ binaryLabel: 'tether', binaryName: 'tether', binaryVersion: packageVersion() });
 cli.register(ServeCommand);
 cli.register(AttachCommand);
 cli.register(PairCommand);
+cli.register(StatusCommand);
 for (const c of [AuthListCommand, AuthCreateCommand, AuthRevokeCommand, AuthNameCommand]) cli.register(c);
 cli.register(Builtins.HelpCommand);
 cli.register(Builtins.VersionCommand);

@@ -9,9 +9,10 @@
 /** What the registry needs of one connection. */
 export interface RegisteredConnection {
   readonly tokenId: string;
+  /** The session it watches; '' for an /ops viewer. */
   readonly sessionId: string;
-  /** `stream` counts for "the device is in the foreground"; `side` does not. */
-  readonly kind: 'stream' | 'side';
+  /** `stream` counts for "the device is in the foreground"; `side` and `ops` (an /ops viewer) do not. */
+  readonly kind: 'stream' | 'side' | 'ops';
   close(code: number, reason: string): void;
   /** Whether the peer was heard from within its ping deadline (a silent socket does not count). */
   alive?(): boolean;
@@ -50,7 +51,7 @@ export class ConnectionRegistry {
   }
 
   /** Live connections, optionally only one kind or one token's. */
-  count(filter: { kind?: 'stream' | 'side'; tokenId?: string; sessionId?: string; liveOnly?: boolean } = {}): number {
+  count(filter: { kind?: RegisteredConnection['kind']; tokenId?: string; sessionId?: string; liveOnly?: boolean } = {}): number {
     let n = 0;
     for (const c of this.all) {
       if (filter.liveOnly && c.alive && !c.alive()) continue;

@@ -87,7 +87,7 @@ describe('security: tokens on every route, nothing run from client text, no secr
 
   it('lists the routes it serves, and each one needs a token', () => {
     const urls = daemon.routes.map((r) => `${r.method} ${r.url}`);
-    for (const expected of ['GET /health', 'GET /sessions', 'POST /sessions', 'GET /sessions/:id/stream', 'GET /sessions/:id/side']) expect(urls).toContain(expected);
+    for (const expected of ['GET /health', 'GET /sessions', 'POST /sessions', 'GET /sessions/:id/stream', 'GET /sessions/:id/side', 'GET /ops', 'GET /ops/events']) expect(urls).toContain(expected);
     // Only routes that authenticate by other means may opt out, and they say so.
     for (const r of daemon.routes.filter((x) => x.auth !== 'token')) expect(r.url).toBe('/pair');
   });

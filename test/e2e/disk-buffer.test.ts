@@ -181,10 +181,12 @@ describe('disk buffer', () => {
     const mnt = mkdtempSync(join(tmpdir(), 'tether-tmpfs-'));
     expect(tryMount(mnt, '8m')).toBeNull();
     cleanups.push(() => {
+      // The daemon closes its log file on stop(); a lazy unmount is the fallback if anything
+      // else still holds the file system.
       try {
-        execFileSync('umount', [mnt]);
+        execFileSync('umount', [mnt], { stdio: 'pipe' });
       } catch {
-        execFileSync('umount', ['-l', mnt]);
+        execFileSync('umount', ['-l', mnt], { stdio: 'pipe' });
       }
       rmSync(mnt, { recursive: true, force: true });
     });

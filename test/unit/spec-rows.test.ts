@@ -2,8 +2,11 @@
  * The machines mirror the spec's transition tables row by row: every row of a table has a
  * transition that names it, and every transition names a spec row or says it is tether's own.
  */
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadMachines, transitionsOf } from '../../scripts/charts.js';
+import { ROOT } from '../helpers/daemon.js';
 
 /** The rows of spec.md's tables, as the machines name them. */
 const SPEC_TABLES: Record<string, string[]> = {
@@ -27,8 +30,20 @@ const SPEC_TABLES: Record<string, string[]> = {
   ],
 };
 
+/** Machines that mirror no spec table of their own: every transition is tether's own or names another table's row. */
+const NO_SPEC_TABLE = new Set(['client', 'sidecar']);
+
 describe('spec tables and machines', async () => {
   const machines = await loadMachines();
+
+  it('every file in src/machines is loaded (charted and checked here without being listed anywhere)', () => {
+    const files = readdirSync(join(ROOT, 'src/machines')).filter((f) => f.endsWith('.machine.ts'));
+    expect(new Set(machines.map((m) => m.file))).toEqual(new Set(files.map((f) => `src/machines/${f}`)));
+  });
+
+  it('every machine mirrors a spec table or is declared as having none', () => {
+    for (const { machine } of machines) expect(machine.id in SPEC_TABLES || NO_SPEC_TABLE.has(machine.id), `machine ${machine.id}: add its spec table to SPEC_TABLES or its id to NO_SPEC_TABLE`).toBe(true);
+  });
 
   for (const [id, rows] of Object.entries(SPEC_TABLES)) {
     it(`${id}: every spec row has a transition`, () => {

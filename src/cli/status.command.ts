@@ -1,0 +1,199 @@
+/**
+ * `tether status [--json]`: the running daemon as an operator on SSH sees it, the terminal twin
+ * of the `/ops` page: health (status, watchdog, disk buffer, push, TLS, warnings), the sessions
+ * with their agent state and clients, and the actor tree with each actor's state. It asks the
+ * daemon found by its run file over its own loopback connection, with the local token, and
+ * pins the daemon's certificate when it serves https.
+ *
+ * Exit codes: 0 the daemon answered (even when degraded: the text says so), 1 it does not run
+ * or does not answer. Nothing is changed: no token is created, nothing is written.
+ */
+import { readFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { join } from 'node:path';
+import { Command, Option } from 'clipanion';
+import { CERT_FILE } from '../auth/certificate.js';
+import { pinnedOptions } from '../client/pinning.js';
+import { loadConfig } from '../config/load.js';
+import { resolvePaths } from '../config/paths.js';
+import type { OpsActorView } from '../actors/ops-inspector.js';
+import type { HealthReport } from '../transport/handles.js';
+import { CliError, reportFailure } from './fail.js';
+import { readRunFile, type RunFile } from './run-file.js';
+
+/** How long the daemon has to answer each request. */
+export const STATUS_TIMEOUT_MS = 5000;
+/** Largest answer read from the daemon. */
+const MAX_ANSWER_BYTES = 8 * 1024 * 1024;
+
+export interface StatusSession {
+  readonly id: string;
+  readonly description: string;
+  readonly state: string;
+  readonly agentState: string | null;
+  readonly clients: number;
+  readonly lastOutputAt: string | null;
+}
+
+/** Everything `tether status` shows. */
+export interface StatusReport {
+  readonly daemon: { readonly url: string; readonly pid: number; readonly name: string };
+  readonly health: HealthReport;
+  readonly sessions: readonly StatusSession[];
+  readonly actors: readonly OpsActorView[];
+}
+
+/** A state value as one line: `running.link.attached.live, running.pane.alive`. */
+export function stateLine(value: unknown): string {
+  const out: string[] = [];
+  const walk = (prefix: string, v: unknown): void => {
+    if (typeof v === 'string') out.push(prefix ? `${prefix}.${v}` : v);
+    else if (v && typeof v === 'object') for (const [k, child] of Object.entries(v as Record<string, unknown>)) walk(prefix ? `${prefix}.${k}` : k, child);
+  };
+  walk('', value);
+  return out.join(', ');
+}
+
+const duration = (s: number): string => {
+  const d = Math.floor(s / 86_400);
+  const h = Math.floor((s % 86_400) / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  return d > 0 ? `${d}d ${h}h` : h > 0 ? `${h}h ${m}m` : `${m}m ${s % 60}s`;
+};
+
+function table(rows: string[][]): string[] {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => [...r[i]!].length)));
+  return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ').trimEnd());
+}
+
+/** The report as text, for a terminal. */
+export function renderStatus(r: StatusReport): string {
+  const h = r.health;
+  const lines: string[] = [];
+  lines.push(`tether ${h.version} (${r.daemon.name}): ${h.status}, up ${duration(h.uptime)}, pid ${r.daemon.pid}, ${r.daemon.url}`);
+  lines.push(
+    `buffer: ${h.watchdog.state}${h.watchdog.reason ? ` (${h.watchdog.reason})` : ''}, ${h.bufferMb} MB, ${h.diskFreeGb} GB free` +
+      `   push: ${h.push.configured ? `${h.push.sent} sent, ${h.push.failed} failed` : 'off'}` +
+      `   tls: ${h.tls.enabled ? 'on' : 'off'}   clients: ${h.clients}`,
+  );
+  if (h.push.lastError) lines.push(`last push failure: ${h.push.lastError.at} ${h.push.lastError.status} ${h.push.lastError.reason}`);
+  for (const w of h.warnings) lines.push(`warning: ${w}`);
+  lines.push('');
+  if (r.sessions.length === 0) lines.push('no sessions');
+  else {
+    lines.push(
+      ...table([
+        ['SESSION', 'STATE', 'AGENT', 'CLIENTS', 'LAST OUTPUT', 'DESCRIPTION'],
+        ...r.sessions.map((s) => [s.id, s.state, s.agentState ?? '-', String(s.clients), s.lastOutputAt ?? '-', s.description]),
+      ]),
+    );
+  }
+  lines.push('', 'ACTORS');
+  const kids = new Map<string | null, OpsActorView[]>();
+  const ids = new Set(r.actors.map((a) => a.id));
+  for (const a of r.actors) {
+    const p = a.parent !== null && ids.has(a.parent) ? a.parent : null;
+    kids.set(p, [...(kids.get(p) ?? []), a]);
+  }
+  const rows: string[][] = [];
+  const walk = (parent: string | null, depth: number): void => {
+    for (const a of [...(kids.get(parent) ?? [])].sort((x, y) => x.id.localeCompare(y.id))) {
+      rows.push([`${'  '.repeat(depth)}${a.id}`, a.machine ?? '-', a.machine ? stateLine(a.value) : '']);
+      walk(a.id, depth + 1);
+    }
+  };
+  walk(null, 0);
+  lines.push(...table([['ACTOR', 'MACHINE', 'STATE'], ...rows]));
+  return lines.join('\n') + '\n';
+}
+
+/** GETs `path` from the daemon as JSON; refusals become one clear line. */
+function getJson<T>(run: RunFile, host: string, token: string, path: string, tls: { ca: string; checkServerIdentity: NonNullable<ReturnType<typeof pinnedOptions>['checkServerIdentity']> } | null): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const options = { host, port: run.port, path, method: 'GET', headers: { authorization: `Bearer ${token}` }, timeout: STATUS_TIMEOUT_MS };
+    const req = tls ? httpsRequest({ ...options, ...tls }) : httpRequest(options);
+    req.on('timeout', () => req.destroy(new Error(`no answer within ${STATUS_TIMEOUT_MS / 1000} s`)));
+    req.on('error', (err) => reject(new CliError(`the daemon at ${run.url} does not answer ${path}: ${err.message}`)));
+    req.on('response', (res) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      res.on('data', (c: Buffer) => {
+        size += c.length;
+        if (size > MAX_ANSWER_BYTES) req.destroy(new Error(`the answer is larger than ${MAX_ANSWER_BYTES} bytes`));
+        else chunks.push(c);
+      });
+      res.on('end', () => {
+        const body = Buffer.concat(chunks).toString('utf8');
+        if (res.statusCode !== 200) {
+          reject(new CliError(`the daemon answered ${path} with ${res.statusCode}${res.statusCode === 401 ? ': the local token was not accepted (was "local" revoked? restart tether)' : ''}`));
+          return;
+        }
+        try {
+          resolve(JSON.parse(body) as T);
+        } catch {
+          reject(new CliError(`the daemon's answer to ${path} is not JSON`));
+        }
+      });
+    });
+    req.end();
+  });
+}
+
+/** Asks the running daemon for everything `tether status` shows. */
+export async function collectStatus(env: NodeJS.ProcessEnv): Promise<StatusReport> {
+  const paths = resolvePaths(env);
+  await loadConfig(paths, env);
+  const run = readRunFile(paths.runDir);
+  if (!run) throw new CliError('tether is not running (no live daemon in the run file): start it with "tether serve"');
+  let token: string;
+  try {
+    token = readFileSync(join(paths.authDir, 'local-token'), 'utf8').trim();
+  } catch {
+    throw new CliError(`the local token cannot be read from ${paths.authDir}: run this as the user that runs tether`);
+  }
+  // A daemon bound to every address is asked over loopback.
+  const host = run.host === '0.0.0.0' ? '127.0.0.1' : run.host === '::' ? '::1' : run.host;
+  let tls: Parameters<typeof getJson>[4] = null;
+  if (run.scheme === 'https') {
+    if (!run.fingerprint) throw new CliError('the daemon serves https but its run file has no certificate fingerprint');
+    const pem = readFileSync(join(paths.tlsDir, CERT_FILE), 'utf8');
+    const pinned = pinnedOptions(pem, run.fingerprint);
+    tls = { ca: pem, checkServerIdentity: pinned.checkServerIdentity };
+  }
+  const [health, sessions, ops] = await Promise.all([
+    getJson<HealthReport>(run, host, token, '/health', tls),
+    getJson<StatusSession[]>(run, host, token, '/sessions', tls),
+    getJson<{ actors: OpsActorView[] }>(run, host, token, '/ops/actors', tls),
+  ]);
+  return { daemon: { url: run.url, pid: run.pid, name: run.name }, health, sessions, actors: ops.actors };
+}
+
+export class StatusCommand extends Command {
+  static override paths = [['status']];
+  static override usage = Command.Usage({
+    description: 'Show the running daemon: health, sessions, agent states, clients and the actor tree',
+    details: `
+      The terminal view of the /ops page, for operators on SSH: health (status, disk buffer and
+      watchdog, push, TLS, warnings), one line per session (state, agent state, clients, last
+      output), and every actor with its machine and current state. With --json, one object.
+      Exits 1 when tether is not running or does not answer.
+    `,
+    examples: [
+      ['Show the daemon', 'tether status'],
+      ['For a script', 'tether status --json'],
+    ],
+  });
+
+  json = Option.Boolean('--json', false, { description: 'Print one JSON object instead of text' });
+
+  async execute(): Promise<number> {
+    try {
+      const report = await collectStatus(process.env);
+      this.context.stdout.write(this.json ? JSON.stringify(report, null, 2) + '\n' : renderStatus(report));
+      return 0;
+    } catch (err) {
+      return reportFailure(err, this.context.stderr);
+    }
+  }
+}

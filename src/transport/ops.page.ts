@@ -1,0 +1,247 @@
+/**
+ * The `/ops` page: one self-contained HTML document (inline CSS and JS, nothing from the
+ * network but this daemon) that shows the actor tree and each actor's statechart with its
+ * current state highlighted, live over `/ops/events`, plus recent events per actor and the
+ * subsystems from `/health`.
+ *
+ * Invariant: nothing an actor reports is ever put into the page as markup (textContent only);
+ * the only markup inserted is the daemon's own generated SVG charts.
+ */
+
+/** Recent events shown per actor on the page. */
+export const OPS_PAGE_EVENTS = 8;
+
+const CSS = `
+:root { color-scheme: light dark; --bg:#fafafa; --fg:#1d1d1f; --muted:#6e6e73; --card:#fff; --line:#d2d2d7; --hi:#ffcc00; --hi-line:#d14900; }
+@media (prefers-color-scheme: dark) { :root { --bg:#111; --fg:#eee; --muted:#999; --card:#1c1c1e; --line:#3a3a3c; } }
+* { box-sizing: border-box; }
+body { margin:0; font:14px/1.4 system-ui, -apple-system, "Segoe UI", sans-serif; background:var(--bg); color:var(--fg); }
+header { padding:10px 16px; border-bottom:1px solid var(--line); display:flex; gap:18px; align-items:baseline; flex-wrap:wrap; }
+header h1 { font-size:16px; margin:0; }
+#conn { font-size:12px; color:var(--muted); }
+#conn.live { color:#2e7d32; }
+#subsystems { display:flex; gap:14px; flex-wrap:wrap; font-size:12px; }
+#subsystems span b { font-weight:600; }
+main { display:grid; grid-template-columns: minmax(200px, 260px) 1fr; gap:16px; padding:16px; }
+#tree ul { list-style:none; margin:0; padding-left:14px; }
+#tree > ul { padding-left:0; }
+#tree li { margin:2px 0; }
+#tree a { color:inherit; text-decoration:none; }
+#tree a:hover { text-decoration:underline; }
+#tree .st { color:var(--muted); font-size:12px; margin-left:6px; font-family:ui-monospace, monospace; }
+#cards { display:flex; flex-direction:column; gap:14px; min-width:0; }
+.card { background:var(--card); border:1px solid var(--line); border-radius:10px; padding:10px 12px; }
+.card h2 { font-size:14px; margin:0 0 4px; font-family:ui-monospace, monospace; }
+.card .state { font-family:ui-monospace, monospace; font-size:12px; color:var(--muted); word-break:break-all; }
+.card .chart { overflow:auto; margin:8px 0; }
+.card .chart svg { max-width:100%; height:auto; }
+.card .chart svg .node.active polygon, .card .chart svg .node.active path, .card .chart svg .node.active ellipse { fill:var(--hi); stroke:var(--hi-line); stroke-width:2.5; }
+.card .chart svg .cluster.active > polygon, .card .chart svg .cluster.active > path { stroke:var(--hi-line); stroke-width:2; }
+.card ol { margin:0; padding-left:18px; font-family:ui-monospace, monospace; font-size:12px; color:var(--muted); }
+.card.plain .chart { display:none; }
+#dropped { color:#b00020; font-size:12px; }
+`;
+
+const JS = `
+(() => {
+  'use strict';
+  const MAX_EVENTS = ${OPS_PAGE_EVENTS};
+  const params = new URLSearchParams(location.search);
+  const token = params.get('token') || '';
+  // The token stays in memory only: take it out of the address bar and the history.
+  if (token) { params.delete('token'); history.replaceState(null, '', location.pathname + (params.toString() ? '?' + params : '')); }
+  const auth = { headers: { authorization: 'Bearer ' + token } };
+  const actors = new Map();   // id -> view
+  const events = new Map();   // id -> [{event, at}]
+  const charts = new Map();   // machine -> Promise<SVGElement|null>
+  const cards = new Map();    // id -> element
+  let dropped = 0;
+
+  const el = (tag, attrs, ...kids) => {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
+    for (const k of kids) e.append(k);
+    return e;
+  };
+  const stateText = (v) => v === null || v === undefined ? '' : typeof v === 'string' ? v : JSON.stringify(v);
+
+  function chart(machine) {
+    if (!charts.has(machine)) {
+      charts.set(machine, fetch('/ops/charts/' + encodeURIComponent(machine) + '.svg', auth)
+        .then((r) => r.ok ? r.text() : null)
+        .then((text) => {
+          if (!text) return null;
+          const doc = new DOMParser().parseFromString(text, 'image/svg+xml');
+          const svg = doc.documentElement;
+          return svg && svg.nodeName === 'svg' ? svg : null;
+        })
+        .catch(() => null));
+    }
+    return charts.get(machine);
+  }
+
+  function highlight(card, view) {
+    const active = new Set(view.active || []);
+    for (const g of card.querySelectorAll('.chart g.node, .chart g.cluster')) {
+      const id = g.getAttribute('data-state');
+      g.classList.toggle('active', active.has(id));
+    }
+    card.setAttribute('data-state', stateText(view.value));
+    card.querySelector('.state').textContent = stateText(view.value) + (view.status !== 'active' ? ' (' + view.status + ')' : '');
+  }
+
+  function card(view) {
+    let c = cards.get(view.id);
+    if (!c) {
+      c = el('section', { class: 'card' + (view.machine ? '' : ' plain'), 'data-actor': view.id, 'data-machine': view.machine || '' },
+        el('h2', {}, view.id + (view.machine ? '  (' + view.machine + ')' : '')),
+        el('div', { class: 'state' }),
+        el('div', { class: 'chart' }),
+        el('ol', { class: 'events' }));
+      c.id = 'actor-' + view.id.replace(/[^A-Za-z0-9_-]/g, '_');
+      cards.set(view.id, c);
+      if (view.machine) {
+        chart(view.machine).then((svg) => {
+          if (!svg) return;
+          const copy = document.importNode(svg, true);
+          for (const g of copy.querySelectorAll('g.node, g.cluster')) {
+            const t = g.querySelector('title');
+            const name = t ? t.textContent.replace(/^cluster_/, '') : '';
+            g.setAttribute('data-state', name);
+          }
+          c.querySelector('.chart').append(copy);
+          c.classList.add('charted');
+          highlight(c, actors.get(view.id) || view);
+        });
+      }
+    }
+    highlight(c, view);
+    return c;
+  }
+
+  function renderEvents(id) {
+    const c = cards.get(id);
+    if (!c) return;
+    const ol = c.querySelector('.events');
+    ol.replaceChildren(...(events.get(id) || []).slice(-MAX_EVENTS).map((e) => el('li', {}, new Date(e.at).toISOString().slice(11, 23) + '  ' + e.event)));
+  }
+
+  function depthOrder() {
+    const kids = new Map();
+    for (const v of actors.values()) {
+      const p = v.parent && actors.has(v.parent) ? v.parent : null;
+      if (!kids.has(p)) kids.set(p, []);
+      kids.get(p).push(v);
+    }
+    for (const list of kids.values()) list.sort((a, b) => a.id.localeCompare(b.id));
+    return kids;
+  }
+
+  function render() {
+    const kids = depthOrder();
+    const order = [];
+    const branch = (parent) => {
+      const ul = el('ul');
+      for (const v of kids.get(parent) || []) {
+        order.push(v.id);
+        const a = el('a', { href: '#actor-' + v.id.replace(/[^A-Za-z0-9_-]/g, '_') }, v.id);
+        const li = el('li', { 'data-actor': v.id }, a, el('span', { class: 'st' }, stateText(v.value)));
+        if (kids.has(v.id)) li.append(branch(v.id));
+        ul.append(li);
+      }
+      return ul;
+    };
+    document.getElementById('tree').replaceChildren(branch(null));
+    const list = document.getElementById('cards');
+    for (const [id, c] of cards) if (!actors.has(id)) { c.remove(); cards.delete(id); }
+    list.replaceChildren(...order.map((id) => card(actors.get(id))));
+    for (const id of order) renderEvents(id);
+    document.getElementById('dropped').textContent = dropped ? dropped + ' events dropped (this view fell behind)' : '';
+  }
+
+  function apply(batch) {
+    let structure = false;
+    for (const m of batch) {
+      if (m.type === 'actors') {
+        actors.clear(); events.clear(); structure = true;
+        for (const v of m.actors) actors.set(v.id, v);
+        for (const e of m.recent) { if (!events.has(e.actor)) events.set(e.actor, []); events.get(e.actor).push(e); }
+      } else if (m.type === 'state') {
+        if (!actors.has(m.actor.id)) structure = true;
+        actors.set(m.actor.id, m.actor);
+        if (!structure && cards.has(m.actor.id)) {
+          highlight(cards.get(m.actor.id), m.actor);
+          const li = document.querySelector('#tree li[data-actor="' + CSS.escape(m.actor.id) + '"] > .st');
+          if (li) li.textContent = stateText(m.actor.value);
+        }
+      } else if (m.type === 'gone') {
+        actors.delete(m.actor); events.delete(m.actor); structure = true;
+      } else if (m.type === 'event') {
+        if (!events.has(m.actor)) events.set(m.actor, []);
+        const list = events.get(m.actor);
+        list.push(m);
+        if (list.length > MAX_EVENTS) list.shift();
+        if (!structure) renderEvents(m.actor);
+      } else if (m.type === 'dropped') {
+        dropped += m.count;
+      }
+    }
+    if (structure) render();
+    else document.getElementById('dropped').textContent = dropped ? dropped + ' events dropped (this view fell behind)' : '';
+  }
+
+  function connect() {
+    const ws = new WebSocket((location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host + '/ops/events?token=' + encodeURIComponent(token));
+    const conn = document.getElementById('conn');
+    ws.onopen = () => { conn.textContent = 'live'; conn.className = 'live'; };
+    ws.onmessage = (m) => { try { apply(JSON.parse(m.data)); } catch (err) { console.error(err); } };
+    ws.onclose = (e) => {
+      conn.className = '';
+      conn.textContent = e.code === 1008 || e.code === 4401 ? 'not allowed: open this page with a valid ?token=' : 'disconnected; reconnecting';
+      if (e.code !== 4401) setTimeout(connect, 1000);
+    };
+  }
+
+  async function health() {
+    try {
+      const r = await fetch('/health', auth);
+      if (!r.ok) return;
+      const h = await r.json();
+      const s = document.getElementById('subsystems');
+      const item = (label, value) => el('span', { 'data-subsystem': label }, el('b', {}, label + ': '), String(value));
+      s.replaceChildren(
+        item('status', h.status),
+        item('clients', h.clients),
+        item('watchdog', h.watchdog.state + (h.watchdog.reason ? ' (' + h.watchdog.reason + ')' : '')),
+        item('buffer', h.bufferMb + ' MB, ' + h.diskFreeGb + ' GB free'),
+        item('push', h.push.configured ? h.push.sent + ' sent, ' + h.push.failed + ' failed' : 'off'),
+        item('tls', h.tls.enabled ? 'on' : 'off'),
+        item('uptime', h.uptime + ' s'));
+    } catch { /* the next poll tries again */ }
+  }
+
+  connect();
+  health();
+  setInterval(health, 2000);
+})();
+`;
+
+/** The page; it takes its token from `?token=` and keeps it in memory only. */
+export const OPS_PAGE_HTML = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>tether ops</title>
+<style>${CSS}</style>
+</head>
+<body>
+<header><h1>tether ops</h1><span id="conn">connecting</span><div id="subsystems"></div><span id="dropped"></span></header>
+<main><nav id="tree" aria-label="actors"></nav><div id="cards"></div></main>
+<script>${JS}</script>
+</body>
+</html>
+`;
+
+/** Only this daemon, inline code, and the WebSocket back to it. */
+export const OPS_PAGE_CSP = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";

@@ -1,0 +1,219 @@
+/**
+ * The operator view in a real headless Chromium: `tether serve` (the built CLI) on a private
+ * tmux server, `/ops?token=...` opened in the Debian chromium through playwright-core. What an
+ * operator sees: the actor tree with the session and its diagram (and the disk buffer's), the
+ * current state highlighted, and the highlight moving as the agent reports over its socket and as the pane
+ * exits; a stream client appearing under its session. Screenshots go to test-artifacts/ops/.
+ * Without a token every ops route is a 401.
+ */
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { fakeAgent, type FakeAgent } from '../helpers/agent-socket.js';
+import { daemonHome, ROOT, runCli, startDaemon, type DaemonHome, type RunningTestDaemon } from '../helpers/daemon.js';
+import { privateTmux, type PrivateTmux } from '../helpers/tmux.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const ARTIFACTS = join(ROOT, 'test-artifacts/ops');
+/** The browser on two shared cores: generous waits, never sleeps. */
+const UI_MS = 20_000;
+
+const card = (actor: string) => `section.card[data-actor="${actor}"]`;
+
+/** The chart nodes highlighted in an actor's card, by state id. */
+async function highlighted(page: Page, actor: string): Promise<string[]> {
+  const nodes = page.locator(`${card(actor)} .chart g.node.active`);
+  const out: string[] = [];
+  for (let i = 0, n = await nodes.count(); i < n; i++) out.push((await nodes.nth(i).getAttribute('data-state')) ?? '');
+  return out;
+}
+
+async function waitHighlighted(page: Page, actor: string, stateId: string): Promise<void> {
+  await page.locator(`${card(actor)} .chart g.node.active[data-state="${stateId}"]`).waitFor({ state: 'attached', timeout: UI_MS });
+}
+
+describe('/ops in a real browser', () => {
+  let tmux: PrivateTmux;
+  let home: DaemonHome;
+  let daemon: RunningTestDaemon;
+  let browser: Browser;
+  let page: Page;
+  let agent: FakeAgent | undefined;
+  const shot = (name: string) => page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+
+  beforeAll(async () => {
+    if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install chromium (.ci/run does)`);
+    mkdirSync(ARTIFACTS, { recursive: true });
+    tmux = await privateTmux();
+    home = daemonHome(tmux.socket, '[agent]\ncommand = "/bin/cat"\n');
+    daemon = await startDaemon(home);
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu'] });
+    page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+  }, 60_000);
+
+  afterAll(async () => {
+    agent?.close();
+    await browser?.close();
+    await daemon?.stop();
+    await tmux?.cleanup();
+    home?.cleanup();
+  });
+
+  it('without a token, every ops route is 401 (the page, a chart, the actor list, the event socket)', async () => {
+    for (const path of ['/ops', '/ops/charts/session.svg', '/ops/actors']) {
+      const r = await fetch(daemon.base + path);
+      expect(r.status, path).toBe(401);
+      expect(await r.json()).toMatchObject({ error: 'unauthorized' });
+    }
+    const refused = await new Promise<number>((resolve) => {
+      const ws = new WebSocket(`${daemon.base.replace(/^http/, 'ws')}/ops/events`);
+      ws.on('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));
+      ws.on('open', () => resolve(101));
+      ws.on('error', () => undefined);
+    });
+    expect(refused).toBe(401);
+    const wrong = await fetch(`${daemon.base}/ops?token=not-a-token`);
+    expect(wrong.status).toBe(401);
+  });
+
+  it('a viewer of /ops/events gets the tree, and is closed with 4401 when its token is revoked', { timeout: 60_000 }, async () => {
+    const created = await runCli(['auth', 'create', 'ops-viewer'], home.env);
+    expect(created.code, created.stderr).toBe(0);
+    const viewerToken = created.stdout.trim();
+    const ws = new WebSocket(`${daemon.base.replace(/^http/, 'ws')}/ops/events?token=${encodeURIComponent(viewerToken)}`);
+    const first = await new Promise<{ type: string; actors?: { id: string }[] }[]>((resolve, reject) => {
+      ws.once('message', (data: Buffer) => resolve(JSON.parse(data.toString('utf8')) as { type: string }[]));
+      ws.once('error', reject);
+    });
+    expect(first[0]?.type).toBe('actors');
+    expect(first[0]?.actors?.map((a) => a.id)).toEqual(expect.arrayContaining(['sidecar', 'session:pi-main']));
+    const closed = new Promise<number>((resolve) => ws.once('close', (code) => resolve(code)));
+    expect((await runCli(['auth', 'revoke', 'ops-viewer'], home.env)).code).toBe(0);
+    expect(await closed).toBe(4401);
+  });
+
+  it('shows the actor tree and the session diagram with its state highlighted, and the highlight moves', { timeout: 90_000 }, async () => {
+    const response = await page.goto(`${daemon.base}/ops?token=${encodeURIComponent(daemon.token)}`);
+    expect(response?.status()).toBe(200);
+    // The token leaves the address bar once the page has it.
+    expect(page.url()).not.toContain(daemon.token);
+
+    // The tree: the sidecar at the root, the session under it, discovery as a subsystem.
+    await page.waitForSelector('#tree li[data-actor="sidecar"] li[data-actor="session:pi-main"]', { timeout: UI_MS });
+    await page.waitForSelector('#tree li[data-actor="sidecar"] li[data-actor="discovery"]', { timeout: UI_MS });
+    await page.waitForSelector(`${card('session:pi-main')} .chart svg`, { timeout: UI_MS });
+    await waitHighlighted(page, 'session:pi-main', 'session.running.pane.alive');
+    expect(await highlighted(page, 'session:pi-main')).not.toContain('session.running.pane.exited');
+    await waitHighlighted(page, 'sidecar', 'sidecar.serving.tmux.up');
+    // The disk buffer: the global watchdog under the sidecar, one buffer per session.
+    await waitHighlighted(page, 'diskBuffer', 'diskBuffer.writing');
+    await waitHighlighted(page, 'session:pi-main/buffer', 'diskBuffer.writing');
+    // The subsystems from /health.
+    await page.waitForSelector('#subsystems [data-subsystem="watchdog"]', { timeout: UI_MS });
+    expect(await page.textContent('#subsystems [data-subsystem="status"]')).toContain('ok');
+    await shot('1-session-running');
+
+    // A phone connects: its client actor appears under the session and goes live.
+    const phone = new WebSocket(`${daemon.base.replace(/^http/, 'ws')}/sessions/pi-main/stream?token=${encodeURIComponent(daemon.token)}`);
+    await new Promise((resolve, reject) => {
+      phone.once('open', resolve);
+      phone.once('error', reject);
+    });
+    phone.send(JSON.stringify({ type: 'resume', lastSeq: null }));
+    await page.waitForSelector('#tree li[data-actor="session:pi-main"] li[data-actor="session:pi-main/client#1"]', { timeout: UI_MS });
+    await waitHighlighted(page, 'session:pi-main/client#1', 'client.live');
+    await shot('2-client-live');
+
+    // The agent reports over its socket: the agent's diagram follows it.
+    const pane = (await tmux.tmux('display-message', '-p', '-t', 'pi-main', '#{pane_id}')).trim();
+    agent = fakeAgent(home.dataDir, pane, tmux.socket);
+    expect((await agent.welcomed).type).toBe('welcome');
+    await waitHighlighted(page, 'session:pi-main/agent', 'agentState.reporting.idle');
+    agent.event('agent.start');
+    await waitHighlighted(page, 'session:pi-main/agent', 'agentState.reporting.thinking');
+    expect(await highlighted(page, 'session:pi-main/agent')).not.toContain('agentState.reporting.idle');
+    await shot('3-agent-thinking');
+    agent.event('agent.end', { idle: true });
+    await waitHighlighted(page, 'session:pi-main/agent', 'agentState.reporting.awaiting-input');
+    // Its recent events are listed on its card.
+    await page.locator(`${card('session:pi-main/agent')} .events li`, { hasText: 'agent.end' }).first().waitFor({ timeout: UI_MS });
+    await shot('4-agent-awaiting-input');
+
+    // Input that ends the agent (ctrl-d to cat): the session's pane exits and the highlight moves.
+    const r = await daemon.get('/sessions/pi-main/input', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ type: 'key', name: 'ctrl-d' }) });
+    expect(r.status).toBe(204);
+    await waitHighlighted(page, 'session:pi-main', 'session.running.pane.exited');
+    expect(await highlighted(page, 'session:pi-main')).not.toContain('session.running.pane.alive');
+    // Its client was ended with the session: it leaves the tree.
+    await page.locator('#tree li[data-actor="session:pi-main/client#1"]').waitFor({ state: 'detached', timeout: UI_MS });
+    await shot('5-pane-exited');
+    phone.close();
+  });
+
+  it('the actor list as JSON, with the token', async () => {
+    const r = await daemon.get('/ops/actors');
+    expect(r.status).toBe(200);
+    const { actors } = (await r.json()) as { actors: { id: string; machine: string | null; active: string[] }[] };
+    const session = actors.find((a) => a.id === 'session:pi-main');
+    expect(session?.machine).toBe('session');
+    expect(session?.active).toContain('session.running.pane.exited');
+  });
+
+  it('tether status shows the same picture in the terminal: health, sessions with agent state and clients, the actor tree', async () => {
+    const { code, stdout, stderr } = await runCli(['status'], home.env);
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/^tether \S+ \(.+\): ok, up /);
+    expect(stdout).toMatch(/buffer: writing, [\d.]+ MB, [\d.]+ GB free\s+push: off\s+tls: off\s+clients: 0/);
+    const row = stdout.split('\n').find((l) => l.startsWith('pi-main '));
+    expect(row?.split(/\s+/).slice(0, 4)).toEqual(['pi-main', 'exited', 'awaiting-input', '0']);
+    expect(stdout).toMatch(/^sidecar\s+sidecar\s+serving\.tmux\.up$/m);
+    expect(stdout).toMatch(/^ {2}session:pi-main\s+session\s+running\.link\.attached\.live, running\.pane\.exited$/m);
+    expect(stdout).toMatch(/^ {4}session:pi-main\/agent\s+agentState\s+reporting\.awaiting-input$/m);
+    const json = JSON.parse((await runCli(['status', '--json'], home.env)).stdout) as { health: { status: string }; sessions: { id: string; agentState: string }[] };
+    expect(json.health.status).toBe('ok');
+    expect(json.sessions.map((x) => [x.id, x.agentState])).toEqual([['pi-main', 'awaiting-input']]);
+  });
+
+  it('tether status talks to a daemon serving https, pinning its certificate; the page works over https and wss', { timeout: 60_000 }, async () => {
+    const tlsTmux = await privateTmux();
+    const tlsHome = daemonHome(tlsTmux.socket, 'tls = true\n[agent]\ncommand = "/bin/cat"\n');
+    const tlsDaemon = await startDaemon(tlsHome);
+    try {
+      expect(tlsDaemon.url.protocol).toBe('https:');
+      const { code, stdout, stderr } = await runCli(['status'], tlsHome.env);
+      expect(stderr).toBe('');
+      expect(code).toBe(0);
+      expect(stdout).toMatch(/tls: on/);
+      expect(stdout.split('\n').find((l) => l.startsWith('pi-main '))?.split(/\s+/).slice(0, 2)).toEqual(['pi-main', 'running']);
+      // The page over https: its live updates come over wss, allowed by its own CSP.
+      const context = await browser.newContext({ ignoreHTTPSErrors: true });
+      try {
+        const tlsPage = await context.newPage();
+        await tlsPage.goto(`${tlsDaemon.base}/ops?token=${encodeURIComponent(tlsDaemon.token)}`);
+        await waitHighlighted(tlsPage, 'session:pi-main', 'session.running.pane.alive');
+        expect(await tlsPage.textContent('#conn')).toBe('live');
+      } finally {
+        await context.close();
+      }
+    } finally {
+      await tlsDaemon.stop();
+      await tlsTmux.cleanup();
+      tlsHome.cleanup();
+    }
+  });
+
+  it('tether status without a running daemon says so and exits 1', async () => {
+    const idle = daemonHome(tmux.socket);
+    try {
+      const { code, stdout, stderr } = await runCli(['status'], idle.env);
+      expect(code).toBe(1);
+      expect(stdout).toBe('');
+      expect(stderr).toBe('tether: tether is not running (no live daemon in the run file): start it with "tether serve"\n');
+    } finally {
+      idle.cleanup();
+    }
+  });
+});

@@ -1,0 +1,199 @@
+/**
+ * Model-based test of the root machine (the sidecar): the shortest path to every state, then
+ * every transition out of it, generated with xstate/graph, each run against the REAL
+ * `SidecarSystem` on a private tmux server with real session actors.
+ *
+ * The model's state is the machine's value plus the sessions it holds an actor for. Its events
+ * are what can happen to a real sidecar, each the machine's own events in the order the real
+ * system sees them: the first scan of an empty tmux; a tether session made from a shell and
+ * adopted by a scan; `POST /sessions` (the actor creates it, and the scan that follows lists
+ * it); `DELETE` (the actor ends; when it was the last session, tmux exits and the next scan
+ * finds no server); a session killed from a shell while another keeps the server running; the
+ * sidecar stopping. The real system must
+ * pass through the path's states in order.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { ActorLogic, AnyActorScope, SnapshotFrom } from 'xstate';
+import { getAdjacencyMap, getShortestPaths, type AdjacencyValue } from 'xstate/graph';
+import { SidecarSystem } from '../../src/actors/system.js';
+import { silentLogger } from '../../src/log.js';
+import { sessionActorId, sidecarMachine, type SidecarEvent } from '../../src/machines/sidecar.machine.js';
+import { createSession } from '../../src/tmux/sessions.js';
+import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
+
+type Snap = SnapshotFrom<typeof sidecarMachine>;
+const ADOPTED = 'adopted';
+const MADE = 'made';
+
+type ModelEvent =
+  | { type: 'model.first-scan' }
+  | { type: 'model.adopt' }
+  | { type: 'model.create' }
+  | { type: 'model.delete'; id: string }
+  | { type: 'model.kill'; id: string }
+  | { type: 'sidecar.stop' };
+
+const idsOf = (s: Snap): string[] => Object.keys(s.context.sessions).sort();
+const key = (s: Snap): string => `${JSON.stringify(s.value)} ${idsOf(s).join(',')}`.trimEnd();
+
+const machine = sidecarMachine.provide({ actions: { releaseSession: () => undefined } });
+
+/** The machine's own events that a model event stands for, given what the sidecar holds. */
+function expand(s: Snap, e: ModelEvent): SidecarEvent[] {
+  const ids = idsOf(s);
+  const done = (id: string) => ({ type: `xstate.done.actor.${sessionActorId(id)}`, actorId: sessionActorId(id) }) as unknown as SidecarEvent;
+  const scan = (sessionIds: string[]): SidecarEvent => ({ type: 'tmux.scanned', scan: { serverRunning: sessionIds.length > 0, sessionIds } });
+  switch (e.type) {
+    case 'model.first-scan':
+      return [scan([])];
+    case 'model.adopt':
+      return [scan([...ids, ADOPTED])];
+    case 'model.create':
+      return [{ type: 'session.create', id: MADE, origin: 'api' }, scan([...ids, MADE])];
+    case 'model.delete': {
+      const rest = ids.filter((x) => x !== e.id);
+      return [{ type: 'session.delete', id: e.id, keepBuffer: false }, done(e.id), scan(rest)];
+    }
+    case 'model.kill': {
+      const rest = ids.filter((x) => x !== e.id);
+      return [scan(rest), done(e.id)];
+    }
+    case 'sidecar.stop':
+      return [e];
+  }
+}
+
+/** The sidecar machine, stepped by model events (each expanded into the machine's own). */
+const modelLogic: ActorLogic<Snap, ModelEvent, undefined> = {
+  config: machine.config,
+  transition: (s: Snap, e: ModelEvent, scope: AnyActorScope) => expand(s, e).reduce((acc, ev) => machine.transition(acc, ev, scope as never), s),
+  getInitialSnapshot: (scope: AnyActorScope, input: unknown) => machine.getInitialSnapshot(scope as never, input),
+  getPersistedSnapshot: (s: Snap) => s,
+};
+
+/** The events that can happen for real in a state (a first scan is the first thing that happens). */
+function eventsFor(s: Snap): ModelEvent[] {
+  if (s.status !== 'active') return [];
+  if (s.matches({ serving: { tmux: 'unknown' } })) return [{ type: 'model.first-scan' }, { type: 'model.adopt' }];
+  const ids = idsOf(s);
+  return [
+    ...(ids.includes(ADOPTED) ? [] : [{ type: 'model.adopt' } as const]),
+    ...(ids.includes(MADE) ? [] : [{ type: 'model.create' } as const]),
+    ...ids.map((id) => ({ type: 'model.delete', id }) as const),
+    // Killing the last session from a shell ends the tmux server; the machine then keeps its
+    // actors retrying their links (a server that comes back), so only a kill that leaves the
+    // server running is one the machine ends the actor for.
+    ...(ids.length > 1 ? ids.map((id) => ({ type: 'model.kill', id }) as const) : []),
+    { type: 'sidecar.stop' },
+  ];
+}
+
+const traversal = { events: eventsFor as unknown as (s: never) => never[], serializeState: (s: Snap) => key(s) as never };
+const toStates = getShortestPaths(modelLogic as never, traversal) as unknown as { steps: { state: Snap; event: ModelEvent }[]; state: Snap }[];
+const adjacency = getAdjacencyMap(modelLogic as never, traversal) as unknown as Record<string, AdjacencyValue<Snap, ModelEvent>>;
+const seen = new Set<string>();
+const label = (steps: { event: ModelEvent }[]) => steps.map((s) => s.event.type + ('id' in s.event ? `(${s.event.id})` : '')).join(' -> ');
+const paths = toStates
+  .flatMap((p) => [
+    p,
+    ...Object.values(adjacency[key(p.state)]?.transitions ?? {})
+      .filter((t) => key(t.state) !== key(p.state))
+      .map((t) => ({ steps: [...p.steps, { state: t.state, event: t.event }], state: t.state })),
+  ])
+  .filter((p) => !seen.has(label(p.steps)) && Boolean(seen.add(label(p.steps))));
+
+describe('sidecar machine, model-based, against the real actor system on real tmux', () => {
+  let tmux: PrivateTmux;
+  beforeEach(async () => {
+    tmux = await privateTmux();
+  });
+  afterEach(async () => {
+    await tmux.cleanup();
+  });
+
+  it('covers every state: no server, sessions adopted and created, both, and stopped', () => {
+    const states = new Set(toStates.map((p) => key(p.state)));
+    expect(states).toEqual(
+      new Set([
+        '{"serving":{"tmux":"unknown"}}',
+        '{"serving":{"tmux":"down"}}',
+        `{"serving":{"tmux":"up"}} ${ADOPTED}`,
+        `{"serving":{"tmux":"up"}} ${MADE}`,
+        `{"serving":{"tmux":"up"}} ${ADOPTED},${MADE}`,
+        '"stopped"',
+        `"stopped" ${ADOPTED}`,
+        `"stopped" ${MADE}`,
+        `"stopped" ${ADOPTED},${MADE}`,
+      ]),
+    );
+  });
+
+  paths.forEach((path, n) => {
+    it(`path ${n}: ${label(path.steps.slice(1)) || '(initial)'} => ${key(path.state)}`, { timeout: 60_000 }, async () => {
+      const system = new SidecarSystem({
+        cli: tmux.cli,
+        target: tmux.target,
+        ringBytes: 1 << 20,
+        agent: () => ({ command: ['/bin/cat'], env: {}, cwd: tmux.dir }),
+        now: Date.now,
+        log: silentLogger,
+      });
+      const visited: string[] = [key(system.actor.getSnapshot())];
+      system.actor.subscribe({ next: (s) => visited.push(key(s)), error: () => undefined });
+      let cursor = 0;
+      const reach = (expected: Snap) =>
+        eventually(() => {
+          const at = visited.findIndex((v, i) => i >= cursor && v === key(expected));
+          if (at < 0) return false;
+          cursor = at;
+          return true;
+        }, 15_000).catch(() => {
+          throw new Error(`the sidecar never reached ${key(expected)}; it went through: ${[...new Set(visited.slice(cursor))].join(' | ')}`);
+        });
+      const adopt = () => createSession(tmux.cli, { name: ADOPTED, command: ['/bin/cat'], createdAt: new Date().toISOString() });
+      try {
+        // The first step after init is the first scan: what tmux holds decides it.
+        const first = path.steps[1]?.event;
+        if (first?.type === 'model.adopt') await adopt();
+        system.start();
+        await reach(path.steps[0]?.state ?? path.state);
+        for (const step of path.steps.slice(1)) {
+          const e = step.event;
+          switch (e.type) {
+            case 'model.first-scan':
+              break;
+            case 'model.adopt':
+              if (step !== path.steps[1]) {
+                await adopt();
+                system.requestRescan();
+              }
+              break;
+            case 'model.create':
+              await system.createSession(MADE, 'api');
+              break;
+            case 'model.delete':
+              expect(await system.deleteSession(e.id, false)).toBe(true);
+              break;
+            case 'model.kill':
+              await tmux.tmux('kill-session', '-t', `=${e.id}`);
+              system.requestRescan();
+              break;
+            case 'sidecar.stop':
+              await system.stop();
+              break;
+          }
+          await reach(step.state);
+        }
+        // What the sidecar reports is what the model holds.
+        if (path.state.status === 'active') {
+          expect(system.sessionIds()).toEqual(idsOf(path.state));
+          expect(system.status().tmuxProblem).toBe(path.state.matches({ serving: { tmux: 'down' } }) ? 'the tmux server is not running' : null);
+          const listed = (await tmux.tmux('list-sessions', '-F', '#{session_name}').catch(() => '')).split('\n').filter(Boolean).sort();
+          expect(listed).toEqual(idsOf(path.state));
+        }
+      } finally {
+        await system.stop();
+      }
+    });
+  });
+});
