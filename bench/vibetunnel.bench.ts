@@ -18,8 +18,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startEchoPane, tetherKeystroke } from './echo.bench.js';
-import { envNumber, median, MarkerScan, ms, percentile, RawStream, ratio, sleep, waitFor, withBenchDaemon, type Row } from './harness.js';
-import { floodFile, measureTmuxControlRate } from './tmux-baseline.js';
+import { envNumber, ms, percentile, RawStream, ratio, sleep, waitFor, withBenchDaemon, type Row } from './harness.js';
+import { peerFloodRow } from './peer-flood.js';
 import { freePort, installPeers } from './wetty.bench.js';
 
 const HERE = join(dirname(fileURLToPath(import.meta.url)), 'peers');
@@ -181,34 +181,13 @@ export async function runVibeTunnelBench(): Promise<Row[]> {
       rows.push({ name: `peer VibeTunnel: reconnect to output p50 / p99 (${reconnects})`, value: `${ms(percentile(opened, 50))} / ${ms(percentile(opened, 99))}`, baseline: 'stream open to the first replayed output event (the cast since the last clear)', ratio: '-', target: '-' });
 
       step('flood');
-      const file = floodFile(bd.tmux.dir, floodMb, 'peer-flood-end');
       await bd.tmux.tmux('respawn-pane', '-k', '-t', '=peer:', '/bin/sh');
       await sleep(500);
       const flood = new CastStream(port, id);
       await flood.firstOutput;
       await sleep(500);
-      const secs: number[] = [];
-      const before = flood.bytes;
-      for (let r = 0; r < 2; r++) {
-        const scan = new MarkerScan(`PEEREND-${r}`);
-        const arrived = new Promise<void>((resolve) => (flood.onText = (x) => scan.feed(Buffer.from(x, 'utf8')) && resolve()));
-        const t0 = performance.now();
-        await bd.typeLine('=peer:', `cat ${file}; printf '%s-%s\\n' PEEREND ${r}`);
-        await Promise.race([arrived, sleep(120_000).then(() => Promise.reject(new Error(`vibetunnel: the end of a ${floodMb} MB flood never arrived within 120 s`)))]);
-        secs.push((performance.now() - t0) / 1000);
-        await sleep(500);
-      }
-      const carried = flood.bytes - before;
+      rows.push(await peerFloodRow(bd, 'VibeTunnel', floodMb, { listen: (fn) => (flood.onText = fn) }));
       flood.close();
-      const bare = await measureTmuxControlRate(floodMb);
-      const rate = floodMb / median(secs);
-      rows.push({
-        name: `peer VibeTunnel: flood ${floodMb} MB, end on screen (median of 2)`,
-        value: `${rate.toFixed(1)} MB/s`,
-        ratio: ratio(rate, bare.mbPerSec),
-        target: '-',
-        baseline: `${bare.mbPerSec.toFixed(1)} MB/s bare tmux -C reader; VibeTunnel carried ${(carried / 2 / 1e6).toFixed(1)} MB a run (tmux's redraw, not the pane's bytes)`,
-      });
       await api(port, 'DELETE', `/api/sessions/${id}`).catch(() => undefined);
     } catch (e) {
       rows.push({ name: 'peer VibeTunnel', value: 'failed', baseline: (e as Error).message, ratio: '-', target: '-' });

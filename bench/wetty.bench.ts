@@ -19,8 +19,8 @@ import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startEchoPane, tetherKeystroke } from './echo.bench.js';
-import { floodFile, measureTmuxControlRate } from './tmux-baseline.js';
-import { envNumber, median, MarkerScan, ms, percentile, RawStream, ratio, sleep, waitFor, withBenchDaemon, type BenchDaemon, type Row } from './harness.js';
+import { peerFloodRow } from './peer-flood.js';
+import { envNumber, ms, percentile, RawStream, ratio, sleep, waitFor, withBenchDaemon, type BenchDaemon, type Row } from './harness.js';
 
 /** The bench-only install of the peers (its own package.json and lock). */
 const HERE = join(dirname(fileURLToPath(import.meta.url)), 'peers');
@@ -180,37 +180,13 @@ export async function runWettyBench(): Promise<Row[]> {
 
       step('flood');
       // Flood: how soon the end of a flood reaches the screen (tmux skips redraws for a slow attached client).
-      const file = floodFile(bd.tmux.dir, floodMb, 'peer-flood-end');
       // The echo program goes; a shell comes back in the same pane (wetty stays attached).
       await bd.tmux.tmux('respawn-pane', '-k', '-t', '=peer:', '/bin/sh');
       await sleep(500);
       const flood = connect(io, wetty.port);
       await flood.firstData;
-      const secs: number[] = [];
-      let carried = 0;
-      for (let r = 0; r < 2; r++) {
-        const scan = new MarkerScan(`PEEREND-${r}`);
-        const arrived = new Promise<void>((resolve) => (flood.onData = (s) => {
-          carried += s.length;
-          if (scan.feed(Buffer.from(s, 'latin1'))) resolve();
-        }));
-        const t0 = performance.now();
-        await bd.typeLine('=peer:', `cat ${file}; printf '%s-%s\\n' PEEREND ${r}`);
-        await Promise.race([arrived, sleep(120_000).then(() => Promise.reject(new Error(`wetty: the end of a ${floodMb} MB flood never reached the screen within 120 s`)))]);
-        secs.push((performance.now() - t0) / 1000);
-        await sleep(500);
-      }
+      rows.push(await peerFloodRow(bd, 'wetty', floodMb, { listen: (fn) => (flood.onData = fn) }));
       flood.socket.disconnect();
-      step('bare tmux -C reader, same flood');
-      const bare = await measureTmuxControlRate(floodMb);
-      const rate = floodMb / median(secs);
-      rows.push({
-        name: `peer wetty: flood ${floodMb} MB, end on screen (median of 2)`,
-        value: `${rate.toFixed(1)} MB/s`,
-        ratio: ratio(rate, bare.mbPerSec),
-        target: '-',
-        baseline: `${bare.mbPerSec.toFixed(1)} MB/s bare tmux -C reader; wetty carried ${(carried / 2 / 1e6).toFixed(1)} MB a run (tmux's redraw of the screen, not the pane's bytes)`,
-      });
     } finally {
       await wetty.stop();
     }
