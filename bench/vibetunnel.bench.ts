@@ -20,7 +20,8 @@ import { fileURLToPath } from 'node:url';
 import { startEchoPane, tetherKeystroke } from './echo.bench.js';
 import { envNumber, ms, percentile, RawStream, ratio, sleep, waitFor, withBenchDaemon, type Row } from './harness.js';
 import { peerFloodRow } from './peer-flood.js';
-import { freePort, installPeers } from './wetty.bench.js';
+import { freePort } from '../test/helpers/daemon.js';
+import { installPeers } from './wetty.bench.js';
 
 const HERE = join(dirname(fileURLToPath(import.meta.url)), 'peers');
 // Its bin script only requires this file, whose start-up then does nothing (it checks it is the main module).

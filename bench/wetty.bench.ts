@@ -19,6 +19,7 @@ import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startEchoPane, tetherKeystroke } from './echo.bench.js';
+import { freePort } from '../test/helpers/daemon.js';
 import { peerFloodRow } from './peer-flood.js';
 import { envNumber, ms, percentile, RawStream, ratio, sleep, waitFor, withBenchDaemon, type BenchDaemon, type Row } from './harness.js';
 
@@ -52,15 +53,6 @@ export function installPeers(): string | null {
   return existsSync(join(HERE, 'node_modules/node-pty/build/Release/pty.node')) ? null : 'node-pty has no native build (its install script did not run)';
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.listen(0, '127.0.0.1', () => {
-      const a = srv.address();
-      srv.close(() => (typeof a === 'object' && a ? resolve(a.port) : reject(new Error('no port'))));
-    });
-  });
-}
 
 /** A wetty server whose every connection attaches to `session` on the bench's tmux. */
 async function startWetty(bd: BenchDaemon, session: string): Promise<{ port: number; child: ChildProcess; stop(): Promise<void> }> {

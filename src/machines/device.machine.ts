@@ -41,6 +41,17 @@ const notProvided = (what: string) => () => {
   throw new Error(`deviceMachine: ${what} was not provided`);
 };
 
+/** `device.register` in a state: the device is (again) the one pushes go to. */
+const register = (description: string, reenter = false) => ({
+  target: 'registered' as const,
+  reenter,
+  actions: ['rememberDevice' as const, 'storeDevice' as const],
+  description,
+  meta: { spec: 'tether' },
+});
+/** `token.revoked` in any state but the last: the token, and its device with it, is gone. */
+const revoke = { target: 'revoked' as const, description: 'The token was revoked', meta: { spec: 'tether' } };
+
 export const deviceMachine = setup({
   types: {
     context: {} as DeviceContext,
@@ -67,13 +78,8 @@ export const deviceMachine = setup({
     unregistered: {
       description: 'A token without a device token: nothing to push to',
       on: {
-        'device.register': {
-          target: 'registered',
-          actions: ['rememberDevice', 'storeDevice'],
-          description: 'Paired with a device token, or registered later by the client',
-          meta: { spec: 'tether' },
-        },
-        'token.revoked': { target: 'revoked', description: 'The token was revoked', meta: { spec: 'tether' } },
+        'device.register': register('Paired with a device token, or registered later by the client'),
+        'token.revoked': revoke,
       },
     },
     registered: {
@@ -86,26 +92,15 @@ export const deviceMachine = setup({
           description: 'The push service says the device token is dead',
           meta: { spec: 'registered --push service reply 410--> removed' },
         },
-        'device.register': {
-          target: 'registered',
-          reenter: true,
-          actions: ['rememberDevice', 'storeDevice'],
-          description: 'The client registered again (a new device token, or the same one)',
-          meta: { spec: 'tether' },
-        },
-        'token.revoked': { target: 'revoked', description: 'The token was revoked', meta: { spec: 'tether' } },
+        'device.register': register('The client registered again (a new device token, or the same one)', true),
+        'token.revoked': revoke,
       },
     },
     removed: {
       description: 'The mapping is deleted; the client re-registers at its next launch',
       on: {
-        'device.register': {
-          target: 'registered',
-          actions: ['rememberDevice', 'storeDevice'],
-          description: 'The client registered again at its next launch',
-          meta: { spec: 'tether' },
-        },
-        'token.revoked': { target: 'revoked', description: 'The token was revoked', meta: { spec: 'tether' } },
+        'device.register': register('The client registered again at its next launch'),
+        'token.revoked': revoke,
       },
     },
     revoked: {

@@ -44,6 +44,15 @@ export type DiskBufferEvent =
   /** The session was deleted without keeping its buffer. */
   | { type: 'session.deleted' };
 
+/** Writing off for every session because all files together passed the global cap (spec row 2). */
+const offForGlobalCap = (description: string) => ({
+  target: 'off' as const,
+  guard: 'isOverGlobalCap' as const,
+  actions: { type: 'offFor' as const, params: { reason: 'global-cap' as const } },
+  description,
+  meta: { spec: 'writing --output written [total across sessions exceeds the global cap]--> off globally' },
+});
+
 export const diskBufferMachine = setup({
   types: {
     context: {} as DiskBufferContext,
@@ -97,13 +106,7 @@ export const diskBufferMachine = setup({
             description: 'The file reached session_cap_mb: later bytes are missing from it, the stream goes on',
             meta: { spec: 'writing --output written [per-session file reaches its cap]--> stopped for that session' },
           },
-          {
-            target: 'off',
-            guard: 'isOverGlobalCap',
-            actions: { type: 'offFor', params: { reason: 'global-cap' } },
-            description: 'All files together passed global_cap_mb: writing is off for every session, health is degraded',
-            meta: { spec: 'writing --output written [total across sessions exceeds the global cap]--> off globally' },
-          },
+          offForGlobalCap('All files together passed global_cap_mb: writing is off for every session, health is degraded'),
         ],
         'watchdog.check': [
           {
@@ -113,13 +116,7 @@ export const diskBufferMachine = setup({
             description: 'Free disk below min_free_gb: writing is off for every session, health is degraded',
             meta: { spec: 'writing --watchdog check [free disk below the minimum]--> off globally' },
           },
-          {
-            target: 'off',
-            guard: 'isOverGlobalCap',
-            actions: { type: 'offFor', params: { reason: 'global-cap' } },
-            description: 'Another session\'s output took the total past global_cap_mb',
-            meta: { spec: 'writing --output written [total across sessions exceeds the global cap]--> off globally' },
-          },
+          offForGlobalCap("Another session's output took the total past global_cap_mb"),
         ],
       },
     },
