@@ -7,7 +7,9 @@
  * Invariant: the tracker is a byte-level state machine that keeps its place across chunk
  * boundaries, and only ever looks at escape sequences (it jumps from ESC to ESC), so it can run
  * on every byte of the stream. Strings (OSC, DCS, APC, PM, SOS) are skipped whole so that their
- * contents are never taken for sequences.
+ * contents are never taken for sequences. SGR sequences are cheap to follow: their parameters
+ * are sliced out in one go, and they are applied to the pen only when someone reads it (a
+ * snapshot, a saved pen), or after MAX_PENDING_SGR of them; a plain reset drops those waiting.
  */
 
 /** Attribute slots of the pen; each holds the SGR parameter text that set it. */
@@ -90,7 +92,7 @@ export class SgrPen {
   }
 
   reset(): void {
-    this.slots.clear();
+    if (this.slots.size > 0) this.slots.clear();
   }
 
   get isDefault(): boolean {
@@ -126,6 +128,8 @@ const enum Mode {
 
 /** Longest CSI parameter text kept; longer sequences are ignored whole, as a terminal would. */
 const MAX_CSI_BYTES = 256;
+/** SGR parameter strings kept before they are applied to the pen. */
+const MAX_PENDING_SGR = 64;
 
 /** What a snapshot needs from the stream that tmux cannot tell. */
 export interface TrackedState {
@@ -134,12 +138,39 @@ export interface TrackedState {
 }
 
 export class TermStateTracker implements TrackedState {
-  pen = new SgrPen();
+  private current = new SgrPen();
+  /** SGR parameter strings seen since the pen was last brought up to date, in order. */
+  private pendingSgr: string[] = [];
   private savedPen = new SgrPen();
   bracketedPaste = false;
   private mode = Mode.Ground;
   private csi = '';
   private csiOverflow = false;
+
+  /** The SGR pen now. */
+  get pen(): SgrPen {
+    if (this.pendingSgr.length > 0) {
+      for (const params of this.pendingSgr) this.current.apply(params);
+      this.pendingSgr = [];
+    }
+    return this.current;
+  }
+
+  private set pen(pen: SgrPen) {
+    this.pendingSgr = [];
+    this.current = pen;
+  }
+
+  private sgr(params: string): void {
+    if (params === '' || params === '0') {
+      // A plain reset: nothing before it matters any more.
+      this.pendingSgr = [];
+      this.current.reset();
+      return;
+    }
+    this.pendingSgr.push(params);
+    if (this.pendingSgr.length >= MAX_PENDING_SGR) void this.pen;
+  }
 
   /** A copy of the state now, for a snapshot taken at this stream position. */
   capture(): TrackedState {
@@ -169,6 +200,19 @@ export class TermStateTracker implements TrackedState {
           this.mode = Mode.Ground;
           break;
         case Mode.Csi: {
+          // Fast path: parameter and intermediate bytes up to the final byte, all in this chunk.
+          let j = i;
+          while (j < n) {
+            const c = data[j]!;
+            if (c < 0x20 || c > 0x3f) break;
+            j++;
+          }
+          if (j > i) {
+            if (this.csi.length + (j - i) <= MAX_CSI_BYTES) this.csi += data.toString('latin1', i, j);
+            else this.csiOverflow = true;
+            i = j;
+            if (i === n) return;
+          }
           const b = data[i++]!;
           if (b >= 0x40 && b <= 0x7e) {
             if (!this.csiOverflow) this.onCsi(this.csi, b);
@@ -239,7 +283,7 @@ export class TermStateTracker implements TrackedState {
   private onCsi(params: string, final: number): void {
     if (final === 0x6d /* m */) {
       // Private or intermediate forms (CSI > 4 ; 1 m and the like) are not SGR.
-      if (/^[0-9;:]*$/.test(params)) this.pen.apply(params);
+      if (/^[0-9;:]*$/.test(params)) this.sgr(params);
       return;
     }
     if (final === 0x70 /* p */ && params === '!') {

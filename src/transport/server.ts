@@ -23,6 +23,12 @@ export const BODY_LIMIT_BYTES = 1024 * 1024;
 export const WS_MAX_PAYLOAD_BYTES = MAX_CLIENT_FRAME_BYTES;
 /** Outgoing WebSocket messages smaller than this are sent uncompressed (not worth the CPU). */
 export const WS_DEFLATE_THRESHOLD_BYTES = 1024;
+/**
+ * zlib level for outgoing messages: 1, the fastest. Terminal output is repetitive enough that
+ * level 1 keeps most of the saving, and in a flood deflate at the default level (6) was the
+ * daemon's biggest cost, competing with tmux for the same cores (docs/benchmarks.md).
+ */
+export const WS_DEFLATE_LEVEL = 1;
 
 /** One route of the server: how it is reached and how it authenticates. */
 export interface ServedRoute {
@@ -113,7 +119,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   });
   // Before auth: its onRequest hook marks upgrade requests, and its onResponse hook then closes
   // the socket of any upgrade answered over HTTP (a 401, a 404).
-  await app.register(websocket, { options: { perMessageDeflate: { threshold: WS_DEFLATE_THRESHOLD_BYTES }, maxPayload: WS_MAX_PAYLOAD_BYTES } });
+  await app.register(websocket, { options: { perMessageDeflate: { threshold: WS_DEFLATE_THRESHOLD_BYTES, zlibDeflateOptions: { level: WS_DEFLATE_LEVEL } }, maxPayload: WS_MAX_PAYLOAD_BYTES } });
   await app.register(authPlugin, { tokens: opts.tokens });
   await app.register(healthRoutes, { health: opts.health });
   if (opts.sessions) await app.register(sessionsRoutes, { sessions: opts.sessions });

@@ -58,6 +58,31 @@ describe('TermStateTracker', () => {
     expect(t.pen.isDefault).toBe(true);
   });
 
+  it('reads the same pen after hundreds of SGR sequences, whole or split at every byte, as a pen fed each one', () => {
+    const seqs: string[] = [];
+    let x = 7;
+    const next = () => (x = (x * 1103515245 + 12345) % 2 ** 31);
+    for (let i = 0; i < 400; i++) {
+      const r = next() % 9;
+      seqs.push(r === 0 ? '' : r === 1 ? '0' : r === 2 ? `38;5;${next() % 256}` : r === 3 ? `0;${31 + (next() % 7)}` : r === 4 ? '4:3' : r === 5 ? '22' : `${1 + (next() % 9)};${40 + (next() % 8)}`);
+    }
+    const stream = Buffer.from(seqs.map((p, i) => `text ${i} \x1b[${p}m`).join(''), 'latin1');
+    const reference = new SgrPen();
+    for (const p of seqs) reference.apply(p);
+    const whole = new TermStateTracker();
+    whole.feed(stream);
+    expect(whole.pen.toSgr()).toBe(reference.toSgr());
+    const bytewise = new TermStateTracker();
+    for (let i = 0; i < stream.length; i++) bytewise.feed(stream.subarray(i, i + 1));
+    expect(bytewise.pen.toSgr()).toBe(reference.toSgr());
+    // Reading the pen midway does not change where it ends.
+    const peeked = new TermStateTracker();
+    peeked.feed(stream.subarray(0, 1000));
+    void peeked.capture();
+    peeked.feed(stream.subarray(1000));
+    expect(peeked.pen.toSgr()).toBe(reference.toSgr());
+  });
+
   it('capture() is a copy that later bytes do not change', () => {
     const t = new TermStateTracker();
     t.feed(Buffer.from('\x1b[35m'));
