@@ -38,6 +38,11 @@ export class SessionRuntime {
   private readonly linkWaiters = new Set<() => void>();
   /** The pane tether mirrors, once linked. */
   paneId: string | null = null;
+  /**
+   * The pid of the tmux server the last link reached. When tmux later cannot be reached, a dead
+   * server means the session died with it; a live one means only its socket is out of reach.
+   */
+  serverPid: number | null = null;
   /** The position reserved in tmux: no position at or above it was handed out. */
   private reserved = 0;
   private reserving = false;

@@ -65,15 +65,34 @@ function parseDeadState(text: string): { dead: boolean; status: number | null } 
   return { dead: dead === '1', status: status !== undefined && /^\d+$/.test(status) ? Number(status) : null };
 }
 
-/** Why a link ended, as the machine's event: gone when tmux runs but lacks the session. */
-async function classifyClose(deps: SessionDeps, id: string, close: ControlClose): Promise<SessionEvent> {
+/** Whether a process exists (one of another user's counts: only ESRCH means none). */
+function processExists(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code !== 'ESRCH';
+  }
+}
+
+/**
+ * Why a link ended, as the machine's event: gone when tmux runs but lacks the session, or when
+ * the server the session lived in has exited (killing the last session ends the server too);
+ * a lost link otherwise, retried.
+ */
+async function classifyClose(deps: SessionDeps, id: string, close: ControlClose, serverPid: number | null): Promise<SessionEvent> {
   if (close.sessionGone) return { type: 'session.gone' };
   try {
     await deps.cli.run(['has-session', '-t', `=${id}`]);
     return { type: 'link.down', reason: close.reason };
   } catch (err) {
     if (isNoSessionError(err)) return { type: 'session.gone' };
-    if (isNoServerError(err)) return { type: 'link.down', reason: 'the tmux server is not running' };
+    if (isNoServerError(err)) {
+      // Adopted or created moments ago, the session lived in a server that is gone now; only a
+      // server still alive (its socket deleted or moved) is worth waiting for.
+      if (serverPid === null || !processExists(serverPid)) return { type: 'session.gone' };
+      return { type: 'link.down', reason: 'the tmux server is not running' };
+    }
     return { type: 'link.down', reason: `${close.reason}; tmux: ${(err as Error).message}` };
   }
 }
@@ -157,7 +176,7 @@ function linkLogic(deps: SessionDeps) {
         rt.detach(client);
         if (stopped) return;
         log.warn({ reason: close.reason }, 'tmux control link closed');
-        void classifyClose(deps, id, close).then((event) => {
+        void classifyClose(deps, id, close, rt.serverPid).then((event) => {
           if (!stopped) sendBack(event);
         });
       },
@@ -166,6 +185,8 @@ function linkLogic(deps: SessionDeps) {
     void (async () => {
       try {
         await client.attached;
+        const serverPid = Number((await client.run(buildControlCommand(['display-message', '-p', '#{pid}']))).toString('utf8').trim());
+        if (Number.isSafeInteger(serverPid) && serverPid > 0) rt.serverPid = serverPid;
         const paneId = await findAgentPane(deps, client, id);
         // Flow control and pane-death reports; an older tmux without them still streams.
         await client
