@@ -15,7 +15,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import WebSocket, { type ClientOptions } from 'ws';
+import { DAEMON_NODE_ARGS } from '../src/config/daemon-process.js';
 import { CLI } from '../test/helpers/daemon.js';
+
+/** node's flags for the daemon: tether's own, or `TETHER_BENCH_DAEMON_NODE_ARGS` ("none" for none) to compare. */
+function daemonNodeArgs(): readonly string[] {
+  const v = process.env.TETHER_BENCH_DAEMON_NODE_ARGS;
+  if (v === undefined) return DAEMON_NODE_ARGS;
+  return v === 'none' ? [] : v.split(' ').filter(Boolean);
+}
 
 const run = promisify(execFile);
 
@@ -151,7 +159,7 @@ export async function benchDaemon(defaultSession: string, extraToml = ''): Promi
   const cleanup = () => rmSync(dir, { recursive: true, force: true });
   const tmux = async (...args: string[]): Promise<string> => (await run('tmux', ['-S', socket, ...args])).stdout;
   const benchTmux: BenchTmux = { dir, socket, tmux, serverPid: async () => Number((await tmux('display-message', '-p', '#{pid}')).trim()) };
-  const child = spawn(process.execPath, [...(prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : []), CLI, 'serve'], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...daemonNodeArgs(), ...(prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : []), CLI, 'serve'], { env, stdio: ['pipe', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-8192)));
   const exited = new Promise<void>((r) => child.once('exit', () => r()));

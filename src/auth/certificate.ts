@@ -15,7 +15,6 @@ import { chmodSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { isIP } from 'node:net';
 import { join } from 'node:path';
-import { generate } from 'selfsigned';
 import { writeAtomic } from './files.js';
 
 /** Validity of a new certificate. */
@@ -82,6 +81,8 @@ export async function ensureCertificate(tlsDir: string, hosts: readonly string[]
     const have = new Set(loaded.names);
     return { ...loaded, missing: wanted.filter((n) => !have.has(n)) };
   }
+  // Loaded only here: making a certificate is a first-start job, and the library is not small.
+  const { generate } = await import('selfsigned');
   const pems = await generate([{ name: 'commonName', value: `tether on ${hostname()}` }], {
     keyType: 'rsa',
     keySize: 2048,

@@ -27,7 +27,7 @@ import { ConnectionRegistry } from '../transport/connections.js';
 import { streamRoutes, type StreamHandle } from '../transport/stream.plugin.js';
 import { loadConfig, parseBindAddress } from '../config/load.js';
 import { resolvePaths, type TetherPaths } from '../config/paths.js';
-import type { TetherConfig } from '../config/schema.js';
+import { isLoopback, type TetherConfig } from '../config/schema.js';
 import { TmuxCli } from '../tmux/exec.js';
 import { killSession, listSessions, sessionActivity } from '../tmux/sessions.js';
 import { tmuxTarget } from '../tmux/target.js';
@@ -109,11 +109,6 @@ async function activityOf(cli: TmuxCli): Promise<Map<string, SessionActivity>> {
     out.set(s.name, { lastActivityMs: a?.lastActivityMs ?? 0, attached: (a?.attachedClients ?? s.attachedClients) > 0, ended: s.isTether && s.paneDead });
   }
   return out;
-}
-
-/** Loopback hosts: a phone cannot reach them, and plain http on them stays on the machine. */
-export function isLoopback(host: string): boolean {
-  return host === 'localhost' || host === '::1' || /^127\./.test(host);
 }
 
 /** The certificate (made on first start); problems become the one-line refusal. */

@@ -15,10 +15,8 @@ import { CERT_FILE, KEY_FILE, loadCertificate } from '../auth/certificate.js';
 import { PAIRING_TTL_MS, PairingStore } from '../auth/pairing-store.js';
 import { loadConfig, parseBindAddress } from '../config/load.js';
 import { resolvePaths, type TetherPaths } from '../config/paths.js';
-import type { TetherConfig } from '../config/schema.js';
-import { isLoopback } from './daemon.js';
+import { isLoopback, type TetherConfig } from '../config/schema.js';
 import { CliError, reportFailure } from './fail.js';
-import { renderQr } from './qr.js';
 import { readRunFile } from './run-file.js';
 
 /** What the QR carries. */
@@ -119,6 +117,7 @@ export class PairCommand extends Command {
         return 0;
       }
       for (const w of warnings) this.context.stderr.write(`tether: warning: ${w}\n`);
+      const { renderQr } = await import('./qr.js');
       this.context.stdout.write(renderQr(url));
       this.context.stdout.write(`\n${url}\n\nScan it with the tether app within ${PAIRING_TTL_MS / 60_000} minutes; it works once.\n`);
       if (target.fingerprint) this.context.stdout.write(`Certificate fingerprint (SHA-256): ${target.fingerprint}\n`);

@@ -1,6 +1,5 @@
 /** `tether serve`: the daemon in the foreground (decisions.md "Start-up"). */
 import { Command } from 'clipanion';
-import { runDaemon } from './daemon.js';
 import { reportFailure } from './fail.js';
 
 export class ServeCommand extends Command {
@@ -27,6 +26,8 @@ export class ServeCommand extends Command {
     process.on('SIGINT', onSignal);
     process.on('SIGTERM', onSignal);
     try {
+      // Loaded here: the other commands start without the daemon's libraries.
+      const { runDaemon } = await import('./daemon.js');
       const daemon = await runDaemon({ env: process.env, stdout: this.context.stdout, stderr: this.context.stderr, cwd: process.cwd() });
       if (!stopRequested) await new Promise<void>((resolve) => (wake = resolve));
       await daemon.stop();

@@ -33,6 +33,11 @@ export interface BindAddress {
 const HOST_NAME = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
 
 /** Parses `host:port` (`[v6]:port` for IPv6; port 0..65535), or null when it does not parse. */
+/** Loopback hosts: a phone cannot reach them, and plain http on them stays on the machine. */
+export function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\./.test(host);
+}
+
 export function tryParseBindAddress(s: string): BindAddress | null {
   const m = /^(?:\[([^\]]+)\]|([^:[\]]+)):(\d{1,5})$/.exec(s);
   if (!m) return null;

@@ -13,6 +13,7 @@ import { closeSync, mkdirSync, openSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { DAEMON_NODE_ARGS } from '../config/daemon-process.js';
 
 const run = promisify(execFile);
 const SEP = '\x1f';
@@ -75,7 +76,7 @@ export function startDaemon(opts: { socketPath: string; cwd: string; env: NodeJS
   const env = { ...opts.env };
   delete env.TMUX;
   delete env.TMUX_PANE;
-  const child = spawn(nodeBinary(), [tetherCliPath(), 'serve'], { cwd: opts.cwd, env, detached: true, stdio: ['ignore', out, out] });
+  const child = spawn(nodeBinary(), [...DAEMON_NODE_ARGS, tetherCliPath(), 'serve'], { cwd: opts.cwd, env, detached: true, stdio: ['ignore', out, out] });
   if (typeof out === 'number') closeSync(out);
   child.on('error', (err) => opts.onFailed(err.message));
   child.on('exit', (code) => {

@@ -8,7 +8,6 @@
  */
 import { createPrivateKey, type KeyObject } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { SignJWT } from 'jose';
 
 /** APNs accepts a token for an hour: renew it a little before. */
 export const REUSE_MS = 55 * 60_000;
@@ -84,6 +83,8 @@ export class ProviderTokens {
 
   private async make(): Promise<string> {
     const now = this.opts.now();
+    // Loaded on the first push only: a daemon without push never pays for the library.
+    const { SignJWT } = await import('jose');
     const token = await new SignJWT({})
       .setProtectedHeader({ alg: 'ES256', kid: this.opts.keyId })
       .setIssuer(this.opts.teamId)

@@ -9,6 +9,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { DAEMON_NODE_ARGS } from '../../src/config/daemon-process.js';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 export const CLI = join(ROOT, 'dist/cli/main.js');
@@ -85,7 +86,7 @@ function ensureBuilt(): void {
 /** Starts `tether serve` and resolves once it printed its URL line. */
 export function startDaemon(home: DaemonHome, timeoutMs = 20_000): Promise<RunningTestDaemon> {
   ensureBuilt();
-  const child = spawn(process.execPath, [CLI, 'serve'], { env: home.env, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...DAEMON_NODE_ARGS, CLI, 'serve'], { env: home.env, stdio: ['pipe', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   child.stderr.on('data', (d: Buffer) => (err += d.toString()));
