@@ -15,6 +15,7 @@ import { ApiError, ProtocolError } from '../errors.js';
 import type { ClientLink } from '../actors/client.actor.js';
 import type { ClientKind, OpenClient } from '../actors/stream-hub.js';
 import { CloseCode, type ConnectionRegistry } from './connections.js';
+import { DeflatePolicy } from './deflate-policy.js';
 import { encodeServerFrame, MAX_CLIENT_FRAME_BYTES, parseClientFrame, type ClientFrame, type ServerFrame } from '../protocol/frames.js';
 import type { InputMessage } from './sessions.routes.js';
 
@@ -43,9 +44,11 @@ const MAX_EARLY_FRAMES = 64;
 const IdParams = Type.Object({ id: Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' }) });
 
 function linkOf(socket: WebSocket): ClientLink {
+  const deflate = new DeflatePolicy();
   return {
     sendBinary: (frame) => {
-      if (socket.readyState === socket.OPEN) socket.send(frame, { binary: true });
+      if (socket.readyState !== socket.OPEN) return;
+      socket.send(frame, { binary: true, compress: deflate.compress(frame.length, performance.now(), socket.bufferedAmount) });
     },
     sendText: (text) => {
       if (socket.readyState === socket.OPEN) socket.send(text);
