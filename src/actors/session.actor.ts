@@ -12,7 +12,7 @@ import type { CreateSessionInput, DeleteSessionInput, LinkInput, SessionEvent } 
 import type { Logger } from '../log.js';
 import type { ControlEvent } from '../tmux/control-codec.js';
 import { ControlClient, type ControlClose } from '../tmux/control-client.js';
-import { isNoServerError, isNoSessionError, type TmuxCli } from '../tmux/exec.js';
+import { isNoServerError, isNoServerListeningError, isNoSessionError, type TmuxCli } from '../tmux/exec.js';
 import { buildControlCommand } from '../tmux/quote.js';
 import { createSession, killSession, readUserOption, setUserOption } from '../tmux/sessions.js';
 import type { TmuxTarget } from '../tmux/target.js';
@@ -88,9 +88,10 @@ async function classifyClose(deps: SessionDeps, id: string, close: ControlClose,
   } catch (err) {
     if (isNoSessionError(err)) return { type: 'session.gone' };
     if (isNoServerError(err)) {
-      // Adopted or created moments ago, the session lived in a server that is gone now; only a
-      // server still alive (its socket deleted or moved) is worth waiting for.
-      if (serverPid === null || !processExists(serverPid)) return { type: 'session.gone' };
+      // The server the session lived in has exited: the session went with it. A server still
+      // alive (its socket deleted or moved, or too busy to accept) is worth waiting for. Not
+      // linked yet, the session was seen moments ago; nothing listening means its server ended.
+      if (serverPid !== null ? !processExists(serverPid) : isNoServerListeningError(err)) return { type: 'session.gone' };
       return { type: 'link.down', reason: 'the tmux server is not running' };
     }
     return { type: 'link.down', reason: `${close.reason}; tmux: ${(err as Error).message}` };

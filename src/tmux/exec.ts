@@ -121,6 +121,12 @@ export function isNoServerError(err: unknown): boolean {
   return e !== null && /no server running|error connecting to|No such file or directory/.test(e.stderr);
 }
 
+/** True when nothing listens on the socket at all (not a refused or failed connection). */
+export function isNoServerListeningError(err: unknown): boolean {
+  const e = commandErrorOf(err);
+  return e !== null && /no server running/.test(e.stderr);
+}
+
 /** True when the session named in a command does not exist (or a typed not-found error wraps that). */
 export function isNoSessionError(err: unknown): boolean {
   if (err instanceof ApiError && err.code === 'session-not-found') return true;
