@@ -96,27 +96,52 @@ export function snapshotCommands(paneId: string, historyLines = SNAPSHOT_HISTORY
 
 const CSI = '\x1b[';
 
-/**
- * Writes the lines of one capture (capture-pane -e -J output) so that each starts on a fresh
- * row. capture-pane continues the pen from one line into the next (and starts each capture
- * from the default pen), so the pen is reset before each newline (a terminal fills scrolled-in
- * rows with the current background) and restored after it; the capture ends with a reset.
- */
-function writeCapture(lines: readonly string[], out: string[], trailingNewline: boolean): void {
-  const tracker = new TermStateTracker();
-  lines.forEach((line, i) => {
-    out.push(line);
-    tracker.feed(Buffer.from(line, 'utf8'));
-    const last = i === lines.length - 1;
-    if (!tracker.pen.isDefault) out.push(`${CSI}0m`);
-    if (last && !trailingNewline) return;
-    out.push('\r\n');
-    if (!last && !tracker.pen.isDefault) out.push(tracker.pen.toSgr());
-  });
+/** The snapshot's bytes as they are assembled: slices of tmux's replies and short sequences. */
+class Pieces {
+  private readonly parts: Buffer[] = [];
+  private size = 0;
+
+  push(piece: Buffer | string): void {
+    const b = typeof piece === 'string' ? Buffer.from(piece, 'utf8') : piece;
+    this.parts.push(b);
+    this.size += b.length;
+  }
+
+  concat(): Buffer {
+    return Buffer.concat(this.parts, this.size);
+  }
 }
 
-function splitLines(body: Buffer): string[] {
-  return body.length === 0 ? [''] : body.toString('utf8').split('\n');
+const CRLF = Buffer.from('\r\n');
+const SGR_RESET = Buffer.from(`${CSI}0m`);
+
+/**
+ * Writes the lines of one capture (capture-pane -e -J output, split at "\n") so that each
+ * starts on a fresh row. capture-pane continues the pen from one line into the next (and
+ * starts each capture from the default pen), so the pen is reset before each newline (a
+ * terminal fills scrolled-in rows with the current background) and restored after it; the
+ * capture ends with a reset. The lines are slices of tmux's reply: no text is decoded or
+ * re-encoded, and a line without ESC cannot change the pen.
+ */
+function writeCapture(body: Buffer, out: Pieces, trailingNewline: boolean): void {
+  const tracker = new TermStateTracker();
+  let from = 0;
+  for (;;) {
+    const nl = body.indexOf(0x0a, from);
+    const last = nl === -1;
+    const line = body.subarray(from, last ? body.length : nl);
+    out.push(line);
+    if (line.includes(0x1b)) tracker.feed(line);
+    if (!tracker.pen.isDefault) out.push(SGR_RESET);
+    if (last) {
+      if (trailingNewline) out.push(CRLF);
+      return;
+    }
+    out.push(CRLF);
+    // The next line is written after this one; an empty trailing segment is still a line.
+    if (!tracker.pen.isDefault) out.push(tracker.pen.toSgr());
+    from = nl + 1;
+  }
 }
 
 const defaultTabs = (width: number): number[] => {
@@ -133,19 +158,18 @@ export function assembleSnapshot(replies: readonly ControlReply[], tracked: Trac
     if (!r.ok) throw new SnapshotError(`tmux refused a snapshot command: ${r.body.toString('utf8').trim()}`);
   }
   const st = parsePaneState(stateReply.body.toString('utf8'));
-  const out: string[] = ['\x1bc']; // full reset: the snapshot is self-contained
+  const out = new Pieces();
+  out.push('\x1bc'); // full reset: the snapshot is self-contained
   // With no history, capture-pane clamps the range and returns the first visible row instead.
-  const history = st.history_size > 0 ? splitLines(historyReply.body) : [];
-  const visible = splitLines(visibleReply.body);
   // Each capture starts from the default pen, so each is written on its own.
-  if (history.length > 0) writeCapture(history, out, true);
+  if (st.history_size > 0) writeCapture(historyReply.body, out, true);
   if (st.alternate_on && savedReply.ok) {
-    writeCapture(splitLines(savedReply.body), out, false);
+    writeCapture(savedReply.body, out, false);
     // The main screen's cursor is what mode 1049 saved when the alternate screen went on.
-    out.push(`${CSI}${st.alternate_saved_y + 1};${st.alternate_saved_x + 1}H`, `${CSI}?1049h${CSI}H`);
-    writeCapture(visible, out, false);
+    out.push(`${CSI}${st.alternate_saved_y + 1};${st.alternate_saved_x + 1}H${CSI}?1049h${CSI}H`);
+    writeCapture(visibleReply.body, out, false);
   } else {
-    writeCapture(visible, out, false);
+    writeCapture(visibleReply.body, out, false);
   }
 
   const height = st.pane_height || 40;
@@ -156,7 +180,7 @@ export function assembleSnapshot(replies: readonly ControlReply[], tracked: Trac
   const expected = defaultTabs(st.pane_width || 120);
   if (tabs.length !== expected.length || tabs.some((t, i) => t !== expected[i])) {
     out.push(`${CSI}3g`);
-    for (const t of tabs) out.push(`${CSI}1;${t + 1}H\x1bH`);
+    out.push(tabs.map((t) => `${CSI}1;${t + 1}H\x1bH`).join(''));
   }
   if (st.keypad_cursor_flag) out.push(`${CSI}?1h`);
   if (st.keypad_flag) out.push('\x1b=');
@@ -171,12 +195,12 @@ export function assembleSnapshot(replies: readonly ControlReply[], tracked: Trac
   if (!st.cursor_flag) out.push(`${CSI}?25l`);
   if (st.origin_flag) {
     // DECOM homes the cursor to the region; the position is then region-relative.
-    out.push(`${CSI}?6h`, `${CSI}${st.cursor_y - st.scroll_region_upper + 1};${st.cursor_x + 1}H`);
+    out.push(`${CSI}?6h${CSI}${st.cursor_y - st.scroll_region_upper + 1};${st.cursor_x + 1}H`);
   } else out.push(`${CSI}${st.cursor_y + 1};${st.cursor_x + 1}H`);
   out.push(tracked.pen.toSgr());
-  const head = Buffer.from(out.join(''), 'utf8');
   // Half-received escape bytes go last and raw, so the next chunk completes them.
-  return { data: pendingReply.body.length > 0 ? Buffer.concat([head, pendingReply.body]) : head, state: st };
+  if (pendingReply.body.length > 0) out.push(pendingReply.body);
+  return { data: out.concat(), state: st };
 }
 
 /** Takes a snapshot over `client`; its replies carry a `SnapshotMark` (see ControlClientOptions.mark). */
