@@ -13,6 +13,7 @@
  * - Every event's buffers belong to the receiver: none is a view into memory reused later.
  */
 import { ProtocolError, type ProtocolErrorCode } from '../errors.js';
+import { wasmUnescaper } from './wasm-unescape.js';
 
 /** One parsed control-mode line or block; ids are kept as tmux prints them ("%3", "@2", "$1"). */
 export type ControlEvent =
@@ -56,6 +57,8 @@ const PREFIX_BEGIN = Buffer.from('%begin ');
 const PREFIX_END = Buffer.from('%end ');
 const PREFIX_ERROR = Buffer.from('%error ');
 const EMPTY = Buffer.alloc(0);
+/** From this many bytes to decode, the WebAssembly loop (src/tmux/wasm-unescape.ts) beats the JavaScript one. */
+const WASM_FROM_BYTES = 64;
 /** The size of the parser's output pools. */
 const POOL_BYTES = 64 * 1024;
 
@@ -106,6 +109,10 @@ function indexOfSpace(buf: Buffer, pos: number, end: number): number {
  */
 function unescapeInto(src: Buffer, start: number, end: number, dst: Buffer, first = src.indexOf(BACKSLASH, start), at = 0): number {
   if (first === -1 || first >= end) return src.copy(dst, at, start, end);
+  if (end - first >= WASM_FROM_BYTES) {
+    const o = src.copy(dst, at, start, first);
+    return o + wasmUnescaper().unescapeInto(src, first, end, dst, at + o);
+  }
   const o = src.copy(dst, at, start, first);
   return unescapeTail(bytesOf(src), first, end, bytesOf(dst), at + o) - at;
 }

@@ -202,7 +202,7 @@ describe('every split point', () => {
 type Piece = { kind: 'output'; pane: number; data: Uint8Array; cut: number } | { kind: 'reply'; ok: boolean; lines: Uint8Array[] };
 
 const anyBytes = fc.oneof(
-  fc.uint8Array({ maxLength: 300 }),
+  fc.uint8Array({ maxLength: 300, size: 'max' }),
   fc.string({ unit: 'binary', maxLength: 100 }).map((s) => new Uint8Array(Buffer.from(s, 'utf8'))),
   fc.constant(new Uint8Array(Array.from({ length: 256 }, (_, i) => i))),
 );
@@ -292,6 +292,33 @@ describe('escaping, as tmux writes it', () => {
   it('keeps a backslash that is not followed by three octal digits', () => {
     expect(decodeControlOutputData(bytes('a\\9zz\\8000\\400\\01'))).toEqual(bytes('a\\9zz\\8000\\400\\01'));
     expect(decodeControlOutputData(bytes('\\\\101'))).toEqual(bytes('\\A'));
+  });
+
+  it('decodes any mix of escapes, stray backslashes and digits, short or long, as the rule says', () => {
+    // The rule, written plainly: "\\" + three octal digits (the first 0-3) is one byte; any other
+    // backslash is itself. Long inputs take the WebAssembly decoder, short ones the JS loop.
+    const byRule = (s: Uint8Array): Buffer => {
+      const out: number[] = [];
+      for (let i = 0; i < s.length; i++) {
+        const [a, b, c] = [s[i + 1], s[i + 2], s[i + 3]].map((x) => (x === undefined ? -1 : x - 0x30));
+        if (s[i] === 0x5c && a! >= 0 && a! < 4 && b! >= 0 && b! < 8 && c! >= 0 && c! < 8) {
+          out.push((a! << 6) | (b! << 3) | c!);
+          i += 3;
+        } else out.push(s[i]!);
+      }
+      return Buffer.from(out);
+    };
+    const alphabet = fc.constantFrom(...bytes('\\\\01234789ax \x1b'));
+    fc.assert(
+      fc.property(fc.array(alphabet, { maxLength: 400, size: 'max' }), fc.nat(3), (chars, pad) => {
+        const raw = new Uint8Array([...bytes('p'.repeat(pad)), ...chars]);
+        const events: ControlEvent[] = [];
+        new ControlParser((e) => events.push(e)).push(Buffer.concat([bytes('%output %1 '), raw, bytes('\n')]));
+        expect(events).toEqual([{ type: 'output', paneId: '%1', data: byRule(raw) }]);
+        expect(decodeControlOutputData(Buffer.from(raw))).toEqual(byRule(raw));
+      }),
+      { numRuns: 2000 },
+    );
   });
 
   it('hands out output the parser does not reuse or share with the input', () => {

@@ -1,0 +1,8 @@
+import { describe, expect, it } from 'vitest';
+import { staleWasmModules } from '../../scripts/wasm.js';
+
+describe('src/tmux/wasm', () => {
+  it('the committed modules are what their .wat sources compile to', async () => {
+    expect(await staleWasmModules()).toEqual([]);
+  });
+});
