@@ -71,6 +71,8 @@ export class ControlClient {
   private readonly opts: ControlClientOptions;
   private attachReplySeen = false;
   private closed = false;
+  private markGone: () => void = () => undefined;
+  private readonly gonePromise = new Promise<void>((resolve) => (this.markGone = resolve));
   private closeReason: string | null = null;
   private sessionGone = false;
   private stderr = '';
@@ -112,6 +114,11 @@ export class ControlClient {
 
   get isClosed(): boolean {
     return this.closed;
+  }
+
+  /** Settles once the client's process has ended (or never started). */
+  get gone(): Promise<void> {
+    return this.gonePromise;
   }
 
   /** Sends one command line (from `buildControlCommand`) and resolves with its reply. */
@@ -213,5 +220,6 @@ export class ControlClient {
     this.attachSettle.reject(err);
     for (const waiter of this.pending.splice(0)) waiter.reject(err);
     this.opts.onClose({ reason, sessionGone: this.sessionGone });
+    this.markGone();
   }
 }
