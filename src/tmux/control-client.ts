@@ -14,6 +14,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { ControlParser, type ControlEvent } from './control-codec.js';
 import { escapeArgvArg } from './quote.js';
 import type { TmuxTarget } from './target.js';
+import { gateTimeout, topologyGate } from './topology-gate.js';
 
 /** A command's answer: `ok` false for %error; `body` the raw reply lines joined by "\n". */
 export interface ControlReply {
@@ -50,6 +51,8 @@ export interface ControlClientOptions {
 export const MAX_PENDING_COMMANDS = 1024;
 /** How much of tmux's stderr is kept to explain a failure. */
 const STDERR_KEEP_BYTES = 4096;
+/** How long an attach or a detach may hold the topology gate (a hung tmux must not block it). */
+const ATTACH_GATE_MS = 5000;
 
 interface Pending {
   resolve: (reply: ControlReply) => void;
@@ -65,7 +68,10 @@ export class ControlClientError extends Error {
 }
 
 export class ControlClient {
-  private readonly child: ChildProcessWithoutNullStreams;
+  /** The `tmux -C` process, once the topology gate let it start. */
+  private child: ChildProcessWithoutNullStreams | null = null;
+  /** Lines written before the process started. */
+  private queued: string[] = [];
   private readonly parser: ControlParser;
   private readonly pending: Pending[] = [];
   private readonly opts: ControlClientOptions;
@@ -74,6 +80,7 @@ export class ControlClient {
   private markGone: () => void = () => undefined;
   private readonly gonePromise = new Promise<void>((resolve) => (this.markGone = resolve));
   private closeReason: string | null = null;
+  private closeRequested = false;
   private sessionGone = false;
   private stderr = '';
   /** Resolves once tmux acknowledged the attach (or rejects when it failed). */
@@ -87,19 +94,32 @@ export class ControlClient {
     });
     // Nobody may be waiting on `attached`; its failure is also reported through onClose.
     this.attached.catch(() => undefined);
-    const args = ['-u', ...opts.target.socketArgs, '-C', 'attach-session', '-t', escapeArgvArg(`=${opts.session}`)];
-    this.child = spawn(opts.target.bin, args, { stdio: ['pipe', 'pipe', 'pipe'], env: opts.env ?? process.env });
     this.parser = new ControlParser((event) => this.onParserEvent(event));
-    this.child.stdout.on('data', (chunk: Buffer) => this.onData(chunk));
-    this.child.stderr.on('data', (chunk: Buffer) => {
+    // The handshake runs as a reader of the topology gate: none of tether's notifying commands
+    // runs until tmux answered the attach (or gave up), which tmux 3.3a needs to not crash.
+    void topologyGate(opts.target).read(async () => {
+      if (this.closed) return;
+      this.start();
+      await Promise.race([this.attached.catch(() => undefined), this.gonePromise, gateTimeout(ATTACH_GATE_MS)]);
+    });
+  }
+
+  private start(): void {
+    const opts = this.opts;
+    const args = ['-u', ...opts.target.socketArgs, '-C', 'attach-session', '-t', escapeArgvArg(`=${opts.session}`)];
+    const child = spawn(opts.target.bin, args, { stdio: ['pipe', 'pipe', 'pipe'], env: opts.env ?? process.env });
+    this.child = child;
+    child.stdout.on('data', (chunk: Buffer) => this.onData(chunk));
+    child.stderr.on('data', (chunk: Buffer) => {
       if (this.stderr.length < STDERR_KEEP_BYTES) this.stderr += chunk.toString('utf8');
     });
-    this.child.stdin.on('error', () => undefined); // EPIPE after tmux exits: reported by 'close'
-    this.child.on('error', (err) => this.finish(`tmux could not be started: ${err.message}`));
-    this.child.on('close', (code, signal) => {
+    child.stdin.on('error', () => undefined); // EPIPE after tmux exits: reported by 'close'
+    child.on('error', (err) => this.finish(`tmux could not be started: ${err.message}`));
+    child.on('close', (code, signal) => {
       const why = this.stderr.trim() || `tmux control client ended (${signal ?? `exit ${code}`})`;
       this.finish(this.closeReason ?? why);
     });
+    for (const line of this.queued.splice(0)) child.stdin.write(line);
   }
 
   /** Spawns the control client; `attached` settles when tmux answered the attach. */
@@ -109,7 +129,12 @@ export class ControlClient {
 
   /** The child's pid, for logs. */
   get pid(): number | undefined {
-    return this.child.pid;
+    return this.child?.pid;
+  }
+
+  private write(data: string): void {
+    if (this.child) this.child.stdin.write(data);
+    else this.queued.push(data);
   }
 
   get isClosed(): boolean {
@@ -132,7 +157,7 @@ export class ControlClient {
     }
     return new Promise<ControlReply>((resolve, reject) => {
       this.pending.push({ resolve, reject });
-      this.child.stdin.write(line + '\n');
+      this.write(line + '\n');
     });
   }
 
@@ -156,7 +181,7 @@ export class ControlClient {
           this.pending.push({ resolve, reject });
         }),
     );
-    this.child.stdin.write(lines.join(' ; ') + '\n');
+    this.write(lines.join(' ; ') + '\n');
     return Promise.all(replies);
   }
 
@@ -169,14 +194,36 @@ export class ControlClient {
 
   /** Detaches: tmux ends a control client whose input closes. The session keeps running. */
   close(reason = 'closed by tether'): void {
-    if (this.closed) return;
+    if (this.closed || this.closeRequested) return;
     this.closeReason = reason;
-    this.child.stdin.end();
-    // A client that does not go away on its own within a moment is ended; we started it.
-    const timer = setTimeout(() => {
-      if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGTERM');
-    }, 2000);
-    timer.unref();
+    this.closeRequested = true;
+    if (!this.child) {
+      // Never started (still waiting at the gate): nothing to detach.
+      this.finish(reason);
+      return;
+    }
+    this.leave();
+  }
+
+  /**
+   * Detaches: a client leaving notifies the other control clients (%client-detached), so it
+   * leaves as a writer of the topology gate, and holds it until its process is gone.
+   */
+  private leave(): void {
+    const child = this.child;
+    if (!child) return;
+    const go = async (): Promise<void> => {
+      child.stdin.end();
+      // A client that does not go away on its own within a moment is ended; we started it.
+      const timer = setTimeout(() => {
+        if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      }, 2000);
+      timer.unref();
+      await Promise.race([this.gonePromise, gateTimeout(ATTACH_GATE_MS)]);
+    };
+    // Not attached yet, it has no session and notifies nobody; and it holds the gate itself.
+    if (!this.attachReplySeen) void go();
+    else void topologyGate(this.opts.target).write(go);
   }
 
   private onData(chunk: Buffer): void {
@@ -184,7 +231,7 @@ export class ControlClient {
       this.parser.push(chunk);
     } catch (err) {
       this.closeReason = `tmux control stream unreadable: ${(err as Error).message}`;
-      this.child.kill('SIGTERM');
+      this.child?.kill('SIGTERM');
     }
   }
 

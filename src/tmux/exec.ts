@@ -10,6 +10,7 @@ import { execFile, type ExecFileException } from 'node:child_process';
 import { ApiError } from '../errors.js';
 import { escapeArgvArg } from './quote.js';
 import type { TmuxTarget } from './target.js';
+import { makesNotifications, topologyGate } from './topology-gate.js';
 
 /** Most bytes a command may print: a 10000-line capture with escapes fits many times over. */
 export const TMUX_MAX_OUTPUT_BYTES = 64 * 1024 * 1024;
@@ -63,6 +64,12 @@ export class TmuxCli {
    * them back to back (no other client's command in between) and stops at the first failure.
    */
   runList(commands: readonly (readonly string[])[], opts: TmuxRunOptions = {}): Promise<TmuxOutput> {
+    // Commands that notify control clients wait for tether's own attaches (see topology-gate.ts).
+    if (makesNotifications(commands)) return topologyGate(this.target).write(() => this.exec(commands, opts));
+    return this.exec(commands, opts);
+  }
+
+  private exec(commands: readonly (readonly string[])[], opts: TmuxRunOptions): Promise<TmuxOutput> {
     const argv: string[] = ['-u', ...this.target.socketArgs];
     commands.forEach((cmd, i) => {
       if (i > 0) argv.push(';');
