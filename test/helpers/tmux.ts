@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { TmuxCli } from '../../src/tmux/exec.js';
 import type { TmuxTarget } from '../../src/tmux/target.js';
+import { makesNotifications, topologyGate } from '../../src/tmux/topology-gate.js';
 
 const run = promisify(execFile);
 
@@ -29,7 +30,12 @@ export function privateTmux(): Promise<PrivateTmux> {
   const dir = mkdtempSync(join(tmpdir(), 'tether-tmux-'));
   const socket = join(dir, 'tmux.sock');
   const target: TmuxTarget = { bin: 'tmux', socketArgs: ['-S', socket] };
-  const tmux = async (...args: string[]): Promise<string> => (await run('tmux', ['-S', socket, ...args])).stdout;
+  // A test's own notifying commands (killing a session "from a shell") take the topology gate
+  // like tether's: tmux before 3.7 crashes on a notification during a control client's
+  // handshake (src/tmux/topology-gate.ts), and the tests are about tether, not that bug.
+  const exec = async (args: string[]): Promise<string> => (await run('tmux', ['-S', socket, ...args])).stdout;
+  const tmux = (...args: string[]): Promise<string> =>
+    makesNotifications([args]) ? topologyGate(target).write(() => exec(args)) : exec(args);
   return Promise.resolve({
     dir,
     socket,
