@@ -20,7 +20,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startEchoPane, tetherKeystroke } from './echo.bench.js';
 import { envNumber, ms, percentile, RawStream, ratio, sleep, waitFor, withBenchDaemon, type Row } from './harness.js';
-import { peerFloodRow } from './peer-flood.js';
+import { peerFloodRows } from './peer-flood.js';
 import { freePort } from '../test/helpers/daemon.js';
 import { installPeers } from './wetty.bench.js';
 
@@ -188,7 +188,7 @@ export async function runVibeTunnelBench(): Promise<Row[]> {
       const flood = new CastStream(port, id);
       await flood.firstOutput;
       await sleep(500);
-      rows.push(await peerFloodRow(bd, 'VibeTunnel', floodMb, { listen: (fn) => (flood.onText = fn) }));
+      rows.push(...(await peerFloodRows(bd, 'VibeTunnel', floodMb, { listen: (fn) => (flood.onText = fn) })));
       flood.close();
       await api(port, 'DELETE', `/api/sessions/${id}`).catch(() => undefined);
     } catch (e) {

@@ -21,7 +21,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startEchoPane, tetherKeystroke } from './echo.bench.js';
 import { freePort } from '../test/helpers/daemon.js';
-import { peerFloodRow } from './peer-flood.js';
+import { peerFloodRows } from './peer-flood.js';
 import { envNumber, ms, percentile, RawStream, ratio, sleep, waitFor, withBenchDaemon, type BenchDaemon, type Row } from './harness.js';
 
 /** The bench-only install of the peers (its own package.json and lock). */
@@ -178,7 +178,7 @@ export async function runWettyBench(): Promise<Row[]> {
       await sleep(500);
       const flood = connect(io, wetty.port);
       await flood.firstData;
-      rows.push(await peerFloodRow(bd, 'wetty', floodMb, { listen: (fn) => (flood.onData = fn) }));
+      rows.push(...(await peerFloodRows(bd, 'wetty', floodMb, { listen: (fn) => (flood.onData = fn) })));
       flood.socket.disconnect();
     } finally {
       await wetty.stop();
