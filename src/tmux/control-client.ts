@@ -52,7 +52,7 @@ export const MAX_PENDING_COMMANDS = 1024;
 /** How much of tmux's stderr is kept to explain a failure. */
 const STDERR_KEEP_BYTES = 4096;
 /** How long an attach or a detach may hold the topology gate (a hung tmux must not block it). */
-const ATTACH_GATE_MS = 5000;
+const ATTACH_GATE_MS = 15_000;
 
 interface Pending {
   resolve: (reply: ControlReply) => void;

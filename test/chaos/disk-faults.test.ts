@@ -104,7 +104,12 @@ describe('disk faults under a running daemon', () => {
     const { health, log, type, seen, inFile } = await start({ TETHER_DATA_DIR: dataDir });
     await type('echo before-ro');
     await inFile('before-ro');
-    execFileSync('mount', ['-o', 'remount,ro', mnt]);
+    // A read-only remount is refused (EBUSY) while a file there is open for writing: the buffer
+    // actor opens its file only to append a batch, so try again until the remount lands between.
+    await eventually(() => {
+      execFileSync('mount', ['-o', 'remount,ro', mnt], { stdio: 'pipe' });
+      return true;
+    }, 5000, 10);
     await type('echo while-ro');
     await seen('while-ro');
     await eventually(async () => (await health()).warnings.some((w) => /cannot be written/.test(w)), 10_000);

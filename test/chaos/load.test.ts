@@ -40,7 +40,12 @@ describe(`load: ${SESSIONS} sessions, two clients each`, () => {
     for (const id of ids) {
       pairs.set(id, { steady: new Mirror(d.base, d.token, id).connect(), flaky: new Mirror(d.base, d.token, id).connect() });
     }
-    await eventually(() => [...pairs.values()].every((p) => p.steady.kinds().includes('snapshot') && p.flaky.kinds().includes('snapshot')), 60_000, 200);
+    await eventually(() => [...pairs.values()].every((p) => p.steady.kinds().includes('snapshot') && p.flaky.kinds().includes('snapshot')), 60_000, 200).catch((err: Error) => {
+      // Say which clients are still waiting and what the daemon said, not just "still false".
+      const waiting = [...pairs].filter(([, p]) => !p.steady.kinds().includes('snapshot') || !p.flaky.kinds().includes('snapshot')).map(([id]) => id);
+      const said = d.stderr().split('\n').filter((l) => /"level":[45]0/.test(l)).slice(-10).join('\n');
+      throw new Error(`${err.message}: ${waiting.length} sessions without a snapshot (${waiting.slice(0, 8).join(', ')}); daemon warnings:\n${said}`);
+    });
   }, 180_000);
   afterAll(async () => {
     for (const p of pairs.values()) {
