@@ -36,8 +36,6 @@ export class SessionRuntime {
   private links = 0;
   private queue: Promise<unknown> = Promise.resolve();
   private readonly linkWaiters = new Set<() => void>();
-  /** The control client last detached, until its process has ended. */
-  private departing: ControlClient | null = null;
   /** The pane tether mirrors, once linked. */
   paneId: string | null = null;
   /**
@@ -137,20 +135,6 @@ export class SessionRuntime {
 
   detach(client: ControlClient): void {
     if (this.client === client) this.client = null;
-    if (!client.isClosed) this.departing = client;
-  }
-
-  /**
-   * Waits (at most `ms`) until the last detached control client's process has ended. DELETE
-   * kills the session only then: killing a session while tether's own control client is still
-   * leaving it is the one place a tmux 3.3a server was seen to die under test load.
-   */
-  async untilDetached(ms: number): Promise<void> {
-    const client = this.departing;
-    if (!client || client.isClosed) return;
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([client.gone, new Promise<void>((r) => (timer = setTimeout(r, ms)))]);
-    clearTimeout(timer);
   }
 
   /**

@@ -260,7 +260,6 @@ export function createSessionImplementations(deps: SessionDeps) {
       }),
       deleteTmuxSession: fromPromise<void, DeleteSessionInput>(async ({ input }) => {
         try {
-          await deps.runtimes.get(input.id)?.untilDetached(2000);
           await killSession(deps.cli, input.id);
         } catch (err) {
           if (!isNoSessionError(err)) throw err;

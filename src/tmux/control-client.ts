@@ -141,11 +141,6 @@ export class ControlClient {
     return this.closed;
   }
 
-  /** Settles once the client's process has ended (or never started). */
-  get gone(): Promise<void> {
-    return this.gonePromise;
-  }
-
   /** Sends one command line (from `buildControlCommand`) and resolves with its reply. */
   command(line: string): Promise<ControlReply> {
     if (this.closed) return Promise.reject(new ControlClientError('tmux control client is closed'));
