@@ -12,6 +12,7 @@ import type { CreateSessionInput, DeleteSessionInput, LinkInput, SessionEvent } 
 import type { Logger } from '../log.js';
 import type { ControlEvent } from '../tmux/control-codec.js';
 import { ControlClient, type ControlClose } from '../tmux/control-client.js';
+import { processExists } from '../process.js';
 import { isNoServerError, isNoServerListeningError, isNoSessionError, type TmuxCli } from '../tmux/exec.js';
 import { buildControlCommand } from '../tmux/quote.js';
 import { createSession, killSession, readUserOption, setUserOption } from '../tmux/sessions.js';
@@ -63,16 +64,6 @@ async function findAgentPane(deps: SessionDeps, client: ControlClient, id: strin
 function parseDeadState(text: string): { dead: boolean; status: number | null } {
   const [dead, status] = text.trim().split(':');
   return { dead: dead === '1', status: status !== undefined && /^\d+$/.test(status) ? Number(status) : null };
-}
-
-/** Whether a process exists (one of another user's counts: only ESRCH means none). */
-function processExists(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code !== 'ESRCH';
-  }
 }
 
 /**

@@ -8,6 +8,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeAtomic } from '../auth/files.js';
 import { CliError } from './fail.js';
+import { processExists } from '../process.js';
 
 export interface RunFile {
   readonly pid: number;
@@ -30,16 +31,6 @@ export function writeRunFile(runDir: string, info: RunFile): string {
   return path;
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    // EPERM: it exists, it is just not ours to signal.
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /** The running daemon's run file, or null when none runs (no file, a stale one, or garbage). */
 export function readRunFile(runDir: string): RunFile | null {
   let parsed: Partial<RunFile>;
@@ -50,7 +41,7 @@ export function readRunFile(runDir: string): RunFile | null {
   }
   if (typeof parsed.pid !== 'number' || typeof parsed.url !== 'string' || typeof parsed.port !== 'number' || typeof parsed.host !== 'string') return null;
   if (parsed.scheme !== 'http' && parsed.scheme !== 'https') return null;
-  if (!alive(parsed.pid)) return null;
+  if (!processExists(parsed.pid)) return null;
   return {
     pid: parsed.pid,
     url: parsed.url,
