@@ -6,7 +6,7 @@
  * `%output`, on an identical pane of the same tmux server. Blocks alternate; p50/p90/p99.
  * `TETHER_BENCH_ECHO_KEYS` (300) keystrokes each.
  */
-import { BareControlReader, baselineSession, envNumber, ms, percentile, ratio, RawStream, sleep, waitFor, withBenchDaemon, type BenchDaemon, type Row } from './harness.js';
+import { BareControlReader, baselineSession, envNumber, ms, percentile, ratio, sleep, streamWithBase, withBenchDaemon, type BenchDaemon, type RawStream, type Row } from './harness.js';
 
 const BLOCK = 50;
 const GAP_MS = 5;
@@ -70,9 +70,7 @@ export async function runEchoBench(): Promise<EchoResult> {
     await baselineSession(bd.tmux, 'echo-base');
     await startEchoPane(bd, '=echo:');
     await startEchoPane(bd, '=echo-base:');
-    const client = new RawStream(bd, 'echo', null, true);
-    await client.opened;
-    await waitFor('the first snapshot', () => client.snapshots > 0);
+    const client = await streamWithBase(bd, 'echo', true);
     const reader = new BareControlReader(bd.tmux, 'echo-base');
     await sleep(500);
     const tether: number[] = [];

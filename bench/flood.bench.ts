@@ -6,7 +6,7 @@
  * server, runs alternating, `TETHER_BENCH_FLOOD_RUNS` (3) of each; medians.
  */
 import { floodFile } from './tmux-baseline.js';
-import { BareControlReader, baselineSession, childPids, cpuOf, envNumber, MarkerScan, median, procUsage, ratio, RawStream, sleep, waitFor, withBenchDaemon, type BenchDaemon, type Row } from './harness.js';
+import { BareControlReader, baselineSession, childPids, cpuOf, envNumber, MarkerScan, median, procUsage, ratio, sleep, streamWithBase, withBenchDaemon, type BenchDaemon, type Row } from './harness.js';
 
 interface FloodRun {
   readonly seconds: number;
@@ -60,9 +60,7 @@ export async function runFloodBench(): Promise<FloodResult> {
     await baselineSession(bd.tmux, 'flood-base');
     const file = floodFile(bd.tmux.dir, mb, 'flood-file-end');
     // TETHER_BENCH_FLOOD_DEFLATE=0: a client that does not offer permessage-deflate.
-    const client = new RawStream(bd, 'flood', null, process.env.TETHER_BENCH_FLOOD_DEFLATE !== '0');
-    await client.opened;
-    await waitFor('the first snapshot', () => client.snapshots > 0);
+    const client = await streamWithBase(bd, 'flood', process.env.TETHER_BENCH_FLOOD_DEFLATE !== '0');
     const reader = new BareControlReader(bd.tmux, 'flood-base');
     await sleep(500);
     const tether: FloodRun[] = [];

@@ -95,18 +95,21 @@ export function childPids(pid: number): number[] {
   return out;
 }
 
-/** CPU seconds of a set of processes (gone ones count 0). */
-export function cpuOf(pids: readonly number[]): number {
+/** One of `procUsage`'s figures summed over a set of processes (gone ones count 0). */
+export function sumOfProcs(pids: readonly number[], figure: 'cpuSeconds' | 'rssMb'): number {
   let total = 0;
   for (const pid of pids) {
     try {
-      total += procUsage(pid).cpuSeconds;
+      total += procUsage(pid)[figure];
     } catch {
       // exited
     }
   }
   return total;
 }
+
+/** CPU seconds of a set of processes (gone ones count 0). */
+export const cpuOf = (pids: readonly number[]): number => sumOfProcs(pids, 'cpuSeconds');
 
 /** Whether the bench config asks for TLS (`TETHER_BENCH_TLS=1`). */
 export const benchWantsTls = (): boolean => process.env.TETHER_BENCH_TLS === '1' || process.env.TETHER_BENCH_TLS === 'true';
@@ -254,6 +257,14 @@ export class MarkerScan {
   reset(): void {
     this.tail = '';
   }
+}
+
+/** A fresh stream client on `session`, once it has its first snapshot (the screen to follow from). */
+export async function streamWithBase(bd: BenchDaemon, session: string, deflate = true): Promise<RawStream> {
+  const client = new RawStream(bd, session, null, deflate);
+  await client.opened;
+  await waitFor('the first snapshot', () => client.snapshots > 0);
+  return client;
 }
 
 /**

@@ -4,7 +4,7 @@
  * client, attached to the same session during the same flood, is timed the same way. Shared by
  * the peer benches; the baseline is a bare `tmux -C` reader of the same flood, measured after.
  */
-import { median, MarkerScan, ratio, RawStream, sleep, waitFor, type BenchDaemon, type Row } from './harness.js';
+import { MarkerScan, median, ratio, sleep, streamWithBase, type BenchDaemon, type Row } from './harness.js';
 import { floodFile, measureTmuxControlRate } from './tmux-baseline.js';
 
 export interface PeerFloodClient {
@@ -19,9 +19,7 @@ export interface PeerFloodClient {
  */
 export async function peerFloodRows(bd: BenchDaemon, peer: string, floodMb: number, client: PeerFloodClient): Promise<Row[]> {
   const file = floodFile(bd.tmux.dir, floodMb, 'peer-flood-end');
-  const tether = new RawStream(bd, 'peer', null, true);
-  await tether.opened;
-  await waitFor('the first snapshot', () => tether.snapshots > 0);
+  const tether = await streamWithBase(bd, 'peer');
   const secs: number[] = [];
   const tetherSecs: number[] = [];
   let carried = 0;

@@ -5,7 +5,7 @@
  * server's CPU over the same window (the work tmux itself does for the same output).
  * `TETHER_BENCH_SCALE` ("10,50") and `TETHER_BENCH_SCALE_SECONDS` (10) change it.
  */
-import { childPids, cpuOf, envNumber, procUsage, ratio, RawStream, sleep, waitFor, withBenchDaemon, type BenchDaemon, type Row } from './harness.js';
+import { childPids, cpuOf, envNumber, procUsage, ratio, RawStream, sleep, sumOfProcs, waitFor, withBenchDaemon, type BenchDaemon, type Row } from './harness.js';
 
 interface Window {
   readonly daemonPct: number;
@@ -15,17 +15,7 @@ interface Window {
   readonly controlRssMb: number;
 }
 
-function rssOf(pids: readonly number[]): number {
-  let total = 0;
-  for (const pid of pids) {
-    try {
-      total += procUsage(pid).rssMb;
-    } catch {
-      // exited
-    }
-  }
-  return total;
-}
+const rssOf = (pids: readonly number[]): number => sumOfProcs(pids, 'rssMb');
 
 async function measure(bd: BenchDaemon, seconds: number): Promise<Window> {
   const tmuxPid = await bd.tmux.serverPid();

@@ -19,7 +19,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startEchoPane, tetherKeystroke } from './echo.bench.js';
-import { envNumber, ms, percentile, RawStream, ratio, sleep, waitFor, withBenchDaemon, type Row } from './harness.js';
+import { envNumber, ms, percentile, ratio, sleep, streamWithBase, waitFor, withBenchDaemon, type Row } from './harness.js';
 import { peerFloodRows } from './peer-flood.js';
 import { freePort } from '../test/helpers/daemon.js';
 import { installPeers } from './wetty.bench.js';
@@ -143,9 +143,7 @@ export async function runVibeTunnelBench(): Promise<Row[]> {
 
       step('echo');
       await startEchoPane(bd, '=peer:');
-      const tetherClient = new RawStream(bd, 'peer', null, true);
-      await tetherClient.opened;
-      await waitFor('the first snapshot', () => tetherClient.snapshots > 0);
+      const tetherClient = await streamWithBase(bd, 'peer');
       const s = new CastStream(port, id);
       await s.firstOutput;
       await sleep(500);

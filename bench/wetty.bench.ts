@@ -22,7 +22,7 @@ import { fileURLToPath } from 'node:url';
 import { startEchoPane, tetherKeystroke } from './echo.bench.js';
 import { freePort } from '../test/helpers/daemon.js';
 import { peerFloodRows } from './peer-flood.js';
-import { envNumber, ms, percentile, RawStream, ratio, sleep, waitFor, withBenchDaemon, type BenchDaemon, type Row } from './harness.js';
+import { envNumber, ms, percentile, ratio, sleep, streamWithBase, waitFor, withBenchDaemon, type BenchDaemon, type Row } from './harness.js';
 
 /** The bench-only install of the peers (its own package.json and lock). */
 const HERE = join(dirname(fileURLToPath(import.meta.url)), 'peers');
@@ -129,9 +129,7 @@ export async function runWettyBench(): Promise<Row[]> {
       // Keystroke echo at an idle prompt: tether and wetty alternating in blocks, in the same pane.
       step('echo panes');
       await startEchoPane(bd, '=peer:');
-      const tetherClient = new RawStream(bd, 'peer', null, true);
-      await tetherClient.opened;
-      await waitFor('the first snapshot', () => tetherClient.snapshots > 0);
+      const tetherClient = await streamWithBase(bd, 'peer');
       step('tether client up; connecting wetty');
       const peer = connect(io, wetty.port);
       await peer.firstData;
