@@ -4,6 +4,8 @@
  * see and in which order things arrived.
  */
 import { SessionStream, type ErrorFrame, type SessionMetaFrame, type StateFrame } from '../../src/client/index.js';
+import { expect } from 'vitest';
+import type { PaneStream } from '../../src/actors/pane-stream.js';
 import { newTerminal, readScreen, write, type Screen } from './screen.js';
 
 export type Received =
@@ -74,4 +76,13 @@ export class Mirror {
     this.stream.close();
     this.term.dispose();
   }
+}
+
+/** New output reaches a live client as the next chunk, at exactly the stream's end position. */
+export function expectLiveOutputContinues(stream: PaneStream, sent: { binary: { seq: number; data: Buffer }[] }): void {
+  const more = Buffer.from('live bytes');
+  stream.append(more);
+  stream.flush();
+  expect(sent.binary.at(-1)!.data.equals(more)).toBe(true);
+  expect(sent.binary.at(-1)!.seq).toBe(stream.ring.end);
 }

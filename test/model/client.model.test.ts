@@ -16,6 +16,7 @@ import { PaneStream } from '../../src/actors/pane-stream.js';
 import { clientMachine, type ClientEvent } from '../../src/machines/client.machine.js';
 import { decodeChunkFrame } from '../../src/protocol/frames.js';
 import { eventually } from '../helpers/tmux.js';
+import { expectLiveOutputContinues } from '../helpers/stream.js';
 
 type Snap = SnapshotFrom<typeof clientMachine>;
 type ModelEvent = { type: string; [k: string]: unknown };
@@ -211,11 +212,7 @@ describe('client machine, model-based, against the real client actor', () => {
         }
         if (client.state === '"live"') {
           // Live output continues the client's position exactly.
-          const more = Buffer.from('live bytes');
-          stream.append(more);
-          stream.flush();
-          expect(sent.binary.at(-1)!.data.equals(more)).toBe(true);
-          expect(sent.binary.at(-1)!.seq).toBe(stream.ring.end);
+          expectLiveOutputContinues(stream, sent);
         }
       } finally {
         if (client.actor.getSnapshot().status === 'active') client.closed();

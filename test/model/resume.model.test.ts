@@ -14,6 +14,7 @@ import { ChunkFrames, StreamClient, type ClientLink } from '../../src/actors/cli
 import { PaneStream } from '../../src/actors/pane-stream.js';
 import { resumeMachine, type ResumeEvent } from '../../src/machines/resume.machine.js';
 import { decodeChunkFrame } from '../../src/protocol/frames.js';
+import { expectLiveOutputContinues } from '../helpers/stream.js';
 
 /** The ring of the test: 3 KB of output in a 2 KB ring, so its start is past position 1024. */
 function filledStream(): { stream: PaneStream; bytes: Buffer } {
@@ -151,11 +152,7 @@ describe('resume machine, model-based, against the real client actor', () => {
       }
       // Live output after the resume continues the client's position without a gap.
       if (client.state === '"live"') {
-        const more = Buffer.from('live bytes');
-        stream.append(more);
-        stream.flush();
-        expect(sent.binary.at(-1)!.data.equals(more)).toBe(true);
-        expect(sent.binary.at(-1)!.seq).toBe(stream.ring.end);
+        expectLiveOutputContinues(stream, sent);
       }
       client.closed();
     });
