@@ -111,7 +111,7 @@ export async function runVibeTunnelBench(): Promise<Row[]> {
   if (!existsSync(MAIN)) return [{ name: 'peer VibeTunnel', value: 'skipped', baseline: 'bench/peers has no vibetunnel install', ratio: '-', target: '-' }];
   const keys = envNumber('TETHER_BENCH_ECHO_KEYS', 300);
   const reconnects = envNumber('TETHER_BENCH_RECONNECT_RUNS', 30);
-  const floodMb = envNumber('TETHER_BENCH_PEER_FLOOD_MB', 20);
+  const floodMb = envNumber('TETHER_BENCH_PEER_FLOOD_MB', 100);
   return withBenchDaemon('peer', async (bd) => {
     await bd.tmux.tmux('set-option', '-t', 'peer', 'status', 'off');
     const port = await freePort();

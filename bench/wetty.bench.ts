@@ -120,7 +120,7 @@ export async function runWettyBench(): Promise<Row[]> {
   const io = (createRequire(join(HERE, 'package.json'))('socket.io-client') as { io: Io }).io;
   const keys = envNumber('TETHER_BENCH_ECHO_KEYS', 300);
   const reconnects = envNumber('TETHER_BENCH_RECONNECT_RUNS', 30);
-  const floodMb = envNumber('TETHER_BENCH_PEER_FLOOD_MB', 20);
+  const floodMb = envNumber('TETHER_BENCH_PEER_FLOOD_MB', 100);
   return withBenchDaemon('peer', async (bd) => {
     await bd.tmux.tmux('set-option', '-t', 'peer', 'status', 'off');
     const wetty = await startWetty(bd, 'peer');
