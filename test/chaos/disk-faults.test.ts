@@ -49,7 +49,9 @@ describe('disk faults under a running daemon', () => {
 
   async function start(extraEnv: NodeJS.ProcessEnv = {}) {
     tmux = await privateTmux();
-    home = daemonHome(tmux.socket, '[agent]\ncommand = "/bin/sh"\n[buffer]\nwatchdog_interval_s = 1\n', extraEnv);
+    // min_free_gb = 0: the read-only case mounts a 16 MB tmpfs, below the default 1 GB floor, and
+    // the watchdog would turn writing off for low disk (another fault) before a write could fail.
+    home = daemonHome(tmux.socket, '[agent]\ncommand = "/bin/sh"\n[buffer]\nwatchdog_interval_s = 1\nmin_free_gb = 0\n', extraEnv);
     daemon = await runDaemon({ env: home.env, stdout: new PassThrough(), stderr: new PassThrough(), cwd: home.dir });
     const url = new URL(daemon.url);
     const base = `${url.protocol}//${url.host}`;
