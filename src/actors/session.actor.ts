@@ -15,7 +15,7 @@ import { ControlClient, type ControlClose } from '../tmux/control-client.js';
 import { processExists } from '../process.js';
 import { isNoServerError, isNoServerListeningError, isNoSessionError, type TmuxCli } from '../tmux/exec.js';
 import { buildControlCommand } from '../tmux/quote.js';
-import { createSession, killSession, readUserOption, setUserOption } from '../tmux/sessions.js';
+import { createSession, killSession, setUserOption } from '../tmux/sessions.js';
 import type { TmuxTarget } from '../tmux/target.js';
 import type { SessionRuntimes } from './session-runtime.js';
 
@@ -51,12 +51,32 @@ export const PAUSE_AFTER_SECONDS = 10;
  */
 export const PANE_CHECK_MS = 1000;
 
+/** What the link reads from tmux at set-up, in one control command (no tmux process started). */
+interface LinkFacts {
+  readonly serverPid: number | null;
+  /** `@tether-pane`, when set in a pane-id shape. */
+  readonly recordedPane: string | null;
+  /** `@tether-seq`: the position an earlier run reserved (0 when unset or malformed). */
+  readonly reservedSeq: number;
+}
+
+async function readLinkFacts(client: ControlClient, id: string): Promise<LinkFacts> {
+  const body = await client.run(buildControlCommand(['display-message', '-p', '-t', `=${id}:`, '#{pid} #{@tether-pane} #{@tether-seq}']));
+  const [pid = '', pane = '', seq = ''] = body.toString('utf8').trim().split(' ');
+  const serverPid = /^\d+$/.test(pid) ? Number(pid) : null;
+  const reserved = /^\d+$/.test(seq) ? Number(seq) : 0;
+  return {
+    serverPid: serverPid !== null && Number.isSafeInteger(serverPid) && serverPid > 0 ? serverPid : null,
+    recordedPane: /^%\d+$/.test(pane) ? pane : null,
+    reservedSeq: Number.isSafeInteger(reserved) ? reserved : 0,
+  };
+}
+
 /** The pane tether mirrors: `@tether-pane` when it still belongs to the session, else the first. */
-async function findAgentPane(deps: SessionDeps, client: ControlClient, id: string): Promise<string> {
+async function findAgentPane(client: ControlClient, id: string, recorded: string | null): Promise<string> {
   const body = await client.run(buildControlCommand(['list-panes', '-s', '-t', `=${id}`, '-F', '#{pane_id}']));
   const panes = body.toString('utf8').split('\n').filter((l) => /^%\d+$/.test(l));
   if (panes.length === 0) throw new Error(`session ${id} has no panes`);
-  const recorded = await readUserOption(deps.cli, id, '@tether-pane').catch(() => null);
   return recorded !== null && panes.includes(recorded) ? recorded : panes[0]!;
 }
 
@@ -196,19 +216,21 @@ function linkLogic(deps: SessionDeps) {
     void (async () => {
       try {
         await client.attached;
-        const serverPid = Number((await client.run(buildControlCommand(['display-message', '-p', '#{pid}']))).toString('utf8').trim());
-        if (Number.isSafeInteger(serverPid) && serverPid > 0) rt.serverPid = serverPid;
-        const paneId = await findAgentPane(deps, client, id);
+        const facts = await readLinkFacts(client, id);
+        if (facts.serverPid !== null) rt.serverPid = facts.serverPid;
+        const paneId = await findAgentPane(client, id, facts.recordedPane);
         // Flow control and pane-death reports; an older tmux without them still streams.
         await client
           .run(buildControlCommand(['refresh-client', '-f', `pause-after=${PAUSE_AFTER_SECONDS}`]))
           .catch((err: Error) => log.warn({ err: err.message }, 'tmux has no pause-after; streaming without it'));
-        // Positions continue above what any earlier run reserved for this session.
-        const reservedText = await readUserOption(deps.cli, id, '@tether-seq').catch(() => null);
-        const previous = reservedText !== null && /^\d+$/.test(reservedText) ? Number(reservedText) : 0;
         if (stopped) return;
-        rt.reserve = (position) => setUserOption(deps.cli, id, '@tether-seq', String(position));
-        await rt.resumeReservation(Number.isSafeInteger(previous) ? previous : 0);
+        // Positions continue above what any earlier run reserved for this session; the reservation
+        // goes over the link while it is up (no tmux process per renewal).
+        rt.reserve = (position) =>
+          client.isClosed
+            ? setUserOption(deps.cli, id, '@tether-seq', String(position))
+            : client.run(buildControlCommand(['set-option', '-t', `=${id}:`, '@tether-seq', String(position)])).then(() => undefined);
+        await rt.resumeReservation(facts.reservedSeq);
         if (stopped) return;
         pane = paneId;
         rt.attach(client, paneId);

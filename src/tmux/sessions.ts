@@ -162,11 +162,14 @@ export interface TmuxSessionInfo {
 }
 
 /**
- * Fields read in one `list-panes -a`, separated by US (0x1f), one pane per line. Only fields that
+ * Fields read in one `list-panes -a`, separated by US (0x1f), one pane per line. Fields that
  * cannot hold a control character are read this way (tmux rewrites control characters in session
- * names as visible escapes); free-form user options are read one by one, exactly.
+ * names as visible escapes), and so are the two options tether writes in a fixed shape
+ * (`@tether-pane`, `@created`), last, each checked against its shape. Free-form options
+ * (`@project`) are read one by one, exactly, and only once per session: they never change.
  */
 const LIST_FIELDS = [
+  'pid',
   'session_id',
   'session_name',
   'session_created',
@@ -176,11 +179,16 @@ const LIST_FIELDS = [
   'pane_dead',
   'pane_dead_status',
   'pane_pid',
+  '@tether-pane',
+  '@created',
 ] as const;
 const SEP = '\x1f';
 const LIST_FORMAT = LIST_FIELDS.map((f) => `#{${f}}`).join(SEP);
+/** The shape tether writes `@created` in (`Date.toISOString`). */
+const CREATED_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,3})?Z$/;
 
 interface PaneRow {
+  serverPid: string;
   sessionId: string;
   name: string;
   created: number;
@@ -190,13 +198,18 @@ interface PaneRow {
   dead: boolean;
   deadStatus: number | null;
   pid: number | null;
+  recordedPane: string | null;
+  createdAt: string | null;
 }
 
 function parsePaneRow(line: string): PaneRow | null {
-  const [sessionId = '', name = '', created, attached, tether, paneId = '', dead, deadStatus = '', pid = '', ...extra] =
+  const [serverPid = '', sessionId = '', name = '', created, attached, tether, paneId = '', dead, deadStatus = '', pid = '', recordedPane = '', ...rest] =
     line.split(SEP);
-  if (extra.length > 0 || !/^\$\d+$/.test(sessionId) || !PANE_ID_RE.test(paneId)) return null;
+  // `@created` is last: a hand-set value holding a US only fails its shape check.
+  const createdAt = rest.join(SEP);
+  if (!/^\d+$/.test(serverPid) || !/^\$\d+$/.test(sessionId) || !PANE_ID_RE.test(paneId)) return null;
   return {
+    serverPid,
     sessionId,
     name,
     created: Number(created),
@@ -206,8 +219,16 @@ function parsePaneRow(line: string): PaneRow | null {
     dead: dead === '1',
     deadStatus: /^\d+$/.test(deadStatus) ? Number(deadStatus) : null,
     pid: /^\d+$/.test(pid) ? Number(pid) : null,
+    recordedPane: PANE_ID_RE.test(recordedPane) ? recordedPane : null,
+    createdAt: CREATED_RE.test(createdAt) ? createdAt : null,
   };
 }
+
+/**
+ * `@project` by session (server pid, session id, `@created`): set once in the invocation that
+ * creates the session, so read once. Entries of sessions no longer listed are dropped.
+ */
+const projects = new WeakMap<TmuxCli, Map<string, string | null>>();
 
 /** Every session on the server, tether's and the user's; [] when no server runs. */
 export async function listSessions(cli: TmuxCli): Promise<TmuxSessionInfo[]> {
@@ -226,36 +247,44 @@ export async function listSessions(cli: TmuxCli): Promise<TmuxSessionInfo[]> {
     if (rows) rows.push(row);
     else bySession.set(row.sessionId, [row]);
   }
-  const sessions = await Promise.all([...bySession.values()].map((rows) => describeSession(cli, rows)));
+  let cache = projects.get(cli);
+  if (!cache) projects.set(cli, (cache = new Map()));
+  const known = cache;
+  const sessions = await Promise.all([...bySession.values()].map((rows) => describeSession(cli, rows, known)));
+  const listed = new Set([...bySession.values()].map((rows) => projectKey(rows[0]!)));
+  for (const key of known.keys()) if (!listed.has(key)) known.delete(key);
   return sessions.filter((s): s is TmuxSessionInfo => s !== null);
 }
 
-/** Builds one session's info; null when it vanished while its options were being read. */
-async function describeSession(cli: TmuxCli, rows: PaneRow[]): Promise<TmuxSessionInfo | null> {
+function projectKey(row: PaneRow): string {
+  return `${row.serverPid}\0${row.sessionId}\0${row.createdAt ?? ''}`;
+}
+
+/** Builds one session's info; null when it vanished while its project was being read. */
+async function describeSession(cli: TmuxCli, rows: PaneRow[], projectCache: Map<string, string | null>): Promise<TmuxSessionInfo | null> {
   const first = rows[0]!;
-  let createdAt: string | null = null;
   let project: string | null = null;
-  let recordedPane: string | null = null;
   if (first.tether) {
-    try {
-      [createdAt, project, recordedPane] = await Promise.all([
-        readOption(cli, first.sessionId, '@created'),
-        readOption(cli, first.sessionId, '@project'),
-        readOption(cli, first.sessionId, '@tether-pane'),
-      ]);
-    } catch (err) {
-      if (isNoSessionError(err) || isNoServerError(err)) return null;
-      throw err;
+    const key = projectKey(first);
+    if (projectCache.has(key)) project = projectCache.get(key)!;
+    else {
+      try {
+        project = await readOption(cli, first.sessionId, '@project');
+      } catch (err) {
+        if (isNoSessionError(err) || isNoServerError(err)) return null;
+        throw err;
+      }
+      projectCache.set(key, project);
     }
   }
-  const pane = rows.find((r) => r.paneId === recordedPane) ?? first;
+  const pane = rows.find((r) => r.paneId === first.recordedPane) ?? first;
   return {
     name: first.name,
     sessionId: first.sessionId,
     created: first.created,
     attachedClients: first.attached,
     isTether: first.tether,
-    createdAt,
+    createdAt: first.tether ? first.createdAt : null,
     project,
     paneId: pane.paneId,
     paneDead: pane.dead,
