@@ -5,6 +5,7 @@
  * Invariant: one token is reused for every push until it is REUSE_MS old; a new one is never
  * made sooner than MIN_RENEW_MS after the last (APNs answers `TooManyProviderTokenUpdates`
  * to a provider that renews more often), not even when APNs calls the token expired.
+ * Concurrent callers share one signing: N pushes at the same moment carry one token.
  */
 import { createPrivateKey, type KeyObject } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
@@ -60,6 +61,8 @@ export interface ProviderTokenOptions {
 export class ProviderTokens {
   private token: string | null = null;
   private issuedAt = 0;
+  /** The signing under way, which every caller meanwhile waits for. */
+  private making: Promise<string> | null = null;
   /** How many tokens were made; health and tests read it. */
   issued = 0;
 
@@ -81,7 +84,12 @@ export class ProviderTokens {
     return this.make();
   }
 
-  private async make(): Promise<string> {
+  private make(): Promise<string> {
+    this.making ??= this.sign().finally(() => (this.making = null));
+    return this.making;
+  }
+
+  private async sign(): Promise<string> {
     const now = this.opts.now();
     // Loaded on the first push only: a daemon without push never pays for the library.
     const { SignJWT } = await import('jose');

@@ -127,6 +127,36 @@ describe('push to APNs', () => {
     expect(push.providerTokensIssued).toBe(2);
   });
 
+  it('pushes that go out at the same moment carry one provider token, on the first push and on a renewal', async () => {
+    const push = service();
+    devices = Array.from({ length: 8 }, (_, i): PushDevice => ({
+      tokenId: `tok-${i}`,
+      deviceToken: String(i).repeat(64),
+      environment: i % 2 === 0 ? 'sandbox' : 'production',
+      deviceName: `phone ${i}`,
+    }));
+    // Three sessions start waiting in the same tick, right after start: 24 pushes, nothing signed yet.
+    for (const id of ['one', 'two', 'three']) push.awaitingInput(id);
+    const all = () => [...sandbox.requests, ...production.requests];
+    await eventually(() => all().length === 24, 10_000, 20);
+    expect(all().every((r) => r.jwtError === null)).toBe(true);
+    expect(new Set(all().map((r) => r.jwt)).size).toBe(1);
+    expect(push.providerTokensIssued).toBe(1);
+    // 25 minutes on, APNs calls that token expired for the eight pushes of the next alert: the
+    // pushes that meet the refusal renew once between them, the rest go out with the new token.
+    const first = all()[0]!.jwt;
+    const expired = (r: { jwt: string }) => (r.jwt === first ? { status: 403, reason: 'ExpiredProviderToken' } : { status: 200 });
+    sandbox.answer = expired;
+    production.answer = expired;
+    clock += 25 * MIN;
+    push.awaitingInput('four');
+    const renewedTo = () => new Set(all().filter((r) => r.jwt !== first).map((r) => r.path));
+    await eventually(() => renewedTo().size === 8, 10_000, 20);
+    expect(new Set(all().filter((r) => r.jwt !== first).map((r) => r.jwt)).size).toBe(1);
+    expect(push.status()).toMatchObject({ sent: 32 });
+    expect(push.providerTokensIssued).toBe(2);
+  });
+
   it('renews once on ExpiredProviderToken, but never sooner than 20 minutes after the last token', async () => {
     const push = service();
     devices = devices.slice(0, 1);
