@@ -248,7 +248,7 @@ export async function listSessions(cli: TmuxCli): Promise<TmuxSessionInfo[]> {
     else bySession.set(row.sessionId, [row]);
   }
   let cache = projects.get(cli);
-  if (!cache) projects.set(cli, (cache = new Map()));
+  if (!cache) projects.set(cli, (cache = new Map<string, string | null>()));
   const known = cache;
   const sessions = await Promise.all([...bySession.values()].map((rows) => describeSession(cli, rows, known)));
   const listed = new Set([...bySession.values()].map((rows) => projectKey(rows[0]!)));
