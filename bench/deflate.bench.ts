@@ -15,7 +15,19 @@ import type { AddressInfo } from 'node:net';
 import WebSocket, { WebSocketServer } from 'ws';
 import { WS_DEFLATE_THRESHOLD_BYTES } from '../src/transport/server.js';
 import { startEchoPane, tetherKeystroke } from './echo.bench.js';
-import { envNumber, median, ms, percentile, ratio, RawStream, sleep, waitFor, withBenchDaemon, type BenchDaemon, type Row } from './harness.js';
+import {
+  envNumber,
+  median,
+  ms,
+  percentile,
+  ratio,
+  RawStream,
+  sleep,
+  waitFor,
+  withBenchDaemon,
+  type BenchDaemon,
+  type Row,
+} from './harness.js';
 
 async function untilMarker(client: RawStream, marker: string): Promise<void> {
   let seen = '';
@@ -29,7 +41,12 @@ async function untilMarker(client: RawStream, marker: string): Promise<void> {
 }
 
 /** Wire bytes both clients read while `act` runs and its output (ending in `marker`) arrives. */
-async function wireDuring(on: RawStream, off: RawStream, marker: string, act: () => Promise<void>): Promise<{ on: number; off: number; payload: number }> {
+async function wireDuring(
+  on: RawStream,
+  off: RawStream,
+  marker: string,
+  act: () => Promise<void>,
+): Promise<{ on: number; off: number; payload: number }> {
   const on0 = on.wireBytesRead;
   const off0 = off.wireBytesRead;
   const payload0 = off.dataBytes;
@@ -49,7 +66,11 @@ interface ThresholdResult {
 }
 
 /** Replays frames through a ws server with `perMessageDeflate` as given; one frame at a time. */
-async function replay(frames: readonly Buffer[], label: string, perMessageDeflate: false | { threshold: number }): Promise<ThresholdResult> {
+async function replay(
+  frames: readonly Buffer[],
+  label: string,
+  perMessageDeflate: false | { threshold: number },
+): Promise<ThresholdResult> {
   const wss = new WebSocketServer({ host: '127.0.0.1', port: 0, perMessageDeflate });
   await once(wss, 'listening');
   const port = (wss.address() as AddressInfo).port;

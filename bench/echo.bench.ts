@@ -6,7 +6,20 @@
  * `%output`, on an identical pane of the same tmux server. Blocks alternate; p50/p90/p99.
  * `TETHER_BENCH_ECHO_KEYS` (300) keystrokes each.
  */
-import { BareControlReader, baselineSession, envNumber, ms, percentile, ratio, sleep, streamWithBase, withBenchDaemon, type BenchDaemon, type RawStream, type Row } from './harness.js';
+import {
+  BareControlReader,
+  baselineSession,
+  envNumber,
+  ms,
+  percentile,
+  ratio,
+  sleep,
+  streamWithBase,
+  withBenchDaemon,
+  type BenchDaemon,
+  type RawStream,
+  type Row,
+} from './harness.js';
 
 const BLOCK = 50;
 const GAP_MS = 5;

@@ -6,7 +6,22 @@
  * server, runs alternating, `TETHER_BENCH_FLOOD_RUNS` (3) of each; medians.
  */
 import { floodFile } from './tmux-baseline.js';
-import { BareControlReader, baselineSession, childPids, cpuOf, envNumber, MarkerScan, median, procUsage, ratio, sleep, streamWithBase, withBenchDaemon, type BenchDaemon, type Row } from './harness.js';
+import {
+  BareControlReader,
+  baselineSession,
+  childPids,
+  cpuOf,
+  envNumber,
+  MarkerScan,
+  median,
+  procUsage,
+  ratio,
+  sleep,
+  streamWithBase,
+  withBenchDaemon,
+  type BenchDaemon,
+  type Row,
+} from './harness.js';
 
 interface FloodRun {
   readonly seconds: number;
@@ -105,7 +120,11 @@ export async function runFloodBench(): Promise<FloodResult> {
       {
         name: `flood ${mb} MB, 120x40 pane (MB/s, median of ${runs})`,
         value: `${t.toFixed(1)} MB/s`,
-        baseline: `${b.toFixed(1)} MB/s bare tmux -C reader, same tmux (runs ${rate(bare).map((x) => x.toFixed(1)).join(', ')}; tether ${rate(tether).map((x) => x.toFixed(1)).join(', ')}; pair ratios ${perPair.map((x) => x.toFixed(2)).join(', ')}; ${resyncs} snapshot resyncs)`,
+        baseline: `${b.toFixed(1)} MB/s bare tmux -C reader, same tmux (runs ${rate(bare)
+          .map((x) => x.toFixed(1))
+          .join(', ')}; tether ${rate(tether)
+          .map((x) => x.toFixed(1))
+          .join(', ')}; pair ratios ${perPair.map((x) => x.toFixed(2)).join(', ')}; ${resyncs} snapshot resyncs)`,
         ratio: ratio(t, b),
         target: '>= 0.9x',
       },

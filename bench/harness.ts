@@ -156,13 +156,24 @@ export async function benchDaemon(defaultSession: string, extraToml = ''): Promi
     configFile,
     `bindAddress = "127.0.0.1:0"\ntls = ${benchWantsTls()}\n${extraToml}\n[agent]\ncommand = "/bin/sh"\ndefault_session = ${JSON.stringify(defaultSession)}\n\n[tmux]\nsocket = ${JSON.stringify(socket)}\n`,
   );
-  const env: NodeJS.ProcessEnv = { ...process.env, TETHER_CONFIG: configFile, TETHER_DATA_DIR: dataDir, TETHER_LOG_LEVEL: 'warn', PI_OFFLINE: '1', ENV: '', PS1: '$ ' };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    TETHER_CONFIG: configFile,
+    TETHER_DATA_DIR: dataDir,
+    TETHER_LOG_LEVEL: 'warn',
+    PI_OFFLINE: '1',
+    ENV: '',
+    PS1: '$ ',
+  };
   delete env.TMUX;
   const prof = process.env.TETHER_BENCH_CPU_PROF;
   const cleanup = () => rmSync(dir, { recursive: true, force: true });
   const tmux = async (...args: string[]): Promise<string> => (await run('tmux', ['-S', socket, ...args])).stdout;
   const benchTmux: BenchTmux = { dir, socket, tmux, serverPid: async () => Number((await tmux('display-message', '-p', '#{pid}')).trim()) };
-  const child = spawn(process.execPath, [...daemonNodeArgs(), ...(prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : []), CLI, 'serve'], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...daemonNodeArgs(), ...(prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : []), CLI, 'serve'], {
+    env,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   let stderr = '';
   child.stderr.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-8192)));
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
@@ -217,7 +228,11 @@ export async function benchDaemon(defaultSession: string, extraToml = ''): Promi
     tls,
     pid: child.pid!,
     request,
-    wsOptions: (deflate) => ({ headers: { authorization: `Bearer ${daemon.token}` }, perMessageDeflate: deflate, rejectUnauthorized: false }),
+    wsOptions: (deflate) => ({
+      headers: { authorization: `Bearer ${daemon.token}` },
+      perMessageDeflate: deflate,
+      rejectUnauthorized: false,
+    }),
     createSession: async (name) => {
       const res = await request('POST', '/sessions', { name });
       if (res.status !== 201) throw new Error(`creating session ${name}: HTTP ${res.status} ${res.text}`);

@@ -22,7 +22,23 @@ function lcg(seed: number): () => number {
   };
 }
 
-const WORDS = ['const', 'return', 'function', 'await', 'import', 'error:', 'src/tmux/control-codec.ts', '│', '─', 'héllo', '✓', '→', '日本語', '0x5c\\', 'ok'];
+const WORDS = [
+  'const',
+  'return',
+  'function',
+  'await',
+  'import',
+  'error:',
+  'src/tmux/control-codec.ts',
+  '│',
+  '─',
+  'héllo',
+  '✓',
+  '→',
+  '日本語',
+  '0x5c\\',
+  'ok',
+];
 
 /** One terminal row: coloured words, a tab now and then, ending in CRLF. */
 function terminalRow(rand: () => number): string {

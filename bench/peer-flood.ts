@@ -40,7 +40,10 @@ export async function peerFloodRows(bd: BenchDaemon, peer: string, floodMb: numb
       };
     });
     const t0 = performance.now();
-    const timeout = (who: string) => sleep(120_000).then(() => Promise.reject(new Error(`${who}: the end of a ${floodMb} MB flood never reached the screen within 120 s`)));
+    const timeout = (who: string) =>
+      sleep(120_000).then(() =>
+        Promise.reject(new Error(`${who}: the end of a ${floodMb} MB flood never reached the screen within 120 s`)),
+      );
     await bd.typeLine('=peer:', `cat ${file}; printf '%s-%s\\n' PEEREND ${r}`);
     await Promise.all([
       Promise.race([arrived.then(() => secs.push((performance.now() - t0) / 1000)), timeout(peer)]),
@@ -61,11 +64,14 @@ export async function peerFloodRows(bd: BenchDaemon, peer: string, floodMb: numb
     target: '-',
     baseline: `${bare.mbPerSec.toFixed(1)} MB/s bare tmux -C reader; tether carried ${(tetherCarried / 2 / 1e6).toFixed(1)} MB a run (every byte), beside ${peer} at ${rate.toFixed(1)} MB/s`,
   };
-  return [{
-    name: `peer ${peer}: flood ${floodMb} MB, end on screen (median of 2)`,
-    value: `${rate.toFixed(1)} MB/s`,
-    ratio: ratio(rate, bare.mbPerSec),
-    target: '-',
-    baseline: `${bare.mbPerSec.toFixed(1)} MB/s bare tmux -C reader; ${peer} carried ${(carried / 2 / 1e6).toFixed(1)} MB a run (tmux's redraw of the screen, not the pane's bytes)`,
-  }, tetherRow];
+  return [
+    {
+      name: `peer ${peer}: flood ${floodMb} MB, end on screen (median of 2)`,
+      value: `${rate.toFixed(1)} MB/s`,
+      ratio: ratio(rate, bare.mbPerSec),
+      target: '-',
+      baseline: `${bare.mbPerSec.toFixed(1)} MB/s bare tmux -C reader; ${peer} carried ${(carried / 2 / 1e6).toFixed(1)} MB a run (tmux's redraw of the screen, not the pane's bytes)`,
+    },
+    tetherRow,
+  ];
 }

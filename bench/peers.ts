@@ -13,5 +13,8 @@ export interface PeerStatus {
 export const PEERS: readonly PeerStatus[] = [
   { name: 'VibeTunnel (npm vibetunnel 1.0.0-beta.15.1)', status: 'measured: see the "peer VibeTunnel" rows (bench/vibetunnel.bench.ts)' },
   { name: 'wetty (npm wetty 3.2.0)', status: 'measured: see the "peer wetty" rows (bench/wetty.bench.ts)' },
-  { name: 'ttyd (Debian package, if any)', status: 'skipped: Debian has no ttyd package candidate on this machine (apt-cache policy ttyd), and no peer is built from source' },
+  {
+    name: 'ttyd (Debian package, if any)',
+    status: 'skipped: Debian has no ttyd package candidate on this machine (apt-cache policy ttyd), and no peer is built from source',
+  },
 ];

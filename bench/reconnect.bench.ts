@@ -16,14 +16,31 @@
  */
 import { join } from 'node:path';
 import { writeFileSync } from 'node:fs';
-import { BareControlReader, baselineSession, envNumber, median, ms, percentile, ratio, RawStream, sleep, waitFor, withBenchDaemon, type BenchDaemon, type Row } from './harness.js';
+import {
+  BareControlReader,
+  baselineSession,
+  envNumber,
+  median,
+  ms,
+  percentile,
+  ratio,
+  RawStream,
+  sleep,
+  waitFor,
+  withBenchDaemon,
+  type BenchDaemon,
+  type Row,
+} from './harness.js';
 
 const HISTORY_LINES = 10_100;
 
 /** 10100 coloured lines of ~100 columns, so the history is full. */
 function historyFile(dir: string): string {
   const lines: string[] = [];
-  for (let i = 0; i < HISTORY_LINES; i++) lines.push(`\x1b[3${i % 8}m${String(i).padStart(6, '0')}\x1b[0m ${'history line with some colour and text '.repeat(2)}\x1b[1mok\x1b[0m`);
+  for (let i = 0; i < HISTORY_LINES; i++)
+    lines.push(
+      `\x1b[3${i % 8}m${String(i).padStart(6, '0')}\x1b[0m ${'history line with some colour and text '.repeat(2)}\x1b[1mok\x1b[0m`,
+    );
   const file = join(dir, 'history.txt');
   writeFileSync(file, `${lines.join('\n')}\n`);
   return file;
@@ -60,7 +77,10 @@ async function printLines(bd: BenchDaemon, steady: RawStream, n: number, tag: st
       if (seen.includes(`DONE-${tag}`)) resolve();
     };
   });
-  await bd.typeLine('=rc:', `i=0; while [ $i -lt ${n} ]; do i=$((i+1)); printf '\\033[3%dmline %d of the delta, a few words of output\\033[0m\\n' $((i%8)) $i; done; printf '%s-%s\\n' DONE ${tag}`);
+  await bd.typeLine(
+    '=rc:',
+    `i=0; while [ $i -lt ${n} ]; do i=$((i+1)); printf '\\033[3%dmline %d of the delta, a few words of output\\033[0m\\n' $((i%8)) $i; done; printf '%s-%s\\n' DONE ${tag}`,
+  );
   await arrived;
   steady.onData = null;
   await sleep(100); // the prompt after it
@@ -186,7 +206,7 @@ export async function runReconnectBench(): Promise<ReconnectResult> {
         {
           name: 'snapshot bytes: raw / JSON frame / wire deflate / wire plain',
           value: `${(on.wire / 1024).toFixed(0)} KiB wire`,
-          baseline: `raw ${(snapshotBytes / 1024).toFixed(0)} KiB, frame ${(snapshotFrameBytes / 1024).toFixed(0)} KiB, wire without deflate ${(off.wire / 1024).toFixed(0)} KiB (${(off.ms).toFixed(0)} ms), tmux capture ${(cap.bytes / 1024).toFixed(0)} KiB`,
+          baseline: `raw ${(snapshotBytes / 1024).toFixed(0)} KiB, frame ${(snapshotFrameBytes / 1024).toFixed(0)} KiB, wire without deflate ${(off.wire / 1024).toFixed(0)} KiB (${off.ms.toFixed(0)} ms), tmux capture ${(cap.bytes / 1024).toFixed(0)} KiB`,
           ratio: ratio(on.wire, snapshotBytes),
           target: '-',
         },

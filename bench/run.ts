@@ -68,14 +68,21 @@ const SCENARIOS: readonly { readonly name: string; readonly run: () => Promise<R
   { name: 'deflate', run: runDeflateBench },
   { name: 'scale', run: runScaleBench },
   // BENCH_PEERS=0 leaves the peers out (they install from the registry on first use).
-  ...(process.env.BENCH_PEERS === '0' ? [] : [{ name: 'peers', run: async () => [...(await runWettyBench()), ...(await runVibeTunnelBench())] }]),
+  ...(process.env.BENCH_PEERS === '0'
+    ? []
+    : [{ name: 'peers', run: async () => [...(await runWettyBench()), ...(await runVibeTunnelBench())] }]),
 ];
 
 async function main(): Promise<void> {
-  const only = process.env.TETHER_BENCH_ONLY?.split(',').map((s) => s.trim()).filter(Boolean);
+  const only = process.env.TETHER_BENCH_ONLY?.split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const unknown = only?.filter((n) => !SCENARIOS.some((s) => s.name === n)) ?? [];
-  if (unknown.length > 0) throw new Error(`TETHER_BENCH_ONLY: unknown scenario ${unknown.join(', ')} (known: ${SCENARIOS.map((s) => s.name).join(', ')})`);
-  process.stdout.write(`tether benchmarks: node ${process.version}, ${benchWantsTls() ? 'TLS asked for (TETHER_BENCH_TLS=1)' : 'plain http (TETHER_BENCH_TLS=1 for TLS)'}\n`);
+  if (unknown.length > 0)
+    throw new Error(`TETHER_BENCH_ONLY: unknown scenario ${unknown.join(', ')} (known: ${SCENARIOS.map((s) => s.name).join(', ')})`);
+  process.stdout.write(
+    `tether benchmarks: node ${process.version}, ${benchWantsTls() ? 'TLS asked for (TETHER_BENCH_TLS=1)' : 'plain http (TETHER_BENCH_TLS=1 for TLS)'}\n`,
+  );
   const w = (s: string, n: number) => s.padEnd(n);
   const header = `${w('benchmark', 64)}${w('value', 22)}${w('ratio', 12)}${w('target', 16)}baseline (same run)\n`;
   const all: Row[] = [];
@@ -89,7 +96,10 @@ async function main(): Promise<void> {
   process.stdout.write(header);
   for (const r of all) process.stdout.write(`${w(r.name, 64)}${w(r.value, 22)}${w(r.ratio, 12)}${w(r.target, 16)}${r.baseline}\n`);
   const peersRan = process.env.BENCH_PEERS !== '0' && (!only || only.includes('peers'));
-  for (const peer of PEERS) process.stdout.write(`peer ${peer.name}: ${peersRan || peer.status.startsWith('skipped') ? peer.status : 'not run (BENCH_PEERS=0 or TETHER_BENCH_ONLY)'}\n`);
+  for (const peer of PEERS)
+    process.stdout.write(
+      `peer ${peer.name}: ${peersRan || peer.status.startsWith('skipped') ? peer.status : 'not run (BENCH_PEERS=0 or TETHER_BENCH_ONLY)'}\n`,
+    );
 }
 
 await main();

@@ -5,7 +5,20 @@
  * server's CPU over the same window (the work tmux itself does for the same output).
  * `TETHER_BENCH_SCALE` ("10,50") and `TETHER_BENCH_SCALE_SECONDS` (10) change it.
  */
-import { childPids, cpuOf, envNumber, procUsage, ratio, RawStream, sleep, sumOfProcs, waitFor, withBenchDaemon, type BenchDaemon, type Row } from './harness.js';
+import {
+  childPids,
+  cpuOf,
+  envNumber,
+  procUsage,
+  ratio,
+  RawStream,
+  sleep,
+  sumOfProcs,
+  waitFor,
+  withBenchDaemon,
+  type BenchDaemon,
+  type Row,
+} from './harness.js';
 
 interface Window {
   readonly daemonPct: number;
@@ -39,7 +52,10 @@ async function measure(bd: BenchDaemon, seconds: number): Promise<Window> {
 const LOOP = `i=0; while :; do i=$((i+1)); printf '\\033[3%dm● step %d\\033[0m working on src/module-%d.ts, a line of modest output\\n' $((i%7+1)) $i $i; sleep 0.2; done`;
 
 export async function runScaleBench(): Promise<Row[]> {
-  const counts = (process.env.TETHER_BENCH_SCALE ?? '10,50').split(',').map(Number).filter((n) => n > 0);
+  const counts = (process.env.TETHER_BENCH_SCALE ?? '10,50')
+    .split(',')
+    .map(Number)
+    .filter((n) => n > 0);
   const seconds = envNumber('TETHER_BENCH_SCALE_SECONDS', 10);
   return withBenchDaemon('scale-0', async (bd) => {
     const rows: Row[] = [];

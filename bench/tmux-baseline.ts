@@ -46,7 +46,21 @@ export async function measureTmuxControlRate(mb = 20): Promise<{ mbPerSec: numbe
   return withPrivateTmux(async (socket, dir) => {
     const marker = `MARK-${Date.now()}`;
     const file = floodFile(dir, mb, marker);
-    execFileSync('tmux', ['-S', socket, 'new-session', '-d', '-s', 'b', '-x', '120', '-y', '40', 'sh', '-c', `stty raw -echo; head -c1 >/dev/null; cat ${file}; exec sleep 100000`]);
+    execFileSync('tmux', [
+      '-S',
+      socket,
+      'new-session',
+      '-d',
+      '-s',
+      'b',
+      '-x',
+      '120',
+      '-y',
+      '40',
+      'sh',
+      '-c',
+      `stty raw -echo; head -c1 >/dev/null; cat ${file}; exec sleep 100000`,
+    ]);
     const reader = spawn('tmux', ['-S', socket, '-C', 'attach', '-t', '=b'], { stdio: ['pipe', 'pipe', 'ignore'] });
     let tail = '';
     const recorded: Buffer[] = [];

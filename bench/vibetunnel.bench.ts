@@ -108,7 +108,8 @@ async function keystroke(port: number, id: string, s: CastStream, key: string): 
 export async function runVibeTunnelBench(): Promise<Row[]> {
   const refusal = installPeers();
   if (refusal) return [{ name: 'peer VibeTunnel', value: 'skipped', baseline: refusal, ratio: '-', target: '-' }];
-  if (!existsSync(MAIN)) return [{ name: 'peer VibeTunnel', value: 'skipped', baseline: 'bench/peers has no vibetunnel install', ratio: '-', target: '-' }];
+  if (!existsSync(MAIN))
+    return [{ name: 'peer VibeTunnel', value: 'skipped', baseline: 'bench/peers has no vibetunnel install', ratio: '-', target: '-' }];
   const keys = envNumber('TETHER_BENCH_ECHO_KEYS', 300);
   const reconnects = envNumber('TETHER_BENCH_RECONNECT_RUNS', 30);
   const floodMb = envNumber('TETHER_BENCH_PEER_FLOOD_MB', 100);
@@ -124,13 +125,18 @@ export async function runVibeTunnelBench(): Promise<Row[]> {
         env: { ...process.env, TMUX: '', HOME: home },
         stdio: 'ignore',
       });
-      await waitFor('vibetunnel answering', async () => {
-        try {
-          return (await fetch(`http://127.0.0.1:${port}/api/sessions`)).ok;
-        } catch {
-          return false;
-        }
-      }, 30_000, 200);
+      await waitFor(
+        'vibetunnel answering',
+        async () => {
+          try {
+            return (await fetch(`http://127.0.0.1:${port}/api/sessions`)).ok;
+          } catch {
+            return false;
+          }
+        },
+        30_000,
+        200,
+      );
       const created = (await api(port, 'POST', '/api/sessions', {
         command: ['tmux', '-S', bd.tmux.socket, 'attach', '-t', 'peer'],
         workingDir: bd.tmux.dir,
@@ -165,7 +171,13 @@ export async function runVibeTunnelBench(): Promise<Row[]> {
         await sleep(5);
       }
       for (const p of [50, 90, 99]) {
-        rows.push({ name: `peer VibeTunnel: keystroke echo p${p} (${v.length} keys)`, value: ms(percentile(v, p)), baseline: `tether ${ms(percentile(t, p))}, same run, same pane (ratio: tether / VibeTunnel)`, ratio: ratio(percentile(t, p), percentile(v, p)), target: p === 50 ? '<= 1x' : '-' });
+        rows.push({
+          name: `peer VibeTunnel: keystroke echo p${p} (${v.length} keys)`,
+          value: ms(percentile(v, p)),
+          baseline: `tether ${ms(percentile(t, p))}, same run, same pane (ratio: tether / VibeTunnel)`,
+          ratio: ratio(percentile(t, p), percentile(v, p)),
+          target: p === 50 ? '<= 1x' : '-',
+        });
       }
       s.close();
       await tetherClient.close();
@@ -178,7 +190,13 @@ export async function runVibeTunnelBench(): Promise<Row[]> {
         c.close();
         await sleep(100);
       }
-      rows.push({ name: `peer VibeTunnel: reconnect to output p50 / p99 (${reconnects})`, value: `${ms(percentile(opened, 50))} / ${ms(percentile(opened, 99))}`, baseline: 'stream open to the first replayed output event (the cast since the last clear)', ratio: '-', target: '-' });
+      rows.push({
+        name: `peer VibeTunnel: reconnect to output p50 / p99 (${reconnects})`,
+        value: `${ms(percentile(opened, 50))} / ${ms(percentile(opened, 99))}`,
+        baseline: 'stream open to the first replayed output event (the cast since the last clear)',
+        ratio: '-',
+        target: '-',
+      });
 
       step('flood');
       await bd.tmux.tmux('respawn-pane', '-k', '-t', '=peer:', '/bin/sh');

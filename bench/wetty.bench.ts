@@ -22,7 +22,18 @@ import { fileURLToPath } from 'node:url';
 import { startEchoPane, tetherKeystroke } from './echo.bench.js';
 import { freePort } from '../test/helpers/daemon.js';
 import { peerFloodRows } from './peer-flood.js';
-import { envNumber, ms, percentile, ratio, sleep, streamWithBase, waitFor, withBenchDaemon, type BenchDaemon, type Row } from './harness.js';
+import {
+  envNumber,
+  ms,
+  percentile,
+  ratio,
+  sleep,
+  streamWithBase,
+  waitFor,
+  withBenchDaemon,
+  type BenchDaemon,
+  type Row,
+} from './harness.js';
 
 /** The bench-only install of the peers (its own package.json and lock). */
 const HERE = join(dirname(fileURLToPath(import.meta.url)), 'peers');
@@ -44,32 +55,58 @@ type Io = (url: string, opts: object) => PeerSocket;
 /** Installs the peers (npm ci in bench/peers) once; null when ready, else why not. */
 export function installPeers(): string | null {
   if (process.getuid?.() !== 0) return 'wetty runs its command directly only as root on localhost (elsewhere it logs in over ssh)';
-  const ready = ['wetty/build/main.js', 'node-pty/build/Release/pty.node', 'vibetunnel/dist/vibetunnel-cli'].every((f) => existsSync(join(HERE, 'node_modules', f)));
+  const ready = ['wetty/build/main.js', 'node-pty/build/Release/pty.node', 'vibetunnel/dist/vibetunnel-cli'].every((f) =>
+    existsSync(join(HERE, 'node_modules', f)),
+  );
   if (ready) return null;
   // VibeTunnel's PAM addon builds against Debian's libpam0g-dev: installed here when missing (root only).
   if (spawnSync('dpkg', ['-s', 'libpam0g-dev'], { stdio: 'ignore' }).status !== 0) {
-    const apt = spawnSync('apt-get', ['install', '-y', 'libpam0g-dev'], { stdio: 'pipe', encoding: 'utf8', timeout: 300_000, env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+    const apt = spawnSync('apt-get', ['install', '-y', 'libpam0g-dev'], {
+      stdio: 'pipe',
+      encoding: 'utf8',
+      timeout: 300_000,
+      env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+    });
     if (apt.status !== 0) return `apt-get install libpam0g-dev failed: ${(apt.stderr || String(apt.error)).trim().split('\n').at(-1)}`;
   }
   const r = spawnSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: HERE, stdio: 'pipe', encoding: 'utf8', timeout: 300_000 });
   if (r.status !== 0) return `npm ci in bench/peers failed: ${(r.stderr || r.stdout || String(r.error)).trim().split('\n').at(-1)}`;
-  return existsSync(join(HERE, 'node_modules/node-pty/build/Release/pty.node')) ? null : 'node-pty has no native build (its install script did not run)';
+  return existsSync(join(HERE, 'node_modules/node-pty/build/Release/pty.node'))
+    ? null
+    : 'node-pty has no native build (its install script did not run)';
 }
-
 
 /** A wetty server whose every connection attaches to `session` on the bench's tmux. */
 async function startWetty(bd: BenchDaemon, session: string): Promise<{ port: number; child: ChildProcess; stop(): Promise<void> }> {
   const port = await freePort();
-  const child = spawn(process.execPath, [join(HERE, 'node_modules/wetty/build/main.js'), '--host', '127.0.0.1', '--port', String(port), '--command', `tmux -S ${bd.tmux.socket} attach -t ${session}`], {
-    cwd: HERE,
-    env: { ...process.env, TMUX: '' },
-    stdio: 'ignore',
-  });
-  await waitFor('wetty listening', () => new Promise<boolean>((resolve) => {
-    const s = createServer();
-    s.once('error', () => resolve(true));
-    s.listen(port, '127.0.0.1', () => s.close(() => resolve(false)));
-  }), 20_000, 100);
+  const child = spawn(
+    process.execPath,
+    [
+      join(HERE, 'node_modules/wetty/build/main.js'),
+      '--host',
+      '127.0.0.1',
+      '--port',
+      String(port),
+      '--command',
+      `tmux -S ${bd.tmux.socket} attach -t ${session}`,
+    ],
+    {
+      cwd: HERE,
+      env: { ...process.env, TMUX: '' },
+      stdio: 'ignore',
+    },
+  );
+  await waitFor(
+    'wetty listening',
+    () =>
+      new Promise<boolean>((resolve) => {
+        const s = createServer();
+        s.once('error', () => resolve(true));
+        s.listen(port, '127.0.0.1', () => s.close(() => resolve(false)));
+      }),
+    20_000,
+    100,
+  );
   return {
     port,
     child,
@@ -83,7 +120,10 @@ async function startWetty(bd: BenchDaemon, session: string): Promise<{ port: num
 }
 
 /** One browser-like wetty client: it sizes the terminal and acknowledges data (wetty's flow control). */
-function connect(io: Io, port: number): { socket: PeerSocket; startedAt: number; firstData: Promise<number>; onData: ((s: string) => void) | null } {
+function connect(
+  io: Io,
+  port: number,
+): { socket: PeerSocket; startedAt: number; firstData: Promise<number>; onData: ((s: string) => void) | null } {
   const startedAt = performance.now();
   const socket = io(`http://127.0.0.1:${port}`, { path: '/socket.io', transports: ['websocket'], reconnection: false, forceNew: true });
   const client = { socket, startedAt, firstData: Promise.resolve(0), onData: null as ((s: string) => void) | null };
@@ -153,7 +193,13 @@ export async function runWettyBench(): Promise<Row[]> {
         await sleep(5);
       }
       for (const p of [50, 90, 99]) {
-        rows.push({ name: `peer wetty: keystroke echo p${p} (${w.length} keys)`, value: ms(percentile(w, p)), baseline: `tether ${ms(percentile(t, p))}, same run, same pane (ratio: tether / wetty)`, ratio: ratio(percentile(t, p), percentile(w, p)), target: p === 50 ? '<= 1x' : '-' });
+        rows.push({
+          name: `peer wetty: keystroke echo p${p} (${w.length} keys)`,
+          value: ms(percentile(w, p)),
+          baseline: `tether ${ms(percentile(t, p))}, same run, same pane (ratio: tether / wetty)`,
+          ratio: ratio(percentile(t, p), percentile(w, p)),
+          target: p === 50 ? '<= 1x' : '-',
+        });
       }
       peer.socket.disconnect();
       await tetherClient.close();
@@ -167,7 +213,13 @@ export async function runWettyBench(): Promise<Row[]> {
         c.socket.disconnect();
         await sleep(100);
       }
-      rows.push({ name: `peer wetty: reconnect to a redrawn screen p50 / p99 (${reconnects})`, value: `${ms(percentile(opened, 50))} / ${ms(percentile(opened, 99))}`, baseline: 'a new tmux attach in a pty redraws the visible screen only (no history, no exact resume)', ratio: '-', target: '-' });
+      rows.push({
+        name: `peer wetty: reconnect to a redrawn screen p50 / p99 (${reconnects})`,
+        value: `${ms(percentile(opened, 50))} / ${ms(percentile(opened, 99))}`,
+        baseline: 'a new tmux attach in a pty redraws the visible screen only (no history, no exact resume)',
+        ratio: '-',
+        target: '-',
+      });
 
       step('flood');
       // Flood: how soon the end of a flood reaches the screen (tmux skips redraws for a slow attached client).

@@ -26,11 +26,7 @@ export const CLOSE_CODES = { tokenRevoked: 4401, sessionDeleted: 4404, tooBig: 1
 
 /** Codes of protocol errors raised by codecs (control mode, frames). */
 export type ProtocolErrorCode =
-  | 'control-line-too-long'
-  | 'control-reply-too-large'
-  | 'control-unexpected-end'
-  | 'frame-malformed'
-  | 'frame-too-large';
+  'control-line-too-long' | 'control-reply-too-large' | 'control-unexpected-end' | 'frame-malformed' | 'frame-too-large';
 
 /** A codec's refusal of its input: typed by `code`, never a bare Error. */
 export class ProtocolError extends Error {

@@ -114,7 +114,10 @@ class SessionBuffer implements StreamListener {
     private readonly owner: DiskBuffers,
     limits: DiskBufferLimits,
   ) {
-    this.actor = createActor(diskBufferMachine, { input: { limits }, ...(owner.deps.inspect ? { id: 'buffer', inspect: owner.deps.inspect(id) } : {}) }).start();
+    this.actor = createActor(diskBufferMachine, {
+      input: { limits },
+      ...(owner.deps.inspect ? { id: 'buffer', inspect: owner.deps.inspect(id) } : {}),
+    }).start();
     this.actor.send({ type: 'buffer.startup', idleMs: 0 });
   }
 
@@ -193,7 +196,8 @@ class SessionBuffer implements StreamListener {
     } catch (err) {
       this.nextSeq = null;
       const message = (err as Error).message;
-      if (this.lastError !== message) this.owner.deps.log.warn({ session: this.id, err: message }, 'the disk buffer could not be written; the stream goes on');
+      if (this.lastError !== message)
+        this.owner.deps.log.warn({ session: this.id, err: message }, 'the disk buffer could not be written; the stream goes on');
       this.lastError = message;
       return;
     }
@@ -229,7 +233,10 @@ export class DiskBuffers {
   private checking: Promise<void> | null = null;
 
   constructor(readonly deps: DiskBuffersDeps) {
-    this.global = createActor(diskBufferMachine, { input: { limits: deps.limits }, ...(deps.inspect ? { id: 'diskBuffer', inspect: deps.inspect(null) } : {}) }).start();
+    this.global = createActor(diskBufferMachine, {
+      input: { limits: deps.limits },
+      ...(deps.inspect ? { id: 'diskBuffer', inspect: deps.inspect(null) } : {}),
+    }).start();
   }
 
   get limits(): DiskBufferLimits {
@@ -351,7 +358,10 @@ export class DiskBuffers {
     buffer.actor.send({ type: 'output.written', sessionBytes: buffer.size, totalBytes: this.total });
     this.global.send({ type: 'output.written', sessionBytes: 0, totalBytes: this.total });
     if (before === 'writing' && buffer.state === 'stopped') {
-      this.deps.log.warn({ session: buffer.id, capMb: this.limits.sessionCapBytes / MIB }, 'the session buffer reached its cap: later output is not written to disk');
+      this.deps.log.warn(
+        { session: buffer.id, capMb: this.limits.sessionCapBytes / MIB },
+        'the session buffer reached its cap: later output is not written to disk',
+      );
     }
     this.logGlobalChange();
   }
@@ -394,11 +404,21 @@ export class DiskBuffers {
     const state = snap.value === 'off' ? 'off' : snap.value === 'starting' ? 'starting' : 'writing';
     const warnings: string[] = [];
     for (const b of this.sessions.values()) {
-      if (b.state === 'stopped') warnings.push(`session ${b.id}: its disk buffer reached session_cap_mb (${(this.limits.sessionCapBytes / MIB).toFixed(0)} MB); later output is not written to disk`);
+      if (b.state === 'stopped')
+        warnings.push(
+          `session ${b.id}: its disk buffer reached session_cap_mb (${(this.limits.sessionCapBytes / MIB).toFixed(0)} MB); later output is not written to disk`,
+        );
       if (b.lastError) warnings.push(`session ${b.id}: the disk buffer cannot be written (${b.lastError})`);
-      if (b.dropped > 0) warnings.push(`session ${b.id}: ${b.dropped} bytes were not written to the disk buffer (the disk was slower than the output)`);
+      if (b.dropped > 0)
+        warnings.push(`session ${b.id}: ${b.dropped} bytes were not written to the disk buffer (the disk was slower than the output)`);
     }
-    return { state, reason: snap.context.reason ? REASONS[snap.context.reason](this) : null, totalBytes: this.total, freeBytes: this.free, warnings };
+    return {
+      state,
+      reason: snap.context.reason ? REASONS[snap.context.reason](this) : null,
+      totalBytes: this.total,
+      freeBytes: this.free,
+      warnings,
+    };
   }
 
   /** The state of one session's buffer machine (for tests and `tether status`). */

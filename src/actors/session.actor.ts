@@ -75,7 +75,10 @@ async function readLinkFacts(client: ControlClient, id: string): Promise<LinkFac
 /** The pane tether mirrors: `@tether-pane` when it still belongs to the session, else the first. */
 async function findAgentPane(client: ControlClient, id: string, recorded: string | null): Promise<string> {
   const body = await client.run(buildControlCommand(['list-panes', '-s', '-t', `=${id}`, '-F', '#{pane_id}']));
-  const panes = body.toString('utf8').split('\n').filter((l) => /^%\d+$/.test(l));
+  const panes = body
+    .toString('utf8')
+    .split('\n')
+    .filter((l) => /^%\d+$/.test(l));
   if (panes.length === 0) throw new Error(`session ${id} has no panes`);
   return recorded !== null && panes.includes(recorded) ? recorded : panes[0]!;
 }
@@ -279,9 +282,9 @@ export function createSessionImplementations(deps: SessionDeps) {
         }
         // The session is gone now; a buffer that cannot be removed must not bring it back.
         if (!input.keepBuffer) {
-          await deps.deleteBuffer(input.id).catch((err: Error) =>
-            deps.log.warn({ session: input.id, err: err.message }, 'the session buffer could not be deleted'),
-          );
+          await deps
+            .deleteBuffer(input.id)
+            .catch((err: Error) => deps.log.warn({ session: input.id, err: err.message }, 'the session buffer could not be deleted'));
         }
         deps.log.info({ session: input.id, keepBuffer: input.keepBuffer }, 'session deleted');
       }),

@@ -12,7 +12,15 @@ import { BUILTIN_COMMANDS, type SlashCommand } from '../agent/builtin-commands.j
 import { ApiError } from '../errors.js';
 import type { TmuxCli } from '../tmux/exec.js';
 import { resolveKey, sendKeyCommands, sendKeysHexCommands } from '../tmux/keys.js';
-import { isValidSessionName, listSessions, pasteCommands, readUserOption, setUserOption, unsetUserOption, type TmuxSessionInfo } from '../tmux/sessions.js';
+import {
+  isValidSessionName,
+  listSessions,
+  pasteCommands,
+  readUserOption,
+  setUserOption,
+  unsetUserOption,
+  type TmuxSessionInfo,
+} from '../tmux/sessions.js';
 import { thumbnailFromCapture } from '../tmux/thumbnail.js';
 import { SessionUnavailableError } from './session-runtime.js';
 import { SessionCreateError, type SidecarSystem } from './system.js';
@@ -182,7 +190,9 @@ export class SessionsService {
     const reported = this.agents.commands(id);
     if (!reported) return Promise.resolve(BUILTIN_COMMANDS);
     const names = new Set(BUILTIN_COMMANDS.map((c) => c.name));
-    const extra = reported.filter((c) => !names.has(c.name) && names.add(c.name)).map((c) => ({ name: c.name, description: c.description }));
+    const extra = reported
+      .filter((c) => !names.has(c.name) && names.add(c.name))
+      .map((c) => ({ name: c.name, description: c.description }));
     return Promise.resolve([...BUILTIN_COMMANDS, ...extra]);
   }
 }

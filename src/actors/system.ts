@@ -72,7 +72,11 @@ export class SidecarSystem {
 
   constructor(deps: SidecarSystemDeps) {
     this.deps = deps;
-    this.runtimes = new SessionRuntimes({ ringBytes: deps.ringBytes, now: deps.now, ...(deps.runtimeCreated ? { created: deps.runtimeCreated } : {}) });
+    this.runtimes = new SessionRuntimes({
+      ringBytes: deps.ringBytes,
+      now: deps.now,
+      ...(deps.runtimeCreated ? { created: deps.runtimeCreated } : {}),
+    });
     const session = sessionMachine.provide(
       createSessionImplementations({
         cli: deps.cli,

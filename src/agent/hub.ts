@@ -11,7 +11,13 @@
  */
 import { createActor, type Actor, type InspectionEvent } from 'xstate';
 import type { Logger } from '../log.js';
-import { agentStateMachine, agentStateTool, agentStateValue, type AgentStateEvent, type AgentStateValue } from '../machines/agent-state.machine.js';
+import {
+  agentStateMachine,
+  agentStateTool,
+  agentStateValue,
+  type AgentStateEvent,
+  type AgentStateValue,
+} from '../machines/agent-state.machine.js';
 import { MAX_HELLO_MESSAGES, type AgentMessage, type DaemonMessage, type HelloMessage, type ReportedCommand } from './protocol.js';
 
 /** The state a `state` frame carries (spec "Stream frames"). */
@@ -129,7 +135,9 @@ export class AgentHub {
     };
 
     const place = async (hello: HelloMessage): Promise<void> => {
-      const where = await this.deps.locate(hello.pane, hello.tmuxSocket).catch((err: Error): PaneLocation => ({ refused: `tether could not ask tmux about pane ${hello.pane}: ${err.message}` }));
+      const where = await this.deps
+        .locate(hello.pane, hello.tmuxSocket)
+        .catch((err: Error): PaneLocation => ({ refused: `tether could not ask tmux about pane ${hello.pane}: ${err.message}` }));
       if (closed) return;
       if ('refused' in where) {
         this.deps.log.warn({ pane: hello.pane, why: where.refused }, 'an agent was refused');
@@ -145,7 +153,12 @@ export class AgentHub {
         agent.count = hello.userMessageCount;
         agent.first = hello.userMessages.slice(0, MAX_HELLO_MESSAGES);
       }
-      this.send(agent, { type: 'agent.hello', value: hello.state, ...(hello.tool !== undefined ? { tool: hello.tool } : {}), ts: this.deps.now() });
+      this.send(agent, {
+        type: 'agent.hello',
+        value: hello.state,
+        ...(hello.tool !== undefined ? { tool: hello.tool } : {}),
+        ts: this.deps.now(),
+      });
       link.send({ type: 'welcome', session, url: this.deps.url() });
       this.deps.log.info({ session, pane: hello.pane, agentPid: hello.pid }, 'an agent registered');
       this.deps.registered?.(session);

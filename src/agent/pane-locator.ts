@@ -27,7 +27,9 @@ async function samePath(a: string, b: string): Promise<boolean> {
  * it is not one yet. `now` stamps `@created`.
  */
 export async function locatePane(cli: TmuxCli, pane: string, tmuxSocket: string, now: () => number): Promise<PaneLocation> {
-  const unknown: PaneLocation = { refused: `pane ${pane} is not on the tmux server tether serves: start pi inside that server, or set [tmux] socket in tether's config to ${tmuxSocket}` };
+  const unknown: PaneLocation = {
+    refused: `pane ${pane} is not on the tmux server tether serves: start pi inside that server, or set [tmux] socket in tether's config to ${tmuxSocket}`,
+  };
   let out: string;
   try {
     out = (await cli.run(['display-message', '-p', '-t', pane, FORMAT])).stdout.toString('utf8').replace(/\n$/, '');
@@ -36,12 +38,16 @@ export async function locatePane(cli: TmuxCli, pane: string, tmuxSocket: string,
   }
   const [socket = '', found = '', session = '', tether] = out.split(SEP);
   if (!(await samePath(socket, tmuxSocket))) {
-    return { refused: `this pi runs on the tmux server at ${tmuxSocket}, but tether serves the one at ${socket}: set [tmux] socket in tether's config to ${tmuxSocket}` };
+    return {
+      refused: `this pi runs on the tmux server at ${tmuxSocket}, but tether serves the one at ${socket}: set [tmux] socket in tether's config to ${tmuxSocket}`,
+    };
   }
   // tmux 3.3a answers for a pane it does not have (with empty fields) instead of failing.
   if (found !== pane) return unknown;
   if (!isValidSessionName(session)) {
-    return { refused: `the tmux session name "${session.slice(0, 64)}" cannot be a tether session (1-64 letters, digits, "_" or "-"): rename it with tmux rename-session` };
+    return {
+      refused: `the tmux session name "${session.slice(0, 64)}" cannot be a tether session (1-64 letters, digits, "_" or "-"): rename it with tmux rename-session`,
+    };
   }
   if (tether !== '1') {
     await setUserOption(cli, session, '@tether-pane', pane);

@@ -49,7 +49,15 @@ export function agentSocketPath(dataDir: string): string {
 
 /** The events the extension reports (names as the agent-state machine takes them). */
 export type AgentEventName = 'agent.ready' | 'agent.start' | 'tool.start' | 'tool.end' | 'agent.end' | 'session.tree' | 'session.compact';
-const EVENT_NAMES: readonly AgentEventName[] = ['agent.ready', 'agent.start', 'tool.start', 'tool.end', 'agent.end', 'session.tree', 'session.compact'];
+const EVENT_NAMES: readonly AgentEventName[] = [
+  'agent.ready',
+  'agent.start',
+  'tool.start',
+  'tool.end',
+  'agent.end',
+  'session.tree',
+  'session.compact',
+];
 
 /** One slash command as the agent reports it. */
 export interface ReportedCommand {
@@ -99,7 +107,8 @@ export interface UserMessage {
 export type AgentMessage = HelloMessage | EventMessage | CommandsMessage | UserMessage;
 
 /** Daemon -> extension. */
-export type DaemonMessage = { readonly type: 'welcome'; readonly session: string; readonly url: string } | { readonly type: 'refused'; readonly message: string };
+export type DaemonMessage =
+  { readonly type: 'welcome'; readonly session: string; readonly url: string } | { readonly type: 'refused'; readonly message: string };
 
 export type AgentProtocolErrorCode = 'agent-line-too-long' | 'agent-bad-message';
 
@@ -144,7 +153,8 @@ function decodeHello(o: Record<string, unknown>): HelloMessage {
   const pane = str(o, 'pane', MAX_SHORT_CHARS)!;
   if (!/^%\d+$/.test(pane)) throw bad('pane: must look like %<number>');
   const state = o.state;
-  if (typeof state !== 'string' || !(AGENT_STATE_VALUES as readonly string[]).includes(state)) throw bad(`state: must be one of ${AGENT_STATE_VALUES.join(', ')}`);
+  if (typeof state !== 'string' || !(AGENT_STATE_VALUES as readonly string[]).includes(state))
+    throw bad(`state: must be one of ${AGENT_STATE_VALUES.join(', ')}`);
   const pid = o.pid;
   if (typeof pid !== 'number' || !Number.isSafeInteger(pid) || pid <= 0) throw bad('pid: must be a positive integer');
   const messages = o.userMessages;
@@ -169,7 +179,8 @@ function decodeHello(o: Record<string, unknown>): HelloMessage {
 
 function decodeEvent(o: Record<string, unknown>): EventMessage {
   const event = o.event;
-  if (typeof event !== 'string' || !(EVENT_NAMES as readonly string[]).includes(event)) throw bad(`event: must be one of ${EVENT_NAMES.join(', ')}`);
+  if (typeof event !== 'string' || !(EVENT_NAMES as readonly string[]).includes(event))
+    throw bad(`event: must be one of ${EVENT_NAMES.join(', ')}`);
   const id = str(o, 'id', MAX_SHORT_CHARS, true);
   const tool = str(o, 'tool', MAX_SHORT_CHARS, true);
   if (event === 'tool.start' && (id === undefined || tool === undefined)) throw bad('tool.start: needs id and tool');

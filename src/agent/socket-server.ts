@@ -12,7 +12,14 @@ import { createConnection, createServer, type Server, type Socket } from 'node:n
 import { dirname } from 'node:path';
 import type { Logger } from '../log.js';
 import type { AgentHub } from './hub.js';
-import { AgentProtocolError, JsonLineReader, MAX_SOCKET_PATH_BYTES, decodeAgentMessage, encodeLine, type DaemonMessage } from './protocol.js';
+import {
+  AgentProtocolError,
+  JsonLineReader,
+  MAX_SOCKET_PATH_BYTES,
+  decodeAgentMessage,
+  encodeLine,
+  type DaemonMessage,
+} from './protocol.js';
 
 /** Most agent connections at once; more are closed at once. */
 export const MAX_AGENT_CONNECTIONS = 256;
@@ -54,7 +61,9 @@ export class AgentSocketServer {
   /** Listens on `path`; `AgentSocketError` when it cannot. */
   static async listen(path: string, hub: AgentHub, log: Logger): Promise<AgentSocketServer> {
     if (Buffer.byteLength(path) > MAX_SOCKET_PATH_BYTES) {
-      throw new AgentSocketError(`the agent socket path ${path} is longer than ${MAX_SOCKET_PATH_BYTES} bytes: set TETHER_DATA_DIR to a shorter directory`);
+      throw new AgentSocketError(
+        `the agent socket path ${path} is longer than ${MAX_SOCKET_PATH_BYTES} bytes: set TETHER_DATA_DIR to a shorter directory`,
+      );
     }
     mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
     const dir = lstatSync(dirname(path));

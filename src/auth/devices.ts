@@ -47,7 +47,13 @@ export class DeviceRegistry implements PushDevices {
     const at = new Date(this.now()).toISOString();
     for (const type of types) {
       if (type === 'storeDevice' && event.type === 'device.register') {
-        const stored: StoredDevice = { deviceToken: event.deviceToken, environment: event.environment, deviceName: event.deviceName, state: 'registered', at };
+        const stored: StoredDevice = {
+          deviceToken: event.deviceToken,
+          environment: event.environment,
+          deviceName: event.deviceName,
+          state: 'registered',
+          at,
+        };
         this.tokens.setDevice(record.id, stored);
       } else if (type === 'deleteMapping' && record.device) {
         this.tokens.setDevice(record.id, { ...record.device, state: 'removed', at });

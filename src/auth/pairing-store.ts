@@ -81,7 +81,13 @@ export class PairingStore {
       parsed = null;
     }
     const file = parsed as { version?: unknown; pairings?: unknown } | null;
-    if (typeof file !== 'object' || file === null || file.version !== FORMAT_VERSION || !Array.isArray(file.pairings) || !file.pairings.every(isPairing)) {
+    if (
+      typeof file !== 'object' ||
+      file === null ||
+      file.version !== FORMAT_VERSION ||
+      !Array.isArray(file.pairings) ||
+      !file.pairings.every(isPairing)
+    ) {
       throw new PairingStoreError('corrupt', `${this.file} is corrupt; remove it and run "tether pair" again`);
     }
     return file.pairings;

@@ -108,7 +108,8 @@ function isRecord(v: unknown): v is TokenRecord {
 
 /** Parses the file's text; anything unexpected is `corrupt`, with the path and how to recover. */
 function parseTokensFile(path: string, text: string): TokenRecord[] {
-  const corrupt = (why: string) => new TokenStoreError('corrupt', `${path} is corrupt (${why}); fix it, or remove it and create the tokens again`);
+  const corrupt = (why: string) =>
+    new TokenStoreError('corrupt', `${path} is corrupt (${why}); fix it, or remove it and create the tokens again`);
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -116,7 +117,8 @@ function parseTokensFile(path: string, text: string): TokenRecord[] {
     throw corrupt(text.trim() === '' ? 'empty' : 'not JSON, perhaps truncated');
   }
   const file = parsed as { version?: unknown; tokens?: unknown } | null;
-  if (typeof file !== 'object' || file === null || file.version !== FORMAT_VERSION) throw corrupt(`not a version ${FORMAT_VERSION} token file`);
+  if (typeof file !== 'object' || file === null || file.version !== FORMAT_VERSION)
+    throw corrupt(`not a version ${FORMAT_VERSION} token file`);
   if (!Array.isArray(file.tokens) || !file.tokens.every(isRecord)) throw corrupt('a token record is malformed');
   const records = file.tokens;
   if (new Set(records.map((r) => r.id)).size !== records.length) throw corrupt('two tokens share an id');
@@ -232,7 +234,14 @@ export class TokenStore {
   }
 
   private newRecord(name: string, kind: TokenKind, token: string): TokenRecord {
-    return { id: randomUUID(), name, hash: digestOf(token).toString('hex'), createdAt: new Date(this.now()).toISOString(), lastUsedAt: null, kind };
+    return {
+      id: randomUUID(),
+      name,
+      hash: digestOf(token).toString('hex'),
+      createdAt: new Date(this.now()).toISOString(),
+      lastUsedAt: null,
+      kind,
+    };
   }
 
   /**
@@ -342,7 +351,8 @@ export class TokenStore {
     const checked = checkName(newName);
     return this.mutate((records) => {
       const r = findToken(records, nameOrId);
-      if (records.some((x) => x.name === checked && x.id !== r.id)) throw new TokenStoreError('name-taken', `a token named "${checked}" exists`);
+      if (records.some((x) => x.name === checked && x.id !== r.id))
+        throw new TokenStoreError('name-taken', `a token named "${checked}" exists`);
       const renamed = { ...r, name: checked };
       return { records: records.map((x) => (x.id === r.id ? renamed : x)), result: renamed };
     });
@@ -397,7 +407,10 @@ export class TokenStore {
   flushTouches(): void {
     if (this.touched.size === 0) return;
     const batch = new Map(this.touched);
-    this.mutate((records) => ({ records: records.map((r) => (batch.has(r.id) ? { ...r, lastUsedAt: batch.get(r.id)! } : r)), result: undefined }));
+    this.mutate((records) => ({
+      records: records.map((r) => (batch.has(r.id) ? { ...r, lastUsedAt: batch.get(r.id)! } : r)),
+      result: undefined,
+    }));
     for (const [id, at] of batch) if (this.touched.get(id) === at) this.touched.delete(id);
   }
 

@@ -29,7 +29,8 @@ async function withStore(cmd: Command, fn: (store: TokenStore) => void): Promise
     }
     return 0;
   } catch (err) {
-    if (err instanceof TokenStoreError && err.code === 'no-such-token') return reportFailure(new CliError(err.message, 2), cmd.context.stderr);
+    if (err instanceof TokenStoreError && err.code === 'no-such-token')
+      return reportFailure(new CliError(err.message, 2), cmd.context.stderr);
     return reportFailure(err, cmd.context.stderr);
   }
 }
@@ -38,7 +39,10 @@ const deviceOf = (r: TokenRecord): string => (r.device ? `${r.device.deviceName}
 
 /** The table of `auth list`: one token a line, no secrets. */
 export function tokenTable(records: readonly TokenRecord[]): string {
-  const rows = [['ID', 'NAME', 'KIND', 'CREATED', 'LAST USED', 'DEVICE'], ...records.map((r) => [r.id, r.name, r.kind, r.createdAt, r.lastUsedAt ?? 'never', deviceOf(r)])];
+  const rows = [
+    ['ID', 'NAME', 'KIND', 'CREATED', 'LAST USED', 'DEVICE'],
+    ...records.map((r) => [r.id, r.name, r.kind, r.createdAt, r.lastUsedAt ?? 'never', deviceOf(r)]),
+  ];
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => [...row[i]!].length)));
   return rows.map((row) => row.map((c, i) => (i === row.length - 1 ? c : c.padEnd(widths[i]!))).join('  ')).join('\n') + '\n';
 }
@@ -52,7 +56,14 @@ export class AuthListCommand extends Command {
     return withStore(this, (store) => {
       const records = store.list();
       if (this.json) {
-        const safe = records.map((r) => ({ id: r.id, name: r.name, kind: r.kind, createdAt: r.createdAt, lastUsedAt: r.lastUsedAt, device: r.device ? { deviceName: r.device.deviceName, environment: r.device.environment, state: r.device.state } : null }));
+        const safe = records.map((r) => ({
+          id: r.id,
+          name: r.name,
+          kind: r.kind,
+          createdAt: r.createdAt,
+          lastUsedAt: r.lastUsedAt,
+          device: r.device ? { deviceName: r.device.deviceName, environment: r.device.environment, state: r.device.state } : null,
+        }));
         this.context.stdout.write(JSON.stringify(safe, null, 2) + '\n');
       } else {
         this.context.stdout.write(tokenTable(records));

@@ -77,7 +77,13 @@ function makeLogger(paths: TetherPaths, env: NodeJS.ProcessEnv, stderr: NodeJS.W
   const file = pino.destination({ dest: paths.logFile, mkdir: true, sync: false, mode: 0o600 });
   let open = true;
   const toFile = { write: (line: string) => (open ? file.write(line) : true) };
-  const log = pino({ level }, pino.multistream([{ stream: stderr, level }, { stream: toFile, level }]));
+  const log = pino(
+    { level },
+    pino.multistream([
+      { stream: stderr, level },
+      { stream: toFile, level },
+    ]),
+  );
   return {
     log,
     close: () => {
@@ -106,7 +112,11 @@ async function activityOf(cli: TmuxCli): Promise<Map<string, SessionActivity>> {
   for (const s of sessions) {
     const a = activity.get(s.name);
     // Only tether's own sessions are ever removed; a user's session is never touched.
-    out.set(s.name, { lastActivityMs: a?.lastActivityMs ?? 0, attached: (a?.attachedClients ?? s.attachedClients) > 0, ended: s.isTether && s.paneDead });
+    out.set(s.name, {
+      lastActivityMs: a?.lastActivityMs ?? 0,
+      attached: (a?.attachedClients ?? s.attachedClients) > 0,
+      ended: s.isTether && s.paneDead,
+    });
   }
   return out;
 }
@@ -116,8 +126,10 @@ async function loadCertificate(tlsDir: string, host: string, publicBaseUrl: stri
   const hosts = [host, ...(publicBaseUrl !== '' ? [new URL(publicBaseUrl).hostname.replace(/^\[|\]$/g, '')] : [])];
   try {
     const cert = await ensureCertificate(tlsDir, hosts);
-    if (cert.created) log.info({ fingerprint: cert.fingerprint, names: cert.names }, 'made a new TLS certificate: phones pin its fingerprint');
-    if (cert.missing.length > 0) log.warn({ missing: cert.missing }, 'the TLS certificate does not name every host; paired phones pin its fingerprint, so it is kept');
+    if (cert.created)
+      log.info({ fingerprint: cert.fingerprint, names: cert.names }, 'made a new TLS certificate: phones pin its fingerprint');
+    if (cert.missing.length > 0)
+      log.warn({ missing: cert.missing }, 'the TLS certificate does not name every host; paired phones pin its fingerprint, so it is kept');
     return cert;
   } catch (err) {
     throw err instanceof CertificateError ? new CliError(err.message) : err;
@@ -147,7 +159,10 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
   });
   const tokens = await TokenStore.open(paths.authDir);
   const local = await tokens.ensureLocalToken();
-  if (!local.token) throw new CliError(`the local token's plaintext is missing from ${paths.authDir}: run "tether auth revoke local" and start again for a new one`);
+  if (!local.token)
+    throw new CliError(
+      `the local token's plaintext is missing from ${paths.authDir}: run "tether auth revoke local" and start again for a new one`,
+    );
 
   const startedAt = Date.now();
   const cli = new TmuxCli(target);
@@ -155,7 +170,8 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
   // The /ops view: inspection of every actor system (nothing is sent while no one watches).
   const ops = new OpsInspector();
   const buffers = new DiskBuffers({
-    inspect: (id) => ops.observer(id === null ? { label: 'diskBuffer', parent: 'sidecar' } : { label: 'buffer', parent: sessionActorId(id) }),
+    inspect: (id) =>
+      ops.observer(id === null ? { label: 'diskBuffer', parent: 'sidecar' } : { label: 'buffer', parent: sessionActorId(id) }),
     dir: paths.buffersDir,
     limits: {
       sessionCapBytes: config.buffer.session_cap_mb * MIB,
@@ -220,7 +236,9 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
 
   const scheme = tls ? 'https' : 'http';
   if (!tls && !isLoopback(host)) {
-    warnings.push(`tls = false while bound to ${host}: tokens cross the network in the clear unless a TLS reverse proxy is in front (set tls = true in ${paths.configFile})`);
+    warnings.push(
+      `tls = false while bound to ${host}: tokens cross the network in the clear unless a TLS reverse proxy is in front (set tls = true in ${paths.configFile})`,
+    );
     log.warn(warnings[warnings.length - 1]);
   }
   if (!pushSettings.enabled) log.info(pushSettings.reason);
@@ -308,7 +326,15 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     await system.stop();
     throw new CliError((err as Error).message);
   }
-  const runFile = writeRunFile(paths.runDir, { pid: process.pid, url: startupUrl(config, scheme, host, boundPort, '').replace(/\?token=$/, ''), scheme, host, port: boundPort, fingerprint: tls?.fingerprint ?? null, name: config.name || hostname() });
+  const runFile = writeRunFile(paths.runDir, {
+    pid: process.pid,
+    url: startupUrl(config, scheme, host, boundPort, '').replace(/\?token=$/, ''),
+    scheme,
+    host,
+    port: boundPort,
+    fingerprint: tls?.fingerprint ?? null,
+    name: config.name || hostname(),
+  });
   io.stdout.write(`${url}\n`);
   log.info({ host, port: boundPort, sessions: system.sessionIds(), name: config.name || hostname() }, 'tether is listening');
 

@@ -69,7 +69,13 @@ export function pairingTarget(config: TetherConfig, paths: TetherPaths): { targe
     const port = u.port !== '' ? Number(u.port) : u.protocol === 'https:' ? 443 : 80;
     const viaProxy = !config.tls;
     return {
-      target: { host: u.hostname.replace(/^\[|\]$/g, ''), port, fingerprint: viaProxy ? null : fingerprint, name, plainHttp: u.protocol === 'http:' },
+      target: {
+        host: u.hostname.replace(/^\[|\]$/g, ''),
+        port,
+        fingerprint: viaProxy ? null : fingerprint,
+        name,
+        plainHttp: u.protocol === 'http:',
+      },
       warnings,
     };
   }

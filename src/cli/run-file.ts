@@ -39,7 +39,13 @@ export function readRunFile(runDir: string): RunFile | null {
   } catch {
     return null;
   }
-  if (typeof parsed.pid !== 'number' || typeof parsed.url !== 'string' || typeof parsed.port !== 'number' || typeof parsed.host !== 'string') return null;
+  if (
+    typeof parsed.pid !== 'number' ||
+    typeof parsed.url !== 'string' ||
+    typeof parsed.port !== 'number' ||
+    typeof parsed.host !== 'string'
+  )
+    return null;
   if (parsed.scheme !== 'http' && parsed.scheme !== 'https') return null;
   if (!processExists(parsed.pid)) return null;
   return {

@@ -49,7 +49,8 @@ export function stateLine(value: unknown): string {
   const out: string[] = [];
   const walk = (prefix: string, v: unknown): void => {
     if (typeof v === 'string') out.push(prefix ? `${prefix}.${v}` : v);
-    else if (v && typeof v === 'object') for (const [k, child] of Object.entries(v as Record<string, unknown>)) walk(prefix ? `${prefix}.${k}` : k, child);
+    else if (v && typeof v === 'object')
+      for (const [k, child] of Object.entries(v as Record<string, unknown>)) walk(prefix ? `${prefix}.${k}` : k, child);
   };
   walk('', value);
   return out.join(', ');
@@ -64,7 +65,12 @@ const duration = (s: number): string => {
 
 function table(rows: string[][]): string[] {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => [...r[i]!].length)));
-  return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ').trimEnd());
+  return rows.map((r) =>
+    r
+      .map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!)))
+      .join('  ')
+      .trimEnd(),
+  );
 }
 
 /** The report as text, for a terminal. */
@@ -109,9 +115,22 @@ export function renderStatus(r: StatusReport): string {
 }
 
 /** GETs `path` from the daemon as JSON; refusals become one clear line. */
-function getJson<T>(run: RunFile, host: string, token: string, path: string, tls: { ca: string; checkServerIdentity: NonNullable<ReturnType<typeof pinnedOptions>['checkServerIdentity']> } | null): Promise<T> {
+function getJson<T>(
+  run: RunFile,
+  host: string,
+  token: string,
+  path: string,
+  tls: { ca: string; checkServerIdentity: NonNullable<ReturnType<typeof pinnedOptions>['checkServerIdentity']> } | null,
+): Promise<T> {
   return new Promise((resolve, reject) => {
-    const options = { host, port: run.port, path, method: 'GET', headers: { authorization: `Bearer ${token}` }, timeout: STATUS_TIMEOUT_MS };
+    const options = {
+      host,
+      port: run.port,
+      path,
+      method: 'GET',
+      headers: { authorization: `Bearer ${token}` },
+      timeout: STATUS_TIMEOUT_MS,
+    };
     const req = tls ? httpsRequest({ ...options, ...tls }) : httpRequest(options);
     req.on('timeout', () => req.destroy(new Error(`no answer within ${STATUS_TIMEOUT_MS / 1000} s`)));
     req.on('error', (err) => reject(new CliError(`the daemon at ${run.url} does not answer ${path}: ${err.message}`)));
@@ -126,7 +145,11 @@ function getJson<T>(run: RunFile, host: string, token: string, path: string, tls
       res.on('end', () => {
         const body = Buffer.concat(chunks).toString('utf8');
         if (res.statusCode !== 200) {
-          reject(new CliError(`the daemon answered ${path} with ${res.statusCode}${res.statusCode === 401 ? ': the local token was not accepted (was "local" revoked? restart tether)' : ''}`));
+          reject(
+            new CliError(
+              `the daemon answered ${path} with ${res.statusCode}${res.statusCode === 401 ? ': the local token was not accepted (was "local" revoked? restart tether)' : ''}`,
+            ),
+          );
           return;
         }
         try {

@@ -1,4 +1,12 @@
 /** The reference client: what a tether client must do, in TypeScript (see docs/client.md). */
-export { SessionStream, type SessionStreamOptions, type SessionStreamEvents, type StreamStatus, type StateFrame, type SessionMetaFrame, type ErrorFrame } from './session-stream.js';
+export {
+  SessionStream,
+  type SessionStreamOptions,
+  type SessionStreamEvents,
+  type StreamStatus,
+  type StateFrame,
+  type SessionMetaFrame,
+  type ErrorFrame,
+} from './session-stream.js';
 export { BracketedPasteTracker } from './paste-mode.js';
 export { pinnedTlsOptions, pinnedOptions, normalizeFingerprint, PinMismatchError, type PinnedTlsOptions } from './pinning.js';

@@ -25,7 +25,9 @@ export class PinMismatchError extends Error {
     readonly expected: string,
     readonly actual: string,
   ) {
-    super(`the server's certificate (SHA-256 ${actual}) is not the one paired with (${expected}): pair again if the certificate really changed`);
+    super(
+      `the server's certificate (SHA-256 ${actual}) is not the one paired with (${expected}): pair again if the certificate really changed`,
+    );
     this.name = 'PinMismatchError';
   }
 }

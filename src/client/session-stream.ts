@@ -145,7 +145,11 @@ export class SessionStream extends EventEmitter<SessionStreamEvents> {
 
   private open(): void {
     this.setStatus(this.retries > 0 ? 'reconnecting' : 'connecting');
-    const socket = new WebSocket(this.url(), { ...this.opts.ws, headers: { ...this.opts.ws?.headers, authorization: `Bearer ${this.opts.token}` }, perMessageDeflate: true });
+    const socket = new WebSocket(this.url(), {
+      ...this.opts.ws,
+      headers: { ...this.opts.ws?.headers, authorization: `Bearer ${this.opts.token}` },
+      perMessageDeflate: true,
+    });
     this.socket = socket;
     socket.binaryType = 'nodebuffer';
     socket.on('open', () => {

@@ -77,7 +77,10 @@ export function parseBindAddress(s: string): BindAddress {
 }
 
 /** Loads the config for `paths`, applying the environment's overrides. */
-export async function loadConfig(paths: Pick<TetherPaths, 'configFile' | 'legacyConfigFile'>, env: NodeJS.ProcessEnv): Promise<LoadedConfig> {
+export async function loadConfig(
+  paths: Pick<TetherPaths, 'configFile' | 'legacyConfigFile'>,
+  env: NodeJS.ProcessEnv,
+): Promise<LoadedConfig> {
   const warnings: string[] = [];
   let source: string | null = paths.configFile;
   let text = await readText(paths.configFile);
@@ -92,7 +95,8 @@ export async function loadConfig(paths: Pick<TetherPaths, 'configFile' | 'legacy
   let raw: unknown = {};
   if (source !== null && text !== null) {
     const json = path.extname(source).toLowerCase() === '.json';
-    if (json) warnings.push(`${source}: JSON config is deprecated: move its settings to ${tomlPathFor(paths.configFile)} (TOML, same keys)`);
+    if (json)
+      warnings.push(`${source}: JSON config is deprecated: move its settings to ${tomlPathFor(paths.configFile)} (TOML, same keys)`);
     raw = json ? parseJsonText(text, source) : parseTomlText(text, source);
   }
   const config = applyEnvOverrides(validateConfig(raw, source ?? 'defaults'), env);
@@ -208,7 +212,10 @@ function firstProblem(value: unknown): Problem | null {
 function crossFieldProblem(config: TetherConfig): Problem | null {
   const { session_cap_mb, global_cap_mb } = config.buffer;
   if (session_cap_mb > global_cap_mb) {
-    return { key: 'buffer.session_cap_mb', detail: `buffer.session_cap_mb must be at most buffer.global_cap_mb (${global_cap_mb}), got ${session_cap_mb}` };
+    return {
+      key: 'buffer.session_cap_mb',
+      detail: `buffer.session_cap_mb must be at most buffer.global_cap_mb (${global_cap_mb}), got ${session_cap_mb}`,
+    };
   }
   return null;
 }

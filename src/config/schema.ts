@@ -69,7 +69,11 @@ function hasNoControlChars(s: string): boolean {
 /** A string leaf; `check` refines it beyond "is a string". */
 function str(def: string, expected: string, check?: (s: string) => boolean) {
   const base = Type.String({ default: def, expected });
-  return Type.Refine(base, (s) => hasNoControlChars(s) && (check === undefined || check(s)), () => expected);
+  return Type.Refine(
+    base,
+    (s) => hasNoControlChars(s) && (check === undefined || check(s)),
+    () => expected,
+  );
 }
 
 function int(def: number, minimum: number, maximum: number) {
@@ -87,9 +91,17 @@ const URL_EXPECTED = 'an http:// or https:// URL, or ""';
 /** The whole config; every key has its default, so `{}` is a valid file. */
 export const TetherConfigSchema = Type.Object(
   {
-    bindAddress: str('127.0.0.1:7777', 'host:port with a port from 0 to 65535 (IPv6 in brackets: "[::1]:7777")', (s) => tryParseBindAddress(s) !== null),
+    bindAddress: str(
+      '127.0.0.1:7777',
+      'host:port with a port from 0 to 65535 (IPv6 in brackets: "[::1]:7777")',
+      (s) => tryParseBindAddress(s) !== null,
+    ),
     publicBaseUrl: str('', URL_EXPECTED, isEmptyOrHttpUrl),
-    name: str('', `at most ${MAX_SIDECAR_NAME_LENGTH} characters, no control characters ("" = the host name)`, (s) => [...s].length <= MAX_SIDECAR_NAME_LENGTH),
+    name: str(
+      '',
+      `at most ${MAX_SIDECAR_NAME_LENGTH} characters, no control characters ("" = the host name)`,
+      (s) => [...s].length <= MAX_SIDECAR_NAME_LENGTH,
+    ),
     tls: Type.Boolean({ default: true, expected: 'true or false' }),
     agent: section('agent', {
       command: str('pi', 'a non-empty command', (s) => s.trim() !== ''),

@@ -41,10 +41,14 @@ export function tmuxPlace(env: NodeJS.ProcessEnv): { pane: string; socket: strin
  * name, or throws with a sentence for the person.
  */
 export async function markSession(pane: string): Promise<string> {
-  const { stdout } = await run('tmux', ['display-message', '-p', '-t', pane, `#{session_name}${SEP}#{?@created,1,0}`], { timeout: TMUX_TIMEOUT_MS });
+  const { stdout } = await run('tmux', ['display-message', '-p', '-t', pane, `#{session_name}${SEP}#{?@created,1,0}`], {
+    timeout: TMUX_TIMEOUT_MS,
+  });
   const [session = '', created] = stdout.replace(/\n$/, '').split(SEP);
   if (!SESSION_NAME_RE.test(session)) {
-    throw new Error(`the tmux session name "${session.slice(0, 64)}" cannot be a tether session (1-64 letters, digits, "_" or "-"): rename it with tmux rename-session`);
+    throw new Error(
+      `the tmux session name "${session.slice(0, 64)}" cannot be a tether session (1-64 letters, digits, "_" or "-"): rename it with tmux rename-session`,
+    );
   }
   if (created !== '1') {
     const target = `=${session}:`;
@@ -64,7 +68,13 @@ function nodeBinary(): string {
  * Starts `tether serve` detached. `onFailed` is called with the end of its output when it
  * exits before `isUp()` became true.
  */
-export function startDaemon(opts: { socketPath: string; cwd: string; env: NodeJS.ProcessEnv; isUp: () => boolean; onFailed: (why: string) => void }): void {
+export function startDaemon(opts: {
+  socketPath: string;
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  isUp: () => boolean;
+  onFailed: (why: string) => void;
+}): void {
   const outFile = join(dirname(opts.socketPath), 'serve.out');
   let out: number | 'ignore' = 'ignore';
   try {
@@ -76,7 +86,12 @@ export function startDaemon(opts: { socketPath: string; cwd: string; env: NodeJS
   const env = { ...opts.env };
   delete env.TMUX;
   delete env.TMUX_PANE;
-  const child = spawn(nodeBinary(), [...DAEMON_NODE_ARGS, tetherCliPath(), 'serve'], { cwd: opts.cwd, env, detached: true, stdio: ['ignore', out, out] });
+  const child = spawn(nodeBinary(), [...DAEMON_NODE_ARGS, tetherCliPath(), 'serve'], {
+    cwd: opts.cwd,
+    env,
+    detached: true,
+    stdio: ['ignore', out, out],
+  });
   if (typeof out === 'number') closeSync(out);
   child.on('error', (err) => opts.onFailed(err.message));
   child.on('exit', (code) => {

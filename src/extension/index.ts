@@ -11,7 +11,18 @@
  * `session_shutdown`.
  */
 import { createActor } from 'xstate';
-import { AGENT_PROTOCOL_VERSION, AGENT_SOCKET_ENV, MAX_AGENT_COMMANDS, MAX_COMMAND_DESCRIPTION_CHARS, MAX_COMMAND_NAME_CHARS, MAX_HELLO_MESSAGES, MAX_USER_MESSAGE_CHARS, agentSocketPath, type EventMessage, type ReportedCommand } from '../agent/protocol.js';
+import {
+  AGENT_PROTOCOL_VERSION,
+  AGENT_SOCKET_ENV,
+  MAX_AGENT_COMMANDS,
+  MAX_COMMAND_DESCRIPTION_CHARS,
+  MAX_COMMAND_NAME_CHARS,
+  MAX_HELLO_MESSAGES,
+  MAX_USER_MESSAGE_CHARS,
+  agentSocketPath,
+  type EventMessage,
+  type ReportedCommand,
+} from '../agent/protocol.js';
 import { resolvePaths } from '../config/paths.js';
 import { agentStateMachine, agentStateTool, agentStateValue, type AgentStateEvent } from '../machines/agent-state.machine.js';
 import { DaemonLink } from './daemon-link.js';
@@ -31,7 +42,11 @@ function messageText(message: unknown): string {
   const content = (message as { content?: unknown } | null)?.content;
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
-  return content.map((p: unknown) => (p && typeof p === 'object' && (p as { type?: unknown }).type === 'text' ? textOf((p as { text?: unknown }).text) : '')).join('');
+  return content
+    .map((p: unknown) =>
+      p && typeof p === 'object' && (p as { type?: unknown }).type === 'text' ? textOf((p as { text?: unknown }).text) : '',
+    )
+    .join('');
 }
 
 /** pi's command list, within the protocol's limits. */
@@ -40,7 +55,11 @@ function reportedCommands(pi: PiApi): ReportedCommand[] {
   return list
     .filter((c) => typeof c.name === 'string' && c.name !== '' && !/\s/.test(c.name) && c.name.length <= MAX_COMMAND_NAME_CHARS)
     .slice(0, MAX_AGENT_COMMANDS)
-    .map((c) => ({ name: c.name, description: (c.description ?? '').slice(0, MAX_COMMAND_DESCRIPTION_CHARS), source: String(c.source).slice(0, 64) }));
+    .map((c) => ({
+      name: c.name,
+      description: (c.description ?? '').slice(0, MAX_COMMAND_DESCRIPTION_CHARS),
+      source: String(c.source).slice(0, 64),
+    }));
 }
 
 export default function tetherExtension(pi: PiApi): void {
@@ -97,7 +116,7 @@ export default function tetherExtension(pi: PiApi): void {
     }
     const socketPath = env[AGENT_SOCKET_ENV] || agentSocketPath(resolvePaths(env).dataDir);
     const startedByTether = Boolean(env[AGENT_SOCKET_ENV]);
-    const current = link = new DaemonLink({
+    const current = (link = new DaemonLink({
       path: socketPath,
       hello: () => {
         const snap = local.getSnapshot();
@@ -137,7 +156,7 @@ export default function tetherExtension(pi: PiApi): void {
           )
           .catch((err: Error) => notify(`tether: ${err.message}`, 'error'));
       },
-    });
+    }));
     current.start();
     commandsJson = '';
     sendCommands();
@@ -154,7 +173,10 @@ export default function tetherExtension(pi: PiApi): void {
       }
     };
   const on = (name: string, fn: (event: PiEvent, ctx: PiContext) => void): void => {
-    pi.on(name, guarded((event, ctx) => (link || name === 'session_start' ? fn(event, ctx) : undefined)));
+    pi.on(
+      name,
+      guarded((event, ctx) => (link || name === 'session_start' ? fn(event, ctx) : undefined)),
+    );
   };
 
   on('session_start', (_event, ctx) => {
@@ -171,7 +193,9 @@ export default function tetherExtension(pi: PiApi): void {
     settle.agentStart();
     report({ type: 'event', event: 'agent.start' });
   });
-  on('tool_execution_start', (e) => report({ type: 'event', event: 'tool.start', id: textOf(e.toolCallId), tool: (textOf(e.toolName) || 'tool').slice(0, 128) }));
+  on('tool_execution_start', (e) =>
+    report({ type: 'event', event: 'tool.start', id: textOf(e.toolCallId), tool: (textOf(e.toolName) || 'tool').slice(0, 128) }),
+  );
   on('tool_execution_end', (e) => report({ type: 'event', event: 'tool.end', id: textOf(e.toolCallId) }));
   on('agent_end', (e, ctx) => {
     settle.agentEnd(e.messages, ctx);

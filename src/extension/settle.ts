@@ -21,7 +21,8 @@ const RETRY_GRACE_MS = 3000;
 const MAX_RETRY_WAIT_MS = 40_000;
 
 /** Errors pi retries by itself (its own list is wider; these are the common ones). */
-const RETRYABLE = /overloaded|rate.?limit|too many requests|\b429\b|\b5\d\d\b|service.?unavailable|server.?error|internal.?error|network|connection|fetch failed|socket hang up|timed? ?out|terminated/i;
+const RETRYABLE =
+  /overloaded|rate.?limit|too many requests|\b429\b|\b5\d\d\b|service.?unavailable|server.?error|internal.?error|network|connection|fetch failed|socket hang up|timed? ?out|terminated/i;
 
 /** The last assistant message of an `agent_end` says pi will retry. */
 export function endsWithRetryableError(messages: unknown): boolean {

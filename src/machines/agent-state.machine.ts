@@ -66,7 +66,9 @@ export const agentStateMachine = setup({
     clearTools: assign({ tools: [] }),
     addTool: assign({
       tools: ({ context, event }) =>
-        event.type === 'tool.start' ? [...context.tools.filter((t) => t.id !== event.id), { id: event.id, name: event.tool }] : context.tools,
+        event.type === 'tool.start'
+          ? [...context.tools.filter((t) => t.id !== event.id), { id: event.id, name: event.tool }]
+          : context.tools,
     }),
     removeTool: assign({
       tools: ({ context, event }) => (event.type === 'tool.end' ? context.tools.filter((t) => t.id !== event.id) : context.tools),
@@ -82,8 +84,7 @@ export const agentStateMachine = setup({
     /** The agent context reported idle with nothing pending (spec condition). */
     isAgentIdle: ({ event }) => event.type === 'agent.end' && event.idle,
     /** Another tool call is still running after this one ended. */
-    hasOtherToolsRunning: ({ context, event }) =>
-      event.type === 'tool.end' && context.tools.some((t) => t.id !== event.id),
+    hasOtherToolsRunning: ({ context, event }) => event.type === 'tool.end' && context.tools.some((t) => t.id !== event.id),
   },
 }).createMachine({
   id: 'agentState',
@@ -159,7 +160,7 @@ export const agentStateMachine = setup({
         'agent.gone': {
           target: 'absent',
           actions: ['stamp', 'clearTools'],
-          description: 'The agent\'s connection closed (quit, killed): no agent reports any more',
+          description: "The agent's connection closed (quit, killed): no agent reports any more",
           meta: { spec: 'tether' },
         },
       },

@@ -73,7 +73,7 @@ export const clientMachine = setup({
   },
   states: {
     resuming: {
-      description: 'The Resume machine runs: delta or snapshot, from the client\'s lastSeq',
+      description: "The Resume machine runs: delta or snapshot, from the client's lastSeq",
       invoke: {
         id: 'resume',
         src: 'resume',
@@ -96,7 +96,11 @@ export const clientMachine = setup({
       exit: 'stopForwarding',
       on: {
         'client.behind': { target: 'behind', description: 'The send buffer passed the high watermark', meta: { spec: 'tether' } },
-        'client.snapshot-request': { target: 'resyncing', description: 'snapshot-request: a snapshot at any time', meta: { spec: 'tether' } },
+        'client.snapshot-request': {
+          target: 'resyncing',
+          description: 'snapshot-request: a snapshot at any time',
+          meta: { spec: 'tether' },
+        },
         'stream.gap': { target: 'resyncing', description: 'Bytes were lost upstream (link re-established)', meta: { spec: 'tether' } },
         'client.resume': {
           target: 'resuming',

@@ -62,7 +62,8 @@ export const diskBufferMachine = setup({
   guards: {
     isIdleTooLong: ({ context, event }) => event.type === 'buffer.startup' && event.idleMs > context.limits.idleMs,
     isAtSessionCap: ({ context, event }) => event.type === 'output.written' && event.sessionBytes >= context.limits.sessionCapBytes,
-    isOverGlobalCap: ({ context, event }) => (event.type === 'output.written' || event.type === 'watchdog.check') && event.totalBytes > context.limits.globalCapBytes,
+    isOverGlobalCap: ({ context, event }) =>
+      (event.type === 'output.written' || event.type === 'watchdog.check') && event.totalBytes > context.limits.globalCapBytes,
     isDiskLow: ({ context, event }) => event.type === 'watchdog.check' && event.freeBytes < context.limits.minFreeBytes,
     hasRoomAgain: ({ context, event }) =>
       event.type === 'watchdog.check' &&
@@ -79,7 +80,11 @@ export const diskBufferMachine = setup({
   context: ({ input }) => ({ limits: input.limits, reason: null }),
   initial: 'starting',
   on: {
-    'session.deleted': { target: '.deleted', description: 'DELETE /sessions/:id without keepBuffer: the file is deleted', meta: { spec: 'tether' } },
+    'session.deleted': {
+      target: '.deleted',
+      description: 'DELETE /sessions/:id without keepBuffer: the file is deleted',
+      meta: { spec: 'tether' },
+    },
   },
   states: {
     starting: {
@@ -121,7 +126,7 @@ export const diskBufferMachine = setup({
       },
     },
     stopped: {
-      description: 'This session\'s file is at its cap: left untouched; snapshots still come from tmux',
+      description: "This session's file is at its cap: left untouched; snapshots still come from tmux",
     },
     off: {
       description: 'Writing is off for every session (global cap or low disk); health is degraded',

@@ -36,7 +36,12 @@ export function decodeChunkFrame(frame: Uint8Array): { seq: number; data: Buffer
 }
 
 /** The agent states of the side channel. */
-export const AgentStateValue = Type.Union([Type.Literal('thinking'), Type.Literal('tool'), Type.Literal('idle'), Type.Literal('awaiting-input')]);
+export const AgentStateValue = Type.Union([
+  Type.Literal('thinking'),
+  Type.Literal('tool'),
+  Type.Literal('idle'),
+  Type.Literal('awaiting-input'),
+]);
 
 export const StateFrame = Type.Object({
   type: Type.Literal('state'),
@@ -52,17 +57,27 @@ export const SessionMetaFrame = Type.Object({
   createdAt: Type.String(),
 });
 export const ErrorFrame = Type.Object({ type: Type.Literal('error'), code: Type.String(), message: Type.String() });
-export type ServerFrame = Static<typeof StateFrame> | Static<typeof SnapshotFrame> | Static<typeof SessionMetaFrame> | Static<typeof ErrorFrame>;
+export type ServerFrame =
+  Static<typeof StateFrame> | Static<typeof SnapshotFrame> | Static<typeof SessionMetaFrame> | Static<typeof ErrorFrame>;
 
 const MAX_INPUT_CHARS = 1024 * 1024;
 const ClientFrames = {
-  resume: Type.Object({ type: Type.Literal('resume'), lastSeq: Type.Union([Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }), Type.Null()]) }, { additionalProperties: false }),
+  resume: Type.Object(
+    { type: Type.Literal('resume'), lastSeq: Type.Union([Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }), Type.Null()]) },
+    { additionalProperties: false },
+  ),
   key: Type.Object({ type: Type.Literal('key'), name: Type.String({ maxLength: 32 }) }, { additionalProperties: false }),
   keys: Type.Object({ type: Type.Literal('keys'), data: Type.String({ maxLength: MAX_INPUT_CHARS }) }, { additionalProperties: false }),
   paste: Type.Object({ type: Type.Literal('paste'), data: Type.String({ maxLength: MAX_INPUT_CHARS }) }, { additionalProperties: false }),
   'snapshot-request': Type.Object({ type: Type.Literal('snapshot-request') }, { additionalProperties: false }),
 };
-export const ClientFrameSchema = Type.Union([ClientFrames.resume, ClientFrames.key, ClientFrames.keys, ClientFrames.paste, ClientFrames['snapshot-request']]);
+export const ClientFrameSchema = Type.Union([
+  ClientFrames.resume,
+  ClientFrames.key,
+  ClientFrames.keys,
+  ClientFrames.paste,
+  ClientFrames['snapshot-request'],
+]);
 export type ClientFrame = Static<typeof ClientFrameSchema>;
 type ClientType = keyof typeof ClientFrames;
 /** One compiled validator per frame type, so an error names the field of the frame sent. */
@@ -76,7 +91,8 @@ export function parseClientFrame(text: string): ClientFrame {
   } catch {
     throw new ProtocolError('frame-malformed', 'a text frame must be one JSON object');
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new ProtocolError('frame-malformed', 'a text frame must be one JSON object');
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new ProtocolError('frame-malformed', 'a text frame must be one JSON object');
   const type: unknown = (value as { type?: unknown }).type;
   const check = typeof type === 'string' ? CHECKS.get(type) : undefined;
   if (!check) throw new ProtocolError('frame-malformed', `type: must be one of ${Object.keys(ClientFrames).join(', ')}`);

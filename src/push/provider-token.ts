@@ -33,7 +33,14 @@ export async function loadPushKey(path: string): Promise<KeyObject> {
     pem = await readFile(path, 'utf8');
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'does not exist' : code === 'EACCES' ? 'cannot be read (permission denied)' : code === 'EISDIR' ? 'is a directory' : `cannot be read (${code ?? String(err)})`;
+    const why =
+      code === 'ENOENT'
+        ? 'does not exist'
+        : code === 'EACCES'
+          ? 'cannot be read (permission denied)'
+          : code === 'EISDIR'
+            ? 'is a directory'
+            : `cannot be read (${code ?? String(err)})`;
     throw new PushKeyError(`[push] key_path ${path} ${why}`);
   }
   let key: KeyObject;
@@ -44,7 +51,10 @@ export async function loadPushKey(path: string): Promise<KeyObject> {
   }
   const curve = key.asymmetricKeyDetails?.namedCurve;
   if (key.asymmetricKeyType !== 'ec' || (curve !== 'prime256v1' && curve !== 'P-256')) {
-    const found = key.asymmetricKeyType === 'ec' ? `an EC key on ${curve ?? 'an unknown curve'}` : `an ${(key.asymmetricKeyType ?? 'unknown').toUpperCase()} key`;
+    const found =
+      key.asymmetricKeyType === 'ec'
+        ? `an EC key on ${curve ?? 'an unknown curve'}`
+        : `an ${(key.asymmetricKeyType ?? 'unknown').toUpperCase()} key`;
     throw new PushKeyError(`[push] key_path ${path} holds ${found}; APNs needs an EC P-256 key (ES256)`);
   }
   return key;

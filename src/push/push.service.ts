@@ -81,7 +81,9 @@ export async function preparePush(config: PushConfig, configFile: string): Promi
     return { enabled: false, reason: 'push is not configured: set team_id, key_id, key_path and bundle_id in [push]' };
   }
   if (missing.length > 0) {
-    throw new PushConfigError(`[push] in ${configFile}: ${missing.join(', ')} must be set too (push needs team_id, key_id, key_path and bundle_id)`);
+    throw new PushConfigError(
+      `[push] in ${configFile}: ${missing.join(', ')} must be set too (push needs team_id, key_id, key_path and bundle_id)`,
+    );
   }
   for (const k of ['sandbox_url', 'production_url'] as const) {
     if (config[k] === '') throw new PushConfigError(`[push] in ${configFile}: ${k} must not be empty while push is configured`);
@@ -258,7 +260,11 @@ export class PushService {
     const s = this.deps.settings;
     if (!s.enabled || !this.tokens) return false;
     const origin = job.device.environment === 'sandbox' ? s.urls.sandbox : s.urls.production;
-    const headers = { topic: s.bundleId, collapseId: `session-${job.sessionId}`, expiration: Math.floor(this.deps.now() / 1000) + EXPIRATION_S };
+    const headers = {
+      topic: s.bundleId,
+      collapseId: `session-${job.sessionId}`,
+      expiration: Math.floor(this.deps.now() / 1000) + EXPIRATION_S,
+    };
     let jwt = await this.tokens.current();
     let reply = await this.client.send(origin, job.device.deviceToken, jwt, headers, job.payload);
     if (reply.status === 403 && reply.reason === 'ExpiredProviderToken') {
@@ -279,8 +285,13 @@ export class PushService {
       return false;
     }
     if (reply.status === 410) {
-      this.deps.log.info({ device, reason: reply.reason }, 'push: APNs says the device token is no longer valid; its registration is removed');
-      void Promise.resolve(this.deps.devices.remove(job.device.deviceToken)).catch((err: unknown) => this.deps.log.warn({ device, err: String(err) }, 'push: the registration could not be removed'));
+      this.deps.log.info(
+        { device, reason: reply.reason },
+        'push: APNs says the device token is no longer valid; its registration is removed',
+      );
+      void Promise.resolve(this.deps.devices.remove(job.device.deviceToken)).catch((err: unknown) =>
+        this.deps.log.warn({ device, err: String(err) }, 'push: the registration could not be removed'),
+      );
       return false;
     }
     const retry = reply.status === 0 || reply.status === 429 || reply.status >= 500;

@@ -64,7 +64,8 @@ function checkPaneId(paneId: string): void {
 /** `send-keys -H` lines writing `bytes` to the pane exactly (NUL included), in order, chunked. */
 export function sendKeysHexCommands(paneId: string, bytes: Buffer, maxBytesPerCommand = SEND_KEYS_MAX_BYTES): string[] {
   checkPaneId(paneId);
-  if (!Number.isInteger(maxBytesPerCommand) || maxBytesPerCommand < 1) throw new RangeError('maxBytesPerCommand must be a positive integer');
+  if (!Number.isInteger(maxBytesPerCommand) || maxBytesPerCommand < 1)
+    throw new RangeError('maxBytesPerCommand must be a positive integer');
   const lines: string[] = [];
   for (let at = 0; at < bytes.length; at += maxBytesPerCommand) {
     const chunk = bytes.subarray(at, at + maxBytesPerCommand);

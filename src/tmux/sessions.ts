@@ -41,7 +41,10 @@ export class SessionExistsError extends ApiError {
 
 /** A session (or the whole server) is not there. `isNoSessionError` recognises it. */
 export class SessionNotFoundError extends ApiError {
-  constructor(readonly session: string, cause?: unknown) {
+  constructor(
+    readonly session: string,
+    cause?: unknown,
+  ) {
     super('session-not-found', `session ${session} does not exist`);
     this.name = 'SessionNotFoundError';
     if (cause !== undefined) this.cause = cause;
@@ -95,10 +98,37 @@ export function createSessionCommands(opts: CreateSessionOptions): string[][] {
   const agentWindow = `=${name}:{start}`;
   return [
     // A placeholder window first: history-limit applies to panes made after it is set.
-    ['new-session', '-d', '-s', name, '-x', String(AGENT_COLUMNS), '-y', String(AGENT_ROWS), '-n', PLACEHOLDER_WINDOW, ...cwd, '--', 'cat', '-'],
+    [
+      'new-session',
+      '-d',
+      '-s',
+      name,
+      '-x',
+      String(AGENT_COLUMNS),
+      '-y',
+      String(AGENT_ROWS),
+      '-n',
+      PLACEHOLDER_WINDOW,
+      ...cwd,
+      '--',
+      'cat',
+      '-',
+    ],
     ['set-option', '-t', session, 'history-limit', String(AGENT_HISTORY_LIMIT)],
     ['set-option', '-t', session, '@created', opts.createdAt],
-    ['new-window', '-k', '-t', agentWindow, '-P', '-F', '#{pane_id}', ...cwd, ...env.flatMap(([k, v]) => ['-e', `${k}=${v}`]), '--', ...argv],
+    [
+      'new-window',
+      '-k',
+      '-t',
+      agentWindow,
+      '-P',
+      '-F',
+      '#{pane_id}',
+      ...cwd,
+      ...env.flatMap(([k, v]) => ['-e', `${k}=${v}`]),
+      '--',
+      ...argv,
+    ],
     // Manual size: attached terminals of any size leave the agent's grid alone.
     ['resize-window', '-t', agentWindow, '-x', String(AGENT_COLUMNS), '-y', String(AGENT_ROWS)],
     ['set-option', '-w', '-t', agentWindow, 'remain-on-exit', 'on'],
@@ -127,7 +157,10 @@ export async function createSession(cli: TmuxCli, opts: CreateSessionOptions): P
     await removeHalfMadeSession(cli, opts);
     throw err;
   }
-  const paneId = stdout.toString('utf8').split('\n').find((l) => PANE_ID_RE.test(l));
+  const paneId = stdout
+    .toString('utf8')
+    .split('\n')
+    .find((l) => PANE_ID_RE.test(l));
   if (paneId === undefined) throw new Error(`tmux created session ${opts.name} but printed no pane id`);
   return { paneId };
 }
@@ -203,8 +236,20 @@ interface PaneRow {
 }
 
 function parsePaneRow(line: string): PaneRow | null {
-  const [serverPid = '', sessionId = '', name = '', created, attached, tether, paneId = '', dead, deadStatus = '', pid = '', recordedPane = '', ...rest] =
-    line.split(SEP);
+  const [
+    serverPid = '',
+    sessionId = '',
+    name = '',
+    created,
+    attached,
+    tether,
+    paneId = '',
+    dead,
+    deadStatus = '',
+    pid = '',
+    recordedPane = '',
+    ...rest
+  ] = line.split(SEP);
   // `@created` is last: a hand-set value holding a US only fails its shape check.
   const createdAt = rest.join(SEP);
   if (!/^\d+$/.test(serverPid) || !/^\$\d+$/.test(sessionId) || !PANE_ID_RE.test(paneId)) return null;
@@ -417,7 +462,12 @@ export async function sessionActivity(cli: TmuxCli): Promise<Map<string, TmuxAct
   const out = new Map<string, TmuxActivity>();
   let stdout: Buffer;
   try {
-    ({ stdout } = await cli.run(['list-windows', '-a', '-F', '#{session_name}\t#{session_activity}\t#{session_last_attached}\t#{window_activity}\t#{session_attached}']));
+    ({ stdout } = await cli.run([
+      'list-windows',
+      '-a',
+      '-F',
+      '#{session_name}\t#{session_activity}\t#{session_last_attached}\t#{window_activity}\t#{session_attached}',
+    ]));
   } catch (err) {
     if (isNoServerError(err)) return out;
     throw err;

@@ -28,7 +28,10 @@ export function cutToColumns(line: string, cols: number): string {
 
 /** Builds the thumbnail from `capture-pane -p` text (one line per visible row). */
 export function thumbnailFromCapture(text: string, rows = THUMBNAIL_ROWS, cols = THUMBNAIL_COLS): string {
-  const lines = text.replace(/\n$/, '').split('\n').map((l) => l.replace(CONTROL, ''));
+  const lines = text
+    .replace(/\n$/, '')
+    .split('\n')
+    .map((l) => l.replace(CONTROL, ''));
   let last = lines.length - 1;
   while (last >= 0 && lines[last]!.trim() === '') last--;
   const end = Math.max(last + 1, Math.min(rows, lines.length));

@@ -78,11 +78,32 @@ export function topologyGate(target: TmuxTarget): TopologyGate {
 
 /** tmux commands whose effects notify control clients. */
 const NOTIFYING = new Set([
-  'new-session', 'kill-session', 'rename-session', 'new-window', 'kill-window', 'rename-window',
-  'split-window', 'kill-pane', 'respawn-pane', 'respawn-window', 'resize-window', 'resize-pane',
-  'select-window', 'select-pane', 'link-window', 'unlink-window', 'move-window', 'swap-window',
-  'swap-pane', 'break-pane', 'join-pane', 'detach-client', 'switch-client', 'kill-server',
-  'select-layout', 'copy-mode',
+  'new-session',
+  'kill-session',
+  'rename-session',
+  'new-window',
+  'kill-window',
+  'rename-window',
+  'split-window',
+  'kill-pane',
+  'respawn-pane',
+  'respawn-window',
+  'resize-window',
+  'resize-pane',
+  'select-window',
+  'select-pane',
+  'link-window',
+  'unlink-window',
+  'move-window',
+  'swap-window',
+  'swap-pane',
+  'break-pane',
+  'join-pane',
+  'detach-client',
+  'switch-client',
+  'kill-server',
+  'select-layout',
+  'copy-mode',
 ]);
 
 /** Whether a command list makes notifications (so it runs as a writer). */

@@ -60,8 +60,7 @@ export function compareTmuxVersion(a: TmuxVersion, b: TmuxVersion): number {
 
 /** Throws when `v` is older than 2.5, with the message the CLI prints as it is. */
 export function checkTmuxVersion(v: TmuxVersion): void {
-  const tooOld =
-    v.major < MIN_TMUX_VERSION.major || (v.major === MIN_TMUX_VERSION.major && v.minor < MIN_TMUX_VERSION.minor);
+  const tooOld = v.major < MIN_TMUX_VERSION.major || (v.major === MIN_TMUX_VERSION.major && v.minor < MIN_TMUX_VERSION.minor);
   if (tooOld) throw new Error(`tmux 2.5 or newer is required, found ${v.label}`);
 }
 

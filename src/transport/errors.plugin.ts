@@ -113,7 +113,9 @@ const errors: FastifyPluginCallback = (app, _opts, done) => {
     if (err instanceof ProtocolError) return reply.code(400).send({ error: 'bad-request', message: err.message });
     if (err.validation) return reply.code(400).send({ error: 'bad-request', message: validationMessage(err) });
     if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
-      return reply.code(413).send({ error: 'payload-too-large', message: `the body is larger than the limit of ${app.initialConfig.bodyLimit ?? 0} bytes` });
+      return reply
+        .code(413)
+        .send({ error: 'payload-too-large', message: `the body is larger than the limit of ${app.initialConfig.bodyLimit ?? 0} bytes` });
     }
     const problem = bodyProblem(err, req);
     if (problem !== null) return reply.code(400).send({ error: 'bad-request', message: problem });
@@ -125,7 +127,9 @@ const errors: FastifyPluginCallback = (app, _opts, done) => {
     req.log.error({ err }, 'request failed');
     return reply.code(500).send({ error: 'internal-error', message: 'an internal error occurred; the tether log has the details' });
   });
-  app.setNotFoundHandler((req, reply) => reply.code(404).send({ error: 'not-found', message: `no route ${req.method} ${req.url.split('?')[0]}` }));
+  app.setNotFoundHandler((req, reply) =>
+    reply.code(404).send({ error: 'not-found', message: `no route ${req.method} ${req.url.split('?')[0]}` }),
+  );
   done();
 };
 

@@ -19,13 +19,19 @@ export const HealthSchema = Type.Object({
   diskFreeGb: Type.Number({ minimum: 0 }),
   watchdog: Type.Object({ state: Type.String(), reason: Type.Union([Type.String(), Type.Null()]) }),
   warnings: Type.Array(Type.String()),
-  tls: Type.Object({ enabled: Type.Boolean(), fingerprint: Type.Union([Type.String({ description: 'SHA-256 of the certificate DER, lowercase hex' }), Type.Null()]) }),
+  tls: Type.Object({
+    enabled: Type.Boolean(),
+    fingerprint: Type.Union([Type.String({ description: 'SHA-256 of the certificate DER, lowercase hex' }), Type.Null()]),
+  }),
   push: Type.Object({
     configured: Type.Boolean(),
     reason: Type.Union([Type.String(), Type.Null()]),
     sent: Type.Integer({ minimum: 0 }),
     failed: Type.Integer({ minimum: 0 }),
-    lastError: Type.Union([Type.Object({ at: Type.String(), status: Type.Integer(), reason: Type.String(), device: Type.String() }), Type.Null()]),
+    lastError: Type.Union([
+      Type.Object({ at: Type.String(), status: Type.Integer(), reason: Type.String(), device: Type.String() }),
+      Type.Null(),
+    ]),
   }),
 });
 

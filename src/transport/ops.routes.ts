@@ -86,6 +86,8 @@ export const opsRoutes: FastifyPluginCallbackTypebox<OpsRoutesOptions> = (app, o
     return reply.header('content-type', 'image/svg+xml; charset=utf-8').header('cache-control', 'no-cache').send(svg);
   });
   app.get('/ops/actors', () => ({ actors: opts.ops.actors() }));
-  app.get('/ops/events', { websocket: true }, (socket, req) => watchOver(socket, opts.ops, opts.connections, req.tetherToken?.id ?? 'unknown'));
+  app.get('/ops/events', { websocket: true }, (socket, req) =>
+    watchOver(socket, opts.ops, opts.connections, req.tetherToken?.id ?? 'unknown'),
+  );
   done();
 };

@@ -33,8 +33,16 @@ const PairBody = Type.Object(
   { additionalProperties: false },
 );
 const PairAnswer = Type.Object({ token: Type.String(), tokenId: Type.String(), name: Type.String() });
-const DeviceBody = Type.Object({ deviceToken: DEVICE_TOKEN, environment: ENVIRONMENT, deviceName: DEVICE_NAME }, { additionalProperties: false });
-const DeviceAnswer = Type.Object({ tokenId: Type.String(), deviceName: Type.String(), environment: ENVIRONMENT, state: Type.Literal('registered') });
+const DeviceBody = Type.Object(
+  { deviceToken: DEVICE_TOKEN, environment: ENVIRONMENT, deviceName: DEVICE_NAME },
+  { additionalProperties: false },
+);
+const DeviceAnswer = Type.Object({
+  tokenId: Type.String(),
+  deviceName: Type.String(),
+  environment: ENVIRONMENT,
+  state: Type.Literal('registered'),
+});
 
 /** What the routes ask of the pairing service (src/auth/pairing.ts is one). */
 export interface PairingHandle {
@@ -50,7 +58,11 @@ export interface PairRoutesOptions {
 export const pairRoutes: FastifyPluginAsyncTypebox<PairRoutesOptions> = async (app, { pairing }) => {
   await app.register(rateLimit, {
     global: false,
-    errorResponseBuilder: (_req, ctx) => new ApiError('rate-limited', `too many pairing attempts from this address: at most ${ctx.max} a minute, try again in ${Math.ceil(ctx.ttl / 1000)} s`),
+    errorResponseBuilder: (_req, ctx) =>
+      new ApiError(
+        'rate-limited',
+        `too many pairing attempts from this address: at most ${ctx.max} a minute, try again in ${Math.ceil(ctx.ttl / 1000)} s`,
+      ),
   });
   app.post(
     '/pair',

@@ -104,7 +104,8 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   // added later) for authentication.
   const routes: ServedRoute[] = [];
   app.addHook('onRoute', (r) => {
-    for (const method of [r.method].flat()) routes.push({ method, url: r.url, websocket: (r as { websocket?: boolean }).websocket === true, auth: r.config?.auth ?? 'token' });
+    for (const method of [r.method].flat())
+      routes.push({ method, url: r.url, websocket: (r as { websocket?: boolean }).websocket === true, auth: r.config?.auth ?? 'token' });
   });
   app.decorate('tetherRoutes', routes);
   await app.register(errorsPlugin);
@@ -119,7 +120,12 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   });
   // Before auth: its onRequest hook marks upgrade requests, and its onResponse hook then closes
   // the socket of any upgrade answered over HTTP (a 401, a 404).
-  await app.register(websocket, { options: { perMessageDeflate: { threshold: WS_DEFLATE_THRESHOLD_BYTES, zlibDeflateOptions: { level: WS_DEFLATE_LEVEL } }, maxPayload: WS_MAX_PAYLOAD_BYTES } });
+  await app.register(websocket, {
+    options: {
+      perMessageDeflate: { threshold: WS_DEFLATE_THRESHOLD_BYTES, zlibDeflateOptions: { level: WS_DEFLATE_LEVEL } },
+      maxPayload: WS_MAX_PAYLOAD_BYTES,
+    },
+  });
   await app.register(authPlugin, { tokens: opts.tokens });
   await app.register(healthRoutes, { health: opts.health });
   if (opts.sessions) await app.register(sessionsRoutes, { sessions: opts.sessions });

@@ -80,7 +80,8 @@ export interface SessionsHandle {
 /** Checks the fields each input type needs; the schema only bounds them. */
 export function toInputMessage(body: Static<typeof InputMessageSchema>): InputMessage {
   if (body.type === 'key') {
-    if (body.name === undefined || body.data !== undefined) throw new ApiError('bad-request', 'body/name: a "key" input takes a key name in "name" and no "data"');
+    if (body.name === undefined || body.data !== undefined)
+      throw new ApiError('bad-request', 'body/name: a "key" input takes a key name in "name" and no "data"');
     return { type: 'key', name: body.name };
   }
   if (body.data === undefined || body.name !== undefined) {
@@ -99,19 +100,29 @@ const errors = { 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 409: ErrorBody,
 export const sessionsRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsHandle }> = (app, { sessions }) => {
   app.get('/sessions', { schema: { response: { 200: Type.Array(SessionListItemSchema), ...errors } } }, async () => sessions.list());
 
-  app.post('/sessions', { schema: { body: Type.Optional(CreateBody), response: { 201: Type.Object({ id: Type.String(), name: Type.String() }), ...errors } } }, async (req, reply) => {
-    const body = req.body ?? {};
-    refuseNul('body/project', body.project);
-    const created = await sessions.create({
-      ...(body.name !== undefined ? { name: body.name } : {}),
-      ...(body.project !== undefined ? { project: body.project } : {}),
-    });
-    return reply.code(201).send(created);
-  });
+  app.post(
+    '/sessions',
+    { schema: { body: Type.Optional(CreateBody), response: { 201: Type.Object({ id: Type.String(), name: Type.String() }), ...errors } } },
+    async (req, reply) => {
+      const body = req.body ?? {};
+      refuseNul('body/project', body.project);
+      const created = await sessions.create({
+        ...(body.name !== undefined ? { name: body.name } : {}),
+        ...(body.project !== undefined ? { project: body.project } : {}),
+      });
+      return reply.code(201).send(created);
+    },
+  );
 
   app.patch(
     '/sessions/:id',
-    { schema: { params: IdParams, body: PatchBody, response: { 200: Type.Object({ id: Type.String(), description: Type.String() }), ...errors } } },
+    {
+      schema: {
+        params: IdParams,
+        body: PatchBody,
+        response: { 200: Type.Object({ id: Type.String(), description: Type.String() }), ...errors },
+      },
+    },
     async (req) => {
       refuseNul('body/description', req.body.description);
       await sessions.describe(req.params.id, req.body.description);
@@ -124,7 +135,10 @@ export const sessionsRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsHandl
     {
       schema: {
         params: IdParams,
-        querystring: Type.Object({ keepBuffer: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')])), token: Type.Optional(Type.String()) }, { additionalProperties: false }),
+        querystring: Type.Object(
+          { keepBuffer: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')])), token: Type.Optional(Type.String()) },
+          { additionalProperties: false },
+        ),
         response: { 204: Type.Null(), ...errors },
       },
     },
@@ -139,15 +153,21 @@ export const sessionsRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsHandl
     return reply.type('text/plain; charset=utf-8').send(text);
   });
 
-  app.post('/sessions/:id/input', { schema: { params: IdParams, body: InputMessageSchema, response: { 204: Type.Null(), ...errors } } }, async (req, reply) => {
-    const message = toInputMessage(req.body);
-    if (message.type === 'paste') refuseNul('body/data', message.data);
-    await sessions.input(req.params.id, message);
-    return reply.code(204).send(null);
-  });
+  app.post(
+    '/sessions/:id/input',
+    { schema: { params: IdParams, body: InputMessageSchema, response: { 204: Type.Null(), ...errors } } },
+    async (req, reply) => {
+      const message = toInputMessage(req.body);
+      if (message.type === 'paste') refuseNul('body/data', message.data);
+      await sessions.input(req.params.id, message);
+      return reply.code(204).send(null);
+    },
+  );
 
-  app.get('/sessions/:id/commands', { schema: { params: IdParams, response: { 200: Type.Array(CommandItem), ...errors } } }, async (req) => [
-    ...(await sessions.commands(req.params.id)),
-  ]);
+  app.get(
+    '/sessions/:id/commands',
+    { schema: { params: IdParams, response: { 200: Type.Array(CommandItem), ...errors } } },
+    async (req) => [...(await sessions.commands(req.params.id))],
+  );
   return Promise.resolve();
 };

@@ -65,7 +65,8 @@ function linkOf(socket: WebSocket): ClientLink {
 /** The error frame for a failed input: unknown key names get their own code. */
 function inputErrorFrame(message: InputMessage, err: unknown): ServerFrame {
   if (err instanceof ApiError) {
-    if (message.type === 'key' && err.code === 'bad-request') return { type: 'error', code: 'unknown-key', message: err.message.replace(/^body\/name: /, '') };
+    if (message.type === 'key' && err.code === 'bad-request')
+      return { type: 'error', code: 'unknown-key', message: err.message.replace(/^body\/name: /, '') };
     if (err.code === 'session-not-found') return { type: 'error', code: 'session-ended', message: err.message };
     return { type: 'error', code: err.code, message: err.message };
   }
@@ -147,7 +148,9 @@ function serve(kind: ClientKind, opts: StreamPluginOptions, socket: WebSocket, s
     }
     const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
     if (bytes.length > MAX_CLIENT_FRAME_BYTES) {
-      whenOpen(() => send({ type: 'error', code: 'payload-too-large', message: `a text frame is at most ${MAX_CLIENT_FRAME_BYTES} bytes` }));
+      whenOpen(() =>
+        send({ type: 'error', code: 'payload-too-large', message: `a text frame is at most ${MAX_CLIENT_FRAME_BYTES} bytes` }),
+      );
       return;
     }
     let frame: ClientFrame;

@@ -19,7 +19,7 @@ const KILLS = 5;
 /** Seeded, so that a failure replays. */
 function rng(seed: number): () => number {
   let s = seed >>> 0;
-  return () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+  return () => (s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32;
 }
 
 const FLOOD = String.raw`
@@ -51,7 +51,11 @@ describe('the daemon killed mid-flood, repeatedly', () => {
     writeFileSync(join(home.dir, 'flood.cjs'), FLOOD);
     d = await startDaemon(home);
     for (const id of SESSIONS.slice(1)) {
-      const res = await d.get('/sessions', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: id }) });
+      const res = await d.get('/sessions', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ name: id }),
+      });
       expect(res.status).toBe(201);
     }
     for (const id of SESSIONS) {
@@ -67,13 +71,14 @@ describe('the daemon killed mid-flood, repeatedly', () => {
     home.cleanup();
   });
 
-  it('reattaches every session and every client ends on tmux\'s screen', async () => {
+  it("reattaches every session and every client ends on tmux's screen", async () => {
     for (const id of SESSIONS) mirrors.get(id)!.stream.sendKeys(`${process.execPath} ${join(home.dir, 'flood.cjs')} ${id}\r`);
     const bufferOf = (id: string) => join(home.dataDir, 'buffers', `${id}.log`);
     const read = (id: string) => (existsSync(bufferOf(id)) ? readFileSync(bufferOf(id)) : Buffer.alloc(0));
     const killedAt = new Map<string, Buffer>();
     const intactUpToKill = () => {
-      for (const [id, before] of killedAt) expect(read(id).subarray(0, before.length).equals(before), `${id}.log kept what it had at the kill`).toBe(true);
+      for (const [id, before] of killedAt)
+        expect(read(id).subarray(0, before.length).equals(before), `${id}.log kept what it had at the kill`).toBe(true);
     };
     for (let k = 0; k < KILLS; k++) {
       await new Promise((r) => setTimeout(r, 300 + rand() * 900));
@@ -88,11 +93,18 @@ describe('the daemon killed mid-flood, repeatedly', () => {
     for (const id of SESSIONS) {
       const m = mirrors.get(id)!;
       await eventually(async () => m.stream.status === 'open' && (await m.text()).includes(`${id}-flood-done`), 30_000, 100);
-      const captured = (await tmux.tmux('capture-pane', '-p', '-t', `=${id}:`)).split('\n').slice(0, 40).map((l) => l.trimEnd());
-      await eventually(async () => {
-        const text = (await m.screen()).text.map((l) => l.trimEnd());
-        return JSON.stringify(text) === JSON.stringify(captured.concat(Array(40).fill('')).slice(0, 40));
-      }, 10_000, 100);
+      const captured = (await tmux.tmux('capture-pane', '-p', '-t', `=${id}:`))
+        .split('\n')
+        .slice(0, 40)
+        .map((l) => l.trimEnd());
+      await eventually(
+        async () => {
+          const text = (await m.screen()).text.map((l) => l.trimEnd());
+          return JSON.stringify(text) === JSON.stringify(captured.concat(Array(40).fill('')).slice(0, 40));
+        },
+        10_000,
+        100,
+      );
       // After the restarts the client resumed by snapshot at least once (its old positions are gone).
       expect(m.received.filter((r) => r.kind === 'snapshot').length).toBeGreaterThan(1);
     }
@@ -101,7 +113,10 @@ describe('the daemon killed mid-flood, repeatedly', () => {
     // follow each other one by one: nothing doubled, nothing missing, nothing from elsewhere.
     for (const id of SESSIONS) {
       const file = read(id);
-      const index = readFileSync(join(home.dataDir, 'buffers', `${id}.idx`), 'utf8').trim().split('\n').map((l) => Number(l.split(' ')[0]));
+      const index = readFileSync(join(home.dataDir, 'buffers', `${id}.idx`), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => Number(l.split(' ')[0]));
       expect(index.length).toBeGreaterThanOrEqual(1);
       const bounds = [...index, file.length];
       let lines = 0;

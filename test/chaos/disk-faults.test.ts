@@ -89,36 +89,43 @@ describe('disk faults under a running daemon', () => {
     await eventually(async () => !(await health()).warnings.some((w) => /cannot be written/.test(w)), 10_000);
   });
 
-  it.skipIf(mountRefusal !== null)(`the buffers on a file system remounted read-only: the stream goes on, health says so${mountRefusal ? ` [skipped: this machine cannot mount a tmpfs: ${mountRefusal}]` : ''}`, async () => {
-    // The buffers dir is its own file system (the daemon's log file stays writable elsewhere).
-    const dataDir = mkdtempSync(join(tmpdir(), 'tether-ro-data-'));
-    const mnt = join(dataDir, 'buffers');
-    mkdirSync(mnt);
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=16m,mode=0700', 'tmpfs', mnt]);
-    cleanups.push(() => {
-      try {
-        execFileSync('umount', [mnt]);
-      } catch {
-        execFileSync('umount', ['-l', mnt]);
-      }
-      rmSync(dataDir, { recursive: true, force: true });
-    });
-    const { health, log, type, seen, inFile } = await start({ TETHER_DATA_DIR: dataDir });
-    await type('echo before-ro');
-    await inFile('before-ro');
-    // A read-only remount is refused (EBUSY) while a file there is open for writing: the buffer
-    // actor opens its file only to append a batch, so try again until the remount lands between.
-    await eventually(() => {
-      execFileSync('mount', ['-o', 'remount,ro', mnt], { stdio: 'pipe' });
-      return true;
-    }, 5000, 10);
-    await type('echo while-ro');
-    await seen('while-ro');
-    await eventually(async () => (await health()).warnings.some((w) => /cannot be written/.test(w)), 10_000);
-    expect(readFileSync(log, 'latin1')).not.toContain('while-ro');
-    expect(daemon).toBeDefined();
-    execFileSync('mount', ['-o', 'remount,rw', mnt]);
-    await type('echo rw-again');
-    await inFile('rw-again');
-  });
+  it.skipIf(mountRefusal !== null)(
+    `the buffers on a file system remounted read-only: the stream goes on, health says so${mountRefusal ? ` [skipped: this machine cannot mount a tmpfs: ${mountRefusal}]` : ''}`,
+    async () => {
+      // The buffers dir is its own file system (the daemon's log file stays writable elsewhere).
+      const dataDir = mkdtempSync(join(tmpdir(), 'tether-ro-data-'));
+      const mnt = join(dataDir, 'buffers');
+      mkdirSync(mnt);
+      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=16m,mode=0700', 'tmpfs', mnt]);
+      cleanups.push(() => {
+        try {
+          execFileSync('umount', [mnt]);
+        } catch {
+          execFileSync('umount', ['-l', mnt]);
+        }
+        rmSync(dataDir, { recursive: true, force: true });
+      });
+      const { health, log, type, seen, inFile } = await start({ TETHER_DATA_DIR: dataDir });
+      await type('echo before-ro');
+      await inFile('before-ro');
+      // A read-only remount is refused (EBUSY) while a file there is open for writing: the buffer
+      // actor opens its file only to append a batch, so try again until the remount lands between.
+      await eventually(
+        () => {
+          execFileSync('mount', ['-o', 'remount,ro', mnt], { stdio: 'pipe' });
+          return true;
+        },
+        5000,
+        10,
+      );
+      await type('echo while-ro');
+      await seen('while-ro');
+      await eventually(async () => (await health()).warnings.some((w) => /cannot be written/.test(w)), 10_000);
+      expect(readFileSync(log, 'latin1')).not.toContain('while-ro');
+      expect(daemon).toBeDefined();
+      execFileSync('mount', ['-o', 'remount,rw', mnt]);
+      await type('echo rw-again');
+      await inFile('rw-again');
+    },
+  );
 });

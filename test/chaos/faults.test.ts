@@ -36,7 +36,9 @@ describe('faults around the daemon', () => {
   });
 
   it('a pane killed with SIGKILL: the session is exited, its clients are told, the daemon goes on', async () => {
-    expect((await d.get('/sessions', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":"victim"}' })).status).toBe(201);
+    expect(
+      (await d.get('/sessions', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":"victim"}' })).status,
+    ).toBe(201);
     const m = new Mirror(d.base, d.token, 'victim').connect();
     await eventually(() => m.kinds().includes('snapshot'), 10_000);
     const pid = Number((await tmux.tmux('display', '-p', '-t', '=victim:', '#{pane_pid}')).trim());
@@ -51,10 +53,14 @@ describe('faults around the daemon', () => {
 
   it('the tmux server killed: the daemon stays up, says so, does not spin, and serves again when tmux is back', async () => {
     await tmux.tmux('kill-server');
-    await eventually(async () => {
-      const h = (await (await d.get('/health')).json()) as { warnings: string[] };
-      return h.warnings.includes('the tmux server is not running');
-    }, 10_000, 100);
+    await eventually(
+      async () => {
+        const h = (await (await d.get('/health')).json()) as { warnings: string[] };
+        return h.warnings.includes('the tmux server is not running');
+      },
+      10_000,
+      100,
+    );
     const pid = d.child.pid!;
     const before = cpuSeconds(pid);
     await new Promise((r) => setTimeout(r, 3000));
@@ -64,10 +70,14 @@ describe('faults around the daemon', () => {
     // tmux back, with a tether session made by the attach CLI.
     const attached = await runCli(['attach', 'fault', '--detach'], home.env);
     expect(attached.code).toBe(0);
-    await eventually(async () => {
-      const h = (await (await d.get('/health')).json()) as { warnings: string[] };
-      return !h.warnings.some((w) => /tmux/i.test(w));
-    }, 15_000, 100);
+    await eventually(
+      async () => {
+        const h = (await (await d.get('/health')).json()) as { warnings: string[] };
+        return !h.warnings.some((w) => /tmux/i.test(w));
+      },
+      15_000,
+      100,
+    );
     expect(((await (await d.get('/sessions')).json()) as { id: string }[]).map((s) => s.id)).toEqual(['fault']);
     const m = new Mirror(d.base, d.token, 'fault').connect();
     await eventually(() => m.kinds().includes('snapshot'), 10_000);

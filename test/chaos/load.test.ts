@@ -22,7 +22,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function rng(seed: number): () => number {
   let s = seed >>> 0;
-  return () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+  return () => (s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32;
 }
 
 describe(`load: ${SESSIONS} sessions, two clients each`, () => {
@@ -38,17 +38,42 @@ describe(`load: ${SESSIONS} sessions, two clients each`, () => {
     home = daemonHome(tmux.socket, `[agent]\ncommand = "/bin/sh"\ndefault_session = "load-0"\n`);
     d = await startDaemon(home);
     for (const id of ids.slice(1)) {
-      const res = await d.get('/sessions', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: id }) });
-      if (res.status !== 201) throw new Error(`creating ${id}: ${res.status} ${await res.text()}\n${d.stderr().split('\n').filter((l) => /"level":[45]0/.test(l)).slice(-10).join('\n')}`);
+      const res = await d.get('/sessions', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ name: id }),
+      });
+      if (res.status !== 201)
+        throw new Error(
+          `creating ${id}: ${res.status} ${await res.text()}\n${d
+            .stderr()
+            .split('\n')
+            .filter((l) => /"level":[45]0/.test(l))
+            .slice(-10)
+            .join('\n')}`,
+        );
     }
     for (const id of ids) {
       pairs.set(id, { steady: new Mirror(d.base, d.token, id).connect(), flaky: new Mirror(d.base, d.token, id).connect() });
     }
-    await eventually(() => [...pairs.values()].every((p) => p.steady.kinds().includes('snapshot') && p.flaky.kinds().includes('snapshot')), 60_000, 200).catch((err: Error) => {
+    await eventually(
+      () => [...pairs.values()].every((p) => p.steady.kinds().includes('snapshot') && p.flaky.kinds().includes('snapshot')),
+      60_000,
+      200,
+    ).catch((err: Error) => {
       // Say which clients are still waiting and what the daemon said, not just "still false".
-      const waiting = [...pairs].filter(([, p]) => !p.steady.kinds().includes('snapshot') || !p.flaky.kinds().includes('snapshot')).map(([id]) => id);
-      const said = d.stderr().split('\n').filter((l) => /"level":[45]0/.test(l)).slice(-10).join('\n');
-      throw new Error(`${err.message}: ${waiting.length} sessions without a snapshot (${waiting.slice(0, 8).join(', ')}); daemon warnings:\n${said}`);
+      const waiting = [...pairs]
+        .filter(([, p]) => !p.steady.kinds().includes('snapshot') || !p.flaky.kinds().includes('snapshot'))
+        .map(([id]) => id);
+      const said = d
+        .stderr()
+        .split('\n')
+        .filter((l) => /"level":[45]0/.test(l))
+        .slice(-10)
+        .join('\n');
+      throw new Error(
+        `${err.message}: ${waiting.length} sessions without a snapshot (${waiting.slice(0, 8).join(', ')}); daemon warnings:\n${said}`,
+      );
     });
   }, 180_000);
   afterAll(async () => {
@@ -91,20 +116,29 @@ describe(`load: ${SESSIONS} sessions, two clients each`, () => {
     await eventually(async () => (await unfinished()).length === 0, 120_000, 1000).catch(async () => {
       const left = await unfinished();
       const shows = left.length > 0 ? (await tmux.capture(`=${left[0]}:`)).trimEnd().split('\n').slice(-3).join(' | ') : '';
-      throw new Error(`${left.length} of ${SESSIONS} sessions never printed load-2done within 120 s after the run (${left.slice(0, 8).join(', ')}); ${left[0]} shows: ${shows}`);
+      throw new Error(
+        `${left.length} of ${SESSIONS} sessions never printed load-2done within 120 s after the run (${left.slice(0, 8).join(', ')}); ${left[0]} shows: ${shows}`,
+      );
     });
 
     let compared = 0;
     for (const [id, p] of pairs) {
-      await eventually(async () => {
-        const a = p.steady.stream.lastSeq;
-        if (a === null || a !== p.flaky.stream.lastSeq) return false;
-        await sleep(100);
-        return p.steady.stream.lastSeq === a && p.flaky.stream.lastSeq === a;
-      }, 30_000, 100);
+      await eventually(
+        async () => {
+          const a = p.steady.stream.lastSeq;
+          if (a === null || a !== p.flaky.stream.lastSeq) return false;
+          await sleep(100);
+          return p.steady.stream.lastSeq === a && p.flaky.stream.lastSeq === a;
+        },
+        30_000,
+        100,
+      );
       const [a, b] = [await p.steady.screen(), await p.flaky.screen()];
       expect({ id, text: b.text, attrs: b.attrs, cursor: b.cursor }).toEqual({ id, text: a.text, attrs: a.attrs, cursor: a.cursor });
-      const captured = (await tmux.tmux('capture-pane', '-p', '-t', `=${id}:`)).split('\n').slice(0, 40).map((l) => l.trimEnd());
+      const captured = (await tmux.tmux('capture-pane', '-p', '-t', `=${id}:`))
+        .split('\n')
+        .slice(0, 40)
+        .map((l) => l.trimEnd());
       expect(a.text.map((l) => l.trimEnd())).toEqual(captured.concat(Array(40).fill('')).slice(0, 40));
       compared++;
     }

@@ -65,7 +65,10 @@ describe('network faults', () => {
   async function goodStillWorks(tag: string): Promise<void> {
     good.stream.sendKeys(`echo ${tag}-$((6*7))\r`);
     await eventually(async () => (await good.text()).includes(`${tag}-42`), 10_000);
-    const captured = (await tmux.tmux('capture-pane', '-p', '-t', '=net:')).split('\n').slice(0, 40).map((l) => l.trimEnd());
+    const captured = (await tmux.tmux('capture-pane', '-p', '-t', '=net:'))
+      .split('\n')
+      .slice(0, 40)
+      .map((l) => l.trimEnd());
     await eventually(async () => {
       const text = (await good.screen()).text.map((l) => l.trimEnd());
       return JSON.stringify(text) === JSON.stringify(captured.concat(Array(40).fill('')).slice(0, 40));
@@ -92,7 +95,11 @@ describe('network faults', () => {
       const s = connect(Number(host.port), host.hostname);
       s.on('error', () => undefined);
       // Half a request, then nothing (a phone that went under a bridge).
-      s.write(i % 2 === 0 ? `GET /sessions/net/stream HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n` : '\x16\x03\x01\x00\xff garbage \x00\xff\r\n\r\n');
+      s.write(
+        i % 2 === 0
+          ? `GET /sessions/net/stream HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n`
+          : '\x16\x03\x01\x00\xff garbage \x00\xff\r\n\r\n',
+      );
       sockets.push(s);
     }
     await goodStillWorks('half-open');

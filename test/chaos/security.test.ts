@@ -87,7 +87,16 @@ describe('security: tokens on every route, nothing run from client text, no secr
 
   it('lists the routes it serves, and each one needs a token', () => {
     const urls = daemon.routes.map((r) => `${r.method} ${r.url}`);
-    for (const expected of ['GET /health', 'GET /sessions', 'POST /sessions', 'GET /sessions/:id/stream', 'GET /sessions/:id/side', 'GET /ops', 'GET /ops/events']) expect(urls).toContain(expected);
+    for (const expected of [
+      'GET /health',
+      'GET /sessions',
+      'POST /sessions',
+      'GET /sessions/:id/stream',
+      'GET /sessions/:id/side',
+      'GET /ops',
+      'GET /ops/events',
+    ])
+      expect(urls).toContain(expected);
     // Only routes that authenticate by other means may opt out, and they say so.
     for (const r of daemon.routes.filter((x) => x.auth !== 'token')) expect(r.url).toBe('/pair');
   });
@@ -113,12 +122,27 @@ describe('security: tokens on every route, nothing run from client text, no secr
             });
             ws.on('error', () => resolve(null));
           });
-          expect({ route: `${r.method} ${r.url}`, bad: bad.name, status }).toEqual({ route: `${r.method} ${r.url}`, bad: bad.name, status: 401 });
+          expect({ route: `${r.method} ${r.url}`, bad: bad.name, status }).toEqual({
+            route: `${r.method} ${r.url}`,
+            bad: bad.name,
+            status: 401,
+          });
           continue;
         }
-        const body = r.method === 'GET' || r.method === 'DELETE' ? undefined : JSON.stringify({ name: 'intruder', description: 'pwned', type: 'keys', data: 'touch pwned\r', token });
-        const res = await fetch(`${base}${path}${q}`, { method: r.method, headers: { 'content-type': 'application/json', ...bad.headers(token) }, body });
-        expect({ route: `${r.method} ${r.url}`, bad: bad.name, status: res.status }).toEqual({ route: `${r.method} ${r.url}`, bad: bad.name, status: 401 });
+        const body =
+          r.method === 'GET' || r.method === 'DELETE'
+            ? undefined
+            : JSON.stringify({ name: 'intruder', description: 'pwned', type: 'keys', data: 'touch pwned\r', token });
+        const res = await fetch(`${base}${path}${q}`, {
+          method: r.method,
+          headers: { 'content-type': 'application/json', ...bad.headers(token) },
+          body,
+        });
+        expect({ route: `${r.method} ${r.url}`, bad: bad.name, status: res.status }).toEqual({
+          route: `${r.method} ${r.url}`,
+          bad: bad.name,
+          status: 401,
+        });
         expect(res.headers.get('www-authenticate')).toBe('Bearer');
         expect(await res.json()).toMatchObject({ error: 'unauthorized' });
       }
@@ -129,7 +153,9 @@ describe('security: tokens on every route, nothing run from client text, no secr
 
   it('takes any frame a fuzzer makes without running it or falling over', async () => {
     const before = await tmuxState();
-    const ws = new WebSocket(`${base.replace(/^http/, 'ws')}/sessions/${SESSION}/stream`, { headers: { authorization: `Bearer ${token}` } });
+    const ws = new WebSocket(`${base.replace(/^http/, 'ws')}/sessions/${SESSION}/stream`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
     const errors: string[] = [];
     let closed: number | null = null;
     ws.on('message', (m, bin) => {
@@ -147,7 +173,19 @@ describe('security: tokens on every route, nothing run from client text, no secr
     await eventually(async () => (await tmux.capture(`=${SESSION}:`)).includes('sink-ready'), 10_000);
     const known = '; kill-server #{pane_id} $(touch pwned) `touch pwned` ../../etc/passwd run-shell "touch pwned"';
     ws.send(JSON.stringify({ type: 'keys', data: known }));
-    const hostile = fc.constantFrom(';', '; kill-server', '#{pane_id}', '$(touch pwned)', '`touch pwned`', '../../etc/passwd', '\n', '\u0000', '\x1b]0;x\x07', '\ud800', 'run-shell "touch pwned"');
+    const hostile = fc.constantFrom(
+      ';',
+      '; kill-server',
+      '#{pane_id}',
+      '$(touch pwned)',
+      '`touch pwned`',
+      '../../etc/passwd',
+      '\n',
+      '\u0000',
+      '\x1b]0;x\x07',
+      '\ud800',
+      'run-shell "touch pwned"',
+    );
     const text = fc.oneof(hostile, fc.string(), fc.string({ unit: 'binary' }));
     const frame = fc.oneof(
       // Valid input, with hostile and random text: it must arrive as text, never be run.
@@ -159,7 +197,17 @@ describe('security: tokens on every route, nothing run from client text, no secr
       // Anything else.
       fc.string(),
       fc.jsonValue().map((v) => JSON.stringify(v)),
-      fc.record({ type: fc.constantFrom('resume', 'key', 'keys', 'paste', 'snapshot-request', 'nope'), lastSeq: fc.oneof(fc.integer(), fc.double(), fc.string(), fc.constant(null)), name: fc.oneof(hostile, fc.string()), data: fc.oneof(hostile, fc.integer()) }, { requiredKeys: ['type'] }).map((v) => JSON.stringify(v)),
+      fc
+        .record(
+          {
+            type: fc.constantFrom('resume', 'key', 'keys', 'paste', 'snapshot-request', 'nope'),
+            lastSeq: fc.oneof(fc.integer(), fc.double(), fc.string(), fc.constant(null)),
+            name: fc.oneof(hostile, fc.string()),
+            data: fc.oneof(hostile, fc.integer()),
+          },
+          { requiredKeys: ['type'] },
+        )
+        .map((v) => JSON.stringify(v)),
     );
     // Input that is valid is typed into the shell as text: shown, never run (no Enter is sent).
     await fc.assert(
@@ -170,7 +218,8 @@ describe('security: tokens on every route, nothing run from client text, no secr
       }),
       { numRuns: 60 },
     );
-    for (let i = 0; i < 50; i++) ws.send(Buffer.from(Array.from({ length: 1 + (i % 64) }, () => Math.floor(Math.random() * 256))), { binary: true });
+    for (let i = 0; i < 50; i++)
+      ws.send(Buffer.from(Array.from({ length: 1 + (i % 64) }, () => Math.floor(Math.random() * 256))), { binary: true });
     await eventually(() => errors.length > 50, 5000).catch((err: unknown) => {
       throw new Error(`${String(err)}: ${errors.length} error frames, closed ${String(closed)}`);
     });
@@ -180,7 +229,10 @@ describe('security: tokens on every route, nothing run from client text, no secr
     // End the sink; the shell still works, and nothing was run.
     ws.send(JSON.stringify({ type: 'keys', data: SINK_END }));
     // Wait for the sink to be gone before typing to the shell: else a slow sink reads the echo too.
-    await eventually(async () => (await tmux.tmux('display', '-p', '-t', `=${SESSION}:`, '#{pane_current_command}')).trim() !== 'node', 10_000);
+    await eventually(
+      async () => (await tmux.tmux('display', '-p', '-t', `=${SESSION}:`, '#{pane_current_command}')).trim() !== 'node',
+      10_000,
+    );
     ws.send(JSON.stringify({ type: 'keys', data: 'echo fuzz-$((6*7))\r' }));
     await eventually(async () => (await tmux.capture(`=${SESSION}:`)).includes('fuzz-42'), 10_000).catch(async (err: unknown) => {
       throw new Error(`${String(err)}; the pane shows:\n${await tmux.capture(`=${SESSION}:`)}`);

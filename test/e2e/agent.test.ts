@@ -46,7 +46,8 @@ describe('the real agent in tether sessions', () => {
   const list = () => json<{ id: string; description: string; agentState: string | null }[]>('/sessions');
   const item = async (id: string) => (await list()).find((s) => s.id === id);
   const type = async (id: string, text: string) => {
-    const post = (body: unknown) => daemon.get(`/sessions/${id}/input`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const post = (body: unknown) =>
+      daemon.get(`/sessions/${id}/input`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
     expect((await post({ type: 'keys', data: text })).status).toBe(204);
     expect((await post({ type: 'key', name: 'enter' })).status).toBe(204);
   };
@@ -65,7 +66,11 @@ describe('the real agent in tether sessions', () => {
     pi.addPromptTemplate('greet', 'Greet someone warmly', 'Say hello to $1');
     pi.addExtension('hello-ext', TEST_EXTENSION);
     tmux = await privateTmux();
-    home = daemonHome(tmux.socket, `[agent]\ndefault_session = "pi-main"\nnaming_model = "${FAKE_PROVIDER}/${FAKE_NAMING_MODEL}"\n`, pi.env);
+    home = daemonHome(
+      tmux.socket,
+      `[agent]\ndefault_session = "pi-main"\nnaming_model = "${FAKE_PROVIDER}/${FAKE_NAMING_MODEL}"\n`,
+      pi.env,
+    );
     daemon = await startDaemon(home, 30_000);
   }, 60_000);
 
@@ -77,25 +82,32 @@ describe('the real agent in tether sessions', () => {
     await model?.close();
   });
 
-  it('a typed prompt: thinking, tool (bash), then awaiting-input, in order, with the terminal bytes of the turn', { timeout: 180_000 }, async () => {
-    await eventually(async () => (await item('pi-main'))?.agentState === 'idle', PI_START_MS, 200);
-    const mirror = new Mirror(daemon.base, daemon.token, 'pi-main').connect();
-    try {
-      await eventually(() => mirror.kinds().includes('state'), 10_000);
-      await type('pi-main', 'please use a tool');
-      const states = () => mirror.received.flatMap((r) => (r.kind === 'state' ? [r.frame] : []));
-      await eventually(() => states().some((s) => s.value === 'awaiting-input'), TURN_MS, 50);
-      const values = states().map((s) => (s.tool ? `${s.value}:${s.tool}` : s.value));
-      expect(values[0]).toBe('idle');
-      const from = values.indexOf('thinking');
-      expect(values.slice(from)).toEqual(['thinking', 'tool:bash', 'thinking', 'awaiting-input']);
-      for (const s of states()) expect(Math.abs(s.ts - Date.now())).toBeLessThan(120_000);
-      await eventually(async () => (await mirror.text()).includes('hello-from-42') && (await mirror.text()).includes('The tool ran fine.'), 10_000);
-      expect((await item('pi-main'))?.agentState).toBe('awaiting-input');
-    } finally {
-      mirror.close();
-    }
-  });
+  it(
+    'a typed prompt: thinking, tool (bash), then awaiting-input, in order, with the terminal bytes of the turn',
+    { timeout: 180_000 },
+    async () => {
+      await eventually(async () => (await item('pi-main'))?.agentState === 'idle', PI_START_MS, 200);
+      const mirror = new Mirror(daemon.base, daemon.token, 'pi-main').connect();
+      try {
+        await eventually(() => mirror.kinds().includes('state'), 10_000);
+        await type('pi-main', 'please use a tool');
+        const states = () => mirror.received.flatMap((r) => (r.kind === 'state' ? [r.frame] : []));
+        await eventually(() => states().some((s) => s.value === 'awaiting-input'), TURN_MS, 50);
+        const values = states().map((s) => (s.tool ? `${s.value}:${s.tool}` : s.value));
+        expect(values[0]).toBe('idle');
+        const from = values.indexOf('thinking');
+        expect(values.slice(from)).toEqual(['thinking', 'tool:bash', 'thinking', 'awaiting-input']);
+        for (const s of states()) expect(Math.abs(s.ts - Date.now())).toBeLessThan(120_000);
+        await eventually(
+          async () => (await mirror.text()).includes('hello-from-42') && (await mirror.text()).includes('The tool ran fine.'),
+          10_000,
+        );
+        expect((await item('pi-main'))?.agentState).toBe('awaiting-input');
+      } finally {
+        mirror.close();
+      }
+    },
+  );
 
   it('lists the slash commands of pi, a test extension and a prompt template', { timeout: 60_000 }, async () => {
     const names = async () => (await json<{ name: string; description: string }[]>('/sessions/pi-main/commands')).map((c) => c.name);
@@ -108,9 +120,17 @@ describe('the real agent in tether sessions', () => {
   });
 
   it('names the session after three messages; a manual description set first prevents it', { timeout: 240_000 }, async () => {
-    const created = await daemon.get('/sessions', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'manual' }) });
+    const created = await daemon.get('/sessions', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'manual' }),
+    });
     expect(created.status).toBe(201);
-    const patched = await daemon.get('/sessions/manual', { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ description: 'My own title' }) });
+    const patched = await daemon.get('/sessions/manual', {
+      method: 'PATCH',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ description: 'My own title' }),
+    });
     expect(patched.status).toBe(200);
 
     expect((await item('pi-main'))?.description).toBe('');
@@ -128,7 +148,7 @@ describe('the real agent in tether sessions', () => {
     expect((await item('manual'))?.description).toBe('My own title');
   });
 
-  it('keeps reporting across pi\'s /reload and /new (the extension starts again)', { timeout: 120_000 }, async () => {
+  it("keeps reporting across pi's /reload and /new (the extension starts again)", { timeout: 120_000 }, async () => {
     for (const command of ['/reload', '/new']) {
       await eventually(async () => (await item('manual'))?.agentState === 'awaiting-input', TURN_MS, 100);
       await type('manual', command);
@@ -183,19 +203,48 @@ describe('pi --tether started by a person in their own tmux session', () => {
   });
 
   it('makes the session a tether session, starts the daemon and shows the URL', { timeout: 120_000 }, async () => {
-    const env = Object.entries({ ...pi.env, TETHER_CONFIG: home.configFile, TETHER_DATA_DIR: home.dataDir }).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
-    await tmux.tmux('new-session', '-d', '-s', 'mine', '-x', '120', '-y', '40', ...env, '--', process.execPath, PI_CLI, '-e', EXTENSION, '--tether');
+    const env = Object.entries({ ...pi.env, TETHER_CONFIG: home.configFile, TETHER_DATA_DIR: home.dataDir }).flatMap(([k, v]) => [
+      '-e',
+      `${k}=${v}`,
+    ]);
+    await tmux.tmux(
+      'new-session',
+      '-d',
+      '-s',
+      'mine',
+      '-x',
+      '120',
+      '-y',
+      '40',
+      ...env,
+      '--',
+      process.execPath,
+      PI_CLI,
+      '-e',
+      EXTENSION,
+      '--tether',
+    );
     const outFile = join(home.dataDir, 'run', 'serve.out');
     // The daemon's stdout (the URL line) and stderr (logs) share this file.
-    const url: string = await eventually(() => /^http:\/\/\S+\?token=\S+$/m.exec(readFileSync(outFile, 'utf8'))?.[0] ?? '', PI_START_MS, 200);
+    const url: string = await eventually(
+      () => /^http:\/\/\S+\?token=\S+$/m.exec(readFileSync(outFile, 'utf8'))?.[0] ?? '',
+      PI_START_MS,
+      200,
+    );
     const base = new URL(url);
     const token = base.searchParams.get('token')!;
     const get = (path: string) => fetch(`${base.origin}${path}`, { headers: { authorization: `Bearer ${token}` } });
-    await eventually(async () => {
-      const sessions = (await (await get('/sessions')).json()) as { id: string; agentState: string | null }[];
-      return sessions.length === 1 && sessions[0]!.id === 'mine' && sessions[0]!.agentState === 'idle';
-    }, PI_START_MS, 200);
-    expect((await tmux.tmux('show-options', '-v', '-t', '=mine:', '@tether-pane')).trim()).toBe((await tmux.tmux('display-message', '-p', '-t', '=mine:', '#{pane_id}')).trim());
+    await eventually(
+      async () => {
+        const sessions = (await (await get('/sessions')).json()) as { id: string; agentState: string | null }[];
+        return sessions.length === 1 && sessions[0]!.id === 'mine' && sessions[0]!.agentState === 'idle';
+      },
+      PI_START_MS,
+      200,
+    );
+    expect((await tmux.tmux('show-options', '-v', '-t', '=mine:', '@tether-pane')).trim()).toBe(
+      (await tmux.tmux('display-message', '-p', '-t', '=mine:', '#{pane_id}')).trim(),
+    );
     await eventually(async () => (await tmux.capture('=mine:')).replace(/\n/g, '').includes(url.slice(0, 40)), 20_000, 200);
     expect(agentSocketPath(home.dataDir)).toMatch(/agent\.sock$/);
   });

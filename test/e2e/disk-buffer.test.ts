@@ -60,7 +60,11 @@ describe('disk buffer', () => {
     for (const c of cleanups.splice(0)) c();
   });
 
-  async function start(toml: string, io: Partial<DaemonIo> = {}, dataDir?: string): Promise<{ daemon: RunningDaemon; base: string; token: string; health: () => Promise<Health>; logs: () => string }> {
+  async function start(
+    toml: string,
+    io: Partial<DaemonIo> = {},
+    dataDir?: string,
+  ): Promise<{ daemon: RunningDaemon; base: string; token: string; health: () => Promise<Health>; logs: () => string }> {
     tmux ??= await privateTmux();
     home ??= daemonHome(tmux.socket, `[agent]\ncommand = "/bin/sh"\n${toml}`, dataDir ? { TETHER_DATA_DIR: dataDir } : {});
     let logs = '';
@@ -88,18 +92,24 @@ describe('disk buffer', () => {
   /** Waits until a file stops growing (the buffer writes every 100 ms). */
   const settled = async (path: string) => {
     let last = -1;
-    await eventually(() => {
-      const now = size(path);
-      const same = now === last;
-      last = now;
-      return same && now > 0;
-    }, 15_000, 300);
+    await eventually(
+      () => {
+        const now = size(path);
+        const same = now === last;
+        last = now;
+        return same && now > 0;
+      },
+      15_000,
+      300,
+    );
   };
 
   it('holds exactly the bytes a connected client received, for a mixed workload', async () => {
     const { base, token } = await start('');
     const mirror = await watch(base, token);
-    await type(`printf '\\033[1;31mred\\033[0m caf\\303\\251 \\342\\234\\223 tabs\\there\\n'; seq 1 3000; printf '\\033[2J\\033[H'; printf 'done-%s\\n' mixed`);
+    await type(
+      `printf '\\033[1;31mred\\033[0m caf\\303\\251 \\342\\234\\223 tabs\\there\\n'; seq 1 3000; printf '\\033[2J\\033[H'; printf 'done-%s\\n' mixed`,
+    );
     await eventually(async () => (await mirror.text()).includes('done-mixed'), 15_000);
     await settled(logFile());
 
@@ -108,7 +118,10 @@ describe('disk buffer', () => {
     const from = firstData.seq - firstData.bytes;
     const file = readFileSync(logFile());
     // The index maps a stream position to the file offset where that byte is.
-    const index = readFileSync(bufferPaths(join(dataDirOf(), 'buffers'), 'pi-main').idx, 'utf8').trim().split('\n').map((l) => l.split(' ').map(Number) as [number, number]);
+    const index = readFileSync(bufferPaths(join(dataDirOf(), 'buffers'), 'pi-main').idx, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => l.split(' ').map(Number) as [number, number]);
     const [offset, seq] = index.filter(([, s]) => s <= from).at(-1)!;
     const fromFile = file.subarray(offset + (from - seq));
     expect(fromFile.length).toBe(received.length);
@@ -149,7 +162,9 @@ describe('disk buffer', () => {
 
   it('switches writing off when free space is low (injected), keeps streaming, and resumes when space returns', async () => {
     let free = 50 * 1024 ** 3;
-    const { base, token, health } = await start('[buffer]\nmin_free_gb = 1\nwatchdog_interval_s = 1\n', { freeBytes: () => Promise.resolve(free) });
+    const { base, token, health } = await start('[buffer]\nmin_free_gb = 1\nwatchdog_interval_s = 1\n', {
+      freeBytes: () => Promise.resolve(free),
+    });
     const mirror = await watch(base, token);
     await type('echo before-full');
     await eventually(() => readFileSync(logFile(), 'latin1').includes('before-full'), 10_000);
@@ -177,40 +192,43 @@ describe('disk buffer', () => {
     expect(readFileSync(logFile(), 'latin1')).not.toContain('while-full\r\nwhile-full');
   });
 
-  it.skipIf(mountRefusal !== null)(`on a real full disk (a small tmpfs) writing goes off, streaming goes on, and it resumes once space is freed${mountRefusal ? ` [skipped: this machine cannot mount a tmpfs: ${mountRefusal}]` : ''}`, async () => {
-    const mnt = mkdtempSync(join(tmpdir(), 'tether-tmpfs-'));
-    expect(tryMount(mnt, '8m')).toBeNull();
-    cleanups.push(() => {
-      // The daemon closes its log file on stop(); a lazy unmount is the fallback if anything
-      // else still holds the file system.
-      try {
-        execFileSync('umount', [mnt], { stdio: 'pipe' });
-      } catch {
-        execFileSync('umount', ['-l', mnt], { stdio: 'pipe' });
-      }
-      rmSync(mnt, { recursive: true, force: true });
-    });
-    const dataDir = join(mnt, 'data');
-    mkdirSync(dataDir);
-    const { base, token, health } = await start('[buffer]\nmin_free_gb = 0.003\nwatchdog_interval_s = 1\n', {}, dataDir);
-    const mirror = await watch(base, token);
-    await type('echo on-tmpfs');
-    await eventually(() => size(logFile()) > 0, 10_000);
+  it.skipIf(mountRefusal !== null)(
+    `on a real full disk (a small tmpfs) writing goes off, streaming goes on, and it resumes once space is freed${mountRefusal ? ` [skipped: this machine cannot mount a tmpfs: ${mountRefusal}]` : ''}`,
+    async () => {
+      const mnt = mkdtempSync(join(tmpdir(), 'tether-tmpfs-'));
+      expect(tryMount(mnt, '8m')).toBeNull();
+      cleanups.push(() => {
+        // The daemon closes its log file on stop(); a lazy unmount is the fallback if anything
+        // else still holds the file system.
+        try {
+          execFileSync('umount', [mnt], { stdio: 'pipe' });
+        } catch {
+          execFileSync('umount', ['-l', mnt], { stdio: 'pipe' });
+        }
+        rmSync(mnt, { recursive: true, force: true });
+      });
+      const dataDir = join(mnt, 'data');
+      mkdirSync(dataDir);
+      const { base, token, health } = await start('[buffer]\nmin_free_gb = 0.003\nwatchdog_interval_s = 1\n', {}, dataDir);
+      const mirror = await watch(base, token);
+      await type('echo on-tmpfs');
+      await eventually(() => size(logFile()) > 0, 10_000);
 
-    // Fill the file system to within 1 MB of full: below the 3 MB minimum.
-    const filler = join(mnt, 'filler');
-    const free = () => Number(execFileSync('df', ['--output=avail', '-B1', mnt]).toString().trim().split('\n')[1]);
-    writeFileSync(filler, Buffer.alloc(free() - 1024 * 1024));
-    await eventually(async () => (await health()).status === 'degraded', 10_000);
-    expect((await health()).watchdog.reason).toMatch(/min_free_gb/);
-    await type('echo still-streaming');
-    await eventually(async () => (await mirror.text()).includes('still-streaming'), 10_000);
+      // Fill the file system to within 1 MB of full: below the 3 MB minimum.
+      const filler = join(mnt, 'filler');
+      const free = () => Number(execFileSync('df', ['--output=avail', '-B1', mnt]).toString().trim().split('\n')[1]);
+      writeFileSync(filler, Buffer.alloc(free() - 1024 * 1024));
+      await eventually(async () => (await health()).status === 'degraded', 10_000);
+      expect((await health()).watchdog.reason).toMatch(/min_free_gb/);
+      await type('echo still-streaming');
+      await eventually(async () => (await mirror.text()).includes('still-streaming'), 10_000);
 
-    rmSync(filler);
-    await eventually(async () => (await health()).status === 'ok', 10_000);
-    await type('echo written-again');
-    await eventually(() => readFileSync(logFile(), 'latin1').includes('written-again'), 10_000);
-  });
+      rmSync(filler);
+      await eventually(async () => (await health()).status === 'ok', 10_000);
+      await type('echo written-again');
+      await eventually(() => readFileSync(logFile(), 'latin1').includes('written-again'), 10_000);
+    },
+  );
 
   it('deletes idle buffers at start-up (and an ended idle session), keeps recent ones', async () => {
     const t = await privateTmux();
@@ -248,7 +266,15 @@ describe('disk buffer', () => {
     const { base, token } = await start('');
     const auth = { authorization: `Bearer ${token}` };
     for (const name of ['gone', 'kept']) {
-      expect((await fetch(`${base}/sessions`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ name }) })).status).toBe(201);
+      expect(
+        (
+          await fetch(`${base}/sessions`, {
+            method: 'POST',
+            headers: { ...auth, 'content-type': 'application/json' },
+            body: JSON.stringify({ name }),
+          })
+        ).status,
+      ).toBe(201);
       await watch(base, token, name);
       await type(`echo output-of-${name}`, name);
       await eventually(() => size(logFile(name)) > 0, 10_000);
@@ -266,7 +292,12 @@ describe('disk buffer', () => {
     await settled(logFile());
     const before = readFileSync(logFile());
     const idx = bufferPaths(join(dataDirOf(), 'buffers'), 'pi-main').idx;
-    const lastSeqBefore = Math.max(...readFileSync(idx, 'utf8').trim().split('\n').map((l) => Number(l.split(' ')[1])));
+    const lastSeqBefore = Math.max(
+      ...readFileSync(idx, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => Number(l.split(' ')[1])),
+    );
     await daemons.pop()!.stop();
     const again = await start('');
     await watch(again.base, again.token);
@@ -274,7 +305,10 @@ describe('disk buffer', () => {
     await eventually(() => readFileSync(logFile(), 'latin1').includes('after-restart'), 10_000);
     const after = readFileSync(logFile());
     expect(after.subarray(0, before.length).equals(before)).toBe(true);
-    const lines = readFileSync(idx, 'utf8').trim().split('\n').map((l) => l.split(' ').map(Number) as [number, number]);
+    const lines = readFileSync(idx, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => l.split(' ').map(Number) as [number, number]);
     const [offset, seq] = lines.at(-1)!;
     expect(offset).toBe(before.length);
     expect(seq).toBeGreaterThan(lastSeqBefore + before.length);

@@ -138,11 +138,18 @@ describe('/ops in a real browser', () => {
     agent.event('agent.end', { idle: true });
     await waitHighlighted(page, 'session:pi-main/agent', 'agentState.reporting.awaiting-input');
     // Its recent events are listed on its card.
-    await page.locator(`${card('session:pi-main/agent')} .events li`, { hasText: 'agent.end' }).first().waitFor({ timeout: UI_MS });
+    await page
+      .locator(`${card('session:pi-main/agent')} .events li`, { hasText: 'agent.end' })
+      .first()
+      .waitFor({ timeout: UI_MS });
     await shot('4-agent-awaiting-input');
 
     // Input that ends the agent (ctrl-d to cat): the session's pane exits and the highlight moves.
-    const r = await daemon.get('/sessions/pi-main/input', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ type: 'key', name: 'ctrl-d' }) });
+    const r = await daemon.get('/sessions/pi-main/input', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ type: 'key', name: 'ctrl-d' }),
+    });
     expect(r.status).toBe(204);
     await waitHighlighted(page, 'session:pi-main', 'session.running.pane.exited');
     expect(await highlighted(page, 'session:pi-main')).not.toContain('session.running.pane.alive');
@@ -172,38 +179,51 @@ describe('/ops in a real browser', () => {
     expect(stdout).toMatch(/^sidecar\s+sidecar\s+serving\.tmux\.up$/m);
     expect(stdout).toMatch(/^ {2}session:pi-main\s+session\s+running\.link\.attached\.live, running\.pane\.exited$/m);
     expect(stdout).toMatch(/^ {4}session:pi-main\/agent\s+agentState\s+reporting\.awaiting-input$/m);
-    const json = JSON.parse((await runCli(['status', '--json'], home.env)).stdout) as { health: { status: string }; sessions: { id: string; agentState: string }[] };
+    const json = JSON.parse((await runCli(['status', '--json'], home.env)).stdout) as {
+      health: { status: string };
+      sessions: { id: string; agentState: string }[];
+    };
     expect(json.health.status).toBe('ok');
     expect(json.sessions.map((x) => [x.id, x.agentState])).toEqual([['pi-main', 'awaiting-input']]);
   });
 
-  it('tether status talks to a daemon serving https, pinning its certificate; the page works over https and wss', { timeout: 60_000 }, async () => {
-    const tlsTmux = await privateTmux();
-    const tlsHome = daemonHome(tlsTmux.socket, 'tls = true\n[agent]\ncommand = "/bin/cat"\n');
-    const tlsDaemon = await startDaemon(tlsHome);
-    try {
-      expect(tlsDaemon.url.protocol).toBe('https:');
-      const { code, stdout, stderr } = await runCli(['status'], tlsHome.env);
-      expect(stderr).toBe('');
-      expect(code).toBe(0);
-      expect(stdout).toMatch(/tls: on/);
-      expect(stdout.split('\n').find((l) => l.startsWith('pi-main '))?.split(/\s+/).slice(0, 2)).toEqual(['pi-main', 'running']);
-      // The page over https: its live updates come over wss, allowed by its own CSP.
-      const context = await browser.newContext({ ignoreHTTPSErrors: true });
+  it(
+    'tether status talks to a daemon serving https, pinning its certificate; the page works over https and wss',
+    { timeout: 60_000 },
+    async () => {
+      const tlsTmux = await privateTmux();
+      const tlsHome = daemonHome(tlsTmux.socket, 'tls = true\n[agent]\ncommand = "/bin/cat"\n');
+      const tlsDaemon = await startDaemon(tlsHome);
       try {
-        const tlsPage = await context.newPage();
-        await tlsPage.goto(`${tlsDaemon.base}/ops?token=${encodeURIComponent(tlsDaemon.token)}`);
-        await waitHighlighted(tlsPage, 'session:pi-main', 'session.running.pane.alive');
-        expect(await tlsPage.textContent('#conn')).toBe('live');
+        expect(tlsDaemon.url.protocol).toBe('https:');
+        const { code, stdout, stderr } = await runCli(['status'], tlsHome.env);
+        expect(stderr).toBe('');
+        expect(code).toBe(0);
+        expect(stdout).toMatch(/tls: on/);
+        expect(
+          stdout
+            .split('\n')
+            .find((l) => l.startsWith('pi-main '))
+            ?.split(/\s+/)
+            .slice(0, 2),
+        ).toEqual(['pi-main', 'running']);
+        // The page over https: its live updates come over wss, allowed by its own CSP.
+        const context = await browser.newContext({ ignoreHTTPSErrors: true });
+        try {
+          const tlsPage = await context.newPage();
+          await tlsPage.goto(`${tlsDaemon.base}/ops?token=${encodeURIComponent(tlsDaemon.token)}`);
+          await waitHighlighted(tlsPage, 'session:pi-main', 'session.running.pane.alive');
+          expect(await tlsPage.textContent('#conn')).toBe('live');
+        } finally {
+          await context.close();
+        }
       } finally {
-        await context.close();
+        await tlsDaemon.stop();
+        await tlsTmux.cleanup();
+        tlsHome.cleanup();
       }
-    } finally {
-      await tlsDaemon.stop();
-      await tlsTmux.cleanup();
-      tlsHome.cleanup();
-    }
-  });
+    },
+  );
 
   it('tether status without a running daemon says so and exits 1', async () => {
     const idle = daemonHome(tmux.socket);

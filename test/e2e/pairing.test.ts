@@ -58,7 +58,8 @@ describe('pairing, tokens and TLS', () => {
     expect(r.code, r.stderr).toBe(0);
     return JSON.parse(r.stdout) as PairingJson;
   };
-  const request = (path: string, init: Parameters<typeof pinnedRequest>[4] = {}): Promise<PinnedResponse> => pinnedRequest(host, port, path, tls, init);
+  const request = (path: string, init: Parameters<typeof pinnedRequest>[4] = {}): Promise<PinnedResponse> =>
+    pinnedRequest(host, port, path, tls, init);
   const certPem = () => readFileSync(join(home.dataDir, 'tls/cert.pem'), 'utf8');
 
   it('serves https with its own certificate, and the startup URL says so', () => {
@@ -130,18 +131,28 @@ describe('pairing, tokens and TLS', () => {
       await expect(pinnedTlsOptions('127.0.0.1', impostorPort, p.fingerprint)).rejects.toBeInstanceOf(PinMismatchError);
       // Even a client that kept the real certificate cannot be talked into the impostor's.
       const kept = pinnedOptions(certPem(), p.fingerprint);
-      await expect(pinnedRequest('127.0.0.1', impostorPort, '/pair', kept, { method: 'POST', body: { pairingToken: p.pairingToken, deviceName: 'x' } })).rejects.toThrow();
+      await expect(
+        pinnedRequest('127.0.0.1', impostorPort, '/pair', kept, {
+          method: 'POST',
+          body: { pairingToken: p.pairingToken, deviceName: 'x' },
+        }),
+      ).rejects.toThrow();
       expect(requests).toBe(0);
     } finally {
       impostor.close();
     }
     // The pairing token never reached anyone: it still pairs with the real daemon.
-    expect((await request('/pair', { method: 'POST', body: { pairingToken: p.pairingToken, deviceName: 'after impostor' } })).status).toBe(201);
+    expect((await request('/pair', { method: 'POST', body: { pairingToken: p.pairingToken, deviceName: 'after impostor' } })).status).toBe(
+      201,
+    );
   });
 
   it('a used, a wrong and an expired pairing token get 401; a bad body is a 400 that spends nothing', async () => {
     const p = await pairJson();
-    const bad = await request('/pair', { method: 'POST', body: { pairingToken: p.pairingToken, deviceName: 'x', deviceToken: 'ab'.repeat(32) } });
+    const bad = await request('/pair', {
+      method: 'POST',
+      body: { pairingToken: p.pairingToken, deviceName: 'x', deviceToken: 'ab'.repeat(32) },
+    });
     expect(bad.status).toBe(400);
     expect(bad.json<{ message: string }>().message).toMatch(/environment/);
     expect((await request('/pair', { method: 'POST', body: { pairingToken: p.pairingToken, deviceName: 7 } })).status).toBe(400);
@@ -180,12 +191,16 @@ describe('pairing, tokens and TLS', () => {
     expect(statuses.slice(0, 10)).toEqual(Array(10).fill(401));
     expect(statuses[10]).toBe(429);
     // Another address is not held back by it.
-    expect((await request('/pair', { localAddress: '127.0.0.78', method: 'POST', body: { pairingToken: 'wrong', deviceName: 'g' } })).status).toBe(401);
+    expect(
+      (await request('/pair', { localAddress: '127.0.0.78', method: 'POST', body: { pairingToken: 'wrong', deviceName: 'g' } })).status,
+    ).toBe(401);
   });
 
   it('revoking a token closes its open stream with 4401 at once, and its next request is a 401', async () => {
     const p = await pairJson();
-    const { token, name } = (await request('/pair', { method: 'POST', body: { pairingToken: p.pairingToken, deviceName: 'to revoke' } })).json<{ token: string; name: string }>();
+    const { token, name } = (
+      await request('/pair', { method: 'POST', body: { pairingToken: p.pairingToken, deviceName: 'to revoke' } })
+    ).json<{ token: string; name: string }>();
     const ws = new WebSocket(`wss://${host}:${port}/sessions/pi-main/stream`, { ...tls, headers: { authorization: `Bearer ${token}` } });
     await new Promise((resolve, reject) => {
       ws.once('message', resolve);
@@ -224,7 +239,9 @@ describe('pairing, tokens and TLS', () => {
       expect(r.text).not.toContain('PRIVATE KEY');
     }
     const p = await pairJson();
-    const { token } = (await request('/pair', { method: 'POST', body: { pairingToken: p.pairingToken, deviceName: 'log check' } })).json<{ token: string }>();
+    const { token } = (await request('/pair', { method: 'POST', body: { pairingToken: p.pairingToken, deviceName: 'log check' } })).json<{
+      token: string;
+    }>();
     await request(`/sessions?token=${token}`);
     await new Promise((r) => setTimeout(r, 300));
     const logs = daemon.stderr() + readFileSync(join(home.dataDir, 'tether.log'), 'utf8');

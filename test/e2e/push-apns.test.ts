@@ -8,7 +8,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/log.js';
-import { preparePush, PushConfigError, PushService, type PushConfig, type PushDevice, type PushSettings } from '../../src/push/push.service.js';
+import {
+  preparePush,
+  PushConfigError,
+  PushService,
+  type PushConfig,
+  type PushDevice,
+  type PushSettings,
+} from '../../src/push/push.service.js';
 import { apnsKey, startFakeApns, type FakeApns } from '../helpers/apns-server.js';
 import { eventually } from '../helpers/tmux.js';
 
@@ -83,7 +90,10 @@ describe('push to APNs', () => {
     const push = service();
     push.awaitingInput('pi-main');
     await eventually(() => sandbox.requests.length === 1 && production.requests.length === 1, 10_000, 20);
-    for (const [server, device] of [[sandbox, devices[0]!], [production, devices[1]!]] as const) {
+    for (const [server, device] of [
+      [sandbox, devices[0]!],
+      [production, devices[1]!],
+    ] as const) {
       const req = server.requests[0]!;
       expect(req.path).toBe(`/3/device/${device.deviceToken}`);
       expect(req.jwtError).toBeNull();
@@ -96,7 +106,10 @@ describe('push to APNs', () => {
       expect(req.headers['apns-collapse-id']).toBe('session-pi-main');
       expect(Number(req.headers['apns-expiration'])).toBeGreaterThan(clock / 1000);
       expect(req.body.length).toBeLessThan(4096);
-      expect(req.payload).toMatchObject({ aps: { alert: { title: 'pi is waiting for you', body: 'pi-main: fix the login bug' } }, sessionId: 'pi-main' });
+      expect(req.payload).toMatchObject({
+        aps: { alert: { title: 'pi is waiting for you', body: 'pi-main: fix the login bug' } },
+        sessionId: 'pi-main',
+      });
     }
     await new Promise((r) => setTimeout(r, 200));
     expect(sandbox.requests.length + production.requests.length).toBe(2);
@@ -150,9 +163,20 @@ describe('push to APNs', () => {
     production.answer = expired;
     clock += 25 * MIN;
     push.awaitingInput('four');
-    const renewedTo = () => new Set(all().filter((r) => r.jwt !== first).map((r) => r.path));
+    const renewedTo = () =>
+      new Set(
+        all()
+          .filter((r) => r.jwt !== first)
+          .map((r) => r.path),
+      );
     await eventually(() => renewedTo().size === 8, 10_000, 20);
-    expect(new Set(all().filter((r) => r.jwt !== first).map((r) => r.jwt)).size).toBe(1);
+    expect(
+      new Set(
+        all()
+          .filter((r) => r.jwt !== first)
+          .map((r) => r.jwt),
+      ).size,
+    ).toBe(1);
     expect(push.status()).toMatchObject({ sent: 32 });
     expect(push.providerTokensIssued).toBe(2);
   });
@@ -218,7 +242,9 @@ describe('push to APNs', () => {
     const off = await preparePush(config({ team_id: '', key_id: '', key_path: '', bundle_id: '' }), 'c.toml');
     expect(off.enabled).toBe(false);
     expect(!off.enabled && off.reason).toContain('push is not configured');
-    await expect(preparePush(config({ key_id: '' }), 'c.toml')).rejects.toThrow(new PushConfigError('[push] in c.toml: key_id must be set too (push needs team_id, key_id, key_path and bundle_id)'));
+    await expect(preparePush(config({ key_id: '' }), 'c.toml')).rejects.toThrow(
+      new PushConfigError('[push] in c.toml: key_id must be set too (push needs team_id, key_id, key_path and bundle_id)'),
+    );
     await expect(preparePush(config({ key_path: join(dir, 'nope.p8') }), 'c.toml')).rejects.toThrow(/key_path .*nope\.p8 does not exist/);
     const junk = join(dir, 'junk.p8');
     writeFileSync(junk, 'not a key');

@@ -128,7 +128,10 @@ describe('push through the daemon', () => {
     sandbox.requests.length = 0;
     production.requests.length = 0;
     // Phone A in the foreground, but it will stop answering pings (the phone went to sleep).
-    const ws = new WebSocket(`${daemon.base.replace(/^http/, 'ws')}/sessions/pi-main/stream`, { headers: { authorization: `Bearer ${paired.A.token}` }, autoPong: false });
+    const ws = new WebSocket(`${daemon.base.replace(/^http/, 'ws')}/sessions/pi-main/stream`, {
+      headers: { authorization: `Bearer ${paired.A.token}` },
+      autoPong: false,
+    });
     await new Promise((resolve, reject) => {
       ws.once('message', resolve);
       ws.once('error', reject);

@@ -152,7 +152,19 @@ describe('REST sessions', () => {
       expect(res.status, JSON.stringify(name)).toBe(400);
       expect(await res.json()).toMatchObject({ error: 'bad-request' });
     }
-    const descriptions = ['a;kill-server', '#{pane_id}', `$(touch ${HOSTILE_FILE})`, '`touch x`', '../../etc/passwd', 'l1\nl2\r\n', '\ttab', '~/x', "it's \"q\"", '\\;', 'a;'];
+    const descriptions = [
+      'a;kill-server',
+      '#{pane_id}',
+      `$(touch ${HOSTILE_FILE})`,
+      '`touch x`',
+      '../../etc/passwd',
+      'l1\nl2\r\n',
+      '\ttab',
+      '~/x',
+      'it\'s "q"',
+      '\\;',
+      'a;',
+    ];
     for (const description of descriptions) {
       const res = await json('PATCH', '/sessions/pi-main', { description });
       expect(res.status).toBe(200);
@@ -164,7 +176,9 @@ describe('REST sessions', () => {
     expect((await json('POST', '/sessions/pi-main/input', { type: 'key', name: 'Up;kill-server' })).status).toBe(400);
     expect((await json('POST', '/sessions/pi-main/input', { type: 'key', name: '#{pane_id}' })).status).toBe(400);
     // Literal text is typed, never run by tmux; a 1 MB body is refused as too large.
-    expect((await json('POST', '/sessions/pi-main/input', { type: 'keys', data: `;kill-server #{pane_id} $(touch ${HOSTILE_FILE})` })).status).toBe(204);
+    expect(
+      (await json('POST', '/sessions/pi-main/input', { type: 'keys', data: `;kill-server #{pane_id} $(touch ${HOSTILE_FILE})` })).status,
+    ).toBe(204);
     expect((await json('POST', '/sessions/pi-main/input', { type: 'keys', data: 'x'.repeat(2 * 1024 * 1024) })).status).toBe(413);
     // Invalid UTF-8 in the body: decoded with replacement characters and stored as such, or refused.
     const raw = Buffer.concat([Buffer.from('{"description":"bad '), Buffer.from([0xff, 0xfe, 0xc3]), Buffer.from('"}')]);
@@ -183,9 +197,19 @@ describe('REST sessions', () => {
     const before = await tmuxNames();
     const bodies = fc.oneof(
       fc.jsonValue(),
-      fc.record({ type: fc.constantFrom('key', 'keys', 'paste', 'nope', 1), name: fc.oneof(fc.string(), fc.integer()), data: fc.oneof(fc.string(), fc.constant(null)) }, { requiredKeys: [] }),
+      fc.record(
+        {
+          type: fc.constantFrom('key', 'keys', 'paste', 'nope', 1),
+          name: fc.oneof(fc.string(), fc.integer()),
+          data: fc.oneof(fc.string(), fc.constant(null)),
+        },
+        { requiredKeys: [] },
+      ),
       fc.record({ description: fc.oneof(fc.string(), fc.integer(), fc.constant(null)), x: fc.string() }, { requiredKeys: [] }),
-      fc.record({ name: fc.oneof(fc.string(), fc.constant('fz-1')), project: fc.oneof(fc.string(), fc.array(fc.string())) }, { requiredKeys: [] }),
+      fc.record(
+        { name: fc.oneof(fc.string(), fc.constant('fz-1')), project: fc.oneof(fc.string(), fc.array(fc.string())) },
+        { requiredKeys: [] },
+      ),
     );
     const routes = [
       ['POST', '/sessions'],

@@ -112,7 +112,10 @@ describe('tether serve', () => {
     await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
     const port = (blocker.address() as { port: number }).port;
     try {
-      writeFileSync(home.configFile, `bindAddress = "127.0.0.1:${port}"\ntls = false\n${AGENT}\n[tmux]\nsocket = ${JSON.stringify(tmux.socket)}\n`);
+      writeFileSync(
+        home.configFile,
+        `bindAddress = "127.0.0.1:${port}"\ntls = false\n${AGENT}\n[tmux]\nsocket = ${JSON.stringify(tmux.socket)}\n`,
+      );
       const r = await runCli(['serve'], home.env);
       expect(r.code).not.toBe(0);
       expect(r.stderr).toContain(String(port));

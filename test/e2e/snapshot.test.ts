@@ -99,7 +99,10 @@ describe('pane snapshots on real tmux', () => {
       const { rt, chunks } = await sessionPrinting(workload);
       const snap = await rt.snapshot();
       expect(snap.position).toBe(rt.stream.position);
-      await expectSameScreen([snap.data], chunks.map((c) => c.data));
+      await expectSameScreen(
+        [snap.data],
+        chunks.map((c) => c.data),
+      );
       // And the text tmux itself shows.
       const live = (await tmux.tmux('capture-pane', '-p', '-t', '=snap:')).split('\n').slice(0, 40);
       const shown = await screenOf([snap.data]);
@@ -119,6 +122,9 @@ describe('pane snapshots on real tmux', () => {
     const after = rt.stream.ring.since(snap.position)!;
     expect(after).not.toBeNull();
     // `chunks` is the continuous client: subscribed before the first byte, still subscribed.
-    await expectSameScreen([snap.data, ...after.map((c) => c.data)], chunks.map((c) => c.data));
+    await expectSameScreen(
+      [snap.data, ...after.map((c) => c.data)],
+      chunks.map((c) => c.data),
+    );
   });
 });

@@ -32,7 +32,15 @@ describe('a client that never reads', () => {
     d = await startDaemon(home);
   }, 30_000);
   afterAll(async () => {
-    if (process.env.FLOOD_DEBUG) console.log(d.stderr().split('\n').filter((l) => /stream client|snapshot|pause|gap/.test(l)).slice(-40).join('\n'));
+    if (process.env.FLOOD_DEBUG)
+      console.log(
+        d
+          .stderr()
+          .split('\n')
+          .filter((l) => /stream client|snapshot|pause|gap/.test(l))
+          .slice(-40)
+          .join('\n'),
+      );
     await d.kill();
     await tmux.cleanup();
     home.cleanup();
@@ -58,7 +66,13 @@ describe('a client that never reads', () => {
     const sampler = setInterval(() => (peak = Math.max(peak, rssMb(pid))), 200);
     try {
       // Random text, so that compression cannot make the flood small (base64: 4 bytes out per 3 in).
-      await tmux.tmux('send-keys', '-t', '=flood:', '-l', `head -c ${Math.round((FLOOD_BYTES * 3) / 4)} /dev/urandom | base64 -w 100; echo FLOOD-$((1+1))DONE`);
+      await tmux.tmux(
+        'send-keys',
+        '-t',
+        '=flood:',
+        '-l',
+        `head -c ${Math.round((FLOOD_BYTES * 3) / 4)} /dev/urandom | base64 -w 100; echo FLOOD-$((1+1))DONE`,
+      );
       await tmux.tmux('send-keys', '-t', '=flood:', 'Enter');
       await eventually(async () => (await tmux.capture('=flood:')).includes('FLOOD-2DONE'), 180_000, 500);
     } finally {
@@ -75,12 +89,20 @@ describe('a client that never reads', () => {
     await tmux.tmux('send-keys', '-t', '=flood:', '-l', 'echo after-$((5*5))');
     await tmux.tmux('send-keys', '-t', '=flood:', 'Enter');
     // Its screen, from the last snapshot and the chunks after it, shows the new output.
-    await eventually(async () => {
-      const at = frames.map((f) => f.kind === 'text' && f.frame.type === 'snapshot').lastIndexOf(true);
-      const parts = frames.slice(at).map((f) => (f.kind === 'binary' ? f.data.subarray(8) : f.frame.type === 'snapshot' ? Buffer.from(f.frame.data!, 'base64') : Buffer.alloc(0)));
-      const screen = await screenOf(parts);
-      return screen.text.join('\n').includes('after-25') && screen.text.join('\n').includes('FLOOD-2DONE');
-    }, 20_000, 200);
+    await eventually(
+      async () => {
+        const at = frames.map((f) => f.kind === 'text' && f.frame.type === 'snapshot').lastIndexOf(true);
+        const parts = frames
+          .slice(at)
+          .map((f) =>
+            f.kind === 'binary' ? f.data.subarray(8) : f.frame.type === 'snapshot' ? Buffer.from(f.frame.data!, 'base64') : Buffer.alloc(0),
+          );
+        const screen = await screenOf(parts);
+        return screen.text.join('\n').includes('after-25') && screen.text.join('\n').includes('FLOOD-2DONE');
+      },
+      20_000,
+      200,
+    );
     ws.close();
   }, 240_000);
 });

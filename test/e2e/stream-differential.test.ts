@@ -79,7 +79,10 @@ describe('differential screens: a client that never left vs one that keeps resum
     tmux = await privateTmux();
     const port = await freePort();
     home = daemonHome(tmux.socket, `[agent]\ncommand = "/bin/sh"\ndefault_session = "diff"\n[stream]\nring_kb = 64\n`);
-    writeFileSync(home.configFile, `bindAddress = "127.0.0.1:${port}"\ntls = false\n[agent]\ncommand = "/bin/sh"\ndefault_session = "diff"\n[stream]\nring_kb = 64\n[tmux]\nsocket = ${JSON.stringify(tmux.socket)}\n`);
+    writeFileSync(
+      home.configFile,
+      `bindAddress = "127.0.0.1:${port}"\ntls = false\n[agent]\ncommand = "/bin/sh"\ndefault_session = "diff"\n[stream]\nring_kb = 64\n[tmux]\nsocket = ${JSON.stringify(tmux.socket)}\n`,
+    );
     for (const [name, text] of Object.entries({ draw: DRAW, alt: ALT, modes: MODES })) {
       scripts[name] = join(home.dir, `${name}.cjs`);
       writeFileSync(scripts[name], text);
@@ -128,7 +131,12 @@ describe('differential screens: a client that never left vs one that keeps resum
     expect(b.modes).toEqual(a.modes);
     if (a.buffer === 'normal') expect(b.scrollback.slice(-500)).toEqual(a.scrollback.slice(-500));
     const captured = (await tmux.tmux('capture-pane', '-p', '-t', '=diff:')).split('\n').slice(0, 40);
-    expect(a.text.map((l) => l.trimEnd())).toEqual(captured.map((l) => l.trimEnd()).concat(Array(40).fill('')).slice(0, 40));
+    expect(a.text.map((l) => l.trimEnd())).toEqual(
+      captured
+        .map((l) => l.trimEnd())
+        .concat(Array(40).fill(''))
+        .slice(0, 40),
+    );
     const [cx, cy] = (await tmux.tmux('display', '-p', '-t', '=diff:', '#{cursor_x} #{cursor_y}')).trim().split(' ').map(Number);
     expect(a.cursor).toEqual({ x: cx, y: cy });
     expect(flap.stream.paste.on).toBe(a.modes.bracketedPaste);
@@ -150,11 +158,13 @@ describe('differential screens: a client that never left vs one that keeps resum
       const target = stay.stream.lastSeq ?? 0;
       flap.stream.connect();
       // It has a base again once it got a snapshot, or (resuming honestly) caught up by delta.
-      const based = () => flap.received.slice(before).some((r) => r.kind === 'snapshot') || (!forced && (flap.stream.lastSeq ?? 0) >= target);
+      const based = () =>
+        flap.received.slice(before).some((r) => r.kind === 'snapshot') || (!forced && (flap.stream.lastSeq ?? 0) >= target);
       await eventually(based, 5000, 5);
       const after = flap.received.slice(before);
-      if (process.env.DIFF_DEBUG) console.log(round, JSON.stringify(after.map((r) => r.kind + (r.kind === "snapshot" || r.kind === "data" ? ":" + r.seq : ""))));
-      if (after.some((r) => r.kind === "snapshot")) seen.snapshots++;
+      if (process.env.DIFF_DEBUG)
+        console.log(round, JSON.stringify(after.map((r) => r.kind + (r.kind === 'snapshot' || r.kind === 'data' ? ':' + r.seq : ''))));
+      if (after.some((r) => r.kind === 'snapshot')) seen.snapshots++;
       else seen.deltas++;
       if (round > 400) throw new Error('the workload never finished');
     }

@@ -60,7 +60,11 @@ async function recorder(name: string, setup = ''): Promise<{ paneId: string; fil
   const file = join(tmux.dir, `${name}.bin`);
   writeFileSync(file, '');
   const script = `${setup}stty raw -echo -iexten; exec cat > "$1"`;
-  const { paneId } = await createSession(tmux.cli, { name, command: ['/bin/sh', '-c', script, 'sh', file], createdAt: new Date().toISOString() });
+  const { paneId } = await createSession(tmux.cli, {
+    name,
+    command: ['/bin/sh', '-c', script, 'sh', file],
+    createdAt: new Date().toISOString(),
+  });
   await eventually(async () => (await tmux.tmux('display', '-p', '-t', paneId, '#{pane_current_command}')).trim() === 'cat');
   return { paneId, file };
 }
@@ -112,7 +116,10 @@ describe('sessions on real tmux', () => {
     expect(await readUserOption(tmux.cli, 'agent-1', '@tether-pane')).toBe(paneId);
 
     const info = await tmux.tmux(
-      'display', '-p', '-t', paneId,
+      'display',
+      '-p',
+      '-t',
+      paneId,
       '#{window_width}x#{window_height} #{window-size} #{history_limit} #{remain-on-exit} #{session_windows} #{window_panes}',
     );
     expect(info.trim()).toBe('120x40 manual 10000 on 1 1');
@@ -136,9 +143,31 @@ describe('sessions on real tmux', () => {
     const outer = join(tmux.dir, 'outer.sock');
     try {
       // An ordinary client in a 200x60 terminal: a pane of a second private server.
-      await run('tmux', ['-S', outer, 'new-session', '-d', '-s', 'o', '-x', '200', '-y', '60', 'env', '-u', 'TMUX', 'tmux', '-S', tmux.socket, 'attach-session', '-t', '=agent-1']);
+      await run('tmux', [
+        '-S',
+        outer,
+        'new-session',
+        '-d',
+        '-s',
+        'o',
+        '-x',
+        '200',
+        '-y',
+        '60',
+        'env',
+        '-u',
+        'TMUX',
+        'tmux',
+        '-S',
+        tmux.socket,
+        'attach-session',
+        '-t',
+        '=agent-1',
+      ]);
       await eventually(async () => (await tmux.tmux('list-clients', '-F', '#{client_width}x#{client_height}')).includes('200x60'));
-      expect((await tmux.tmux('display', '-p', '-t', agentPane, '#{window_width}x#{window_height} #{window-size}')).trim()).toBe('120x40 manual');
+      expect((await tmux.tmux('display', '-p', '-t', agentPane, '#{window_width}x#{window_height} #{window-size}')).trim()).toBe(
+        '120x40 manual',
+      );
       await run('tmux', ['-S', outer, 'resize-window', '-t', 'o', '-x', '70', '-y', '20']);
       await eventually(async () => (await tmux.tmux('list-clients', '-F', '#{client_width}x#{client_height}')).includes('70x20'));
       expect((await tmux.tmux('display', '-p', '-t', agentPane, '#{window_width}x#{window_height}')).trim()).toBe('120x40');
@@ -148,9 +177,9 @@ describe('sessions on real tmux', () => {
       // tmux 3.3a now and then misses a pane's SIGCHLD and records none; the session link
       // nudges tmux for its own panes, this bare window has no link.)
       await eventually(async () => (await tmux.tmux('display', '-p', '-t', pane, '#{pane_dead}')).trim() === '1');
-      expect((await tmux.tmux('display', '-p', '-t', pane, '#{window_width}x#{window_height} #{window-size} #{remain-on-exit}')).trim()).toBe(
-        '120x40 manual on',
-      );
+      expect(
+        (await tmux.tmux('display', '-p', '-t', pane, '#{window_width}x#{window_height} #{window-size} #{remain-on-exit}')).trim(),
+      ).toBe('120x40 manual on');
       await tmux.tmux('kill-pane', '-t', pane);
     } finally {
       await run('tmux', ['-S', outer, 'kill-server']).catch(() => undefined);
@@ -163,7 +192,9 @@ describe('sessions on real tmux', () => {
       await expect(createSession(never, { name, command: ['cat'], createdAt: 'now' })).rejects.toThrow(TmuxArgumentError);
     }
     await expect(createSession(never, { name: 'ok', command: ['cat', 'a\0b'], createdAt: 'now' })).rejects.toThrow(TmuxArgumentError);
-    await expect(createSession(never, { name: 'ok', command: ['cat'], env: { 'A=B': 'x' }, createdAt: 'now' })).rejects.toThrow(TmuxArgumentError);
+    await expect(createSession(never, { name: 'ok', command: ['cat'], env: { 'A=B': 'x' }, createdAt: 'now' })).rejects.toThrow(
+      TmuxArgumentError,
+    );
     await expect(createSession(tmux.cli, { name: 'agent-1', command: ['cat'], createdAt: 'later' })).rejects.toThrow(SessionExistsError);
     expect(await readUserOption(tmux.cli, 'agent-1', '@created')).toBe('2026-01-02T03:04:05.678Z');
     expect(await readUserOption(tmux.cli, 'agent-1', '@tether-pane')).toBe(agentPane);
@@ -183,7 +214,13 @@ describe('sessions on real tmux', () => {
     expect(user.sessionId).toBe('$0');
 
     const agent = byName.get('agent-1')!;
-    expect(agent).toMatchObject({ isTether: true, createdAt: '2026-01-02T03:04:05.678Z', project: HOSTILE, paneId: agentPane, paneDead: false });
+    expect(agent).toMatchObject({
+      isTether: true,
+      createdAt: '2026-01-02T03:04:05.678Z',
+      project: HOSTILE,
+      paneId: agentPane,
+      paneDead: false,
+    });
     expect(agent.attachedClients).toBe(0);
     expect(agent.panePid).toBeGreaterThan(1);
     expect(Math.abs(agent.created - Date.now() / 1000)).toBeLessThan(120);
@@ -231,10 +268,15 @@ describe('sessions on real tmux', () => {
 });
 
 describe('user options on real tmux', () => {
-  const value = fc.oneof(
-    fc.string({ unit: 'binary', maxLength: 40 }),
-    fc.string({ unit: fc.constantFrom(';', '#', '{', '}', '$', '(', ')', '~', '"', "'", '\\', '\n', '\t', '\r', '\x1b', '\x1f', '-', ' ', 'é'), maxLength: 20 }),
-  ).filter((s) => !s.includes('\0'));
+  const value = fc
+    .oneof(
+      fc.string({ unit: 'binary', maxLength: 40 }),
+      fc.string({
+        unit: fc.constantFrom(';', '#', '{', '}', '$', '(', ')', '~', '"', "'", '\\', '\n', '\t', '\r', '\x1b', '\x1f', '-', ' ', 'é'),
+        maxLength: 20,
+      }),
+    )
+    .filter((s) => !s.includes('\0'));
 
   beforeAll(async () => {
     await createSession(tmux.cli, { name: 'opts', command: ['cat'], createdAt: new Date().toISOString() });
@@ -257,7 +299,10 @@ describe('user options on real tmux', () => {
   it('round-trips exactly through control-mode command lines', async () => {
     const values = [...fc.sample(value, { numRuns: 80, seed: 7 }), '', HOSTILE, '-x', 'x;'];
     const name = (i: number): string => `@q-${i.toString(26).replace(/./g, (d) => String.fromCharCode(97 + parseInt(d, 26)))}`;
-    await control('opts', values.map((v, i) => buildControlCommand(['set-option', '-t', '=opts:', name(i), v])));
+    await control(
+      'opts',
+      values.map((v, i) => buildControlCommand(['set-option', '-t', '=opts:', name(i), v])),
+    );
     for (const [i, v] of values.entries()) expect(await readUserOption(tmux.cli, 'opts', name(i))).toBe(v);
   });
 
@@ -299,14 +344,60 @@ describe('input on real tmux', () => {
   });
 
   it('sends named keys the way a terminal would, following the cursor-key mode', async () => {
-    const names = ['up', 'enter', 'tab', 'shift-tab', 'ctrl-a', 'f1', 'f12', 'ctrl-space', 'backspace', 'delete', 'insert', 'home', 'end', 'pageup', 'pagedown', 'ctrl-left', 'escape', 'space', 'alt-x'];
+    const names = [
+      'up',
+      'enter',
+      'tab',
+      'shift-tab',
+      'ctrl-a',
+      'f1',
+      'f12',
+      'ctrl-space',
+      'backspace',
+      'delete',
+      'insert',
+      'home',
+      'end',
+      'pageup',
+      'pagedown',
+      'ctrl-left',
+      'escape',
+      'space',
+      'alt-x',
+    ];
     const normal = await recorder('named');
-    await control('named', names.flatMap((n) => sendKeyCommands(normal.paneId, resolveKey(n)!)));
-    const expected = ['\x1b[A', '\r', '\t', '\x1b[Z', '\x01', '\x1bOP', '\x1b[24~', '\0', '\x7f', '\x1b[3~', '\x1b[2~', '\x1b[1~', '\x1b[4~', '\x1b[5~', '\x1b[6~', '\x1b[1;5D', '\x1b', ' ', '\x1bx'];
+    await control(
+      'named',
+      names.flatMap((n) => sendKeyCommands(normal.paneId, resolveKey(n)!)),
+    );
+    const expected = [
+      '\x1b[A',
+      '\r',
+      '\t',
+      '\x1b[Z',
+      '\x01',
+      '\x1bOP',
+      '\x1b[24~',
+      '\0',
+      '\x7f',
+      '\x1b[3~',
+      '\x1b[2~',
+      '\x1b[1~',
+      '\x1b[4~',
+      '\x1b[5~',
+      '\x1b[6~',
+      '\x1b[1;5D',
+      '\x1b',
+      ' ',
+      '\x1bx',
+    ];
     await recorded(normal.file, Buffer.from(expected.join(''), 'latin1'));
 
     const app = await recorder('named-app', "printf '\\033[?1h'; ");
-    await control('named-app', ['up', 'left'].flatMap((n) => sendKeyCommands(app.paneId, resolveKey(n)!)));
+    await control(
+      'named-app',
+      ['up', 'left'].flatMap((n) => sendKeyCommands(app.paneId, resolveKey(n)!)),
+    );
     await recorded(app.file, Buffer.from('\x1bOA\x1bOD', 'latin1'));
   });
 

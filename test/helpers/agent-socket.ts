@@ -28,7 +28,16 @@ export function fakeAgent(dataDir: string, pane: string, tmuxSocket: string): Fa
     socket.on('close', () => reject(new Error('the agent socket closed before an answer')));
   });
   socket.on('connect', () =>
-    send({ type: 'hello', v: AGENT_PROTOCOL_VERSION, pane, tmuxSocket, pid: process.pid, state: 'idle', userMessages: [], userMessageCount: 0 }),
+    send({
+      type: 'hello',
+      v: AGENT_PROTOCOL_VERSION,
+      pane,
+      tmuxSocket,
+      pid: process.pid,
+      state: 'idle',
+      userMessages: [],
+      userMessageCount: 0,
+    }),
   );
   return {
     welcomed,

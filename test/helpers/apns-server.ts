@@ -45,11 +45,24 @@ export function apnsKey(dir: string): { keyPath: string; publicKey: KeyObject } 
   return { keyPath, publicKey };
 }
 
-export async function startFakeApns(dir: string, name: string, publicKey: KeyObject, expect: { teamId: string; keyId: string }): Promise<FakeApns> {
+export async function startFakeApns(
+  dir: string,
+  name: string,
+  publicKey: KeyObject,
+  expect: { teamId: string; keyId: string },
+): Promise<FakeApns> {
   const pems = await generate([{ name: 'commonName', value: `fake-apns-${name}` }], {
     keySize: 2048,
     algorithm: 'sha256',
-    extensions: [{ name: 'subjectAltName', altNames: [{ type: 2, value: 'localhost' }, { type: 7, ip: '127.0.0.1' }] }],
+    extensions: [
+      {
+        name: 'subjectAltName',
+        altNames: [
+          { type: 2, value: 'localhost' },
+          { type: 7, ip: '127.0.0.1' },
+        ],
+      },
+    ],
   });
   const certFile = join(dir, `${name}-cert.pem`);
   writeFileSync(certFile, pems.cert);
@@ -99,9 +112,24 @@ export async function startFakeApns(dir: string, name: string, publicKey: KeyObj
         } catch {
           payload = null;
         }
-        const req: ApnsRequest = { path, deviceToken: decodeURIComponent(path.replace(/^\/3\/device\//, '')), headers, jwt, jwtHeader, claims, jwtError, body, payload };
+        const req: ApnsRequest = {
+          path,
+          deviceToken: decodeURIComponent(path.replace(/^\/3\/device\//, '')),
+          headers,
+          jwt,
+          jwtHeader,
+          claims,
+          jwtError,
+          body,
+          payload,
+        };
         requests.push(req);
-        const a: ApnsAnswer = headers[':method'] !== 'POST' || !path.startsWith('/3/device/') ? { status: 405, reason: 'MethodNotAllowed' } : jwtError ? { status: 403, reason: 'InvalidProviderToken' } : fake.answer(req);
+        const a: ApnsAnswer =
+          headers[':method'] !== 'POST' || !path.startsWith('/3/device/')
+            ? { status: 405, reason: 'MethodNotAllowed' }
+            : jwtError
+              ? { status: 403, reason: 'InvalidProviderToken' }
+              : fake.answer(req);
         stream.respond({ ':status': a.status, 'apns-id': `id-${requests.length}` });
         stream.end(a.reason !== undefined ? JSON.stringify({ reason: a.reason }) : undefined);
       })();

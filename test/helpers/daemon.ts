@@ -60,7 +60,11 @@ export interface RunningTestDaemon {
 }
 
 /** Runs a tether CLI command to completion: exit code, stdout, stderr. */
-export function runCli(args: string[], env: NodeJS.ProcessEnv, timeoutMs = 20_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export function runCli(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  timeoutMs = 20_000,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   ensureBuilt();
   return new Promise((resolvePromise, reject) => {
     const child = spawn(process.execPath, [CLI, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -114,8 +118,7 @@ export function startDaemon(home: DaemonHome, timeoutMs = 20_000): Promise<Runni
         token,
         base,
         stderr: () => err,
-        get: (path, init = {}) =>
-          fetch(base + path, { ...init, headers: { authorization: `Bearer ${token}`, ...(init.headers ?? {}) } }),
+        get: (path, init = {}) => fetch(base + path, { ...init, headers: { authorization: `Bearer ${token}`, ...(init.headers ?? {}) } }),
         stop: async () => {
           if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
           return exited;

@@ -58,9 +58,7 @@ export function messageText(message: ChatMessage | undefined): string {
   const c = message?.content;
   if (typeof c === 'string') return c;
   if (Array.isArray(c)) {
-    return c
-      .map((p: unknown) => (p && typeof p === 'object' && 'text' in p && typeof p.text === 'string' ? p.text : ''))
-      .join('');
+    return c.map((p: unknown) => (p && typeof p === 'object' && 'text' in p && typeof p.text === 'string' ? p.text : '')).join('');
   }
   return '';
 }
@@ -89,8 +87,21 @@ function readBody(req: IncomingMessage): Promise<string> {
   });
 }
 
-function chunk(res: ServerResponse, model: string, n: number, choice: Record<string, unknown> | null, extra: Record<string, unknown> = {}): void {
-  const body = { id: `fake-${n}`, object: 'chat.completion.chunk', created: 0, model, choices: choice ? [{ index: 0, ...choice }] : [], ...extra };
+function chunk(
+  res: ServerResponse,
+  model: string,
+  n: number,
+  choice: Record<string, unknown> | null,
+  extra: Record<string, unknown> = {},
+): void {
+  const body = {
+    id: `fake-${n}`,
+    object: 'chat.completion.chunk',
+    created: 0,
+    model,
+    choices: choice ? [{ index: 0, ...choice }] : [],
+    ...extra,
+  };
   res.write(`data: ${JSON.stringify(body)}\n\n`);
 }
 
@@ -107,7 +118,10 @@ async function answer(res: ServerResponse, req: ChatRequest, n: number, reply: F
   const calls = reply.toolCalls ?? [];
   calls.forEach((call, i) => {
     const fn = { name: call.name, arguments: JSON.stringify(call.arguments) };
-    chunk(res, req.model, n, { delta: { tool_calls: [{ index: i, id: `call_${n}_${i}`, type: 'function', function: fn }] }, finish_reason: null });
+    chunk(res, req.model, n, {
+      delta: { tool_calls: [{ index: i, id: `call_${n}_${i}`, type: 'function', function: fn }] },
+      finish_reason: null,
+    });
   });
   chunk(res, req.model, n, { delta: {}, finish_reason: calls.length > 0 ? 'tool_calls' : 'stop' });
   chunk(res, req.model, n, null, { usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } });

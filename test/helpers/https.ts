@@ -20,7 +20,13 @@ export interface PinnedRequest {
   readonly localAddress?: string;
 }
 
-export function pinnedRequest(host: string, port: number, path: string, tls: PinnedTlsOptions, req: PinnedRequest = {}): Promise<PinnedResponse> {
+export function pinnedRequest(
+  host: string,
+  port: number,
+  path: string,
+  tls: PinnedTlsOptions,
+  req: PinnedRequest = {},
+): Promise<PinnedResponse> {
   const body = req.body === undefined ? undefined : Buffer.from(JSON.stringify(req.body));
   return new Promise((resolve, reject) => {
     const r = https.request(

@@ -47,7 +47,9 @@ export function privateTmux(): Promise<PrivateTmux> {
       // kill-server can leave the server running for a while (panes that outlive SIGHUP, clients
       // of a daemon that was SIGKILLed); once the socket is gone nothing could reach it again, so
       // the server this helper started is waited for, then killed by its pid.
-      const pid = Number((await run('tmux', ['-S', socket, 'display-message', '-p', '#{pid}']).catch(() => ({ stdout: '' }))).stdout.trim());
+      const pid = Number(
+        (await run('tmux', ['-S', socket, 'display-message', '-p', '#{pid}']).catch(() => ({ stdout: '' }))).stdout.trim(),
+      );
       await run('tmux', ['-S', socket, 'kill-server']).catch(() => undefined);
       if (Number.isSafeInteger(pid) && pid > 0) {
         const alive = () => {

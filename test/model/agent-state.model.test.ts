@@ -133,7 +133,17 @@ describe('agent-state machine, model-based, against the real agent socket', () =
         for (const step of c.steps) {
           const e = step.event;
           if (e.type === 'agent.hello') {
-            const hello: AgentMessage = { type: 'hello', v: AGENT_PROTOCOL_VERSION, pane, tmuxSocket: tmux.socket, pid: process.pid, state: e.value, ...(e.tool ? { tool: e.tool } : {}), userMessages: [], userMessageCount: 0 };
+            const hello: AgentMessage = {
+              type: 'hello',
+              v: AGENT_PROTOCOL_VERSION,
+              pane,
+              tmuxSocket: tmux.socket,
+              pid: process.pid,
+              state: e.value,
+              ...(e.tool ? { tool: e.tool } : {}),
+              userMessages: [],
+              userMessageCount: 0,
+            };
             current = await WireAgent.connect(server.path, hello);
             agents.push(current);
           } else if (e.type === 'agent.gone') {

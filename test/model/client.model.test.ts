@@ -45,7 +45,10 @@ const MODEL_EVENTS: ModelEvent[] = [
 ];
 
 const key = (s: { value: unknown }) => JSON.stringify(s.value);
-const eventKey = (e: ModelEvent) => e.type + ('output' in e ? `(${(e.output as { outcome?: string }).outcome ?? 'snapshot'})` : '') + ('drained' in e ? `(drained=${String(e.drained)})` : '');
+const eventKey = (e: ModelEvent) =>
+  e.type +
+  ('output' in e ? `(${(e.output as { outcome?: string }).outcome ?? 'snapshot'})` : '') +
+  ('drained' in e ? `(drained=${String(e.drained)})` : '');
 
 // The model decides its guards from the event; the actor decides them from the link and ring.
 const model = clientMachine.provide({
@@ -92,7 +95,9 @@ interface Sent {
 
 describe('client machine, model-based, against the real client actor', () => {
   it('reaches every state of the machine', () => {
-    expect(new Set(toStates.map((p) => key(p.state)))).toEqual(new Set(['"resuming"', '"live"', '"behind"', '"resyncing"', '"stalled"', '"closed"']));
+    expect(new Set(toStates.map((p) => key(p.state)))).toEqual(
+      new Set(['"resuming"', '"live"', '"behind"', '"resyncing"', '"stalled"', '"closed"']),
+    );
   });
 
   paths.forEach((path, n) => {
@@ -118,7 +123,10 @@ describe('client machine, model-based, against the real client actor', () => {
         frames: new ChunkFrames(),
         link,
         watermarks: WATERMARKS,
-        snapshot: () => (snapshotFails ? Promise.reject(new Error('tmux is gone')) : Promise.resolve({ data: Buffer.from('SNAP'), position: stream.position })),
+        snapshot: () =>
+          snapshotFails
+            ? Promise.reject(new Error('tmux is gone'))
+            : Promise.resolve({ data: Buffer.from('SNAP'), position: stream.position }),
         onReleased: () => released++,
         delays: { drainPoll: 10, snapshotRetry: 40 },
       });
@@ -126,12 +134,16 @@ describe('client machine, model-based, against the real client actor', () => {
       client.actor.subscribe((s) => visited.push(s));
       let cursor = 0;
       const reach = async (expected: { value: unknown }) =>
-        eventually(() => {
-          const at = visited.findIndex((s, i) => i >= cursor && key(s) === key(expected));
-          if (at < 0) return false;
-          cursor = at;
-          return true;
-        }, 5000, 5);
+        eventually(
+          () => {
+            const at = visited.findIndex((s, i) => i >= cursor && key(s) === key(expected));
+            if (at < 0) return false;
+            cursor = at;
+            return true;
+          },
+          5000,
+          5,
+        );
 
       let resumeSent = false;
       try {
@@ -141,7 +153,9 @@ describe('client machine, model-based, against the real client actor', () => {
           const e = step.event as ModelEvent;
           const next = path.steps[i + 1]?.event as ModelEvent | undefined;
           // Whether the snapshot the actor takes next must fail: the model's next step says so.
-          snapshotFails = next?.type === SNAPSHOT_ERROR || (next?.type === 'xstate.done.actor.resume' && (next.output as { outcome: string }).outcome === 'failed');
+          snapshotFails =
+            next?.type === SNAPSHOT_ERROR ||
+            (next?.type === 'xstate.done.actor.resume' && (next.output as { outcome: string }).outcome === 'failed');
           switch (e.type) {
             case 'client.resume':
               // A fresh client (null) gets a snapshot; the actor resumes at once.

@@ -32,7 +32,13 @@ const paths = getSimplePaths(model, {
 });
 
 const label = (e: DeviceEvent | { type: 'xstate.init' }): string =>
-  e.type === 'device.register' ? `register(${e.deviceName})` : e.type === 'push.unregistered' ? `410(${e.deviceToken === PHONE_A.deviceToken ? 'A' : 'B'})` : e.type === 'token.revoked' ? 'revoke' : 'start';
+  e.type === 'device.register'
+    ? `register(${e.deviceName})`
+    : e.type === 'push.unregistered'
+      ? `410(${e.deviceToken === PHONE_A.deviceToken ? 'A' : 'B'})`
+      : e.type === 'token.revoked'
+        ? 'revoke'
+        : 'start';
 
 describe('device registration machine, model-based, against the real registry and token store', () => {
   const dirs: string[] = [];
@@ -54,7 +60,8 @@ describe('device registration machine, model-based, against the real registry an
       const { record } = tokens.create('phone', 'device');
       for (const step of path.steps) {
         const e = step.event;
-        if (e.type === 'device.register') registry.register(record.id, { deviceToken: e.deviceToken, environment: e.environment, deviceName: e.deviceName });
+        if (e.type === 'device.register')
+          registry.register(record.id, { deviceToken: e.deviceToken, environment: e.environment, deviceName: e.deviceName });
         else if (e.type === 'push.unregistered') registry.remove(e.deviceToken);
         else if (e.type === 'token.revoked') tokens.revoke(record.id);
 

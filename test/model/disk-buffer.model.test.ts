@@ -16,7 +16,13 @@ import { PaneStream } from '../../src/actors/pane-stream.js';
 import { silentLogger } from '../../src/log.js';
 import { diskBufferMachine, type DiskBufferEvent, type DiskBufferLimits } from '../../src/machines/disk-buffer.machine.js';
 
-const LIMITS: DiskBufferLimits = { sessionCapBytes: 1000, globalCapBytes: 5000, minFreeBytes: 10_000, resumeMarginBytes: 1000, idleMs: 30 * 86_400_000 };
+const LIMITS: DiskBufferLimits = {
+  sessionCapBytes: 1000,
+  globalCapBytes: 5000,
+  minFreeBytes: 10_000,
+  resumeMarginBytes: 1000,
+  idleMs: 30 * 86_400_000,
+};
 /** Another session's file, left from earlier: it counts toward the global cap. */
 const OTHER = 4500;
 const PLENTY = 1_000_000;
@@ -33,10 +39,15 @@ const EVENTS = {
   deleted: { type: 'session.deleted' },
 } satisfies Record<string, DiskBufferEvent>;
 type EventName = keyof typeof EVENTS;
-const nameOf = (e: DiskBufferEvent): EventName => (Object.keys(EVENTS) as EventName[]).find((k) => JSON.stringify(EVENTS[k]) === JSON.stringify(e))!;
+const nameOf = (e: DiskBufferEvent): EventName =>
+  (Object.keys(EVENTS) as EventName[]).find((k) => JSON.stringify(EVENTS[k]) === JSON.stringify(e))!;
 
 const model = diskBufferMachine;
-const options = { events: Object.values(EVENTS) as DiskBufferEvent[], input: { limits: LIMITS }, serializeState: (s: { value: unknown }) => JSON.stringify(s.value) as never };
+const options = {
+  events: Object.values(EVENTS) as DiskBufferEvent[],
+  input: { limits: LIMITS },
+  serializeState: (s: { value: unknown }) => JSON.stringify(s.value) as never,
+};
 const adjacency = getAdjacencyMap(model, options);
 const shortest = getShortestPaths(model, options);
 
@@ -68,7 +79,8 @@ describe('disk-buffer machine, model-based, against the real disk buffer', () =>
 
   it('covers every transition, and so every spec row', () => {
     const names = cases.map((c) => c.name).join('\n');
-    for (const e of ['startupIdle', 'writtenToCap', 'writtenPastGlobal', 'checkLowDisk', 'checkRoomAgain', 'deleted'] as const) expect(names).toContain(e);
+    for (const e of ['startupIdle', 'writtenToCap', 'writtenPastGlobal', 'checkLowDisk', 'checkRoomAgain', 'deleted'] as const)
+      expect(names).toContain(e);
   });
 
   for (const c of cases) {
@@ -78,7 +90,14 @@ describe('disk-buffer machine, model-based, against the real disk buffer', () =>
       const other = join(dir, 'other.log');
       writeFileSync(other, Buffer.alloc(OTHER, 0x2e));
       let free = PLENTY;
-      const buffers = new DiskBuffers({ dir, limits: LIMITS, freeBytes: () => Promise.resolve(free), watchdogIntervalMs: 3_600_000, now: Date.now, log: silentLogger });
+      const buffers = new DiskBuffers({
+        dir,
+        limits: LIMITS,
+        freeBytes: () => Promise.resolve(free),
+        watchdogIntervalMs: 3_600_000,
+        now: Date.now,
+        log: silentLogger,
+      });
       running.push(buffers);
       await buffers.start();
       const stream = new PaneStream({ ringBytes: 64 * 1024, now: Date.now });

@@ -75,13 +75,14 @@ function recordingLink(): { link: ClientLink; sent: Sent } {
 }
 
 const describePath = (p: (typeof paths)[number]) =>
-  p.steps
-    .map((s) => s.event.type + ('lastSeq' in s.event ? `(${String((s.event).lastSeq)})` : ''))
-    .join(' -> ') + ` => ${JSON.stringify(p.state.value)}`;
+  p.steps.map((s) => s.event.type + ('lastSeq' in s.event ? `(${String(s.event.lastSeq)})` : '')).join(' -> ') +
+  ` => ${JSON.stringify(p.state.value)}`;
 
 describe('resume machine, model-based, against the real client actor', () => {
   it('reaches every state of the machine, by every kind of lastSeq', () => {
-    expect(new Set(paths.map((p) => JSON.stringify(p.state.value)))).toEqual(new Set(['"connected"', '"snapshotting"', '"streaming"', '"failed"']));
+    expect(new Set(paths.map((p) => JSON.stringify(p.state.value)))).toEqual(
+      new Set(['"connected"', '"snapshotting"', '"streaming"', '"failed"']),
+    );
     // connected; streaming by delta (2 lastSeqs) and by snapshot (3); snapshotting (3); failed (3).
     expect(paths.length).toBe(1 + 2 + 3 + 3 + 3);
   });

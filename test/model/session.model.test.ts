@@ -39,7 +39,13 @@ const MODEL_EVENTS: ModelEvent[] = [
 ];
 
 /** Events the system raises by itself: nothing to do but wait for their state. */
-const AUTOMATIC = new Set(['xstate.init', 'link.up', 'xstate.done.actor.create', 'xstate.done.actor.delete', 'xstate.after.linkRetry.session.running.link.lost']);
+const AUTOMATIC = new Set([
+  'xstate.init',
+  'link.up',
+  'xstate.done.actor.create',
+  'xstate.done.actor.delete',
+  'xstate.after.linkRetry.session.running.link.lost',
+]);
 
 const valueKey = (s: { value: unknown }) => JSON.stringify(s.value);
 
@@ -69,11 +75,13 @@ describe('session machine, model-based, against real tmux', () => {
         '"failed"',
         '"deleting"',
         '"ended"',
-        ...['alive', 'exited'].flatMap((pane) => [
-          JSON.stringify({ link: { attached: 'connecting' }, pane }),
-          JSON.stringify({ link: { attached: 'live' }, pane }),
-          JSON.stringify({ link: 'lost', pane }),
-        ]).map((v) => JSON.stringify({ running: JSON.parse(v) as unknown })),
+        ...['alive', 'exited']
+          .flatMap((pane) => [
+            JSON.stringify({ link: { attached: 'connecting' }, pane }),
+            JSON.stringify({ link: { attached: 'live' }, pane }),
+            JSON.stringify({ link: 'lost', pane }),
+          ])
+          .map((v) => JSON.stringify({ running: JSON.parse(v) as unknown })),
       ]),
     );
   });

@@ -41,8 +41,12 @@ const machine = sidecarMachine.provide({ actions: { releaseSession: () => undefi
 /** The machine's own events that a model event stands for, given what the sidecar holds. */
 function expand(s: Snap, e: ModelEvent): SidecarEvent[] {
   const ids = idsOf(s);
-  const done = (id: string) => ({ type: `xstate.done.actor.${sessionActorId(id)}`, actorId: sessionActorId(id) }) as unknown as SidecarEvent;
-  const scan = (sessionIds: string[]): SidecarEvent => ({ type: 'tmux.scanned', scan: { serverRunning: sessionIds.length > 0, sessionIds } });
+  const done = (id: string) =>
+    ({ type: `xstate.done.actor.${sessionActorId(id)}`, actorId: sessionActorId(id) }) as unknown as SidecarEvent;
+  const scan = (sessionIds: string[]): SidecarEvent => ({
+    type: 'tmux.scanned',
+    scan: { serverRunning: sessionIds.length > 0, sessionIds },
+  });
   switch (e.type) {
     case 'model.first-scan':
       return [scan([])];
@@ -66,7 +70,8 @@ function expand(s: Snap, e: ModelEvent): SidecarEvent[] {
 /** The sidecar machine, stepped by model events (each expanded into the machine's own). */
 const modelLogic: ActorLogic<Snap, ModelEvent, undefined> = {
   config: machine.config,
-  transition: (s: Snap, e: ModelEvent, scope: AnyActorScope) => expand(s, e).reduce((acc, ev) => machine.transition(acc, ev, scope as never), s),
+  transition: (s: Snap, e: ModelEvent, scope: AnyActorScope) =>
+    expand(s, e).reduce((acc, ev) => machine.transition(acc, ev, scope as never), s),
   getInitialSnapshot: (scope: AnyActorScope, input: unknown) => machine.getInitialSnapshot(scope as never, input),
   getPersistedSnapshot: (s: Snap) => s,
 };
@@ -89,7 +94,10 @@ function eventsFor(s: Snap): ModelEvent[] {
 }
 
 const traversal = { events: eventsFor as unknown as (s: never) => never[], serializeState: (s: Snap) => key(s) as never };
-const toStates = getShortestPaths(modelLogic as never, traversal) as unknown as { steps: { state: Snap; event: ModelEvent }[]; state: Snap }[];
+const toStates = getShortestPaths(modelLogic as never, traversal) as unknown as {
+  steps: { state: Snap; event: ModelEvent }[];
+  state: Snap;
+}[];
 const adjacency = getAdjacencyMap(modelLogic as never, traversal) as unknown as Record<string, AdjacencyValue<Snap, ModelEvent>>;
 const seen = new Set<string>();
 const label = (steps: { event: ModelEvent }[]) => steps.map((s) => s.event.type + ('id' in s.event ? `(${s.event.id})` : '')).join(' -> ');
@@ -148,7 +156,9 @@ describe('sidecar machine, model-based, against the real actor system on real tm
           cursor = at;
           return true;
         }, 15_000).catch(() => {
-          throw new Error(`the sidecar never reached ${key(expected)}; it went through: ${[...new Set(visited.slice(cursor))].join(' | ')}`);
+          throw new Error(
+            `the sidecar never reached ${key(expected)}; it went through: ${[...new Set(visited.slice(cursor))].join(' | ')}`,
+          );
         });
       const adopt = () => createSession(tmux.cli, { name: ADOPTED, command: ['/bin/cat'], createdAt: new Date().toISOString() });
       try {
@@ -187,7 +197,9 @@ describe('sidecar machine, model-based, against the real actor system on real tm
         // What the sidecar reports is what the model holds.
         if (path.state.status === 'active') {
           expect(system.sessionIds()).toEqual(idsOf(path.state));
-          expect(system.status().tmuxProblem).toBe(path.state.matches({ serving: { tmux: 'down' } }) ? 'the tmux server is not running' : null);
+          expect(system.status().tmuxProblem).toBe(
+            path.state.matches({ serving: { tmux: 'down' } }) ? 'the tmux server is not running' : null,
+          );
           const listed = (await tmux.tmux('list-sessions', '-F', '#{session_name}').catch(() => '')).split('\n').filter(Boolean).sort();
           expect(listed).toEqual(idsOf(path.state));
         }

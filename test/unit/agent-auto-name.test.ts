@@ -64,7 +64,16 @@ describe('auto-naming', () => {
     expect(await readUserOption(tmux.cli, s, '@description-source')).toBe('auto');
     expect(described).toEqual([s]);
     const argv = pi.argv()!;
-    for (const flag of ['--print', '--no-session', '--no-tools', '--no-extensions', '--no-skills', '--no-prompt-templates', '--no-context-files']) expect(argv).toContain(flag);
+    for (const flag of [
+      '--print',
+      '--no-session',
+      '--no-tools',
+      '--no-extensions',
+      '--no-skills',
+      '--no-prompt-templates',
+      '--no-context-files',
+    ])
+      expect(argv).toContain(flag);
     expect(argv.slice(argv.indexOf('--thinking'), argv.indexOf('--thinking') + 2)).toEqual(['--thinking', 'off']);
     expect(argv.slice(argv.indexOf('--model'), argv.indexOf('--model') + 2)).toEqual(['--model', 'fake/namer']);
     // The messages travel inside one argv element, untouched by any shell.

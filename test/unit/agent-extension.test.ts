@@ -64,7 +64,12 @@ describe('the tether extension', () => {
   });
 
   async function daemonSide(path: string) {
-    const hub = new AgentHub({ now: Date.now, log: silentLogger, locate: (p, s) => locatePane(tmux.cli, p, s, Date.now), url: () => 'http://127.0.0.1:9/?token=t' });
+    const hub = new AgentHub({
+      now: Date.now,
+      log: silentLogger,
+      locate: (p, s) => locatePane(tmux.cli, p, s, Date.now),
+      url: () => 'http://127.0.0.1:9/?token=t',
+    });
     const server = await AgentSocketServer.listen(path, hub, silentLogger);
     return { hub, server, stop: async () => (await server.close(), hub.stop()) };
   }

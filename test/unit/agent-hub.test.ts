@@ -37,7 +37,16 @@ describe('agent socket and hub', () => {
   let server: AgentSocketServer;
   const registered: string[] = [];
   const named: [string, number][] = [];
-  const hello = (pane: string, socket = ''): AgentMessage => ({ type: 'hello', v: AGENT_PROTOCOL_VERSION, pane, tmuxSocket: socket || tmux.socket, pid: 7, state: 'idle', userMessages: ['first'], userMessageCount: 1 });
+  const hello = (pane: string, socket = ''): AgentMessage => ({
+    type: 'hello',
+    v: AGENT_PROTOCOL_VERSION,
+    pane,
+    tmuxSocket: socket || tmux.socket,
+    pid: 7,
+    state: 'idle',
+    userMessages: ['first'],
+    userMessageCount: 1,
+  });
   const paneOf = async (s: string) => (await tmux.tmux('display-message', '-p', '-t', `=${s}:`, '#{pane_id}')).trim();
 
   beforeAll(async () => {
@@ -85,7 +94,8 @@ describe('agent socket and hub', () => {
       { type: 'event', event: 'agent.end', idle: true },
       { type: 'commands', commands: [{ name: 'review', description: 'Review', source: 'prompt' }] },
       { type: 'user-message', text: 'second' },
-    ] as AgentMessage[]) c.socket.write(encodeLine(m));
+    ] as AgentMessage[])
+      c.socket.write(encodeLine(m));
     await eventually(() => seen.length === 4);
     expect(seen).toEqual(['thinking', 'tool:bash', 'thinking', 'awaiting-input']);
     await eventually(() => hub.commands('mine')?.[0]?.name === 'review');
@@ -102,9 +112,15 @@ describe('agent socket and hub', () => {
     await tmux.tmux('new-session', '-d', '-s', 'other', '--', 'cat');
     const pane = await paneOf('other');
     const wrong = await talk(server.path, [encodeLine(hello(pane, '/tmp/some-other/tmux.sock'))]);
-    expect(wrong.got[0]).toMatchObject({ type: 'refused', message: expect.stringMatching(/tmux server at \/tmp\/some-other\/tmux.sock.*\[tmux\] socket/) as unknown });
+    expect(wrong.got[0]).toMatchObject({
+      type: 'refused',
+      message: expect.stringMatching(/tmux server at \/tmp\/some-other\/tmux.sock.*\[tmux\] socket/) as unknown,
+    });
     const unknown = await talk(server.path, [encodeLine(hello('%9999'))]);
-    expect(unknown.got[0]).toMatchObject({ type: 'refused', message: expect.stringMatching(/pane %9999 is not on the tmux server/) as unknown });
+    expect(unknown.got[0]).toMatchObject({
+      type: 'refused',
+      message: expect.stringMatching(/pane %9999 is not on the tmux server/) as unknown,
+    });
     await tmux.tmux('new-session', '-d', '-s', 'has space', '--', 'cat');
     const spaced = await talk(server.path, [encodeLine(hello(await paneOf('has space')))]);
     expect(spaced.got[0]).toMatchObject({ type: 'refused', message: expect.stringMatching(/rename-session/) as unknown });

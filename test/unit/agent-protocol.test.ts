@@ -17,7 +17,16 @@ import {
   type AgentMessage,
 } from '../../src/agent/protocol.js';
 
-const hello = { type: 'hello', v: AGENT_PROTOCOL_VERSION, pane: '%3', tmuxSocket: '/tmp/tmux-1/default', pid: 42, state: 'idle', userMessages: [], userMessageCount: 0 };
+const hello = {
+  type: 'hello',
+  v: AGENT_PROTOCOL_VERSION,
+  pane: '%3',
+  tmuxSocket: '/tmp/tmux-1/default',
+  pid: 42,
+  state: 'idle',
+  userMessages: [],
+  userMessageCount: 0,
+};
 const refusal = (line: string) => {
   try {
     decodeAgentMessage(line);
@@ -41,7 +50,11 @@ describe('agent protocol', () => {
       { type: 'user-message', text: 'fix the tests' },
     ];
     for (const m of messages) expect(decodeAgentMessage(encodeLine(m).trimEnd())).toEqual(m);
-    expect(decodeDaemonMessage(encodeLine({ type: 'welcome', session: 'pi-main', url: 'http://h:1/?token=t' }))).toEqual({ type: 'welcome', session: 'pi-main', url: 'http://h:1/?token=t' });
+    expect(decodeDaemonMessage(encodeLine({ type: 'welcome', session: 'pi-main', url: 'http://h:1/?token=t' }))).toEqual({
+      type: 'welcome',
+      session: 'pi-main',
+      url: 'http://h:1/?token=t',
+    });
   });
 
   it('refuses bad messages and names the field', () => {

@@ -67,7 +67,7 @@ describe('awaiting-input verdict', () => {
     expect(h.verdicts).toEqual([false]);
   });
 
-  it('takes a retryable error as waiting once pi\'s back-off passed without a retry', () => {
+  it("takes a retryable error as waiting once pi's back-off passed without a retry", () => {
     const h = harness();
     h.set(true);
     h.w.agentEnd(overloaded, h.ctx);
@@ -99,7 +99,12 @@ describe('awaiting-input verdict', () => {
 
   it('a stale context ends the watch quietly', () => {
     const h = harness();
-    const stale = { isIdle: () => { throw new Error('stale'); }, hasPendingMessages: () => false } as unknown as PiContext;
+    const stale = {
+      isIdle: () => {
+        throw new Error('stale');
+      },
+      hasPendingMessages: () => false,
+    } as unknown as PiContext;
     h.w.agentEnd(done, stale);
     expect(() => h.tick()).not.toThrow();
     expect(h.verdicts).toEqual([]);

@@ -20,14 +20,23 @@ describe('docs/statecharts', async () => {
     const changed = machines.map((m) => {
       if (m.machine.id !== 'session') return m;
       const config = (m.machine as unknown as { config: { states: Record<string, unknown> } }).config;
-      const edited = createMachine({ ...(config as object), states: { ...config.states, archived: { description: 'a state the docs do not show' } } } as never);
+      const edited = createMachine({
+        ...(config as object),
+        states: { ...config.states, archived: { description: 'a state the docs do not show' } },
+      } as never);
       return { ...m, machine: edited as unknown as typeof m.machine };
     });
     expect(staleCharts(await renderCharts(changed), OUT)).toEqual(['session.md', 'session.svg']);
   });
 
   it('a new machine without pages is caught, and so is a page no machine makes', async () => {
-    const added = [...machines, { machine: createMachine({ id: 'newThing', initial: 'a', states: { a: {} } }) as unknown as (typeof machines)[number]['machine'], file: 'src/machines/new-thing.machine.ts' }];
+    const added = [
+      ...machines,
+      {
+        machine: createMachine({ id: 'newThing', initial: 'a', states: { a: {} } }) as unknown as (typeof machines)[number]['machine'],
+        file: 'src/machines/new-thing.machine.ts',
+      },
+    ];
     expect(staleCharts(await renderCharts(added), OUT)).toEqual(['newThing.md (missing)', 'newThing.svg (missing)', 'README.md']);
     const without = machines.filter((m) => m.machine.id !== 'resume');
     const stale = staleCharts(await renderCharts(without), OUT);

@@ -186,7 +186,11 @@ production_url = "https://push.example.com"
     ['[buffer]\nidle_days = 1.5', 'buffer.idle_days', 'must be an integer from 1 to 36500, got 1.5'],
     ['[buffer]\nmin_free_gb = -1', 'buffer.min_free_gb', 'must be a number from 0 to 1000000, got -1'],
     ['[buffer]\nmin_free_gb = inf', 'buffer.min_free_gb', 'got Infinity'],
-    ['[buffer]\nsession_cap_mb = 2000\nglobal_cap_mb = 1000', 'buffer.session_cap_mb', 'must be at most buffer.global_cap_mb (1000), got 2000'],
+    [
+      '[buffer]\nsession_cap_mb = 2000\nglobal_cap_mb = 1000',
+      'buffer.session_cap_mb',
+      'must be at most buffer.global_cap_mb (1000), got 2000',
+    ],
     ['[stream]\nring_kb = 63', 'stream.ring_kb', 'must be an integer from 64 to 1048576, got 63'],
     ['[stream]\nring_kb = 1048577', 'stream.ring_kb', 'got 1048577'],
     ['[stream]\nping_interval_s = 0', 'stream.ping_interval_s', 'must be an integer from 1 to 3600, got 0'],
@@ -321,7 +325,12 @@ describe('environment overrides', () => {
   });
 
   it('read TETHER_TLS as a flag and ignore empty variables', async () => {
-    for (const [text, tls] of [['1', true], ['true', true], ['FALSE', false], ['0', false]] as const) {
+    for (const [text, tls] of [
+      ['1', true],
+      ['true', true],
+      ['FALSE', false],
+      ['0', false],
+    ] as const) {
       expect((await loadConfig(paths, { TETHER_TLS: text })).config.tls).toBe(tls);
     }
     expect((await loadConfig(paths, { TETHER_BIND: '', TETHER_TLS: '' })).config).toEqual(DEFAULTS);
@@ -357,10 +366,26 @@ describe('parseBindAddress', () => {
   });
 
   it('refuses what is not host:port', () => {
-    for (const bad of ['', '7777', ':7777', '127.0.0.1', '127.0.0.1:', '127.0.0.1:-1', '127.0.0.1:65536', '::1:7777', '[::1]', '[nope]:1', '[127.0.0.1]:1', 'a b:1', 'host:12x']) {
+    for (const bad of [
+      '',
+      '7777',
+      ':7777',
+      '127.0.0.1',
+      '127.0.0.1:',
+      '127.0.0.1:-1',
+      '127.0.0.1:65536',
+      '::1:7777',
+      '[::1]',
+      '[nope]:1',
+      '[127.0.0.1]:1',
+      'a b:1',
+      'host:12x',
+    ]) {
       expect(() => parseBindAddress(bad), bad).toThrow(ConfigError);
     }
-    expect(() => parseBindAddress('x')).toThrow('bindAddress must be host:port with a port from 0 to 65535 (IPv6 in brackets: "[::1]:7777"), got "x"');
+    expect(() => parseBindAddress('x')).toThrow(
+      'bindAddress must be host:port with a port from 0 to 65535 (IPv6 in brackets: "[::1]:7777"), got "x"',
+    );
   });
 
   it('round-trips any IPv4 or bracketed IPv6 address and port', () => {

@@ -131,9 +131,7 @@ describe('control-mode reply blocks', () => {
   });
 
   it('a body line that looks like %end or %error with another time or number does not end the block', () => {
-    const stream = bytes(
-      '%begin 1700000000 9 1\n%end 1700000000 8 1\n%error 1700000001 9 1\n%end 1700000000 9\n%end 1700000000 9 1\n',
-    );
+    const stream = bytes('%begin 1700000000 9 1\n%end 1700000000 8 1\n%error 1700000001 9 1\n%end 1700000000 9\n%end 1700000000 9 1\n');
     expect(parse([stream])).toEqual([reply(true, 9, '%end 1700000000 8 1\n%error 1700000001 9 1\n%end 1700000000 9')]);
   });
 
@@ -207,10 +205,12 @@ const anyBytes = fc.oneof(
   fc.constant(new Uint8Array(Array.from({ length: 256 }, (_, i) => i))),
 );
 /** A raw reply line: any bytes but LF, and no trailing CR (that is read as a CR LF ending). */
-const bodyLine = fc.oneof(
-  fc.uint8Array({ maxLength: 40 }).map((a) => a.filter((b) => b !== 0x0a)),
-  fc.constantFrom('%end 1700000000 1 1', '%error 1 2 3', '%output %1 x', '%begin 1 1 1', '').map((s) => new Uint8Array(bytes(s))),
-).filter((a) => a[a.length - 1] !== 0x0d);
+const bodyLine = fc
+  .oneof(
+    fc.uint8Array({ maxLength: 40 }).map((a) => a.filter((b) => b !== 0x0a)),
+    fc.constantFrom('%end 1700000000 1 1', '%error 1 2 3', '%output %1 x', '%begin 1 1 1', '').map((s) => new Uint8Array(bytes(s))),
+  )
+  .filter((a) => a[a.length - 1] !== 0x0d);
 const piece: fc.Arbitrary<Piece> = fc.oneof(
   fc.record({ kind: fc.constant('output' as const), pane: fc.nat(3), data: anyBytes, cut: fc.nat() }),
   fc.record({ kind: fc.constant('reply' as const), ok: fc.boolean(), lines: fc.array(bodyLine, { maxLength: 4 }) }),
@@ -432,7 +432,13 @@ describe('limits and the end of the stream', () => {
   });
 
   it('accepts a reply body of exactly the limit', () => {
-    const stream = Buffer.concat([bytes('%begin 1 2 1\n'), Buffer.alloc(49, 0x62), bytes('\n'), Buffer.alloc(50, 0x62), bytes('\n%end 1 2 1\n')]);
+    const stream = Buffer.concat([
+      bytes('%begin 1 2 1\n'),
+      Buffer.alloc(49, 0x62),
+      bytes('\n'),
+      Buffer.alloc(50, 0x62),
+      bytes('\n%end 1 2 1\n'),
+    ]);
     expect(parse([stream], { maxReplyBytes: 100 })).toMatchObject([{ type: 'reply', body: { length: 100 } }]);
   });
 

@@ -67,13 +67,20 @@ describe('client frames', () => {
 
   it('never throws anything but ProtocolError on random text', () => {
     fc.assert(
-      fc.property(fc.oneof(fc.string(), fc.json(), fc.jsonValue().map((v) => JSON.stringify(v))), (text) => {
-        try {
-          parseClientFrame(text);
-        } catch (err) {
-          expect(err).toBeInstanceOf(ProtocolError);
-        }
-      }),
+      fc.property(
+        fc.oneof(
+          fc.string(),
+          fc.json(),
+          fc.jsonValue().map((v) => JSON.stringify(v)),
+        ),
+        (text) => {
+          try {
+            parseClientFrame(text);
+          } catch (err) {
+            expect(err).toBeInstanceOf(ProtocolError);
+          }
+        },
+      ),
       { numRuns: 500 },
     );
   });

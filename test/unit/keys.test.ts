@@ -45,12 +45,24 @@ describe('resolveKey', () => {
     expect(resolveKey('alt--')).toEqual({ kind: 'bytes', bytes: Buffer.from('\x1b-') });
   });
 
-  it.each(['', 'f0', 'f13', 'ctrl-1', 'ctrl-', 'alt-', 'alt-ab', 'alt-enter', 'alt-\ud800', 'C-a', 'Up ', 'kill-server', 'BSpace', 'ctrl-a;'])(
-    '%j is unknown',
-    (name) => {
-      expect(resolveKey(name)).toBeNull();
-    },
-  );
+  it.each([
+    '',
+    'f0',
+    'f13',
+    'ctrl-1',
+    'ctrl-',
+    'alt-',
+    'alt-ab',
+    'alt-enter',
+    'alt-\ud800',
+    'C-a',
+    'Up ',
+    'kill-server',
+    'BSpace',
+    'ctrl-a;',
+  ])('%j is unknown', (name) => {
+    expect(resolveKey(name)).toBeNull();
+  });
 
   it('lists every name it accepts', () => {
     expect(KEY_NAMES).toHaveLength(16 + 12 + 26 + 3 + 1);

@@ -53,7 +53,11 @@ describe('ops inspector', () => {
     vi.advanceTimersByTime(OPS_FLUSH_MS);
     expect(v.batches).toHaveLength(1);
     expect(v.batches[0]).toEqual([
-      { type: 'actors', actors: [{ id: 'lamp', parent: null, machine: 'lamp', value: { on: 'dim' }, active: ['lamp.on', 'lamp.on.dim'], status: 'active' }], recent: [] },
+      {
+        type: 'actors',
+        actors: [{ id: 'lamp', parent: null, machine: 'lamp', value: { on: 'dim' }, active: ['lamp.on', 'lamp.on.dim'], status: 'active' }],
+        recent: [],
+      },
     ]);
   });
 

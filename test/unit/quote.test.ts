@@ -107,9 +107,16 @@ describe('escapeArgvArg', () => {
       return body.endsWith('\\') ? `${body.slice(0, -1)};` : null;
     };
     fc.assert(
-      fc.property(fc.oneof(noNul, noNul.map((s) => `${s};`), noNul.map((s) => `${s}\\;`)), (value) => {
-        expect(tmuxReads(escapeArgvArg(value))).toBe(value);
-      }),
+      fc.property(
+        fc.oneof(
+          noNul,
+          noNul.map((s) => `${s};`),
+          noNul.map((s) => `${s}\\;`),
+        ),
+        (value) => {
+          expect(tmuxReads(escapeArgvArg(value))).toBe(value);
+        },
+      ),
       { numRuns: 500 },
     );
   });

@@ -31,7 +31,12 @@ function harness() {
     actions: { releaseSession: (_, params) => void released.push(params.id) },
   });
   const actor = createActor(machine).start();
-  return { actor, released, killed, scan: (ids: string[], serverRunning = true) => discoverySend!({ type: 'tmux.scanned', scan: { serverRunning, sessionIds: ids } }) };
+  return {
+    actor,
+    released,
+    killed,
+    scan: (ids: string[], serverRunning = true) => discoverySend!({ type: 'tmux.scanned', scan: { serverRunning, sessionIds: ids } }),
+  };
 }
 
 describe('sidecar machine', () => {

@@ -42,7 +42,11 @@ describe('spec tables and machines', async () => {
   });
 
   it('every machine mirrors a spec table or is declared as having none', () => {
-    for (const { machine } of machines) expect(machine.id in SPEC_TABLES || NO_SPEC_TABLE.has(machine.id), `machine ${machine.id}: add its spec table to SPEC_TABLES or its id to NO_SPEC_TABLE`).toBe(true);
+    for (const { machine } of machines)
+      expect(
+        machine.id in SPEC_TABLES || NO_SPEC_TABLE.has(machine.id),
+        `machine ${machine.id}: add its spec table to SPEC_TABLES or its id to NO_SPEC_TABLE`,
+      ).toBe(true);
   });
 
   for (const [id, rows] of Object.entries(SPEC_TABLES)) {
@@ -54,7 +58,7 @@ describe('spec tables and machines', async () => {
     });
   }
 
-  it('every transition of every machine names a spec row or is marked as tether\'s own', () => {
+  it("every transition of every machine names a spec row or is marked as tether's own", () => {
     for (const { machine } of machines) {
       for (const t of transitionsOf(machine)) {
         expect(t.spec.length > 0 || t.tethersOwn, `${machine.id}: ${t.from} --${t.event}--> ${t.to}`).toBe(true);
@@ -62,7 +66,7 @@ describe('spec tables and machines', async () => {
     }
   });
 
-  it('every named spec row is one of the spec\'s rows (no typos)', () => {
+  it("every named spec row is one of the spec's rows (no typos)", () => {
     const known = new Set(Object.values(SPEC_TABLES).flat());
     for (const { machine } of machines) {
       for (const t of transitionsOf(machine)) for (const s of t.spec) expect(known, `${machine.id}: ${s}`).toContain(s);

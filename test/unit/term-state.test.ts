@@ -64,7 +64,21 @@ describe('TermStateTracker', () => {
     const next = () => (x = (x * 1103515245 + 12345) % 2 ** 31);
     for (let i = 0; i < 400; i++) {
       const r = next() % 9;
-      seqs.push(r === 0 ? '' : r === 1 ? '0' : r === 2 ? `38;5;${next() % 256}` : r === 3 ? `0;${31 + (next() % 7)}` : r === 4 ? '4:3' : r === 5 ? '22' : `${1 + (next() % 9)};${40 + (next() % 8)}`);
+      seqs.push(
+        r === 0
+          ? ''
+          : r === 1
+            ? '0'
+            : r === 2
+              ? `38;5;${next() % 256}`
+              : r === 3
+                ? `0;${31 + (next() % 7)}`
+                : r === 4
+                  ? '4:3'
+                  : r === 5
+                    ? '22'
+                    : `${1 + (next() % 9)};${40 + (next() % 8)}`,
+      );
     }
     const stream = Buffer.from(seqs.map((p, i) => `text ${i} \x1b[${p}m`).join(''), 'latin1');
     const reference = new SgrPen();

@@ -4,7 +4,19 @@
  * the CLI's changes.
  */
 import { createHash } from 'node:crypto';
-import { chmodSync, closeSync, mkdirSync, openSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  mkdirSync,
+  openSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -85,7 +97,9 @@ describe('TokenStore', () => {
     const laptop = store.create('laptop', 'cli');
     const text = readFileSync(fileOf(dir), 'utf8');
     for (const t of [local!, phone.token, laptop.token]) expect(text).not.toContain(t);
-    const hashes = recordsOn(dir).map((r) => r.hash).sort();
+    const hashes = recordsOn(dir)
+      .map((r) => r.hash)
+      .sort();
     expect(hashes).toEqual([local!, phone.token, laptop.token].map(sha256).sort());
     expect(recordsOn(dir).find((r) => r.name === 'phone')).toMatchObject({ kind: 'device', lastUsedAt: null, id: phone.record.id });
     expect(new Set([local, phone.token, laptop.token]).size).toBe(3);

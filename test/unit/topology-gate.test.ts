@@ -71,9 +71,19 @@ describe('topology gate', () => {
   });
 
   it('knows which commands notify control clients', () => {
-    expect(makesNotifications([['new-session', '-d'], ['set-option', 'x']])).toBe(true);
+    expect(
+      makesNotifications([
+        ['new-session', '-d'],
+        ['set-option', 'x'],
+      ]),
+    ).toBe(true);
     expect(makesNotifications([['kill-session', '-t', '=a']])).toBe(true);
-    expect(makesNotifications([['display-message', '-p', 'x'], ['capture-pane', '-p']])).toBe(false);
+    expect(
+      makesNotifications([
+        ['display-message', '-p', 'x'],
+        ['capture-pane', '-p'],
+      ]),
+    ).toBe(false);
     expect(makesNotifications([['send-keys', '-H', '41']])).toBe(false);
   });
 });

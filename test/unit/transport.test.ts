@@ -144,7 +144,12 @@ describe('transport', () => {
     tokens = await TokenStore.open(join(dir, 'auth'));
     token = (await tokens.ensureLocalToken()).token!;
     // The daemon's way: a pino instance of its own.
-    app = await buildServer({ logger: pino({ level: 'debug' }, log.stream), tokens, health: { health: () => report }, plugins: [testRoutes(seen)] });
+    app = await buildServer({
+      logger: pino({ level: 'debug' }, log.stream),
+      tokens,
+      health: { health: () => report },
+      plugins: [testRoutes(seen)],
+    });
     await app.listen({ host: '127.0.0.1', port: 0 });
     base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
   });
@@ -256,13 +261,28 @@ describe('transport', () => {
     });
 
     it('400 for malformed JSON and for a content type it does not take', async () => {
-      const bad = await app.inject({ method: 'POST', url: '/echo', headers: { ...auth(), 'content-type': 'application/json' }, payload: '{"a":' });
+      const bad = await app.inject({
+        method: 'POST',
+        url: '/echo',
+        headers: { ...auth(), 'content-type': 'application/json' },
+        payload: '{"a":',
+      });
       expect(bad.statusCode).toBe(400);
       expect(bad.json()).toEqual({ error: 'bad-request', message: 'the body is not valid JSON' });
-      const poisoned = await app.inject({ method: 'POST', url: '/echo', headers: { ...auth(), 'content-type': 'application/json' }, payload: '{"__proto__":{"x":1}}' });
+      const poisoned = await app.inject({
+        method: 'POST',
+        url: '/echo',
+        headers: { ...auth(), 'content-type': 'application/json' },
+        payload: '{"__proto__":{"x":1}}',
+      });
       expect(poisoned.statusCode).toBe(400);
       expect(poisoned.json()).toMatchObject({ error: 'bad-request' });
-      const xml = await app.inject({ method: 'POST', url: '/echo', headers: { ...auth(), 'content-type': 'application/xml' }, payload: '<a/>' });
+      const xml = await app.inject({
+        method: 'POST',
+        url: '/echo',
+        headers: { ...auth(), 'content-type': 'application/xml' },
+        payload: '<a/>',
+      });
       expect(xml.statusCode).toBe(400);
       expect(xml.json()).toEqual({ error: 'bad-request', message: expect.stringContaining('application/xml') as unknown });
     });
@@ -272,7 +292,10 @@ describe('transport', () => {
       expect((await post({ name: 'ok', count: 2 })).json()).toEqual({ name: 'ok', count: 2 });
       expect((await post({ name: 5 })).json()).toEqual({ error: 'bad-request', message: 'body.name must be string' });
       expect((await post({ count: 1 })).json()).toEqual({ error: 'bad-request', message: 'body.name is required' });
-      expect((await post({ name: 'a', colour: 'red' })).json()).toEqual({ error: 'bad-request', message: 'body.colour is not a known field' });
+      expect((await post({ name: 'a', colour: 'red' })).json()).toEqual({
+        error: 'bad-request',
+        message: 'body.colour is not a known field',
+      });
       expect((await post({ name: 'a', count: '2' })).json()).toEqual({ error: 'bad-request', message: 'body.count must be integer' });
     });
 
@@ -303,16 +326,26 @@ describe('transport', () => {
       expect(all).not.toContain(token.slice(0, 12));
       expect(all).toContain('/health?token=[redacted]');
       expect(all).toContain('/health?x=1&token=[redacted]');
-      const tooMuch = lines.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.msg === 'a route logging more than it should');
+      const tooMuch = lines
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
+        .find((l) => l.msg === 'a route logging more than it should');
       expect(tooMuch).toMatchObject({ headers: { authorization: '[Redacted]' }, query: { token: '[Redacted]' } });
       // One info line per answered request, with method, path, status and time.
       const request = lines.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.msg === 'request');
-      expect(request).toMatchObject({ req: { method: 'GET', url: expect.stringContaining('[redacted]') as unknown }, res: { statusCode: 200 } });
+      expect(request).toMatchObject({
+        req: { method: 'GET', url: expect.stringContaining('[redacted]') as unknown },
+        res: { statusCode: 200 },
+      });
     });
 
     it('the same with pino options handed to fastify instead of an instance', async () => {
       const sink = logSink();
-      const other = await buildServer({ logger: { level: 'debug', stream: sink.stream }, tokens, health: { health: () => report }, plugins: [testRoutes([])] });
+      const other = await buildServer({
+        logger: { level: 'debug', stream: sink.stream },
+        tokens,
+        health: { health: () => report },
+        plugins: [testRoutes([])],
+      });
       try {
         await other.inject({ method: 'GET', url: `/health?token=${token}` });
         await other.inject({ method: 'GET', url: '/who', headers: auth() });
@@ -328,7 +361,13 @@ describe('transport', () => {
 
   describe('health', () => {
     it('follows the schema; ok is true exactly when status is ok', async () => {
-      const degraded = { ...report, ok: true, status: 'degraded' as const, warnings: ['disk almost full'], watchdog: { state: 'stopped', reason: 'disk full' } };
+      const degraded = {
+        ...report,
+        ok: true,
+        status: 'degraded' as const,
+        warnings: ['disk almost full'],
+        watchdog: { state: 'stopped', reason: 'disk full' },
+      };
       const other = await buildServer({ logger: false, tokens, health: { health: () => Promise.resolve(degraded) } });
       try {
         const res = await other.inject({ method: 'GET', url: '/health', headers: auth() });
