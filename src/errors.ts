@@ -1,6 +1,8 @@
 /**
- * The one registry of error codes tether speaks: HTTP error bodies, WebSocket error frames,
- * and the typed errors codecs throw. docs/api.md lists them; a test keeps the two in step.
+ * The one registry of error codes tether speaks: HTTP error bodies, WebSocket error frames and
+ * close codes, the domain's refusals (which each transport names its own way), and the typed
+ * errors codecs throw. docs/api.md lists them; test/unit/error-registry.test.ts keeps the two
+ * in step.
  */
 
 /** Codes of HTTP error bodies `{error, message}`, with their status. */
@@ -18,11 +20,62 @@ export const HTTP_ERRORS = {
 export type HttpErrorCode = keyof typeof HTTP_ERRORS;
 
 /** Codes of WebSocket `error` frames. */
-export const FRAME_ERRORS = ['bad-frame', 'unknown-key', 'payload-too-large', 'session-ended', 'snapshot-failed'] as const;
+export const FRAME_ERRORS = [
+  'bad-frame',
+  'unknown-key',
+  'payload-too-large',
+  'session-ended',
+  'snapshot-failed',
+  'tmux-unavailable',
+  'input-failed',
+] as const;
 export type FrameErrorCode = (typeof FRAME_ERRORS)[number];
 
-/** WebSocket close codes tether uses beyond the standard ones. */
-export const CLOSE_CODES = { tokenRevoked: 4401, sessionDeleted: 4404, tooBig: 1009 } as const;
+/** WebSocket close codes tether sends. */
+export const CLOSE_CODES = {
+  /** The client's token was revoked. */
+  tokenRevoked: 4401,
+  /** The session was deleted or its agent pane died. */
+  sessionEnded: 4404,
+  /** A message over the size limit. */
+  tooBig: 1009,
+  /** The daemon is stopping. */
+  goingAway: 1001,
+  /** The stream could not be opened. */
+  internalError: 1011,
+} as const;
+
+/**
+ * The domain's refusals (sessions, input, tmux), raised below the transports, and how each
+ * transport names them: an HTTP error code, a WebSocket error-frame code.
+ */
+export const DOMAIN_ERRORS = {
+  /** A value that does not fit (a session name, an input's field, NUL where it cannot go). */
+  invalid: { http: 'bad-request', frame: 'bad-frame' },
+  'unknown-key': { http: 'bad-request', frame: 'unknown-key' },
+  'session-not-found': { http: 'session-not-found', frame: 'session-ended' },
+  'session-exists': { http: 'session-exists', frame: 'input-failed' },
+  'tmux-unavailable': { http: 'tmux-unavailable', frame: 'tmux-unavailable' },
+} as const satisfies Record<string, { http: HttpErrorCode; frame: FrameErrorCode }>;
+export type DomainErrorCode = keyof typeof DOMAIN_ERRORS;
+
+/**
+ * A refusal in the domain's terms. `field` names the value at fault (`name`, `data`), which a
+ * transport prefixes its own way (`body/name` over HTTP); `message` reads on its own.
+ */
+export class DomainError extends Error {
+  readonly code: DomainErrorCode;
+  readonly field: string | null;
+  /** The message without the field. */
+  readonly reason: string;
+  constructor(code: DomainErrorCode, message: string, field: string | null = null) {
+    super(field === null ? message : `${field}: ${message}`);
+    this.name = 'DomainError';
+    this.code = code;
+    this.field = field;
+    this.reason = message;
+  }
+}
 
 /** Codes of protocol errors raised by codecs (control mode, frames). */
 export type ProtocolErrorCode =

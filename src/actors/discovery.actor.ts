@@ -19,6 +19,8 @@ export interface DiscoveryDeps {
   readonly cli: TmuxCli;
   /** How many sessions have a live control link right now. */
   readonly linkedCount: () => number;
+  /** The sessions whose actor runs (their tmux session exists) right now. */
+  readonly runningIds: () => readonly string[];
   /** Registers the listener for "look again now"; returns its removal. */
   readonly onRescanRequest: (listener: () => void) => () => void;
 }
@@ -58,8 +60,9 @@ export function discoveryLogic(deps: DiscoveryDeps) {
       }
       running = true;
       try {
+        const runningAtStart = deps.runningIds();
         const result = await scanTmux(deps.cli);
-        if (!stopped) sendBack({ type: 'tmux.scanned', scan: result });
+        if (!stopped) sendBack({ type: 'tmux.scanned', scan: { ...result, runningAtStart } });
       } catch (err) {
         if (!stopped) sendBack({ type: 'tmux.unreachable', reason: (err as Error).message });
       } finally {

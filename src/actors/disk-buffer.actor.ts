@@ -26,8 +26,9 @@ import { join, resolve, sep } from 'node:path';
 import { createActor, type Actor, type InspectionEvent } from 'xstate';
 import { diskBufferMachine, type DiskBufferLimits, type DiskBufferOffReason } from '../machines/disk-buffer.machine.js';
 import type { Logger } from '../log.js';
-import type { PaneStream, StreamListener } from './pane-stream.js';
-import type { RingChunk } from './ring.js';
+import type { PaneStream, StreamListener } from '../stream/pane-stream.js';
+import type { RingChunk } from '../stream/ring.js';
+import { isValidSessionName } from '../protocol/session-name.js';
 
 /** Output waits at most this long before it is written. */
 export const FLUSH_MS = 100;
@@ -38,14 +39,13 @@ export const MAX_PENDING_BYTES = 8 * 1024 * 1024;
 export const MIB = 1024 * 1024;
 export const GIB = 1024 * MIB;
 
-const ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 const OPEN_APPEND = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW;
 
 type BufferActor = Actor<typeof diskBufferMachine>;
 
 /** The files of a session's buffer; throws for an id that is not a session name. */
 export function bufferPaths(dir: string, id: string): { log: string; idx: string } {
-  if (!ID_PATTERN.test(id)) throw new Error(`not a session id: ${JSON.stringify(id).slice(0, 80)}`);
+  if (!isValidSessionName(id)) throw new Error(`not a session id: ${JSON.stringify(id).slice(0, 80)}`);
   const root = resolve(dir);
   const log = resolve(root, `${id}.log`);
   if (!log.startsWith(root + sep)) throw new Error(`a buffer path must stay in ${root}`);
@@ -262,7 +262,7 @@ export class DiskBuffers {
       return out;
     }
     for (const name of names) {
-      if (!name.endsWith('.log') || !ID_PATTERN.test(name.slice(0, -4))) continue;
+      if (!name.endsWith('.log') || !isValidSessionName(name.slice(0, -4))) continue;
       try {
         const stats = await lstat(join(this.deps.dir, name));
         if (stats.isFile()) out.set(name.slice(0, -4), { size: stats.size, stats });

@@ -17,7 +17,7 @@ import { isNoServerError, isNoServerListeningError, isNoSessionError, type TmuxC
 import { buildControlCommand } from '../tmux/quote.js';
 import { createSession, killSession, setUserOption } from '../tmux/sessions.js';
 import type { TmuxTarget } from '../tmux/target.js';
-import type { SessionRuntimes } from './session-runtime.js';
+import type { SessionRuntimes } from '../stream/session-runtime.js';
 
 /** What runs in a new session's pane. */
 export interface AgentLaunch {

@@ -13,7 +13,7 @@ import type { TmuxCli } from '../tmux/exec.js';
 import { hasSession, SessionExistsError } from '../tmux/sessions.js';
 import type { TmuxTarget } from '../tmux/target.js';
 import { discoveryLogic } from './discovery.actor.js';
-import { SessionRuntimes, type SessionRuntime } from './session-runtime.js';
+import { SessionRuntimes, type SessionRuntime } from '../stream/session-runtime.js';
 import { createSessionImplementations, type AgentLaunch } from './session.actor.js';
 
 export interface SidecarSystemDeps {
@@ -40,7 +40,6 @@ export interface SessionStatus {
   readonly exitStatus: number | null;
   readonly lastError: string | null;
   readonly lastOutputAt: number | null;
-  readonly clients: number;
 }
 
 export interface SidecarStatus {
@@ -61,11 +60,9 @@ export class SessionCreateError extends Error {
 }
 
 export class SidecarSystem {
-  readonly runtimes: SessionRuntimes;
+  private readonly runtimes: SessionRuntimes;
   readonly actor: Actor<typeof sidecarMachine>;
   private readonly rescanListeners = new Set<() => void>();
-  /** Live WebSocket clients of a session (set by the stream hub). */
-  clientCount: (id: string) => number = () => 0;
   private readonly metaListeners = new Set<(id: string) => void>();
   private readonly endedListeners = new Set<(id: string, why: 'deleted' | 'exited') => void>();
   private readonly deps: SidecarSystemDeps;
@@ -95,6 +92,10 @@ export class SidecarSystem {
         tmuxDiscovery: discoveryLogic({
           cli: deps.cli,
           linkedCount: () => [...this.runtimes.values()].filter((rt) => rt.linked).length,
+          runningIds: () =>
+            Object.entries(this.actor.getSnapshot().context.sessions)
+              .filter(([, ref]) => ref.getSnapshot().matches('running'))
+              .map(([id]) => id),
           onRescanRequest: (listener) => {
             this.rescanListeners.add(listener);
             return () => this.rescanListeners.delete(listener);
@@ -216,6 +217,14 @@ export class SidecarSystem {
     return true;
   }
 
+  /** A known session's stream runtime and whether its agent pane has exited; null for an unknown one. */
+  session(id: string): { readonly runtime: SessionRuntime; readonly exited: boolean } | null {
+    const ref = this.ref(id);
+    const runtime = this.runtimes.get(id);
+    if (!ref || !runtime) return null;
+    return { runtime, exited: ref.getSnapshot().matches({ running: { pane: 'exited' } }) };
+  }
+
   status(): SidecarStatus {
     const snap = this.actor.getSnapshot();
     const sessions = Object.entries(snap.context.sessions)
@@ -230,7 +239,6 @@ export class SidecarSystem {
           exitStatus: s.context.exitStatus,
           lastError: s.context.lastError,
           lastOutputAt: rt?.stream.lastOutputAt ?? null,
-          clients: this.clientCount(id),
         };
       })
       .sort((a, b) => a.id.localeCompare(b.id));

@@ -9,7 +9,8 @@
  */
 import { realpath } from 'node:fs/promises';
 import type { TmuxCli } from '../tmux/exec.js';
-import { isValidSessionName, setUserOption } from '../tmux/sessions.js';
+import { isValidSessionName } from '../protocol/session-name.js';
+import { setUserOption } from '../tmux/sessions.js';
 import type { PaneLocation } from './hub.js';
 
 const SEP = '\x1f';

@@ -10,9 +10,9 @@ import { statfs } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import pino from 'pino';
 import { DiskBuffers, GIB, MIB, type SessionActivity } from '../actors/disk-buffer.actor.js';
-import { SessionsService } from '../actors/sessions.service.js';
+import { SessionsService } from '../service/sessions.service.js';
 import { SidecarSystem } from '../actors/system.js';
-import { OpsInspector } from '../actors/ops-inspector.js';
+import { OpsInspector } from '../ops/inspector.js';
 import { sessionActorId } from '../machines/sidecar.machine.js';
 import { opsRoutes } from '../transport/ops.routes.js';
 import { CertificateError, ensureCertificate } from '../auth/certificate.js';
@@ -22,7 +22,7 @@ import { PairingStore } from '../auth/pairing-store.js';
 import { TokenStore } from '../auth/token-store.js';
 import { PushConfigError, PushService, preparePush } from '../push/push.service.js';
 import { pairRoutes } from '../transport/pair.routes.js';
-import { StreamHub } from '../actors/stream-hub.js';
+import { StreamHub } from '../stream/stream-hub.js';
 import { ConnectionRegistry } from '../transport/connections.js';
 import { streamRoutes, type StreamHandle } from '../transport/stream.plugin.js';
 import { loadConfig, parseBindAddress } from '../config/load.js';
@@ -267,9 +267,9 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
       push: push.status(),
     };
   };
-  const sessions = new SessionsService(system, cli, 'pi', agents.hub);
+  const sessions = new SessionsService(system, cli, 'pi', agents.hub, (id: string): number => hub.count(id));
   const connections = new ConnectionRegistry();
-  const hub = new StreamHub({ system, meta: (id) => sessions.meta(id), agentStates: agents.hub, log, ops });
+  const hub: StreamHub = new StreamHub({ sessions: system, meta: (id) => sessions.meta(id), agentStates: agents.hub, log, ops });
   const devices = new DeviceRegistry(tokens);
   const pairing = new PairingService(new PairingStore(paths.authDir), tokens, devices);
   const push = new PushService({

@@ -9,9 +9,9 @@
  */
 import { isIPv4, isIPv6 } from 'node:net';
 import { Type, type Static, type TSchema } from 'typebox';
+import { isValidSessionName } from '../protocol/session-name.js';
 
 /** Session names (decisions.md "Names and places"). */
-export const SESSION_NAME_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 /** Longest `name` shown in the QR payload and on the phone. */
 export const MAX_SIDECAR_NAME_LENGTH = 64;
 /** Bounds of `[stream] ring_kb`. */
@@ -105,7 +105,7 @@ export const TetherConfigSchema = Type.Object(
     tls: Type.Boolean({ default: true, expected: 'true or false' }),
     agent: section('agent', {
       command: str('pi', 'a non-empty command', (s) => s.trim() !== ''),
-      default_session: str('pi-main', '1 to 64 letters, digits, "_" or "-"', (s) => SESSION_NAME_PATTERN.test(s)),
+      default_session: str('pi-main', '1 to 64 letters, digits, "_" or "-"', isValidSessionName),
       naming_model: str('', '"provider/model", or "" to turn auto-naming off', (s) => s === '' || /^[^/\s]+\/\S+$/.test(s)),
     }),
     tmux: section('tmux', {

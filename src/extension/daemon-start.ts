@@ -14,10 +14,10 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { DAEMON_NODE_ARGS } from '../config/daemon-process.js';
+import { isValidSessionName } from '../protocol/session-name.js';
 
 const run = promisify(execFile);
 const SEP = '\x1f';
-const SESSION_NAME_RE = /^[A-Za-z0-9_-]{1,64}$/;
 /** How long the tmux calls may take. */
 const TMUX_TIMEOUT_MS = 5000;
 /** How much of the daemon's output is shown when it fails to start. */
@@ -45,7 +45,7 @@ export async function markSession(pane: string): Promise<string> {
     timeout: TMUX_TIMEOUT_MS,
   });
   const [session = '', created] = stdout.replace(/\n$/, '').split(SEP);
-  if (!SESSION_NAME_RE.test(session)) {
+  if (!isValidSessionName(session)) {
     throw new Error(
       `the tmux session name "${session.slice(0, 64)}" cannot be a tether session (1-64 letters, digits, "_" or "-"): rename it with tmux rename-session`,
     );

@@ -12,9 +12,9 @@
  */
 import { assign, setup } from 'xstate';
 
-/** The four values a `state` frame carries. */
-export type AgentStateValue = 'thinking' | 'tool' | 'idle' | 'awaiting-input';
-export const AGENT_STATE_VALUES: readonly AgentStateValue[] = ['idle', 'thinking', 'tool', 'awaiting-input'];
+/** The four values a `state` frame carries: the one list (protocol/frames.ts builds its schema from it). */
+export const AGENT_STATE_VALUES = ['idle', 'thinking', 'tool', 'awaiting-input'] as const;
+export type AgentStateValue = (typeof AGENT_STATE_VALUES)[number];
 
 /** A running tool call. */
 export interface RunningTool {

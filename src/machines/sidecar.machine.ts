@@ -14,6 +14,12 @@ import { sessionMachine, type SessionOrigin } from './session.machine.js';
 export interface TmuxScan {
   readonly serverRunning: boolean;
   readonly sessionIds: readonly string[];
+  /**
+   * The sessions whose tmux session existed (their actor was running) when the scan began. Only
+   * these can be judged gone by it: a session created while the scan ran is missing from its
+   * answer without being gone. Absent: every known session counts.
+   */
+  readonly runningAtStart?: readonly string[];
 }
 
 export type SidecarEvent =
@@ -57,7 +63,11 @@ export const sidecarMachine = setup({
       const listed = new Set(event.scan.sessionIds);
       const fresh = event.scan.sessionIds.filter((id) => !context.sessions[id]);
       // Known sessions that a running server no longer lists are gone (killed while we watched).
-      const gone = event.scan.serverRunning ? Object.keys(context.sessions).filter((id) => !listed.has(id)) : [];
+      // Only sessions that already existed when the scan began: one created meanwhile is not in its answer.
+      const judged = event.scan.runningAtStart ? new Set(event.scan.runningAtStart) : null;
+      const gone = event.scan.serverRunning
+        ? Object.keys(context.sessions).filter((id) => !listed.has(id) && (judged?.has(id) ?? true))
+        : [];
       if (fresh.length > 0) {
         enqueue.assign({
           sessions: ({ context: c, spawn }) => {

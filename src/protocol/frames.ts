@@ -8,7 +8,9 @@
  */
 import { Type, type Static } from 'typebox';
 import { Compile } from 'typebox/compile';
-import { ProtocolError } from '../errors.js';
+import { FRAME_ERRORS, ProtocolError } from '../errors.js';
+import { InputSchemas, inputRuleBroken } from './input.js';
+import { AGENT_STATE_VALUES, type AgentStateValue as AgentStateName } from '../machines/agent-state.machine.js';
 
 /** Bytes of the binary frame header. */
 export const CHUNK_HEADER_BYTES = 8;
@@ -35,13 +37,9 @@ export function decodeChunkFrame(frame: Uint8Array): { seq: number; data: Buffer
   return { seq: hi * TWO_32 + buf.readUInt32BE(4), data: buf.subarray(CHUNK_HEADER_BYTES) };
 }
 
-/** The agent states of the side channel. */
-export const AgentStateValue = Type.Union([
-  Type.Literal('thinking'),
-  Type.Literal('tool'),
-  Type.Literal('idle'),
-  Type.Literal('awaiting-input'),
-]);
+/** The agent states of the side channel (the agent-state machine's values). */
+export const AgentStateValue = Type.Enum(AGENT_STATE_VALUES);
+export type AgentState = AgentStateName;
 
 export const StateFrame = Type.Object({
   type: Type.Literal('state'),
@@ -56,19 +54,54 @@ export const SessionMetaFrame = Type.Object({
   description: Type.Optional(Type.String()),
   createdAt: Type.String(),
 });
-export const ErrorFrame = Type.Object({ type: Type.Literal('error'), code: Type.String(), message: Type.String() });
-export type ServerFrame =
-  Static<typeof StateFrame> | Static<typeof SnapshotFrame> | Static<typeof SessionMetaFrame> | Static<typeof ErrorFrame>;
+export const ErrorFrame = Type.Object({ type: Type.Literal('error'), code: Type.Enum(FRAME_ERRORS), message: Type.String() });
+export type StateFrame = Static<typeof StateFrame>;
+export type SnapshotFrame = Static<typeof SnapshotFrame>;
+export type SessionMetaFrame = Static<typeof SessionMetaFrame>;
+export type ErrorFrame = Static<typeof ErrorFrame>;
+export type ServerFrame = StateFrame | SnapshotFrame | SessionMetaFrame | ErrorFrame;
 
-const MAX_INPUT_CHARS = 1024 * 1024;
+const SERVER_CHECKS = new Map<string, ReturnType<typeof Compile>>([
+  ['state', Compile(StateFrame)],
+  ['snapshot', Compile(SnapshotFrame)],
+  ['session-meta', Compile(SessionMetaFrame)],
+  ['error', Compile(ErrorFrame)],
+]);
+
+/**
+ * Parses a server text frame (clients). A frame of a type this version does not know is `null`
+ * (a newer server may add types; a client skips them); a known type that does not fit its
+ * schema throws ProtocolError('frame-malformed'). Fields a newer server adds are kept.
+ */
+export function parseServerFrame(text: string): ServerFrame | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new ProtocolError('frame-malformed', 'a text frame must be one JSON object');
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new ProtocolError('frame-malformed', 'a text frame must be one JSON object');
+  const type: unknown = (value as { type?: unknown }).type;
+  const check = typeof type === 'string' ? SERVER_CHECKS.get(type) : undefined;
+  if (!check) return null;
+  if (!check.Check(value)) {
+    const first = [...check.Errors(value)][0];
+    throw new ProtocolError(
+      'frame-malformed',
+      `${first?.instancePath || String(type)}: ${first?.message ?? 'does not fit'} (a "${String(type)}" frame)`,
+    );
+  }
+  return value as ServerFrame;
+}
+
 const ClientFrames = {
   resume: Type.Object(
     { type: Type.Literal('resume'), lastSeq: Type.Union([Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }), Type.Null()]) },
     { additionalProperties: false },
   ),
-  key: Type.Object({ type: Type.Literal('key'), name: Type.String({ maxLength: 32 }) }, { additionalProperties: false }),
-  keys: Type.Object({ type: Type.Literal('keys'), data: Type.String({ maxLength: MAX_INPUT_CHARS }) }, { additionalProperties: false }),
-  paste: Type.Object({ type: Type.Literal('paste'), data: Type.String({ maxLength: MAX_INPUT_CHARS }) }, { additionalProperties: false }),
+  // The three inputs are the one input schema (protocol/input.ts), the same as over REST.
+  ...InputSchemas,
   'snapshot-request': Type.Object({ type: Type.Literal('snapshot-request') }, { additionalProperties: false }),
 };
 export const ClientFrameSchema = Type.Union([
@@ -101,7 +134,12 @@ export function parseClientFrame(text: string): ClientFrame {
     const where = first?.instancePath ? first.instancePath.replace(/^\//, '') : (type as ClientType);
     throw new ProtocolError('frame-malformed', `${where}: ${first?.message ?? 'does not fit the frame'} (in a "${String(type)}" frame)`);
   }
-  return value as ClientFrame;
+  const frame = value as ClientFrame;
+  if (frame.type === 'key' || frame.type === 'keys' || frame.type === 'paste') {
+    const broken = inputRuleBroken(frame);
+    if (broken) throw new ProtocolError('frame-malformed', broken.message);
+  }
+  return frame;
 }
 
 /** Encodes a server text frame. */

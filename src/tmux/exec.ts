@@ -7,7 +7,7 @@
  * messages name the tmux command, never its data arguments.
  */
 import { execFile, type ExecFileException } from 'node:child_process';
-import { ApiError } from '../errors.js';
+import { DomainError } from '../errors.js';
 import { escapeArgvArg } from './quote.js';
 import type { TmuxTarget } from './target.js';
 import { makesNotifications, topologyGate } from './topology-gate.js';
@@ -136,7 +136,7 @@ export function isNoServerListeningError(err: unknown): boolean {
 
 /** True when the session named in a command does not exist (or a typed not-found error wraps that). */
 export function isNoSessionError(err: unknown): boolean {
-  if (err instanceof ApiError && err.code === 'session-not-found') return true;
+  if (err instanceof DomainError && err.code === 'session-not-found') return true;
   const e = commandErrorOf(err);
   return e !== null && /can't find session|no such session|session not found/.test(e.stderr);
 }

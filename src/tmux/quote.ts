@@ -7,12 +7,12 @@
  * (Formats `#{...}` are expanded by some commands from their arguments, not by the parser;
  * callers that pass data to such an argument escape `#` themselves.)
  */
-import { ApiError } from '../errors.js';
+import { DomainError } from '../errors.js';
 
 /** A value that cannot be given to tmux at all (it holds a NUL byte, or a name is malformed). */
-export class TmuxArgumentError extends ApiError {
-  constructor(message: string) {
-    super('bad-request', message);
+export class TmuxArgumentError extends DomainError {
+  constructor(message: string, field: string | null = null) {
+    super('invalid', message, field);
     this.name = 'TmuxArgumentError';
   }
 }

@@ -1,6 +1,6 @@
 /**
  * Tether's sessions on the tmux server, through `TmuxCli` (execFile): create, list, kill, and the
- * user options that mark and describe them. Also the control-mode lines of a bracketed paste.
+ * user options that mark and describe them.
  *
  * Invariants:
  * - Session names are checked before anything runs; targets are exact (`=name`, `=name:`).
@@ -9,17 +9,15 @@
  * - Only the session's own options and hooks are set; global options are never touched (an SSH
  *   user of the same server must notice nothing).
  */
-import { ApiError } from '../errors.js';
+import { DomainError } from '../errors.js';
 import { TmuxCommandError, isNoServerError, isNoSessionError, type TmuxCli } from './exec.js';
-import { TmuxArgumentError, buildControlCommand, escapeArgvArg } from './quote.js';
+import { TmuxArgumentError, escapeArgvArg } from './quote.js';
+import { SESSION_NAME_RULE, isValidSessionName } from '../protocol/session-name.js';
 
-/** Session names tether accepts (decisions.md). */
-export const SESSION_NAME_RE = /^[A-Za-z0-9_-]{1,64}$/;
 /** User options tether owns. */
 const OPTION_NAME_RE = /^@[a-z-]+$/;
 const ENV_NAME_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const PANE_ID_RE = /^%\d+$/;
-const BUFFER_NAME_RE = /^[A-Za-z0-9_-]{1,64}$/;
 
 /** The agent window's fixed size: the phone renders this grid whatever clients attach. */
 export const AGENT_COLUMNS = 120;
@@ -32,7 +30,7 @@ const PLACEHOLDER_WINDOW = 'tether-init';
 export const AFTER_NEW_WINDOW_HOOK = `set-option -w remain-on-exit on ; resize-window -x ${AGENT_COLUMNS} -y ${AGENT_ROWS}`;
 
 /** Creating a session whose name is taken. */
-export class SessionExistsError extends ApiError {
+export class SessionExistsError extends DomainError {
   constructor(readonly session: string) {
     super('session-exists', `session ${session} already exists`);
     this.name = 'SessionExistsError';
@@ -40,7 +38,7 @@ export class SessionExistsError extends ApiError {
 }
 
 /** A session (or the whole server) is not there. `isNoSessionError` recognises it. */
-export class SessionNotFoundError extends ApiError {
+export class SessionNotFoundError extends DomainError {
   constructor(
     readonly session: string,
     cause?: unknown,
@@ -51,13 +49,8 @@ export class SessionNotFoundError extends ApiError {
   }
 }
 
-/** True for 1-64 letters, digits, `_` or `-`. */
-export function isValidSessionName(name: string): boolean {
-  return SESSION_NAME_RE.test(name);
-}
-
 function checkSessionName(name: string): void {
-  if (!isValidSessionName(name)) throw new TmuxArgumentError('a session name is 1-64 letters, digits, "_" or "-"');
+  if (!isValidSessionName(name)) throw new TmuxArgumentError(`a session name is ${SESSION_NAME_RULE}`);
 }
 
 function checkOptionName(option: string): void {
@@ -408,47 +401,6 @@ export async function unsetUserOption(cli: TmuxCli, name: string, option: string
   } catch (err) {
     throw notFoundOr(err, name);
   }
-}
-
-const PASTE_END = Buffer.from('\x1b[201~', 'latin1');
-
-/** Removes every `ESC[201~`, again until none is left (a removal can join a new one). */
-function stripPasteEnd(data: Buffer): Buffer {
-  let out = data;
-  while (out.includes(PASTE_END)) {
-    const parts: Buffer[] = [];
-    let at = 0;
-    for (let i = out.indexOf(PASTE_END); i !== -1; i = out.indexOf(PASTE_END, at)) {
-      parts.push(out.subarray(at, i));
-      at = i + PASTE_END.length;
-    }
-    parts.push(out.subarray(at));
-    out = Buffer.concat(parts);
-  }
-  return out;
-}
-
-/**
- * Control-mode lines pasting `data` into the pane through the named buffer: `set-buffer`, then
- * `paste-buffer -p -d` (tmux adds ESC[200~/ESC[201~ only when the application turned bracketed
- * paste on, and deletes the buffer). [] when there is nothing to paste.
- *
- * paste-buffer's default LF -> CR replacement is kept: a real terminal's paste sends CR for a
- * line break, which is what raw-mode programs take as Enter. CRLF is folded to LF first, so a
- * Windows line break is one CR, not two (as VTE and iTerm2 do).
- */
-export function pasteCommands(paneId: string, bufferName: string, data: string | Buffer): string[] {
-  if (!PANE_ID_RE.test(paneId)) throw new TmuxArgumentError('a pane id looks like %<number>');
-  if (!BUFFER_NAME_RE.test(bufferName)) throw new TmuxArgumentError('a paste buffer name is 1-64 letters, digits, "_" or "-"');
-  const raw = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
-  if (raw.includes(0)) throw new TmuxArgumentError('a paste cannot contain a NUL byte');
-  const text = Buffer.from(stripPasteEnd(raw).toString('latin1').replaceAll('\r\n', '\n'), 'latin1');
-  if (text.length === 0) return [];
-  return [
-    // "--": the data is never read as flags, even when it starts with "-".
-    buildControlCommand(['set-buffer', '-b', bufferName, '--', text]),
-    buildControlCommand(['paste-buffer', '-p', '-d', '-b', bufferName, '-t', paneId]),
-  ];
 }
 
 /** A session's latest activity in tmux (output, input, an attach), epoch ms, and clients now. */

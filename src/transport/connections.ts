@@ -5,6 +5,7 @@
  * Invariant: a connection is registered for as long as its socket is open; closing it here
  * removes it, and a close on an already-closed socket does nothing.
  */
+import { CLOSE_CODES } from '../errors.js';
 
 /** What the registry needs of one connection. */
 export interface RegisteredConnection {
@@ -18,14 +19,6 @@ export interface RegisteredConnection {
   alive?(): boolean;
 }
 
-/** WebSocket close codes of decisions.md "Stream". */
-export const CloseCode = {
-  tokenRevoked: 4401,
-  sessionEnded: 4404,
-  tooBig: 1009,
-  goingAway: 1001,
-} as const;
-
 export class ConnectionRegistry {
   private readonly all = new Set<RegisteredConnection>();
 
@@ -36,17 +29,17 @@ export class ConnectionRegistry {
   }
 
   /** Closes every connection opened with this token (it was revoked). */
-  closeToken(tokenId: string, code: number = CloseCode.tokenRevoked, reason = 'token revoked'): number {
+  closeToken(tokenId: string, code: number = CLOSE_CODES.tokenRevoked, reason = 'token revoked'): number {
     return this.closeWhere((c) => c.tokenId === tokenId, code, reason);
   }
 
   /** Closes every connection of this session (it was deleted or ended). */
-  closeSession(sessionId: string, code: number = CloseCode.sessionEnded, reason = 'session ended'): number {
+  closeSession(sessionId: string, code: number = CLOSE_CODES.sessionEnded, reason = 'session ended'): number {
     return this.closeWhere((c) => c.sessionId === sessionId, code, reason);
   }
 
   /** Closes every connection (the daemon is stopping). */
-  closeAll(code: number = CloseCode.goingAway, reason = 'tether is stopping'): number {
+  closeAll(code: number = CLOSE_CODES.goingAway, reason = 'tether is stopping'): number {
     return this.closeWhere(() => true, code, reason);
   }
 

@@ -8,7 +8,7 @@
  * paths catch an `authorization` header or a `token` field logged by hand.
  */
 import { LogController, type FastifyError, type FastifyPluginCallback, type FastifyReply, type FastifyRequest } from 'fastify';
-import { ApiError, ProtocolError, type HttpErrorCode } from '../errors.js';
+import { ApiError, DOMAIN_ERRORS, DomainError, HTTP_ERRORS, ProtocolError, type HttpErrorCode } from '../errors.js';
 
 /**
  * A URL with the value of every query parameter whose name mentions a token (`token`,
@@ -110,6 +110,12 @@ function bodyProblem(err: FastifyError, req: FastifyRequest): string | null {
 const errors: FastifyPluginCallback = (app, _opts, done) => {
   app.setErrorHandler((err: FastifyError, req, reply) => {
     if (err instanceof ApiError) return reply.code(err.status).send({ error: err.code, message: err.message });
+    if (err instanceof DomainError) {
+      const code = DOMAIN_ERRORS[err.code].http;
+      return reply
+        .code(HTTP_ERRORS[code])
+        .send({ error: code, message: err.field === null ? err.reason : `body/${err.field}: ${err.reason}` });
+    }
     if (err instanceof ProtocolError) return reply.code(400).send({ error: 'bad-request', message: err.message });
     if (err.validation) return reply.code(400).send({ error: 'bad-request', message: validationMessage(err) });
     if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {

@@ -4,6 +4,8 @@
  * into a machine's context, and nothing here imports fastify.
  */
 
+import type { AgentState } from '../protocol/frames.js';
+
 /** decisions.md "Health": what `GET /health` answers. */
 export interface HealthReport {
   /** True exactly when `status` is 'ok'. */
@@ -53,7 +55,7 @@ export interface TokenVerifier {
 
 /** An agent state as `state` frames carry it (spec "Stream frames"; ts in Unix epoch ms). */
 export interface AgentStateFrameFact {
-  readonly value: 'thinking' | 'tool' | 'idle' | 'awaiting-input';
+  readonly value: AgentState;
   readonly tool?: string;
   readonly ts: number;
 }

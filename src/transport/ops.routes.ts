@@ -13,7 +13,7 @@ import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebo
 import { Type } from 'typebox';
 import type { WebSocket } from 'ws';
 import { ApiError } from '../errors.js';
-import type { OpsActorView, OpsSink } from '../actors/ops-inspector.js';
+import type { OpsActorView, OpsSink } from '../ops/inspector.js';
 import type { ConnectionRegistry } from './connections.js';
 import { OPS_PAGE_CSP, OPS_PAGE_HTML } from './ops.page.js';
 

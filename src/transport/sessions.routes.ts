@@ -11,19 +11,13 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type, type Static } from 'typebox';
 import type { SlashCommand } from '../agent/builtin-commands.js';
 import { ApiError } from '../errors.js';
+import { AgentStateValue } from '../protocol/frames.js';
+import { InputRefusal, parseInput, type InputMessage } from '../protocol/input.js';
+import { SESSION_NAME_PATTERN } from '../protocol/session-name.js';
 
-/** Session names (decisions.md): the same pattern everywhere a name is accepted. */
-export const SESSION_NAME_PATTERN = '^[A-Za-z0-9_-]{1,64}$';
 /** Longest description and project, in characters. */
 export const MAX_DESCRIPTION_CHARS = 1024;
 export const MAX_PROJECT_CHARS = 256;
-/** Longest `keys` / `paste` text, in characters (the body limit caps it further). */
-export const MAX_INPUT_CHARS = 1024 * 1024;
-/** Longest key name. */
-export const MAX_KEY_NAME_CHARS = 32;
-
-export const AGENT_STATES = ['thinking', 'tool', 'idle', 'awaiting-input'] as const;
-export type AgentState = (typeof AGENT_STATES)[number];
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
 
@@ -32,7 +26,7 @@ export const SessionListItemSchema = Type.Object({
   name: Type.String(),
   description: Type.String(),
   state: Type.Union([Type.Literal('running'), Type.Literal('exited')]),
-  agentState: Nullable(Type.Union([Type.Literal('thinking'), Type.Literal('tool'), Type.Literal('idle'), Type.Literal('awaiting-input')])),
+  agentState: Nullable(AgentStateValue),
   lastOutputAt: Nullable(Type.String()),
   createdAt: Nullable(Type.String()),
   clients: Type.Integer({ minimum: 0 }),
@@ -51,17 +45,11 @@ const CreateBody = Type.Object(
 );
 const PatchBody = Type.Object({ description: Type.String({ maxLength: MAX_DESCRIPTION_CHARS }) }, { additionalProperties: false });
 
-export const InputMessageSchema = Type.Object(
-  {
-    type: Type.Union([Type.Literal('key'), Type.Literal('keys'), Type.Literal('paste')]),
-    name: Type.Optional(Type.String({ maxLength: MAX_KEY_NAME_CHARS })),
-    data: Type.Optional(Type.String({ maxLength: MAX_INPUT_CHARS })),
-  },
-  { additionalProperties: false },
-);
-
-/** One input, as the client sends it over REST and WebSocket alike. */
-export type InputMessage = { type: 'key'; name: string } | { type: 'keys'; data: string } | { type: 'paste'; data: string };
+/**
+ * The input body: a `type` the route knows, the rest checked by the one input schema
+ * (protocol/input.ts), so REST and the stream refuse the same things with the same words.
+ */
+const InputBody = Type.Object({ type: Type.String({ maxLength: 16 }) }, { additionalProperties: true });
 
 const ErrorBody = Type.Object({ error: Type.String(), message: Type.String() });
 const CommandItem = Type.Object({ name: Type.String(), description: Type.String(), args: Type.Optional(Type.Unknown()) });
@@ -77,17 +65,14 @@ export interface SessionsHandle {
   commands(id: string): Promise<readonly SlashCommand[]>;
 }
 
-/** Checks the fields each input type needs; the schema only bounds them. */
-export function toInputMessage(body: Static<typeof InputMessageSchema>): InputMessage {
-  if (body.type === 'key') {
-    if (body.name === undefined || body.data !== undefined)
-      throw new ApiError('bad-request', 'body/name: a "key" input takes a key name in "name" and no "data"');
-    return { type: 'key', name: body.name };
+/** The input message of a body, or a 400 naming the field at fault. */
+export function toInputMessage(body: unknown): InputMessage {
+  try {
+    return parseInput(body);
+  } catch (err) {
+    if (err instanceof InputRefusal) throw new ApiError('bad-request', `body/${err.field}: ${err.reason}`);
+    throw err;
   }
-  if (body.data === undefined || body.name !== undefined) {
-    throw new ApiError('bad-request', `body/data: a "${body.type}" input takes its text in "data" and no "name"`);
-  }
-  return { type: body.type, data: body.data };
 }
 
 /** Refuses text that tmux cannot store (NUL) with a message naming the field. */
@@ -155,7 +140,7 @@ export const sessionsRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsHandl
 
   app.post(
     '/sessions/:id/input',
-    { schema: { params: IdParams, body: InputMessageSchema, response: { 204: Type.Null(), ...errors } } },
+    { schema: { params: IdParams, body: InputBody, response: { 204: Type.Null(), ...errors } } },
     async (req, reply) => {
       const message = toInputMessage(req.body);
       if (message.type === 'paste') refuseNul('body/data', message.data);

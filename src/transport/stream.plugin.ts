@@ -11,13 +11,14 @@
 import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { WebSocket } from 'ws';
-import { ApiError, ProtocolError } from '../errors.js';
-import type { ClientLink } from '../actors/client.actor.js';
-import type { ClientKind, OpenClient } from '../actors/stream-hub.js';
-import { CloseCode, type ConnectionRegistry } from './connections.js';
+import { CLOSE_CODES, DOMAIN_ERRORS, DomainError, ProtocolError } from '../errors.js';
+import type { ClientLink } from '../stream/stream-client.actor.js';
+import type { ClientKind, OpenClient } from '../stream/stream-hub.js';
+import type { ConnectionRegistry } from './connections.js';
 import { DeflatePolicy } from './deflate-policy.js';
 import { encodeServerFrame, MAX_CLIENT_FRAME_BYTES, parseClientFrame, type ClientFrame, type ServerFrame } from '../protocol/frames.js';
-import type { InputMessage } from './sessions.routes.js';
+import type { InputMessage } from '../protocol/input.js';
+import { SESSION_NAME_PATTERN } from '../protocol/session-name.js';
 
 /** What the stream routes need of the actor system. */
 export interface StreamHandle {
@@ -41,7 +42,7 @@ export const PONG_GRACE_MS = 10_000;
 /** Frames kept while a client is being opened (a resume and some input). */
 const MAX_EARLY_FRAMES = 64;
 
-const IdParams = Type.Object({ id: Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' }) });
+const IdParams = Type.Object({ id: Type.String({ pattern: SESSION_NAME_PATTERN }) });
 
 function linkOf(socket: WebSocket): ClientLink {
   const deflate = new DeflatePolicy();
@@ -62,14 +63,9 @@ function linkOf(socket: WebSocket): ClientLink {
   };
 }
 
-/** The error frame for a failed input: unknown key names get their own code. */
-function inputErrorFrame(message: InputMessage, err: unknown): ServerFrame {
-  if (err instanceof ApiError) {
-    if (message.type === 'key' && err.code === 'bad-request')
-      return { type: 'error', code: 'unknown-key', message: err.message.replace(/^body\/name: /, '') };
-    if (err.code === 'session-not-found') return { type: 'error', code: 'session-ended', message: err.message };
-    return { type: 'error', code: err.code, message: err.message };
-  }
+/** The error frame for a failed input: a domain refusal under its frame code, anything else `input-failed`. */
+function inputErrorFrame(err: unknown): ServerFrame {
+  if (err instanceof DomainError) return { type: 'error', code: DOMAIN_ERRORS[err.code].frame, message: err.message };
   return { type: 'error', code: 'input-failed', message: 'the input could not be delivered to tmux' };
 }
 
@@ -106,12 +102,9 @@ function serve(kind: ClientKind, opts: StreamPluginOptions, socket: WebSocket, s
         c.requestSnapshot();
         return;
       default: {
-        const message: InputMessage = frame.type === 'key' ? { type: 'key', name: frame.name } : { type: frame.type, data: frame.data };
-        if (message.type !== 'key' && message.data.includes('\u0000')) {
-          send({ type: 'error', code: 'bad-frame', message: 'data: must not contain NUL characters' });
-          return;
-        }
-        opts.stream.input(sessionId, message).catch((err: unknown) => send(inputErrorFrame(message, err)));
+        // Checked against the one input schema and rules when the frame was parsed.
+        const message: InputMessage = frame;
+        opts.stream.input(sessionId, message).catch((err: unknown) => send(inputErrorFrame(err)));
       }
     }
   };
@@ -181,16 +174,16 @@ function serve(kind: ClientKind, opts: StreamPluginOptions, socket: WebSocket, s
       for (const fn of early.splice(0)) fn(c);
     },
     (err: unknown) => {
-      const ended = err instanceof ApiError && err.code === 'session-not-found';
+      const ended = err instanceof DomainError && err.code === 'session-not-found';
       send({ type: 'error', code: 'session-ended', message: ended ? err.message : 'the stream could not be opened' });
-      socket.close(ended ? CloseCode.sessionEnded : 1011, ended ? 'session ended' : 'internal error');
+      socket.close(ended ? CLOSE_CODES.sessionEnded : CLOSE_CODES.internalError, ended ? 'session ended' : 'internal error');
     },
   );
 }
 
 /** Registers the two WebSocket routes (behind auth: register after the auth plugin). */
 export const streamRoutes: FastifyPluginCallbackTypebox<StreamPluginOptions> = (app, opts, done) => {
-  const notFound = (id: string) => new ApiError('session-not-found', `no session named "${id}"`);
+  const notFound = (id: string) => new DomainError('session-not-found', `no session named "${id}"`);
   for (const kind of ['stream', 'side'] as const) {
     app.get(
       `/sessions/:id/${kind}`,

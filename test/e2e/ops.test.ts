@@ -123,7 +123,7 @@ describe('/ops in a real browser', () => {
     });
     phone.send(JSON.stringify({ type: 'resume', lastSeq: null }));
     await page.waitForSelector('#tree li[data-actor="session:pi-main"] li[data-actor="session:pi-main/client#1"]', { timeout: UI_MS });
-    await waitHighlighted(page, 'session:pi-main/client#1', 'client.live');
+    await waitHighlighted(page, 'session:pi-main/client#1', 'streamClient.live');
     await shot('2-client-live');
 
     // The agent reports over its socket: the agent's diagram follows it.

@@ -12,7 +12,7 @@ import { generate } from 'selfsigned';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { PairingStore } from '../../src/auth/pairing-store.js';
-import { pinnedOptions, pinnedTlsOptions, PinMismatchError, type PinnedTlsOptions } from '../../src/client/pinning.js';
+import { pinnedOptions, pinnedTlsOptions, PinMismatchError, type PinnedTlsOptions } from '../../src/reference-client/pinning.js';
 import { daemonHome, runCli, startDaemon, type DaemonHome, type RunningTestDaemon } from '../helpers/daemon.js';
 import { pinnedRequest, type PinnedResponse } from '../helpers/https.js';
 import { decodeTerminalQr } from '../helpers/qr-decode.js';

@@ -193,6 +193,29 @@ describe('REST sessions', () => {
     expect((await d.get('/health')).status).toBe(200);
   });
 
+  it('input sent the moment a session is created is accepted and arrives in order (five sessions at once)', async () => {
+    const names = ['burst-1', 'burst-2', 'burst-3', 'burst-4', 'burst-5'];
+    // Each client creates its session and types at once, without waiting for anything: several
+    // inputs in a row, over REST, while the daemon is still linking the session to tmux.
+    const statuses = await Promise.all(
+      names.map(async (name) => {
+        const created = await json('POST', '/sessions', { name });
+        const answers = [created.status];
+        for (const part of ['echo ', `${name}-`, 'in-', 'order'])
+          answers.push((await json('POST', `/sessions/${name}/input`, { type: 'keys', data: part })).status);
+        answers.push((await json('POST', `/sessions/${name}/input`, { type: 'key', name: 'enter' })).status);
+        return answers;
+      }),
+    );
+    expect(statuses).toEqual(names.map(() => [201, 204, 204, 204, 204, 204]));
+    // What the user sees in each pane: the command echoed whole, and its output.
+    for (const name of names) {
+      await eventually(async () => (await tmux.capture(`=${name}:`)).split('\n').includes(`${name}-in-order`), 15_000);
+      expect(await tmux.capture(`=${name}:`)).toContain(`echo ${name}-in-order`);
+    }
+    for (const name of names) expect((await d.get(`/sessions/${name}`, { method: 'DELETE' })).status).toBe(204);
+  });
+
   it('fuzzed bodies on every route get 2xx or a documented 4xx with an error body; nothing breaks', async () => {
     const before = await tmuxNames();
     const bodies = fc.oneof(

@@ -6,11 +6,11 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { RingChunk } from '../../src/actors/ring.js';
-import type { SessionRuntime } from '../../src/actors/session-runtime.js';
+import type { RingChunk } from '../../src/stream/ring.js';
+import type { SessionRuntime } from '../../src/stream/session-runtime.js';
 import { SidecarSystem } from '../../src/actors/system.js';
 import { silentLogger } from '../../src/log.js';
-import { sendKeysHexCommands } from '../../src/tmux/keys.js';
+import { sendKeysHexCommands } from '../../src/tmux/input.js';
 import { screenOf } from '../helpers/screen.js';
 import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
 
@@ -70,7 +70,7 @@ describe('pane snapshots on real tmux', () => {
     await system.booted();
     await system.createSession('snap', 'api');
     await eventually(() => system.status().sessions[0]?.linked === true);
-    const rt = system.runtimes.get('snap')!;
+    const rt = system.session('snap')!.runtime;
     await eventually(() => existsSync(ready));
     const chunks: RingChunk[] = [];
     rt.stream.subscribe({ chunk: (c) => chunks.push(c), gap: () => undefined });

@@ -3,10 +3,10 @@
  * link, the stream's positions, pane death, sessions killed from outside, tmux going away.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { RingChunk } from '../../src/actors/ring.js';
+import type { RingChunk } from '../../src/stream/ring.js';
 import { SidecarSystem } from '../../src/actors/system.js';
 import { silentLogger } from '../../src/log.js';
-import { sendKeysHexCommands } from '../../src/tmux/keys.js';
+import { sendKeysHexCommands } from '../../src/tmux/input.js';
 import { createSession } from '../../src/tmux/sessions.js';
 import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
 
@@ -40,7 +40,7 @@ describe('sidecar system on real tmux', () => {
     agent = ['/bin/sh', '-c', 'stty raw -echo; exec cat'];
     await system.createSession('s1', 'api');
     await eventually(() => linked('s1'));
-    const rt = system.runtimes.get('s1')!;
+    const rt = system.session('s1')!.runtime;
     const chunks: RingChunk[] = [];
     rt.stream.subscribe({ chunk: (c) => chunks.push(c), gap: () => undefined });
     const start = rt.stream.position;

@@ -10,7 +10,7 @@ import { promisify } from 'node:util';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TmuxCli, isNoSessionError } from '../../src/tmux/exec.js';
-import { resolveKey, sendKeyCommands, sendKeysHexCommands } from '../../src/tmux/keys.js';
+import { pasteCommands, resolveKey, sendKeyCommands, sendKeysHexCommands } from '../../src/tmux/input.js';
 import { TmuxArgumentError, buildControlCommand } from '../../src/tmux/quote.js';
 import {
   AFTER_NEW_WINDOW_HOOK,
@@ -20,7 +20,6 @@ import {
   hasSession,
   killSession,
   listSessions,
-  pasteCommands,
   readUserOption,
   setUserOption,
   unsetUserOption,

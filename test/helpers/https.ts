@@ -3,7 +3,7 @@
  * trusting exactly the pinned certificate (src/client/pinning.ts), with a bearer token.
  */
 import https from 'node:https';
-import type { PinnedTlsOptions } from '../../src/client/pinning.js';
+import type { PinnedTlsOptions } from '../../src/reference-client/pinning.js';
 
 export interface PinnedResponse {
   readonly status: number;

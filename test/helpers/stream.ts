@@ -3,9 +3,9 @@
  * headless terminal, with every frame it got recorded, so tests compare what a person would
  * see and in which order things arrived.
  */
-import { SessionStream, type ErrorFrame, type SessionMetaFrame, type StateFrame } from '../../src/client/index.js';
+import { SessionStream, type ErrorFrame, type SessionMetaFrame, type StateFrame } from '../../src/reference-client/index.js';
 import { expect } from 'vitest';
-import type { PaneStream } from '../../src/actors/pane-stream.js';
+import type { PaneStream } from '../../src/stream/pane-stream.js';
 import { newTerminal, readScreen, write, type Screen } from './screen.js';
 
 export type Received =

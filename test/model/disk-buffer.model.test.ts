@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { getAdjacencyMap, getShortestPaths } from 'xstate/graph';
 import { DiskBuffers } from '../../src/actors/disk-buffer.actor.js';
-import { PaneStream } from '../../src/actors/pane-stream.js';
+import { PaneStream } from '../../src/stream/pane-stream.js';
 import { silentLogger } from '../../src/log.js';
 import { diskBufferMachine, type DiskBufferEvent, type DiskBufferLimits } from '../../src/machines/disk-buffer.machine.js';
 

@@ -11,7 +11,7 @@ import { existsSync, renameSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createActor, type SnapshotFrom } from 'xstate';
 import { getShortestPaths } from 'xstate/graph';
-import { SessionRuntimes } from '../../src/actors/session-runtime.js';
+import { SessionRuntimes } from '../../src/stream/session-runtime.js';
 import { createSessionImplementations } from '../../src/actors/session.actor.js';
 import { silentLogger } from '../../src/log.js';
 import { sessionMachine, type SessionEvent } from '../../src/machines/session.machine.js';

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { KEY_NAMES, resolveKey, sendKeyCommands, sendKeysHexCommands } from '../../src/tmux/keys.js';
+import { KEY_NAMES, resolveKey, sendKeyCommands, sendKeysHexCommands } from '../../src/tmux/input.js';
 import { TmuxArgumentError } from '../../src/tmux/quote.js';
 
 describe('resolveKey', () => {

@@ -5,7 +5,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createActor, createMachine } from 'xstate';
-import { activeStateIds, OPS_FLUSH_MS, OPS_MAX_QUEUED, OpsInspector, type OpsMessage } from '../../src/actors/ops-inspector.js';
+import { activeStateIds, OPS_FLUSH_MS, OPS_MAX_QUEUED, OpsInspector, type OpsMessage } from '../../src/ops/inspector.js';
 
 const lamp = createMachine({
   id: 'lamp',

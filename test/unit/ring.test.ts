@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { epochBase, SEQ_BYTES_PER_MS, SEQ_EPOCH_MS } from '../../src/actors/pane-stream.js';
-import { ChunkRing } from '../../src/actors/ring.js';
+import { epochBase, SEQ_BYTES_PER_MS, SEQ_EPOCH_MS } from '../../src/stream/pane-stream.js';
+import { ChunkRing } from '../../src/stream/ring.js';
 
 describe('ChunkRing', () => {
   it('replays exactly the bytes after any covered position, mid-chunk included', () => {

@@ -35,7 +35,8 @@ function harness() {
     actor,
     released,
     killed,
-    scan: (ids: string[], serverRunning = true) => discoverySend!({ type: 'tmux.scanned', scan: { serverRunning, sessionIds: ids } }),
+    scan: (ids: string[], serverRunning = true, runningAtStart?: string[]) =>
+      discoverySend!({ type: 'tmux.scanned', scan: { serverRunning, sessionIds: ids, ...(runningAtStart ? { runningAtStart } : {}) } }),
   };
 }
 
@@ -49,6 +50,22 @@ describe('sidecar machine', () => {
     const a = ctx.sessions.a!;
     await waitFor(a, (s) => s.matches({ running: { link: { attached: 'live' } } }));
     expect(h.actor.getSnapshot().matches({ serving: { tmux: 'up' } })).toBe(true);
+  });
+
+  it('a scan that began before a session was created does not end it; a later one that misses it does', async () => {
+    const h = harness();
+    h.scan([]);
+    h.actor.send({ type: 'session.create', id: 'new', origin: 'api' });
+    const ref = h.actor.getSnapshot().context.sessions.new!;
+    await waitFor(ref, (s) => s.matches('running'));
+    // This scan's answer was taken before tmux had the session: it does not list it.
+    h.scan([], true, []);
+    expect(ref.getSnapshot().matches('running')).toBe(true);
+    expect(Object.keys(h.actor.getSnapshot().context.sessions)).toEqual(['new']);
+    // A scan that began while it ran and does not list it: it is gone.
+    h.scan([], true, ['new']);
+    await waitFor(h.actor, (s) => !s.context.sessions.new);
+    expect(h.released).toEqual(['new']);
   });
 
   it('a session that disappears from tmux ends and is forgotten', async () => {

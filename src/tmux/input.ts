@@ -1,11 +1,17 @@
 /**
- * Input to a pane: tether's key names (decisions.md "HTTP": input) and literal bytes.
+ * Input to a pane, as tmux control-mode lines: tether's key names (docs/api.md, "Key names"),
+ * literal bytes, and pastes. The one place an input message becomes tmux commands.
  *
  * Invariant: literal text never meets tmux's key-name lookup or command parser; it travels as
  * `send-keys -H` hex. Named keys go as tmux key names so tmux applies the pane's modes (cursor
  * key mode, keypad mode) the way a real terminal would.
  */
+import { randomBytes } from 'node:crypto';
+import { DomainError } from '../errors.js';
+import type { InputMessage } from '../protocol/input.js';
 import { TmuxArgumentError, buildControlCommand } from './quote.js';
+
+const BUFFER_NAME_RE = /^[A-Za-z0-9_-]{1,64}$/;
 
 /** A resolved key: a tmux key name, or exact bytes to write. */
 export type ResolvedKey = { readonly kind: 'tmux'; readonly key: string } | { readonly kind: 'bytes'; readonly bytes: Buffer };
@@ -81,4 +87,63 @@ export function sendKeyCommands(paneId: string, key: ResolvedKey): string[] {
   checkPaneId(paneId);
   if (key.kind === 'bytes') return sendKeysHexCommands(paneId, key.bytes);
   return [buildControlCommand(['send-keys', '-t', paneId, key.key])];
+}
+
+const PASTE_END = Buffer.from('\x1b[201~', 'latin1');
+
+/** Removes every `ESC[201~`, again until none is left (a removal can join a new one). */
+function stripPasteEnd(data: Buffer): Buffer {
+  let out = data;
+  while (out.includes(PASTE_END)) {
+    const parts: Buffer[] = [];
+    let at = 0;
+    for (let i = out.indexOf(PASTE_END); i !== -1; i = out.indexOf(PASTE_END, at)) {
+      parts.push(out.subarray(at, i));
+      at = i + PASTE_END.length;
+    }
+    parts.push(out.subarray(at));
+    out = Buffer.concat(parts);
+  }
+  return out;
+}
+
+/**
+ * Control-mode lines pasting `data` into the pane through the named buffer: `set-buffer`, then
+ * `paste-buffer -p -d` (tmux adds ESC[200~/ESC[201~ only when the application turned bracketed
+ * paste on, and deletes the buffer). [] when there is nothing to paste.
+ *
+ * paste-buffer's default LF -> CR replacement is kept: a real terminal's paste sends CR for a
+ * line break, which is what raw-mode programs take as Enter. CRLF is folded to LF first, so a
+ * Windows line break is one CR, not two (as VTE and iTerm2 do).
+ */
+export function pasteCommands(paneId: string, bufferName: string, data: string | Buffer): string[] {
+  checkPaneId(paneId);
+  if (!BUFFER_NAME_RE.test(bufferName)) throw new TmuxArgumentError('a paste buffer name is 1-64 letters, digits, "_" or "-"');
+  const raw = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
+  if (raw.includes(0)) throw new TmuxArgumentError('a paste cannot contain a NUL byte');
+  const text = Buffer.from(stripPasteEnd(raw).toString('latin1').replaceAll('\r\n', '\n'), 'latin1');
+  if (text.length === 0) return [];
+  return [
+    // "--": the data is never read as flags, even when it starts with "-".
+    buildControlCommand(['set-buffer', '-b', bufferName, '--', text]),
+    buildControlCommand(['paste-buffer', '-p', '-d', '-b', bufferName, '-t', paneId]),
+  ];
+}
+
+/**
+ * The control-mode lines that deliver one input message to the pane, in order; throws
+ * `DomainError('unknown-key')` for a key name tether does not know.
+ */
+export function inputCommands(paneId: string, message: InputMessage): string[] {
+  switch (message.type) {
+    case 'key': {
+      const key = resolveKey(message.name);
+      if (!key) throw new DomainError('unknown-key', `unknown key name "${message.name.slice(0, 32)}"`, 'name');
+      return sendKeyCommands(paneId, key);
+    }
+    case 'keys':
+      return sendKeysHexCommands(paneId, Buffer.from(message.data, 'utf8'));
+    case 'paste':
+      return pasteCommands(paneId, `tether-paste-${randomBytes(6).toString('hex')}`, message.data);
+  }
 }

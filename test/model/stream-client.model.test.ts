@@ -11,14 +11,14 @@
 import { describe, expect, it } from 'vitest';
 import type { SnapshotFrom } from 'xstate';
 import { getAdjacencyMap, getShortestPaths, getSimplePaths, type AdjacencyValue } from 'xstate/graph';
-import { ChunkFrames, StreamClient, type ClientLink } from '../../src/actors/client.actor.js';
-import { PaneStream } from '../../src/actors/pane-stream.js';
-import { clientMachine, type ClientEvent } from '../../src/machines/client.machine.js';
+import { ChunkFrames, StreamClient, type ClientLink } from '../../src/stream/stream-client.actor.js';
+import { PaneStream } from '../../src/stream/pane-stream.js';
+import { streamClientMachine, type StreamClientEvent } from '../../src/machines/stream-client.machine.js';
 import { decodeChunkFrame } from '../../src/protocol/frames.js';
 import { eventually } from '../helpers/tmux.js';
 import { expectLiveOutputContinues } from '../helpers/stream.js';
 
-type Snap = SnapshotFrom<typeof clientMachine>;
+type Snap = SnapshotFrom<typeof streamClientMachine>;
 type ModelEvent = { type: string; [k: string]: unknown };
 
 const WATERMARKS = { high: 64 * 1024, low: 1024 };
@@ -51,7 +51,7 @@ const eventKey = (e: ModelEvent) =>
   ('drained' in e ? `(drained=${String(e.drained)})` : '');
 
 // The model decides its guards from the event; the actor decides them from the link and ring.
-const model = clientMachine.provide({
+const model = streamClientMachine.provide({
   guards: { isDrained: ({ event }) => (event as { drained?: boolean }).drained === true },
   actions: {
     startForwarding: () => undefined,
@@ -63,9 +63,9 @@ const model = clientMachine.provide({
   },
 });
 
-const traversal = { events: MODEL_EVENTS as ClientEvent[], serializeState: (s: Snap) => key(s) as never };
+const traversal = { events: MODEL_EVENTS as StreamClientEvent[], serializeState: (s: Snap) => key(s) as never };
 const toStates = getShortestPaths(model, traversal);
-const adjacency = getAdjacencyMap(model, traversal) as Record<string, AdjacencyValue<Snap, ClientEvent>>;
+const adjacency = getAdjacencyMap(model, traversal) as Record<string, AdjacencyValue<Snap, StreamClientEvent>>;
 
 /**
  * Every transition that changes the state (the shortest path to its source, then its event),

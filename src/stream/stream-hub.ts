@@ -7,17 +7,17 @@
  * alive; when the session is deleted or its pane dies, each of its clients gets
  * `error session-ended` and close 4404, exactly once. /side clients never get binary frames.
  */
-import { ApiError } from '../errors.js';
+import { CLOSE_CODES, DomainError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { sessionActorId } from '../machines/sidecar.machine.js';
-import type { ServerFrame } from '../protocol/frames.js';
-import { ChunkFrames, StreamClient, type ClientLink, type Watermarks } from './client.actor.js';
-import type { OpsInspector } from './ops-inspector.js';
-import type { SidecarSystem } from './system.js';
+import type { AgentState, ServerFrame } from '../protocol/frames.js';
+import { ChunkFrames, StreamClient, type ClientLink, type Watermarks } from './stream-client.actor.js';
+import type { OpsInspector } from '../ops/inspector.js';
+import type { SessionRuntime } from './session-runtime.js';
 
 /** An agent state as the side channel carries it (spec "Stream frames", `state`). */
 export interface AgentStateFact {
-  readonly value: 'thinking' | 'tool' | 'idle' | 'awaiting-input';
+  readonly value: AgentState;
   readonly tool?: string;
   /** Unix epoch milliseconds. */
   readonly ts: number;
@@ -48,8 +48,18 @@ export interface OpenClient {
   closed(): void;
 }
 
+/** What the hub needs of the sessions (the actor system provides it). */
+export interface HubSessions {
+  /** A known session's runtime and whether its agent pane has exited; null for an unknown one. */
+  session(id: string): { readonly runtime: SessionRuntime; readonly exited: boolean } | null;
+  /** Calls `listener` when a session ends for its clients (deleted, or its pane died). */
+  onSessionEnded(listener: (id: string) => void): () => void;
+  /** Calls `listener` when a session's description changed. */
+  onMetaChanged(listener: (id: string) => void): () => void;
+}
+
 export interface StreamHubDeps {
-  readonly system: SidecarSystem;
+  readonly sessions: HubSessions;
   readonly meta: (sessionId: string) => Promise<SessionMeta>;
   readonly agentStates?: AgentStateSource;
   readonly watermarks?: Watermarks;
@@ -72,13 +82,12 @@ export class StreamHub {
   private clientSerial = 0;
 
   constructor(private readonly deps: StreamHubDeps) {
-    const stopEnded = deps.system.onSessionEnded((id) => this.sessionEnded(id));
-    const stopMeta = deps.system.onMetaChanged((id) => void this.metaChanged(id));
+    const stopEnded = deps.sessions.onSessionEnded((id) => this.sessionEnded(id));
+    const stopMeta = deps.sessions.onMetaChanged((id) => void this.metaChanged(id));
     this.stopEnded = () => {
       stopEnded();
       stopMeta();
     };
-    deps.system.clientCount = (id) => this.count(id);
   }
 
   /** Live clients of one session, or of all. */
@@ -94,15 +103,15 @@ export class StreamHub {
    * has died gets its meta, then `session-ended` and close 4404.
    */
   async open(sessionId: string, kind: ClientKind, link: ClientLink): Promise<OpenClient> {
-    const status = this.deps.system.status().sessions.find((s) => s.id === sessionId);
-    const rt = this.deps.system.runtimes.get(sessionId);
-    if (!status || !rt) throw new ApiError('session-not-found', `no session named "${sessionId}"`);
+    const session = this.deps.sessions.session(sessionId);
+    if (!session) throw new DomainError('session-not-found', `no session named "${sessionId}"`);
+    const rt = session.runtime;
     const meta = await this.deps.meta(sessionId).catch(() => ({ name: sessionId, createdAt: '' }));
     const sendText = (frame: ServerFrame) => link.sendText(JSON.stringify(frame));
     sendText({ type: 'session-meta', ...meta });
-    if (status.state === 'exited' || !this.deps.system.sessionIds().includes(sessionId)) {
+    if (session.exited || !this.deps.sessions.session(sessionId)) {
       sendText({ type: 'error', code: 'session-ended', message: `session ${sessionId} has ended` });
-      link.close(4404, 'session ended');
+      link.close(CLOSE_CODES.sessionEnded, 'session ended');
       return { kind, resume: () => undefined, requestSnapshot: () => undefined, closed: () => undefined };
     }
     const state = this.deps.agentStates?.current(sessionId);
@@ -128,7 +137,7 @@ export class StreamHub {
           if (!open) return;
           sendText({ type: 'error', code: 'session-ended', message: `session ${sessionId} has ended` });
           open = false;
-          link.close(4404, 'session ended');
+          link.close(CLOSE_CODES.sessionEnded, 'session ended');
           leave();
         },
       };

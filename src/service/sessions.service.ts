@@ -1,39 +1,38 @@
 /**
  * The sessions operations the REST routes and the stream use, on top of the actor system and
- * tmux. Session facts are read from tmux (P-6: no state store of our own), live facts (clients,
- * last output, agent state) from the actors.
+ * tmux. Session facts are read from tmux (tether keeps no session store of its own; see
+ * docs/architecture.md), live facts (clients, last output, agent state) from the actors.
+ * Refusals are `DomainError`s; each transport names them its own way.
  *
  * Invariant: every value a client sent reaches tmux only through the quoting layer (argv with
  * `escapeArgvArg`, control lines with `buildControlCommand`) or as hex bytes; unknown sessions
  * are `session-not-found` before any tmux command names them.
  */
-import { randomBytes } from 'node:crypto';
 import { BUILTIN_COMMANDS, type SlashCommand } from '../agent/builtin-commands.js';
-import { ApiError } from '../errors.js';
+import { DomainError } from '../errors.js';
+import type { AgentState } from '../protocol/frames.js';
+import type { InputMessage } from '../protocol/input.js';
 import type { TmuxCli } from '../tmux/exec.js';
-import { resolveKey, sendKeyCommands, sendKeysHexCommands } from '../tmux/keys.js';
-import {
-  isValidSessionName,
-  listSessions,
-  pasteCommands,
-  readUserOption,
-  setUserOption,
-  unsetUserOption,
-  type TmuxSessionInfo,
-} from '../tmux/sessions.js';
+import { inputCommands } from '../tmux/input.js';
+import { SESSION_NAME_RE, isValidSessionName } from '../protocol/session-name.js';
+import { listSessions, readUserOption, setUserOption, unsetUserOption, type TmuxSessionInfo } from '../tmux/sessions.js';
 import { thumbnailFromCapture } from '../tmux/thumbnail.js';
-import { SessionUnavailableError } from './session-runtime.js';
-import { SessionCreateError, type SidecarSystem } from './system.js';
+import { SessionUnavailableError } from '../stream/session-runtime.js';
 
-/** One input message (the same over REST and WebSocket). */
-export type SessionInput = { type: 'key'; name: string } | { type: 'keys'; data: string } | { type: 'paste'; data: string };
+import { SessionCreateError, type SidecarSystem } from '../actors/system.js';
+
+/**
+ * How long input sent to a session that is not linked to tmux (just created, or its link being
+ * re-made) is held, in order, before it is refused with `tmux-unavailable`.
+ */
+export const INPUT_LINK_WAIT_MS = 10_000;
 
 export interface SessionItem {
   id: string;
   name: string;
   description: string;
   state: 'running' | 'exited';
-  agentState: 'thinking' | 'tool' | 'idle' | 'awaiting-input' | null;
+  agentState: AgentState | null;
   lastOutputAt: string | null;
   createdAt: string | null;
   clients: number;
@@ -52,7 +51,7 @@ export const DESCRIPTION_SOURCE_OPTION = '@description-source';
 /** How many `pi-<n>` names a create without a name tries before giving up. */
 const MAX_NAME_ATTEMPTS = 16;
 
-const notFound = (id: string) => new ApiError('session-not-found', `no session named "${id}"`);
+const notFound = (id: string) => new DomainError('session-not-found', `no session named "${id}"`);
 
 export class SessionsService {
   constructor(
@@ -60,6 +59,8 @@ export class SessionsService {
     private readonly cli: TmuxCli,
     private readonly namePrefix = 'pi',
     private readonly agents: SessionAgents = NO_AGENTS,
+    /** Live stream and side clients of a session (the stream hub counts them). */
+    private readonly clients: (id: string) => number = () => 0,
   ) {}
 
   /** The tether sessions tmux holds, with live facts. */
@@ -80,7 +81,7 @@ export class SessionsService {
       agentState: this.agents.current(info.name)?.value ?? null,
       lastOutputAt: live?.lastOutputAt ? new Date(live.lastOutputAt).toISOString() : null,
       createdAt: info.createdAt,
-      clients: live?.clients ?? 0,
+      clients: this.clients(info.name),
       project: info.project,
     };
   }
@@ -88,7 +89,7 @@ export class SessionsService {
   /** Creates a session; without a name, the first free `pi-<n>`. */
   async create(input: { name?: string; project?: string }): Promise<{ id: string; name: string }> {
     if (input.name !== undefined) {
-      if (!isValidSessionName(input.name)) throw new ApiError('bad-request', 'body/name: must match ^[A-Za-z0-9_-]{1,64}$');
+      if (!isValidSessionName(input.name)) throw new DomainError('invalid', `must match ${SESSION_NAME_RE.source}`, 'name');
       await this.createOne(input.name, input.project);
       return { id: input.name, name: input.name };
     }
@@ -98,11 +99,11 @@ export class SessionsService {
         await this.createOne(name, input.project);
         return { id: name, name };
       } catch (err) {
-        if (!(err instanceof ApiError && err.code === 'session-exists')) throw err;
+        if (!(err instanceof DomainError && err.code === 'session-exists')) throw err;
         // Someone took the name between the look and the create: look again.
       }
     }
-    throw new ApiError('session-exists', 'no free session name was found; pass a name');
+    throw new DomainError('session-exists', 'no free session name was found; pass a name');
   }
 
   /** Creates one session; tmux failing to create it is a 503 that says why. */
@@ -110,7 +111,7 @@ export class SessionsService {
     try {
       await this.system.createSession(name, 'api', project);
     } catch (err) {
-      if (err instanceof SessionCreateError) throw new ApiError('tmux-unavailable', err.message);
+      if (err instanceof SessionCreateError) throw new DomainError('tmux-unavailable', err.message);
       throw err;
     }
   }
@@ -154,32 +155,28 @@ export class SessionsService {
   /** The 40x12 text thumbnail of the agent pane. */
   async thumbnail(id: string): Promise<string> {
     this.known(id);
-    const pane = this.system.runtimes.get(id)?.paneId;
+    const pane = this.system.session(id)?.runtime.paneId;
     const target = pane ?? `=${id}:`;
     const { stdout } = await this.cli.run(['capture-pane', '-p', '-t', target]);
     return thumbnailFromCapture(stdout.toString('utf8'));
   }
 
-  /** Injects input into the agent pane, in order with everything sent before. */
-  async input(id: string, message: SessionInput): Promise<void> {
+  /**
+   * Injects input into the agent pane, in order with everything sent before. Input to a session
+   * whose link is not up yet (just created, or being re-made) is held, in order, for up to
+   * `linkWaitMs`, then refused with `tmux-unavailable`.
+   */
+  async input(id: string, message: InputMessage, linkWaitMs = INPUT_LINK_WAIT_MS): Promise<void> {
     this.known(id);
-    const rt = this.system.runtimes.get(id);
-    const pane = rt?.paneId;
-    if (!rt || !pane) throw new ApiError('tmux-unavailable', `session ${id} is not linked to tmux right now`);
-    let lines: string[];
-    if (message.type === 'key') {
-      const key = resolveKey(message.name);
-      if (!key) throw new ApiError('bad-request', `body/name: unknown key name "${message.name.slice(0, 32)}"`);
-      lines = sendKeyCommands(pane, key);
-    } else if (message.type === 'keys') {
-      lines = sendKeysHexCommands(pane, Buffer.from(message.data, 'utf8'));
-    } else {
-      lines = pasteCommands(pane, `tether-paste-${randomBytes(6).toString('hex')}`, message.data);
-    }
+    const rt = this.system.session(id)?.runtime;
+    if (!rt) throw new DomainError('tmux-unavailable', `session ${id} is not linked to tmux right now`);
     try {
-      await rt.run(lines);
+      // The lines are made once the pane is known; an unknown key name is refused as it comes up.
+      await rt.runWhenLinked((pane) => inputCommands(pane, message), linkWaitMs);
     } catch (err) {
-      if (err instanceof SessionUnavailableError) throw new ApiError('tmux-unavailable', err.message);
+      if (err instanceof SessionUnavailableError) {
+        throw new DomainError('tmux-unavailable', `session ${id} is not linked to tmux (waited ${Math.round(linkWaitMs / 1000)} s)`);
+      }
       throw err;
     }
   }

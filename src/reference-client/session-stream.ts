@@ -10,25 +10,18 @@
  */
 import { EventEmitter } from 'node:events';
 import WebSocket, { type ClientOptions } from 'ws';
+import { CLOSE_CODES } from '../errors.js';
+import {
+  decodeChunkFrame,
+  parseServerFrame,
+  type ClientFrame,
+  type ErrorFrame,
+  type SessionMetaFrame,
+  type StateFrame,
+} from '../protocol/frames.js';
 import { BracketedPasteTracker } from './paste-mode.js';
 
-export interface SessionMetaFrame {
-  type: 'session-meta';
-  name: string;
-  description?: string;
-  createdAt: string;
-}
-export interface StateFrame {
-  type: 'state';
-  value: 'thinking' | 'tool' | 'idle' | 'awaiting-input';
-  tool?: string;
-  ts: number;
-}
-export interface ErrorFrame {
-  type: 'error';
-  code: string;
-  message: string;
-}
+export type { ErrorFrame, SessionMetaFrame, StateFrame };
 
 export type StreamStatus = 'connecting' | 'open' | 'reconnecting' | 'ended' | 'unauthorized' | 'closed';
 
@@ -132,7 +125,7 @@ export class SessionStream extends EventEmitter<SessionStreamEvents> {
     this.setStatus('closed');
   }
 
-  private send(frame: object): void {
+  private send(frame: ClientFrame): void {
     if (this.socket?.readyState === WebSocket.OPEN) this.socket.send(JSON.stringify(frame));
   }
 
@@ -156,7 +149,7 @@ export class SessionStream extends EventEmitter<SessionStreamEvents> {
       if (this.socket !== socket) return;
       this.retries = 0;
       this.awaitingBase = false;
-      socket.send(JSON.stringify({ type: 'resume', lastSeq: this.lastSeq }));
+      socket.send(JSON.stringify({ type: 'resume', lastSeq: this.lastSeq } satisfies ClientFrame));
       this.setStatus('open');
       this.schedulePing();
     });
@@ -179,16 +172,20 @@ export class SessionStream extends EventEmitter<SessionStreamEvents> {
       if (this.socket !== socket) return;
       this.socket = null;
       this.clearPing();
-      if (code === 4404) this.finish('ended');
-      else if (code === 4401) this.finish('unauthorized');
+      if (code === CLOSE_CODES.sessionEnded) this.finish('ended');
+      else if (code === CLOSE_CODES.tokenRevoked) this.finish('unauthorized');
       else if (!this.stopped && this.status !== 'ended' && this.status !== 'unauthorized') this.scheduleRetry();
     });
   }
 
   private onChunk(frame: Buffer): void {
-    if (frame.length < 8) return;
-    const seq = frame.readUInt32BE(0) * 2 ** 32 + frame.readUInt32BE(4);
-    let bytes = frame.subarray(8);
+    let seq: number;
+    let bytes: Buffer;
+    try {
+      ({ seq, data: bytes } = decodeChunkFrame(frame));
+    } catch {
+      return; // not a chunk frame: nothing to apply
+    }
     const start = seq - bytes.length;
     if (this.lastSeq === null) return; // no base yet: the snapshot comes first
     if (seq <= this.lastSeq) return; // already held
@@ -205,16 +202,16 @@ export class SessionStream extends EventEmitter<SessionStreamEvents> {
   }
 
   private onText(text: string): void {
-    let frame: { type?: string; [k: string]: unknown };
+    let frame;
     try {
-      frame = JSON.parse(text) as typeof frame;
+      frame = parseServerFrame(text);
     } catch {
-      return;
+      return; // a frame that does not fit its type is skipped, never half-applied
     }
-    switch (frame.type) {
+    switch (frame?.type) {
       case 'snapshot': {
-        const bytes = Buffer.from(String(frame.data), 'base64');
-        this.lastSeq = Number(frame.seq);
+        const bytes = Buffer.from(frame.data, 'base64');
+        this.lastSeq = frame.seq;
         this.awaitingBase = false;
         this.paste.reset();
         this.paste.feed(bytes);
@@ -222,16 +219,16 @@ export class SessionStream extends EventEmitter<SessionStreamEvents> {
         return;
       }
       case 'state':
-        this.emit('state', frame as unknown as StateFrame);
+        this.emit('state', frame);
         return;
       case 'session-meta':
-        this.emit('meta', frame as unknown as SessionMetaFrame);
+        this.emit('meta', frame);
         return;
       case 'error':
-        this.emit('errorFrame', frame as unknown as ErrorFrame);
+        this.emit('errorFrame', frame);
         return;
       default:
-        return;
+        return; // a type this version does not know
     }
   }
 

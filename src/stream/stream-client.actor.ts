@@ -10,7 +10,7 @@
  * chunk plus one snapshot.
  */
 import { createActor, fromPromise, type Actor, type InspectionEvent } from 'xstate';
-import { clientMachine } from '../machines/client.machine.js';
+import { streamClientMachine } from '../machines/stream-client.machine.js';
 import { resumeMachine, type TakenSnapshot } from '../machines/resume.machine.js';
 import { encodeChunkFrame, encodeServerFrame, type ServerFrame } from '../protocol/frames.js';
 import type { PaneStream } from './pane-stream.js';
@@ -65,7 +65,7 @@ export interface StreamClientDeps {
 }
 
 export class StreamClient {
-  readonly actor: Actor<typeof clientMachine>;
+  readonly actor: Actor<typeof streamClientMachine>;
   /** The stream position the client holds; -1 until it has a base. */
   private sentEnd = -1;
   private forwarding = false;
@@ -89,7 +89,7 @@ export class StreamClient {
         reportSnapshotFailed,
       },
     });
-    const machine = clientMachine.provide({
+    const machine = streamClientMachine.provide({
       actors: { resume, takeSnapshot },
       guards: { isDrained: () => deps.link.bufferedAmount <= this.watermarks.low },
       actions: {

@@ -12,7 +12,7 @@
 import { fromPromise, raise, sendTo, setup } from 'xstate';
 import { resumeMachine, type ResumeEvent, type ResumeOutput, type TakenSnapshot } from './resume.machine.js';
 
-export type ClientEvent =
+export type StreamClientEvent =
   | ResumeEvent
   | { type: 'client.snapshot-request' }
   | { type: 'client.behind' }
@@ -21,12 +21,12 @@ export type ClientEvent =
   | { type: 'session.ended' };
 
 const notProvided = (what: string) => () => {
-  throw new Error(`clientMachine: ${what} was not provided`);
+  throw new Error(`streamClientMachine: ${what} was not provided`);
 };
 
-export const clientMachine = setup({
+export const streamClientMachine = setup({
   types: {
-    events: {} as ClientEvent,
+    events: {} as StreamClientEvent,
   },
   actors: {
     /** The Resume machine; its own stubs throw until the actor provides this client's I/O. */
@@ -59,7 +59,7 @@ export const clientMachine = setup({
     snapshotRetry: 1000,
   },
 }).createMachine({
-  id: 'client',
+  id: 'streamClient',
   description: 'One /stream client: resuming, live, behind, resyncing, closed',
   initial: 'resuming',
   on: {

@@ -152,6 +152,26 @@ export class SessionRuntime {
     return next;
   }
 
+  /**
+   * Runs the lines `make(paneId)` builds, in order with every command asked for before, once the
+   * link is up: a caller that arrives while the link is down waits up to `linkWaitMs` (counted
+   * from its call), then gets `SessionUnavailableError`. Later callers queue behind it, so
+   * order is kept whatever the wait.
+   */
+  runWhenLinked(make: (paneId: string) => readonly string[], linkWaitMs: number): Promise<void> {
+    const deadline = Date.now() + linkWaitMs;
+    const run = async (): Promise<void> => {
+      await this.whenLinked(Math.max(0, deadline - Date.now()));
+      const client = this.client;
+      const pane = this.paneId;
+      if (!client || client.isClosed || !pane) throw new SessionUnavailableError(this.id);
+      for (const line of make(pane)) await client.run(line);
+    };
+    const next = this.queue.then(run, run);
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
   /** Runs each line in turn over the control client (`%error` rejects). */
   run(lines: readonly string[]): Promise<void> {
     return this.commands(async (client) => {

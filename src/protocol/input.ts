@@ -1,0 +1,74 @@
+/**
+ * One input to the agent's pane, the same whether it comes as `POST /sessions/:id/input` or as
+ * a stream frame: its schemas, type, limits and rules live here and nowhere else
+ * (docs/api.md, "Input").
+ *
+ * Invariant: a message that passes `parseInput` is fully formed (its type's fields, nothing
+ * else, within the limits, the NUL rule kept); what is left to refuse is only what needs the
+ * session (an unknown key name, a pane that is gone).
+ */
+import { Type, type Static } from 'typebox';
+import { Compile } from 'typebox/compile';
+
+/** Longest `keys` / `paste` text, in characters (a transport's size limit may cap it further). */
+export const MAX_INPUT_CHARS = 1024 * 1024;
+/** Longest key name. */
+export const MAX_KEY_NAME_CHARS = 32;
+
+/** The three inputs, each a closed object. */
+export const InputSchemas = {
+  key: Type.Object({ type: Type.Literal('key'), name: Type.String({ maxLength: MAX_KEY_NAME_CHARS }) }, { additionalProperties: false }),
+  keys: Type.Object({ type: Type.Literal('keys'), data: Type.String({ maxLength: MAX_INPUT_CHARS }) }, { additionalProperties: false }),
+  paste: Type.Object({ type: Type.Literal('paste'), data: Type.String({ maxLength: MAX_INPUT_CHARS }) }, { additionalProperties: false }),
+};
+export type InputType = keyof typeof InputSchemas;
+export const INPUT_TYPES = Object.keys(InputSchemas) as InputType[];
+
+/** One input, as a client sends it over REST and WebSocket alike. */
+export type InputMessage = Static<typeof InputSchemas.key> | Static<typeof InputSchemas.keys> | Static<typeof InputSchemas.paste>;
+
+/** Why an input was refused: the field (a JSON path without the leading slash) and a sentence. */
+export class InputRefusal extends Error {
+  constructor(
+    readonly field: string,
+    readonly reason: string,
+  ) {
+    super(`${field}: ${reason}`);
+    this.name = 'InputRefusal';
+  }
+}
+
+const CHECKS = new Map(Object.entries(InputSchemas).map(([type, schema]) => [type, Compile(schema)]));
+
+export function isInputType(type: unknown): type is InputType {
+  return typeof type === 'string' && CHECKS.has(type);
+}
+
+/**
+ * The rule no schema states: a paste cannot hold NUL (tmux keeps a paste buffer as a C string);
+ * literal `keys` may, since they travel as hex bytes. Null when the message keeps it.
+ */
+export function inputRuleBroken(message: InputMessage): InputRefusal | null {
+  if (message.type === 'paste' && message.data.includes('\u0000'))
+    return new InputRefusal('data', 'a paste must not contain NUL characters');
+  return null;
+}
+
+/** Checks `value` against its type's schema and the rules; returns it typed or throws InputRefusal. */
+export function parseInput(value: unknown): InputMessage {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new InputRefusal('type', 'an input is one JSON object');
+  const type: unknown = (value as { type?: unknown }).type;
+  if (!isInputType(type)) throw new InputRefusal('type', `must be one of ${INPUT_TYPES.join(', ')}`);
+  const check = CHECKS.get(type)!;
+  if (!check.Check(value)) {
+    const first = [...check.Errors(value)][0];
+    const field = first?.instancePath ? first.instancePath.replace(/^\//, '') : type === 'key' ? 'name' : 'data';
+    const extra =
+      first?.keyword === 'additionalProperties' ? `a "${type}" input takes ${type === 'key' ? '"name"' : '"data"'} and nothing else` : null;
+    throw new InputRefusal(field, extra ?? first?.message ?? `does not fit a "${type}" input`);
+  }
+  const message = value as InputMessage;
+  const broken = inputRuleBroken(message);
+  if (broken) throw broken;
+  return message;
+}
