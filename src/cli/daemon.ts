@@ -5,10 +5,10 @@
  * print exactly one line on stdout once listening; shut down cleanly on a signal, leaving tmux
  * sessions running.
  */
-import { mkdirSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { statfs } from 'node:fs/promises';
 import { hostname } from 'node:os';
-import pino from 'pino';
+import type pino from 'pino';
 import { DiskBuffers, GIB, MIB, type SessionActivity } from '../actors/disk-buffer.actor.js';
 import { SessionsService } from '../service/sessions.service.js';
 import { SidecarSystem } from '../actors/system.js';
@@ -26,7 +26,8 @@ import { StreamHub } from '../stream/stream-hub.js';
 import { ConnectionRegistry } from '../transport/connections.js';
 import { streamRoutes, type StreamHandle } from '../transport/stream.plugin.js';
 import { loadConfig, parseBindAddress } from '../config/load.js';
-import { resolvePaths, type TetherPaths } from '../config/paths.js';
+import { makeLogger } from './logger.js';
+import { resolvePaths } from '../config/paths.js';
 import { isLoopback, type TetherConfig } from '../config/schema.js';
 import { TmuxCli } from '../tmux/exec.js';
 import { killSession, listSessions, sessionActivity } from '../tmux/sessions.js';
@@ -65,38 +66,6 @@ export function startupUrl(config: TetherConfig, scheme: 'http' | 'https', host:
   if (config.publicBaseUrl !== '') return `${config.publicBaseUrl.replace(/\/+$/, '')}/${q}`;
   const shown = host.includes(':') ? `[${host}]` : host;
   return `${scheme}://${shown}:${port}/${q}`;
-}
-
-/**
- * The daemon's logger: stderr and the log file. `close` flushes and closes the file; a line
- * logged after it (a late callback) still reaches stderr and is dropped from the file, never thrown.
- */
-function makeLogger(paths: TetherPaths, env: NodeJS.ProcessEnv, stderr: NodeJS.WritableStream): { log: pino.Logger; close: () => void } {
-  mkdirSync(paths.dataDir, { recursive: true, mode: 0o700 });
-  const level = env.TETHER_LOG_LEVEL ?? 'info';
-  const file = pino.destination({ dest: paths.logFile, mkdir: true, sync: false, mode: 0o600 });
-  let open = true;
-  const toFile = { write: (line: string) => (open ? file.write(line) : true) };
-  const log = pino(
-    { level },
-    pino.multistream([
-      { stream: stderr, level },
-      { stream: toFile, level },
-    ]),
-  );
-  return {
-    log,
-    close: () => {
-      if (!open) return;
-      open = false;
-      try {
-        file.flushSync();
-      } catch {
-        // Not open yet, or the disk refused: the file is closed all the same.
-      }
-      file.end();
-    },
-  };
 }
 
 /** Free bytes on the file system of `dir`, for the watchdog. */
@@ -357,7 +326,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
         tokens.close();
         rmSync(runFile, { force: true });
         log.flush();
-        closeLog();
+        await closeLog();
       })()),
   };
 }
