@@ -33,7 +33,8 @@ import { TmuxCli } from '../tmux/exec.js';
 import { killSession, listSessions, sessionActivity } from '../tmux/sessions.js';
 import { tmuxTarget } from '../tmux/target.js';
 import { checkTmuxVersion, readTmuxVersion } from '../tmux/version.js';
-import type { HealthReport } from '../transport/handles.js';
+import { healthReport, type HealthReport } from '../service/health.js';
+import { startPushTrigger } from '../service/push-trigger.js';
 import { buildServer, listen, type ServedRoute } from '../transport/server.js';
 import { AgentService } from '../agent/agent-service.js';
 import { agentSocketPath } from '../agent/protocol.js';
@@ -189,11 +190,8 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     described: (id) => system.metaChanged(id),
     inspect: (id) => ops.observer({ label: 'agent', parent: sessionActorId(id) }),
   });
-  /** Each session's last agent state, for push (below). */
-  const lastAgentState = new Map<string, string>();
   system.onSessionEnded((id, why) => {
     if (why === 'deleted') agents.hub.forget(id);
-    lastAgentState.delete(id);
   });
   system.start();
   await system.booted();
@@ -211,31 +209,6 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     log.warn(warnings[warnings.length - 1]);
   }
   if (!pushSettings.enabled) log.info(pushSettings.reason);
-  const health = (): HealthReport => {
-    const status = system.status();
-    const warningsNow = [...warnings];
-    if (status.tmuxProblem) warningsNow.push(status.tmuxProblem);
-    for (const s of status.sessions) if (!s.linked && s.lastError) warningsNow.push(`session ${s.id}: ${s.lastError}`);
-    const disk = buffers.status();
-    const degraded = disk.state === 'off';
-    if (disk.reason) warningsNow.push(disk.reason);
-    warningsNow.push(...disk.warnings);
-    return {
-      ok: !degraded,
-      status: degraded ? 'degraded' : 'ok',
-      version: packageVersion(),
-      uptime: Math.round((Date.now() - startedAt) / 1000),
-      sessions: status.sessions.length,
-      sessionIds: status.sessions.map((s) => s.id),
-      clients: hub.count(),
-      bufferMb: Math.round((disk.totalBytes / MIB) * 100) / 100,
-      diskFreeGb: disk.freeBytes === null ? 0 : Math.round((disk.freeBytes / GIB) * 100) / 100,
-      watchdog: { state: disk.state, reason: disk.reason },
-      warnings: pushSettings.enabled ? warningsNow : [...warningsNow, pushSettings.reason],
-      tls: { enabled: tls !== null, fingerprint: tls?.fingerprint ?? null },
-      push: push.status(),
-    };
-  };
   const sessions = new SessionsService(system, cli, 'pi', agents.hub, (id: string): number => hub.count(id));
   const connections = new ConnectionRegistry();
   const hub: StreamHub = new StreamHub({ sessions: system, meta: (id) => sessions.meta(id), agentStates: agents.hub, log, ops });
@@ -250,13 +223,23 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     now: Date.now,
     log,
   });
-  // Edge-triggered: entering awaiting-input alerts once; an agent reconnecting while it waits
-  // (the same state again) does not.
-  const unsubscribePush = agents.hub.subscribeEvery((id, fact) => {
-    const before = lastAgentState.get(id);
-    lastAgentState.set(id, fact.value);
-    if (fact.value === 'awaiting-input' && before !== 'awaiting-input') push.awaitingInput(id);
+  const unsubscribePush = startPushTrigger({
+    subscribeEvery: (listener) => agents.hub.subscribeEvery(listener),
+    onSessionEnded: (listener) => system.onSessionEnded(listener),
+    awaitingInput: (id) => push.awaitingInput(id),
   });
+  const health = (): HealthReport =>
+    healthReport({
+      version: packageVersion(),
+      startedAt,
+      now: Date.now,
+      system,
+      buffers,
+      push,
+      clients: () => hub.count(),
+      startWarnings: warnings,
+      tls: { enabled: tls !== null, fingerprint: tls?.fingerprint ?? null },
+    });
   // A revoked token (here or by `tether auth revoke`) loses its open sockets at once.
   const stopWatchingTokens = tokens.watchRevocations((record) => {
     const closed = connections.closeToken(record.id);

@@ -5,34 +5,9 @@
  */
 
 import type { AgentState } from '../protocol/frames.js';
+import type { HealthReport } from '../service/health.js';
 
-/** decisions.md "Health": what `GET /health` answers. */
-export interface HealthReport {
-  /** True exactly when `status` is 'ok'. */
-  ok: boolean;
-  status: 'ok' | 'degraded';
-  version: string;
-  /** Seconds since the daemon started. */
-  uptime: number;
-  sessions: number;
-  sessionIds: string[];
-  /** Live WebSocket clients, all sessions together. */
-  clients: number;
-  bufferMb: number;
-  diskFreeGb: number;
-  watchdog: { state: string; reason: string | null };
-  warnings: string[];
-  /** https/wss served directly, and the certificate's SHA-256 fingerprint (what phones pin). */
-  tls: { enabled: boolean; fingerprint: string | null };
-  /** Push notifications: configured or why not, counts and the last failure. */
-  push: {
-    configured: boolean;
-    reason: string | null;
-    sent: number;
-    failed: number;
-    lastError: { at: string; status: number; reason: string; device: string } | null;
-  };
-}
+export type { HealthReport };
 
 /** Whatever can report the daemon's health (the actor system, or a test double). */
 export interface HealthSource {

@@ -1,0 +1,74 @@
+/**
+ * The daemon's health report (`GET /health`, `tether status`): what runs, what is degraded and
+ * why, in one object (docs/api.md "Health"). Built from the parts' own status on each request.
+ *
+ * Invariant: `ok` is true exactly when `status` is 'ok', and only a disk buffer that stopped
+ * writing degrades it; every other problem is a warning a person can act on.
+ */
+import { GIB, MIB, type DiskBufferStatus } from '../actors/disk-buffer.actor.js';
+import type { SidecarStatus } from '../actors/system.js';
+import type { PushStatus } from '../push/push.service.js';
+
+export interface HealthReport {
+  /** True exactly when `status` is 'ok'. */
+  ok: boolean;
+  status: 'ok' | 'degraded';
+  version: string;
+  /** Seconds since the daemon started. */
+  uptime: number;
+  sessions: number;
+  sessionIds: string[];
+  /** Live WebSocket clients, all sessions together. */
+  clients: number;
+  bufferMb: number;
+  diskFreeGb: number;
+  watchdog: { state: string; reason: string | null };
+  warnings: string[];
+  /** https/wss served directly, and the certificate's SHA-256 fingerprint (what phones pin). */
+  tls: { enabled: boolean; fingerprint: string | null };
+  /** Push notifications: configured or why not, counts and the last failure. */
+  push: PushStatus;
+}
+
+export interface HealthDeps {
+  readonly version: string;
+  readonly startedAt: number;
+  readonly now: () => number;
+  readonly system: { status(): SidecarStatus };
+  readonly buffers: { status(): DiskBufferStatus };
+  readonly push: { status(): PushStatus };
+  /** Live stream clients, all sessions together. */
+  readonly clients: () => number;
+  /** Warnings fixed at start (configuration); read on every report, so later ones show too. */
+  readonly startWarnings: readonly string[];
+  readonly tls: { enabled: boolean; fingerprint: string | null };
+}
+
+/** Builds the report from each part's status, now. */
+export function healthReport(deps: HealthDeps): HealthReport {
+  const status = deps.system.status();
+  const warnings = [...deps.startWarnings];
+  if (status.tmuxProblem) warnings.push(status.tmuxProblem);
+  for (const s of status.sessions) if (!s.linked && s.lastError) warnings.push(`session ${s.id}: ${s.lastError}`);
+  const disk = deps.buffers.status();
+  const degraded = disk.state === 'off';
+  if (disk.reason) warnings.push(disk.reason);
+  warnings.push(...disk.warnings);
+  const push = deps.push.status();
+  if (!push.configured && push.reason) warnings.push(push.reason);
+  return {
+    ok: !degraded,
+    status: degraded ? 'degraded' : 'ok',
+    version: deps.version,
+    uptime: Math.round((deps.now() - deps.startedAt) / 1000),
+    sessions: status.sessions.length,
+    sessionIds: status.sessions.map((s) => s.id),
+    clients: deps.clients(),
+    bufferMb: Math.round((disk.totalBytes / MIB) * 100) / 100,
+    diskFreeGb: disk.freeBytes === null ? 0 : Math.round((disk.freeBytes / GIB) * 100) / 100,
+    watchdog: { state: disk.state, reason: disk.reason },
+    warnings,
+    tls: deps.tls,
+    push,
+  };
+}
