@@ -37,6 +37,8 @@ LAYERS.forEach((layer, i) => {
 });
 
 module.exports = {
+  // Read by test/unit/architecture-map.test.ts, which holds docs/architecture.md's map to it.
+  layers: LAYERS,
   forbidden: [
     {
       name: 'no-cycles',

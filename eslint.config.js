@@ -35,4 +35,10 @@ export default tseslint.config(
     files: ['eslint.config.js'],
     ...tseslint.configs.disableTypeChecked,
   },
+  {
+    // The import-graph rule is CommonJS, as dependency-cruiser reads it.
+    files: ['.dependency-cruiser.cjs'],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: { sourceType: 'commonjs', globals: { module: 'writable' }, parserOptions: { projectService: false, project: null } },
+  },
 );

@@ -1,7 +1,7 @@
 /**
  * `npm run charts`: one page per machine in docs/statecharts, generated from the machine
  * definitions in src/machines: a Mermaid diagram (renders on a code host), an SVG rendered
- * offline by WebAssembly Graphviz, and the transition table with the spec row each transition
+ * offline by WebAssembly Graphviz, and the transition table with the contract row (docs/contract.md) each transition
  * implements. `npm run charts -- --check` fails when the committed pages differ from the code.
  */
 import { readdirSync, readFileSync, writeFileSync, mkdirSync, existsSync } from 'node:fs';
@@ -28,7 +28,7 @@ interface Transition {
   target?: { id: string }[];
   guard?: string | { type: string } | ((...args: unknown[]) => unknown);
   description?: string;
-  meta?: { spec?: string | string[] };
+  meta?: { row?: string | string[] };
   source: { id: string };
 }
 interface Machine {
@@ -42,7 +42,8 @@ export interface Row {
   event: string;
   guard: string;
   to: string;
-  spec: string[];
+  /** The rows of docs/contract.md's tables this transition implements. */
+  rows: string[];
   tethersOwn: boolean;
   description: string;
 }
@@ -68,14 +69,14 @@ export function transitionsOf(machine: Machine): Row[] {
   const walk = (node: Node): void => {
     for (const [ev, list] of node.transitions) {
       for (const t of list) {
-        const spec = t.meta?.spec;
+        const row = t.meta?.row;
         rows.push({
           from: short(machine, node.id),
           event: eventLabel(ev),
           guard: guardName(t.guard),
           to: t.target && t.target.length > 0 ? t.target.map((x) => short(machine, x.id)).join(', ') : '(stays)',
-          spec: spec === undefined || spec === 'tether' ? [] : Array.isArray(spec) ? spec : [spec],
-          tethersOwn: spec === 'tether',
+          rows: row === undefined || row === 'tether' ? [] : Array.isArray(row) ? row : [row],
+          tethersOwn: row === 'tether',
           description: t.description ?? '',
         });
       }
@@ -182,11 +183,11 @@ const cell = (s: string) => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 function page(machine: Machine, file: string): string {
   const rows = transitionsOf(machine);
   const table = [
-    '| from | event | guard | to | spec row | notes |',
+    '| from | event | guard | to | contract row | notes |',
     '| --- | --- | --- | --- | --- | --- |',
     ...rows.map(
       (r) =>
-        `| ${cell(r.from)} | ${cell(r.event)} | ${cell(r.guard)} | ${cell(r.to)} | ${r.spec.length > 0 ? r.spec.map((s) => `\`${cell(s)}\``).join('<br>') : r.tethersOwn ? "tether's own" : '**unmarked**'} | ${cell(r.description)} |`,
+        `| ${cell(r.from)} | ${cell(r.event)} | ${cell(r.guard)} | ${cell(r.to)} | ${r.rows.length > 0 ? r.rows.map((s) => `\`${cell(s)}\``).join('<br>') : r.tethersOwn ? "tether's own" : '**unmarked**'} | ${cell(r.description)} |`,
     ),
   ].join('\n');
   return [
@@ -236,16 +237,17 @@ export async function renderCharts(machines: readonly { machine: Machine; file: 
     "The XState machines in `src/machines` are the source of truth for tether's behaviour; these pages are",
     'generated from them. Each page has the diagram as SVG (rendered offline by WebAssembly Graphviz from the',
     'machine definition), the same diagram as Mermaid text (rendered by code hosts), and the transition table.',
-    "The table's **spec row** column names the row of a spec table (`state --event [condition]--> next`) that",
-    "the transition implements, or says `tether's own` for a transition the spec does not list.",
+    "The table's **contract row** column names the row of a transition table in docs/contract.md",
+    "(`state --event [condition]--> next`) that the transition implements, or says `tether's own` for a",
+    'transition no row lists.',
     '',
     'How it is kept true:',
     '',
     '- `npm run charts` regenerates every page; `npm run charts -- --check` (part of `npm test`, so of CI)',
     '  fails when a committed page differs from what the machines generate. A new `*.machine.ts` file is',
     '  picked up without being listed anywhere.',
-    '- `test/unit/spec-rows.test.ts`: every row of every spec table has a transition that names it, every',
-    "  transition names a spec row or is marked as tether's own, and every machine file is loaded.",
+    '- `test/unit/contract-rows.test.ts`: every row of every table in docs/contract.md has a transition that',
+    "  names it, every transition names a row or is marked as tether's own, and every machine file is loaded.",
     '- `test/model/*.model.test.ts`: paths generated with `xstate/graph` from each machine, run against the',
     '  real actors (real tmux, the real client actor, the real actor system).',
     "- The running daemon serves these SVGs on `/ops` with each actor's current state highlighted, live",

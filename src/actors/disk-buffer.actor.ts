@@ -1,5 +1,5 @@
 /**
- * The disk buffer (spec function 7): each session's output appended to
+ * The disk buffer (docs/disk-buffer.md): each session's output appended to
  * `{data_dir}/buffers/<id>.log`, exactly the bytes its clients get, with the per-session and
  * global caps and the free-space watchdog of the disk-buffer machine
  * (src/machines/disk-buffer.machine.ts): one machine actor per session and one (`*`) for the
@@ -274,7 +274,7 @@ export class DiskBuffers {
   }
 
   /**
-   * The start-up cleanup (spec row "any --startup [inactive > idle_days]--> buffer file deleted"):
+   * The start-up cleanup (docs/contract.md row "any --startup [inactive > idle_days]--> buffer file deleted"):
    * every buffer file whose session had no output and no client for longer than idle_days is
    * deleted, and a file without a session the same way; returns the sessions that have also
    * ended (the caller removes those from tmux).

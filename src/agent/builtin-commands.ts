@@ -8,7 +8,7 @@
 export interface SlashCommand {
   readonly name: string;
   readonly description: string;
-  /** Argument schema; its inner shape is the agent's (spec: "not shown"). */
+  /** Argument schema; its inner shape is the agent's (the contract leaves it to the agent). */
   readonly args?: unknown;
 }
 

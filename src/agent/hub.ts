@@ -20,7 +20,7 @@ import {
 } from '../machines/agent-state.machine.js';
 import { MAX_HELLO_MESSAGES, type AgentMessage, type DaemonMessage, type HelloMessage, type ReportedCommand } from './protocol.js';
 
-/** The state a `state` frame carries (spec "Stream frames"). */
+/** The state a `state` frame carries (docs/api.md "WebSocket"). */
 export interface AgentStateFact {
   readonly value: AgentStateValue;
   readonly tool?: string;

@@ -1,6 +1,6 @@
 /**
  * Pane -> session: where an agent that registered lives, asked of the daemon's own tmux
- * server. A session an agent registers from becomes a tether session (decisions.md
+ * server. A session an agent registers from becomes a tether session (docs/configuration.md
  * "Start-up"): it gets `@created` and, as its mirrored pane, the agent's pane.
  *
  * Invariants: the pane id is trusted only when the agent's tmux socket is the daemon's (pane

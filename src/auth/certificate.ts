@@ -1,5 +1,5 @@
 /**
- * The daemon's TLS certificate (decisions.md "Pairing and tokens"): self-signed, RSA-2048 with
+ * The daemon's TLS certificate (docs/pairing.md): self-signed, RSA-2048 with
  * a SHA-256 signature (iOS does not accept Ed25519 in TLS), valid 10 years, SANs for
  * localhost, 127.0.0.1, ::1, the host name and the bind/public host. Made on first start in
  * `{data_dir}/tls/` and kept: the phone pins its fingerprint (SHA-256 of the DER, 64 lowercase

@@ -1,5 +1,5 @@
 /**
- * Pairing tokens (decisions.md "Pairing and tokens"): made by `tether pair`, exchanged once by
+ * Pairing tokens (docs/pairing.md): made by `tether pair`, exchanged once by
  * `POST /pair` for a permanent token, valid 5 minutes. They live in `<authDir>/pairing.json`
  * because the CLI makes them and the daemon takes them: two processes, one file.
  *
@@ -15,7 +15,7 @@ import { chmodSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { errnoOf, withLock, writeAtomic } from './files.js';
 
-/** How long a pairing token is valid (spec "Limits": 5 minutes). */
+/** How long a pairing token is valid (docs/contract.md "Limits": 5 minutes). */
 export const PAIRING_TTL_MS = 5 * 60_000;
 /** At most this many pairing tokens wait at once; making one more drops the oldest. */
 export const MAX_PENDING_PAIRINGS = 16;

@@ -1,5 +1,5 @@
 /**
- * The pairing exchange (decisions.md "Pairing and tokens"): a pairing token, taken once, buys
+ * The pairing exchange (docs/pairing.md): a pairing token, taken once, buys
  * a permanent token named after the device, and the device registration is stored with it.
  *
  * Invariant: the pairing token is taken (and so spent) before anything is created; a pairing

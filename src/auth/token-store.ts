@@ -28,7 +28,7 @@ export interface TokenRecord {
   /** ISO 8601, or null when never used; written in batches, so up to a minute late. */
   readonly lastUsedAt: string | null;
   readonly kind: TokenKind;
-  /** The device registered with this token (spec "Device registration"); absent or null: none. */
+  /** The device registered with this token (docs/contract.md "Device registration"); absent or null: none. */
   readonly device?: StoredDevice | null;
 }
 
@@ -248,7 +248,7 @@ export class TokenStore {
    * The `local` token, the one in the startup URL: created on first start, then the same one
    * on every start until it is revoked.
    *
-   * Why a plaintext copy: decisions.md "Start-up" has the daemon print
+   * Why a plaintext copy: docs/configuration.md "Start-up" has the daemon print
    * `<url>/?token=<local token>` on every start, and "That token (the local token) is created
    * on first start and stays valid across restarts until revoked". A hash cannot be turned back
    * into the token, so the local token alone is also kept in `<authDir>/local-token` (0600,

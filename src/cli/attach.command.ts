@@ -1,6 +1,6 @@
 /**
  * `tether attach [session]`: reattach when the session exists, else create it detached running
- * the agent, then attach (spec "Session lifecycle": absent --attach CLI--> running). A running
+ * the agent, then attach (docs/contract.md "Session lifecycle": absent --attach CLI--> running). A running
  * daemon picks a new session up by itself (tmux tells it, or its rescan finds it).
  */
 import { spawnSync } from 'node:child_process';

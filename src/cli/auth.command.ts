@@ -1,6 +1,6 @@
 /**
  * `tether auth list | create <name> | revoke <name|id> | name <name|id> <new-name>`
- * (decisions.md "Pairing and tokens"), on the token store the daemon reads. A revocation
+ * (docs/pairing.md), on the token store the daemon reads. A revocation
  * reaches a running daemon within a second: it watches the store and closes that token's
  * connections (close code 4401).
  */

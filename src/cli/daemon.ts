@@ -1,6 +1,6 @@
 /**
  * `tether serve`: wires config, tmux, the actor system and the HTTP server, in the order
- * decisions.md "Start-up" fixes: refuse early with one clear line (bad config, old tmux, port
+ * docs/configuration.md "Start-up" fixes: refuse early with one clear line (bad config, old tmux, port
  * in use); reattach to every tether session; create the default session when there is none;
  * print exactly one line on stdout once listening; shut down cleanly on a signal, leaving tmux
  * sessions running.

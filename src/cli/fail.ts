@@ -1,5 +1,5 @@
 /**
- * Refusals at start-up: one clear line on stderr and a non-zero exit (decisions.md "Start-up").
+ * Refusals at start-up: one clear line on stderr and a non-zero exit (docs/configuration.md "Start-up").
  */
 
 /** An error the CLI reports as its one line, with the exit code to use. */

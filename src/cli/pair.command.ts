@@ -1,5 +1,5 @@
 /**
- * `tether pair [--json]` (decisions.md "Pairing and tokens"): makes a pairing token (5 minutes,
+ * `tether pair [--json]` (docs/pairing.md): makes a pairing token (5 minutes,
  * single use) and prints the QR code a phone scans, with the same pairing URL as text under it:
  * `tether://<host>:<port>?pair=<pairing token>&fp=<fingerprint>&name=<sidecar name>`.
  *
@@ -30,7 +30,7 @@ export interface PairingTarget {
   readonly plainHttp: boolean;
 }
 
-/** The pairing URL of decisions.md; `scheme=http` is added only when the phone must not use TLS. */
+/** The pairing URL (docs/pairing.md "`tether pair`"); `scheme=http` is added only when the phone must not use TLS. */
 export function pairingUrl(target: PairingTarget, pairingToken: string): string {
   const host = target.host.includes(':') ? `[${target.host}]` : target.host;
   const q = new URLSearchParams({ pair: pairingToken });

@@ -1,4 +1,4 @@
-/** `tether serve`: the daemon in the foreground (decisions.md "Start-up"). */
+/** `tether serve`: the daemon in the foreground (docs/configuration.md "Start-up"). */
 import { Command } from 'clipanion';
 import { reportFailure } from './fail.js';
 

@@ -1,5 +1,5 @@
 /**
- * Reads the config (decisions.md "Names and places"): `config.toml`, else a legacy
+ * Reads the config (docs/configuration.md): `config.toml`, else a legacy
  * `config.json` beside it (with a warning), else all defaults; then the `TETHER_*` overrides.
  *
  * Invariant: whatever is wrong (unreadable file, syntax, unknown key, bad value, bad

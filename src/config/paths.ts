@@ -1,5 +1,5 @@
 /**
- * Where tether keeps its files (decisions.md "Names and places"): the config file, and the
+ * Where tether keeps its files (docs/configuration.md): the config file, and the
  * data dir with the disk buffers, TLS material, tokens, the log file and run-time sockets.
  *
  * Invariant: `resolvePaths` is a pure function of the environment it is given (plus the

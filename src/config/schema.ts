@@ -1,5 +1,5 @@
 /**
- * The config file's schema (decisions.md, the config block): every key with its default and
+ * The config file's schema (docs/configuration.md "Keys"): every key with its default and
  * its allowed values. Key names are exactly the file's (`bindAddress` at the top, snake_case
  * in the sections), so docs/configuration.md, the file and the code use the same names.
  *
@@ -11,7 +11,7 @@ import { isIPv4, isIPv6 } from 'node:net';
 import { Type, type Static, type TSchema } from 'typebox';
 import { isValidSessionName } from '../protocol/session-name.js';
 
-/** Session names (decisions.md "Names and places"). */
+/** Session names (docs/configuration.md). */
 /** Longest `name` shown in the QR payload and on the phone. */
 export const MAX_SIDECAR_NAME_LENGTH = 64;
 /** Bounds of `[stream] ring_kb`. */

@@ -1,14 +1,14 @@
 /**
- * Agent state (spec.md, "States and transitions" > "Agent state", with the mapping of
- * decisions.md "Agent state"): what the agent in one session is doing, as the side channel
+ * Agent state (docs/contract.md "Agent state", with the mapping of
+ * docs/agent.md "Agent state"): what the agent in one session is doing, as the side channel
  * reports it. One actor per session, fed by the events the tether extension reports.
  *
  * States: `absent` (no agent reported: `agentState` null, no state frames) and `reporting`
- * with the four spec values `idle`, `thinking`, `tool`, `awaiting-input`.
+ * with the four contract values `idle`, `thinking`, `tool`, `awaiting-input`.
  *
  * Invariants: the machine is pure (no clock: every event carries its `ts`, epoch ms, from the
  * hub); `awaiting-input` is entered only by an `agent.end` whose agent context reported idle
- * with nothing pending (the spec's one row); `tool` holds while any tool call is still running.
+ * with nothing pending (the table's one row); `tool` holds while any tool call is still running.
  */
 import { assign, setup } from 'xstate';
 
@@ -51,7 +51,7 @@ function helloTargets(prefix: string) {
     guard: { type: 'isHelloFor' as const, params: { value } },
     actions: 'syncFromHello' as const,
     description: `An agent (re)connected while ${value}`,
-    meta: { spec: 'tether' },
+    meta: { row: 'tether' },
   }));
 }
 
@@ -81,14 +81,14 @@ export const agentStateMachine = setup({
   guards: {
     /** The agent says it is in this state (`agent.hello`). */
     isHelloFor: ({ event }, params: { value: AgentStateValue }) => event.type === 'agent.hello' && event.value === params.value,
-    /** The agent context reported idle with nothing pending (spec condition). */
+    /** The agent context reported idle with nothing pending (the table's condition). */
     isAgentIdle: ({ event }) => event.type === 'agent.end' && event.idle,
     /** Another tool call is still running after this one ended. */
     hasOtherToolsRunning: ({ context, event }) => event.type === 'tool.end' && context.tools.some((t) => t.id !== event.id),
   },
 }).createMachine({
   id: 'agentState',
-  description: 'spec.md "Agent state": thinking, tool, idle, awaiting-input, moved by the agent\'s events (decisions.md mapping)',
+  description: 'docs/contract.md "Agent state": thinking, tool, idle, awaiting-input, moved by the agent\'s events (docs/agent.md mapping)',
   context: { tools: [], ts: 0 },
   initial: 'absent',
   states: {
@@ -106,24 +106,24 @@ export const agentStateMachine = setup({
             guard: 'isAgentIdle',
             actions: ['stamp', 'clearTools'],
             description: 'agent_end, and the agent context reports idle with nothing pending',
-            meta: { spec: ['any --agent_end event [the agent context reports idle]--> awaiting-input'] },
+            meta: { row: ['any --agent_end event [the agent context reports idle]--> awaiting-input'] },
           },
           {
             description: 'agent_end while the agent is not idle (a retry, compaction or queued message follows): no change',
-            meta: { spec: 'tether' },
+            meta: { row: 'tether' },
           },
         ],
         'agent.start': {
           target: '.thinking',
           actions: ['stamp', 'clearTools'],
-          description: 'decisions.md: agent_start -> thinking',
-          meta: { spec: 'tether' },
+          description: 'docs/agent.md: agent_start -> thinking',
+          meta: { row: 'tether' },
         },
         'tool.start': {
           target: '.tool',
           actions: ['stamp', 'addTool'],
-          description: 'decisions.md: tool_execution_start -> tool (with the tool name)',
-          meta: { spec: 'tether' },
+          description: 'docs/agent.md: tool_execution_start -> tool (with the tool name)',
+          meta: { row: 'tether' },
         },
         'tool.end': [
           {
@@ -131,37 +131,37 @@ export const agentStateMachine = setup({
             guard: 'hasOtherToolsRunning',
             actions: ['stamp', 'removeTool'],
             description: 'A parallel tool call ended while others still run: still tool (the latest running one)',
-            meta: { spec: 'tether' },
+            meta: { row: 'tether' },
           },
           {
             target: '.thinking',
             actions: ['stamp', 'clearTools'],
-            description: 'decisions.md: tool_execution_end -> thinking',
-            meta: { spec: 'tether' },
+            description: 'docs/agent.md: tool_execution_end -> thinking',
+            meta: { row: 'tether' },
           },
         ],
         'agent.ready': {
           target: '.idle',
           actions: ['stamp', 'clearTools'],
-          description: 'decisions.md: agent ready before any prompt (or a new, resumed, forked or reloaded session) -> idle',
-          meta: { spec: 'tether' },
+          description: 'docs/agent.md: agent ready before any prompt (or a new, resumed, forked or reloaded session) -> idle',
+          meta: { row: 'tether' },
         },
         'session.tree': {
           target: '.idle',
           actions: ['stamp', 'clearTools'],
-          description: 'decisions.md: session_tree -> idle',
-          meta: { spec: 'tether' },
+          description: 'docs/agent.md: session_tree -> idle',
+          meta: { row: 'tether' },
         },
         'session.compact': {
-          description: 'decisions.md: session_compact -> no change',
-          meta: { spec: 'tether' },
+          description: 'docs/agent.md: session_compact -> no change',
+          meta: { row: 'tether' },
         },
         'agent.hello': helloTargets('.'),
         'agent.gone': {
           target: 'absent',
           actions: ['stamp', 'clearTools'],
           description: "The agent's connection closed (quit, killed): no agent reports any more",
-          meta: { spec: 'tether' },
+          meta: { row: 'tether' },
         },
       },
       states: {

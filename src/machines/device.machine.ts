@@ -1,6 +1,6 @@
 /**
- * Device registration (spec.md, "States and transitions" > "Device registration", with
- * decisions.md "Pairing and tokens"): whether a paired token has a device that push
+ * Device registration (docs/contract.md "Device registration", with
+ * docs/pairing.md "Devices"): whether a paired token has a device that push
  * notifications go to. One per token; the registry (src/auth/devices.ts) keeps the state in the
  * token store and runs this machine's transitions with xstate's pure `transition`.
  *
@@ -17,7 +17,7 @@ import { assign, setup } from 'xstate';
 
 export type DeviceEnvironment = 'sandbox' | 'production';
 
-/** What a device sends to be reachable by push (spec "Device registration"). */
+/** What a device sends to be reachable by push (docs/contract.md "Device registration"). */
 export interface DeviceFields {
   readonly deviceToken: string;
   readonly environment: DeviceEnvironment;
@@ -47,10 +47,10 @@ const register = (description: string, reenter = false) => ({
   reenter,
   actions: ['rememberDevice' as const, 'storeDevice' as const],
   description,
-  meta: { spec: 'tether' },
+  meta: { row: 'tether' },
 });
 /** `token.revoked` in any state but the last: the token, and its device with it, is gone. */
-const revoke = { target: 'revoked' as const, description: 'The token was revoked', meta: { spec: 'tether' } };
+const revoke = { target: 'revoked' as const, description: 'The token was revoked', meta: { row: 'tether' } };
 
 export const deviceMachine = setup({
   types: {
@@ -71,7 +71,7 @@ export const deviceMachine = setup({
   },
 }).createMachine({
   id: 'device',
-  description: 'spec.md "Device registration": a paired device that push notifications reach',
+  description: 'docs/contract.md "Device registration": a paired device that push notifications reach',
   context: { deviceToken: null },
   initial: 'unregistered',
   states: {
@@ -90,7 +90,7 @@ export const deviceMachine = setup({
           target: 'removed',
           actions: 'deleteMapping',
           description: 'The push service says the device token is dead',
-          meta: { spec: 'registered --push service reply 410--> removed' },
+          meta: { row: 'registered --push service reply 410--> removed' },
         },
         'device.register': register('The client registered again (a new device token, or the same one)', true),
         'token.revoked': revoke,

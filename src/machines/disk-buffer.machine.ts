@@ -1,6 +1,6 @@
 /**
- * Disk-buffer writing (spec.md, "States and transitions" > "Disk-buffer writing", with the
- * limits of "Limits" and decisions.md `[buffer]`): whether a session's output is appended to
+ * Disk-buffer writing (docs/contract.md "Disk-buffer writing", with the
+ * limits of "Limits" and docs/configuration.md `[buffer]`): whether a session's output is appended to
  * its file `{data_dir}/buffers/<id>.log`.
  *
  * One actor per session, plus one for the sidecar as a whole (the `*` actor, which health
@@ -44,13 +44,13 @@ export type DiskBufferEvent =
   /** The session was deleted without keeping its buffer. */
   | { type: 'session.deleted' };
 
-/** Writing off for every session because all files together passed the global cap (spec row 2). */
+/** Writing off for every session because all files together passed the global cap (the table's second row). */
 const offForGlobalCap = (description: string) => ({
   target: 'off' as const,
   guard: 'isOverGlobalCap' as const,
   actions: { type: 'offFor' as const, params: { reason: 'global-cap' as const } },
   description,
-  meta: { spec: 'writing --output written [total across sessions exceeds the global cap]--> off globally' },
+  meta: { row: 'writing --output written [total across sessions exceeds the global cap]--> off globally' },
 });
 
 export const diskBufferMachine = setup({
@@ -76,14 +76,14 @@ export const diskBufferMachine = setup({
   },
 }).createMachine({
   id: 'diskBuffer',
-  description: 'spec.md "Disk-buffer writing": a session\'s output appended to its file, with caps and a watchdog',
+  description: 'docs/contract.md "Disk-buffer writing": a session\'s output appended to its file, with caps and a watchdog',
   context: ({ input }) => ({ limits: input.limits, reason: null }),
   initial: 'starting',
   on: {
     'session.deleted': {
       target: '.deleted',
       description: 'DELETE /sessions/:id without keepBuffer: the file is deleted',
-      meta: { spec: 'tether' },
+      meta: { row: 'tether' },
     },
   },
   states: {
@@ -95,9 +95,9 @@ export const diskBufferMachine = setup({
             target: 'deleted',
             guard: 'isIdleTooLong',
             description: 'No output and no client for longer than idle_days: the file is deleted',
-            meta: { spec: 'any --startup [session inactive for more than 30 days]--> buffer file deleted' },
+            meta: { row: 'any --startup [session inactive for more than 30 days]--> buffer file deleted' },
           },
-          { target: 'writing', description: 'A recent or new session: its file is appended to', meta: { spec: 'tether' } },
+          { target: 'writing', description: 'A recent or new session: its file is appended to', meta: { row: 'tether' } },
         ],
       },
     },
@@ -109,7 +109,7 @@ export const diskBufferMachine = setup({
             target: 'stopped',
             guard: 'isAtSessionCap',
             description: 'The file reached session_cap_mb: later bytes are missing from it, the stream goes on',
-            meta: { spec: 'writing --output written [per-session file reaches its cap]--> stopped for that session' },
+            meta: { row: 'writing --output written [per-session file reaches its cap]--> stopped for that session' },
           },
           offForGlobalCap('All files together passed global_cap_mb: writing is off for every session, health is degraded'),
         ],
@@ -119,7 +119,7 @@ export const diskBufferMachine = setup({
             guard: 'isDiskLow',
             actions: { type: 'offFor', params: { reason: 'low-disk' } },
             description: 'Free disk below min_free_gb: writing is off for every session, health is degraded',
-            meta: { spec: 'writing --watchdog check [free disk below the minimum]--> off globally' },
+            meta: { row: 'writing --watchdog check [free disk below the minimum]--> off globally' },
           },
           offForGlobalCap("Another session's output took the total past global_cap_mb"),
         ],
@@ -136,7 +136,7 @@ export const diskBufferMachine = setup({
           guard: 'hasRoomAgain',
           actions: 'clearReason',
           description: 'Free disk is back above the minimum plus a margin and the total under the cap: writing resumes',
-          meta: { spec: 'tether' },
+          meta: { row: 'tether' },
         },
       },
     },

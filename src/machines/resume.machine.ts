@@ -1,5 +1,5 @@
 /**
- * Resume (spec.md, "States and transitions" > "Resume"): what a stream client gets after its
+ * Resume (docs/contract.md "Resume"): what a stream client gets after its
  * `resume` message. Everything after `lastSeq` when the ring still covers it; otherwise a
  * snapshot first, with the position it covers as the new start, then the chunks after it.
  *
@@ -51,7 +51,7 @@ export const resumeMachine = setup({
   },
 }).createMachine({
   id: 'resume',
-  description: 'spec.md "Resume": connected -> streaming, by delta or by snapshot',
+  description: 'docs/contract.md "Resume": connected -> streaming, by delta or by snapshot',
   context: { outcome: 'failed' },
   initial: 'connected',
   states: {
@@ -64,12 +64,12 @@ export const resumeMachine = setup({
             guard: 'isInRing',
             actions: ['sendDelta', assign({ outcome: 'delta' })],
             description: 'lastSeq is still within the ring: chunks from lastSeq+1 on are sent',
-            meta: { spec: 'connected --resume message [lastSeq within the ring]--> streaming' },
+            meta: { row: 'connected --resume message [lastSeq within the ring]--> streaming' },
           },
           {
             target: 'snapshotting',
             description: 'lastSeq is outside the ring (a gap, null, before a restart, from the future)',
-            meta: { spec: 'connected --resume message [lastSeq outside the ring]--> streaming' },
+            meta: { row: 'connected --resume message [lastSeq outside the ring]--> streaming' },
           },
         ],
       },
@@ -83,13 +83,13 @@ export const resumeMachine = setup({
           target: 'streaming',
           actions: ['sendSnapshot', assign({ outcome: 'snapshot' })],
           description: 'The snapshot plus its position as the new start sequence is sent first',
-          meta: { spec: 'connected --resume message [lastSeq outside the ring]--> streaming' },
+          meta: { row: 'connected --resume message [lastSeq outside the ring]--> streaming' },
         },
         onError: {
           target: 'failed',
           actions: ['reportSnapshotFailed', assign({ outcome: 'failed' })],
           description: 'tmux could not give a snapshot (link down, pane gone)',
-          meta: { spec: 'tether' },
+          meta: { row: 'tether' },
         },
       },
     },

@@ -1,7 +1,7 @@
 /**
- * Session lifecycle (spec.md, "States and transitions" > "Session lifecycle"): one actor per
- * tmux session. The spec's rows are transitions whose `meta.spec` names the row; everything
- * else is tether's own and says so (`meta.spec: 'tether'`).
+ * Session lifecycle (docs/contract.md "Session lifecycle"): one actor per
+ * tmux session. The table's rows are transitions whose `meta.row` names the row; everything
+ * else is tether's own and says so (`meta.row: 'tether'`).
  *
  * Invariant: the machine never touches tmux itself. Creating, killing and the control link are
  * actors provided by `src/actors` (stubs here throw, so a missing `provide()` fails loudly);
@@ -9,7 +9,7 @@
  */
 import { assign, fromCallback, fromPromise, setup, stateIn } from 'xstate';
 
-/** How a session came to be created: the REST API or the `attach` CLI (two spec rows). */
+/** How a session came to be created: the REST API or the `attach` CLI (two rows of the table). */
 export type SessionOrigin = 'api' | 'cli';
 
 export interface SessionInput {
@@ -84,7 +84,7 @@ export const sessionMachine = setup({
   },
 }).createMachine({
   id: 'session',
-  description: 'spec.md "Session lifecycle": absent -> running -> absent; reattach across sidecar restarts',
+  description: 'docs/contract.md "Session lifecycle": absent -> running -> absent; reattach across sidecar restarts',
   context: ({ input }) => ({ id: input.id, paneId: null, exitStatus: null, linkFailures: 0, lastError: null }),
   initial: 'absent',
   states: {
@@ -94,12 +94,12 @@ export const sessionMachine = setup({
         'session.create': {
           target: 'creating',
           description: 'POST /sessions (origin api) or attach CLI with the session missing (origin cli)',
-          meta: { spec: ['absent --POST /sessions--> running', 'absent --attach CLI--> running'] },
+          meta: { row: ['absent --POST /sessions--> running', 'absent --attach CLI--> running'] },
         },
         'session.adopt': {
           target: 'running',
           description: 'The session exists in tmux (sidecar restart, or created by the attach CLI): reattach',
-          meta: { spec: ['running --sidecar restart--> running'] },
+          meta: { row: ['running --sidecar restart--> running'] },
         },
       },
     },
@@ -116,12 +116,12 @@ export const sessionMachine = setup({
         onDone: {
           target: 'running',
           actions: assign({ paneId: ({ event }) => event.output.paneId }),
-          meta: { spec: ['absent --POST /sessions--> running', 'absent --attach CLI--> running'] },
+          meta: { row: ['absent --POST /sessions--> running', 'absent --attach CLI--> running'] },
         },
         onError: {
           target: 'failed',
           actions: assign({ lastError: ({ event }) => String(event.error) }),
-          meta: { spec: 'tether' },
+          meta: { row: 'tether' },
         },
       },
     },
@@ -136,12 +136,12 @@ export const sessionMachine = setup({
         'session.delete': {
           target: 'deleting',
           description: 'DELETE /sessions/:id',
-          meta: { spec: ['running --DELETE /sessions/:id--> absent'] },
+          meta: { row: ['running --DELETE /sessions/:id--> absent'] },
         },
         'session.gone': {
           target: 'ended',
           description: 'tmux no longer has the session (killed from a shell, or the tmux server went away)',
-          meta: { spec: 'tether' },
+          meta: { row: 'tether' },
         },
       },
       states: {
@@ -159,7 +159,7 @@ export const sessionMachine = setup({
                     linkFailures: ({ context }) => context.linkFailures + 1,
                     lastError: ({ event }) => event.reason,
                   }),
-                  meta: { spec: 'tether' },
+                  meta: { row: 'tether' },
                 },
               },
               states: {
@@ -168,7 +168,7 @@ export const sessionMachine = setup({
                     'link.up': {
                       target: 'live',
                       actions: assign({ paneId: ({ event }) => event.paneId, linkFailures: 0, lastError: null }),
-                      meta: { spec: 'tether' },
+                      meta: { row: 'tether' },
                     },
                   },
                 },
@@ -177,7 +177,7 @@ export const sessionMachine = setup({
             },
             lost: {
               description: 'The control client died; try again with back-off',
-              after: { linkRetry: { target: 'attached', meta: { spec: 'tether' } } },
+              after: { linkRetry: { target: 'attached', meta: { row: 'tether' } } },
             },
           },
         },
@@ -192,7 +192,7 @@ export const sessionMachine = setup({
                   // Only a live link reports the pane; a stale report after the link went is dropped.
                   guard: 'isLinkLive',
                   actions: assign({ exitStatus: ({ event }) => event.status }),
-                  meta: { spec: 'tether' },
+                  meta: { row: 'tether' },
                 },
               },
             },
@@ -202,13 +202,13 @@ export const sessionMachine = setup({
                   description: 'The exit status became known after the death was reported',
                   guard: 'isLinkLive',
                   actions: assign({ exitStatus: ({ event }) => event.status }),
-                  meta: { spec: 'tether' },
+                  meta: { row: 'tether' },
                 },
                 'pane.revived': {
                   target: 'alive',
                   guard: 'isLinkLive',
                   actions: assign({ exitStatus: null }),
-                  meta: { spec: 'tether' },
+                  meta: { row: 'tether' },
                 },
               },
             },
@@ -218,7 +218,7 @@ export const sessionMachine = setup({
     },
     ended: {
       type: 'final',
-      description: 'absent again (the spec\'s "absent" after running): the actor stops and is removed',
+      description: 'absent again (the table\'s "absent" after running): the actor stops and is removed',
     },
     deleting: {
       description: 'Killing the tmux session and deleting its buffer',
@@ -229,11 +229,11 @@ export const sessionMachine = setup({
           id: context.id,
           keepBuffer: event.type === 'session.delete' ? event.keepBuffer : false,
         }),
-        onDone: { target: 'ended', meta: { spec: ['running --DELETE /sessions/:id--> absent'] } },
+        onDone: { target: 'ended', meta: { row: ['running --DELETE /sessions/:id--> absent'] } },
         onError: {
           target: 'running',
           actions: assign({ lastError: ({ event }) => String(event.error) }),
-          meta: { spec: 'tether' },
+          meta: { row: 'tether' },
         },
       },
     },

@@ -1,7 +1,7 @@
 /**
  * The root of the actor system: the sidecar. It owns one session actor per tether session and
  * the discovery of sessions in tmux (at boot, on tmux's own session-change notices, and by a
- * slow rescan). It holds no session state of its own (P-6): tmux is the store; this machine
+ * slow rescan). It holds no session state of its own (docs/contract.md "tmux is the store"); this machine
  * only mirrors which sessions exist into child actors.
  *
  * Invariant: at most one session actor per session name; an actor that reached its final
@@ -107,20 +107,20 @@ export const sidecarMachine = setup({
                 guard: ({ event }) => event.scan.serverRunning,
                 target: '.up',
                 description: 'Adopt every tether session tmux holds that has no actor yet (reattach at boot)',
-                meta: { spec: ['running --sidecar restart--> running'] },
+                meta: { row: ['running --sidecar restart--> running'] },
                 actions: ['adoptScanned', assign({ booted: true, tmuxProblem: null })],
               },
               {
                 target: '.down',
                 description: 'No tmux server: sessions keep their actors, which retry their links',
-                meta: { spec: 'tether' },
+                meta: { row: 'tether' },
                 actions: ['adoptScanned', assign({ booted: true, tmuxProblem: 'the tmux server is not running' })],
               },
             ],
             'tmux.unreachable': {
               target: '.down',
               actions: assign({ tmuxProblem: ({ event }) => event.reason }),
-              meta: { spec: 'tether' },
+              meta: { row: 'tether' },
             },
           },
         },
@@ -128,7 +128,7 @@ export const sidecarMachine = setup({
       on: {
         'session.create': {
           description: 'POST /sessions: a new session actor creates the tmux session',
-          meta: { spec: ['absent --POST /sessions--> running'] },
+          meta: { row: ['absent --POST /sessions--> running'] },
           guard: ({ context, event }) => !context.sessions[event.id],
           actions: [
             assign({
@@ -149,7 +149,7 @@ export const sidecarMachine = setup({
         },
         'session.delete': {
           description: 'DELETE /sessions/:id: forwarded to that session actor',
-          meta: { spec: ['running --DELETE /sessions/:id--> absent'] },
+          meta: { row: ['running --DELETE /sessions/:id--> absent'] },
           guard: ({ context, event }) => Boolean(context.sessions[event.id]),
           actions: sendTo(
             ({ context, event }) => context.sessions[event.id]!,
@@ -158,7 +158,7 @@ export const sidecarMachine = setup({
         },
         'xstate.done.actor.*': {
           description: 'A session actor ended (deleted, gone, or its creation failed): forget it',
-          meta: { spec: 'tether' },
+          meta: { row: 'tether' },
           actions: enqueueActions(({ context, event, enqueue }) => {
             const done = event as { type: string; actorId?: string };
             const actorId = done.actorId ?? done.type.slice('xstate.done.actor.'.length);
@@ -171,7 +171,7 @@ export const sidecarMachine = setup({
             enqueue({ type: 'releaseSession', params: { id } });
           }),
         },
-        'sidecar.stop': { target: 'stopped', meta: { spec: 'tether' } },
+        'sidecar.stop': { target: 'stopped', meta: { row: 'tether' } },
       },
     },
     stopped: {

@@ -1,5 +1,5 @@
 /**
- * One connected stream client (decisions.md "Stream"): it resumes (the Resume machine), then
+ * One connected stream client (docs/api.md "WebSocket"): it resumes (the Resume machine), then
  * gets live chunks; when its send buffer passes the high watermark it stops getting chunks
  * (`behind`) and, once drained, is resynced with a snapshot; it ends when the socket closes or
  * the session ends.
@@ -63,12 +63,12 @@ export const streamClientMachine = setup({
   description: 'One /stream client: resuming, live, behind, resyncing, closed',
   initial: 'resuming',
   on: {
-    'socket.closed': { target: '.closed', description: 'The client went away', meta: { spec: 'tether' } },
+    'socket.closed': { target: '.closed', description: 'The client went away', meta: { row: 'tether' } },
     'session.ended': {
       target: '.closed',
       actions: 'closeSessionEnded',
       description: 'The session was deleted or its pane died: error session-ended, close 4404',
-      meta: { spec: 'tether' },
+      meta: { row: 'tether' },
     },
   },
   states: {
@@ -78,15 +78,15 @@ export const streamClientMachine = setup({
         id: 'resume',
         src: 'resume',
         onDone: [
-          { target: 'stalled', guard: 'isResumeFailed', meta: { spec: 'tether' } },
-          { target: 'live', description: 'The client has a base', meta: { spec: 'tether' } },
+          { target: 'stalled', guard: 'isResumeFailed', meta: { row: 'tether' } },
+          { target: 'live', description: 'The client has a base', meta: { row: 'tether' } },
         ],
       },
       on: {
         'client.resume': {
           actions: sendTo('resume', ({ event }) => event),
           description: 'Handed to the Resume machine',
-          meta: { spec: 'tether' },
+          meta: { row: 'tether' },
         },
       },
     },
@@ -95,18 +95,18 @@ export const streamClientMachine = setup({
       entry: 'startForwarding',
       exit: 'stopForwarding',
       on: {
-        'client.behind': { target: 'behind', description: 'The send buffer passed the high watermark', meta: { spec: 'tether' } },
+        'client.behind': { target: 'behind', description: 'The send buffer passed the high watermark', meta: { row: 'tether' } },
         'client.snapshot-request': {
           target: 'resyncing',
           description: 'snapshot-request: a snapshot at any time',
-          meta: { spec: 'tether' },
+          meta: { row: 'tether' },
         },
-        'stream.gap': { target: 'resyncing', description: 'Bytes were lost upstream (link re-established)', meta: { spec: 'tether' } },
+        'stream.gap': { target: 'resyncing', description: 'Bytes were lost upstream (link re-established)', meta: { row: 'tether' } },
         'client.resume': {
           target: 'resuming',
           actions: raise(({ event }) => event),
           description: 'A new resume starts over from its lastSeq',
-          meta: { spec: 'tether' },
+          meta: { row: 'tether' },
         },
       },
     },
@@ -114,8 +114,8 @@ export const streamClientMachine = setup({
       description: 'Chunks are dropped for this client until its send buffer drains',
       after: {
         drainPoll: [
-          { target: 'resyncing', guard: 'isDrained', description: 'Drained below the low watermark', meta: { spec: 'tether' } },
-          { target: 'behind', reenter: true, meta: { spec: 'tether' } },
+          { target: 'resyncing', guard: 'isDrained', description: 'Drained below the low watermark', meta: { row: 'tether' } },
+          { target: 'behind', reenter: true, meta: { row: 'tether' } },
         ],
       },
     },
@@ -123,16 +123,16 @@ export const streamClientMachine = setup({
       description: 'A snapshot replaces the bytes the client missed',
       invoke: {
         src: 'takeSnapshot',
-        onDone: { target: 'live', actions: 'sendSnapshot', meta: { spec: 'tether' } },
-        onError: { target: 'stalled', actions: 'reportSnapshotFailed', meta: { spec: 'tether' } },
+        onDone: { target: 'live', actions: 'sendSnapshot', meta: { row: 'tether' } },
+        onError: { target: 'stalled', actions: 'reportSnapshotFailed', meta: { row: 'tether' } },
       },
     },
     stalled: {
       description: 'No snapshot could be taken; try again shortly',
-      after: { snapshotRetry: { target: 'resyncing', meta: { spec: 'tether' } } },
+      after: { snapshotRetry: { target: 'resyncing', meta: { row: 'tether' } } },
       on: {
-        'client.resume': { target: 'resuming', actions: raise(({ event }) => event), meta: { spec: 'tether' } },
-        'client.snapshot-request': { target: 'resyncing', meta: { spec: 'tether' } },
+        'client.resume': { target: 'resuming', actions: raise(({ event }) => event), meta: { row: 'tether' } },
+        'client.snapshot-request': { target: 'resyncing', meta: { row: 'tether' } },
       },
     },
     closed: {

@@ -1,5 +1,5 @@
 /**
- * The stream's frame codec (spec "Stream frames"): binary chunk frames (an 8-byte big-endian
+ * The stream's frame codec (docs/api.md "WebSocket"): binary chunk frames (an 8-byte big-endian
  * unsigned sequence number, then the raw bytes) and the JSON text frames both ways.
  *
  * Invariants: a chunk frame is encoded once per chunk and the same Buffer goes to every client;

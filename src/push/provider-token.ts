@@ -1,6 +1,6 @@
 /**
  * The APNs provider token: an ES256 JWT `{alg, kid}` / `{iss: team_id, iat}` signed with the
- * `.p8` key (spec "Push authentication").
+ * `.p8` key (docs/push.md).
  *
  * Invariant: one token is reused for every push until it is REUSE_MS old; a new one is never
  * made sooner than MIN_RENEW_MS after the last (APNs answers `TooManyProviderTokenUpdates`

@@ -1,6 +1,6 @@
 /**
  * The push subsystem: when a session's agent starts waiting for its human, one visible alert
- * to every registered device that is in the background (decisions.md "Agent state": no live
+ * to every registered device that is in the background (docs/agent.md "Agent state": no live
  * `/stream` connection), through APNs.
  *
  * Invariants: `notify` never blocks and never throws (the agent-state path and the stream go

@@ -1,7 +1,7 @@
 /**
  * Follows a terminal byte stream for bracketed paste mode (`ESC [ ? 2004 h` on, `... l` off,
  * also inside a list such as `ESC [ ? 1049 ; 2004 h`), so that a client knows whether pasted
- * text goes as `paste` (mode on) or as `keys` (spec "Client behaviors").
+ * text goes as `paste` (mode on) or as `keys` (docs/client.md).
  *
  * Invariant: a sequence split across chunks is still seen: at most one unfinished CSI is
  * carried from one chunk to the next, and it is bounded.

@@ -1,5 +1,5 @@
 /**
- * Certificate pinning as a tether client does it (spec "Authentication": the client pins the
+ * Certificate pinning as a tether client does it (docs/pairing.md: the client pins the
  * certificate fingerprint from the pairing QR and verifies every later connection against it;
  * no certificate authority is involved).
  *

@@ -1,5 +1,5 @@
 /**
- * The reference stream client (spec "Client behaviors"): one session's `/stream`, kept
+ * The reference stream client (docs/client.md): one session's `/stream`, kept
  * connected. It holds `lastSeq`, resumes on every (re)connect, applies a delta or a snapshot,
  * follows bracketed paste to choose `paste` or `keys`, pings while in the foreground, and
  * reconnects at once when told the app came to the foreground.

@@ -15,7 +15,7 @@ import { ChunkFrames, StreamClient, type ClientLink, type Watermarks } from './s
 import type { OpsInspector } from '../ops/inspector.js';
 import type { SessionRuntime } from './session-runtime.js';
 
-/** An agent state as the side channel carries it (spec "Stream frames", `state`). */
+/** An agent state as the side channel carries it (docs/api.md "WebSocket", `state`). */
 export interface AgentStateFact {
   readonly value: AgentState;
   readonly tool?: string;

@@ -22,7 +22,7 @@ const PANE_ID_RE = /^%\d+$/;
 /** The agent window's fixed size: the phone renders this grid whatever clients attach. */
 export const AGENT_COLUMNS = 120;
 export const AGENT_ROWS = 40;
-/** Scrollback lines of the agent pane (spec "Limits": snapshot depth). */
+/** Scrollback lines of the agent pane (docs/contract.md "Limits": snapshot depth). */
 export const AGENT_HISTORY_LIMIT = 10_000;
 /** Name of the window the session is born with; replaced by the agent window at once. */
 const PLACEHOLDER_WINDOW = 'tether-init';

@@ -16,7 +16,7 @@ import type { ControlClient, ControlReply } from './control-client.js';
 import { buildControlCommand } from './quote.js';
 import { TermStateTracker, type TrackedState } from './term-state.js';
 
-/** How many lines of history a snapshot carries (spec "Limits": snapshot depth). */
+/** How many lines of history a snapshot carries (docs/contract.md "Limits": snapshot depth). */
 export const SNAPSHOT_HISTORY_LINES = 10_000;
 
 /** Pane state fields read with `display-message -p`, in this order, ':'-separated. */

@@ -1,7 +1,7 @@
 /**
  * Which tmux server tether talks to: the binary plus the socket arguments. Config's
  * `[tmux] socket` names a server (`-L name`); a value with a slash is a socket path (`-S path`),
- * which is what tests use for a private server. Empty means the user's default server (P-2).
+ * which is what tests use for a private server. Empty means the user's default server (docs/contract.md "An SSH user notices nothing").
  */
 export interface TmuxTarget {
   /** The tmux executable, resolved on PATH by default. */

@@ -1,5 +1,5 @@
 /**
- * The session thumbnail (decisions.md "HTTP"): exactly 12 lines of at most 40 columns, the
+ * The session thumbnail (docs/api.md): exactly 12 lines of at most 40 columns, the
  * 12 visible rows ending at the last non-blank row, cut at column 40 by display width (a wide
  * character that does not fit is left out), with no escape sequences.
  */

@@ -1,5 +1,5 @@
 /**
- * Authentication of every route, WebSocket upgrades included (decisions.md "HTTP"):
+ * Authentication of every route, WebSocket upgrades included (docs/api.md):
  * `Authorization: Bearer <t>` or `?token=<t>`; anything else is a 401
  * `{"error":"unauthorized"}` with `WWW-Authenticate: Bearer`, answered before any work.
  *

@@ -28,7 +28,7 @@ export interface TokenVerifier {
   touch?(id: string): void;
 }
 
-/** An agent state as `state` frames carry it (spec "Stream frames"; ts in Unix epoch ms). */
+/** An agent state as `state` frames carry it (docs/api.md "WebSocket"; ts in Unix epoch ms). */
 export interface AgentStateFrameFact {
   readonly value: AgentState;
   readonly tool?: string;

@@ -1,5 +1,5 @@
 /**
- * `GET /health` (decisions.md "Health"): the daemon's state in one object, from a narrow
+ * `GET /health` (docs/api.md "GET /health"): the daemon's state in one object, from a narrow
  * `HealthSource`. The typebox schema both documents the answer and serializes it, so a field
  * the source forgets is a 500 here rather than a silently different contract.
  */

@@ -1,5 +1,5 @@
 /**
- * Pairing and device registration over HTTP (decisions.md "Pairing and tokens"):
+ * Pairing and device registration over HTTP (docs/pairing.md):
  * `POST /pair` exchanges a pairing token for a permanent one (the one route authenticated by
  * the pairing token in its body, not a bearer token; at most 10 attempts a minute per address),
  * and `PUT /device` lets a paired client register its device again (after a 410 removed it, or

@@ -1,5 +1,5 @@
 /**
- * The REST surface of sessions (spec "Endpoints", decisions.md "HTTP"): create, list,
+ * The REST surface of sessions (docs/api.md, docs/api.md): create, list,
  * describe, delete, thumbnail, input, commands. Schemas (typebox) validate, type and
  * document each route; the work is done by a narrow `SessionsHandle` into the actor system.
  *

@@ -1,5 +1,5 @@
 /**
- * `/sessions/:id/stream` and `/sessions/:id/side` (spec "WebSocket", decisions.md "Stream"):
+ * `/sessions/:id/stream` and `/sessions/:id/side` (docs/api.md "WebSocket", docs/api.md "WebSocket"):
  * the socket side of a stream client. It adapts a WebSocket to a `ClientLink`, parses client
  * frames, sends input on, answers anything wrong with an `error` frame, and keeps the socket
  * honest with pings.

@@ -1,6 +1,6 @@
 /**
  * HTTPS requests as a paired phone makes them: to a host and port from the pairing URL,
- * trusting exactly the pinned certificate (src/client/pinning.ts), with a bearer token.
+ * trusting exactly the pinned certificate (src/reference-client/pinning.ts), with a bearer token.
  */
 import https from 'node:https';
 import type { PinnedTlsOptions } from '../../src/reference-client/pinning.js';

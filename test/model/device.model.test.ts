@@ -1,5 +1,5 @@
 /**
- * Model-based test of the device registration machine (spec "Device registration"): every
+ * Model-based test of the device registration machine (docs/contract.md "Device registration"): every
  * simple path through the machine, generated with xstate/graph, is run against the REAL device
  * registry over a real token store in a temp dir (the files the daemon and the CLI share).
  * After each step, what the store holds must be what the machine says: the state, and whether
@@ -46,7 +46,7 @@ describe('device registration machine, model-based, against the real registry an
     for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
   });
 
-  it('reaches every state, including the spec row registered --410--> removed', () => {
+  it('reaches every state, including the contract row registered --410--> removed', () => {
     expect(new Set(paths.map((p) => p.state.value))).toEqual(new Set(['unregistered', 'registered', 'removed', 'revoked']));
     expect(paths.some((p) => p.steps.some((s) => s.event.type === 'push.unregistered') && p.state.value === 'removed')).toBe(true);
   });

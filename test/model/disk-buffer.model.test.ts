@@ -1,5 +1,5 @@
 /**
- * Model-based test of the disk-buffer machine (spec "Disk-buffer writing"): every transition of
+ * Model-based test of the disk-buffer machine (docs/contract.md "Disk-buffer writing"): every transition of
  * the machine (the shortest path to its source state, then the transition), generated with
  * xstate/graph, is carried out against the REAL disk buffer: real files in a temp dir, a real
  * pane stream, the watchdog with an injected free-space source. After each step the real
@@ -77,7 +77,7 @@ describe('disk-buffer machine, model-based, against the real disk buffer', () =>
     for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
   });
 
-  it('covers every transition, and so every spec row', () => {
+  it('covers every transition, and so every row of its table', () => {
     const names = cases.map((c) => c.name).join('\n');
     for (const e of ['startupIdle', 'writtenToCap', 'writtenPastGlobal', 'checkLowDisk', 'checkRoomAgain', 'deleted'] as const)
       expect(names).toContain(e);

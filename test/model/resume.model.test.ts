@@ -1,5 +1,5 @@
 /**
- * Model-based test of the Resume machine (spec "Resume"): every simple path through the
+ * Model-based test of the Resume machine (docs/contract.md "Resume"): every simple path through the
  * machine, generated with xstate/graph from the machine itself, is run against the REAL client
  * actor (the client machine with the Resume machine inside it) over a real ring holding real
  * chunks. The model's guard says which lastSeq values the ring covers; the actor decides with
