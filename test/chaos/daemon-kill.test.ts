@@ -61,7 +61,7 @@ describe('the daemon killed mid-flood, repeatedly', () => {
     for (const id of SESSIONS) {
       const m = new Mirror(d.base, d.token, id).connect();
       mirrors.set(id, m);
-      await eventually(() => m.kinds().includes('snapshot'), 10_000);
+      await eventually(() => m.kinds().includes('snapshot'), 15_000);
     }
   }, 60_000);
   afterAll(async () => {
@@ -102,7 +102,7 @@ describe('the daemon killed mid-flood, repeatedly', () => {
           const text = (await m.screen()).text.map((l) => l.trimEnd());
           return JSON.stringify(text) === JSON.stringify(captured.concat(Array(40).fill('')).slice(0, 40));
         },
-        10_000,
+        15_000,
         100,
       );
       // After the restarts the client resumed by snapshot at least once (its old positions are gone).

@@ -58,12 +58,12 @@ describe('disk faults under a running daemon', () => {
     const token = url.searchParams.get('token')!;
     mirror = new Mirror(base, token, 'pi-main').connect();
     const m = mirror;
-    await eventually(() => m.kinds().includes('snapshot'), 10_000);
+    await eventually(() => m.kinds().includes('snapshot'), 15_000);
     const health = async () => (await (await fetch(`${base}/health`, { headers: { authorization: `Bearer ${token}` } })).json()) as Health;
     const log = join(home.env.TETHER_DATA_DIR!, 'buffers', 'pi-main.log');
     const type = (line: string) => tmux.tmux('send-keys', '-t', 'pi-main', '-l', `${line}\r`);
-    const seen = (marker: string) => eventually(async () => (await m.text()).includes(marker), 10_000);
-    const inFile = (marker: string) => eventually(() => existsSync(log) && readFileSync(log, 'latin1').includes(marker), 10_000);
+    const seen = (marker: string) => eventually(async () => (await m.text()).includes(marker), 15_000);
+    const inFile = (marker: string) => eventually(() => existsSync(log) && readFileSync(log, 'latin1').includes(marker), 15_000);
     return { health, log, type, seen, inFile };
   }
 
@@ -81,12 +81,12 @@ describe('disk faults under a running daemon', () => {
     mkdirSync(log);
     await type('echo into-a-directory');
     await seen('into-a-directory');
-    await eventually(async () => (await health()).warnings.some((w) => /pi-main: the disk buffer cannot be written/.test(w)), 10_000);
+    await eventually(async () => (await health()).warnings.some((w) => /pi-main: the disk buffer cannot be written/.test(w)), 15_000);
 
     rmSync(log, { recursive: true });
     await type('echo writable-again');
     await inFile('writable-again');
-    await eventually(async () => !(await health()).warnings.some((w) => /cannot be written/.test(w)), 10_000);
+    await eventually(async () => !(await health()).warnings.some((w) => /cannot be written/.test(w)), 15_000);
   });
 
   it.skipIf(mountRefusal !== null)(
@@ -115,12 +115,12 @@ describe('disk faults under a running daemon', () => {
           execFileSync('mount', ['-o', 'remount,ro', mnt], { stdio: 'pipe' });
           return true;
         },
-        5000,
+        15_000,
         10,
       );
       await type('echo while-ro');
       await seen('while-ro');
-      await eventually(async () => (await health()).warnings.some((w) => /cannot be written/.test(w)), 10_000);
+      await eventually(async () => (await health()).warnings.some((w) => /cannot be written/.test(w)), 15_000);
       expect(readFileSync(log, 'latin1')).not.toContain('while-ro');
       expect(daemon).toBeDefined();
       execFileSync('mount', ['-o', 'remount,rw', mnt]);

@@ -40,10 +40,10 @@ describe('faults around the daemon', () => {
       (await d.get('/sessions', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":"victim"}' })).status,
     ).toBe(201);
     const m = new Mirror(d.base, d.token, 'victim').connect();
-    await eventually(() => m.kinds().includes('snapshot'), 10_000);
+    await eventually(() => m.kinds().includes('snapshot'), 15_000);
     const pid = Number((await tmux.tmux('display', '-p', '-t', '=victim:', '#{pane_pid}')).trim());
     process.kill(pid, 'SIGKILL'); // the pane's own program, started by this test's daemon
-    await eventually(() => m.stream.status === 'ended', 10_000);
+    await eventually(() => m.stream.status === 'ended', 15_000);
     expect(m.errors().map((e) => e.code)).toContain('session-ended');
     const list = (await (await d.get('/sessions')).json()) as { id: string; state: string }[];
     expect(list.find((s) => s.id === 'victim')?.state).toBe('exited');
@@ -58,7 +58,7 @@ describe('faults around the daemon', () => {
         const h = (await (await d.get('/health')).json()) as { warnings: string[] };
         return h.warnings.includes('the tmux server is not running');
       },
-      10_000,
+      15_000,
       100,
     );
     const pid = d.child.pid!;
@@ -80,9 +80,9 @@ describe('faults around the daemon', () => {
     );
     expect(((await (await d.get('/sessions')).json()) as { id: string }[]).map((s) => s.id)).toEqual(['fault']);
     const m = new Mirror(d.base, d.token, 'fault').connect();
-    await eventually(() => m.kinds().includes('snapshot'), 10_000);
+    await eventually(() => m.kinds().includes('snapshot'), 15_000);
     m.stream.sendKeys('echo back-$((7*6))\r');
-    await eventually(async () => (await m.text()).includes('back-42'), 10_000);
+    await eventually(async () => (await m.text()).includes('back-42'), 15_000);
     m.close();
   }, 60_000);
 

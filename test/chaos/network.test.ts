@@ -28,7 +28,7 @@ describe('network faults', () => {
     home = daemonHome(tmux.socket, `[agent]\ncommand = "/bin/sh"\ndefault_session = "net"\n[stream]\nping_interval_s = 1\n`);
     d = await startDaemon(home);
     good = new Mirror(d.base, d.token, 'net').connect();
-    await eventually(() => good.kinds().includes('snapshot'), 10_000);
+    await eventually(() => good.kinds().includes('snapshot'), 15_000);
     // Warm up the paths the faults will take, then take the baseline.
     for (let i = 0; i < 20; i++) await connectAndDrop(i);
     await new Promise((r) => setTimeout(r, 300));
@@ -64,7 +64,7 @@ describe('network faults', () => {
 
   async function goodStillWorks(tag: string): Promise<void> {
     good.stream.sendKeys(`echo ${tag}-$((6*7))\r`);
-    await eventually(async () => (await good.text()).includes(`${tag}-42`), 10_000);
+    await eventually(async () => (await good.text()).includes(`${tag}-42`), 15_000);
     const captured = (await tmux.tmux('capture-pane', '-p', '-t', '=net:'))
       .split('\n')
       .slice(0, 40)
@@ -72,7 +72,7 @@ describe('network faults', () => {
     await eventually(async () => {
       const text = (await good.screen()).text.map((l) => l.trimEnd());
       return JSON.stringify(text) === JSON.stringify(captured.concat(Array(40).fill('')).slice(0, 40));
-    }, 5000);
+    }, 15_000);
   }
 
   it('survives 1000 connect-and-drop cycles with bounded memory and no leaked descriptors', async () => {
@@ -81,7 +81,7 @@ describe('network faults', () => {
       if (batch % 10 === 0) good.stream.sendKeys(`echo loop-${batch}\r`);
     }
     const pid = d.child.pid!;
-    await eventually(() => fds(pid) <= baseline.fds + 5, 10_000, 100);
+    await eventually(() => fds(pid) <= baseline.fds + 5, 15_000, 100);
     expect(rssMb(pid) - baseline.rss).toBeLessThan(60);
     const health = (await (await d.get('/health')).json()) as { clients: number };
     expect(health.clients).toBe(1);
@@ -104,7 +104,7 @@ describe('network faults', () => {
     }
     await goodStillWorks('half-open');
     for (const s of sockets) s.destroy();
-    await eventually(() => fds(d.child.pid!) <= baseline.fds + 5, 10_000, 100);
+    await eventually(() => fds(d.child.pid!) <= baseline.fds + 5, 15_000, 100);
   });
 
   it('cuts off an open stream that stops answering pings (the peer vanished without a close)', async () => {
@@ -116,10 +116,10 @@ describe('network faults', () => {
     const closed = new Promise<number>((r) => silent.once('close', (code) => r(code)));
     await new Promise((r) => silent.once('open', r));
     silent.send(JSON.stringify({ type: 'resume', lastSeq: null }));
-    await eventually(async () => (await clients()) === before + 1, 5000, 50);
+    await eventually(async () => (await clients()) === before + 1, 15_000, 50);
     // Terminated, not closed politely: the peer could not take part in a closing handshake.
     expect(await closed).toBe(1006);
-    await eventually(async () => (await clients()) === before, 5000, 50);
+    await eventually(async () => (await clients()) === before, 15_000, 50);
     await goodStillWorks('silent');
   });
 
@@ -141,7 +141,7 @@ describe('network faults', () => {
     frag.send(msg.slice(0, third), { fin: false });
     frag.send(msg.slice(third, 2 * third), { fin: false });
     frag.send(msg.slice(2 * third), { fin: true });
-    await eventually(async () => (await tmux.capture('=net:')).includes('fragments-42'), 10_000);
+    await eventually(async () => (await tmux.capture('=net:')).includes('fragments-42'), 15_000);
     expect(texts.filter((t) => t.type === 'error')).toEqual([]);
 
     // Invalid UTF-8 in a text frame: the protocol's own close (1007), nothing else disturbed.

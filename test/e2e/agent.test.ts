@@ -89,7 +89,7 @@ describe('the real agent in tether sessions', () => {
       await eventually(async () => (await item('pi-main'))?.agentState === 'idle', PI_START_MS, 200);
       const mirror = new Mirror(daemon.base, daemon.token, 'pi-main').connect();
       try {
-        await eventually(() => mirror.kinds().includes('state'), 10_000);
+        await eventually(() => mirror.kinds().includes('state'), 15_000);
         await type('pi-main', 'please use a tool');
         const states = () => mirror.received.flatMap((r) => (r.kind === 'state' ? [r.frame] : []));
         await eventually(() => states().some((s) => s.value === 'awaiting-input'), TURN_MS, 50);
@@ -100,7 +100,7 @@ describe('the real agent in tether sessions', () => {
         for (const s of states()) expect(Math.abs(s.ts - Date.now())).toBeLessThan(120_000);
         await eventually(
           async () => (await mirror.text()).includes('hello-from-42') && (await mirror.text()).includes('The tool ran fine.'),
-          10_000,
+          15_000,
         );
         expect((await item('pi-main'))?.agentState).toBe('awaiting-input');
       } finally {
@@ -162,7 +162,7 @@ describe('the real agent in tether sessions', () => {
   it('pi killed with SIGTERM: the daemon notices, state frames stop, nothing crashes', { timeout: 60_000 }, async () => {
     const mirror = new Mirror(daemon.base, daemon.token, 'pi-main').connect();
     try {
-      await eventually(() => mirror.kinds().includes('state'), 10_000);
+      await eventually(() => mirror.kinds().includes('state'), 15_000);
       const pid = Number((await tmux.tmux('display-message', '-p', '-t', '=pi-main:', '#{pane_pid}')).trim());
       expect(pid).toBeGreaterThan(0);
       process.kill(pid, 'SIGTERM');
@@ -195,7 +195,7 @@ describe('pi --tether started by a person in their own tmux session', () => {
     // The daemon was started by pi (inside this test's tmux): stop exactly that process, found
     // by the unique data dir in its environment.
     for (const pid of daemonsOf(home.dataDir)) process.kill(pid, 'SIGTERM');
-    await eventually(() => daemonsOf(home.dataDir).length === 0, 10_000).catch(() => undefined);
+    await eventually(() => daemonsOf(home.dataDir).length === 0, 15_000).catch(() => undefined);
     await tmux?.cleanup();
     home?.cleanup();
     pi?.cleanup();

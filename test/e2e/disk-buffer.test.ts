@@ -82,7 +82,7 @@ describe('disk buffer', () => {
   const watch = async (base: string, token: string, session = 'pi-main'): Promise<Mirror> => {
     const m = new Mirror(base, token, session).connect();
     mirrors.push(m);
-    await eventually(() => m.kinds().includes('snapshot'), 10_000);
+    await eventually(() => m.kinds().includes('snapshot'), 15_000);
     return m;
   };
   const dataDirOf = () => home!.env.TETHER_DATA_DIR!;
@@ -133,7 +133,7 @@ describe('disk buffer', () => {
   it('stops a session file at its cap without touching it; over the global cap health goes degraded', async () => {
     const { base, token, health } = await start('[buffer]\nsession_cap_mb = 1\nglobal_cap_mb = 2\nwatchdog_interval_s = 1\n');
     await watch(base, token);
-    await eventually(async () => (await health()).watchdog.state === 'writing', 10_000);
+    await eventually(async () => (await health()).watchdog.state === 'writing', 15_000);
     await type('head -c 900000 /dev/zero | tr "\\0" "a" | fold -w 100; echo first-done');
     await eventually(() => size(logFile()) > 900_000, 20_000);
     const head = readFileSync(logFile()).subarray(0, 800_000);
@@ -153,7 +153,7 @@ describe('disk buffer', () => {
 
     // A kept buffer of a deleted session takes the total past 2 MB: writing is off for everyone.
     writeFileSync(join(dataDirOf(), 'buffers', 'kept.log'), Buffer.alloc(1200 * 1024, 0x2e));
-    await eventually(async () => (await health()).status === 'degraded', 10_000);
+    await eventually(async () => (await health()).status === 'degraded', 15_000);
     h = await health();
     expect(h.watchdog).toMatchObject({ state: 'off' });
     expect(h.watchdog.reason).toMatch(/global_cap_mb/);
@@ -167,17 +167,17 @@ describe('disk buffer', () => {
     });
     const mirror = await watch(base, token);
     await type('echo before-full');
-    await eventually(() => readFileSync(logFile(), 'latin1').includes('before-full'), 10_000);
+    await eventually(() => readFileSync(logFile(), 'latin1').includes('before-full'), 15_000);
 
     free = 0.5 * 1024 ** 3;
-    await eventually(async () => (await health()).status === 'degraded', 10_000);
+    await eventually(async () => (await health()).status === 'degraded', 15_000);
     const h = await health();
     expect(h.watchdog.state).toBe('off');
     expect(h.watchdog.reason).toMatch(/min_free_gb/);
     expect(h.diskFreeGb).toBe(0.5);
     const sizeOff = size(logFile());
     await type('echo while-full');
-    await eventually(async () => (await mirror.text()).includes('while-full'), 10_000);
+    await eventually(async () => (await mirror.text()).includes('while-full'), 15_000);
     await new Promise((r) => setTimeout(r, 500));
     expect(size(logFile())).toBe(sizeOff);
 
@@ -186,9 +186,9 @@ describe('disk buffer', () => {
     await new Promise((r) => setTimeout(r, 1500));
     expect((await health()).status).toBe('degraded');
     free = 2 * 1024 ** 3;
-    await eventually(async () => (await health()).status === 'ok', 10_000);
+    await eventually(async () => (await health()).status === 'ok', 15_000);
     await type('echo after-space-came-back');
-    await eventually(() => readFileSync(logFile(), 'latin1').includes('after-space-came-back'), 10_000);
+    await eventually(() => readFileSync(logFile(), 'latin1').includes('after-space-came-back'), 15_000);
     expect(readFileSync(logFile(), 'latin1')).not.toContain('while-full\r\nwhile-full');
   });
 
@@ -212,21 +212,21 @@ describe('disk buffer', () => {
       const { base, token, health } = await start('[buffer]\nmin_free_gb = 0.003\nwatchdog_interval_s = 1\n', {}, dataDir);
       const mirror = await watch(base, token);
       await type('echo on-tmpfs');
-      await eventually(() => size(logFile()) > 0, 10_000);
+      await eventually(() => size(logFile()) > 0, 15_000);
 
       // Fill the file system to within 1 MB of full: below the 3 MB minimum.
       const filler = join(mnt, 'filler');
       const free = () => Number(execFileSync('df', ['--output=avail', '-B1', mnt]).toString().trim().split('\n')[1]);
       writeFileSync(filler, Buffer.alloc(free() - 1024 * 1024));
-      await eventually(async () => (await health()).status === 'degraded', 10_000);
+      await eventually(async () => (await health()).status === 'degraded', 15_000);
       expect((await health()).watchdog.reason).toMatch(/min_free_gb/);
       await type('echo still-streaming');
-      await eventually(async () => (await mirror.text()).includes('still-streaming'), 10_000);
+      await eventually(async () => (await mirror.text()).includes('still-streaming'), 15_000);
 
       rmSync(filler);
-      await eventually(async () => (await health()).status === 'ok', 10_000);
+      await eventually(async () => (await health()).status === 'ok', 15_000);
       await type('echo written-again');
-      await eventually(() => readFileSync(logFile(), 'latin1').includes('written-again'), 10_000);
+      await eventually(() => readFileSync(logFile(), 'latin1').includes('written-again'), 15_000);
     },
   );
 
@@ -246,7 +246,7 @@ describe('disk buffer', () => {
     }
     await t.tmux('set-option', '-w', '-t', 'ended-one', 'remain-on-exit', 'on');
     await t.tmux('respawn-pane', '-k', '-t', 'ended-one', 'true');
-    await eventually(async () => (await t.tmux('display', '-p', '-t', 'ended-one', '#{pane_dead}')).trim() === '1', 5000);
+    await eventually(async () => (await t.tmux('display', '-p', '-t', 'ended-one', '#{pane_dead}')).trim() === '1', 15_000);
 
     // First start with the real clock: only the orphan that is really old goes.
     await start('');
@@ -277,7 +277,7 @@ describe('disk buffer', () => {
       ).toBe(201);
       await watch(base, token, name);
       await type(`echo output-of-${name}`, name);
-      await eventually(() => size(logFile(name)) > 0, 10_000);
+      await eventually(() => size(logFile(name)) > 0, 15_000);
     }
     expect((await fetch(`${base}/sessions/gone`, { method: 'DELETE', headers: auth })).status).toBe(204);
     expect((await fetch(`${base}/sessions/kept?keepBuffer=true`, { method: 'DELETE', headers: auth })).status).toBe(204);
@@ -288,7 +288,7 @@ describe('disk buffer', () => {
     // starts above every position of the earlier run.
     await watch(base, token);
     await type('echo before-restart');
-    await eventually(() => readFileSync(logFile(), 'latin1').includes('before-restart'), 10_000);
+    await eventually(() => readFileSync(logFile(), 'latin1').includes('before-restart'), 15_000);
     await settled(logFile());
     const before = readFileSync(logFile());
     const idx = bufferPaths(join(dataDirOf(), 'buffers'), 'pi-main').idx;
@@ -302,7 +302,7 @@ describe('disk buffer', () => {
     const again = await start('');
     await watch(again.base, again.token);
     await type('echo after-restart');
-    await eventually(() => readFileSync(logFile(), 'latin1').includes('after-restart'), 10_000);
+    await eventually(() => readFileSync(logFile(), 'latin1').includes('after-restart'), 15_000);
     const after = readFileSync(logFile());
     expect(after.subarray(0, before.length).equals(before)).toBe(true);
     const lines = readFileSync(idx, 'utf8')

@@ -16,7 +16,7 @@ import { pinnedOptions, pinnedTlsOptions, PinMismatchError, type PinnedTlsOption
 import { daemonHome, runCli, startDaemon, type DaemonHome, type RunningTestDaemon } from '../helpers/daemon.js';
 import { pinnedRequest, type PinnedResponse } from '../helpers/https.js';
 import { decodeTerminalQr } from '../helpers/qr-decode.js';
-import { privateTmux, type PrivateTmux } from '../helpers/tmux.js';
+import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
 
 const CONFIG = `tls = true\nname = "devbox"\n[agent]\ncommand = "/bin/cat"\ndefault_session = "pi-main"\n`;
 
@@ -243,9 +243,15 @@ describe('pairing, tokens and TLS', () => {
       token: string;
     }>();
     await request(`/sessions?token=${token}`);
-    await new Promise((r) => setTimeout(r, 300));
-    const logs = daemon.stderr() + readFileSync(join(home.dataDir, 'tether.log'), 'utf8');
-    expect(logs).toContain('device paired');
+    const logs = await eventually(
+      () => {
+        const text = daemon.stderr() + readFileSync(join(home.dataDir, 'tether.log'), 'utf8');
+        return text.includes('device paired') && text;
+      },
+      15_000,
+      25,
+      'the log to say "device paired"',
+    );
     for (const secret of [token, p.pairingToken, daemon.token]) expect(logs).not.toContain(secret);
     expect(logs).not.toContain('PRIVATE KEY');
   });

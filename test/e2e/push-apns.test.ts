@@ -89,7 +89,7 @@ describe('push to APNs', () => {
   it('sends one alert per background device, to its environment, with every header and a small payload', async () => {
     const push = service();
     push.awaitingInput('pi-main');
-    await eventually(() => sandbox.requests.length === 1 && production.requests.length === 1, 10_000, 20);
+    await eventually(() => sandbox.requests.length === 1 && production.requests.length === 1, 15_000, 20);
     for (const [server, device] of [
       [sandbox, devices[0]!],
       [production, devices[1]!],
@@ -119,7 +119,7 @@ describe('push to APNs', () => {
   it('sends nothing to a device in the foreground', async () => {
     foreground.add('tok-a');
     service().awaitingInput('pi-main');
-    await eventually(() => production.requests.length === 1, 10_000, 20);
+    await eventually(() => production.requests.length === 1, 15_000, 20);
     await new Promise((r) => setTimeout(r, 200));
     expect(sandbox.requests).toHaveLength(0);
   });
@@ -130,12 +130,12 @@ describe('push to APNs', () => {
     for (let i = 0; i < 5; i++) {
       push.awaitingInput(`s${i}`);
       clock += 10 * MIN; // 0, 10, 20, 30, 40 minutes
-      await eventually(() => sandbox.requests.length === i + 1, 10_000, 20);
+      await eventually(() => sandbox.requests.length === i + 1, 15_000, 20);
     }
     expect(new Set(sandbox.requests.map((r) => r.jwt)).size).toBe(1);
     clock += 15 * MIN; // 65 minutes after the first
     push.awaitingInput('later');
-    await eventually(() => sandbox.requests.length === 6, 10_000, 20);
+    await eventually(() => sandbox.requests.length === 6, 15_000, 20);
     expect(new Set(sandbox.requests.map((r) => r.jwt)).size).toBe(2);
     expect(push.providerTokensIssued).toBe(2);
   });
@@ -151,7 +151,7 @@ describe('push to APNs', () => {
     // Three sessions start waiting in the same tick, right after start: 24 pushes, nothing signed yet.
     for (const id of ['one', 'two', 'three']) push.awaitingInput(id);
     const all = () => [...sandbox.requests, ...production.requests];
-    await eventually(() => all().length === 24, 10_000, 20);
+    await eventually(() => all().length === 24, 15_000, 20);
     expect(all().every((r) => r.jwtError === null)).toBe(true);
     expect(new Set(all().map((r) => r.jwt)).size).toBe(1);
     expect(push.providerTokensIssued).toBe(1);
@@ -169,7 +169,7 @@ describe('push to APNs', () => {
           .filter((r) => r.jwt !== first)
           .map((r) => r.path),
       );
-    await eventually(() => renewedTo().size === 8, 10_000, 20);
+    await eventually(() => renewedTo().size === 8, 15_000, 20);
     expect(
       new Set(
         all()
@@ -185,13 +185,13 @@ describe('push to APNs', () => {
     const push = service();
     devices = devices.slice(0, 1);
     push.awaitingInput('one');
-    await eventually(() => sandbox.requests.length === 1, 10_000, 20);
+    await eventually(() => sandbox.requests.length === 1, 15_000, 20);
     const first = sandbox.requests[0]!.jwt;
     // APNs calls that token expired, 25 minutes in: one new token, one retry.
     sandbox.answer = (r) => (r.jwt === first ? { status: 403, reason: 'ExpiredProviderToken' } : { status: 200 });
     clock += 25 * MIN;
     push.awaitingInput('two');
-    await eventually(() => sandbox.requests.length === 3, 10_000, 20);
+    await eventually(() => sandbox.requests.length === 3, 15_000, 20);
     expect(sandbox.requests[2]!.jwt).not.toBe(first);
     expect(push.providerTokensIssued).toBe(2);
     // Calling the new one expired 5 minutes later gets no new token (too soon), and no loop.
@@ -199,7 +199,7 @@ describe('push to APNs', () => {
     sandbox.answer = () => ({ status: 403, reason: 'ExpiredProviderToken' });
     clock += 5 * MIN;
     push.awaitingInput('three');
-    await eventually(() => sandbox.requests.length === 4, 10_000, 20);
+    await eventually(() => sandbox.requests.length === 4, 15_000, 20);
     await new Promise((r) => setTimeout(r, 300));
     expect(sandbox.requests).toHaveLength(4);
     expect(sandbox.requests[3]!.jwt).toBe(second);
@@ -211,10 +211,10 @@ describe('push to APNs', () => {
     const push = service();
     sandbox.answer = () => ({ status: 410, reason: 'Unregistered' });
     push.awaitingInput('pi-main');
-    await eventually(() => devices.length === 1, 10_000, 20);
+    await eventually(() => devices.length === 1, 15_000, 20);
     expect(devices.map((d) => d.tokenId)).toEqual(['tok-b']);
     push.awaitingInput('pi-main');
-    await eventually(() => production.requests.length === 2, 10_000, 20);
+    await eventually(() => production.requests.length === 2, 15_000, 20);
     await new Promise((r) => setTimeout(r, 200));
     expect(sandbox.requests).toHaveLength(1);
   });
@@ -225,7 +225,7 @@ describe('push to APNs', () => {
     let calls = 0;
     production.answer = () => (++calls < 2 ? { status: 503, reason: 'ServiceUnavailable' } : { status: 200 });
     push.awaitingInput('pi-main');
-    await eventually(() => production.requests.length === 2, 10_000, 50);
+    await eventually(() => production.requests.length === 2, 15_000, 50);
     await new Promise((r) => setTimeout(r, 300));
     expect(sandbox.requests).toHaveLength(1);
     expect(push.status()).toMatchObject({ sent: 1, failed: 2 });

@@ -99,7 +99,7 @@ describe('push through the daemon', () => {
 
   it('awaiting-input sends exactly one alert to each background device, on its own endpoint, with every header', async () => {
     turn();
-    await eventually(() => sentTo(sandbox, PHONE_A) === 1 && sentTo(production, PHONE_B) === 1, 10_000);
+    await eventually(() => sentTo(sandbox, PHONE_A) === 1 && sentTo(production, PHONE_B) === 1, 15_000);
     await new Promise((r) => setTimeout(r, 500));
     expect(sandbox.requests.map((r) => r.deviceToken)).toEqual([PHONE_A]);
     expect(production.requests.map((r) => r.deviceToken)).toEqual([PHONE_B]);
@@ -137,14 +137,14 @@ describe('push through the daemon', () => {
       ws.once('error', reject);
     });
     turn();
-    await eventually(() => sentTo(production, PHONE_B) === 1, 10_000);
+    await eventually(() => sentTo(production, PHONE_B) === 1, 15_000);
     await new Promise((r) => setTimeout(r, 300));
     expect(sentTo(sandbox, PHONE_A)).toBe(0);
 
     // Silent past its deadline (ping every 1 s): it no longer counts as in the foreground.
     await new Promise((r) => setTimeout(r, 3500));
     turn();
-    await eventually(() => sentTo(sandbox, PHONE_A) === 1 && sentTo(production, PHONE_B) === 2, 10_000);
+    await eventually(() => sentTo(sandbox, PHONE_A) === 1 && sentTo(production, PHONE_B) === 2, 15_000);
     ws.terminate();
   });
 
@@ -153,12 +153,12 @@ describe('push through the daemon', () => {
     production.requests.length = 0;
     sandbox.answer = (req) => (req.deviceToken === PHONE_A ? { status: 410, reason: 'Unregistered' } : { status: 200 });
     turn();
-    await eventually(() => sentTo(sandbox, PHONE_A) === 1 && sentTo(production, PHONE_B) === 1, 10_000);
-    await eventually(async () => (await runCli(['auth', 'list'], home.env)).stdout.includes('dev phone (sandbox, removed)'), 10_000);
+    await eventually(() => sentTo(sandbox, PHONE_A) === 1 && sentTo(production, PHONE_B) === 1, 15_000);
+    await eventually(async () => (await runCli(['auth', 'list'], home.env)).stdout.includes('dev phone (sandbox, removed)'), 15_000);
 
     sandbox.answer = () => ({ status: 200 });
     turn();
-    await eventually(() => sentTo(production, PHONE_B) === 2, 10_000);
+    await eventually(() => sentTo(production, PHONE_B) === 2, 15_000);
     await new Promise((r) => setTimeout(r, 300));
     expect(sentTo(sandbox, PHONE_A)).toBe(1);
 
@@ -170,6 +170,6 @@ describe('push through the daemon', () => {
     });
     expect(again.status).toBe(200);
     turn();
-    await eventually(() => sentTo(sandbox, PHONE_A) === 2, 10_000);
+    await eventually(() => sentTo(sandbox, PHONE_A) === 2, 15_000);
   });
 });

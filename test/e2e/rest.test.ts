@@ -68,7 +68,7 @@ describe('REST sessions', () => {
     await eventually(async () => (await d.get('/sessions')).ok);
     expect((await json('POST', '/sessions/flow/input', { type: 'keys', data: 'echo hi' })).status).toBe(204);
     expect((await json('POST', '/sessions/flow/input', { type: 'key', name: 'enter' })).status).toBe(204);
-    await eventually(async () => /^hi$/m.test(await tmux.capture('=flow:')), 5000);
+    await eventually(async () => /^hi$/m.test(await tmux.capture('=flow:')), 15_000);
 
     const thumb = await d.get('/sessions/flow/thumbnail');
     expect(thumb.status).toBe(200);

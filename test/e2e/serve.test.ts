@@ -72,14 +72,14 @@ describe('tether serve', () => {
     const d = await start();
     const made = await runCli(['attach', 'side-1', '--detach'], home.env);
     expect(made.code).toBe(0);
-    await eventually(async () => (await health(d)).sessionIds.includes('side-1'), 3000);
+    await eventually(async () => (await health(d)).sessionIds.includes('side-1'), 15_000);
   });
 
   it('reattaches every session after a SIGKILL, and loses none', async () => {
     const d1 = await start();
     expect((await runCli(['attach', 'work-a', '--detach'], home.env)).code).toBe(0);
     expect((await runCli(['attach', 'work-b', '--detach'], home.env)).code).toBe(0);
-    await eventually(async () => (await health(d1)).sessions === 3, 3000);
+    await eventually(async () => (await health(d1)).sessions === 3, 15_000);
     await d1.kill();
     const names = (await tmux.tmux('list-sessions', '-F', '#{session_name}')).trim().split('\n').sort();
     expect(names).toEqual(['pi-main', 'work-a', 'work-b']);

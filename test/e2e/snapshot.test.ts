@@ -76,7 +76,7 @@ describe('pane snapshots on real tmux', () => {
     rt.stream.subscribe({ chunk: (c) => chunks.push(c), gap: () => undefined });
     const start = rt.stream.position;
     await rt.run(sendKeysHexCommands(rt.paneId!, Buffer.from('g')));
-    await eventually(() => rt.stream.position - start >= Buffer.byteLength(bytes), 10_000);
+    await eventually(() => rt.stream.position - start >= Buffer.byteLength(bytes), 15_000);
     return { rt, chunks, start };
   }
 
@@ -118,7 +118,7 @@ describe('pane snapshots on real tmux', () => {
     const snap = await rt.snapshot();
     await rt.run(sendKeysHexCommands(rt.paneId!, Buffer.from('g')));
     const end = snap.position + Buffer.byteLength(second);
-    await eventually(() => rt.stream.position >= end, 10_000);
+    await eventually(() => rt.stream.position >= end, 15_000);
     const after = rt.stream.ring.since(snap.position)!;
     expect(after).not.toBeNull();
     // `chunks` is the continuous client: subscribed before the first byte, still subscribed.

@@ -55,7 +55,7 @@ describe('a client that never reads', () => {
     });
     await new Promise((r) => ws.once('open', r));
     ws.send(JSON.stringify({ type: 'resume', lastSeq: null }));
-    await eventually(() => frames.some((f) => f.kind === 'text' && f.frame.type === 'snapshot'), 10_000);
+    await eventually(() => frames.some((f) => f.kind === 'text' && f.frame.type === 'snapshot'), 15_000);
 
     // Stop reading: the socket's data stays in the kernel and then in the daemon's send buffer.
     const raw = (ws as unknown as { _socket: Socket })._socket;

@@ -90,7 +90,7 @@ describe('differential screens: a client that never left vs one that keeps resum
     d = await startDaemon(home);
     stay = new Mirror(d.base, d.token, 'diff').connect();
     flap = new Mirror(d.base, d.token, 'diff').connect();
-    await eventually(() => stay.kinds().includes('snapshot') && flap.kinds().includes('snapshot'), 10_000);
+    await eventually(() => stay.kinds().includes('snapshot') && flap.kinds().includes('snapshot'), 15_000);
   }, 30_000);
   afterAll(async () => {
     stay?.close();
@@ -160,7 +160,7 @@ describe('differential screens: a client that never left vs one that keeps resum
       // It has a base again once it got a snapshot, or (resuming honestly) caught up by delta.
       const based = () =>
         flap.received.slice(before).some((r) => r.kind === 'snapshot') || (!forced && (flap.stream.lastSeq ?? 0) >= target);
-      await eventually(based, 5000, 5);
+      await eventually(based, 15_000, 5);
       const after = flap.received.slice(before);
       if (process.env.DIFF_DEBUG)
         console.log(round, JSON.stringify(after.map((r) => r.kind + (r.kind === 'snapshot' || r.kind === 'data' ? ':' + r.seq : ''))));
@@ -183,7 +183,7 @@ describe('differential screens: a client that never left vs one that keeps resum
 
   it('agrees inside an alternate-screen program and after it leaves', async () => {
     run('alt');
-    await eventually(async () => (await stay.text()).includes('alt-ready'), 10_000);
+    await eventually(async () => (await stay.text()).includes('alt-ready'), 15_000);
     flap.stream.close();
     flap.stream.lastSeq = null;
     flap.stream.connect();
@@ -191,14 +191,14 @@ describe('differential screens: a client that never left vs one that keeps resum
     expect(inside.buffer).toBe('alternate');
     expect(inside.modes.applicationCursorKeys).toBe(true);
     stay.stream.sendKeys('\r');
-    await eventually(async () => (await stay.screen()).buffer === 'normal', 10_000);
+    await eventually(async () => (await stay.screen()).buffer === 'normal', 15_000);
     const outside = await agree();
     expect(outside.modes.applicationCursorKeys).toBe(false);
   }, 60_000);
 
   it('agrees on bracketed paste, mouse mode and a pen left on, with a snapshot and with a delta', async () => {
     run('modes');
-    await eventually(async () => (await stay.text()).includes('modes-set'), 10_000);
+    await eventually(async () => (await stay.text()).includes('modes-set'), 15_000);
     flap.stream.close();
     flap.stream.lastSeq = 1;
     flap.stream.connect();
@@ -208,7 +208,7 @@ describe('differential screens: a client that never left vs one that keeps resum
     expect(flap.stream.paste.on).toBe(true);
     // The pen is still on: what the shell prints next is drawn with it on both clients.
     stay.stream.sendKeys('echo after-$((3*3))\r');
-    await eventually(async () => (await flap.text()).includes('after-9'), 10_000);
+    await eventually(async () => (await flap.text()).includes('after-9'), 15_000);
     await agree();
   }, 60_000);
 
@@ -225,7 +225,7 @@ describe('differential screens: a client that never left vs one that keeps resum
     const after = await agree();
     expect(after.text).toEqual(before.text);
     stay.stream.sendKeys('echo restarted-$((4*4))\r');
-    await eventually(async () => (await flap.text()).includes('restarted-16'), 10_000);
+    await eventually(async () => (await flap.text()).includes('restarted-16'), 15_000);
     await agree();
   }, 60_000);
 });

@@ -72,14 +72,14 @@ describe('stream and side channel', () => {
 
   it('a fresh client gets session-meta, then a snapshot, then live output; its keys reach the shell', async () => {
     const m = mirror('pi-main');
-    await eventually(() => m.kinds().includes('snapshot'), 10_000);
+    await eventually(() => m.kinds().includes('snapshot'), 15_000);
     expect(m.kinds()[0]).toBe('meta');
     expect(m.received[0]).toMatchObject({ kind: 'meta', frame: { name: 'pi-main' } });
     m.stream.sendKeys('echo tether-$((6*7))');
     m.stream.sendKey('enter');
-    await eventually(async () => (await m.text()).includes('tether-42'), 10_000);
+    await eventually(async () => (await m.text()).includes('tether-42'), 15_000);
     // The pane itself shows it: an ordinary tmux client sees the same input.
-    await eventually(async () => (await tmux.capture('=pi-main:')).includes('tether-42'), 5000);
+    await eventually(async () => (await tmux.capture('=pi-main:')).includes('tether-42'), 15_000);
     expect(m.kinds().slice(m.kinds().indexOf('snapshot') + 1)).toContain('data');
   });
 
@@ -92,13 +92,13 @@ describe('stream and side channel', () => {
     let seen = '';
     attached.stdout.on('data', (d: Buffer) => (seen += d.toString('utf8')));
     try {
-      await eventually(async () => (await tmux.tmux('list-clients', '-t', '=pi-main')).includes('pi-main'), 10_000);
+      await eventually(async () => (await tmux.tmux('list-clients', '-t', '=pi-main')).includes('pi-main'), 15_000);
       const m = mirror('pi-main');
-      await eventually(() => m.kinds().includes('snapshot'), 10_000);
+      await eventually(() => m.kinds().includes('snapshot'), 15_000);
       m.stream.sendKeys('echo desk-$((8*8))');
       m.stream.sendKey('enter');
-      await eventually(() => seen.includes('desk-64'), 10_000);
-      await eventually(async () => (await m.text()).includes('desk-64'), 10_000);
+      await eventually(() => seen.includes('desk-64'), 15_000);
+      await eventually(async () => (await m.text()).includes('desk-64'), 15_000);
     } finally {
       attached.kill('SIGTERM');
     }
@@ -106,18 +106,18 @@ describe('stream and side channel', () => {
 
   it('paste is wrapped only while the application has bracketed paste on', async () => {
     const m = mirror('pi-main');
-    await eventually(() => m.kinds().includes('snapshot'), 10_000);
+    await eventually(() => m.kinds().includes('snapshot'), 15_000);
     m.stream.sendKeys("printf '\\033[?2004h'; cat -v\r");
-    await eventually(() => m.stream.paste.on, 10_000);
+    await eventually(() => m.stream.paste.on, 15_000);
     m.stream.sendText('pasted; $(x) #{y}');
     m.stream.sendKeys('\r');
-    await eventually(async () => (await tmux.capture('=pi-main:')).includes('^[[200~pasted; $(x) #{y}^[[201~'), 10_000);
+    await eventually(async () => (await tmux.capture('=pi-main:')).includes('^[[200~pasted; $(x) #{y}^[[201~'), 15_000);
     m.stream.sendKey('ctrl-c');
     m.stream.sendKeys("printf '\\033[?2004l'; cat -v\r");
-    await eventually(() => !m.stream.paste.on, 10_000);
+    await eventually(() => !m.stream.paste.on, 15_000);
     m.stream.sendPaste('plain paste'); // a paste frame, even: no stray escape bytes
     m.stream.sendKeys('\r');
-    await eventually(async () => /\nplain paste\n/.test(await tmux.capture('=pi-main:')), 10_000);
+    await eventually(async () => /\nplain paste\n/.test(await tmux.capture('=pi-main:')), 15_000);
     expect(await tmux.capture('=pi-main:')).not.toMatch(/\^\[\[200~plain/);
     m.stream.sendKey('ctrl-c');
   });
@@ -133,7 +133,7 @@ describe('stream and side channel', () => {
     s.send({ type: 'key', name: 'hyperspace' });
     s.ws.send(Buffer.from([1, 2, 3]), { binary: true });
     s.send({ type: 'keys', data: 'echo still-$((2+3))\r' });
-    await eventually(() => s.texts.filter((t) => t.type === 'error').length >= 6, 5000);
+    await eventually(() => s.texts.filter((t) => t.type === 'error').length >= 6, 15_000);
     const errors = s.texts.filter((t) => t.type === 'error');
     // Parse errors answer at once; an unknown key is found when the input is handled, so it
     // may come after a later frame's answer.
@@ -142,7 +142,7 @@ describe('stream and side channel', () => {
     expect(messages.some((m) => /lastSeq/.test(m))).toBe(true);
     expect(messages.some((m) => /data/.test(m))).toBe(true);
     expect(messages.some((m) => /binary/.test(m))).toBe(true);
-    await eventually(async () => (await tmux.capture('=pi-main:')).includes('still-5'), 5000);
+    await eventually(async () => (await tmux.capture('=pi-main:')).includes('still-5'), 15_000);
     expect(s.closed()).toBeNull();
     s.ws.close();
   });
@@ -150,10 +150,10 @@ describe('stream and side channel', () => {
   it('refuses an unknown session (404) and a missing token (401) before any upgrade', async () => {
     const unknown = rawSocket(d.base, '/sessions/nope/stream', d.token);
     expect(await unknown.opened).toBe(false);
-    await eventually(() => unknown.status() === 404, 3000);
+    await eventually(() => unknown.status() === 404, 15_000);
     const noToken = rawSocket(d.base, '/sessions/pi-main/stream', null);
     expect(await noToken.opened).toBe(false);
-    await eventually(() => noToken.status() === 401, 3000);
+    await eventually(() => noToken.status() === 401, 15_000);
   });
 
   it('the side channel gets meta and no terminal bytes, and answers messages with an error', async () => {
@@ -162,10 +162,10 @@ describe('stream and side channel', () => {
     side.send({ type: 'resume', lastSeq: null });
     side.send('garbage');
     const main = mirror('pi-main');
-    await eventually(() => main.kinds().includes('snapshot'), 10_000);
+    await eventually(() => main.kinds().includes('snapshot'), 15_000);
     main.stream.sendKeys('echo side-$((1+1))\r');
-    await eventually(async () => (await main.text()).includes('side-2'), 10_000);
-    await eventually(() => side.texts.filter((t) => t.type === 'error').length === 2, 3000);
+    await eventually(async () => (await main.text()).includes('side-2'), 15_000);
+    await eventually(() => side.texts.filter((t) => t.type === 'error').length === 2, 15_000);
     expect(side.texts[0]).toMatchObject({ type: 'session-meta', name: 'pi-main' });
     expect(side.binaries()).toBe(0);
     expect(side.closed()).toBeNull();
@@ -174,30 +174,30 @@ describe('stream and side channel', () => {
 
   it('sends a new session-meta when the description changes', async () => {
     const m = mirror('pi-main');
-    await eventually(() => m.kinds().includes('snapshot'), 10_000);
+    await eventually(() => m.kinds().includes('snapshot'), 15_000);
     expect((await json('PATCH', '/sessions/pi-main', { description: 'fix the build' })).status).toBe(200);
-    await eventually(() => m.received.some((r) => r.kind === 'meta' && r.frame.description === 'fix the build'), 5000);
+    await eventually(() => m.received.some((r) => r.kind === 'meta' && r.frame.description === 'fix the build'), 15_000);
   });
 
   it('closes stream and side clients with session-ended / 4404 when the session is deleted', async () => {
     expect((await json('POST', '/sessions', { name: 'doomed' })).status).toBe(201);
     const m = mirror('doomed');
     const side = rawSocket(d.base, '/sessions/doomed/side', d.token);
-    await eventually(() => m.kinds().includes('snapshot'), 10_000);
+    await eventually(() => m.kinds().includes('snapshot'), 15_000);
     expect(await side.opened).toBe(true);
     expect((await json('DELETE', '/sessions/doomed')).status).toBe(204);
-    await eventually(() => m.stream.status === 'ended', 5000);
+    await eventually(() => m.stream.status === 'ended', 15_000);
     expect(m.errors().map((e) => e.code)).toContain('session-ended');
-    await eventually(() => side.closed()?.code === 4404, 5000);
+    await eventually(() => side.closed()?.code === 4404, 15_000);
     expect(side.texts.some((t) => t.type === 'error' && t.code === 'session-ended')).toBe(true);
   });
 
   it('closes clients with 4404 when the pane dies', async () => {
     expect((await json('POST', '/sessions', { name: 'mortal' })).status).toBe(201);
     const m = mirror('mortal');
-    await eventually(() => m.kinds().includes('snapshot'), 10_000);
+    await eventually(() => m.kinds().includes('snapshot'), 15_000);
     m.stream.sendKeys('exit\r');
-    await eventually(() => m.stream.status === 'ended', 10_000);
+    await eventually(() => m.stream.status === 'ended', 15_000);
     expect(m.errors().map((e) => e.code)).toContain('session-ended');
   });
 });

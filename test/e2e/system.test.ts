@@ -66,9 +66,9 @@ describe('sidecar system on real tmux', () => {
   it('reports the pane exited when the agent ends, and the session stays listed', async () => {
     agent = ['/bin/sh', '-c', 'sleep 0.3; exit 3'];
     await system.createSession('dies', 'api');
-    await eventually(() => system.status().sessions.find((s) => s.id === 'dies')?.state === 'exited', 5000);
+    await eventually(() => system.status().sessions.find((s) => s.id === 'dies')?.state === 'exited', 15_000);
     // tmux can report the pane dead a moment before its exit status (the machine takes it then).
-    await eventually(() => system.status().sessions.find((x) => x.id === 'dies')?.exitStatus === 3, 5000);
+    await eventually(() => system.status().sessions.find((x) => x.id === 'dies')?.exitStatus === 3, 15_000);
     expect(system.sessionIds()).toEqual(['dies']);
   });
 
@@ -77,7 +77,7 @@ describe('sidecar system on real tmux', () => {
     await system.createSession('k2', 'api');
     await eventually(() => linked('k1') && linked('k2'));
     await tmux.tmux('kill-session', '-t', '=k1');
-    await eventually(() => system.sessionIds().join(',') === 'k2', 5000);
+    await eventually(() => system.sessionIds().join(',') === 'k2', 15_000);
   });
 
   it('adopts a session created outside, and deletes a session it was asked to', async () => {
@@ -95,14 +95,14 @@ describe('sidecar system on real tmux', () => {
     await eventually(() => linked('t1'));
     await tmux.tmux('kill-server');
     // The session died with its server: forgotten, not kept retrying; the problem is reported.
-    await eventually(() => system.status().tmuxProblem !== null && system.sessionIds().length === 0, 5000);
+    await eventually(() => system.status().tmuxProblem !== null && system.sessionIds().length === 0, 15_000);
     // Back-off, not a busy loop: the link tries a handful of times in two seconds at most.
     const cpuBefore = process.cpuUsage();
     await new Promise((r) => setTimeout(r, 2000));
     const cpu = process.cpuUsage(cpuBefore);
     expect((cpu.user + cpu.system) / 1000).toBeLessThan(1000);
     await createSession(tmux.cli, { name: 'again', command: ['/bin/cat'], createdAt: new Date().toISOString() });
-    await eventually(() => system.sessionIds().includes('again') && linked('again'), 5000);
+    await eventually(() => system.sessionIds().includes('again') && linked('again'), 15_000);
     expect(system.status().tmuxProblem).toBeNull();
   });
 });

@@ -69,7 +69,7 @@ async function recorder(name: string, setup = ''): Promise<{ paneId: string; fil
 }
 
 async function recorded(file: string, expected: Buffer): Promise<void> {
-  await eventually(() => readFileSync(file).length >= expected.length, 10_000);
+  await eventually(() => readFileSync(file).length >= expected.length, 15_000);
   expect(readFileSync(file).toString('hex')).toBe(expected.toString('hex'));
 }
 

@@ -68,19 +68,31 @@ export function privateTmux(): Promise<PrivateTmux> {
   });
 }
 
-/** Waits until `fn` resolves truthy, polling every `everyMs`. */
-export async function eventually<T>(fn: () => Promise<T> | T, timeoutMs = 5000, everyMs = 25): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
+/**
+ * Waits until `fn` resolves truthy, polling every `everyMs`, for at most `timeoutMs` (generous:
+ * a busy two-core machine is slow, and a passing wait costs only as long as the condition takes).
+ * On timeout the error says what was awaited (`what`, else the condition's own source text),
+ * for how long, and the last value or error seen.
+ */
+export async function eventually<T>(fn: () => Promise<T> | T, timeoutMs = 15_000, everyMs = 25, what?: string): Promise<T> {
+  const started = Date.now();
+  const deadline = started + timeoutMs;
   let last: unknown;
   for (;;) {
     try {
       const value = await fn();
       if (value) return value;
-      last = new Error(`condition still ${String(value)}`);
+      last = `condition still ${String(value)}`;
     } catch (err) {
       last = err;
     }
-    if (Date.now() > deadline) throw last instanceof Error ? last : new Error(String(last));
+    if (Date.now() > deadline) {
+      const awaited = what ?? fn.toString().replace(/\s+/g, ' ').slice(0, 300);
+      const seen = last instanceof Error ? last.message : String(last);
+      const err = new Error(`waited ${Date.now() - started} ms for ${awaited}: ${seen}`);
+      if (last instanceof Error) err.cause = last;
+      throw err;
+    }
     await new Promise((r) => setTimeout(r, everyMs));
   }
 }

@@ -66,7 +66,7 @@ class WireAgent {
       for (const line of reader.push(d)) agent.welcomes.push(JSON.parse(line) as DaemonMessage);
     });
     agent.send(hello);
-    await eventually(() => agent.welcomes.length > 0, 5000, 5);
+    await eventually(() => agent.welcomes.length > 0, 15_000, 5);
     return agent;
   }
 
@@ -154,10 +154,10 @@ describe('agent-state machine, model-based, against the real agent socket', () =
             // A marker command after the event: once the hub has it, it has the event too.
             const name = `m${++marker}`;
             current.send({ type: 'commands', commands: [{ name, description: '', source: 'extension' }] });
-            await eventually(() => hub.commands('work')?.[0]?.name === name, 5000, 5);
+            await eventually(() => hub.commands('work')?.[0]?.name === name, 15_000, 5);
           }
           const value = agentStateValue(step.state);
-          await eventually(() => (hub.current('work')?.value ?? null) === value, 5000, 5);
+          await eventually(() => (hub.current('work')?.value ?? null) === value, 15_000, 5);
           const fact = hub.current('work');
           expect(fact?.value ?? null).toBe(value);
           if (value === 'tool') expect(fact?.tool).toBe(agentStateTool(step.state.context));

@@ -112,7 +112,7 @@ describe('session machine, model-based, against real tmux', () => {
           if (at < 0) return false;
           cursor = at;
           return true;
-        }, 8000);
+        }, 15_000);
       };
       const realPane = () => `=${name}:`;
       try {

@@ -141,7 +141,7 @@ describe('client machine, model-based, against the real client actor', () => {
             cursor = at;
             return true;
           },
-          5000,
+          15_000,
           5,
         );
 
@@ -201,7 +201,7 @@ describe('client machine, model-based, against the real client actor', () => {
           if (e.type === 'client.resume' && next?.type !== 'xstate.done.actor.resume') resumeSent = false;
           await reach(step.state);
         }
-        await eventually(() => visited.length > cursor, 5000, 5);
+        await eventually(() => visited.length > cursor, 15_000, 5);
 
         // What the client got is what the state it reached promises.
         const state = key(path.state);
@@ -216,7 +216,7 @@ describe('client machine, model-based, against the real client actor', () => {
           expect(sent.binary).toHaveLength(count);
         }
         if (state === '"stalled"') {
-          await eventually(() => sent.text.some((t) => t.code === 'snapshot-failed'), 5000, 5);
+          await eventually(() => sent.text.some((t) => t.code === 'snapshot-failed'), 15_000, 5);
         }
         if (state === '"behind"') {
           const count = sent.binary.length;

@@ -142,7 +142,7 @@ describe('the tether extension', () => {
     pi.emit('agent_start');
     pi.emit('tool_execution_start', { toolCallId: 't1', toolName: 'read' });
     d = await daemonSide(path);
-    await eventually(() => d.hub.current('ext')?.value === 'tool', 10_000);
+    await eventually(() => d.hub.current('ext')?.value === 'tool', 15_000);
     expect(d.hub.current('ext')?.tool).toBe('read');
     expect(d.hub.commands('ext')?.map((c) => c.name)).toEqual(['review', 'deploy']);
     pi.emit('session_shutdown', { reason: 'quit' });

@@ -26,7 +26,7 @@ async function talk(path: string, lines: string[], until: (got: DaemonMessage[])
   socket.on('close', () => (closed = true));
   socket.on('error', () => undefined);
   for (const l of lines) socket.write(l.endsWith('\n') ? l : `${l}\n`);
-  await eventually(() => until(got) || closed, 8000, 10);
+  await eventually(() => until(got) || closed, 15_000, 10);
   return { got, closed: () => closed, socket };
 }
 
