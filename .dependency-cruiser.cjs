@@ -1,20 +1,7 @@
 // The import graph of src/: no cycles, and every folder imports only folders below it.
 // docs/architecture.md draws the same layers; `npm run deps` (part of `npm test`) checks them.
 //
-// Lowest first. A folder may import its own layer's siblings only where the list says so
-// (a layer is an array of folders that must not import each other).
-const LAYERS = [
-  ['errors', 'log', 'process'], // plain facts and helpers, no tether imports
-  ['machines'], // pure statecharts: no I/O
-  ['protocol'], // wire shapes: frames, input, session names
-  ['config', 'tmux', 'ops', 'push'], // each talks to one outside thing
-  ['stream'], // ring, pane stream, per-client streaming, hub
-  ['actors', 'agent', 'auth'], // the live actors; the agent link; pairing and tokens
-  ['service'], // what a session can be asked to do, for every transport
-  ['transport'], // HTTPS and WebSocket
-  ['reference-client'], // the client library a phone app or a script builds on
-  ['extension', 'cli'], // the programs: the pi extension and the tether command
-];
+const { LAYERS } = require('./scripts/layers.cjs');
 
 // src/<folder>/… or src/<file>.ts for the single-file modules at the top.
 const path = (name) => `^src/(${name}/|${name}\\.ts$)`;
@@ -37,8 +24,6 @@ LAYERS.forEach((layer, i) => {
 });
 
 module.exports = {
-  // Read by test/unit/architecture-map.test.ts, which holds docs/architecture.md's map to it.
-  layers: LAYERS,
   forbidden: [
     {
       name: 'no-cycles',

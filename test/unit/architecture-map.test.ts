@@ -24,12 +24,12 @@ function mapOfDoc(): Map<string, number> {
   return out;
 }
 
-/** The same from the import rule's LAYERS: index = layer. */
+/** The same from the import rule's layers (scripts/layers.cjs): index = layer. */
 function mapOfRule(): Map<string, number> {
   const require = createRequire(import.meta.url);
-  const { layers } = require(join(ROOT, '.dependency-cruiser.cjs')) as { layers: string[][] };
+  const { LAYERS } = require(join(ROOT, 'scripts/layers.cjs')) as { LAYERS: string[][] };
   const out = new Map<string, number>();
-  layers.forEach((names, i) => {
+  LAYERS.forEach((names, i) => {
     for (const n of names) out.set(n, i);
   });
   return out;
