@@ -9,6 +9,8 @@
  * `lastSeq` is never applied (a snapshot is asked for instead), and a snapshot replaces all.
  */
 import { EventEmitter } from 'node:events';
+import { isIP } from 'node:net';
+import tls from 'node:tls';
 import WebSocket, { type ClientOptions } from 'ws';
 import { CLOSE_CODES } from '../errors.js';
 import {
@@ -20,6 +22,7 @@ import {
   type StateFrame,
 } from '../protocol/frames.js';
 import { BracketedPasteTracker } from './paste-mode.js';
+import type { PinnedTlsOptions } from './pinning.js';
 
 export type { ErrorFrame, SessionMetaFrame, StateFrame };
 
@@ -37,7 +40,9 @@ export interface SessionStreamOptions {
   readonly pongTimeoutMs?: number;
   /** Reconnect delays: the first retry is immediate, then doubling to the ceiling. */
   readonly retryCeilingMs?: number;
-  /** Options for the `ws` client (TLS pinning, agent). */
+  /** The pinned certificate for https (`pinnedTlsOptions` / `pinnedOptions`). */
+  readonly tls?: PinnedTlsOptions;
+  /** More options for the `ws` client. */
   readonly ws?: ClientOptions;
 }
 
@@ -67,6 +72,15 @@ export class SessionStream extends EventEmitter<SessionStreamEvents> {
   private stopped = false;
   /** A snapshot was asked for after a gap; chunks wait for it. */
   private awaitingBase = false;
+  /** The last TLS session the server gave (a ticket): the next connection resumes it. */
+  private tlsSession: Buffer | null = null;
+  /** Whether the last connection's TLS handshake resumed an earlier session (one round trip, no certificate). */
+  tlsResumed = false;
+
+  /** Whether a TLS session ticket is held for the next connection. */
+  get tlsTicketHeld(): boolean {
+    return this.tlsSession !== null;
+  }
 
   constructor(private readonly opts: SessionStreamOptions) {
     super();
@@ -129,16 +143,41 @@ export class SessionStream extends EventEmitter<SessionStreamEvents> {
     if (this.socket?.readyState === WebSocket.OPEN) this.socket.send(JSON.stringify(frame));
   }
 
+  /** The stream's URL, carrying the position held: the server resumes from it at open. */
   private url(): string {
     const base = new URL(this.opts.baseUrl);
     base.protocol = base.protocol === 'https:' ? 'wss:' : 'ws:';
     base.pathname = `/sessions/${encodeURIComponent(this.opts.session)}/stream`;
+    base.search = `?lastSeq=${this.lastSeq === null ? 'null' : String(this.lastSeq)}`;
     return base.toString();
   }
 
+  /**
+   * TLS connections that offer the last session ticket, so a reconnect within the ticket's
+   * lifetime skips the certificate exchange; the pin is checked all the same.
+   */
+  private connectTls = (options: tls.ConnectionOptions): tls.TLSSocket => {
+    const host = options.host ?? '';
+    const socket = tls.connect({
+      ...options,
+      ...this.opts.tls,
+      servername: options.servername ?? (isIP(host) ? '' : host),
+      ...(this.tlsSession ? { session: this.tlsSession } : {}),
+    });
+    socket.on('session', (session: Buffer) => {
+      this.tlsSession = session;
+    });
+    socket.once('secureConnect', () => {
+      this.tlsResumed = socket.isSessionReused();
+    });
+    return socket;
+  };
+
   private open(): void {
     this.setStatus(this.retries > 0 ? 'reconnecting' : 'connecting');
+    const secure = new URL(this.opts.baseUrl).protocol === 'https:';
     const socket = new WebSocket(this.url(), {
+      ...(secure ? { createConnection: this.connectTls as unknown as ClientOptions['createConnection'] } : {}),
       ...this.opts.ws,
       headers: { ...this.opts.ws?.headers, authorization: `Bearer ${this.opts.token}` },
       perMessageDeflate: true,
@@ -149,7 +188,7 @@ export class SessionStream extends EventEmitter<SessionStreamEvents> {
       if (this.socket !== socket) return;
       this.retries = 0;
       this.awaitingBase = false;
-      socket.send(JSON.stringify({ type: 'resume', lastSeq: this.lastSeq } satisfies ClientFrame));
+      // No resume message: the position went with the upgrade (`?lastSeq=`).
       this.setStatus('open');
       this.schedulePing();
     });

@@ -107,6 +107,11 @@ function bodyProblem(err: FastifyError, req: FastifyRequest): string | null {
   }
 }
 
+/** A domain field as a request path: a body field (`name` -> `body/name`) unless it names its place (`querystring/lastSeq`). */
+function fieldPath(field: string): string {
+  return field.includes('/') ? field : `body/${field}`;
+}
+
 const errors: FastifyPluginCallback = (app, _opts, done) => {
   app.setErrorHandler((err: FastifyError, req, reply) => {
     if (err instanceof ApiError) return reply.code(err.status).send({ error: err.code, message: err.message });
@@ -114,7 +119,7 @@ const errors: FastifyPluginCallback = (app, _opts, done) => {
       const code = DOMAIN_ERRORS[err.code].http;
       return reply
         .code(HTTP_ERRORS[code])
-        .send({ error: code, message: err.field === null ? err.reason : `body/${err.field}: ${err.reason}` });
+        .send({ error: code, message: err.field === null ? err.reason : `${fieldPath(err.field)}: ${err.reason}` });
     }
     if (err instanceof ProtocolError) return reply.code(400).send({ error: 'bad-request', message: err.message });
     if (err.validation) return reply.code(400).send({ error: 'bad-request', message: validationMessage(err) });

@@ -18,6 +18,14 @@ import { healthRoutes } from './health.routes.js';
 import { sessionsRoutes, type SessionsHandle } from './sessions.routes.js';
 
 /** Largest request body (1 MiB): a paste of a large file fits; more is a 413. */
+/**
+ * How long a TLS session can be resumed (the lifetime of the tickets the server hands out): a
+ * phone that reconnects within it skips the certificate exchange, one round trip instead of
+ * two, and the pin still holds (the ticket came from a pinned handshake). TLS 1.3 resumption
+ * keeps forward secrecy (a fresh key exchange each time). Tickets are per daemon run.
+ */
+export const TLS_SESSION_SECONDS = 24 * 3600;
+
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 /** WebSocket messages from a client larger than this close the socket with 1009. */
 export const WS_MAX_PAYLOAD_BYTES = MAX_CLIENT_FRAME_BYTES;
@@ -98,7 +106,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     bodyLimit: opts.bodyLimit ?? BODY_LIMIT_BYTES,
     // Wrong types and unknown fields are errors, not silently coerced or dropped.
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false } },
-    ...(opts.tls ? { https: { key: opts.tls.key, cert: opts.tls.cert } } : {}),
+    ...(opts.tls ? { https: { key: opts.tls.key, cert: opts.tls.cert, sessionTimeout: TLS_SESSION_SECONDS } } : {}),
   }).withTypeProvider<TypeBoxTypeProvider>();
   // The route table as the server itself knows it, so a test can check every route (even one
   // added later) for authentication.

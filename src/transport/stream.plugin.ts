@@ -43,6 +43,23 @@ export const PONG_GRACE_MS = 10_000;
 const MAX_EARLY_FRAMES = 64;
 
 const IdParams = Type.Object({ id: Type.String({ pattern: SESSION_NAME_PATTERN }) });
+/**
+ * `?lastSeq=<n|null>` on the upgrade: a `resume` taken at open, so the delta or the snapshot
+ * leaves with the first frames instead of a round trip later (docs/api.md "WebSocket").
+ */
+const StreamQuery = Type.Object(
+  { lastSeq: Type.Optional(Type.String({ pattern: '^(null|0|[1-9][0-9]{0,15})$' })), token: Type.Optional(Type.String()) },
+  { additionalProperties: false },
+);
+
+/** The position a `lastSeq` query names: null for a fresh client, undefined when absent. */
+export function lastSeqOfQuery(value: string | undefined): number | null | undefined {
+  if (value === undefined) return undefined;
+  if (value === 'null') return null;
+  const n = Number(value);
+  if (!Number.isSafeInteger(n)) throw new DomainError('invalid', 'must be a stream position below 2^53, or null', 'querystring/lastSeq');
+  return n;
+}
 
 function linkOf(socket: WebSocket): ClientLink {
   const deflate = new DeflatePolicy();
@@ -69,7 +86,14 @@ function inputErrorFrame(err: unknown): ServerFrame {
   return { type: 'error', code: 'input-failed', message: 'the input could not be delivered to tmux' };
 }
 
-function serve(kind: ClientKind, opts: StreamPluginOptions, socket: WebSocket, sessionId: string, tokenId: string): void {
+function serve(
+  kind: ClientKind,
+  opts: StreamPluginOptions,
+  socket: WebSocket,
+  sessionId: string,
+  tokenId: string,
+  lastSeq: number | null | undefined,
+): void {
   const send = (frame: ServerFrame) => {
     if (socket.readyState === socket.OPEN) socket.send(encodeServerFrame(frame));
   };
@@ -92,6 +116,9 @@ function serve(kind: ClientKind, opts: StreamPluginOptions, socket: WebSocket, s
     // Heard from within one ping interval plus a grace for the pong's way back.
     alive: () => Date.now() - heardAt < interval + PONG_GRACE_MS,
   });
+
+  // The position in the URL is the first resume, ahead of anything the client sends.
+  if (lastSeq !== undefined && kind === 'stream') whenOpen((c) => c.resume(lastSeq));
 
   const handle = (frame: ClientFrame, c: OpenClient) => {
     switch (frame.type) {
@@ -189,13 +216,21 @@ export const streamRoutes: FastifyPluginCallbackTypebox<StreamPluginOptions> = (
       `/sessions/:id/${kind}`,
       {
         websocket: true,
-        schema: { params: IdParams },
+        schema: { params: IdParams, querystring: StreamQuery },
         preValidation: (req, _reply, next) => {
           const { id } = req.params;
+          try {
+            if (kind === 'side' && req.query.lastSeq !== undefined)
+              throw new DomainError('invalid', 'the side channel carries no stream position', 'querystring/lastSeq');
+            lastSeqOfQuery(req.query.lastSeq);
+          } catch (err) {
+            next(err as Error);
+            return;
+          }
           next(opts.stream.has(id) ? undefined : notFound(id));
         },
       },
-      (socket, req) => serve(kind, opts, socket, req.params.id, req.tetherToken?.id ?? 'unknown'),
+      (socket, req) => serve(kind, opts, socket, req.params.id, req.tetherToken?.id ?? 'unknown', lastSeqOfQuery(req.query.lastSeq)),
     );
   }
   done();

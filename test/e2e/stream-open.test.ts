@@ -1,0 +1,205 @@
+/**
+ * Opening a stream without a round trip: the position in the upgrade URL (`?lastSeq=`) gives
+ * exactly what a `resume` message gives, at once; bad positions are refused before any upgrade;
+ * and over TLS a reconnect resumes the TLS session (no certificate exchange), pin kept.
+ * Real daemon, real tmux, real WebSocket clients.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { decodeChunkFrame } from '../../src/protocol/frames.js';
+import { SessionStream } from '../../src/reference-client/index.js';
+import { pinnedTlsOptions } from '../../src/reference-client/pinning.js';
+import { daemonHome, startDaemon, type DaemonHome, type RunningTestDaemon } from '../helpers/daemon.js';
+import { Mirror } from '../helpers/stream.js';
+import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
+
+const AGENT = `[agent]\ncommand = "/bin/sh"\ndefault_session = "pi-main"\n`;
+
+/** What one raw socket got: its text frames, and the stream bytes after `from` up to where it is. */
+function recorder(url: string, token: string, from: number | null) {
+  const ws = new WebSocket(url, { headers: { authorization: `Bearer ${token}` } });
+  const texts: { type: string; seq?: number; data?: string }[] = [];
+  const bytes: Buffer[] = [];
+  let at = from;
+  let status: number | null = null;
+  ws.on('message', (data, isBinary) => {
+    const buf = data as Buffer;
+    if (!isBinary) {
+      const frame = JSON.parse(buf.toString('utf8')) as { type: string; seq?: number; data?: string };
+      texts.push(frame);
+      if (frame.type === 'snapshot') at = frame.seq!;
+      return;
+    }
+    const { seq, data: chunk } = decodeChunkFrame(buf);
+    if (at === null || seq <= at) return;
+    const start = seq - chunk.length;
+    bytes.push(chunk.subarray(Math.max(0, at - start)));
+    at = seq;
+  });
+  ws.on('unexpected-response', (_req, res) => {
+    status = res.statusCode ?? null;
+    ws.terminate();
+  });
+  ws.on('error', () => undefined);
+  const opened = new Promise<boolean>((resolve) => {
+    ws.once('open', () => resolve(true));
+    ws.once('close', () => resolve(false));
+  });
+  return { ws, texts, opened, at: () => at, bytes: () => Buffer.concat(bytes), status: () => status };
+}
+
+describe('the position in the upgrade URL', () => {
+  let tmux: PrivateTmux;
+  let home: DaemonHome;
+  let d: RunningTestDaemon;
+  let ws: string;
+  const sockets: WebSocket[] = [];
+  const open = (query: string, from: number | null) => {
+    const r = recorder(`${ws}/sessions/pi-main/stream${query}`, d.token, from);
+    sockets.push(r.ws);
+    return r;
+  };
+
+  beforeAll(async () => {
+    tmux = await privateTmux();
+    home = daemonHome(tmux.socket, AGENT);
+    d = await startDaemon(home);
+    ws = d.base.replace(/^http/, 'ws');
+  }, 30_000);
+  afterAll(async () => {
+    for (const s of sockets) s.terminate();
+    await d.kill();
+    await tmux.cleanup();
+    home.cleanup();
+  });
+
+  /** Prints a marker after some lines and returns the stream position once the pane is quiet. */
+  async function quietPosition(marker: string): Promise<number> {
+    const m = new Mirror(d.base, d.token, 'pi-main').connect();
+    try {
+      await eventually(() => m.received.some((r) => r.kind === 'snapshot'), 15_000, 25, 'the first snapshot');
+      m.stream.sendKeys(`i=0; while [ $i -lt 40 ]; do echo "line-$i"; i=$((i+1)); done; echo ${marker}-$((6*7))\r`);
+      await eventually(async () => (await m.screen()).text.includes(`${marker}-42`), 15_000, 25, `${marker}-42 on the screen`);
+      // Quiet: the position stays put for a while (the shell printed its prompt).
+      let last = -1;
+      return (await eventually(
+        async () => {
+          const now = m.stream.lastSeq ?? -1;
+          const same = now === last;
+          last = now;
+          await new Promise((r) => setTimeout(r, 200));
+          return same && now > 0 && now;
+        },
+        15_000,
+        0,
+        'the pane to stay quiet',
+      )) as number;
+    } finally {
+      m.close();
+    }
+  }
+
+  it('?lastSeq=<n> gives the same bytes as a resume message, without the client sending anything', async () => {
+    const end = await quietPosition('url-delta');
+    const from = end - 300;
+    const byUrl = open(`?lastSeq=${from}`, from);
+    const byMessage = open('', from);
+    expect(await byUrl.opened).toBe(true);
+    expect(await byMessage.opened).toBe(true);
+    byMessage.ws.send(JSON.stringify({ type: 'resume', lastSeq: from }));
+    await eventually(() => byUrl.at() === end && byMessage.at() === end, 15_000, 25, 'both sockets to reach the quiet position');
+    expect(byUrl.bytes().length).toBe(300);
+    expect(byUrl.bytes().equals(byMessage.bytes())).toBe(true);
+    // A delta: no snapshot for either, and session-meta came first.
+    for (const r of [byUrl, byMessage]) {
+      expect(r.texts.some((t) => t.type === 'snapshot')).toBe(false);
+      expect(r.texts[0]?.type).toBe('session-meta');
+    }
+  });
+
+  it('?lastSeq=null and a stale position give the same snapshot as the message does', async () => {
+    const end = await quietPosition('url-snap');
+    for (const [query, message] of [
+      ['?lastSeq=null', null],
+      ['?lastSeq=1', 1],
+    ] as const) {
+      const byUrl = open(query, null);
+      const byMessage = open('', null);
+      expect(await byMessage.opened).toBe(true);
+      byMessage.ws.send(JSON.stringify({ type: 'resume', lastSeq: message }));
+      await eventually(
+        () => byUrl.texts.some((t) => t.type === 'snapshot') && byMessage.texts.some((t) => t.type === 'snapshot'),
+        15_000,
+        25,
+        `a snapshot on both sockets (${query})`,
+      );
+      const a = byUrl.texts.find((t) => t.type === 'snapshot')!;
+      const b = byMessage.texts.find((t) => t.type === 'snapshot')!;
+      expect(a.seq).toBe(end);
+      expect(b.seq).toBe(end);
+      expect(a.data).toBe(b.data);
+    }
+  });
+
+  it('refuses a malformed position before any upgrade, and the session is untouched', async () => {
+    const before = await (await d.get('/sessions')).json();
+    for (const query of ['?lastSeq=abc', '?lastSeq=-1', '?lastSeq=1e3', '?lastSeq=9007199254740993', '?lastSeq=', '?lastSeq=1&x=2']) {
+      const r = open(query, null);
+      expect(await r.opened, query).toBe(false);
+      await eventually(() => r.status() === 400, 15_000, 25, `400 for ${query}`);
+    }
+    const res = await d.get('/sessions/pi-main/stream?lastSeq=abc');
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({ error: 'bad-request', message: expect.stringMatching(/lastSeq/) as unknown });
+    const side = recorder(`${ws}/sessions/pi-main/side?lastSeq=5`, d.token, null);
+    sockets.push(side.ws);
+    expect(await side.opened).toBe(false);
+    await eventually(() => side.status() === 400, 15_000, 25, '400 for a position on the side channel');
+    expect(await (await d.get('/sessions')).json()).toEqual(before);
+  });
+});
+
+describe('a reconnect over TLS', () => {
+  let tmux: PrivateTmux;
+  let home: DaemonHome;
+  let d: RunningTestDaemon;
+
+  beforeAll(async () => {
+    tmux = await privateTmux();
+    home = daemonHome(tmux.socket, `tls = true\n${AGENT}`);
+    d = await startDaemon(home);
+  }, 30_000);
+  afterAll(async () => {
+    await d.kill();
+    await tmux.cleanup();
+    home.cleanup();
+  });
+
+  it('resumes the TLS session (pinned), and the screen carries on', async () => {
+    const run = JSON.parse(readFileSync(join(home.dataDir, 'run', 'daemon.json'), 'utf8')) as { port: number; fingerprint: string };
+    const tls = await pinnedTlsOptions('127.0.0.1', run.port, run.fingerprint);
+    const stream = new SessionStream({ baseUrl: `https://127.0.0.1:${run.port}`, token: d.token, session: 'pi-main', tls });
+    const opened: boolean[] = [];
+    stream.on('status', (s) => {
+      if (s === 'open') opened.push(stream.tlsResumed);
+    });
+    let text = '';
+    stream.on('data', (b) => (text += b.toString('latin1')));
+    stream.connect();
+    try {
+      await eventually(() => opened.length === 1 && stream.lastSeq !== null, 15_000, 25, 'the first connection and its snapshot');
+      expect(opened[0]).toBe(false);
+      // Wait for the session ticket TLS 1.3 sends after the handshake, then come back to the foreground.
+      await eventually(() => stream.tlsTicketHeld, 15_000, 25, 'a TLS session ticket');
+      stream.foreground();
+      await eventually(() => opened.length === 2, 15_000, 25, 'the reconnection');
+      expect(opened[1]).toBe(true);
+      stream.sendKeys('echo resumed-$((6*7))\r');
+      await eventually(() => text.includes('resumed-42'), 15_000, 25, 'the echo after the resumed connection');
+    } finally {
+      stream.close();
+    }
+  });
+});
