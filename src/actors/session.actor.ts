@@ -190,8 +190,12 @@ function linkLogic(deps: SessionDeps) {
           // With detach-on-destroy off, tmux moves a client whose session died elsewhere.
           if (event.name !== id) client.close('tmux moved the control client to another session');
           return;
-        case 'window-renamed':
         case 'layout-change':
+          // A resize changes the screen without a byte in the stream: a warm capture is stale.
+          rt.invalidateWarm();
+          checkPane();
+          return;
+        case 'window-renamed':
         case 'pane-mode-changed':
           // Things change when a pane dies or is respawned: look now rather than at the next tick.
           checkPane();

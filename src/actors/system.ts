@@ -20,6 +20,8 @@ export interface SidecarSystemDeps {
   readonly cli: TmuxCli;
   readonly target: TmuxTarget;
   readonly ringBytes: number;
+  /** Keep a capture of each quiet pane for snapshots (default true; tests of the cold path turn it off). */
+  readonly warmSnapshots?: boolean;
   readonly agent: (id: string) => AgentLaunch;
   readonly now: () => number;
   readonly log: Logger;
@@ -72,6 +74,7 @@ export class SidecarSystem {
     this.runtimes = new SessionRuntimes({
       ringBytes: deps.ringBytes,
       now: deps.now,
+      ...(deps.warmSnapshots !== undefined ? { warmSnapshots: deps.warmSnapshots } : {}),
       ...(deps.runtimeCreated ? { created: deps.runtimeCreated } : {}),
     });
     const session = sessionMachine.provide(

@@ -20,6 +20,27 @@ export const SEQ_RESERVATION_BYTES = 64 * 1024 * 1024;
 /** How long a snapshot waits for the control link (the daemon starting, tmux reconnecting). */
 export const SNAPSHOT_LINK_WAIT_MS = 5000;
 
+/**
+ * Warm snapshots (docs/architecture.md "Warm snapshots"): most wake-ups find the agent waiting,
+ * so the pane is captured once it has been quiet this long, and a client's snapshot is that
+ * capture plus the ring's bytes after it, built without asking tmux.
+ */
+export const WARM_QUIET_MS = 500;
+/** At most one warm capture per interval: a busy agent costs tmux one capture per 5 s at most. */
+export const WARM_MIN_INTERVAL_MS = 5000;
+/** A warm capture is used while at most this many bytes follow it; past that, tmux is asked. */
+export const WARM_TAIL_MAX_BYTES = 1024 * 1024;
+
+/** How the snapshots of a session were made, for the operator view and the benchmarks. */
+export interface SnapshotCounts {
+  /** Captures tmux made for a client that asked (no usable warm capture). */
+  cold: number;
+  /** Captures made while the pane was quiet, ahead of any request. */
+  warmCaptures: number;
+  /** Snapshots served from a warm capture plus the ring, without asking tmux. */
+  warmServed: number;
+}
+
 /** No control client is linked right now (tmux restarting, session being created). */
 export class SessionUnavailableError extends Error {
   constructor(id: string) {
@@ -48,12 +69,22 @@ export class SessionRuntime {
   private reserving = false;
   /** Persists a reservation (`@tether-seq`); set by the link once tmux can be written. */
   reserve: ((position: number) => Promise<void>) | null = null;
+  /** The latest capture and the position it covers; null when none can be trusted. */
+  private warm: PaneSnapshot | null = null;
+  private warmAt = -Infinity;
+  private warmTimer: NodeJS.Timeout | null = null;
+  private warming = false;
+  private readonly now: () => number;
+  private readonly warmEnabled: boolean;
+  readonly snapshotCounts: SnapshotCounts = { cold: 0, warmCaptures: 0, warmServed: 0 };
 
   constructor(
     readonly id: string,
-    opts: { ringBytes: number; now: () => number },
+    opts: { ringBytes: number; now: () => number; warmSnapshots?: boolean },
   ) {
     this.stream = new PaneStream({ ringBytes: opts.ringBytes, now: opts.now });
+    this.now = opts.now;
+    this.warmEnabled = opts.warmSnapshots ?? true;
   }
 
   get linked(): boolean {
@@ -65,6 +96,66 @@ export class SessionRuntime {
     this.tracker.feed(data);
     this.stream.append(data);
     if (this.stream.position + SEQ_RESERVATION_BYTES / 2 > this.reserved) void this.renewReservation();
+    this.scheduleWarm(WARM_QUIET_MS);
+  }
+
+  /** Something changed the screen without bytes in the stream (a resize): the capture is stale. */
+  invalidateWarm(): void {
+    this.warm = null;
+    this.scheduleWarm(WARM_QUIET_MS);
+  }
+
+  /** One timer per session: armed by output, it fires once the pane was quiet long enough. */
+  private scheduleWarm(delayMs: number): void {
+    if (!this.warmEnabled || this.warmTimer) return;
+    this.warmTimer = setTimeout(() => {
+      this.warmTimer = null;
+      this.warmIfQuiet();
+    }, delayMs);
+    this.warmTimer.unref();
+  }
+
+  private warmIfQuiet(): void {
+    if (this.warming || !this.linked) return;
+    const now = this.now();
+    const quietFor = this.stream.lastOutputAt === null ? Infinity : now - this.stream.lastOutputAt;
+    if (quietFor < WARM_QUIET_MS) return this.scheduleWarm(WARM_QUIET_MS - quietFor);
+    if (this.warm?.position === this.stream.position) return; // nothing new since
+    const wait = this.warmAt + WARM_MIN_INTERVAL_MS - now;
+    if (wait > 0) return this.scheduleWarm(wait);
+    this.warming = true;
+    this.warmAt = now;
+    this.capture()
+      .then((snap) => {
+        this.snapshotCounts.warmCaptures++;
+        this.keepWarm(snap);
+      })
+      .catch(() => undefined) // the link went down: the next output tries again
+      .finally(() => {
+        this.warming = false;
+      });
+  }
+
+  private keepWarm(snap: PaneSnapshot): void {
+    if (this.warmEnabled && (this.warm === null || snap.position >= this.warm.position)) this.warm = snap;
+  }
+
+  /**
+   * The warm capture plus every byte after it, when the ring still holds them all and they are
+   * few enough: a snapshot at the current position, exact by construction (a client that applied
+   * the capture and then those bytes holds the same). Null when tmux must be asked.
+   */
+  private fromWarm(): PaneSnapshot | null {
+    const warm = this.warm;
+    if (!warm || !this.linked) return null;
+    this.stream.flush();
+    const tail = this.stream.ring.since(warm.position);
+    if (!tail) return null;
+    let bytes = 0;
+    for (const c of tail) bytes += c.data.length;
+    if (bytes > WARM_TAIL_MAX_BYTES) return null;
+    const data = tail.length === 0 ? warm.data : Buffer.concat([warm.data, ...tail.map((c) => c.data)], warm.data.length + bytes);
+    return { data, position: this.stream.position, state: warm.state };
   }
 
   /**
@@ -114,9 +205,25 @@ export class SessionRuntime {
     });
   }
 
-  /** A snapshot of the pane at an exact stream position (queued behind earlier commands). */
+  /**
+   * A snapshot of the pane at an exact stream position: from the warm capture when it still
+   * covers the gap, else a capture now (queued behind earlier commands), which is kept warm.
+   */
   async snapshot(linkWaitMs = SNAPSHOT_LINK_WAIT_MS): Promise<PaneSnapshot> {
+    const served = this.fromWarm();
+    if (served) {
+      this.snapshotCounts.warmServed++;
+      return served;
+    }
     await this.whenLinked(linkWaitMs);
+    const snap = await this.capture();
+    this.snapshotCounts.cold++;
+    this.keepWarm(snap);
+    return snap;
+  }
+
+  /** A capture over the control client, in order with every command asked for before. */
+  private capture(): Promise<PaneSnapshot> {
     return this.commands((client) => {
       const pane = this.paneId;
       if (!pane) throw new SessionUnavailableError(this.id);
@@ -128,13 +235,26 @@ export class SessionRuntime {
   attach(client: ControlClient, paneId: string): void {
     this.client = client;
     this.paneId = paneId;
+    // A new link may see a pane changed while no one looked: nothing captured before is trusted.
+    this.warm = null;
+    this.scheduleWarm(0);
     if (this.links++ > 0) this.stream.gap();
     for (const done of [...this.linkWaiters]) done();
     this.linkWaiters.clear();
   }
 
   detach(client: ControlClient): void {
-    if (this.client === client) this.client = null;
+    if (this.client === client) {
+      this.client = null;
+      this.warm = null;
+    }
+  }
+
+  /** Stops the warm-capture timer (the session ended). */
+  dispose(): void {
+    if (this.warmTimer) clearTimeout(this.warmTimer);
+    this.warmTimer = null;
+    this.warm = null;
   }
 
   /**
@@ -188,6 +308,7 @@ export class SessionRuntimes {
     private readonly opts: {
       ringBytes: number;
       now: () => number;
+      warmSnapshots?: boolean;
       /** Called for each new runtime (the disk buffer listens to its stream); returns the undo. */
       created?: (rt: SessionRuntime) => () => void;
     },
@@ -208,6 +329,7 @@ export class SessionRuntimes {
   }
 
   release(id: string): void {
+    this.map.get(id)?.dispose();
     this.map.delete(id);
     this.detach.get(id)?.();
     this.detach.delete(id);

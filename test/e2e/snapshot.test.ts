@@ -62,6 +62,8 @@ describe('pane snapshots on real tmux', () => {
       cli: tmux.cli,
       target: tmux.target,
       ringBytes: 8 << 20,
+      // Every snapshot here is a capture made when asked (warm ones: warm-snapshot.test.ts).
+      warmSnapshots: false,
       agent: () => ({ command: ['/bin/sh', '-c', script], env: {}, cwd: tmux.dir }),
       now: Date.now,
       log: silentLogger,

@@ -1,0 +1,208 @@
+/**
+ * Warm snapshots against real tmux: once a pane is quiet, its capture is kept, and a snapshot is
+ * that capture plus the ring's bytes after it, without asking tmux. Whatever happened since
+ * (more output, the alternate screen, a half-sent escape sequence), the snapshot renders what a
+ * client that saw every byte renders and what tmux shows; a capture is never served for a
+ * position it does not cover; a resize, a small ring or a long tail sends tmux the question.
+ */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { SidecarSystem } from '../../src/actors/system.js';
+import { silentLogger } from '../../src/log.js';
+import type { RingChunk } from '../../src/stream/ring.js';
+import { WARM_TAIL_MAX_BYTES, type SessionRuntime } from '../../src/stream/session-runtime.js';
+import { sendKeysHexCommands } from '../../src/tmux/input.js';
+import { screenOf, type Screen } from '../helpers/screen.js';
+import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
+
+const E = '\x1b';
+
+/** Lines with colours and wide characters, a prompt with bracketed paste on and a pen left on. */
+function workload(tag: string, lines: number): string {
+  let s = '';
+  for (let i = 0; i < lines; i++) s += `${E}[3${i % 8}m${tag} ${i}${E}[0m ${'y'.repeat(i % 90)} 漢字 ${E}[48;5;${i % 256}m ${E}[0m\r\n`;
+  return s + `${E}[?2004h${tag}> ${E}[1;36m`;
+}
+
+describe('warm snapshots on real tmux', () => {
+  let tmux: PrivateTmux;
+  let system: SidecarSystem;
+  let rt: SessionRuntime;
+  /** Every chunk since the first byte: the client that never left. */
+  let continuous: RingChunk[];
+  let base: Buffer;
+  let step = 0;
+
+  /** A session whose pane prints the file named by each key press (raw), `ringKb` of ring. */
+  async function start(ringBytes = 8 << 20): Promise<void> {
+    const script = `stty raw -echo; while :; do n=$(head -c1); cat ${tmux.dir}/part-$n.bin; done`;
+    system = new SidecarSystem({
+      cli: tmux.cli,
+      target: tmux.target,
+      ringBytes,
+      agent: () => ({ command: ['/bin/sh', '-c', script], env: {}, cwd: tmux.dir }),
+      now: Date.now,
+      log: silentLogger,
+    });
+    system.start();
+    await system.booted();
+    await system.createSession('warm', 'api');
+    await eventually(() => system.status().sessions[0]?.linked === true, 15_000, 25, 'the session to link');
+    rt = system.session('warm')!.runtime;
+    // The base every comparison starts from: a capture made now, with the chunks after it.
+    continuous = [];
+    rt.stream.subscribe({ chunk: (c) => continuous.push(c), gap: () => undefined });
+    base = (await rt.snapshot()).data;
+  }
+
+  /** Makes the pane print `bytes` and waits until the stream holds all of them. */
+  async function print(bytes: string): Promise<void> {
+    step = (step + 1) % 10;
+    writeFileSync(join(tmux.dir, `part-${step}.bin`), bytes);
+    const before = rt.stream.position;
+    await rt.run(sendKeysHexCommands(rt.paneId!, Buffer.from(String(step))));
+    await eventually(() => rt.stream.position - before >= Buffer.byteLength(bytes), 15_000, 10, 'the printed bytes in the stream');
+  }
+
+  /** Waits until a warm capture covers the current position (the pane was quiet long enough). */
+  async function warmedAt(): Promise<number> {
+    const captures = rt.snapshotCounts.warmCaptures;
+    await eventually(() => rt.snapshotCounts.warmCaptures > captures, 15_000, 25, 'a warm capture after the pane went quiet');
+    return rt.stream.position;
+  }
+
+  async function continuousScreen(): Promise<Screen> {
+    return screenOf([base, ...continuous.map((c) => c.data)]);
+  }
+
+  async function expectExact(snapshot: Buffer): Promise<void> {
+    const a = await screenOf([snapshot]);
+    const b = await continuousScreen();
+    expect(a.buffer).toBe(b.buffer);
+    expect(a.text).toEqual(b.text);
+    expect(a.attrs).toEqual(b.attrs);
+    expect(a.cursor).toEqual(b.cursor);
+    expect(a.modes).toEqual(b.modes);
+    expect(a.scrollback.slice(-200)).toEqual(b.scrollback.slice(-200));
+    const live = (await tmux.tmux('capture-pane', '-p', '-t', '=warm:')).split('\n').slice(0, 40);
+    expect(a.text.map((l) => l.trimEnd())).toEqual(
+      live
+        .map((l) => l.trimEnd())
+        .concat(Array(40).fill(''))
+        .slice(0, 40),
+    );
+  }
+
+  beforeEach(async () => {
+    tmux = await privateTmux();
+  });
+  afterEach(async () => {
+    await system?.stop();
+    await tmux.cleanup();
+  });
+
+  it('a quiet pane is captured once; snapshots after it ask tmux nothing and are exact', async () => {
+    await start();
+    await print(workload('first', 300));
+    const at = await warmedAt();
+    const cold = rt.snapshotCounts.cold;
+    const captures = rt.snapshotCounts.warmCaptures;
+    for (let i = 0; i < 5; i++) {
+      const snap = await rt.snapshot();
+      expect(snap.position).toBe(at);
+      await expectExact(snap.data);
+    }
+    expect(rt.snapshotCounts.cold).toBe(cold);
+    expect(rt.snapshotCounts.warmServed).toBeGreaterThanOrEqual(5);
+    // Quiet and unchanged: no new capture however long it stays so (one more quiet period).
+    await new Promise((r) => setTimeout(r, 1200)); // a negative check: nothing may happen
+    expect(rt.snapshotCounts.warmCaptures).toBe(captures);
+  });
+
+  it('output after the capture (ending inside an escape sequence, into the alternate screen) is served as the tail, exactly', async () => {
+    await start();
+    await print(workload('before', 200));
+    await warmedAt();
+    const cold = rt.snapshotCounts.cold;
+    // More output, ending mid-sequence: the snapshot must end where the stream is.
+    await print(`${workload('after', 50)}${E}[3`);
+    let snap = await rt.snapshot();
+    expect(snap.position).toBe(rt.stream.position);
+    await print(`2mgreen${E}[0m\r\n`);
+    snap = await rt.snapshot();
+    expect(snap.position).toBe(rt.stream.position);
+    await expectExact(snap.data);
+    // Into the alternate screen with a scroll region and mouse mode.
+    await print(`${E}[?1049h${E}[H${E}[2J${E}[44m~ alt ${E}[0m${E}[2;39r${E}[?1002h${E}[10;5H`);
+    snap = await rt.snapshot();
+    expect(snap.position).toBe(rt.stream.position);
+    expect((await screenOf([snap.data])).buffer).toBe('alternate');
+    await expectExact(snap.data);
+    expect(rt.snapshotCounts.cold).toBe(cold);
+  });
+
+  it('a resize makes the capture stale: tmux is asked, and the answer is exact', async () => {
+    await start();
+    await print(workload('sized', 100));
+    await warmedAt();
+    const cold = rt.snapshotCounts.cold;
+    await tmux.tmux('resize-window', '-t', '=warm:', '-x', '100', '-y', '30');
+    await eventually(
+      async () => (await tmux.tmux('display', '-p', '-t', '=warm:', '#{pane_width}')).trim() === '100',
+      15_000,
+      25,
+      'the pane to be 100 columns wide',
+    );
+    // The layout change reaches the link as a notification; until then a snapshot could still
+    // be warm. Wait for the capture to be dropped: the next snapshot asks tmux.
+    await eventually(
+      async () => {
+        const before = rt.snapshotCounts.cold;
+        const snap = await rt.snapshot();
+        return rt.snapshotCounts.cold > before && snap;
+      },
+      15_000,
+      50,
+      'a snapshot that asks tmux after the resize',
+    );
+    expect(rt.snapshotCounts.cold).toBeGreaterThan(cold);
+    const snap = await rt.snapshot();
+    const live = (await tmux.tmux('capture-pane', '-p', '-t', '=warm:')).split('\n').slice(0, 30);
+    const shown = await screenOf([snap.data], 100, 30);
+    expect(shown.text.map((l) => l.trimEnd())).toEqual(live.map((l) => l.trimEnd()));
+  });
+
+  it('is never served for bytes the ring no longer holds, nor past the tail bound', async () => {
+    // A ring of 64 KiB: output larger than that since the capture cannot be rebuilt from it.
+    await start(64 * 1024);
+    await print(workload('small-ring', 50));
+    await warmedAt();
+    let cold = rt.snapshotCounts.cold;
+    await print(workload('flood', 1200)); // about 150 KB: the ring moved past the capture
+    const snap = await rt.snapshot();
+    expect(rt.snapshotCounts.cold).toBe(cold + 1);
+    expect(snap.position).toBe(rt.stream.position);
+    const live = (await tmux.tmux('capture-pane', '-p', '-t', '=warm:')).split('\n').slice(0, 40);
+    expect((await screenOf([snap.data])).text.map((l) => l.trimEnd())).toEqual(live.map((l) => l.trimEnd()));
+    await system.stop();
+    await tmux.cleanup();
+
+    // A big ring, but more than the tail bound since the capture: tmux is asked.
+    tmux = await privateTmux();
+    await start();
+    await print(workload('bound', 20));
+    await warmedAt();
+    cold = rt.snapshotCounts.cold;
+    let printed = 0;
+    while (printed <= WARM_TAIL_MAX_BYTES) {
+      const text = workload('long-tail', 2000);
+      await print(text);
+      printed += Buffer.byteLength(text);
+    }
+    const asked = await rt.snapshot();
+    expect(rt.snapshotCounts.cold).toBe(cold + 1);
+    expect(asked.position).toBe(rt.stream.position);
+    await expectExact(asked.data);
+  }, 60_000);
+});
