@@ -130,6 +130,8 @@ export interface BenchDaemon {
   /** Whether the daemon actually serves TLS (its URL is https). */
   readonly tls: boolean;
   readonly pid: number;
+  /** The daemon's data dir (its run file holds the port and the certificate's fingerprint). */
+  readonly dataDir: string;
   /** An authenticated JSON request (TLS with the daemon's self-signed certificate accepted). */
   request(method: string, path: string, body?: unknown): Promise<{ status: number; text: string }>;
   /** ws client options for this daemon (the certificate accepted when it is TLS). */
@@ -146,7 +148,7 @@ export interface BenchDaemon {
  * config asks), `/bin/sh` as the agent, `defaultSession` created at start. Logs at warn only,
  * so logging is not measured. `TETHER_BENCH_CPU_PROF=<dir>` profiles it (node --cpu-prof).
  */
-export async function benchDaemon(defaultSession: string, extraToml = ''): Promise<BenchDaemon> {
+export async function benchDaemon(defaultSession: string, extraToml = '', wantTls = benchWantsTls()): Promise<BenchDaemon> {
   const dir = mkdtempSync(join(tmpdir(), 'tether-bench-'));
   const socket = join(dir, 'tmux.sock');
   const dataDir = join(dir, 'data');
@@ -154,7 +156,7 @@ export async function benchDaemon(defaultSession: string, extraToml = ''): Promi
   const configFile = join(dir, 'config.toml');
   writeFileSync(
     configFile,
-    `bindAddress = "127.0.0.1:0"\ntls = ${benchWantsTls()}\n${extraToml}\n[agent]\ncommand = "/bin/sh"\ndefault_session = ${JSON.stringify(defaultSession)}\n\n[tmux]\nsocket = ${JSON.stringify(socket)}\n`,
+    `bindAddress = "127.0.0.1:0"\ntls = ${wantTls}\n${extraToml}\n[agent]\ncommand = "/bin/sh"\ndefault_session = ${JSON.stringify(defaultSession)}\n\n[tmux]\nsocket = ${JSON.stringify(socket)}\n`,
   );
   const env: NodeJS.ProcessEnv = {
     ...process.env,
@@ -227,6 +229,7 @@ export async function benchDaemon(defaultSession: string, extraToml = ''): Promi
     token: daemon.token,
     tls,
     pid: child.pid!,
+    dataDir,
     request,
     wsOptions: (deflate) => ({
       headers: { authorization: `Bearer ${daemon.token}` },
@@ -384,8 +387,13 @@ export async function baselineSession(tmux: BenchTmux, name: string): Promise<vo
 }
 
 /** Runs `fn` with a benchmark daemon, stopping it whatever happens. */
-export async function withBenchDaemon<T>(defaultSession: string, fn: (bd: BenchDaemon) => Promise<T>, extraToml = ''): Promise<T> {
-  const bd = await benchDaemon(defaultSession, extraToml);
+export async function withBenchDaemon<T>(
+  defaultSession: string,
+  fn: (bd: BenchDaemon) => Promise<T>,
+  extraToml = '',
+  tls = benchWantsTls(),
+): Promise<T> {
+  const bd = await benchDaemon(defaultSession, extraToml, tls);
   try {
     return await fn(bd);
   } finally {

@@ -15,6 +15,7 @@ import { runVibeTunnelBench } from './vibetunnel.bench.js';
 import { runWettyBench } from './wetty.bench.js';
 import { runReconnectBench } from './reconnect.bench.js';
 import { runScaleBench } from './scale.bench.js';
+import { runWakeBench } from './wake.bench.js';
 import { measureTmuxControlRate } from './tmux-baseline.js';
 
 /** Decodes a recorded control-mode stream several times; median pane MB/s decoded. */
@@ -65,6 +66,7 @@ const SCENARIOS: readonly { readonly name: string; readonly run: () => Promise<R
   { name: 'flood', run: async () => (await runFloodBench()).rows },
   { name: 'echo', run: async () => (await runEchoBench()).rows },
   { name: 'reconnect', run: async () => (await runReconnectBench()).rows },
+  { name: 'wake', run: runWakeBench },
   { name: 'deflate', run: runDeflateBench },
   { name: 'scale', run: runScaleBench },
   // BENCH_PEERS=0 leaves the peers out (they install from the registry on first use).

@@ -21,6 +21,11 @@ export interface ResumeOutput {
 export interface TakenSnapshot {
   readonly data: Buffer;
   readonly position: number;
+  /**
+   * The same position's screen without the history (a few KB where `data` holds 10000 lines):
+   * sent first when much smaller, so the screen shows before the history arrives.
+   */
+  readonly screen?: Buffer;
 }
 
 const notProvided = (what: string) => () => {

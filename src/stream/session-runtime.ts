@@ -154,8 +154,10 @@ export class SessionRuntime {
     let bytes = 0;
     for (const c of tail) bytes += c.data.length;
     if (bytes > WARM_TAIL_MAX_BYTES) return null;
-    const data = tail.length === 0 ? warm.data : Buffer.concat([warm.data, ...tail.map((c) => c.data)], warm.data.length + bytes);
-    return { data, position: this.stream.position, state: warm.state };
+    const after = tail.map((c) => c.data);
+    const data = tail.length === 0 ? warm.data : Buffer.concat([warm.data, ...after], warm.data.length + bytes);
+    const screen = tail.length === 0 ? warm.screen : Buffer.concat([warm.screen, ...after], warm.screen.length + bytes);
+    return { data, screen, position: this.stream.position, state: warm.state };
   }
 
   /**

@@ -17,6 +17,9 @@ import type { PaneStream } from './pane-stream.js';
 import type { RingChunk } from './ring.js';
 
 /** What a client actor needs of its socket (the transport adapts a WebSocket to it). */
+/** The history must outweigh the screen by this much for the screen to go first on its own. */
+export const SCREEN_FIRST_MIN_SAVING = 32 * 1024;
+
 export interface ClientLink {
   sendBinary(frame: Buffer): void;
   sendText(text: string): void;
@@ -189,6 +192,11 @@ export class StreamClient {
   }
 
   private sendSnapshot(snap: TakenSnapshot): void {
+    // Screen first (docs/api.md "WebSocket"): the same position without the history, then the
+    // whole. A client applies each as a snapshot; the screen shows before the history arrives.
+    if (snap.screen && snap.data.length - snap.screen.length > SCREEN_FIRST_MIN_SAVING) {
+      this.sendFrame({ type: 'snapshot', seq: snap.position, data: snap.screen.toString('base64') });
+    }
     this.sendFrame({ type: 'snapshot', seq: snap.position, data: snap.data.toString('base64') });
     this.sentEnd = snap.position;
     this.catchUp();

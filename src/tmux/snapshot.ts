@@ -57,6 +57,8 @@ export interface SnapshotMark {
 export interface PaneSnapshot {
   /** Bytes to write to a fresh (or reset) terminal; they start with a full reset. */
   readonly data: Buffer;
+  /** The same without the history: the screen, cursor, modes and pen only. */
+  readonly screen: Buffer;
   /** The stream position the snapshot covers: the next chunk continues right after it. */
   readonly position: number;
   readonly state: PaneState;
@@ -150,8 +152,19 @@ const defaultTabs = (width: number): number[] => {
   return tabs;
 };
 
-/** Builds the snapshot bytes from the replies of `snapshotCommands` and the tracked state. */
-export function assembleSnapshot(replies: readonly ControlReply[], tracked: TrackedState): { data: Buffer; state: PaneState } {
+/**
+ * Builds the snapshot bytes from the replies of `snapshotCommands` and the tracked state: with
+ * the history (`data`), and the screen alone (`screen`), which renders the same visible screen.
+ */
+export function assembleSnapshot(
+  replies: readonly ControlReply[],
+  tracked: TrackedState,
+): { data: Buffer; screen: Buffer; state: PaneState } {
+  const full = assemble(replies, tracked, true);
+  return { data: full.data, screen: assemble(replies, tracked, false).data, state: full.state };
+}
+
+function assemble(replies: readonly ControlReply[], tracked: TrackedState, withHistory: boolean): { data: Buffer; state: PaneState } {
   const [stateReply, historyReply, visibleReply, savedReply, pendingReply] = replies;
   if (!stateReply || !historyReply || !visibleReply || !savedReply || !pendingReply) throw new SnapshotError('incomplete snapshot replies');
   for (const r of [stateReply, historyReply, visibleReply, pendingReply]) {
@@ -162,7 +175,7 @@ export function assembleSnapshot(replies: readonly ControlReply[], tracked: Trac
   out.push('\x1bc'); // full reset: the snapshot is self-contained
   // With no history, capture-pane clamps the range and returns the first visible row instead.
   // Each capture starts from the default pen, so each is written on its own.
-  if (st.history_size > 0) writeCapture(historyReply.body, out, true);
+  if (withHistory && st.history_size > 0) writeCapture(historyReply.body, out, true);
   if (st.alternate_on && savedReply.ok) {
     writeCapture(savedReply.body, out, false);
     // The main screen's cursor is what mode 1049 saved when the alternate screen went on.
@@ -208,6 +221,6 @@ export async function takeSnapshot(client: ControlClient, paneId: string): Promi
   const replies = await client.commandList(snapshotCommands(paneId));
   const mark = replies[0]?.mark as SnapshotMark | undefined;
   if (!mark) throw new SnapshotError('the control client gives replies no stream mark');
-  const { data, state } = assembleSnapshot(replies, mark.state);
-  return { data, position: mark.position, state };
+  const { data, screen, state } = assembleSnapshot(replies, mark.state);
+  return { data, screen, position: mark.position, state };
 }

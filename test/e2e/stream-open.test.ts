@@ -12,6 +12,7 @@ import { decodeChunkFrame } from '../../src/protocol/frames.js';
 import { SessionStream } from '../../src/reference-client/index.js';
 import { pinnedTlsOptions } from '../../src/reference-client/pinning.js';
 import { daemonHome, startDaemon, type DaemonHome, type RunningTestDaemon } from '../helpers/daemon.js';
+import { screenOf } from '../helpers/screen.js';
 import { Mirror } from '../helpers/stream.js';
 import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
 
@@ -141,6 +142,54 @@ describe('the position in the upgrade URL', () => {
       expect(b.seq).toBe(end);
       expect(a.data).toBe(b.data);
     }
+  });
+
+  it('a snapshot over a long history comes screen first: two frames at one position, the screen, then everything', async () => {
+    // About 120 KB of history, far more than the screen.
+    const m = new Mirror(d.base, d.token, 'pi-main').connect();
+    try {
+      await eventually(() => m.received.some((r) => r.kind === 'snapshot'), 15_000, 25, 'the first snapshot');
+      m.stream.sendKeys(
+        'i=0; while [ $i -lt 1500 ]; do echo "history line $i with some words in it"; i=$((i+1)); done; echo long-$((6*7))\r',
+      );
+      await eventually(async () => (await m.screen()).text.includes('long-42'), 15_000, 25, 'long-42 on the screen');
+    } finally {
+      m.close();
+    }
+    const end = await quietPosition('screen-first');
+    // Until the pane's quiet capture covers the long output, a snapshot is that capture plus the
+    // output as it came: a client then gets one frame. Ask again until the capture is there.
+    const fresh = (await eventually(
+      async (): Promise<ReturnType<typeof recorder> | false> => {
+        const r = open('?lastSeq=null', null);
+        await eventually(() => r.texts.some((t) => t.type === 'snapshot'), 15_000, 10, 'a snapshot frame');
+        const first = r.texts.find((t) => t.type === 'snapshot')!;
+        if (first.data!.length > 32 * 1024) {
+          r.ws.terminate();
+          return false;
+        }
+        await eventually(() => r.texts.filter((t) => t.type === 'snapshot').length === 2, 15_000, 10, 'the second snapshot frame');
+        return r;
+      },
+      20_000,
+      500,
+      'a snapshot that comes screen first',
+    )) as ReturnType<typeof recorder>;
+    const [screen, full] = fresh.texts.filter((t) => t.type === 'snapshot');
+    expect(screen!.seq).toBe(end);
+    expect(full!.seq).toBe(end);
+    const screenBytes = Buffer.from(screen!.data!, 'base64');
+    const fullBytes = Buffer.from(full!.data!, 'base64');
+    expect(screenBytes.length * 5).toBeLessThan(fullBytes.length);
+    const a = await screenOf([screenBytes]);
+    const b = await screenOf([fullBytes]);
+    // The same screen, cursor and modes; only the history differs.
+    expect(a.text).toEqual(b.text);
+    expect(a.attrs).toEqual(b.attrs);
+    expect(a.cursor).toEqual(b.cursor);
+    expect(a.modes).toEqual(b.modes);
+    expect(a.scrollback.length).toBeLessThan(10);
+    expect(b.scrollback.some((l) => l.includes('history line 100 '))).toBe(true);
   });
 
   it('refuses a malformed position before any upgrade, and the session is untouched', async () => {
