@@ -77,6 +77,12 @@ interface Member {
 export class StreamHub {
   private readonly members = new Map<string, Set<Member>>();
   private readonly frames = new Map<string, ChunkFrames>();
+  /**
+   * Each session's last metadata: a reconnecting client gets it at once (reading it from tmux
+   * costs two tmux processes, 5-20 ms, on the path of every wake), and it is read again behind
+   * the client's back; a difference goes out as a new `session-meta`.
+   */
+  private readonly metas = new Map<string, SessionMeta>();
   private readonly stopEnded: () => void;
   /** Numbers the stream clients for the /ops view. */
   private clientSerial = 0;
@@ -106,7 +112,9 @@ export class StreamHub {
     const session = this.deps.sessions.session(sessionId);
     if (!session) throw new DomainError('session-not-found', `no session named "${sessionId}"`);
     const rt = session.runtime;
-    const meta = await this.deps.meta(sessionId).catch(() => ({ name: sessionId, createdAt: '' }));
+    const cached = this.metas.get(sessionId);
+    const meta = cached ?? (await this.readMeta(sessionId)) ?? { name: sessionId, createdAt: '' };
+    if (cached) void this.metaChanged(sessionId); // read again; clients hear of a change
     const sendText = (frame: ServerFrame) => link.sendText(JSON.stringify(frame));
     sendText({ type: 'session-meta', ...meta });
     if (session.exited || !this.deps.sessions.session(sessionId)) {
@@ -184,12 +192,20 @@ export class StreamHub {
     return { id, inspect: ops.observer({ label: id, parent: sessionActorId(sessionId) }) };
   }
 
-  /** The session's description changed: its clients get a new `session-meta`. */
+  /** Reads a session's metadata from tmux and keeps it; null when tmux could not say. */
+  private async readMeta(sessionId: string): Promise<SessionMeta | null> {
+    const meta = await this.deps.meta(sessionId).catch(() => null);
+    if (meta && this.deps.sessions.session(sessionId)) this.metas.set(sessionId, meta);
+    return meta;
+  }
+
+  /** The session's metadata may have changed: read it; its clients get a new `session-meta` when it did. */
   async metaChanged(sessionId: string): Promise<void> {
+    const before = this.metas.get(sessionId);
+    const meta = await this.readMeta(sessionId);
+    if (!meta || (before && JSON.stringify(before) === JSON.stringify(meta))) return;
     const set = this.members.get(sessionId);
     if (!set || set.size === 0) return;
-    const meta = await this.deps.meta(sessionId).catch(() => null);
-    if (!meta) return;
     for (const m of [...set]) m.send({ type: 'session-meta', ...meta });
   }
 
@@ -197,6 +213,7 @@ export class StreamHub {
   sessionEnded(sessionId: string): void {
     const set = this.members.get(sessionId);
     this.frames.delete(sessionId);
+    this.metas.delete(sessionId);
     if (!set) return;
     for (const m of [...set]) m.end();
   }
