@@ -24,55 +24,62 @@ export interface LinkProfile {
   readonly jitterMs: number;
 }
 
+/** The profiles the targets are set on, and the worse one again with jitter, to show what it adds. */
 export const PROFILES: readonly LinkProfile[] = [
-  { name: 'LTE', rttMs: 60, downBps: 20e6, upBps: 5e6, jitterMs: 4 },
-  { name: 'bad 3G', rttMs: 300, downBps: 1e6, upBps: 256e3, jitterMs: 20 },
+  { name: 'LTE', rttMs: 60, downBps: 20e6, upBps: 5e6, jitterMs: 0 },
+  { name: 'bad 3G', rttMs: 300, downBps: 1e6, upBps: 256e3, jitterMs: 0 },
+  { name: 'bad 3G + 0-40 ms jitter', rttMs: 300, downBps: 1e6, upBps: 256e3, jitterMs: 40 },
 ];
 
 /** Largest piece paced as one: about a dozen TCP segments. */
 const PIECE_BYTES = 16 * 1024;
 
-/** One direction of the link: paced, delayed, in order. */
+type Deliver = (data: Buffer | null) => void;
+
+/**
+ * One direction of the link, shared by every connection through it (a phone has one radio):
+ * paced at the bandwidth, delayed, delivered in order.
+ */
 class Lane {
   private busyUntil = 0;
   private lastDelivery = 0;
-  private readonly queue: { at: number; data: Buffer | null }[] = [];
+  private readonly queue: { at: number; data: Buffer | null; deliver: Deliver }[] = [];
   private timer: NodeJS.Timeout | null = null;
-  bytes = 0;
 
   constructor(
     private readonly bps: number,
     private readonly oneWayMs: number,
     private readonly jitterMs: number,
     private readonly rand: () => number,
-    private readonly deliver: (data: Buffer | null) => void,
   ) {}
 
-  /** Nothing leaves before `at` (the TCP handshake's round trip, which the proxy's own accept skips). */
-  hold(at: number): void {
-    this.busyUntil = Math.max(this.busyUntil, at);
-  }
-
-  /** Bytes that entered the link now (null: the end of the stream, after every byte). */
-  push(data: Buffer | null): void {
+  /**
+   * Bytes that entered the link now for `deliver` (null: the end of that connection's stream,
+   * after its bytes). Nothing leaves before `notBefore` (a new connection's TCP handshake).
+   */
+  push(data: Buffer | null, deliver: Deliver, notBefore = 0): void {
     const now = performance.now();
     if (data === null) {
-      this.enqueue(Math.max(now, this.busyUntil) + this.oneWayMs, null);
+      this.enqueue(Math.max(now, this.busyUntil, notBefore) + this.oneWayMs, null, deliver);
       return;
     }
-    this.bytes += data.length;
     for (let i = 0; i < data.length; i += PIECE_BYTES) {
       const piece = data.subarray(i, i + PIECE_BYTES);
-      const start = Math.max(now, this.busyUntil);
+      const start = Math.max(now, this.busyUntil, notBefore);
       this.busyUntil = start + (piece.length * 8 * 1000) / this.bps;
-      this.enqueue(this.busyUntil + this.oneWayMs + this.rand() * this.jitterMs, piece);
+      this.enqueue(this.busyUntil + this.oneWayMs + this.rand() * this.jitterMs, piece, deliver);
     }
   }
 
-  private enqueue(at: number, data: Buffer | null): void {
+  /** Whether nothing is on its way. */
+  get idle(): boolean {
+    return this.queue.length === 0 && this.busyUntil <= performance.now();
+  }
+
+  private enqueue(at: number, data: Buffer | null, deliver: Deliver): void {
     const when = Math.max(at, this.lastDelivery);
     this.lastDelivery = when;
-    this.queue.push({ at: when, data });
+    this.queue.push({ at: when, data, deliver });
     if (!this.timer) this.arm();
   }
 
@@ -87,7 +94,10 @@ class Lane {
 
   private flush(): void {
     const now = performance.now();
-    while (this.queue.length > 0 && this.queue[0]!.at <= now + 0.5) this.deliver(this.queue.shift()!.data);
+    while (this.queue.length > 0 && this.queue[0]!.at <= now + 0.5) {
+      const item = this.queue.shift()!;
+      item.deliver(item.data);
+    }
     this.arm();
   }
 
@@ -98,14 +108,15 @@ class Lane {
   }
 }
 
-/** The proxy: listens on 127.0.0.1, forwards each connection to `target` through two lanes. */
+/** The proxy: listens on 127.0.0.1 and carries each connection to `target` over the one shaped link. */
 export class ShapingProxy {
   private server: net.Server | null = null;
-  private readonly open = new Set<{ close: () => void }>();
-  private readonly lanes = new Set<Lane>();
+  private readonly open = new Set<() => void>();
+  private readonly up: Lane;
+  private readonly down: Lane;
   /** Bytes delivered since the last `resetCounts`, each way. */
-  down = 0;
-  up = 0;
+  downBytes = 0;
+  upBytes = 0;
   private seed: number;
 
   constructor(
@@ -114,6 +125,8 @@ export class ShapingProxy {
     seed = 20261125,
   ) {
     this.seed = seed;
+    this.up = new Lane(profile.upBps, profile.rttMs / 2, profile.jitterMs, this.rand);
+    this.down = new Lane(profile.downBps, profile.rttMs / 2, profile.jitterMs, this.rand);
   }
 
   /** A small deterministic generator, so runs are comparable. */
@@ -129,48 +142,45 @@ export class ShapingProxy {
   }
 
   resetCounts(): void {
-    this.down = 0;
-    this.up = 0;
+    this.downBytes = 0;
+    this.upBytes = 0;
+  }
+
+  /** Resolves once nothing is in flight either way (a wake starts on a quiet link). */
+  async idle(): Promise<void> {
+    while (!this.up.idle || !this.down.idle) await new Promise((r) => setTimeout(r, 5));
   }
 
   private carry(client: net.Socket): void {
     client.setNoDelay(true);
     const upstream = net.connect(this.targetPort, '127.0.0.1');
     upstream.setNoDelay(true);
-    const oneWay = this.profile.rttMs / 2;
-    // Bytes are counted as they come out of the link: what the other end has received.
-    const toServer = new Lane(this.profile.upBps, oneWay, this.profile.jitterMs, this.rand, (d) => {
-      if (d === null) return void upstream.end();
-      this.up += d.length;
-      upstream.write(d);
-    });
-    const toClient = new Lane(this.profile.downBps, oneWay, this.profile.jitterMs, this.rand, (d) => {
-      if (d === null) return void client.end();
-      this.down += d.length;
-      client.write(d);
-    });
     // The client connected to the proxy at once; on the real link its SYN and the SYN-ACK take
     // a round trip before its first byte can go.
-    toServer.hold(performance.now() + this.profile.rttMs);
-    this.lanes.add(toServer).add(toClient);
-    client.on('data', (d: Buffer) => toServer.push(d));
-    upstream.on('data', (d: Buffer) => toClient.push(d));
-    client.on('end', () => toServer.push(null));
-    upstream.on('end', () => toClient.push(null));
-    const entry = {
-      close: () => {
-        toServer.stop();
-        toClient.stop();
-        client.destroy();
-        upstream.destroy();
-      },
+    const connectedAt = performance.now() + this.profile.rttMs;
+    // Bytes are counted as they come out of the link: what the other end has received.
+    const toServer: Deliver = (d) => {
+      if (d === null) return void upstream.end();
+      this.upBytes += d.length;
+      upstream.write(d);
     };
-    this.open.add(entry);
+    const toClient: Deliver = (d) => {
+      if (d === null) return void client.end();
+      this.downBytes += d.length;
+      client.write(d);
+    };
+    client.on('data', (d: Buffer) => this.up.push(d, toServer, connectedAt));
+    upstream.on('data', (d: Buffer) => this.down.push(d, toClient, connectedAt));
+    client.on('end', () => this.up.push(null, toServer, connectedAt));
+    upstream.on('end', () => this.down.push(null, toClient, connectedAt));
+    const close = () => {
+      client.destroy();
+      upstream.destroy();
+    };
+    this.open.add(close);
     const done = () => {
-      this.open.delete(entry);
-      this.lanes.delete(toServer);
-      this.lanes.delete(toClient);
-      entry.close();
+      this.open.delete(close);
+      close();
     };
     client.on('close', done);
     upstream.on('close', done);
@@ -179,7 +189,9 @@ export class ShapingProxy {
   }
 
   async close(): Promise<void> {
-    for (const c of [...this.open]) c.close();
+    for (const c of [...this.open]) c();
+    this.up.stop();
+    this.down.stop();
     await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
   }
 }

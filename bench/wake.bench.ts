@@ -51,7 +51,7 @@ class PhoneClient {
   private rows(): string[] {
     const buf = this.term.buffer.active;
     const out: string[] = [];
-    for (let y = 0; y < 40; y++) out.push((buf.getLine(buf.viewportY + y)?.translateToString(true) ?? "").trimEnd());
+    for (let y = 0; y < 40; y++) out.push((buf.getLine(buf.viewportY + y)?.translateToString(true) ?? '').trimEnd());
     return out;
   }
 
@@ -72,7 +72,9 @@ class PhoneClient {
     this.stream.connect();
     const timeout = sleep(30_000).then(() => {
       const rows = this.rows();
-      const diff = rows.flatMap((r, i) => (r === expected[i] ? [] : [`row ${i}: shows ${JSON.stringify(r)}, tmux ${JSON.stringify(expected[i])}`]));
+      const diff = rows.flatMap((r, i) =>
+        r === expected[i] ? [] : [`row ${i}: shows ${JSON.stringify(r)}, tmux ${JSON.stringify(expected[i])}`],
+      );
       throw new Error(`the screen did not show in 30 s:\n${diff.join('\n')}`);
     });
     await Promise.race([shown, timeout]);
@@ -122,7 +124,7 @@ async function wakes(
   proxy: ShapingProxy | null,
 ): Promise<Record<Case, Sample[]>> {
   const out: Record<Case, Sample[]> = { delta: [], gap: [], fresh: [] };
-  const floorOf = (): number => (profile && proxy ? floorMs(profile, ROUND_TRIPS, proxy.down, proxy.up) : 0);
+  const floorOf = (): number => (profile && proxy ? floorMs(profile, ROUND_TRIPS, proxy.downBytes, proxy.upBytes) : 0);
   const held = new PhoneClient(baseUrl, bd.token, tls);
   await held.wake(await visible(bd));
   try {
@@ -131,6 +133,7 @@ async function wakes(
       // delta
       held.sleep();
       await printAndSettle(bd, 40, `d${i}`, 300);
+      await proxy?.idle();
       proxy?.resetCounts();
       let t = await held.wake(await visible(bd));
       if (keep) out.delta.push({ ms: t, floor: floorOf() });
@@ -138,11 +141,13 @@ async function wakes(
       held.sleep();
       await printAndSettle(bd, 5, `g${i}`, 1200);
       held.stream.lastSeq = 1;
+      await proxy?.idle();
       proxy?.resetCounts();
       t = await held.wake(await visible(bd));
       if (keep) out.gap.push({ ms: t, floor: floorOf() });
       // fresh
       const fresh = new PhoneClient(baseUrl, bd.token, tls);
+      await proxy?.idle();
       proxy?.resetCounts();
       t = await fresh.wake(await visible(bd));
       fresh.sleep();
