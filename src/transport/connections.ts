@@ -5,7 +5,19 @@
  * Invariant: a connection is registered for as long as its socket is open; closing it here
  * removes it, and a close on an already-closed socket does nothing.
  */
+import type { WebSocket } from 'ws';
 import { CLOSE_CODES } from '../errors.js';
+
+/**
+ * What ends a socket after an error, for every WebSocket route: a protocol error (bad UTF-8, a
+ * frame over the limit) has already started ws's close with its code (1007, 1009), and that
+ * close frame may still wait behind a compressed frame, so it is left to finish (ws ends the
+ * socket within its close timeout); cutting it off would show the client 1006 instead. Any
+ * other error ends the socket at once.
+ */
+export function endSocketAfterError(socket: WebSocket): void {
+  if (socket.readyState !== socket.CLOSING) socket.terminate();
+}
 
 /** What the registry needs of one connection. */
 export interface RegisteredConnection {

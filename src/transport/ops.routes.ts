@@ -64,7 +64,6 @@ function watchOver(socket: WebSocket, ops: OpsHandle, connections: ConnectionReg
     stop();
     unregister?.();
   });
-  socket.on('error', () => socket.terminate());
   // Viewers only listen.
   socket.on('message', () => undefined);
 }

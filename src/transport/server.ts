@@ -11,6 +11,7 @@ import websocket from '@fastify/websocket';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { authPlugin } from './auth.plugin.js';
+import { endSocketAfterError } from './connections.js';
 import { errorsPlugin, LOG_REDACT_PATHS, LOG_SERIALIZERS, RequestLogController } from './errors.plugin.js';
 import { MAX_CLIENT_FRAME_BYTES } from '../protocol/frames.js';
 import type { HealthSource, TokenVerifier } from './handles.js';
@@ -132,6 +133,11 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     options: {
       perMessageDeflate: { threshold: WS_DEFLATE_THRESHOLD_BYTES, zlibDeflateOptions: { level: WS_DEFLATE_LEVEL } },
       maxPayload: WS_MAX_PAYLOAD_BYTES,
+    },
+    // A client's protocol error is the client's fault: a debug line, and its close code kept.
+    errorHandler: (error, socket, request) => {
+      request.log.debug({ err: error }, 'websocket protocol error');
+      endSocketAfterError(socket);
     },
   });
   await app.register(authPlugin, { tokens: opts.tokens });

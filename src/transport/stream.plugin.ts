@@ -189,7 +189,6 @@ function serve(
     unregister();
     client?.closed();
   });
-  socket.on('error', () => socket.terminate());
 
   opts.stream.open(sessionId, kind, linkOf(socket)).then(
     (c) => {
