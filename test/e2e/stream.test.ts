@@ -104,6 +104,19 @@ describe('stream and side channel', () => {
     }
   });
 
+  /** Waits until the shell is back at its prompt, `$` (or `#` as root): the tty drops input typed ahead of a ^C. */
+  const atPrompt = () =>
+    eventually(
+      async () => {
+        const command = (await tmux.tmux('display', '-p', '-t', '=pi-main:', '#{pane_current_command}')).trim();
+        const lines = (await tmux.capture('=pi-main:')).trimEnd().split('\n');
+        return command === 'sh' && /^[$#]$/.test(lines[lines.length - 1] ?? '');
+      },
+      15_000,
+      50,
+      'the shell back at its prompt',
+    );
+
   it('paste is wrapped only while the application has bracketed paste on', async () => {
     const m = mirror('pi-main');
     await eventually(() => m.kinds().includes('snapshot'), 15_000);
@@ -113,13 +126,16 @@ describe('stream and side channel', () => {
     m.stream.sendKeys('\r');
     await eventually(async () => (await tmux.capture('=pi-main:')).includes('^[[200~pasted; $(x) #{y}^[[201~'), 15_000);
     m.stream.sendKey('ctrl-c');
+    await atPrompt();
     m.stream.sendKeys("printf '\\033[?2004l'; cat -v\r");
     await eventually(() => !m.stream.paste.on, 15_000);
+    await eventually(async () => (await tmux.tmux('display', '-p', '-t', '=pi-main:', '#{pane_current_command}')).trim() === 'cat', 15_000);
     m.stream.sendPaste('plain paste'); // a paste frame, even: no stray escape bytes
     m.stream.sendKeys('\r');
     await eventually(async () => /\nplain paste\n/.test(await tmux.capture('=pi-main:')), 15_000);
     expect(await tmux.capture('=pi-main:')).not.toMatch(/\^\[\[200~plain/);
     m.stream.sendKey('ctrl-c');
+    await atPrompt();
   });
 
   it('answers bad frames with error frames and stays usable', async () => {
