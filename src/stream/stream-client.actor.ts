@@ -5,9 +5,9 @@
  * Invariants: the bytes a client gets continue its base exactly: `sentEnd` is the position the
  * client holds, a chunk is sent only from there (the tail of a chunk when the base is in its
  * middle), and anything that does not continue it is a gap that goes through a snapshot.
- * Chunks go out only while the machine is `live`; past the high watermark the client is
- * `behind` and gets nothing until it drains, so its memory is bounded by the watermark plus one
- * chunk plus one snapshot.
+ * Chunks go out only while the machine is `live`; a client whose send queue stays full (see
+ * `Watermarks`) is `behind` and gets nothing until it drains, so its memory is bounded by the
+ * high watermark plus one chunk plus one snapshot.
  */
 import { createActor, fromPromise, type Actor, type InspectionEvent } from 'xstate';
 import { streamClientMachine } from '../machines/stream-client.machine.js';
@@ -16,10 +16,10 @@ import { encodeChunkFrame, encodeServerFrame, type ServerFrame } from '../protoc
 import type { PaneStream } from './pane-stream.js';
 import type { RingChunk } from './ring.js';
 
-/** What a client actor needs of its socket (the transport adapts a WebSocket to it). */
 /** The history must outweigh the screen by this much for the screen to go first on its own. */
 export const SCREEN_FIRST_MIN_SAVING = 32 * 1024;
 
+/** What a client actor needs of its socket (the transport adapts a WebSocket to it). */
 export interface ClientLink {
   sendBinary(frame: Buffer): void;
   sendText(text: string): void;
@@ -28,13 +28,48 @@ export interface ClientLink {
   close(code: number, reason: string): void;
 }
 
-/** Send-buffer watermarks: above `high` a client is behind; below `low` it has drained. */
+/**
+ * When a client counts as behind (docs/architecture.md "Clients"). A client that cannot keep up
+ * (a phone on a slow link) must be resynced with a snapshot rather than fed a backlog; a fast
+ * reader that stalls for a moment (descheduled on a busy machine, a GC) must not be: a flood
+ * at tmux's top rate fills megabytes in a fraction of a second, so a byte count alone judged
+ * such readers behind and skipped their bytes. So a client is behind when its send buffer has
+ * stayed over `low` for more than `maxLagMs` (it is not draining), or at once past `high` (the
+ * memory bound, whatever the time).
+ */
 export interface Watermarks {
+  /** Bytes queued from which the client is behind at once: the memory bound per client. */
   readonly high: number;
+  /** Bytes queued at or below which the client has drained. */
   readonly low: number;
+  /** How long the queue may stay over `low` before the client counts as behind. */
+  readonly maxLagMs: number;
 }
 
-export const DEFAULT_WATERMARKS: Watermarks = { high: 4 * 1024 * 1024, low: 512 * 1024 };
+export const DEFAULT_WATERMARKS: Watermarks = { high: 16 * 1024 * 1024, low: 512 * 1024, maxLagMs: 2000 };
+
+/** Tracks one client's send queue against its watermarks. Pure: the queue size and the clock are passed in. */
+export class QueueLag {
+  private overLowSince: number | null = null;
+
+  constructor(private readonly marks: Watermarks) {}
+
+  /** Whether a client with `queued` bytes waiting at `now` (ms) is behind. */
+  behind(queued: number, now: number): boolean {
+    if (queued > this.marks.high) return true;
+    if (queued <= this.marks.low) {
+      this.overLowSince = null;
+      return false;
+    }
+    this.overLowSince ??= now;
+    return now - this.overLowSince > this.marks.maxLagMs;
+  }
+
+  /** Forgets the past (the client starts over from a snapshot). */
+  reset(): void {
+    this.overLowSince = null;
+  }
+}
 
 /** Chunk frames encoded once per chunk, shared by every client of a session. */
 export class ChunkFrames {
@@ -75,9 +110,11 @@ export class StreamClient {
   private released = false;
   private readonly unsubscribe: () => void;
   private readonly watermarks: Watermarks;
+  private readonly lag: QueueLag;
 
   constructor(private readonly deps: StreamClientDeps) {
     this.watermarks = deps.watermarks ?? DEFAULT_WATERMARKS;
+    this.lag = new QueueLag(this.watermarks);
     const takeSnapshot = fromPromise<TakenSnapshot>(() => deps.snapshot());
     const reportSnapshotFailed = ({ event }: { event: unknown }) => this.reportSnapshotFailed((event as { error?: unknown }).error);
     const sendSnapshot = ({ event }: { event: unknown }) => this.sendSnapshot((event as { output: TakenSnapshot }).output);
@@ -98,6 +135,7 @@ export class StreamClient {
       actions: {
         startForwarding: () => {
           this.forwarding = true;
+          this.lag.reset();
         },
         stopForwarding: () => {
           this.forwarding = false;
@@ -173,7 +211,7 @@ export class StreamClient {
       return;
     }
     this.sendChunk(c);
-    if (this.deps.link.bufferedAmount > this.watermarks.high) {
+    if (this.lag.behind(this.deps.link.bufferedAmount, performance.now())) {
       this.forwarding = false;
       this.actor.send({ type: 'client.behind' });
     }

@@ -80,7 +80,7 @@ describe('a client that never reads', () => {
     }
     const growth = peak - baseline;
     // A client buffered without bound would hold most of the 200 MB; the ring (4 MB), the
-    // high watermark (4 MB) and the socket buffers are all that may stay.
+    // high watermark (16 MiB) and the socket buffers are all that may stay.
     expect(growth).toBeLessThan(100);
 
     const before = frames.length;

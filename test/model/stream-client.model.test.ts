@@ -21,7 +21,7 @@ import { expectLiveOutputContinues } from '../helpers/stream.js';
 type Snap = SnapshotFrom<typeof streamClientMachine>;
 type ModelEvent = { type: string; [k: string]: unknown };
 
-const WATERMARKS = { high: 64 * 1024, low: 1024 };
+const WATERMARKS = { high: 64 * 1024, low: 1024, maxLagMs: 60_000 };
 const SNAPSHOT_DONE = 'xstate.done.actor.0.client.resyncing';
 const SNAPSHOT_ERROR = 'xstate.error.actor.0.client.resyncing';
 const DRAIN_POLL = 'xstate.after.drainPoll.client.behind';
