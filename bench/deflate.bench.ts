@@ -13,7 +13,7 @@
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import WebSocket, { WebSocketServer } from 'ws';
-import { WS_DEFLATE_THRESHOLD_BYTES } from '../src/transport/server.js';
+import { DEFAULT_DEFLATE_POLICY } from '../src/transport/deflate-policy.js';
 import { startEchoPane, tetherKeystroke } from './echo.bench.js';
 import {
   envNumber,
@@ -65,13 +65,13 @@ interface ThresholdResult {
   readonly p99: number;
 }
 
-/** Replays frames through a ws server with `perMessageDeflate` as given; one frame at a time. */
-async function replay(
-  frames: readonly Buffer[],
-  label: string,
-  perMessageDeflate: false | { threshold: number },
-): Promise<ThresholdResult> {
-  const wss = new WebSocketServer({ host: '127.0.0.1', port: 0, perMessageDeflate });
+/**
+ * Replays frames through a ws server, one at a time, compressing those of `threshold` bytes or
+ * more (per message, as the daemon decides; ws's own `threshold` option applies only without
+ * context takeover); null: deflate off.
+ */
+async function replay(frames: readonly Buffer[], label: string, threshold: number | null): Promise<ThresholdResult> {
+  const wss = new WebSocketServer({ host: '127.0.0.1', port: 0, perMessageDeflate: threshold !== null });
   await once(wss, 'listening');
   const port = (wss.address() as AddressInfo).port;
   const serverSide = once(wss, 'connection') as Promise<[WebSocket]>;
@@ -92,7 +92,7 @@ async function replay(
       const start = performance.now();
       await new Promise<void>((resolve) => {
         pending = resolve;
-        server.send(frame, { binary: true });
+        server.send(frame, { binary: true, compress: threshold !== null && frame.length >= threshold });
       });
       if (pass === 1) lat.push(performance.now() - start);
     }
@@ -104,6 +104,8 @@ async function replay(
   await new Promise((r) => wss.close(r));
   return { label, wire, cpuMs, p50: median(lat), p99: percentile(lat, 99) };
 }
+
+const WS_DEFLATE_THRESHOLD_BYTES = DEFAULT_DEFLATE_POLICY.minBytes;
 
 export async function runDeflateBench(): Promise<Row[]> {
   const keys = envNumber('TETHER_BENCH_ECHO_KEYS', 300);
@@ -158,8 +160,8 @@ export async function runDeflateBench(): Promise<Row[]> {
     const sizes = recorded.map((f) => f.length - 8);
     const small = sizes.filter((s) => s < WS_DEFLATE_THRESHOLD_BYTES).length;
     const thresholds: ThresholdResult[] = [];
-    for (const t of [0, 64, 256, WS_DEFLATE_THRESHOLD_BYTES]) thresholds.push(await replay(recorded, `threshold ${t}`, { threshold: t }));
-    thresholds.push(await replay(recorded, 'deflate off', false));
+    for (const t of [0, 64, 256, WS_DEFLATE_THRESHOLD_BYTES]) thresholds.push(await replay(recorded, `threshold ${t}`, t));
+    thresholds.push(await replay(recorded, 'deflate off', null));
     const current = thresholds.find((t) => t.label === `threshold ${WS_DEFLATE_THRESHOLD_BYTES}`)!;
     const offRes = thresholds.find((t) => t.label === 'deflate off')!;
     const kib = (n: number) => `${(n / 1024).toFixed(1)} KiB`;

@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import WebSocket, { type ClientOptions } from 'ws';
 import { DAEMON_NODE_ARGS } from '../src/config/daemon-process.js';
+import { CLIENT_DEFLATE_MIN_BYTES } from '../src/reference-client/session-stream.js';
 import { CLI } from '../test/helpers/daemon.js';
 
 /** node's flags for the daemon: tether's own, or `TETHER_BENCH_DAEMON_NODE_ARGS` ("none" for none) to compare. */
@@ -339,8 +340,10 @@ export class RawStream {
     });
   }
 
+  /** As the reference client sends: small frames uncompressed. */
   send(frame: object): void {
-    this.ws.send(JSON.stringify(frame));
+    const text = JSON.stringify(frame);
+    this.ws.send(text, { compress: text.length >= CLIENT_DEFLATE_MIN_BYTES });
   }
 
   /** Bytes read from the network so far (the wire, after compression). */

@@ -24,6 +24,9 @@ import {
 import { BracketedPasteTracker } from './paste-mode.js';
 import type { PinnedTlsOptions } from './pinning.js';
 
+/** Client frames smaller than this are sent uncompressed. */
+export const CLIENT_DEFLATE_MIN_BYTES = 1024;
+
 export type { ErrorFrame, SessionMetaFrame, StateFrame };
 
 export type StreamStatus = 'connecting' | 'open' | 'reconnecting' | 'ended' | 'unauthorized' | 'closed';
@@ -140,7 +143,10 @@ export class SessionStream extends EventEmitter<SessionStreamEvents> {
   }
 
   private send(frame: ClientFrame): void {
-    if (this.socket?.readyState === WebSocket.OPEN) this.socket.send(JSON.stringify(frame));
+    // Small frames go uncompressed (docs/client.md): deflating a keystroke saves a few bytes and
+    // costs a trip through zlib's thread pool on both sides, a good part of an echo's time.
+    const text = JSON.stringify(frame);
+    if (this.socket?.readyState === WebSocket.OPEN) this.socket.send(text, { compress: text.length >= CLIENT_DEFLATE_MIN_BYTES });
   }
 
   /** The stream's URL, carrying the position held: the server resumes from it at open. */

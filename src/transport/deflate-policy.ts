@@ -1,15 +1,20 @@
 /**
- * Which outgoing chunk frames of one WebSocket are compressed (permessage-deflate allows the
- * choice per message; an uncompressed message leaves the compression context alone).
+ * Which outgoing frames of one WebSocket are compressed (permessage-deflate allows the choice
+ * per message; an uncompressed message leaves the compression context alone).
  *
- * Deflate pays when the network is the bottleneck: interactive output (a phone's network is
- * slow next to the bytes, and small frames compress 0.3x-0.7x) and any stream the socket cannot
- * drain. It costs when the CPU is the bottleneck: a flood on a link that keeps up, where the
- * daemon's and the client's zlib compete with tmux for the same cores and the stream slows to
- * ~0.8x of what tmux delivers (measured; docs/benchmarks.md). So a frame is compressed unless
- * the output is a flood (over `floodBytesPerSecond`, measured over `windowMs`) and the socket
- * is keeping up (less than `congestedBytes` queued). A slow network fills the socket's queue
- * and brings compression back at once.
+ * Deflate pays when bytes are the bottleneck and costs when time or CPU is:
+ * - A small frame (a keystroke's echo, a cursor move, a short JSON frame) saves a few bytes of
+ *   a packet whose TCP/IP and TLS headers are larger than the saving, and each compressed
+ *   message takes a trip through zlib's thread pool: ~0.15 ms on each side, measured, which
+ *   was most of what tether added to a keystroke's echo (docs/benchmarks.md). So frames under
+ *   `minBytes` go uncompressed. (ws's own `threshold` option does not do this: it applies only
+ *   when no context takeover was negotiated, and clients take over context by default.)
+ * - A flood on a link that keeps up: the daemon's and the client's zlib compete with tmux for
+ *   the same cores and the stream slows to ~0.8x of what tmux delivers (measured). So a frame
+ *   goes uncompressed while the output is a flood (over `floodBytesPerSecond`, measured over
+ *   `windowMs`).
+ * - A socket that cannot drain (a phone's slow link): the network is the bottleneck, and every
+ *   frame is compressed while `congestedBytes` or more wait, whatever its size or the rate.
  *
  * Pure: the clock and the queue size are passed in.
  */
@@ -20,12 +25,15 @@ export interface DeflatePolicyOptions {
   readonly congestedBytes: number;
   /** The window the rate is measured over. */
   readonly windowMs: number;
+  /** Frames smaller than this go uncompressed unless the socket is congested. */
+  readonly minBytes: number;
 }
 
 export const DEFAULT_DEFLATE_POLICY: DeflatePolicyOptions = {
   floodBytesPerSecond: 1024 * 1024,
   congestedBytes: 64 * 1024,
   windowMs: 250,
+  minBytes: 1024,
 };
 
 export class DeflatePolicy {
@@ -50,6 +58,12 @@ export class DeflatePolicy {
     // The window so far, over its whole length: a lower bound of its rate, known early.
     const current = (this.windowBytes * 1000) / this.opts.windowMs;
     const flooding = Math.max(this.rate, current) >= this.opts.floodBytesPerSecond;
-    return !flooding || queued >= this.opts.congestedBytes;
+    if (queued >= this.opts.congestedBytes) return true;
+    return !flooding && bytes >= this.opts.minBytes;
+  }
+
+  /** Whether to compress a text frame (JSON: meta, state, snapshots); it does not count toward the output rate. */
+  compressText(bytes: number, queued: number): boolean {
+    return bytes >= this.opts.minBytes || queued >= this.opts.congestedBytes;
   }
 }

@@ -30,8 +30,6 @@ export const TLS_SESSION_SECONDS = 24 * 3600;
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 /** WebSocket messages from a client larger than this close the socket with 1009. */
 export const WS_MAX_PAYLOAD_BYTES = MAX_CLIENT_FRAME_BYTES;
-/** Outgoing WebSocket messages smaller than this are sent uncompressed (not worth the CPU). */
-export const WS_DEFLATE_THRESHOLD_BYTES = 1024;
 /**
  * zlib level for outgoing messages: 1, the fastest. Terminal output is repetitive enough that
  * level 1 keeps most of the saving, and in a flood deflate at the default level (6) was the
@@ -131,7 +129,8 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   // the socket of any upgrade answered over HTTP (a 401, a 404).
   await app.register(websocket, {
     options: {
-      perMessageDeflate: { threshold: WS_DEFLATE_THRESHOLD_BYTES, zlibDeflateOptions: { level: WS_DEFLATE_LEVEL } },
+      // Which messages are compressed is decided per message (transport/deflate-policy.ts).
+      perMessageDeflate: { zlibDeflateOptions: { level: WS_DEFLATE_LEVEL } },
       maxPayload: WS_MAX_PAYLOAD_BYTES,
     },
     // A client's protocol error is the client's fault: a debug line, and its close code kept.

@@ -69,7 +69,8 @@ function linkOf(socket: WebSocket): ClientLink {
       socket.send(frame, { binary: true, compress: deflate.compress(frame.length, performance.now(), socket.bufferedAmount) });
     },
     sendText: (text) => {
-      if (socket.readyState === socket.OPEN) socket.send(text);
+      // JSON is ASCII but for a description or a title: its length is near enough its bytes.
+      if (socket.readyState === socket.OPEN) socket.send(text, { compress: deflate.compressText(text.length, socket.bufferedAmount) });
     },
     get bufferedAmount() {
       return socket.bufferedAmount;
