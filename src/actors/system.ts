@@ -13,7 +13,7 @@ import type { TmuxCli } from '../tmux/exec.js';
 import { hasSession, SessionExistsError } from '../tmux/sessions.js';
 import type { TmuxTarget } from '../tmux/target.js';
 import { discoveryLogic } from './discovery.actor.js';
-import { SessionRuntimes, type SessionRuntime } from '../stream/session-runtime.js';
+import { SessionRuntimes, type SessionRuntime, type SnapshotCounts } from '../stream/session-runtime.js';
 import { createSessionImplementations, type AgentLaunch } from './session.actor.js';
 
 export interface SidecarSystemDeps {
@@ -42,6 +42,8 @@ export interface SessionStatus {
   readonly exitStatus: number | null;
   readonly lastError: string | null;
   readonly lastOutputAt: number | null;
+  /** How this session's snapshots were made since its actor started. */
+  readonly snapshots: SnapshotCounts;
 }
 
 export interface SidecarStatus {
@@ -242,6 +244,7 @@ export class SidecarSystem {
           exitStatus: s.context.exitStatus,
           lastError: s.context.lastError,
           lastOutputAt: rt?.stream.lastOutputAt ?? null,
+          snapshots: { ...(rt?.snapshotCounts ?? { cold: 0, warmCaptures: 0, warmServed: 0 }) },
         };
       })
       .sort((a, b) => a.id.localeCompare(b.id));

@@ -28,6 +28,8 @@ export interface HealthReport {
   tls: { enabled: boolean; fingerprint: string | null };
   /** Push notifications: configured or why not, counts and the last failure. */
   push: PushStatus;
+  /** How the running sessions' snapshots were made: tmux asked for a client, ahead while quiet, or served warm. */
+  snapshots: { cold: number; warmCaptures: number; warmServed: number };
 }
 
 export interface HealthDeps {
@@ -55,6 +57,12 @@ export function healthReport(deps: HealthDeps): HealthReport {
   if (disk.reason) warnings.push(disk.reason);
   warnings.push(...disk.warnings);
   const push = deps.push.status();
+  const snapshots = { cold: 0, warmCaptures: 0, warmServed: 0 };
+  for (const s of status.sessions) {
+    snapshots.cold += s.snapshots.cold;
+    snapshots.warmCaptures += s.snapshots.warmCaptures;
+    snapshots.warmServed += s.snapshots.warmServed;
+  }
   if (!push.configured && push.reason) warnings.push(push.reason);
   return {
     ok: !degraded,
@@ -70,5 +78,6 @@ export function healthReport(deps: HealthDeps): HealthReport {
     warnings,
     tls: deps.tls,
     push,
+    snapshots,
   };
 }

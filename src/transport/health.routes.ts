@@ -33,6 +33,14 @@ export const HealthSchema = Type.Object({
       Type.Null(),
     ]),
   }),
+  snapshots: Type.Object(
+    {
+      cold: Type.Integer({ minimum: 0 }),
+      warmCaptures: Type.Integer({ minimum: 0 }),
+      warmServed: Type.Integer({ minimum: 0 }),
+    },
+    { description: "how the running sessions' snapshots were made (docs/architecture.md, Warm snapshots)" },
+  ),
 });
 
 // The schema and the handle's type are the same shape, checked both ways at compile time.

@@ -4,8 +4,10 @@
  * client stays connected and another drops and resumes at random points: sometimes with a
  * lastSeq the ring still holds (a delta), sometimes too old, null or from the future (a
  * snapshot). Both byte streams replayed into a terminal must show the same screen, cursor,
- * modes and scrollback as each other and the same text as tmux's own capture. Then the daemon
- * is SIGKILLed and restarted, and the resumed client must still agree.
+ * modes and scrollback as each other and the same text as tmux's own capture. The same through
+ * warm snapshots (a capture kept from a quiet moment plus the ring's tail): bursts with pauses,
+ * the alternate screen, a resize that makes the capture stale. Then the daemon is SIGKILLed and
+ * restarted, and the resumed client must still agree, cold and then warm.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -58,6 +60,20 @@ process.stdin.once('data', () => {
 });
 `;
 
+// Bursts of output with quiet pauses between them, long enough for the daemon to take a warm
+// capture of the quiet pane (500 ms), so resumes meet warm snapshots with and without a tail.
+const BURSTS = String.raw`
+const sleep = (ms) => new Promise((res) => setTimeout(res, ms));
+const bursts = Number(process.argv[2] || 8);
+(async () => {
+  for (let b = 0; b < bursts; b++) {
+    for (let i = 0; i < 30; i++) process.stdout.write('\x1b[3' + ((b + i) % 8) + 'mburst ' + b + ' line ' + i + ' 漢字 ' + 'x'.repeat(i) + '\x1b[0m\r\n');
+    await sleep(700 + (b % 3) * 200);
+  }
+  process.stdout.write('bursts-' + 'done\r\n');
+})();
+`;
+
 // The pen is left on without a background: cells a terminal erases with a background colour
 // (BCE) are not reported by tmux 3.3a's capture-pane, a limitation docs/client.md states.
 const MODES = String.raw`
@@ -83,7 +99,7 @@ describe('differential screens: a client that never left vs one that keeps resum
       home.configFile,
       `bindAddress = "127.0.0.1:${port}"\ntls = false\n[agent]\ncommand = "/bin/sh"\ndefault_session = "diff"\n[stream]\nring_kb = 64\n[tmux]\nsocket = ${JSON.stringify(tmux.socket)}\n`,
     );
-    for (const [name, text] of Object.entries({ draw: DRAW, alt: ALT, modes: MODES })) {
+    for (const [name, text] of Object.entries({ draw: DRAW, alt: ALT, modes: MODES, bursts: BURSTS })) {
       scripts[name] = join(home.dir, `${name}.cjs`);
       writeFileSync(scripts[name], text);
     }
@@ -212,6 +228,71 @@ describe('differential screens: a client that never left vs one that keeps resum
     await agree();
   }, 60_000);
 
+  /** The daemon's snapshot counts (docs/api.md, health). */
+  const snapshotCounts = async () =>
+    ((await (await d.get('/health')).json()) as { snapshots: { cold: number; warmCaptures: number; warmServed: number } }).snapshots;
+
+  /** Reconnects `flap` with no position: it must get a snapshot (warm or cold), then agree. */
+  async function resyncFlap(): Promise<void> {
+    const before = flap.received.length;
+    flap.stream.close();
+    flap.stream.lastSeq = null;
+    flap.stream.connect();
+    await eventually(() => flap.received.slice(before).some((r) => r.kind === 'snapshot'), 15_000, 5, 'a snapshot for the resumed client');
+  }
+
+  it('agrees when resumes go through warm snapshots: at random moments of bursty output, in the alternate screen, after a resize', async () => {
+    await agree();
+    const start = await snapshotCounts();
+    run('bursts', '8');
+    // Random moments: inside a burst (a warm capture plus the ring's tail) or in a pause.
+    for (let round = 0; !(await stay.text()).includes('bursts-done'); round++) {
+      await sleep(100 + rand() * 500);
+      await resyncFlap();
+      if (round > 200) throw new Error('the bursts never finished');
+    }
+    await agree();
+    const afterBursts = await snapshotCounts();
+    // Warm snapshots were taken and served: the path under test was the one exercised.
+    expect(afterBursts.warmCaptures).toBeGreaterThan(start.warmCaptures);
+    expect(afterBursts.warmServed).toBeGreaterThan(start.warmServed);
+
+    // The alternate screen, captured warm while quiet.
+    run('alt');
+    await eventually(async () => (await stay.text()).includes('alt-ready'), 15_000);
+    const inAlt = await snapshotCounts();
+    await eventually(
+      async () => (await snapshotCounts()).warmCaptures > inAlt.warmCaptures,
+      15_000,
+      50,
+      'a warm capture of the alternate screen',
+    );
+    await resyncFlap();
+    expect((await agree()).buffer).toBe('alternate');
+    expect((await snapshotCounts()).warmServed).toBeGreaterThan(inAlt.warmServed);
+    stay.stream.sendKeys('\r');
+    await eventually(async () => (await stay.screen()).buffer === 'normal', 15_000);
+    await agree();
+
+    // A resize changes the screen without a byte in the stream: the warm capture is dropped and
+    // tmux is asked. Short lines, so the reflow moves nothing the continuous client would miss.
+    stay.stream.sendKeys('clear; echo resized-$((6*6))\r');
+    await eventually(async () => (await stay.text()).includes('resized-36'), 15_000);
+    const quiet = await snapshotCounts();
+    await eventually(
+      async () => (await snapshotCounts()).warmCaptures > quiet.warmCaptures,
+      15_000,
+      50,
+      'a warm capture before the resize',
+    );
+    await tmux.tmux('resize-window', '-t', '=diff:', '-x', '100', '-y', '40');
+    await tmux.tmux('resize-window', '-t', '=diff:', '-x', '120', '-y', '40');
+    const resized = await snapshotCounts();
+    await resyncFlap();
+    await agree();
+    expect((await snapshotCounts()).cold).toBeGreaterThan(resized.cold);
+  }, 120_000);
+
   it('agrees after the daemon is SIGKILLed and restarted: the old lastSeq gets a snapshot', async () => {
     const before = await agree();
     const oldSeq = flap.stream.lastSeq!;
@@ -227,5 +308,11 @@ describe('differential screens: a client that never left vs one that keeps resum
     stay.stream.sendKeys('echo restarted-$((4*4))\r');
     await eventually(async () => (await flap.text()).includes('restarted-16'), 15_000);
     await agree();
+    // The new daemon keeps its own warm captures: once the pane is quiet, a resume is served warm.
+    await eventually(async () => (await snapshotCounts()).warmCaptures > 0, 15_000, 50, 'a warm capture in the restarted daemon');
+    const warm = await snapshotCounts();
+    await resyncFlap();
+    await agree();
+    expect((await snapshotCounts()).warmServed).toBeGreaterThan(warm.warmServed);
   }, 60_000);
 });
