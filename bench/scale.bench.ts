@@ -21,6 +21,9 @@ import {
 } from './harness.js';
 
 interface Window {
+  /** Warm captures taken during the window, and the bytes warm captures held at its end. */
+  readonly warmCaptures: number;
+  readonly warmBytes: number;
   readonly daemonPct: number;
   readonly nodePct: number;
   readonly tmuxPct: number;
@@ -30,8 +33,18 @@ interface Window {
 
 const rssOf = (pids: readonly number[]): number => sumOfProcs(pids, 'rssMb');
 
+interface HealthSnapshots {
+  readonly warmCaptures: number;
+  readonly warmBytes: number;
+}
+
+async function snapshotCounts(bd: BenchDaemon): Promise<HealthSnapshots> {
+  return (JSON.parse((await bd.request('GET', '/health')).text) as { snapshots: HealthSnapshots }).snapshots;
+}
+
 async function measure(bd: BenchDaemon, seconds: number): Promise<Window> {
   const tmuxPid = await bd.tmux.serverPid();
+  const w0 = await snapshotCounts(bd);
   const children = childPids(bd.pid);
   const all = [bd.pid, ...children];
   const d0 = cpuOf(all);
@@ -40,7 +53,10 @@ async function measure(bd: BenchDaemon, seconds: number): Promise<Window> {
   const start = performance.now();
   await sleep(seconds * 1000);
   const wall = (performance.now() - start) / 1000;
+  const w1 = await snapshotCounts(bd);
   return {
+    warmCaptures: w1.warmCaptures - w0.warmCaptures,
+    warmBytes: w1.warmBytes,
     daemonPct: (100 * (cpuOf(all) - d0)) / wall,
     nodePct: (100 * (cpuOf([bd.pid]) - n0)) / wall,
     tmuxPct: (100 * (procUsage(tmuxPid).cpuSeconds - t0)) / wall,
@@ -48,6 +64,14 @@ async function measure(bd: BenchDaemon, seconds: number): Promise<Window> {
     controlRssMb: rssOf(children),
   };
 }
+
+/**
+ * An agent at work: a burst of output (a tool's result, a diff), then a pause while it thinks,
+ * long enough for the pane to count as quiet, so warm captures are taken (at most one per 5 s).
+ */
+const AGENT = `i=0; while :; do i=$((i+1)); j=0; while [ $j -lt 40 ]; do j=$((j+1)); printf '\\033[3%dm● step %d.%d\\033[0m a line of a tool result in src/module-%d.ts\\n' $((j%7+1)) $i $j $j; done; sleep 1.5; done`;
+/** Fills a pane's history to its 10000-line limit, as a long agent session has. */
+const HISTORY = `i=0; while [ $i -lt 10500 ]; do i=$((i+1)); printf '\\033[3%dmhistory line %d of a long session, with some colour\\033[0m\\n' $((i%7+1)) $i; done`;
 
 const LOOP = `i=0; while :; do i=$((i+1)); printf '\\033[3%dm● step %d\\033[0m working on src/module-%d.ts, a line of modest output\\n' $((i%7+1)) $i $i; sleep 0.2; done`;
 
@@ -83,20 +107,44 @@ export async function runScaleBench(): Promise<Row[]> {
           {
             name: `scale ${count} sessions idle: daemon CPU / RSS`,
             value: `${idle.daemonPct.toFixed(1)}% / ${idle.rssMb.toFixed(0)} MB`,
-            baseline: `tmux server ${idle.tmuxPct.toFixed(1)}% core; node alone ${idle.nodePct.toFixed(1)}%; RSS at start (1 session, no client) ${atStart.toFixed(0)} MB; ${count} tmux -C clients ${idle.controlRssMb.toFixed(0)} MB RSS`,
+            baseline: `tmux server ${idle.tmuxPct.toFixed(1)}% core; node alone ${idle.nodePct.toFixed(1)}%; RSS at start (1 session, no client) ${atStart.toFixed(0)} MB; ${count} tmux -C clients ${idle.controlRssMb.toFixed(0)} MB RSS; warm captures in the window ${idle.warmCaptures}, holding ${(idle.warmBytes / 1024).toFixed(0)} KiB`,
             ratio: idle.tmuxPct > 0 ? ratio(idle.daemonPct, idle.tmuxPct) : '-',
             target: count <= 10 ? '~0%, < 100 MB' : '-',
           },
           {
             name: `scale ${count} sessions, 5 lines/s each: daemon CPU / RSS`,
             value: `${busy.daemonPct.toFixed(1)}% / ${busy.rssMb.toFixed(0)} MB`,
-            baseline: `tmux server ${busy.tmuxPct.toFixed(1)}% core; node alone ${busy.nodePct.toFixed(1)}%; ${(received / 1024).toFixed(0)} KiB delivered so far`,
+            baseline: `tmux server ${busy.tmuxPct.toFixed(1)}% core; node alone ${busy.nodePct.toFixed(1)}%; ${(received / 1024).toFixed(0)} KiB delivered so far; warm captures ${busy.warmCaptures}`,
             ratio: ratio(busy.daemonPct, busy.tmuxPct),
             target: count <= 10 ? '< 100 MB' : '-',
           },
         );
         await sleep(1000);
       }
+      // One busy agent whose pane holds a full history: what warm captures cost tmux.
+      await bd.createSession('scale-agent');
+      const agentClient = new RawStream(bd, 'scale-agent', null, true);
+      clients.push(agentClient);
+      await waitFor('the agent base', () => agentClient.snapshots > 0, 60_000, 100);
+      await bd.typeLine('=scale-agent:', HISTORY);
+      await waitFor(
+        'a full history',
+        async () => Number((await bd.tmux.tmux('display-message', '-p', '-t', '=scale-agent:', '#{history_size}')).trim()) >= 9000,
+        60_000,
+        200,
+      );
+      await bd.typeLine('=scale-agent:', AGENT);
+      await sleep(2000);
+      const agentSeconds = Math.max(seconds, 20);
+      const agent = await measure(bd, agentSeconds);
+      await bd.tmux.tmux('send-keys', '-t', '=scale-agent:', 'C-c');
+      rows.push({
+        name: `warm snapshots, 1 busy agent (10000-line history; 40-line bursts, 1.5 s pauses), ${agentSeconds} s`,
+        value: `${agent.warmCaptures} captures (${((60 * agent.warmCaptures) / agentSeconds).toFixed(0)}/min)`,
+        baseline: `tmux server ${agent.tmuxPct.toFixed(1)}% core, daemon ${agent.daemonPct.toFixed(1)}% (all sessions above still running idle); warm captures hold ${(agent.warmBytes / 1024).toFixed(0)} KiB; RSS ${agent.rssMb.toFixed(0)} MB`,
+        ratio: '-',
+        target: '<= 12/min',
+      });
     } finally {
       for (const c of clients) await c.close();
     }

@@ -44,6 +44,8 @@ export interface SessionStatus {
   readonly lastOutputAt: number | null;
   /** How this session's snapshots were made since its actor started. */
   readonly snapshots: SnapshotCounts;
+  /** Bytes its warm capture holds. */
+  readonly warmBytes: number;
 }
 
 export interface SidecarStatus {
@@ -245,6 +247,7 @@ export class SidecarSystem {
           lastError: s.context.lastError,
           lastOutputAt: rt?.stream.lastOutputAt ?? null,
           snapshots: { ...(rt?.snapshotCounts ?? { cold: 0, warmCaptures: 0, warmServed: 0 }) },
+          warmBytes: rt?.warmBytes ?? 0,
         };
       })
       .sort((a, b) => a.id.localeCompare(b.id));

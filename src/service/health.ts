@@ -29,7 +29,7 @@ export interface HealthReport {
   /** Push notifications: configured or why not, counts and the last failure. */
   push: PushStatus;
   /** How the running sessions' snapshots were made: tmux asked for a client, ahead while quiet, or served warm. */
-  snapshots: { cold: number; warmCaptures: number; warmServed: number };
+  snapshots: { cold: number; warmCaptures: number; warmServed: number; warmBytes: number };
 }
 
 export interface HealthDeps {
@@ -57,11 +57,12 @@ export function healthReport(deps: HealthDeps): HealthReport {
   if (disk.reason) warnings.push(disk.reason);
   warnings.push(...disk.warnings);
   const push = deps.push.status();
-  const snapshots = { cold: 0, warmCaptures: 0, warmServed: 0 };
+  const snapshots = { cold: 0, warmCaptures: 0, warmServed: 0, warmBytes: 0 };
   for (const s of status.sessions) {
     snapshots.cold += s.snapshots.cold;
     snapshots.warmCaptures += s.snapshots.warmCaptures;
     snapshots.warmServed += s.snapshots.warmServed;
+    snapshots.warmBytes += s.warmBytes;
   }
   if (!push.configured && push.reason) warnings.push(push.reason);
   return {

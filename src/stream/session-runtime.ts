@@ -87,6 +87,11 @@ export class SessionRuntime {
     this.warmEnabled = opts.warmSnapshots ?? true;
   }
 
+  /** Bytes the warm capture holds (its snapshot and its screen), 0 when there is none. */
+  get warmBytes(): number {
+    return this.warm ? this.warm.data.length + (this.warm.screen?.length ?? 0) : 0;
+  }
+
   get linked(): boolean {
     return this.client !== null && !this.client.isClosed;
   }

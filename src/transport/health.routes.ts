@@ -38,6 +38,7 @@ export const HealthSchema = Type.Object({
       cold: Type.Integer({ minimum: 0 }),
       warmCaptures: Type.Integer({ minimum: 0 }),
       warmServed: Type.Integer({ minimum: 0 }),
+      warmBytes: Type.Integer({ minimum: 0, description: 'bytes the warm captures hold now' }),
     },
     { description: "how the running sessions' snapshots were made (docs/architecture.md, Warm snapshots)" },
   ),

@@ -33,7 +33,7 @@ const report: HealthReport = {
   warnings: [],
   tls: { enabled: true, fingerprint: 'ab'.repeat(32) },
   push: { configured: false, reason: 'push is not configured', sent: 0, failed: 0, lastError: null },
-  snapshots: { cold: 1, warmCaptures: 2, warmServed: 5 },
+  snapshots: { cold: 1, warmCaptures: 2, warmServed: 5, warmBytes: 4096 },
 };
 
 /** Collects log lines, as the daemon's log file would hold them. */
