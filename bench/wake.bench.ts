@@ -172,11 +172,18 @@ function rowsOf(where: string, samples: Record<Case, Sample[]>, profile: LinkPro
     const p50 = percentile(times, 50);
     const p99 = percentile(times, 99);
     const floor = percentile(floors, 50);
+    // The targets are for the profiles as specified; jitter is reported, not held to them (its
+    // floor would have to include the jitter's own mean). On loopback, the reconnect bench holds
+    // the snapshot targets; a fresh client pays a full TLS handshake here and has none.
     const target = profile
-      ? `p99 < floor + 100 ms${profile.rttMs >= 300 ? ' and < 1 s' : ''}`
+      ? profile.jitterMs > 0
+        ? '-'
+        : `p99 < floor + 100 ms${profile.rttMs >= 300 ? ' and < 1 s' : ''}`
       : c === 'delta'
         ? 'p99 < 20 ms'
-        : 'p99 < 50 ms';
+        : c === 'gap'
+          ? 'p99 < 50 ms'
+          : '-';
     rows.push({
       name: `wake to visible, ${where}: ${label[c]}`,
       value: `p50 ${ms(p50)}, p99 ${ms(p99)}`,
