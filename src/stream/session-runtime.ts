@@ -56,6 +56,10 @@ export class SessionRuntime {
   private client: ControlClient | null = null;
   private links = 0;
   private queue: Promise<unknown> = Promise.resolve();
+  /** The last input sent or queued; input is ordered among itself (see runWhenLinked). */
+  private inputQueue: Promise<unknown> = Promise.resolve();
+  /** Inputs queued and not yet written (waiting for the link, or behind a multi-line input). */
+  private inputsWaiting = 0;
   private readonly linkWaiters = new Set<() => void>();
   /** The pane tether mirrors, once linked. */
   paneId: string | null = null;
@@ -280,22 +284,43 @@ export class SessionRuntime {
   }
 
   /**
-   * Runs the lines `make(paneId)` builds, in order with every command asked for before, once the
+   * Runs the input lines `make(paneId)` builds, in order with all input sent before, once the
    * link is up: a caller that arrives while the link is down waits up to `linkWaitMs` (counted
-   * from its call), then gets `SessionUnavailableError`. Later callers queue behind it, so
-   * order is kept whatever the wait.
+   * from its call), then gets `SessionUnavailableError`. Later input queues behind it, so order
+   * is kept whatever the wait.
+   *
+   * Input keeps its own order, apart from other commands (a capture for a snapshot may take tmux
+   * 100 ms; a keystroke need not wait for its reply, as tmux runs a client's commands in order
+   * anyway). And a one-line input (a keystroke, a key) with nothing waiting ahead of it on a live
+   * link is written at once, without a trip through the queue: it is the echo's path.
    */
   runWhenLinked(make: (paneId: string) => readonly string[], linkWaitMs: number): Promise<void> {
+    const client = this.client;
+    const pane = this.paneId;
+    if (this.inputsWaiting === 0 && client && !client.isClosed && pane) {
+      let lines: readonly string[];
+      try {
+        lines = make(pane);
+      } catch (err) {
+        return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+      }
+      if (lines.length === 1) {
+        const sent = client.run(lines[0]!).then(() => undefined);
+        this.inputQueue = sent.catch(() => undefined);
+        return sent;
+      }
+    }
     const deadline = Date.now() + linkWaitMs;
     const run = async (): Promise<void> => {
       await this.whenLinked(Math.max(0, deadline - Date.now()));
-      const client = this.client;
-      const pane = this.paneId;
-      if (!client || client.isClosed || !pane) throw new SessionUnavailableError(this.id);
-      for (const line of make(pane)) await client.run(line);
+      const linkedClient = this.client;
+      const linkedPane = this.paneId;
+      if (!linkedClient || linkedClient.isClosed || !linkedPane) throw new SessionUnavailableError(this.id);
+      for (const line of make(linkedPane)) await linkedClient.run(line);
     };
-    const next = this.queue.then(run, run);
-    this.queue = next.catch(() => undefined);
+    this.inputsWaiting++;
+    const next = this.inputQueue.then(run, run).finally(() => this.inputsWaiting--);
+    this.inputQueue = next.catch(() => undefined);
     return next;
   }
 
