@@ -271,7 +271,7 @@ export function createSessionImplementations(deps: SessionDeps) {
           name: input.id,
           command: launch.command,
           env: { ...launch.env },
-          ...(launch.cwd !== undefined ? { cwd: launch.cwd } : {}),
+          ...((input.cwd ?? launch.cwd) !== undefined ? { cwd: input.cwd ?? launch.cwd } : {}),
           ...(input.project !== undefined ? { project: input.project } : {}),
           createdAt: new Date(deps.now()).toISOString(),
         });

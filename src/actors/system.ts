@@ -200,9 +200,15 @@ export class SidecarSystem {
   }
 
   /** Creates a tmux session running the agent and waits until its actor runs it. */
-  async createSession(id: string, origin: SessionOrigin, project?: string): Promise<void> {
+  async createSession(id: string, origin: SessionOrigin, options: { project?: string; cwd?: string } = {}): Promise<void> {
     if (this.ref(id) || (await this.tmuxHasSession(id))) throw new SessionExistsError(id);
-    this.actor.send({ type: 'session.create', id, origin, ...(project !== undefined ? { project } : {}) });
+    this.actor.send({
+      type: 'session.create',
+      id,
+      origin,
+      ...(options.project !== undefined ? { project: options.project } : {}),
+      ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
+    });
     const ref = this.ref(id);
     if (!ref) throw new SessionCreateError(id, 'the sidecar is not accepting sessions');
     const done = await waitFor(ref, (s) => s.matches('running') || s.status === 'done', { timeout: CREATE_TIMEOUT_MS }).catch(() => {

@@ -30,7 +30,7 @@ export interface SessionContext {
 }
 
 export type SessionEvent =
-  | { type: 'session.create'; origin: SessionOrigin; project?: string }
+  | { type: 'session.create'; origin: SessionOrigin; project?: string; cwd?: string }
   | { type: 'session.adopt' }
   | { type: 'session.delete'; keepBuffer: boolean }
   | { type: 'session.gone' }
@@ -43,6 +43,8 @@ export interface CreateSessionInput {
   readonly id: string;
   readonly origin: SessionOrigin;
   readonly project?: string;
+  /** The directory the agent starts in (absolute, checked by the service); the configured default when absent. */
+  readonly cwd?: string;
 }
 export interface DeleteSessionInput {
   readonly id: string;
@@ -112,6 +114,7 @@ export const sessionMachine = setup({
           id: context.id,
           origin: event.type === 'session.create' ? event.origin : 'api',
           ...(event.type === 'session.create' && event.project !== undefined ? { project: event.project } : {}),
+          ...(event.type === 'session.create' && event.cwd !== undefined ? { cwd: event.cwd } : {}),
         }),
         onDone: {
           target: 'running',

@@ -25,7 +25,7 @@ export interface TmuxScan {
 export type SidecarEvent =
   | { type: 'tmux.scanned'; scan: TmuxScan }
   | { type: 'tmux.unreachable'; reason: string }
-  | { type: 'session.create'; id: string; origin: SessionOrigin; project?: string }
+  | { type: 'session.create'; id: string; origin: SessionOrigin; project?: string; cwd?: string }
   | { type: 'session.delete'; id: string; keepBuffer: boolean }
   | { type: 'sidecar.stop' };
 
@@ -143,6 +143,7 @@ export const sidecarMachine = setup({
                 type: 'session.create' as const,
                 origin: event.origin,
                 ...(event.project !== undefined ? { project: event.project } : {}),
+                ...(event.cwd !== undefined ? { cwd: event.cwd } : {}),
               }),
             ),
           ],

@@ -8,6 +8,9 @@
  * `escapeArgvArg`, control lines with `buildControlCommand`) or as hex bytes; unknown sessions
  * are `session-not-found` before any tmux command names them.
  */
+import { constants } from 'node:fs';
+import { access, stat } from 'node:fs/promises';
+import { isAbsolute } from 'node:path';
 import { BUILTIN_COMMANDS, type SlashCommand } from '../agent/builtin-commands.js';
 import { DomainError } from '../errors.js';
 import type { AgentState } from '../protocol/frames.js';
@@ -37,6 +40,8 @@ export interface SessionItem {
   createdAt: string | null;
   clients: number;
   project: string | null;
+  /** The directory the agent started in, when tether recorded it. */
+  cwd: string | null;
 }
 
 /** What the sessions need of the agents (the agent hub): their state and reported commands. */
@@ -83,20 +88,26 @@ export class SessionsService {
       createdAt: info.createdAt,
       clients: this.clients(info.name),
       project: info.project,
+      cwd: info.cwd,
     };
   }
 
   /** Creates a session; without a name, the first free `pi-<n>`. */
-  async create(input: { name?: string; project?: string }): Promise<{ id: string; name: string }> {
+  async create(input: { name?: string; project?: string; cwd?: string }): Promise<{ id: string; name: string }> {
+    if (input.cwd !== undefined) await checkDirectory(input.cwd);
+    const options = {
+      ...(input.project !== undefined ? { project: input.project } : {}),
+      ...(input.cwd !== undefined ? { cwd: input.cwd } : {}),
+    };
     if (input.name !== undefined) {
       if (!isValidSessionName(input.name)) throw new DomainError('invalid', `must match ${SESSION_NAME_RE.source}`, 'name');
-      await this.createOne(input.name, input.project);
+      await this.createOne(input.name, options);
       return { id: input.name, name: input.name };
     }
     for (let attempt = 0; attempt < MAX_NAME_ATTEMPTS; attempt++) {
       const name = await this.freeName();
       try {
-        await this.createOne(name, input.project);
+        await this.createOne(name, options);
         return { id: name, name };
       } catch (err) {
         if (!(err instanceof DomainError && err.code === 'session-exists')) throw err;
@@ -107,9 +118,9 @@ export class SessionsService {
   }
 
   /** Creates one session; tmux failing to create it is a 503 that says why. */
-  private async createOne(name: string, project: string | undefined): Promise<void> {
+  private async createOne(name: string, options: { project?: string; cwd?: string }): Promise<void> {
     try {
-      await this.system.createSession(name, 'api', project);
+      await this.system.createSession(name, 'api', options);
     } catch (err) {
       if (err instanceof SessionCreateError) throw new DomainError('tmux-unavailable', err.message);
       throw err;
@@ -192,4 +203,24 @@ export class SessionsService {
       .map((c) => ({ name: c.name, description: c.description }));
     return Promise.resolve([...BUILTIN_COMMANDS, ...extra]);
   }
+}
+
+/**
+ * Checks the directory a new session's agent is to start in: an absolute path to an existing
+ * directory this user can enter. The message names it, so a typo is plain to see.
+ */
+export async function checkDirectory(cwd: string): Promise<void> {
+  const refuse = (why: string) => new DomainError('invalid', `${JSON.stringify(cwd)} ${why}`, 'cwd');
+  if (cwd.includes('\u0000')) throw refuse('contains a NUL character');
+  if (!isAbsolute(cwd)) throw refuse('is not an absolute path');
+  const info = await stat(cwd).catch(() => null);
+  if (!info) throw refuse('does not exist');
+  if (!info.isDirectory()) throw refuse('is not a directory');
+  if (
+    !(await access(cwd, constants.X_OK).then(
+      () => true,
+      () => false,
+    ))
+  )
+    throw refuse('cannot be entered (no search permission)');
 }

@@ -73,6 +73,9 @@ export interface CreateSessionOptions {
   readonly createdAt: string;
 }
 
+/** The session option holding the directory the agent started in, exactly. */
+export const CWD_OPTION = '@tether-cwd';
+
 /** `new-window -c` expands formats in the directory: `##` is a literal `#`. */
 function escapeFormat(text: string): string {
   return text.replaceAll('#', '##');
@@ -127,6 +130,8 @@ export function createSessionCommands(opts: CreateSessionOptions): string[][] {
     ['set-option', '-w', '-t', agentWindow, 'remain-on-exit', 'on'],
     ['set-option', '-F', '-t', agentWindow, '@tether-pane', '#{pane_id}'],
     ...(opts.project !== undefined ? [['set-option', '-t', session, '@project', opts.project]] : []),
+    // The directory exactly as given: `session_path` is the same, but formats rewrite control characters.
+    ...(opts.cwd !== undefined ? [['set-option', '-t', session, CWD_OPTION, opts.cwd]] : []),
     // Last, so it does not fire for the agent window itself.
     ['set-hook', '-t', session, 'after-new-window', AFTER_NEW_WINDOW_HOOK],
   ];
@@ -180,6 +185,8 @@ export interface TmuxSessionInfo {
   readonly isTether: boolean;
   readonly createdAt: string | null;
   readonly project: string | null;
+  /** The directory the agent started in (`@tether-cwd`); null for a session made before tether recorded it, or not tether's. */
+  readonly cwd: string | null;
   /** `@tether-pane` while that pane exists, else the session's first pane. */
   readonly paneId: string;
   readonly paneDead: boolean;
@@ -262,11 +269,17 @@ function parsePaneRow(line: string): PaneRow | null {
   };
 }
 
+/** The options tether sets once, when it creates a session, and never changes. */
+interface FixedOptions {
+  readonly project: string | null;
+  readonly cwd: string | null;
+}
+
 /**
- * `@project` by session (server pid, session id, `@created`): set once in the invocation that
- * creates the session, so read once. Entries of sessions no longer listed are dropped.
+ * `@project` and `@tether-cwd` by session (server pid, session id, `@created`): set once in the
+ * invocation that creates the session, so read once. Entries of sessions no longer listed are dropped.
  */
-const projects = new WeakMap<TmuxCli, Map<string, string | null>>();
+const fixedOptions = new WeakMap<TmuxCli, Map<string, FixedOptions>>();
 
 /** Every session on the server, tether's and the user's; [] when no server runs. */
 export async function listSessions(cli: TmuxCli): Promise<TmuxSessionInfo[]> {
@@ -285,8 +298,8 @@ export async function listSessions(cli: TmuxCli): Promise<TmuxSessionInfo[]> {
     if (rows) rows.push(row);
     else bySession.set(row.sessionId, [row]);
   }
-  let cache = projects.get(cli);
-  if (!cache) projects.set(cli, (cache = new Map<string, string | null>()));
+  let cache = fixedOptions.get(cli);
+  if (!cache) fixedOptions.set(cli, (cache = new Map<string, FixedOptions>()));
   const known = cache;
   const sessions = await Promise.all([...bySession.values()].map((rows) => describeSession(cli, rows, known)));
   const listed = new Set([...bySession.values()].map((rows) => projectKey(rows[0]!)));
@@ -298,21 +311,22 @@ function projectKey(row: PaneRow): string {
   return `${row.serverPid}\0${row.sessionId}\0${row.createdAt ?? ''}`;
 }
 
-/** Builds one session's info; null when it vanished while its project was being read. */
-async function describeSession(cli: TmuxCli, rows: PaneRow[], projectCache: Map<string, string | null>): Promise<TmuxSessionInfo | null> {
+/** Builds one session's info; null when it vanished while its options were being read. */
+async function describeSession(cli: TmuxCli, rows: PaneRow[], cache: Map<string, FixedOptions>): Promise<TmuxSessionInfo | null> {
   const first = rows[0]!;
-  let project: string | null = null;
+  let fixed: FixedOptions = { project: null, cwd: null };
   if (first.tether) {
     const key = projectKey(first);
-    if (projectCache.has(key)) project = projectCache.get(key)!;
+    const known = cache.get(key);
+    if (known) fixed = known;
     else {
       try {
-        project = await readOption(cli, first.sessionId, '@project');
+        fixed = { project: await readOption(cli, first.sessionId, '@project'), cwd: await readOption(cli, first.sessionId, CWD_OPTION) };
       } catch (err) {
         if (isNoSessionError(err) || isNoServerError(err)) return null;
         throw err;
       }
-      projectCache.set(key, project);
+      cache.set(key, fixed);
     }
   }
   const pane = rows.find((r) => r.paneId === first.recordedPane) ?? first;
@@ -323,7 +337,8 @@ async function describeSession(cli: TmuxCli, rows: PaneRow[], projectCache: Map<
     attachedClients: first.attached,
     isTether: first.tether,
     createdAt: first.tether ? first.createdAt : null,
-    project,
+    project: fixed.project,
+    cwd: fixed.cwd,
     paneId: pane.paneId,
     paneDead: pane.dead,
     paneDeadStatus: pane.dead ? pane.deadStatus : null,

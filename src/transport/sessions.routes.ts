@@ -15,6 +15,8 @@ import { AgentStateValue } from '../protocol/frames.js';
 import { InputRefusal, parseInput, type InputMessage } from '../protocol/input.js';
 import { SESSION_NAME_PATTERN } from '../protocol/session-name.js';
 
+/** Longest directory path, in characters (Linux's PATH_MAX). */
+const MAX_CWD_CHARS = 4096;
 /** Longest description and project, in characters. */
 export const MAX_DESCRIPTION_CHARS = 1024;
 export const MAX_PROJECT_CHARS = 256;
@@ -31,6 +33,7 @@ export const SessionListItemSchema = Type.Object({
   createdAt: Nullable(Type.String()),
   clients: Type.Integer({ minimum: 0 }),
   project: Nullable(Type.String()),
+  cwd: Nullable(Type.String({ description: 'the directory the agent started in' })),
 });
 export type SessionListItem = Static<typeof SessionListItemSchema>;
 
@@ -40,6 +43,7 @@ const CreateBody = Type.Object(
   {
     name: Type.Optional(Type.String({ pattern: SESSION_NAME_PATTERN })),
     project: Type.Optional(Type.String({ maxLength: MAX_PROJECT_CHARS })),
+    cwd: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_CWD_CHARS, description: 'absolute path of an existing directory' })),
   },
   { additionalProperties: false },
 );
@@ -57,7 +61,7 @@ const CommandItem = Type.Object({ name: Type.String(), description: Type.String(
 /** What the routes need from the actor system. Unknown sessions throw ApiError('session-not-found'). */
 export interface SessionsHandle {
   list(): Promise<SessionListItem[]>;
-  create(input: { name?: string; project?: string }): Promise<{ id: string; name: string }>;
+  create(input: { name?: string; project?: string; cwd?: string }): Promise<{ id: string; name: string }>;
   describe(id: string, description: string): Promise<void>;
   remove(id: string, keepBuffer: boolean): Promise<void>;
   thumbnail(id: string): Promise<string>;
@@ -91,9 +95,11 @@ export const sessionsRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsHandl
     async (req, reply) => {
       const body = req.body ?? {};
       refuseNul('body/project', body.project);
+      refuseNul('body/cwd', body.cwd);
       const created = await sessions.create({
         ...(body.name !== undefined ? { name: body.name } : {}),
         ...(body.project !== undefined ? { project: body.project } : {}),
+        ...(body.cwd !== undefined ? { cwd: body.cwd } : {}),
       });
       return reply.code(201).send(created);
     },

@@ -2,7 +2,9 @@
  * The REST surface against a real daemon and real tmux: the user's flow from create to delete,
  * every route with and without the token, hostile values, and fuzzed bodies.
  */
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { daemonHome, startDaemon, type DaemonHome, type RunningTestDaemon } from '../helpers/daemon.js';
@@ -22,6 +24,7 @@ interface Item {
   createdAt: string | null;
   clients: number;
   project: string | null;
+  cwd: string | null;
 }
 
 describe('REST sessions', () => {
@@ -191,6 +194,55 @@ describe('REST sessions', () => {
     expect(await tmuxNames()).toContain('pi-main');
     expect(existsSync(HOSTILE_FILE)).toBe(false);
     expect((await d.get('/health')).status).toBe(200);
+  });
+
+  it('a session starts in the directory asked for, hostile names included; a bad directory is a 400 naming it and creates nothing', async () => {
+    const base = mkdtempSync(join(tmpdir(), 'tether-cwd-'));
+    try {
+      const plain = join(base, 'project');
+      const hostile = join(base, `a;kill-server #{pane_id} $(touch pwned) 'q' é`);
+      mkdirSync(plain);
+      mkdirSync(hostile);
+      for (const [name, cwd] of [
+        ['in-plain', plain],
+        ['in-hostile', hostile],
+      ] as const) {
+        const created = await json('POST', '/sessions', { name, cwd });
+        expect(created.status, cwd).toBe(201);
+        // The shell in the pane runs there: what `pwd` prints is the directory, byte for byte.
+        expect((await json('POST', `/sessions/${name}/input`, { type: 'keys', data: 'pwd\r' })).status).toBe(204);
+        await eventually(async () => (await tmux.capture(`=${name}:`)).split('\n').includes(cwd), 15_000, 50, `pwd printing ${cwd}`);
+        const item = ((await (await d.get('/sessions')).json()) as Item[]).find((s) => s.id === name)!;
+        expect(item.cwd).toBe(cwd);
+      }
+      // The default session records where it started too.
+      expect(((await (await d.get('/sessions')).json()) as Item[]).find((s) => s.id === 'pi-main')!.cwd).toMatch(/^\//);
+
+      const file = join(base, 'a-file');
+      writeFileSync(file, 'x');
+      const refused: [unknown, RegExp][] = [
+        ['relative/dir', /is not an absolute path/],
+        [join(base, 'missing'), /does not exist/],
+        [file, /is not a directory/],
+        ['', /body.cwd/],
+        [`${plain}\u0000x`, /NUL/],
+        [42, /body.cwd/],
+      ];
+      const before = await tmuxNames();
+      for (const [cwd, why] of refused) {
+        const res = await json('POST', '/sessions', { name: 'never-made', cwd });
+        expect(res.status, JSON.stringify(cwd)).toBe(400);
+        const body = (await res.json()) as { error: string; message: string };
+        expect(body.error).toBe('bad-request');
+        expect(body.message).toMatch(why);
+        if (typeof cwd === 'string' && cwd.length > 0 && !cwd.includes('\u0000')) expect(body.message).toContain(cwd);
+      }
+      expect(await tmuxNames()).toEqual(before);
+      expect(existsSync(join(base, 'pwned')) || existsSync(join(hostile, 'pwned'))).toBe(false);
+      for (const name of ['in-plain', 'in-hostile']) expect((await d.get(`/sessions/${name}`, { method: 'DELETE' })).status).toBe(204);
+    } finally {
+      rmSync(base, { recursive: true, force: true });
+    }
   });
 
   it('input sent the moment a session is created is accepted and arrives in order (five sessions at once)', async () => {
