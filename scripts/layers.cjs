@@ -3,10 +3,10 @@
 // Lowest first. A folder may import its own layer's siblings only where the list says so
 // (a layer is an array of folders that must not import each other).
 const LAYERS = [
-  ['errors', 'log', 'process'], // plain facts and helpers, no tether imports
+  ['errors', 'log', 'process', 'files'], // plain facts and helpers, no tether imports
   ['machines'], // pure statecharts: no I/O
   ['protocol'], // wire shapes: frames, input, session names
-  ['config', 'tmux', 'ops', 'push'], // each talks to one outside thing
+  ['config', 'tmux', 'ops', 'push', 'records'], // each talks to one outside thing
   ['stream'], // ring, pane stream, per-client streaming, hub
   ['actors', 'agent', 'auth'], // the live actors; the agent link; pairing and tokens
   ['service'], // what a session can be asked to do, for every transport

@@ -44,6 +44,8 @@ export interface AgentHubDeps {
   readonly userMessages?: (session: string, first: readonly string[], count: number) => void;
   /** XState inspection of a session's agent-state actor (the /ops view). */
   readonly inspect?: (session: string) => (ev: InspectionEvent) => void;
+  /** The session's agent reported a new conversation file (the session record keeps it). */
+  readonly sessionFile?: (session: string, path: string) => void;
 }
 
 /** One open agent connection, as the socket server hands it over. */
@@ -66,6 +68,8 @@ interface SessionAgent {
   commands: readonly ReportedCommand[] | null;
   first: string[];
   count: number;
+  /** The conversation file the agent last reported. */
+  sessionFile: string | null;
 }
 
 const sameFact = (a: AgentStateFact | null, b: AgentStateFact | null) => a?.value === b?.value && a?.tool === b?.tool;
@@ -99,6 +103,17 @@ export class AgentHub {
     return this.sessions.get(sessionId)?.commands ?? null;
   }
 
+  /** The file the session's agent keeps its conversation in, as it last reported; null when none did. */
+  sessionFile(sessionId: string): string | null {
+    return this.sessions.get(sessionId)?.sessionFile ?? null;
+  }
+
+  private setSessionFile(sessionId: string, agent: SessionAgent, path: string): void {
+    if (agent.sessionFile === path) return;
+    agent.sessionFile = path;
+    this.deps.sessionFile?.(sessionId, path);
+  }
+
   /** Whether an agent is connected for the session. */
   connected(sessionId: string): boolean {
     return (this.sessions.get(sessionId)?.owner ?? null) !== null;
@@ -128,6 +143,9 @@ export class AgentHub {
           agent.count++;
           if (agent.first.length < MAX_HELLO_MESSAGES) agent.first.push(message.text);
           this.deps.userMessages?.(session!, agent.first, agent.count);
+          return;
+        case 'session-file':
+          this.setSessionFile(session!, agent, message.path);
           return;
         case 'hello':
           return; // one hello per connection
@@ -161,6 +179,7 @@ export class AgentHub {
       });
       link.send({ type: 'welcome', session, url: this.deps.url() });
       this.deps.log.info({ session, pane: hello.pane, agentPid: hello.pid }, 'an agent registered');
+      if (hello.sessionFile !== undefined) this.setSessionFile(session, agent, hello.sessionFile);
       this.deps.registered?.(session);
       for (const m of pending.splice(0)) handle(m);
       if (agent.count > 0) this.deps.userMessages?.(session, agent.first, agent.count);
@@ -204,7 +223,16 @@ export class AgentHub {
     let agent = this.sessions.get(sessionId);
     if (agent) return agent;
     const actor = createActor(agentStateMachine, this.deps.inspect ? { id: 'agent', inspect: this.deps.inspect(sessionId) } : {});
-    const created: SessionAgent = { actor, listeners: new Set(), last: null, owner: null, commands: null, first: [], count: 0 };
+    const created: SessionAgent = {
+      actor,
+      listeners: new Set(),
+      last: null,
+      owner: null,
+      commands: null,
+      first: [],
+      count: 0,
+      sessionFile: null,
+    };
     agent = created;
     actor.subscribe((snap) => {
       const value = agentStateValue(snap);

@@ -81,6 +81,8 @@ export interface HelloMessage {
   /** The first user messages of this agent run, and how many there were. */
   readonly userMessages: readonly string[];
   readonly userMessageCount: number;
+  /** The file pi keeps this conversation in (`pi --session <file>` reopens it), when it has one. */
+  readonly sessionFile?: string;
 }
 
 export interface EventMessage {
@@ -103,8 +105,14 @@ export interface UserMessage {
   readonly text: string;
 }
 
+/** pi moved to another conversation file (`/new`, `/resume`, `/fork`, a reload). */
+export interface SessionFileMessage {
+  readonly type: 'session-file';
+  readonly path: string;
+}
+
 /** Extension -> daemon. */
-export type AgentMessage = HelloMessage | EventMessage | CommandsMessage | UserMessage;
+export type AgentMessage = HelloMessage | EventMessage | CommandsMessage | UserMessage | SessionFileMessage;
 
 /** Daemon -> extension. */
 export type DaemonMessage =
@@ -129,6 +137,13 @@ function str(o: Record<string, unknown>, key: string, max: number, optional = fa
   if (v === undefined && optional) return undefined;
   if (typeof v !== 'string') throw bad(`${key}: must be a string`);
   if (v.length > max) throw bad(`${key}: longer than ${max} characters`);
+  return v;
+}
+
+/** A file's absolute path (no NUL): what tether may later hand to the agent to reopen. */
+function absolutePath(o: Record<string, unknown>, key: string, optional = false): string | undefined {
+  const v = str(o, key, MAX_PATH_CHARS, optional);
+  if (v !== undefined && (!v.startsWith('/') || v.includes('\u0000'))) throw bad(`${key}: must be an absolute path`);
   return v;
 }
 
@@ -164,6 +179,7 @@ function decodeHello(o: Record<string, unknown>): HelloMessage {
   const count = o.userMessageCount;
   if (typeof count !== 'number' || !Number.isSafeInteger(count) || count < 0) throw bad('userMessageCount: must be a count');
   const tool = str(o, 'tool', MAX_SHORT_CHARS, true);
+  const sessionFile = absolutePath(o, 'sessionFile', true);
   return {
     type: 'hello',
     v: AGENT_PROTOCOL_VERSION,
@@ -174,6 +190,7 @@ function decodeHello(o: Record<string, unknown>): HelloMessage {
     ...(tool !== undefined ? { tool } : {}),
     userMessages: (messages as string[]).map((m) => m.slice(0, MAX_USER_MESSAGE_CHARS)),
     userMessageCount: count,
+    ...(sessionFile !== undefined ? { sessionFile } : {}),
   };
 }
 
@@ -214,6 +231,8 @@ export function decodeAgentMessage(line: string): AgentMessage {
       return { type: 'commands', commands: decodeCommands(o.commands) };
     case 'user-message':
       return { type: 'user-message', text: str(o, 'text', MAX_AGENT_LINE_BYTES)!.slice(0, MAX_USER_MESSAGE_CHARS) };
+    case 'session-file':
+      return { type: 'session-file', path: absolutePath(o, 'path')! };
     default:
       throw bad('type: unknown message type');
   }

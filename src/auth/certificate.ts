@@ -15,7 +15,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { isIP } from 'node:net';
 import { join } from 'node:path';
-import { writeAtomic } from './files.js';
+import { writeAtomic } from '../files.js';
 
 /** Validity of a new certificate. */
 export const CERT_VALID_DAYS = 3650;

@@ -13,7 +13,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { chmodSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { errnoOf, withLock, writeAtomic } from './files.js';
+import { errnoOf, withLock, writeAtomic } from '../files.js';
 
 /** How long a pairing token is valid (docs/contract.md "Limits": 5 minutes). */
 export const PAIRING_TTL_MS = 5 * 60_000;

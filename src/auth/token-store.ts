@@ -14,7 +14,7 @@
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { chmodSync, closeSync, fstatSync, mkdirSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { errnoOf, withLock, writeAtomic } from './files.js';
+import { errnoOf, withLock, writeAtomic } from '../files.js';
 
 export type TokenKind = 'local' | 'device' | 'cli';
 

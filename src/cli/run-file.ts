@@ -6,7 +6,7 @@
  */
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { writeAtomic } from '../auth/files.js';
+import { writeAtomic } from '../files.js';
 import { CliError } from './fail.js';
 import { processExists } from '../process.js';
 

@@ -108,6 +108,9 @@ export default function tetherExtension(pi: PiApi): void {
     verdict: (idle) => report({ type: 'event', event: 'agent.end', idle }),
   });
 
+  /** The file pi keeps the current conversation in, as last seen at a session start. */
+  let sessionFile: string | undefined;
+
   const begin = (ctx: PiContext): void => {
     const place = tmuxPlace(env);
     if (!place) {
@@ -132,6 +135,7 @@ export default function tetherExtension(pi: PiApi): void {
           ...(value === 'tool' && tool !== undefined ? { tool } : {}),
           userMessages: first,
           userMessageCount: count,
+          ...(sessionFile !== undefined ? { sessionFile } : {}),
         };
       },
       onMessage: (message) => {
@@ -183,10 +187,15 @@ export default function tetherExtension(pi: PiApi): void {
     ui = ctx.ui;
     const enabled = pi.getFlag(FLAG);
     if (enabled !== true && enabled !== 'true') return;
+    // The conversation's file: tether reopens it if the session has to be restored.
+    const file = ctx.sessionManager?.getSessionFile?.();
+    const changed = file !== undefined && file !== sessionFile;
+    if (file !== undefined) sessionFile = file;
     if (!link) begin(ctx);
     else {
       report({ type: 'event', event: 'agent.ready' });
       sendCommands();
+      if (changed) link.send({ type: 'session-file', path: file });
     }
   });
   on('agent_start', () => {

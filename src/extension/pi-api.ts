@@ -19,6 +19,8 @@ export interface PiContext {
   readonly ui: PiUi;
   isIdle(): boolean;
   hasPendingMessages(): boolean;
+  /** Where pi keeps the conversation (absent in pi versions without it). */
+  readonly sessionManager?: { getSessionFile?(): string | undefined };
 }
 
 export interface PiCommandInfo {

@@ -48,6 +48,8 @@ describe('agent protocol', () => {
       { type: 'event', event: 'agent.end', idle: true },
       { type: 'commands', commands: [{ name: 'review', description: 'Review code', source: 'prompt' }] },
       { type: 'user-message', text: 'fix the tests' },
+      { ...(hello as AgentMessage & { type: 'hello' }), sessionFile: '/home/me/.pi/agent/sessions/a b/2026.jsonl' },
+      { type: 'session-file', path: '/home/me/.pi/agent/sessions/x/2026-11-25.jsonl' },
     ];
     for (const m of messages) expect(decodeAgentMessage(encodeLine(m).trimEnd())).toEqual(m);
     expect(decodeDaemonMessage(encodeLine({ type: 'welcome', session: 'pi-main', url: 'http://h:1/?token=t' }))).toEqual({
@@ -72,6 +74,11 @@ describe('agent protocol', () => {
     expect(refusal('{"type":"commands","commands":[{"name":"two words"}]}')).toMatch(/commands\/0\/name/);
     const many = Array.from({ length: MAX_AGENT_COMMANDS + 1 }, (_, i) => ({ name: `c${i}` }));
     expect(refusal(JSON.stringify({ type: 'commands', commands: many }))).toMatch(/more than/);
+    // A conversation file is an absolute path: tether may hand it back to the agent to reopen.
+    expect(refusal('{"type":"session-file","path":"relative/x.jsonl"}')).toMatch(/^path:/);
+    expect(refusal('{"type":"session-file","path":"/a\\u0000b"}')).toMatch(/^path:/);
+    expect(refusal('{"type":"session-file"}')).toMatch(/^path:/);
+    expect(refusal(JSON.stringify({ ...hello, sessionFile: 7 }))).toMatch(/^sessionFile:/);
   });
 
   it('keeps only the start of a long user message', () => {

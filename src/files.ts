@@ -1,5 +1,5 @@
 /**
- * The file habits of everything tether keeps in its data dir that holds a secret (tokens,
+ * The file habits of what tether keeps in its data dir (tokens, session records,
  * pairing tokens, the TLS key): written atomically (a reader sees the old or the new content,
  * never a part; a crash mid-write loses nothing), mode 0600, and changed by one process at a
  * time under a lock file (the daemon and the CLI both write them).

@@ -1,0 +1,149 @@
+/**
+ * The session records: for each tether session, what it takes to bring it back when its tmux
+ * server is gone (killed, crashed, the machine restarted): its name and description, the
+ * directory the agent started in, the agent's command, the file pi keeps the conversation in,
+ * when it was created, and the stream position reserved so far (positions after a restore start
+ * above it, so none is ever reused). docs/reliability.md says what is restored and what is not.
+ *
+ * One JSON file per session, `<dataDir>/sessions/<name>.json`, mode 0600 in a 0700 directory,
+ * each written atomically (temp file, fsync, rename): a crash at any moment leaves the old record
+ * or the new one, never a part. Only the daemon writes them.
+ *
+ * Invariant: a record's name is a valid session name (so its file name is safe), and a file
+ * that does not hold a valid record is reported, never trusted.
+ */
+import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { Type, type Static } from 'typebox';
+import { Compile } from 'typebox/compile';
+import { writeAtomic } from '../files.js';
+import { isValidSessionName } from '../protocol/session-name.js';
+
+export const SessionRecordSchema = Type.Object(
+  {
+    v: Type.Literal(1),
+    name: Type.String({ minLength: 1, maxLength: 64 }),
+    description: Type.String({ maxLength: 4096 }),
+    /** The directory the agent started in; null when tether did not record it. */
+    cwd: Type.Union([Type.String({ minLength: 1 }), Type.Null()]),
+    /** The agent's argv as it was launched (for the record; a restore launches the agent configured now). */
+    command: Type.Array(Type.String()),
+    /** The file pi keeps the conversation in, as the extension last reported it. */
+    sessionFile: Type.Union([Type.String({ minLength: 1 }), Type.Null()]),
+    createdAt: Type.String(),
+    /** The highest stream position reserved so far. */
+    reservedSeq: Type.Integer({ minimum: 0 }),
+    /**
+     * Why the session is not to be brought back: its agent exited by itself, or a restore could
+     * not be made (its directory gone, its agent missing), with the reason. null: restore it.
+     */
+    ended: Type.Union([
+      Type.Null(),
+      Type.Object({ reason: Type.Union([Type.Literal('exited'), Type.Literal('unrestorable')]), detail: Type.String(), at: Type.String() }),
+    ]),
+  },
+  { additionalProperties: false },
+);
+export type SessionRecord = Static<typeof SessionRecordSchema>;
+
+const check = Compile(SessionRecordSchema);
+
+/** A file in the records directory that holds no valid record, and why. */
+export interface BrokenRecord {
+  readonly file: string;
+  readonly why: string;
+}
+
+export class RecordError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'RecordError';
+  }
+}
+
+const fail = (_code: 'io' | 'locked', message: string) => new RecordError(message);
+
+export class SessionRecords {
+  readonly dir: string;
+
+  constructor(dataDir: string) {
+    this.dir = join(dataDir, 'sessions');
+  }
+
+  private file(name: string): string {
+    if (!isValidSessionName(name)) throw new RecordError(`not a session name: ${JSON.stringify(name.slice(0, 80))}`);
+    return join(this.dir, `${name}.json`);
+  }
+
+  /** The record of `name`, or null when there is none (or it is not valid: see `list`). */
+  read(name: string): SessionRecord | null {
+    let text: string;
+    try {
+      text = readFileSync(this.file(name), 'utf8');
+    } catch {
+      return null;
+    }
+    return parseRecord(text, name);
+  }
+
+  /** Every valid record, by name, and the files that hold none. */
+  list(): { records: SessionRecord[]; broken: BrokenRecord[] } {
+    let names: string[];
+    try {
+      names = readdirSync(this.dir);
+    } catch {
+      return { records: [], broken: [] };
+    }
+    const records: SessionRecord[] = [];
+    const broken: BrokenRecord[] = [];
+    for (const entry of names.sort()) {
+      if (!entry.endsWith('.json')) continue; // a temp file of a write in progress, or not ours
+      const name = entry.slice(0, -'.json'.length);
+      let record: SessionRecord | null;
+      try {
+        record = isValidSessionName(name) ? parseRecord(readFileSync(join(this.dir, entry), 'utf8'), name) : null;
+      } catch (err) {
+        broken.push({ file: entry, why: (err as Error).message });
+        continue;
+      }
+      if (record) records.push(record);
+      else broken.push({ file: entry, why: 'not a valid session record' });
+    }
+    return { records, broken };
+  }
+
+  /** Writes the whole record, atomically. */
+  write(record: SessionRecord): void {
+    const value: unknown = record;
+    if (!check.Check(value)) throw new RecordError(`not a valid session record for ${JSON.stringify(record.name).slice(0, 80)}`);
+    const path = this.file(record.name);
+    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    writeAtomic(path, `${JSON.stringify(record, null, 2)}\n`, fail);
+  }
+
+  /** Changes some fields of an existing record; false when there is none. */
+  update(name: string, change: Partial<Omit<SessionRecord, 'v' | 'name'>>): boolean {
+    const current = this.read(name);
+    if (!current) return false;
+    const next = { ...current, ...change };
+    if (JSON.stringify(next) !== JSON.stringify(current)) this.write(next);
+    return true;
+  }
+
+  /** Forgets a session (deleted on purpose: it is not to come back). */
+  remove(name: string): void {
+    rmSync(this.file(name), { force: true });
+  }
+}
+
+/** The record in `text` if it is a valid one for `name`, else null. */
+function parseRecord(text: string, name: string): SessionRecord | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  if (!check.Check(value)) return null;
+  return value.name === name ? value : null;
+}
