@@ -30,6 +30,8 @@ export interface AgentServiceDeps {
   readonly described: (session: string) => void;
   /** XState inspection of each session's agent-state actor (the /ops view). */
   readonly inspect?: (session: string) => (ev: InspectionEvent) => void;
+  /** A session's agent reported a new conversation file. */
+  readonly sessionFile?: (session: string, path: string) => void;
 }
 
 export class AgentService {
@@ -56,6 +58,7 @@ export class AgentService {
       registered: deps.registered,
       userMessages: (session, first, count) => this.namer.consider(session, first, count),
       ...(deps.inspect ? { inspect: deps.inspect } : {}),
+      ...(deps.sessionFile ? { sessionFile: deps.sessionFile } : {}),
     });
   }
 

@@ -11,6 +11,8 @@ import { hostname } from 'node:os';
 import type pino from 'pino';
 import { DiskBuffers, GIB, MIB, type SessionActivity } from '../actors/disk-buffer.actor.js';
 import { SessionsService } from '../service/sessions.service.js';
+import { SessionRecords } from '../records/session-records.js';
+import { RecordKeeper } from '../service/record-keeper.js';
 import { SidecarSystem } from '../actors/system.js';
 import { OpsInspector } from '../ops/inspector.js';
 import { sessionActorId } from '../machines/sidecar.machine.js';
@@ -167,16 +169,36 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     // A data dir that cannot hold buffers must not keep the sessions from being served.
     log.error({ err: (err as Error).message }, 'the disk buffers could not be set up');
   }
+  const launchFor = (id: string) => agent(id === config.agent.default_session ? io.cwd : (io.env.HOME ?? io.cwd));
+  // What it takes to bring each session back, kept in step with it (docs/reliability.md).
+  const keeper = new RecordKeeper({
+    records: new SessionRecords(paths.dataDir),
+    cli,
+    agentCommand: (id) => launchFor(id).command,
+    sessionFile: (id) => agents.hub.sessionFile(id),
+    reservedSeq: (id) => system.session(id)?.runtime.reservedSeq ?? null,
+    now: Date.now,
+    log,
+  });
   const system = new SidecarSystem({
     inspect: ops.observer(),
     cli,
     target,
     ringBytes: config.stream.ring_kb * 1024,
-    agent: (id) => agent(id === config.agent.default_session ? io.cwd : (io.env.HOME ?? io.cwd)),
+    agent: launchFor,
     now: Date.now,
     log,
     deleteBuffer: (id) => buffers.delete(id),
-    runtimeCreated: (rt) => buffers.attach(rt.id, rt.stream),
+    runtimeCreated: (rt) => {
+      const unbuffer = buffers.attach(rt.id, rt.stream);
+      const unwatch = rt.onChange((what) =>
+        what === 'linked' ? void keeper.sync(rt.id) : keeper.note(rt.id, { reservedSeq: rt.reservedSeq }),
+      );
+      return () => {
+        unwatch();
+        unbuffer();
+      };
+    },
   });
   const agents = new AgentService({
     cli,
@@ -189,10 +211,13 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     registered: () => system.requestRescan(),
     described: (id) => system.metaChanged(id),
     inspect: (id) => ops.observer({ label: 'agent', parent: sessionActorId(id) }),
+    sessionFile: (id, path) => keeper.note(id, { sessionFile: path }),
   });
   system.onSessionEnded((id, why) => {
     if (why === 'deleted') agents.hub.forget(id);
+    else void keeper.sync(id); // the agent exited: the record says so, and it is not restored
   });
+  system.onMetaChanged((id) => void keeper.sync(id));
   system.start();
   await system.booted();
   if (system.sessionIds().length === 0) {
@@ -209,7 +234,14 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     log.warn(warnings[warnings.length - 1]);
   }
   if (!pushSettings.enabled) log.info(pushSettings.reason);
-  const sessions = new SessionsService(system, cli, 'pi', agents.hub, (id: string): number => hub.count(id));
+  const sessions = new SessionsService(
+    system,
+    cli,
+    'pi',
+    agents.hub,
+    (id: string): number => hub.count(id),
+    (id) => keeper.forget(id),
+  );
   const connections = new ConnectionRegistry();
   const hub: StreamHub = new StreamHub({ sessions: system, meta: (id) => sessions.meta(id), agentStates: agents.hub, log, ops });
   const devices = new DeviceRegistry(tokens);

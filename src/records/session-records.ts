@@ -34,6 +34,12 @@ export const SessionRecordSchema = Type.Object(
     /** The highest stream position reserved so far. */
     reservedSeq: Type.Integer({ minimum: 0 }),
     /**
+     * The tmux server the session lived in (its pid and start time, epoch seconds): a session
+     * missing from that same server was killed there on purpose; from another server, or with
+     * none running, it was lost with its server.
+     */
+    server: Type.Union([Type.Null(), Type.Object({ pid: Type.Integer({ minimum: 1 }), startTime: Type.Integer({ minimum: 0 }) })]),
+    /**
      * Why the session is not to be brought back: its agent exited by itself, or a restore could
      * not be made (its directory gone, its agent missing), with the reason. null: restore it.
      */

@@ -66,6 +66,8 @@ export class SessionsService {
     private readonly agents: SessionAgents = NO_AGENTS,
     /** Live stream and side clients of a session (the stream hub counts them). */
     private readonly clients: (id: string) => number = () => 0,
+    /** Called after a session was deleted on purpose (its record is forgotten). */
+    private readonly deleted: (id: string) => void = () => undefined,
   ) {}
 
   /** The tether sessions tmux holds, with live facts. */
@@ -161,6 +163,7 @@ export class SessionsService {
   async remove(id: string, keepBuffer: boolean): Promise<void> {
     this.known(id);
     if (!(await this.system.deleteSession(id, keepBuffer))) throw notFound(id);
+    this.deleted(id);
   }
 
   /** The 40x12 text thumbnail of the agent pane. */

@@ -32,6 +32,9 @@ export const WARM_MIN_INTERVAL_MS = 5000;
 export const WARM_TAIL_MAX_BYTES = 1024 * 1024;
 
 /** How the snapshots of a session were made, for the operator view and the benchmarks. */
+/** What a runtime tells its watchers (the session records): its link came up, positions were reserved. */
+export type RuntimeChange = 'linked' | 'reserved';
+
 export interface SnapshotCounts {
   /** Captures tmux made for a client that asked (no usable warm capture). */
   cold: number;
@@ -81,6 +84,7 @@ export class SessionRuntime {
   private readonly now: () => number;
   private readonly warmEnabled: boolean;
   readonly snapshotCounts: SnapshotCounts = { cold: 0, warmCaptures: 0, warmServed: 0 };
+  private readonly changeListeners = new Set<(what: RuntimeChange) => void>();
 
   constructor(
     readonly id: string,
@@ -89,6 +93,21 @@ export class SessionRuntime {
     this.stream = new PaneStream({ ringBytes: opts.ringBytes, now: opts.now });
     this.now = opts.now;
     this.warmEnabled = opts.warmSnapshots ?? true;
+  }
+
+  /** The highest stream position reserved so far (0 before the first reservation). */
+  get reservedSeq(): number {
+    return this.reserved;
+  }
+
+  /** Calls `listener` when the link comes up and when more positions were reserved; returns the undo. */
+  onChange(listener: (what: RuntimeChange) => void): () => void {
+    this.changeListeners.add(listener);
+    return () => this.changeListeners.delete(listener);
+  }
+
+  private changed(what: RuntimeChange): void {
+    for (const l of [...this.changeListeners]) l(what);
   }
 
   /** Bytes the warm capture holds (its snapshot and its screen), 0 when there is none. */
@@ -185,6 +204,7 @@ export class SessionRuntime {
     try {
       await this.reserve(next);
       this.reserved = Math.max(this.reserved, next);
+      this.changed('reserved');
     } catch {
       // tmux unreachable: the next output tries again; the link's own failure handling reports it.
     } finally {
@@ -252,6 +272,7 @@ export class SessionRuntime {
     if (this.links++ > 0) this.stream.gap();
     for (const done of [...this.linkWaiters]) done();
     this.linkWaiters.clear();
+    this.changed('linked');
   }
 
   detach(client: ControlClient): void {

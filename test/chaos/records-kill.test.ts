@@ -25,7 +25,7 @@ for (;;) {
     records.write({
       v: 1, name, description: 'turn ' + i + ' '.padEnd(i % 3000, 'x'), cwd: '/srv/' + name, command: ['pi', '--tether'],
       sessionFile: '/home/me/.pi/sessions/' + name + '-' + i + '.jsonl', createdAt: '2026-11-25T10:00:00.000Z',
-      reservedSeq: i * 1000, ended: null,
+      reservedSeq: i * 1000, server: { pid: 4242, startTime: 1764000000 }, ended: null,
     });
   }
 }

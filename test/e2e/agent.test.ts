@@ -5,10 +5,11 @@
  * the slash commands, the session's automatic name, and nothing broken when pi is killed.
  * Then `pi --tether` started by a person in their own tmux session, with no daemon running.
  */
-import { readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentSocketPath } from '../../src/agent/protocol.js';
+import { SessionRecords } from '../../src/records/session-records.js';
 import { daemonHome, ROOT, startDaemon, type DaemonHome, type RunningTestDaemon } from '../helpers/daemon.js';
 import { lastOfRole, messageText, startFakeModel, type FakeModel } from '../helpers/fake-model.js';
 import { FAKE_NAMING_MODEL, FAKE_PROVIDER, piHome, type PiHome } from '../helpers/pi-home.js';
@@ -148,16 +149,29 @@ describe('the real agent in tether sessions', () => {
     expect((await item('manual'))?.description).toBe('My own title');
   });
 
-  it("keeps reporting across pi's /reload and /new (the extension starts again)", { timeout: 120_000 }, async () => {
-    for (const command of ['/reload', '/new']) {
-      await eventually(async () => (await item('manual'))?.agentState === 'awaiting-input', TURN_MS, 100);
-      await type('manual', command);
-      await eventually(async () => (await item('manual'))?.agentState === 'idle', TURN_MS, 100);
-      await turn('manual', `hello after ${command}`);
-      const names = (await json<{ name: string }[]>('/sessions/manual/commands')).map((c) => c.name);
-      expect(names).toContain('hello-cmd');
-    }
-  });
+  it(
+    "keeps reporting across pi's /reload and /new (the extension starts again); the record follows pi's conversation file",
+    { timeout: 120_000 },
+    async () => {
+      const records = new SessionRecords(home.dataDir);
+      const fileOf = () => records.read('manual')?.sessionFile ?? null;
+      // pi keeps the conversation in a file of its own; the session's record names it.
+      await eventually(() => fileOf() !== null && existsSync(fileOf()!), 15_000, 50, "pi's conversation file in the record");
+      const before = fileOf()!;
+      for (const command of ['/reload', '/new']) {
+        await eventually(async () => (await item('manual'))?.agentState === 'awaiting-input', TURN_MS, 100);
+        await type('manual', command);
+        await eventually(async () => (await item('manual'))?.agentState === 'idle', TURN_MS, 100);
+        await turn('manual', `hello after ${command}`);
+        const names = (await json<{ name: string }[]>('/sessions/manual/commands')).map((c) => c.name);
+        expect(names).toContain('hello-cmd');
+        if (command === '/reload') expect(fileOf()).toBe(before);
+      }
+      // /new starts another conversation, in another file: the record moved with it.
+      await eventually(() => fileOf() !== before && existsSync(fileOf()!), 15_000, 50, "the record naming /new's conversation file");
+      expect(readFileSync(fileOf()!, 'utf8')).toContain('hello after /new');
+    },
+  );
 
   it('pi killed with SIGTERM: the daemon notices, state frames stop, nothing crashes', { timeout: 60_000 }, async () => {
     const mirror = new Mirror(daemon.base, daemon.token, 'pi-main').connect();

@@ -18,6 +18,7 @@ const record = (name: string, change: Partial<SessionRecord> = {}): SessionRecor
   sessionFile: '/home/me/.pi/agent/sessions/--home-me--/2026-11-25T10-00-00_abc.jsonl',
   createdAt: '2026-11-25T10:00:00.000Z',
   reservedSeq: 123_456_789,
+  server: { pid: 4242, startTime: 1_764_000_000 },
   ended: null,
   ...change,
 });

@@ -1,0 +1,99 @@
+/**
+ * Keeps each tether session's record (src/records) in step with the session: written when its
+ * link comes up (a session tether created or adopted), its description and state read again when
+ * its meta changes or its agent exits, its reserved stream position and pi's conversation file
+ * as they change; forgotten when the session is deleted on purpose (DELETE). A session that ends
+ * because its tmux server went away keeps its record: that is what restoring it needs.
+ *
+ * Writes for one session never overlap: a change that arrives during a write is taken by one
+ * more write after it.
+ */
+import type { Logger } from '../log.js';
+import type { SessionRecord, SessionRecords } from '../records/session-records.js';
+import type { TmuxCli } from '../tmux/exec.js';
+import { listSessions, readUserOption } from '../tmux/sessions.js';
+
+export interface RecordKeeperDeps {
+  readonly records: SessionRecords;
+  readonly cli: TmuxCli;
+  /** The agent's argv a new session of this name is launched with. */
+  readonly agentCommand: (id: string) => readonly string[];
+  /** The conversation file the session's agent last reported, or null. */
+  readonly sessionFile: (id: string) => string | null;
+  /** The session's reserved stream position, or null when it has no runtime. */
+  readonly reservedSeq: (id: string) => number | null;
+  readonly now: () => number;
+  readonly log: Logger;
+}
+
+export class RecordKeeper {
+  private readonly running = new Map<string, Promise<void>>();
+  private readonly again = new Set<string>();
+
+  constructor(private readonly deps: RecordKeeperDeps) {}
+
+  /** Brings `id`'s record in line with tmux and the agent; creates it for a tether session. */
+  sync(id: string): Promise<void> {
+    const current = this.running.get(id);
+    if (current) {
+      this.again.add(id);
+      return current;
+    }
+    const run = this.write(id)
+      .catch((err: Error) => this.deps.log.warn({ session: id, err: err.message }, 'the session record could not be written'))
+      .finally(() => {
+        this.running.delete(id);
+        if (this.again.delete(id)) void this.sync(id);
+      });
+    this.running.set(id, run);
+    return run;
+  }
+
+  /** The session was deleted on purpose: it is not to come back. */
+  forget(id: string): void {
+    try {
+      this.deps.records.remove(id);
+    } catch (err) {
+      this.deps.log.warn({ session: id, err: (err as Error).message }, 'the session record could not be removed');
+    }
+  }
+
+  /** Quick updates that need no tmux: the reserved position and the conversation file. */
+  note(id: string, change: Partial<Pick<SessionRecord, 'reservedSeq' | 'sessionFile'>>): void {
+    try {
+      this.deps.records.update(id, change);
+    } catch (err) {
+      this.deps.log.warn({ session: id, err: (err as Error).message }, 'the session record could not be updated');
+    }
+  }
+
+  private async write(id: string): Promise<void> {
+    const info = (await listSessions(this.deps.cli)).find((s) => s.name === id);
+    if (!info?.isTether) return; // gone meanwhile, or not tether's: nothing to keep
+    const description = (await readUserOption(this.deps.cli, id, '@description').catch(() => null)) ?? '';
+    const [pid, startTime] = (await this.deps.cli.run(['display-message', '-p', '-t', `=${id}:`, '#{pid} #{start_time}'])).stdout
+      .toString('utf8')
+      .trim()
+      .split(' ')
+      .map(Number);
+    const previous = this.deps.records.read(id);
+    const at = new Date(this.deps.now()).toISOString();
+    const record: SessionRecord = {
+      v: 1,
+      name: id,
+      description,
+      cwd: info.cwd ?? previous?.cwd ?? null,
+      command: previous?.command ?? [...this.deps.agentCommand(id)],
+      sessionFile: this.deps.sessionFile(id) ?? previous?.sessionFile ?? null,
+      createdAt: info.createdAt ?? previous?.createdAt ?? at,
+      reservedSeq: Math.max(this.deps.reservedSeq(id) ?? 0, previous?.reservedSeq ?? 0),
+      server: pid && startTime !== undefined && Number.isInteger(startTime) ? { pid, startTime } : (previous?.server ?? null),
+      ended: info.paneDead
+        ? previous?.ended?.reason === 'exited'
+          ? previous.ended
+          : { reason: 'exited', detail: `the agent exited${info.paneDeadStatus === null ? '' : ` with status ${info.paneDeadStatus}`}`, at }
+        : null,
+    };
+    this.deps.records.write(record);
+  }
+}
