@@ -1,7 +1,7 @@
 /**
  * Which tmux we run: the client binary's `tmux -V` and the running server's `#{version}`.
  *
- * Invariant: every form tmux prints is parsed, and only a real release older than 2.5 (or text
+ * Invariant: every form tmux prints is parsed, and only a real release older than 3.0 (or text
  * that is not a tmux version at all) is refused.
  */
 import { isNoServerError, TmuxCli } from './exec.js';
@@ -16,8 +16,12 @@ export interface TmuxVersion {
   readonly isDevelopment: boolean;
 }
 
-/** The oldest tmux tether supports. */
-export const MIN_TMUX_VERSION = { major: 2, minor: 5 } as const;
+/**
+ * The oldest tmux tether works with: input goes as `send-keys -H` and a session is created with
+ * `new-window -e` (both tmux 3.0), and sized with `resize-window` (2.9). Older ones are refused
+ * at start with one clear message rather than failing later with tmux's own.
+ */
+export const MIN_TMUX_VERSION = { major: 3, minor: 0 } as const;
 
 /** `3.3a`, `next-3.4`, `2.6-rc2`, `2.6-rc`, `1.8`. */
 const NUMBERED = /^(next-)?(\d+)\.(\d+)([a-z]?)(?:-rc(\d*))?$/;
@@ -28,7 +32,7 @@ const NUMBERED = /^(next-)?(\d+)\.(\d+)([a-z]?)(?:-rc(\d*))?$/;
  * release: `master` is built from the development head, which is newer than any release, and
  * `openbsd-X` is the tmux in OpenBSD's base system, which *is* the upstream development tree
  * (tmux is developed in OpenBSD first) and names the OS release instead of a tmux release.
- * OpenBSD supports only its two latest releases, whose tmux is far past 2.5, and the optional
+ * OpenBSD supports only its two latest releases, whose tmux is far past 3.0, and the optional
  * features tether uses are probed at run time anyway, so refusing these would only lock users out.
  */
 export function parseTmuxVersion(text: string): TmuxVersion | null {
@@ -58,10 +62,14 @@ export function compareTmuxVersion(a: TmuxVersion, b: TmuxVersion): number {
   return Math.sign(suffixRank(a) - suffixRank(b));
 }
 
-/** Throws when `v` is older than 2.5, with the message the CLI prints as it is. */
+/** Throws when `v` is older than the minimum, with the message the CLI prints as it is. */
 export function checkTmuxVersion(v: TmuxVersion): void {
   const tooOld = v.major < MIN_TMUX_VERSION.major || (v.major === MIN_TMUX_VERSION.major && v.minor < MIN_TMUX_VERSION.minor);
-  if (tooOld) throw new Error(`tmux 2.5 or newer is required, found ${v.label}`);
+  if (tooOld) {
+    throw new Error(
+      `tmux ${MIN_TMUX_VERSION.major}.${MIN_TMUX_VERSION.minor} or newer is required (send-keys -H, new-window -e), found ${v.label}`,
+    );
+  }
 }
 
 /** Runs `<bin> -V`; rejects when tmux cannot be run or prints something that is not a version. */

@@ -96,14 +96,14 @@ describe('tether serve', () => {
     expect((await tmux.tmux('list-sessions', '-F', '#{session_name}')).trim()).toBe('pi-main');
   });
 
-  it('refuses tmux older than 2.5 with the message, exit non-zero', async () => {
+  it('refuses tmux older than 3.0 with the message, exit non-zero', async () => {
     const bin = join(home.dir, 'bin');
     mkdirSync(bin);
-    writeFileSync(join(bin, 'tmux'), '#!/bin/sh\necho "tmux 2.4"\n');
+    writeFileSync(join(bin, 'tmux'), '#!/bin/sh\necho "tmux 2.9a"\n');
     chmodSync(join(bin, 'tmux'), 0o755);
     const r = await runCli(['serve'], { ...home.env, PATH: `${bin}:${process.env.PATH ?? ''}` });
     expect(r.code).not.toBe(0);
-    expect(r.stderr).toContain('tmux 2.5 or newer is required, found 2.4');
+    expect(r.stderr).toContain('tmux 3.0 or newer is required (send-keys -H, new-window -e), found 2.9a');
     expect(r.stdout).toBe('');
   });
 

@@ -46,16 +46,20 @@ describe('compareTmuxVersion', () => {
 });
 
 describe('checkTmuxVersion', () => {
-  it.each(['tmux 2.5', 'tmux 2.5-rc', 'tmux 2.6-rc2', 'tmux 3.3a', 'tmux next-2.5'])('accepts %j', (text) => {
+  it.each(['tmux 3.0', 'tmux 3.0a', 'tmux 3.0-rc', 'tmux 3.3a', 'tmux next-3.0', 'tmux 3.7c', 'tmux master'])('accepts %j', (text) => {
     expect(() => checkTmuxVersion(v(text))).not.toThrow();
   });
 
   it.each([
     ['tmux 1.8', '1.8'],
     ['tmux 2.4', '2.4'],
-    ['tmux next-2.4', 'next-2.4'],
+    ['tmux 2.5', '2.5'],
+    ['tmux 2.9a', '2.9a'],
+    ['tmux next-2.9', 'next-2.9'],
   ])('refuses %j with the exact message', (text, label) => {
-    expect(() => checkTmuxVersion(v(text))).toThrow(new Error(`tmux 2.5 or newer is required, found ${label}`));
+    expect(() => checkTmuxVersion(v(text))).toThrow(
+      new Error(`tmux 3.0 or newer is required (send-keys -H, new-window -e), found ${label}`),
+    );
   });
 });
 
