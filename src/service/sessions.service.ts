@@ -142,13 +142,18 @@ export class SessionsService {
     if (!isValidSessionName(id) || !this.system.sessionIds().includes(id)) throw notFound(id);
   }
 
-  /** Sets the description by hand (an empty one clears it); auto-naming never overrides it. */
-  async describe(id: string, description: string): Promise<void> {
+  /**
+   * Sets the description by hand (an empty one clears it); auto-naming never overrides it.
+   * Without one, changes nothing. Answers the description in effect.
+   */
+  async describe(id: string, description?: string): Promise<string> {
     this.known(id);
+    if (description === undefined) return (await readUserOption(this.cli, id, '@description').catch(() => null)) ?? '';
     if (description === '') await unsetUserOption(this.cli, id, '@description');
     else await setUserOption(this.cli, id, '@description', description);
     await setUserOption(this.cli, id, DESCRIPTION_SOURCE_OPTION, 'manual');
     this.system.metaChanged(id);
+    return description;
   }
 
   /** What a stream client is told about the session (`session-meta`). */

@@ -47,7 +47,10 @@ const CreateBody = Type.Object(
   },
   { additionalProperties: false },
 );
-const PatchBody = Type.Object({ description: Type.String({ maxLength: MAX_DESCRIPTION_CHARS }) }, { additionalProperties: false });
+const PatchBody = Type.Object(
+  { description: Type.Optional(Type.String({ maxLength: MAX_DESCRIPTION_CHARS })) },
+  { additionalProperties: false },
+);
 
 /**
  * The input body: a `type` the route knows, the rest checked by the one input schema
@@ -62,7 +65,8 @@ const CommandItem = Type.Object({ name: Type.String(), description: Type.String(
 export interface SessionsHandle {
   list(): Promise<SessionListItem[]>;
   create(input: { name?: string; project?: string; cwd?: string }): Promise<{ id: string; name: string }>;
-  describe(id: string, description: string): Promise<void>;
+  /** Sets the description (none given: changes nothing); answers the description in effect. */
+  describe(id: string, description?: string): Promise<string>;
   remove(id: string, keepBuffer: boolean): Promise<void>;
   thumbnail(id: string): Promise<string>;
   input(id: string, message: InputMessage): Promise<void>;
@@ -116,8 +120,8 @@ export const sessionsRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsHandl
     },
     async (req) => {
       refuseNul('body/description', req.body.description);
-      await sessions.describe(req.params.id, req.body.description);
-      return { id: req.params.id, description: req.body.description };
+      const description = await sessions.describe(req.params.id, req.body.description);
+      return { id: req.params.id, description };
     },
   );
 

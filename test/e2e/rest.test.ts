@@ -67,6 +67,12 @@ describe('REST sessions', () => {
     expect(await tmux.tmux('show-options', '-v', '-t', '=flow:', '@description')).toBe(description + '\n');
     const again = (await (await d.get('/sessions')).json()) as Item[];
     expect(again.find((s) => s.id === 'flow')!.description).toBe(description);
+    // No description given: nothing changes, and the answer says what is in effect.
+    const nothing = await json('PATCH', '/sessions/flow', {});
+    expect(nothing.status).toBe(200);
+    expect(await nothing.json()).toEqual({ id: 'flow', description });
+    expect(await tmux.tmux('show-options', '-v', '-t', '=flow:', '@description')).toBe(description + '\n');
+    expect((await json('PATCH', '/sessions/nope', {})).status).toBe(404);
 
     await eventually(async () => (await d.get('/sessions')).ok);
     expect((await json('POST', '/sessions/flow/input', { type: 'keys', data: 'echo hi' })).status).toBe(204);
