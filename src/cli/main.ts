@@ -8,6 +8,7 @@ import { AttachCommand } from './attach.command.js';
 import { AuthCreateCommand, AuthListCommand, AuthNameCommand, AuthRevokeCommand } from './auth.command.js';
 import { PairCommand } from './pair.command.js';
 import { ServeCommand } from './serve.command.js';
+import { ServiceInstallCommand, ServiceStatusCommand, ServiceUninstallCommand } from './service.command.js';
 import { StatusCommand } from './status.command.js';
 import { packageVersion } from './version.js';
 
@@ -16,6 +17,7 @@ cli.register(ServeCommand);
 cli.register(AttachCommand);
 cli.register(PairCommand);
 cli.register(StatusCommand);
+for (const c of [ServiceInstallCommand, ServiceUninstallCommand, ServiceStatusCommand]) cli.register(c);
 for (const c of [AuthListCommand, AuthCreateCommand, AuthRevokeCommand, AuthNameCommand]) cli.register(c);
 cli.register(Builtins.HelpCommand);
 cli.register(Builtins.VersionCommand);
