@@ -211,10 +211,13 @@ export class SidecarSystem {
     });
     const ref = this.ref(id);
     if (!ref) throw new SessionCreateError(id, 'the sidecar is not accepting sessions');
-    const done = await waitFor(ref, (s) => s.matches('running') || s.status === 'done', { timeout: CREATE_TIMEOUT_MS }).catch(() => {
+    // Created: running, or already being deleted because a DELETE came in meanwhile.
+    const done = await waitFor(ref, (s) => s.matches('running') || s.matches('deleting') || s.status === 'done', {
+      timeout: CREATE_TIMEOUT_MS,
+    }).catch(() => {
       throw new SessionCreateError(id, `tmux did not finish creating it within ${CREATE_TIMEOUT_MS / 1000} s`);
     });
-    if (done.status === 'done') {
+    if (done.status === 'done' && !(done.context.deleteRequested !== null && done.context.lastError === null)) {
       const why = done.context.lastError ?? 'unknown error';
       if (/duplicate session|already exists/i.test(why)) throw new SessionExistsError(id);
       throw new SessionCreateError(id, why);

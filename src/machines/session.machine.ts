@@ -27,6 +27,8 @@ export interface SessionContext {
   linkFailures: number;
   /** The last failure, for health and logs; cleared when the link is up again. */
   lastError: string | null;
+  /** A DELETE that arrived while the session was being created: carried out once it exists. */
+  deleteRequested: { keepBuffer: boolean } | null;
 }
 
 export type SessionEvent =
@@ -80,6 +82,8 @@ export const sessionMachine = setup({
   guards: {
     /** Pane reports count only while the link that makes them is live. */
     isLinkLive: stateIn('#session.running.link.attached.live'),
+    /** A DELETE came in while the session was being created. */
+    isDeleteRequested: ({ context }) => context.deleteRequested !== null,
   },
   delays: {
     linkRetry: ({ context }) => linkRetryDelayMs(context.linkFailures),
@@ -87,7 +91,7 @@ export const sessionMachine = setup({
 }).createMachine({
   id: 'session',
   description: 'docs/contract.md "Session lifecycle": absent -> running -> absent; reattach across sidecar restarts',
-  context: ({ input }) => ({ id: input.id, paneId: null, exitStatus: null, linkFailures: 0, lastError: null }),
+  context: ({ input }) => ({ id: input.id, paneId: null, exitStatus: null, linkFailures: 0, lastError: null, deleteRequested: null }),
   initial: 'absent',
   states: {
     absent: {
@@ -107,6 +111,13 @@ export const sessionMachine = setup({
     },
     creating: {
       description: 'A detached tmux session running the agent is being created',
+      on: {
+        'session.delete': {
+          actions: assign({ deleteRequested: ({ event }) => ({ keepBuffer: event.keepBuffer }) }),
+          description: 'DELETE while the session is being created: kept, and carried out once it exists',
+          meta: { row: 'tether' },
+        },
+      },
       invoke: {
         id: 'create',
         src: 'createTmuxSession',
@@ -116,11 +127,20 @@ export const sessionMachine = setup({
           ...(event.type === 'session.create' && event.project !== undefined ? { project: event.project } : {}),
           ...(event.type === 'session.create' && event.cwd !== undefined ? { cwd: event.cwd } : {}),
         }),
-        onDone: {
-          target: 'running',
-          actions: assign({ paneId: ({ event }) => event.output.paneId }),
-          meta: { row: ['absent --POST /sessions--> running', 'absent --attach CLI--> running'] },
-        },
+        onDone: [
+          {
+            target: 'deleting',
+            guard: 'isDeleteRequested',
+            actions: assign({ paneId: ({ event }) => event.output.paneId }),
+            description: 'Created, and a DELETE is waiting: delete it now',
+            meta: { row: 'tether' },
+          },
+          {
+            target: 'running',
+            actions: assign({ paneId: ({ event }) => event.output.paneId }),
+            meta: { row: ['absent --POST /sessions--> running', 'absent --attach CLI--> running'] },
+          },
+        ],
         onError: {
           target: 'failed',
           actions: assign({ lastError: ({ event }) => String(event.error) }),
@@ -230,7 +250,7 @@ export const sessionMachine = setup({
         src: 'deleteTmuxSession',
         input: ({ context, event }) => ({
           id: context.id,
-          keepBuffer: event.type === 'session.delete' ? event.keepBuffer : false,
+          keepBuffer: event.type === 'session.delete' ? event.keepBuffer : (context.deleteRequested?.keepBuffer ?? false),
         }),
         onDone: { target: 'ended', meta: { row: ['running --DELETE /sessions/:id--> absent'] } },
         onError: {

@@ -251,6 +251,24 @@ describe('REST sessions', () => {
     }
   });
 
+  it('a DELETE that arrives while the session is still being created is carried out, not dropped', async () => {
+    for (const name of ['doomed-1', 'doomed-2', 'doomed-3']) {
+      const created = json('POST', '/sessions', { name });
+      // As soon as the daemon knows the name (it may still be creating it in tmux), delete it.
+      let deleted = 404;
+      await eventually(
+        async () => (deleted = (await d.get(`/sessions/${name}`, { method: 'DELETE' })).status) !== 404,
+        15_000,
+        1,
+        `a DELETE of ${name} that is not a 404`,
+      );
+      expect(deleted).toBe(204);
+      expect((await created).status).toBe(201);
+      expect(await tmuxNames()).not.toContain(name);
+      expect(((await (await d.get('/sessions')).json()) as Item[]).map((s) => s.id)).not.toContain(name);
+    }
+  });
+
   it('input sent the moment a session is created is accepted and arrives in order (five sessions at once)', async () => {
     const names = ['burst-1', 'burst-2', 'burst-3', 'burst-4', 'burst-5'];
     // Each client creates its session and types at once, without waiting for anything: several
