@@ -220,11 +220,6 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
   system.onMetaChanged((id) => void keeper.sync(id));
   system.start();
   await system.booted();
-  if (system.sessionIds().length === 0) {
-    await system.createSession(config.agent.default_session, 'cli').catch((err: Error) => {
-      log.error({ err: err.message }, 'the default session could not be created');
-    });
-  }
 
   const scheme = tls ? 'https' : 'http';
   if (!tls && !isLoopback(host)) {
@@ -309,6 +304,13 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     await server.close();
     await system.stop();
     throw new CliError((err as Error).message);
+  }
+  // Only now, with the port and the agent socket held: a refused start leaves no new session
+  // behind, and the agent in it finds its daemon listening.
+  if (system.sessionIds().length === 0) {
+    await system.createSession(config.agent.default_session, 'cli').catch((err: Error) => {
+      log.error({ err: err.message }, 'the default session could not be created');
+    });
   }
   const runFile = writeRunFile(paths.runDir, {
     pid: process.pid,

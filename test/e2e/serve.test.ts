@@ -107,7 +107,7 @@ describe('tether serve', () => {
     expect(r.stdout).toBe('');
   });
 
-  it('refuses a port in use, naming the port and bindAddress', async () => {
+  it('refuses a port in use, naming the port and bindAddress, and creates no session', async () => {
     const blocker: Server = createServer();
     await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
     const port = (blocker.address() as { port: number }).port;
@@ -116,11 +116,16 @@ describe('tether serve', () => {
         home.configFile,
         `bindAddress = "127.0.0.1:${port}"\ntls = false\n${AGENT}\n[tmux]\nsocket = ${JSON.stringify(tmux.socket)}\n`,
       );
+      // No default session yet: a start that creates it before binding would leave one behind.
+      await tmux.tmux('kill-session', '-t', '=pi-main').catch(() => undefined);
       const r = await runCli(['serve'], home.env);
       expect(r.code).not.toBe(0);
       expect(r.stderr).toContain(String(port));
       expect(r.stderr).toContain('bindAddress');
       expect(r.stdout).toBe('');
+      // The default session did not exist before the refused start, and does not after it.
+      const after = await tmux.tmux('list-sessions', '-F', '#{session_name}').catch(() => '');
+      expect(after.split('\n')).not.toContain('pi-main');
     } finally {
       blocker.close();
     }
