@@ -131,6 +131,16 @@ describe('tether serve', () => {
     }
   });
 
+  it('refuses a second daemon for the same data dir (port 0 too), while the first keeps serving', async () => {
+    const first = await start();
+    const second = await runCli(['serve'], home.env);
+    expect(second.code).not.toBe(0);
+    expect(second.stderr).toContain('another tether daemon');
+    expect(second.stdout).toBe('');
+    expect((await health(first)).sessionIds).toEqual(['pi-main']);
+    expect((await tmux.tmux('list-sessions', '-F', '#{session_name}')).trim()).toBe('pi-main');
+  });
+
   it('refuses a bad config value, naming the key and the file', async () => {
     writeFileSync(home.configFile, `bindAddress = "127.0.0.1:0"\n[stream]\nring_kb = "lots"\n`);
     const r = await runCli(['serve'], home.env);
