@@ -41,8 +41,9 @@ export const LOG_SERIALIZERS = {
 };
 
 /**
- * fastify's per-request log lines, one `info` line per answered request (the incoming line is
- * `debug`), with the URL redacted also where fastify would put it in a message string.
+ * fastify's per-request log lines, with the URL redacted also where fastify would put it in a
+ * message string: an answered request is a `debug` line (a phone polling would otherwise fill
+ * the log at `info`), a refused one (4xx) `info`, a failed one `error`; the incoming line is `debug`.
  * A successful WebSocket upgrade is hijacked and never "completes": the stream logs those.
  */
 export class RequestLogController extends LogController {
@@ -55,7 +56,8 @@ export class RequestLogController extends LogController {
     if (this.isLogDisabled(request)) return;
     const fields = { req: request, res: reply, ms: Math.round(reply.elapsedTime) };
     if (error) reply.log.error({ ...fields, err: error }, 'request errored');
-    else reply.log.info(fields, 'request');
+    else if (reply.statusCode >= 400) reply.log.info(fields, 'request');
+    else reply.log.debug(fields, 'request');
   }
 
   override routeNotFound(request: FastifyRequest): void {

@@ -331,12 +331,15 @@ describe('transport', () => {
         .map((l) => JSON.parse(l) as Record<string, unknown>)
         .find((l) => l.msg === 'a route logging more than it should');
       expect(tooMuch).toMatchObject({ headers: { authorization: '[Redacted]' }, query: { token: '[Redacted]' } });
-      // One info line per answered request, with method, path, status and time.
-      const request = lines.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.msg === 'request');
-      expect(request).toMatchObject({
+      // One line per answered request, with method, path, status and time: debug when it
+      // succeeded, info when it was refused.
+      const requests = lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === 'request');
+      expect(requests.find((l) => (l.res as { statusCode: number }).statusCode === 200)).toMatchObject({
+        level: 20,
         req: { method: 'GET', url: expect.stringContaining('[redacted]') as unknown },
         res: { statusCode: 200 },
       });
+      expect(requests.find((l) => (l.res as { statusCode: number }).statusCode === 401)).toMatchObject({ level: 30 });
     });
 
     it('the same with pino options handed to fastify instead of an instance', async () => {
