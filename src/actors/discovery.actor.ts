@@ -21,6 +21,8 @@ export interface DiscoveryDeps {
   readonly linkedCount: () => number;
   /** The sessions whose actor runs (their tmux session exists) right now. */
   readonly runningIds: () => readonly string[];
+  /** The pid of the tmux server a session's link last reached, or null when it never linked. */
+  readonly serverPidOf: (id: string) => number | null;
   /** Registers the listener for "look again now"; returns its removal. */
   readonly onRescanRequest: (listener: () => void) => () => void;
 }
@@ -32,10 +34,14 @@ export async function scanTmux(cli: TmuxCli): Promise<TmuxScan> {
     try {
       await cli.run(['list-sessions', '-F', '#{session_id}']);
     } catch (err) {
-      if (isNoServerError(err)) return { serverRunning: false, sessionIds: [] };
+      if (isNoServerError(err)) return { serverRunning: false, sessionIds: [], serverPid: null };
     }
   }
-  return { serverRunning: true, sessionIds: sessions.filter((s) => s.isTether).map((s) => s.name) };
+  return {
+    serverRunning: true,
+    sessionIds: sessions.filter((s) => s.isTether).map((s) => s.name),
+    serverPid: sessions[0]?.serverPid ?? null,
+  };
 }
 
 export function discoveryLogic(deps: DiscoveryDeps) {
@@ -62,7 +68,13 @@ export function discoveryLogic(deps: DiscoveryDeps) {
       try {
         const runningAtStart = deps.runningIds();
         const result = await scanTmux(deps.cli);
-        if (!stopped) sendBack({ type: 'tmux.scanned', scan: { ...result, runningAtStart } });
+        // Only a session of the server that answered can be missing from it: one whose server died
+        // is being brought back (or ended) by its own link, whatever a new server on the socket holds.
+        const judged = runningAtStart.filter((id) => {
+          const pid = deps.serverPidOf(id);
+          return pid === null || result.serverPid === null || result.serverPid === undefined || pid === result.serverPid;
+        });
+        if (!stopped) sendBack({ type: 'tmux.scanned', scan: { ...result, runningAtStart: judged } });
       } catch (err) {
         if (!stopped) sendBack({ type: 'tmux.unreachable', reason: (err as Error).message });
       } finally {

@@ -8,7 +8,7 @@
  * never by guessing from the control stream.
  */
 import { fromCallback, fromPromise } from 'xstate';
-import type { CreateSessionInput, DeleteSessionInput, LinkInput, SessionEvent } from '../machines/session.machine.js';
+import type { CreateSessionInput, DeleteSessionInput, LinkInput, RestoreSessionInput, SessionEvent } from '../machines/session.machine.js';
 import type { Logger } from '../log.js';
 import type { ControlEvent } from '../tmux/control-codec.js';
 import { ControlClient, type ControlClose } from '../tmux/control-client.js';
@@ -37,6 +37,11 @@ export interface SessionDeps {
   readonly sessionsChanged: () => void;
   /** Deletes the session's disk buffer (DELETE without keepBuffer). */
   readonly deleteBuffer: (id: string) => Promise<void>;
+  /**
+   * Bringing sessions back after their tmux server was lost (`[agent] restore`); absent: a lost
+   * server ends its sessions.
+   */
+  readonly restore?: (id: string) => Promise<{ paneId: string }>;
 }
 
 /**
@@ -90,11 +95,16 @@ function parseDeadState(text: string): { dead: boolean; status: number | null } 
 }
 
 /**
- * Why a link ended, as the machine's event: gone when tmux runs but lacks the session, or when
- * the server the session lived in has exited (killing the last session ends the server too);
- * a lost link otherwise, retried.
+ * Why a link ended, as the machine's event: server.lost when the tmux server died under the
+ * client (tmux's client says so: a crash or a SIGKILL, not a kill on purpose); gone when tmux runs
+ * but lacks the session, or when the server the session lived in has exited after a kill on
+ * purpose (killing the last session ends the server too); a lost link otherwise, retried.
  */
 async function classifyClose(deps: SessionDeps, id: string, close: ControlClose, serverPid: number | null): Promise<SessionEvent> {
+  // The server died under us (a crash, a SIGKILL): whatever a server on the socket says now (a
+  // restore of another session may already have started a new one), this session was lost with it.
+  // tmux's client says so only when its connection broke; the dead server may not be reaped yet.
+  if (close.serverLost) return { type: 'server.lost', reason: close.reason };
   if (close.sessionGone) return { type: 'session.gone' };
   try {
     await deps.cli.run(['has-session', '-t', `=${id}`]);
@@ -292,7 +302,14 @@ export function createSessionImplementations(deps: SessionDeps) {
         }
         deps.log.info({ session: input.id, keepBuffer: input.keepBuffer }, 'session deleted');
       }),
+      restoreTmuxSession: fromPromise<{ paneId: string }, RestoreSessionInput>(({ input }) => {
+        if (!deps.restore) return Promise.reject(new Error('restoring sessions is turned off'));
+        return deps.restore(input.id);
+      }),
       tmuxLink: linkLogic(deps),
+    },
+    guards: {
+      isRestoreEnabled: () => deps.restore !== undefined,
     },
   };
 }

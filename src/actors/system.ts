@@ -26,6 +26,8 @@ export interface SidecarSystemDeps {
   readonly now: () => number;
   readonly log: Logger;
   readonly deleteBuffer?: (id: string) => Promise<void>;
+  /** Brings a session back after its tmux server was lost (`[agent] restore`); absent: lost sessions end. */
+  readonly restore?: (id: string) => Promise<{ paneId: string }>;
   /** Called for each session runtime created (the disk buffer subscribes to its stream); returns the undo. */
   readonly runtimeCreated?: (rt: SessionRuntime) => () => void;
   /** XState inspection of the root and its session actors (the /ops view). */
@@ -35,8 +37,8 @@ export interface SidecarSystemDeps {
 /** One session as the outside world sees it. */
 export interface SessionStatus {
   readonly id: string;
-  /** `running`, or `exited` once the agent pane died. */
-  readonly state: 'running' | 'exited' | 'starting';
+  /** `running`, `exited` once the agent pane died, `restoring` while it is brought back after its tmux server was lost. */
+  readonly state: 'running' | 'exited' | 'starting' | 'restoring';
   readonly linked: boolean;
   readonly paneId: string | null;
   readonly exitStatus: number | null;
@@ -53,6 +55,9 @@ export interface SidecarStatus {
   readonly tmuxProblem: string | null;
   readonly sessions: readonly SessionStatus[];
 }
+
+/** The final states of a session actor. */
+export type SessionFinal = 'ended' | 'unrestorable' | 'failed';
 
 /** How long a create may take before the caller is told it failed (tmux under heavy load). */
 export const CREATE_TIMEOUT_MS = 30_000;
@@ -71,6 +76,7 @@ export class SidecarSystem {
   private readonly rescanListeners = new Set<() => void>();
   private readonly metaListeners = new Set<(id: string) => void>();
   private readonly endedListeners = new Set<(id: string, why: 'deleted' | 'exited') => void>();
+  private readonly finalListeners = new Set<(id: string, final: SessionFinal) => void>();
   private readonly deps: SidecarSystemDeps;
 
   constructor(deps: SidecarSystemDeps) {
@@ -91,6 +97,7 @@ export class SidecarSystem {
         log: deps.log,
         sessionsChanged: () => this.requestRescan(),
         deleteBuffer: deps.deleteBuffer ?? (() => Promise.resolve()),
+        ...(deps.restore ? { restore: deps.restore } : {}),
       }),
     );
     const machine = sidecarMachine.provide({
@@ -103,6 +110,7 @@ export class SidecarSystem {
             Object.entries(this.actor.getSnapshot().context.sessions)
               .filter(([, ref]) => ref.getSnapshot().matches('running'))
               .map(([id]) => id),
+          serverPidOf: (id) => this.runtimes.get(id)?.serverPid ?? null,
           onRescanRequest: (listener) => {
             this.rescanListeners.add(listener);
             return () => this.rescanListeners.delete(listener);
@@ -124,6 +132,15 @@ export class SidecarSystem {
     return () => this.endedListeners.delete(listener);
   }
 
+  /**
+   * Calls `listener` with the final state a session actor ended in: `ended` (deleted, killed on
+   * purpose, or lost with restoring off), `unrestorable`, or `failed` (its creation failed).
+   */
+  onSessionFinal(listener: (id: string, final: SessionFinal) => void): () => void {
+    this.finalListeners.add(listener);
+    return () => this.finalListeners.delete(listener);
+  }
+
   /** Someone changed a session's metadata (description): its clients get a new session-meta. */
   metaChanged(id: string): void {
     for (const l of [...this.metaListeners]) l(id);
@@ -136,6 +153,7 @@ export class SidecarSystem {
 
   private watchSessionEnds(): void {
     const watched = new Map<string, { unsubscribe(): void }>();
+    const finals = new Map<string, SessionFinal>();
     const emit = (id: string, why: 'deleted' | 'exited') => {
       for (const l of [...this.endedListeners]) l(id, why);
     };
@@ -146,7 +164,10 @@ export class SidecarSystem {
           if (refs[id]) continue;
           sub.unsubscribe();
           watched.delete(id);
+          const final = finals.get(id);
+          finals.delete(id);
           emit(id, 'deleted');
+          if (final) for (const l of [...this.finalListeners]) l(id, final);
         }
         for (const [id, ref] of Object.entries(refs)) {
           if (watched.has(id)) continue;
@@ -154,6 +175,7 @@ export class SidecarSystem {
           watched.set(
             id,
             ref.subscribe((s) => {
+              if (s.status === 'done') finals.set(id, s.value as SessionFinal);
               const now = s.matches({ running: { pane: 'exited' } });
               if (now && !exited) emit(id, 'exited');
               exited = now;
@@ -224,6 +246,22 @@ export class SidecarSystem {
     }
   }
 
+  /**
+   * Brings back a session whose record outlived its tmux server (found at start-up); resolves
+   * once it runs again, or rejects with why it could not be restored.
+   */
+  async restoreSession(id: string): Promise<void> {
+    if (this.ref(id)) return;
+    this.actor.send({ type: 'session.restore', id });
+    const ref = this.ref(id);
+    if (!ref) throw new SessionCreateError(id, 'the sidecar is not accepting sessions');
+    const done = await waitFor(ref, (s) => s.matches('running') || s.status === 'done', { timeout: CREATE_TIMEOUT_MS }).catch(() => {
+      throw new SessionCreateError(id, `tmux did not finish restoring it within ${CREATE_TIMEOUT_MS / 1000} s`);
+    });
+    if (done.status === 'done' && done.value === 'unrestorable')
+      throw new SessionCreateError(id, done.context.lastError ?? 'unknown error');
+  }
+
   /** Kills a session (its buffer too unless kept); resolves once its actor is gone. */
   async deleteSession(id: string, keepBuffer: boolean): Promise<boolean> {
     const ref = this.ref(id);
@@ -236,7 +274,8 @@ export class SidecarSystem {
   /** A known session's stream runtime and whether its agent pane has exited; null for an unknown one. */
   session(id: string): { readonly runtime: SessionRuntime; readonly exited: boolean } | null {
     const ref = this.ref(id);
-    const runtime = this.runtimes.get(id);
+    // A session being restored at start-up has no link yet: its clients wait on its runtime.
+    const runtime = ref && ref.getSnapshot().matches('restoring') ? this.runtimes.ensure(id) : this.runtimes.get(id);
     if (!ref || !runtime) return null;
     return { runtime, exited: ref.getSnapshot().matches({ running: { pane: 'exited' } }) };
   }
@@ -249,7 +288,13 @@ export class SidecarSystem {
         const rt = this.runtimes.get(id);
         return {
           id,
-          state: s.matches({ running: { pane: 'exited' } }) ? 'exited' : s.matches('running') ? 'running' : 'starting',
+          state: s.matches({ running: { pane: 'exited' } })
+            ? 'exited'
+            : s.matches('running')
+              ? 'running'
+              : s.matches('restoring')
+                ? 'restoring'
+                : 'starting',
           linked: rt?.linked ?? false,
           paneId: s.context.paneId,
           exitStatus: s.context.exitStatus,

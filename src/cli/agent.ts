@@ -92,21 +92,33 @@ export function extensionPath(): string {
   return fileURLToPath(new URL('../extension/index.js', import.meta.url));
 }
 
+/** How a launch continues earlier work: pi reopens the conversation kept in `sessionFile`. */
+export interface AgentResume {
+  readonly sessionFile?: string | null;
+}
+
 /**
  * How to launch the agent in a new pane, decided once at start. pi gets the tether extension
  * and `--tether` (last: pi's boolean extension flags take the next word as their value), and
- * `agentSocket` in `AGENT_SOCKET_ENV`; another command runs as it is.
+ * `agentSocket` in `AGENT_SOCKET_ENV`; another command runs as it is. A restored session's pi
+ * reopens its conversation (`--session <file>`).
  */
-export function resolveAgent(command: string, env: NodeJS.ProcessEnv, opts: { agentSocket?: string } = {}): (cwd: string) => AgentLaunch {
+export function resolveAgent(
+  command: string,
+  env: NodeJS.ProcessEnv,
+  opts: { agentSocket?: string } = {},
+): (cwd: string, resume?: AgentResume) => AgentLaunch {
   const passed: Record<string, string> = {};
   for (const key of PASSED_ENV) {
     const value = env[key];
     if (value !== undefined) passed[key] = value;
   }
   const { argv, isPi } = resolveAgentCommand(command, env);
-  if (isPi) {
-    argv.push('-e', extensionPath(), '--tether');
-    if (opts.agentSocket !== undefined) passed[AGENT_SOCKET_ENV] = opts.agentSocket;
-  }
-  return (cwd) => ({ command: argv, env: passed, cwd });
+  if (isPi && opts.agentSocket !== undefined) passed[AGENT_SOCKET_ENV] = opts.agentSocket;
+  const tail = isPi ? ['-e', extensionPath(), '--tether'] : [];
+  return (cwd, resume = {}) => ({
+    command: [...argv, ...(isPi && resume.sessionFile ? ['--session', resume.sessionFile] : []), ...tail],
+    env: passed,
+    cwd,
+  });
 }

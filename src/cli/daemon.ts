@@ -13,6 +13,8 @@ import { DiskBuffers, GIB, MIB, type SessionActivity } from '../actors/disk-buff
 import { SessionsService } from '../service/sessions.service.js';
 import { SessionRecords } from '../records/session-records.js';
 import { RecordKeeper } from '../service/record-keeper.js';
+import { restoreAtStart, unrestorableSessions } from '../service/restore.js';
+import { restoreSession } from '../actors/session-restore.js';
 import { SidecarSystem } from '../actors/system.js';
 import { OpsInspector } from '../ops/inspector.js';
 import { sessionActorId } from '../machines/sidecar.machine.js';
@@ -40,7 +42,7 @@ import { startPushTrigger } from '../service/push-trigger.js';
 import { buildServer, listen, type ServedRoute } from '../transport/server.js';
 import { AgentService } from '../agent/agent-service.js';
 import { agentSocketPath } from '../agent/protocol.js';
-import { resolveAgent, resolveAgentCommand } from './agent.js';
+import { resolveAgent, resolveAgentCommand, type AgentResume } from './agent.js';
 import { CliError } from './fail.js';
 import { writeRunFile } from './run-file.js';
 import { packageVersion } from './version.js';
@@ -169,10 +171,12 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     // A data dir that cannot hold buffers must not keep the sessions from being served.
     log.error({ err: (err as Error).message }, 'the disk buffers could not be set up');
   }
-  const launchFor = (id: string) => agent(id === config.agent.default_session ? io.cwd : (io.env.HOME ?? io.cwd));
+  const launchFor = (id: string, resume?: AgentResume) =>
+    agent(id === config.agent.default_session ? io.cwd : (io.env.HOME ?? io.cwd), resume);
   // What it takes to bring each session back, kept in step with it (docs/reliability.md).
+  const records = new SessionRecords(paths.dataDir);
   const keeper = new RecordKeeper({
-    records: new SessionRecords(paths.dataDir),
+    records,
     cli,
     agentCommand: (id) => launchFor(id).command,
     sessionFile: (id) => agents.hub.sessionFile(id),
@@ -189,6 +193,9 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     now: Date.now,
     log,
     deleteBuffer: (id) => buffers.delete(id),
+    ...(config.agent.restore
+      ? { restore: (id: string) => restoreSession({ cli, records, agent: launchFor, now: Date.now, log }, id) }
+      : {}),
     runtimeCreated: (rt) => {
       const unbuffer = buffers.attach(rt.id, rt.stream);
       const unwatch = rt.onChange((what) =>
@@ -217,6 +224,11 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     if (why === 'deleted') agents.hub.forget(id);
     else void keeper.sync(id); // the agent exited: the record says so, and it is not restored
   });
+  // A session that ended (deleted, killed on purpose, or lost with restoring off) is not to come
+  // back; one that could not be restored keeps its record, which says why.
+  system.onSessionFinal((id, final) => {
+    if (final === 'ended') keeper.forget(id);
+  });
   system.onMetaChanged((id) => void keeper.sync(id));
   system.start();
   await system.booted();
@@ -235,7 +247,18 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     'pi',
     agents.hub,
     (id: string): number => hub.count(id),
-    (id) => keeper.forget(id),
+    (id, keepBuffer) => {
+      keeper.forget(id);
+      // An unrestorable session has no actor to delete its buffer.
+      if (!keepBuffer && !system.sessionIds().includes(id)) void buffers.delete(id).catch(() => undefined);
+    },
+    {
+      unrestorable: () => unrestorableSessions(records),
+      record: (id) => {
+        const r = records.read(id);
+        return r ? { description: r.description, createdAt: r.createdAt, cwd: r.cwd } : null;
+      },
+    },
   );
   const connections = new ConnectionRegistry();
   const hub: StreamHub = new StreamHub({ sessions: system, meta: (id) => sessions.meta(id), agentStates: agents.hub, log, ops });
@@ -266,6 +289,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
       clients: () => hub.count(),
       startWarnings: warnings,
       tls: { enabled: tls !== null, fingerprint: tls?.fingerprint ?? null },
+      restore: { enabled: config.agent.restore, unrestorable: () => unrestorableSessions(records) },
     });
   // A revoked token (here or by `tether auth revoke`) loses its open sockets at once.
   const stopWatchingTokens = tokens.watchRevocations((record) => {
@@ -306,7 +330,12 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     throw new CliError((err as Error).message);
   }
   // Only now, with the port and the agent socket held: a refused start leaves no new session
-  // behind, and the agent in it finds its daemon listening.
+  // behind, and the agent in it finds its daemon listening. Sessions lost with their tmux server
+  // while tether was not running (a reboot) come back first.
+  if (config.agent.restore) {
+    const done = await restoreAtStart({ records, cli, system, log });
+    if (done.restored.length + done.failed.length > 0) log.info(done, 'sessions lost with their tmux server were restored');
+  }
   if (system.sessionIds().length === 0) {
     await system.createSession(config.agent.default_session, 'cli').catch((err: Error) => {
       log.error({ err: err.message }, 'the default session could not be created');

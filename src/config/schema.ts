@@ -107,6 +107,7 @@ export const TetherConfigSchema = Type.Object(
       command: str('pi', 'a non-empty command', (s) => s.trim() !== ''),
       default_session: str('pi-main', '1 to 64 letters, digits, "_" or "-"', isValidSessionName),
       naming_model: str('', '"provider/model", or "" to turn auto-naming off', (s) => s === '' || /^[^/\s]+\/\S+$/.test(s)),
+      restore: Type.Boolean({ default: true, expected: 'true or false' }),
     }),
     tmux: section('tmux', {
       socket: str('', 'a tmux socket name or path, or "" for the default server'),

@@ -34,8 +34,10 @@ export interface SessionContext {
 export type SessionEvent =
   | { type: 'session.create'; origin: SessionOrigin; project?: string; cwd?: string }
   | { type: 'session.adopt' }
+  | { type: 'session.restore' }
   | { type: 'session.delete'; keepBuffer: boolean }
   | { type: 'session.gone' }
+  | { type: 'server.lost'; reason: string }
   | { type: 'link.up'; paneId: string }
   | { type: 'link.down'; reason: string }
   | { type: 'pane.exited'; status: number | null }
@@ -53,6 +55,9 @@ export interface DeleteSessionInput {
   readonly keepBuffer: boolean;
 }
 export interface LinkInput {
+  readonly id: string;
+}
+export interface RestoreSessionInput {
   readonly id: string;
 }
 
@@ -76,7 +81,13 @@ export const sessionMachine = setup({
     createTmuxSession: fromPromise<{ paneId: string }, CreateSessionInput>(notProvided('createTmuxSession')),
     /** Kills the tmux session (and deletes its buffer unless asked to keep it). */
     deleteTmuxSession: fromPromise<void, DeleteSessionInput>(notProvided('deleteTmuxSession')),
-    /** The control-mode link: sends link.up / link.down / pane.exited / pane.revived / session.gone. */
+    /**
+     * Brings the session back from its record after its tmux server was lost: a tmux session of
+     * the same name, in the same directory, the agent reopening its conversation. Resolves with
+     * the new pane id; rejects (and the record says why) when it cannot be restored.
+     */
+    restoreTmuxSession: fromPromise<{ paneId: string }, RestoreSessionInput>(notProvided('restoreTmuxSession')),
+    /** The control-mode link: sends link.up / link.down / pane.exited / pane.revived / session.gone / server.lost. */
     tmuxLink: fromCallback<SessionEvent, LinkInput>(notProvided('tmuxLink')),
   },
   guards: {
@@ -84,6 +95,8 @@ export const sessionMachine = setup({
     isLinkLive: stateIn('#session.running.link.attached.live'),
     /** A DELETE came in while the session was being created. */
     isDeleteRequested: ({ context }) => context.deleteRequested !== null,
+    /** `[agent] restore`: sessions lost with their tmux server are brought back (provided by the actors layer). */
+    isRestoreEnabled: notProvided('isRestoreEnabled'),
   },
   delays: {
     linkRetry: ({ context }) => linkRetryDelayMs(context.linkFailures),
@@ -106,6 +119,11 @@ export const sessionMachine = setup({
           target: 'running',
           description: 'The session exists in tmux (sidecar restart, or created by the attach CLI): reattach',
           meta: { row: ['running --sidecar restart--> running'] },
+        },
+        'session.restore': {
+          target: 'restoring',
+          description: 'At start-up: the session has a record but its tmux server is gone (a reboot, a crash while tether was down)',
+          meta: { row: 'tether' },
         },
       },
     },
@@ -163,9 +181,23 @@ export const sessionMachine = setup({
         },
         'session.gone': {
           target: 'ended',
-          description: 'tmux no longer has the session (killed from a shell, or the tmux server went away)',
+          description: 'tmux no longer has the session: killed on purpose (kill-session, kill-server)',
           meta: { row: 'tether' },
         },
+        'server.lost': [
+          {
+            target: 'restoring',
+            guard: 'isRestoreEnabled',
+            actions: assign({ lastError: ({ event }) => event.reason }),
+            description: 'The tmux server died (a crash, a SIGKILL): bring the session back',
+            meta: { row: 'tether' },
+          },
+          {
+            target: 'ended',
+            description: 'The tmux server died and restoring is turned off: the session is gone',
+            meta: { row: 'tether' },
+          },
+        ],
       },
       states: {
         link: {
@@ -238,6 +270,44 @@ export const sessionMachine = setup({
           },
         },
       },
+    },
+    restoring: {
+      description: 'Bringing the session back from its record: same name, directory and description, the agent reopening its conversation',
+      on: {
+        'session.delete': {
+          actions: assign({ deleteRequested: ({ event }) => ({ keepBuffer: event.keepBuffer }) }),
+          description: 'DELETE while the session is being restored: kept, and carried out once it exists',
+          meta: { row: 'tether' },
+        },
+      },
+      invoke: {
+        id: 'restore',
+        src: 'restoreTmuxSession',
+        input: ({ context }) => ({ id: context.id }),
+        onDone: [
+          {
+            target: 'deleting',
+            guard: 'isDeleteRequested',
+            actions: assign({ paneId: ({ event }) => event.output.paneId }),
+            description: 'Restored, and a DELETE is waiting: delete it now',
+            meta: { row: 'tether' },
+          },
+          {
+            target: 'running',
+            actions: assign({ paneId: ({ event }) => event.output.paneId, exitStatus: null, linkFailures: 0, lastError: null }),
+            meta: { row: 'tether' },
+          },
+        ],
+        onError: {
+          target: 'unrestorable',
+          actions: assign({ lastError: ({ event }) => String(event.error) }),
+          meta: { row: 'tether' },
+        },
+      },
+    },
+    unrestorable: {
+      type: 'final',
+      description: 'It could not be brought back (its directory gone, its agent missing): its record says why, and it is not tried again',
     },
     ended: {
       type: 'final',

@@ -20,12 +20,15 @@ export interface TmuxScan {
    * answer without being gone. Absent: every known session counts.
    */
   readonly runningAtStart?: readonly string[];
+  /** The pid of the server that answered (null when none did). */
+  readonly serverPid?: number | null;
 }
 
 export type SidecarEvent =
   | { type: 'tmux.scanned'; scan: TmuxScan }
   | { type: 'tmux.unreachable'; reason: string }
   | { type: 'session.create'; id: string; origin: SessionOrigin; project?: string; cwd?: string }
+  | { type: 'session.restore'; id: string }
   | { type: 'session.delete'; id: string; keepBuffer: boolean }
   | { type: 'sidecar.stop' };
 
@@ -146,6 +149,20 @@ export const sidecarMachine = setup({
                 ...(event.cwd !== undefined ? { cwd: event.cwd } : {}),
               }),
             ),
+          ],
+        },
+        'session.restore': {
+          description: 'At start-up: a session whose record outlived its tmux server gets an actor that brings it back',
+          meta: { row: 'tether' },
+          guard: ({ context, event }) => !context.sessions[event.id],
+          actions: [
+            assign({
+              sessions: ({ context, event, spawn }) => ({
+                ...context.sessions,
+                [event.id]: spawn('session', { id: sessionActorId(event.id), input: { id: event.id } }),
+              }),
+            }),
+            sendTo(({ context, event }) => context.sessions[event.id]!, { type: 'session.restore' as const }),
           ],
         },
         'session.delete': {

@@ -8,6 +8,7 @@
 import { GIB, MIB, type DiskBufferStatus } from '../actors/disk-buffer.actor.js';
 import type { SidecarStatus } from '../actors/system.js';
 import type { PushStatus } from '../push/push.service.js';
+import type { UnrestorableSession } from './restore.js';
 
 export interface HealthReport {
   /** True exactly when `status` is 'ok'. */
@@ -30,6 +31,11 @@ export interface HealthReport {
   push: PushStatus;
   /** How the running sessions' snapshots were made: tmux asked for a client, ahead while quiet, or served warm. */
   snapshots: { cold: number; warmCaptures: number; warmServed: number; warmBytes: number };
+  /**
+   * Sessions lost with their tmux server: whether they are brought back (`[agent] restore`), those
+   * being restored now, and those that could not be, with the reason (kept until deleted).
+   */
+  restore: { enabled: boolean; restoring: string[]; unrestorable: UnrestorableSession[] };
 }
 
 export interface HealthDeps {
@@ -44,6 +50,7 @@ export interface HealthDeps {
   /** Warnings fixed at start (configuration); read on every report, so later ones show too. */
   readonly startWarnings: readonly string[];
   readonly tls: { enabled: boolean; fingerprint: string | null };
+  readonly restore?: { readonly enabled: boolean; unrestorable(): readonly UnrestorableSession[] };
 }
 
 /** Builds the report from each part's status, now. */
@@ -65,6 +72,8 @@ export function healthReport(deps: HealthDeps): HealthReport {
     snapshots.warmBytes += s.warmBytes;
   }
   if (!push.configured && push.reason) warnings.push(push.reason);
+  const unrestorable = [...(deps.restore?.unrestorable() ?? [])];
+  for (const u of unrestorable) warnings.push(`session ${u.id} could not be restored: ${u.reason}`);
   return {
     ok: !degraded,
     status: degraded ? 'degraded' : 'ok',
@@ -80,5 +89,10 @@ export function healthReport(deps: HealthDeps): HealthReport {
     tls: deps.tls,
     push,
     snapshots,
+    restore: {
+      enabled: deps.restore?.enabled ?? false,
+      restoring: status.sessions.filter((s) => s.state === 'restoring').map((s) => s.id),
+      unrestorable,
+    },
   };
 }

@@ -2,8 +2,8 @@
  * Keeps each tether session's record (src/records) in step with the session: written when its
  * link comes up (a session tether created or adopted), its description and state read again when
  * its meta changes or its agent exits, its reserved stream position and pi's conversation file
- * as they change; forgotten when the session is deleted on purpose (DELETE). A session that ends
- * because its tmux server went away keeps its record: that is what restoring it needs.
+ * as they change; forgotten when the session ends on purpose (DELETE, killed in tmux). A session
+ * lost with its tmux server keeps its record: that is what restoring it needs (src/service/restore.ts).
  *
  * Writes for one session never overlap: a change that arrives during a write is taken by one
  * more write after it.

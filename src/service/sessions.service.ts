@@ -21,6 +21,7 @@ import { SESSION_NAME_RE, isValidSessionName } from '../protocol/session-name.js
 import { listSessions, readUserOption, setUserOption, unsetUserOption, type TmuxSessionInfo } from '../tmux/sessions.js';
 import { thumbnailFromCapture } from '../tmux/thumbnail.js';
 import { SessionUnavailableError } from '../stream/session-runtime.js';
+import type { UnrestorableSession } from './restore.js';
 
 import { SessionCreateError, type SidecarSystem } from '../actors/system.js';
 
@@ -34,7 +35,8 @@ export interface SessionItem {
   id: string;
   name: string;
   description: string;
-  state: 'running' | 'exited';
+  /** `restoring` while it is brought back after its tmux server was lost; `unrestorable` when it could not be. */
+  state: 'running' | 'exited' | 'restoring' | 'unrestorable';
   agentState: AgentState | null;
   lastOutputAt: string | null;
   createdAt: string | null;
@@ -42,7 +44,17 @@ export interface SessionItem {
   project: string | null;
   /** The directory the agent started in, when tether recorded it. */
   cwd: string | null;
+  /** Why an unrestorable session could not be brought back. */
+  reason?: string;
 }
+
+/** What the sessions need of the records: the sessions that could not be restored, and their facts. */
+export interface SessionRecordsView {
+  unrestorable(): readonly UnrestorableSession[];
+  /** The recorded facts of a session (for one being restored, which tmux does not hold yet). */
+  record(id: string): { description: string; createdAt: string; cwd: string | null } | null;
+}
+const NO_RECORDS: SessionRecordsView = { unrestorable: () => [], record: () => null };
 
 /** What the sessions need of the agents (the agent hub): their state and reported commands. */
 export interface SessionAgents {
@@ -67,14 +79,47 @@ export class SessionsService {
     /** Live stream and side clients of a session (the stream hub counts them). */
     private readonly clients: (id: string) => number = () => 0,
     /** Called after a session was deleted on purpose (its record is forgotten). */
-    private readonly deleted: (id: string) => void = () => undefined,
+    private readonly deleted: (id: string, keepBuffer: boolean) => void = () => undefined,
+    private readonly records: SessionRecordsView = NO_RECORDS,
   ) {}
 
-  /** The tether sessions tmux holds, with live facts. */
+  /**
+   * The tether sessions tmux holds, with live facts; then those being restored after their tmux
+   * server was lost, and those that could not be, with the reason.
+   */
   async list(): Promise<SessionItem[]> {
     const infos = (await listSessions(this.cli)).filter((s) => s.isTether);
     const items = await Promise.all(infos.map((info) => this.item(info)));
+    const listed = new Set(items.map((i) => i.id));
+    for (const live of this.system.status().sessions) {
+      if (live.state !== 'restoring' || listed.has(live.id)) continue;
+      const record = this.records.record(live.id);
+      listed.add(live.id);
+      items.push({
+        ...this.absentItem(live.id, 'restoring', record),
+        clients: this.clients(live.id),
+      });
+    }
+    for (const u of this.records.unrestorable()) {
+      if (listed.has(u.id)) continue;
+      items.push({ ...this.absentItem(u.id, 'unrestorable', this.records.record(u.id)), reason: u.reason });
+    }
     return items.sort((a, b) => a.id.localeCompare(b.id));
+  }
+
+  private absentItem(id: string, state: 'restoring' | 'unrestorable', record: ReturnType<SessionRecordsView['record']>): SessionItem {
+    return {
+      id,
+      name: id,
+      description: record?.description ?? '',
+      state,
+      agentState: null,
+      lastOutputAt: null,
+      createdAt: record?.createdAt ?? null,
+      clients: 0,
+      project: null,
+      cwd: record?.cwd ?? null,
+    };
   }
 
   private async item(info: TmuxSessionInfo): Promise<SessionItem> {
@@ -166,9 +211,14 @@ export class SessionsService {
   }
 
   async remove(id: string, keepBuffer: boolean): Promise<void> {
+    if (isValidSessionName(id) && !this.system.sessionIds().includes(id) && this.records.unrestorable().some((u) => u.id === id)) {
+      // It could not be restored: deleting it forgets it (its buffer goes too unless kept).
+      this.deleted(id, keepBuffer);
+      return;
+    }
     this.known(id);
     if (!(await this.system.deleteSession(id, keepBuffer))) throw notFound(id);
-    this.deleted(id);
+    this.deleted(id, keepBuffer);
   }
 
   /** The 40x12 text thumbnail of the agent pane. */

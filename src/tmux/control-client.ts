@@ -29,7 +29,16 @@ export interface ControlClose {
   readonly reason: string;
   /** True when tmux refused the attach because the session does not exist. */
   readonly sessionGone: boolean;
+  /**
+   * True when the tmux server died under the client (a crash, a SIGKILL): tmux's client says
+   * `%exit server exited unexpectedly`. A session killed on purpose (kill-session, kill-server)
+   * detaches the client with a plain `%exit` first.
+   */
+  readonly serverLost: boolean;
 }
+
+/** tmux's client's words when its server went away without saying goodbye (client.c, "lost server"). */
+const SERVER_LOST_RE = /server exited unexpectedly|lost server/i;
 
 export interface ControlClientOptions {
   readonly target: TmuxTarget;
@@ -82,6 +91,7 @@ export class ControlClient {
   private closeReason: string | null = null;
   private closeRequested = false;
   private sessionGone = false;
+  private serverLost = false;
   private stderr = '';
   /** Resolves once tmux acknowledged the attach (or rejects when it failed). */
   readonly attached: Promise<void>;
@@ -251,6 +261,7 @@ export class ControlClient {
       // %exit says the same whether the session was killed or the server went away; the
       // owner asks tmux which (has-session) rather than guessing from the stream.
       this.closeReason ??= event.reason === null ? 'tmux ended the control client' : `tmux: ${event.reason}`;
+      if (event.reason !== null && SERVER_LOST_RE.test(event.reason)) this.serverLost = true;
     }
     this.opts.onEvent(event);
   }
@@ -261,7 +272,7 @@ export class ControlClient {
     const err = new ControlClientError(reason);
     this.attachSettle.reject(err);
     for (const waiter of this.pending.splice(0)) waiter.reject(err);
-    this.opts.onClose({ reason, sessionGone: this.sessionGone });
+    this.opts.onClose({ reason, sessionGone: this.sessionGone, serverLost: this.serverLost || SERVER_LOST_RE.test(this.stderr) });
     this.markGone();
   }
 }

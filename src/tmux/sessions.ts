@@ -192,6 +192,8 @@ export interface TmuxSessionInfo {
   readonly paneDead: boolean;
   readonly paneDeadStatus: number | null;
   readonly panePid: number | null;
+  /** The pid of the tmux server that holds it. */
+  readonly serverPid: number | null;
 }
 
 /**
@@ -343,6 +345,7 @@ async function describeSession(cli: TmuxCli, rows: PaneRow[], cache: Map<string,
     paneDead: pane.dead,
     paneDeadStatus: pane.dead ? pane.deadStatus : null,
     panePid: pane.pid,
+    serverPid: /^\d+$/.test(first.serverPid) ? Number(first.serverPid) : null,
   };
 }
 

@@ -42,6 +42,14 @@ export const HealthSchema = Type.Object({
     },
     { description: "how the running sessions' snapshots were made (docs/architecture.md, Warm snapshots)" },
   ),
+  restore: Type.Object(
+    {
+      enabled: Type.Boolean(),
+      restoring: Type.Array(Type.String()),
+      unrestorable: Type.Array(Type.Object({ id: Type.String(), reason: Type.String(), at: Type.String() })),
+    },
+    { description: 'sessions lost with their tmux server (docs/reliability.md, Restoring sessions)' },
+  ),
 });
 
 // The schema and the handle's type are the same shape, checked both ways at compile time.

@@ -27,13 +27,14 @@ export const SessionListItemSchema = Type.Object({
   id: Type.String(),
   name: Type.String(),
   description: Type.String(),
-  state: Type.Union([Type.Literal('running'), Type.Literal('exited')]),
+  state: Type.Union([Type.Literal('running'), Type.Literal('exited'), Type.Literal('restoring'), Type.Literal('unrestorable')]),
   agentState: Nullable(AgentStateValue),
   lastOutputAt: Nullable(Type.String()),
   createdAt: Nullable(Type.String()),
   clients: Type.Integer({ minimum: 0 }),
   project: Nullable(Type.String()),
   cwd: Nullable(Type.String({ description: 'the directory the agent started in' })),
+  reason: Type.Optional(Type.String({ description: 'why an unrestorable session could not be brought back' })),
 });
 export type SessionListItem = Static<typeof SessionListItemSchema>;
 

@@ -13,7 +13,7 @@ const DEFAULTS: TetherConfig = {
   publicBaseUrl: '',
   name: '',
   tls: true,
-  agent: { command: 'pi', default_session: 'pi-main', naming_model: '' },
+  agent: { command: 'pi', default_session: 'pi-main', naming_model: '', restore: true },
   tmux: { socket: '' },
   stream: { ring_kb: 4096, ping_interval_s: 20 },
   buffer: { session_cap_mb: 100, global_cap_mb: 1024, min_free_gb: 1, idle_days: 30, watchdog_interval_s: 30 },
@@ -136,6 +136,7 @@ tls = false
 command = "/opt/pi/bin/pi"
 default_session = "work_1"
 naming_model = "anthropic/claude-haiku-4-5"
+restore = false
 
 [tmux]
 socket = "tether-test"
@@ -164,7 +165,7 @@ production_url = "https://push.example.com"
       publicBaseUrl: 'https://tether.example.com',
       name: 'studio mac',
       tls: false,
-      agent: { command: '/opt/pi/bin/pi', default_session: 'work_1', naming_model: 'anthropic/claude-haiku-4-5' },
+      agent: { command: '/opt/pi/bin/pi', default_session: 'work_1', naming_model: 'anthropic/claude-haiku-4-5', restore: false },
       tmux: { socket: 'tether-test' },
       stream: { ring_kb: 64, ping_interval_s: 45 },
       buffer: { session_cap_mb: 50, global_cap_mb: 500, min_free_gb: 0.5, idle_days: 3, watchdog_interval_s: 30 },

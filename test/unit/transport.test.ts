@@ -34,6 +34,11 @@ const report: HealthReport = {
   tls: { enabled: true, fingerprint: 'ab'.repeat(32) },
   push: { configured: false, reason: 'push is not configured', sent: 0, failed: 0, lastError: null },
   snapshots: { cold: 1, warmCaptures: 2, warmServed: 5, warmBytes: 4096 },
+  restore: {
+    enabled: true,
+    restoring: [],
+    unrestorable: [{ id: 'gone-dir', reason: 'its directory /x is gone', at: '2026-11-25T08:00:00.000Z' }],
+  },
 };
 
 /** Collects log lines, as the daemon's log file would hold them. */

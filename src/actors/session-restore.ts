@@ -1,0 +1,121 @@
+/**
+ * Bringing a session back from its record (src/records) after its tmux server was lost: a tmux
+ * session of the same name, in the directory the agent started in, the agent reopening the
+ * conversation pi kept (`--session <file>`), the description and the stream reservation put back
+ * (positions after a restore start above every one handed out before). docs/reliability.md says
+ * what is restored and what cannot be.
+ *
+ * Invariant: a record that cannot be restored is marked so, with the reason, before the failure
+ * is reported: it is shown to the user and never tried again (no loop).
+ */
+import { constants } from 'node:fs';
+import { access, stat } from 'node:fs/promises';
+import type { Logger } from '../log.js';
+import type { SessionRecord, SessionRecords } from '../records/session-records.js';
+import type { TmuxCli } from '../tmux/exec.js';
+import { createSession, SessionExistsError, setUserOption } from '../tmux/sessions.js';
+import type { AgentLaunch } from './session.actor.js';
+
+export interface RestoreDeps {
+  readonly cli: TmuxCli;
+  readonly records: SessionRecords;
+  /** The agent a restored session runs, reopening `sessionFile` when there is one. */
+  readonly agent: (id: string, resume: { readonly sessionFile: string | null }) => AgentLaunch;
+  readonly now: () => number;
+  readonly log: Logger;
+}
+
+/** The session could not be brought back; its record says why. */
+export class RestoreError extends Error {
+  constructor(
+    readonly id: string,
+    readonly why: string,
+  ) {
+    super(`session ${id} could not be restored: ${why}`);
+    this.name = 'RestoreError';
+  }
+}
+
+/** Why the record cannot be restored here, or null when it can. */
+async function obstacle(record: SessionRecord, launch: AgentLaunch): Promise<string | null> {
+  const cwd = record.cwd;
+  if (cwd !== null) {
+    try {
+      if (!(await stat(cwd)).isDirectory()) return `its directory ${cwd} is not a directory any more`;
+      await access(cwd, constants.X_OK);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      return code === 'ENOENT' ? `its directory ${cwd} is gone` : `its directory ${cwd} cannot be entered (${code ?? 'error'})`;
+    }
+  }
+  const program = launch.command[0];
+  if (program === undefined) return 'the agent command is empty';
+  if (program.includes('/')) {
+    try {
+      await access(program, constants.X_OK);
+    } catch {
+      return `its agent ${program} is missing`;
+    }
+  }
+  return null;
+}
+
+/** Restores session `id` from its record; resolves with the new agent pane's id. */
+export async function restoreSession(deps: RestoreDeps, id: string): Promise<{ paneId: string }> {
+  const record = deps.records.read(id);
+  if (!record) throw new RestoreError(id, 'it has no record');
+  if (record.ended) throw new RestoreError(id, record.ended.detail);
+  const giveUp = (why: string): never => {
+    try {
+      deps.records.update(id, { ended: { reason: 'unrestorable', detail: why, at: new Date(deps.now()).toISOString() } });
+    } catch (err) {
+      deps.log.warn({ session: id, err: (err as Error).message }, 'the session record could not be updated');
+    }
+    deps.log.warn({ session: id, why }, 'session could not be restored');
+    throw new RestoreError(id, why);
+  };
+  const sessionFile = record.sessionFile !== null && (await exists(record.sessionFile)) ? record.sessionFile : null;
+  let launch: AgentLaunch;
+  try {
+    launch = deps.agent(id, { sessionFile });
+  } catch (err) {
+    return giveUp((err as Error).message);
+  }
+  const why = await obstacle(record, launch);
+  if (why !== null) return giveUp(why);
+  let created: { paneId: string };
+  try {
+    created = await createSession(deps.cli, {
+      name: id,
+      command: launch.command,
+      env: { ...launch.env },
+      ...((record.cwd ?? launch.cwd) !== undefined ? { cwd: record.cwd ?? launch.cwd } : {}),
+      createdAt: record.createdAt,
+    });
+  } catch (err) {
+    if (err instanceof SessionExistsError) return giveUp('another tmux session has its name now');
+    return giveUp(`tmux could not create it: ${(err as Error).message}`);
+  }
+  // The description and the positions handed out before come back before the link reads them.
+  if (record.description !== '') await setUserOption(deps.cli, id, '@description', record.description).catch(() => undefined);
+  await setUserOption(deps.cli, id, '@tether-seq', String(record.reservedSeq)).catch(() => undefined);
+  deps.log.info(
+    {
+      session: id,
+      cwd: record.cwd,
+      conversation: sessionFile,
+      ...(record.sessionFile !== sessionFile ? { missing: record.sessionFile } : {}),
+    },
+    'session restored after its tmux server was lost',
+  );
+  return created;
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await access(path, constants.R_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,352 @@
+/**
+ * Sessions that outlive their tmux server (real daemon, real tmux, the real pi with a fake
+ * model): five sessions with descriptions, each in its own directory, each pi with a
+ * conversation of two turns. The tmux server is SIGKILLed while the daemon runs and a client
+ * streams; then again while the daemon is stopped (a reboot: the daemon starts after tmux is
+ * gone). Every session must come back under its name, in its directory, with its description,
+ * pi showing and continuing its conversation; clients get a snapshot and larger positions;
+ * health counts no session lost. A deleted session and an agent that exited are not restored; a
+ * session whose directory is gone is reported with the reason and never tried again.
+ */
+import { mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SessionRecords } from '../../src/records/session-records.js';
+import { daemonHome, startDaemon, type DaemonHome, type RunningTestDaemon } from '../helpers/daemon.js';
+import { lastOfRole, messageText, startFakeModel, type FakeModel } from '../helpers/fake-model.js';
+import { piHome, type PiHome } from '../helpers/pi-home.js';
+import { Mirror } from '../helpers/stream.js';
+import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
+
+/** pi starts slowly on two shared cores: waits are generous, never sleeps. */
+const PI_START_MS = 90_000;
+const TURN_MS = 60_000;
+const NAMES = ['r1', 'r2', 'r3', 'r4', 'r5'] as const;
+
+interface Item {
+  id: string;
+  description: string;
+  state: string;
+  cwd: string | null;
+  agentState: string | null;
+  reason?: string;
+}
+interface Health {
+  sessionIds: string[];
+  warnings: string[];
+  restore: { enabled: boolean; restoring: string[]; unrestorable: { id: string; reason: string }[] };
+}
+
+describe('sessions restored after their tmux server is lost', () => {
+  let model: FakeModel;
+  let pi: PiHome;
+  let tmux: PrivateTmux;
+  let home: DaemonHome;
+  let d: RunningTestDaemon;
+  let records: SessionRecords;
+  const dirs = new Map<string, string>();
+  const descriptions = new Map<string, string>();
+
+  const json = (method: string, path: string, body?: unknown) =>
+    d.get(path, { method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const list = async (): Promise<Item[]> => (await (await d.get('/sessions')).json()) as Item[];
+  const item = async (id: string) => (await list()).find((s) => s.id === id);
+  const health = async (): Promise<Health> => (await (await d.get('/health')).json()) as Health;
+  const type = async (id: string, text: string) => {
+    expect((await json('POST', `/sessions/${id}/input`, { type: 'keys', data: text })).status).toBe(204);
+    expect((await json('POST', `/sessions/${id}/input`, { type: 'key', name: 'enter' })).status).toBe(204);
+  };
+  /** Types a prompt once the agent waits; resolves when the model got it and the agent waits again. */
+  const turn = async (id: string, text: string) => {
+    await eventually(
+      async () => ['idle', 'awaiting-input'].includes((await item(id))?.agentState ?? ''),
+      PI_START_MS,
+      100,
+      `${id}'s pi ready`,
+    );
+    const seen = model.requests.length;
+    await type(id, text);
+    await eventually(
+      () => model.requests.slice(seen).some((r) => messageText(lastOfRole(r, 'user')) === text),
+      TURN_MS,
+      50,
+      `the model asked "${text}"`,
+    );
+    await eventually(async () => (await item(id))?.agentState === 'awaiting-input', TURN_MS, 100, `${id} awaiting input after "${text}"`);
+  };
+  const serverPid = async () => Number((await tmux.tmux('display-message', '-p', '#{pid}')).trim());
+  const killServer = async () => {
+    const pid = await serverPid();
+    expect(pid).toBeGreaterThan(0);
+    process.kill(pid, 'SIGKILL');
+    await eventually(
+      () => {
+        try {
+          process.kill(pid, 0);
+          return false;
+        } catch {
+          return true;
+        }
+      },
+      15_000,
+      25,
+      'the tmux server gone',
+    );
+    return pid;
+  };
+  /** Every named session runs again, in its directory, with its description, pi showing its conversation. */
+  const expectBack = async (names: readonly string[], oldServer: number) => {
+    await eventually(
+      async () => {
+        const items = await list();
+        return names.every((n) => items.find((i) => i.id === n)?.state === 'running');
+      },
+      PI_START_MS,
+      200,
+      `${names.join(', ')} running again`,
+    );
+    expect(await serverPid()).not.toBe(oldServer);
+    // The default session has no conversation or directory of the test's: running again is its part.
+    for (const n of names.filter((x) => dirs.has(x))) {
+      const it = (await item(n))!;
+      expect(it.description).toBe(descriptions.get(n));
+      expect(it.cwd).toBe(dirs.get(n));
+      expect((await tmux.tmux('display-message', '-p', '-t', `=${n}:`, '#{pane_current_path}')).trim()).toBe(dirs.get(n));
+      // pi reopened the conversation: its earlier messages are on the screen again.
+      await eventually(
+        async () => {
+          const screen = await tmux.tmux('capture-pane', '-p', '-J', '-S', '-', '-t', `=${n}:`);
+          return screen.includes(`first words of ${n}`) && screen.includes(`You said: second words of ${n}`);
+        },
+        PI_START_MS,
+        200,
+        `${n}'s pi showing its earlier messages`,
+      );
+    }
+    await eventually(async () => (await health()).restore.restoring.length === 0, 30_000, 100, 'no session still restoring');
+    const h = await health();
+    expect(h.restore).toMatchObject({ enabled: true, restoring: [], unrestorable: [] });
+    for (const n of names) expect(h.sessionIds).toContain(n);
+  };
+
+  beforeAll(async () => {
+    model = await startFakeModel((req) => ({ text: `You said: ${messageText(lastOfRole(req, 'user')).slice(0, 40)}` }));
+    pi = piHome(model.baseUrl);
+    tmux = await privateTmux();
+    home = daemonHome(tmux.socket, `[agent]\ndefault_session = "pi-main"\n`, pi.env);
+    records = new SessionRecords(home.dataDir);
+    d = await startDaemon(home, 30_000);
+    for (const n of NAMES) {
+      const dir = join(home.dir, `work ${n} #{x} $(y)`);
+      mkdirSync(dir);
+      dirs.set(n, dir);
+      descriptions.set(n, `task ${n}; #{pane_id} $(x)`);
+      expect((await json('POST', '/sessions', { name: n, cwd: dir })).status).toBe(201);
+      expect((await json('PATCH', `/sessions/${n}`, { description: descriptions.get(n) })).status).toBe(200);
+    }
+    await Promise.all(
+      NAMES.map(async (n) => {
+        await turn(n, `first words of ${n}`);
+        await turn(n, `second words of ${n}`);
+      }),
+    );
+    // Each record names pi's conversation file (the extension reported it).
+    await eventually(() => NAMES.every((n) => records.read(n)?.sessionFile), 30_000, 50, "every record naming pi's conversation file");
+  }, 600_000);
+
+  afterAll(async () => {
+    await d?.stop();
+    await tmux?.cleanup();
+    home?.cleanup();
+    pi?.cleanup();
+    await model?.close();
+  });
+
+  it(
+    'the tmux server SIGKILLed while a client streams: every session comes back, the client gets a snapshot and larger positions, the conversation goes on',
+    { timeout: 300_000 },
+    async () => {
+      const streaming = new Mirror(d.base, d.token, 'r1').connect();
+      const old = new Mirror(d.base, d.token, 'r2').connect();
+      try {
+        await eventually(() => streaming.kinds().includes('snapshot') && old.kinds().includes('snapshot'), 15_000, 25, 'both snapshots');
+        const seqs = (m: Mirror) => m.received.flatMap((r) => (r.kind === 'snapshot' || r.kind === 'data' ? [r.seq] : []));
+        const oldSeq = Math.max(...seqs(old));
+        old.close();
+        const before = streaming.received.length;
+        const streamedSeq = Math.max(...seqs(streaming));
+
+        const pid = await killServer();
+        await expectBack([...NAMES, 'pi-main'], pid);
+
+        // The client that kept streaming got a new snapshot above everything it had, showing the conversation.
+        const after = streaming.received.slice(before);
+        const snap = after.find((r) => r.kind === 'snapshot');
+        expect(snap, `a snapshot after the restore; got ${after.map((r) => r.kind).join(',')}`).toBeDefined();
+        expect((snap as { seq: number }).seq).toBeGreaterThan(streamedSeq);
+        await eventually(
+          async () => (await streaming.text()).includes('second words of r1'),
+          30_000,
+          50,
+          'the restored screen on the client',
+        );
+        expect(streaming.errors()).toEqual([]);
+
+        // A client resuming from its position before the loss gets a snapshot, above it.
+        const resumed = new Mirror(d.base, d.token, 'r2', oldSeq).connect();
+        try {
+          await eventually(() => resumed.kinds().includes('snapshot'), 15_000, 25, 'the resumed client snapshot');
+          const first = resumed.received.find((r) => r.kind === 'snapshot' || r.kind === 'data')!;
+          expect(first.kind).toBe('snapshot');
+          expect((first as { seq: number }).seq).toBeGreaterThan(oldSeq);
+        } finally {
+          resumed.close();
+        }
+
+        // The conversation goes on where it was: the model sees the earlier turns.
+        const seen = model.requests.length;
+        await turn('r3', 'third words after the loss');
+        const request = model.requests.slice(seen).find((r) => messageText(lastOfRole(r, 'user')) === 'third words after the loss')!;
+        const said = request.messages.map((m) => messageText(m)).join('\n');
+        expect(said).toContain('first words of r3');
+        expect(said).toContain('second words of r3');
+      } finally {
+        streaming.close();
+      }
+    },
+  );
+
+  it(
+    'a reboot: the daemon stopped, the tmux server gone, the daemon started again: every session comes back',
+    { timeout: 300_000 },
+    async () => {
+      expect(await d.stop()).toBe(0);
+      const pid = await killServer();
+      d = await startDaemon(home, 60_000);
+      await expectBack([...NAMES, 'pi-main'], pid);
+    },
+  );
+
+  it(
+    'a deleted session and an agent that exited are not restored; one whose directory is gone is reported with the reason, never retried',
+    { timeout: 300_000 },
+    async () => {
+      expect((await d.get('/sessions/r5', { method: 'DELETE' })).status).toBe(204);
+      const piPid = Number((await tmux.tmux('display-message', '-p', '-t', '=r4:', '#{pane_pid}')).trim());
+      process.kill(piPid, 'SIGTERM');
+      await eventually(async () => (await item('r4'))?.state === 'exited', 30_000, 100, 'r4 exited');
+      await eventually(() => records.read('r4')?.ended?.reason === 'exited', 15_000, 50, "r4's record marked exited");
+      rmSync(dirs.get('r3')!, { recursive: true, force: true });
+
+      const pid = await killServer();
+      await eventually(
+        async () => {
+          const items = await list();
+          return ['r1', 'r2'].every((n) => items.find((i) => i.id === n)?.state === 'running') && items.some((i) => i.id === 'r3');
+        },
+        PI_START_MS,
+        200,
+        'r1 and r2 running again, r3 listed',
+      );
+      expect(await serverPid()).not.toBe(pid);
+      const items = await list();
+      expect(items.find((i) => i.id === 'r3')).toMatchObject({
+        state: 'unrestorable',
+        description: descriptions.get('r3'),
+        reason: `its directory ${dirs.get('r3')} is gone`,
+      });
+      expect(items.map((i) => i.id)).not.toContain('r4');
+      expect(items.map((i) => i.id)).not.toContain('r5');
+      const sessionsInTmux = (await tmux.tmux('list-sessions', '-F', '#{session_name}')).trim().split('\n');
+      for (const gone of ['r3', 'r4', 'r5']) expect(sessionsInTmux).not.toContain(gone);
+      const h = await health();
+      expect(h.restore.unrestorable).toEqual([expect.objectContaining({ id: 'r3', reason: `its directory ${dirs.get('r3')} is gone` })]);
+      expect(h.warnings.some((w) => w.includes('r3 could not be restored'))).toBe(true);
+
+      // Never tried again: not by this daemon, nor by the next one.
+      const attempts = (log: string) =>
+        log.split('\n').filter((l) => l.includes('"session":"r3"') && l.includes('could not be restored')).length;
+      expect(attempts(d.stderr())).toBe(1);
+      expect(await d.stop()).toBe(0);
+      d = await startDaemon(home, 60_000);
+      expect((await item('r3'))?.state).toBe('unrestorable');
+      expect(attempts(d.stderr())).toBe(0);
+      expect((await tmux.tmux('list-sessions', '-F', '#{session_name}')).split('\n')).not.toContain('r3');
+
+      // Deleting it forgets it.
+      expect((await d.get('/sessions/r3', { method: 'DELETE' })).status).toBe(204);
+      expect((await list()).map((i) => i.id)).not.toContain('r3');
+      expect((await health()).restore.unrestorable).toEqual([]);
+      expect(records.read('r3')).toBeNull();
+    },
+  );
+});
+
+describe('sessions that are not restored: killed on purpose, or restoring turned off', () => {
+  let tmux: PrivateTmux;
+  const homes: DaemonHome[] = [];
+  const daemons: RunningTestDaemon[] = [];
+  afterAll(async () => {
+    for (const d of daemons) await d.stop();
+    await tmux?.cleanup();
+    for (const h of homes) h.cleanup();
+  });
+  const start = async (toml: string) => {
+    tmux ??= await privateTmux();
+    const home = daemonHome(tmux.socket, toml);
+    homes.push(home);
+    const d = await startDaemon(home, 30_000);
+    daemons.push(d);
+    return { home, d, records: new SessionRecords(home.dataDir) };
+  };
+  const ids = async (d: RunningTestDaemon) => ((await (await d.get('/sessions')).json()) as Item[]).map((i) => i.id);
+  const create = async (d: RunningTestDaemon, name: string) =>
+    expect(
+      (await d.get('/sessions', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name }) }))
+        .status,
+    ).toBe(201);
+
+  it(
+    'killed with tmux kill-session, while the daemon runs or while it is stopped: not restored, the record forgotten',
+    { timeout: 120_000 },
+    async () => {
+      const { home, d, records } = await start(`[agent]\ncommand = "/bin/sh"\ndefault_session = "keep"\n`);
+      await create(d, 'k1');
+      await create(d, 'k2');
+      await eventually(() => records.read('k1') !== null && records.read('k2') !== null, 15_000, 50, 'records of k1 and k2');
+      await tmux.tmux('kill-session', '-t', '=k1');
+      await eventually(
+        async () => !(await ids(d)).includes('k1') && records.read('k1') === null,
+        15_000,
+        50,
+        'k1 gone, its record forgotten',
+      );
+      expect(await d.stop()).toBe(0);
+      daemons.pop();
+      await tmux.tmux('kill-session', '-t', '=k2');
+      const again = await startDaemon(home, 30_000);
+      daemons.push(again);
+      expect(await ids(again)).toEqual(['keep']);
+      expect(records.read('k2')).toBeNull();
+      expect((await tmux.tmux('list-sessions', '-F', '#{session_name}')).trim().split('\n')).toEqual(['keep']);
+      expect(again.stderr()).toContain('killed while tether was not running');
+      expect(await again.stop()).toBe(0);
+      daemons.pop();
+      await tmux.tmux('kill-server').catch(() => undefined);
+    },
+  );
+
+  it('[agent] restore = false: a session lost with its server is gone, as before', { timeout: 120_000 }, async () => {
+    const { d, records } = await start(`[agent]\ncommand = "/bin/sh"\ndefault_session = "off-main"\nrestore = false\n`);
+    await create(d, 'off-1');
+    await eventually(() => records.read('off-1') !== null, 15_000, 50, 'the record of off-1');
+    const pid = Number((await tmux.tmux('display-message', '-p', '#{pid}')).trim());
+    process.kill(pid, 'SIGKILL');
+    await eventually(async () => (await ids(d)).length === 0, 30_000, 100, 'every session gone from the list');
+    const h = (await (await d.get('/health')).json()) as Health;
+    expect(h.restore).toEqual({ enabled: false, restoring: [], unrestorable: [] });
+    expect(h.sessionIds).toEqual([]);
+    await expect(tmux.tmux('list-sessions')).rejects.toThrow(/no server running|error connecting/);
+    expect(records.read('off-1')).toBeNull();
+  });
+});
