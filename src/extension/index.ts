@@ -148,6 +148,9 @@ export default function tetherExtension(pi: PiApi): void {
         welcomed = true;
       },
       onNoDaemon: () => {
+        // A pi that tether started belongs to that daemon, which may be restarting: starting
+        // another from here would race it (and outlive the data dir it was started for).
+        if (startedByTether) return;
         markSession(place.pane)
           .then(() =>
             startDaemon({

@@ -5,10 +5,11 @@
  * the slash commands, the session's automatic name, and nothing broken when pi is killed.
  * Then `pi --tether` started by a person in their own tmux session, with no daemon running.
  */
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { agentSocketPath } from '../../src/agent/protocol.js';
+import { AGENT_SOCKET_ENV, agentSocketPath } from '../../src/agent/protocol.js';
 import { SessionRecords } from '../../src/records/session-records.js';
 import { daemonHome, ROOT, startDaemon, type DaemonHome, type RunningTestDaemon } from '../helpers/daemon.js';
 import { lastOfRole, messageText, startFakeModel, type FakeModel } from '../helpers/fake-model.js';
@@ -261,6 +262,35 @@ describe('pi --tether started by a person in their own tmux session', () => {
     );
     await eventually(async () => (await tmux.capture('=mine:')).replace(/\n/g, '').includes(url.slice(0, 40)), 20_000, 200);
     expect(agentSocketPath(home.dataDir)).toMatch(/agent\.sock$/);
+  });
+
+  it('a pi that tether started waits for its daemon (restarting) and starts none of its own', { timeout: 120_000 }, async () => {
+    // As tether launches pi: the agent socket named in the environment, nobody listening there yet.
+    const dataDir = join(home.dir, 'restarting');
+    const socketPath = join(dataDir, 'run', 'agent.sock');
+    mkdirSync(dirname(socketPath), { recursive: true });
+    const env = Object.entries({
+      ...pi.env,
+      TETHER_CONFIG: home.configFile,
+      TETHER_DATA_DIR: dataDir,
+      [AGENT_SOCKET_ENV]: socketPath,
+    }).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
+    await tmux.tmux('new-session', '-d', '-s', 'launched', ...env, '--', process.execPath, PI_CLI, '-e', EXTENSION, '--tether');
+    // Once pi is up (its first look for the daemon failed), the daemon "comes back": pi's hello arrives.
+    await eventually(async () => (await tmux.capture('=launched:')).includes('fake-agent'), PI_START_MS, 200, "pi's screen");
+    const hello = new Promise<string>((resolveHello) => {
+      const server = createServer((conn) =>
+        conn.once('data', (d: Buffer) => {
+          resolveHello(d.toString('utf8'));
+          conn.destroy();
+          server.close();
+        }),
+      );
+      server.listen(socketPath);
+    });
+    expect(JSON.parse((await hello).split('\n')[0]!)).toMatchObject({ type: 'hello' });
+    expect(daemonsOf(dataDir)).toEqual([]);
+    expect(existsSync(join(dataDir, 'run', 'serve.out'))).toBe(false);
   });
 });
 
