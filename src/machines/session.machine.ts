@@ -7,7 +7,7 @@
  * actors provided by `src/actors` (stubs here throw, so a missing `provide()` fails loudly);
  * failure comes back as an event and becomes a state.
  */
-import { assign, fromCallback, fromPromise, setup, stateIn } from 'xstate';
+import { and, assign, fromCallback, fromPromise, not, setup, stateIn } from 'xstate';
 
 /** How a session came to be created: the REST API or the `attach` CLI (two rows of the table). */
 export type SessionOrigin = 'api' | 'cli';
@@ -187,14 +187,14 @@ export const sessionMachine = setup({
         'server.lost': [
           {
             target: 'restoring',
-            guard: 'isRestoreEnabled',
+            guard: and(['isRestoreEnabled', not(stateIn('#session.running.pane.exited'))]),
             actions: assign({ lastError: ({ event }) => event.reason }),
             description: 'The tmux server died (a crash, a SIGKILL): bring the session back',
             meta: { row: 'tether' },
           },
           {
             target: 'ended',
-            description: 'The tmux server died and restoring is turned off: the session is gone',
+            description: 'The tmux server died, and restoring is turned off or the agent had exited: the session is gone',
             meta: { row: 'tether' },
           },
         ],

@@ -257,6 +257,8 @@ describe('sessions restored after their tmux server is lost', () => {
       });
       expect(items.map((i) => i.id)).not.toContain('r4');
       expect(items.map((i) => i.id)).not.toContain('r5');
+      // The exited one ended with its server: nothing of it is kept to restore later.
+      await eventually(() => records.read('r4') === null, 15_000, 50, "r4's record forgotten");
       const sessionsInTmux = (await tmux.tmux('list-sessions', '-F', '#{session_name}')).trim().split('\n');
       for (const gone of ['r3', 'r4', 'r5']) expect(sessionsInTmux).not.toContain(gone);
       const h = await health();
