@@ -20,6 +20,7 @@ import {
   MAX_HELLO_MESSAGES,
   MAX_USER_MESSAGE_CHARS,
   agentSocketPath,
+  commandArgsJson,
   type EventMessage,
   type ReportedCommand,
 } from '../agent/protocol.js';
@@ -55,11 +56,16 @@ function reportedCommands(pi: PiApi): ReportedCommand[] {
   return list
     .filter((c) => typeof c.name === 'string' && c.name !== '' && !/\s/.test(c.name) && c.name.length <= MAX_COMMAND_NAME_CHARS)
     .slice(0, MAX_AGENT_COMMANDS)
-    .map((c) => ({
-      name: c.name,
-      description: (c.description ?? '').slice(0, MAX_COMMAND_DESCRIPTION_CHARS),
-      source: String(c.source).slice(0, 64),
-    }));
+    .map((c) => {
+      const command = {
+        name: c.name,
+        description: (c.description ?? '').slice(0, MAX_COMMAND_DESCRIPTION_CHARS),
+        source: String(c.source).slice(0, 64),
+      };
+      // An argument schema goes along when it is JSON within the limit; one that is not is left out.
+      const args = c.args === undefined || c.args === null ? null : commandArgsJson(c.args);
+      return args === null ? command : { ...command, args: JSON.parse(args) as unknown };
+    });
 }
 
 export default function tetherExtension(pi: PiApi): void {

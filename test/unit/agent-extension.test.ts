@@ -34,8 +34,9 @@ function fakePi(flag: boolean | undefined) {
     getFlag: () => flag,
     getCommands: () => [
       { name: 'review', description: 'Review the diff', source: 'prompt' },
-      { name: 'deploy', description: 'Deploy it', source: 'extension' },
+      { name: 'deploy', description: 'Deploy it', source: 'extension', args: { target: { type: 'string' } } },
       { name: 'not one word', source: 'extension' },
+      { name: 'huge', description: 'An argument schema past the limit', source: 'extension', args: 'x'.repeat(5000) },
     ],
   };
   const emit = (name: string, e: PiEvent = {}) => {
@@ -124,7 +125,9 @@ describe('the tether extension', () => {
     pi.setIdle(true);
     await eventually(() => seen.length === 4);
     expect(seen[3]).toBe('awaiting-input');
-    expect(d.hub.commands('ext')?.map((c) => c.name)).toEqual(['review', 'deploy']);
+    expect(d.hub.commands('ext')?.map((c) => c.name)).toEqual(['review', 'deploy', 'huge']);
+    // An argument schema reaches the daemon; one past the limit is left out, not the command.
+    expect(d.hub.commands('ext')?.map((c) => c.args)).toEqual([undefined, { target: { type: 'string' } }, undefined]);
     pi.emit('session_shutdown', { reason: 'quit' });
     await eventually(() => d.hub.current('ext') === null);
     await d.stop();
@@ -144,7 +147,7 @@ describe('the tether extension', () => {
     d = await daemonSide(path);
     await eventually(() => d.hub.current('ext')?.value === 'tool', 15_000);
     expect(d.hub.current('ext')?.tool).toBe('read');
-    expect(d.hub.commands('ext')?.map((c) => c.name)).toEqual(['review', 'deploy']);
+    expect(d.hub.commands('ext')?.map((c) => c.name)).toEqual(['review', 'deploy', 'huge']);
     pi.emit('session_shutdown', { reason: 'quit' });
     await d.stop();
   });
