@@ -121,7 +121,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     throw new CliError((err as Error).message);
   }
   const { host, port } = parseBindAddress(config.bindAddress);
-  const agent = resolveAgent(config.agent.command, io.env, { agentSocket: agentSocketPath(paths.dataDir) });
+  const agent = resolveAgent(config.agent, io.env, { agentSocket: agentSocketPath(paths.dataDir) });
 
   const { log, close: closeLog } = makeLogger(paths, io.env, io.stderr);
   for (const w of warnings) log.warn(w);
@@ -203,7 +203,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
   const agents = new AgentService({
     cli,
     socketPath: agentSocketPath(paths.dataDir),
-    namingCommand: resolveAgentCommand(config.agent.command, io.env).argv,
+    namingCommand: resolveAgentCommand(config.agent, io.env).argv,
     namingModel: config.agent.naming_model,
     env: io.env,
     now: Date.now,
