@@ -131,7 +131,14 @@ export type AgentMessage = HelloMessage | EventMessage | CommandsMessage | UserM
 
 /** Daemon -> extension. */
 export type DaemonMessage =
-  { readonly type: 'welcome'; readonly session: string; readonly url: string } | { readonly type: 'refused'; readonly message: string };
+  | {
+      readonly type: 'welcome';
+      readonly session: string;
+      readonly url: string;
+      /** The daemon's tether version (absent from daemons before it was sent). */
+      readonly version?: string;
+    }
+  | { readonly type: 'refused'; readonly message: string };
 
 export type AgentProtocolErrorCode = 'agent-line-too-long' | 'agent-bad-message';
 
@@ -263,7 +270,15 @@ export function decodeDaemonMessage(line: string): DaemonMessage {
   } catch {
     throw bad('not JSON');
   }
-  if (o?.type === 'welcome') return { type: 'welcome', session: str(o, 'session', MAX_SHORT_CHARS)!, url: str(o, 'url', MAX_PATH_CHARS)! };
+  if (o?.type === 'welcome') {
+    const version = str(o, 'version', MAX_SHORT_CHARS, true);
+    return {
+      type: 'welcome',
+      session: str(o, 'session', MAX_SHORT_CHARS)!,
+      url: str(o, 'url', MAX_PATH_CHARS)!,
+      ...(version !== undefined ? { version } : {}),
+    };
+  }
   if (o?.type === 'refused') return { type: 'refused', message: str(o, 'message', MAX_COMMAND_DESCRIPTION_CHARS)! };
   throw bad('type: unknown message type');
 }

@@ -43,7 +43,7 @@ import { agentSocketPath } from '../agent/protocol.js';
 import { resolveAgent, resolveAgentCommand } from './agent.js';
 import { CliError } from './fail.js';
 import { writeRunFile } from './run-file.js';
-import { packageVersion } from './version.js';
+import { packageVersion } from '../config/version.js';
 
 export interface DaemonIo {
   readonly env: NodeJS.ProcessEnv;
@@ -212,6 +212,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     described: (id) => system.metaChanged(id),
     inspect: (id) => ops.observer({ label: 'agent', parent: sessionActorId(id) }),
     sessionFile: (id, path) => keeper.note(id, { sessionFile: path }),
+    version: packageVersion(),
   });
   system.onSessionEnded((id, why) => {
     if (why === 'deleted') agents.hub.forget(id);
@@ -320,6 +321,8 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     port: boundPort,
     fingerprint: tls?.fingerprint ?? null,
     name: config.name || hostname(),
+    version: packageVersion(),
+    cwd: io.cwd,
   });
   io.stdout.write(`${url}\n`);
   log.info({ host, port: boundPort, sessions: system.sessionIds(), name: config.name || hostname() }, 'tether is listening');
