@@ -9,7 +9,7 @@
  * did not stop in time, could not be signalled, or the new one did not come up); 3 (`stop`
  * only) no daemon was running, nothing was done.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { execFile } from 'node:child_process';
 import { basename } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -58,7 +58,7 @@ async function commandLineOf(pid: number): Promise<string[] | null> {
 async function isTetherServe(pid: number): Promise<boolean> {
   const argv = await commandLineOf(pid);
   if (argv === null) return true;
-  return argv.includes('serve') && argv.some((a) => basename(a) === 'main.js' || basename(a) === 'tether');
+  return argv.includes('serve') && argv.some((a) => ['main.js', 'main.ts', 'tether'].includes(basename(a)));
 }
 
 /** The run file of a live daemon, or null; `because` says why there is none. */
@@ -147,7 +147,8 @@ export class RestartCommand extends Command {
         node: process.execPath,
         cli: fileURLToPath(new URL('./main.js', import.meta.url)),
         runDir: paths.runDir,
-        cwd: old?.cwd ?? process.cwd(),
+        // The old daemon's directory, unless it is gone since.
+        cwd: old?.cwd && existsSync(old.cwd) ? old.cwd : process.cwd(),
         env,
       });
       let exited: number | null | undefined;

@@ -10,7 +10,8 @@ import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, wri
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readRunFile } from '../../src/cli/run-file.js';
+import { spawn } from 'node:child_process';
+import { readRunFile, writeRunFile } from '../../src/cli/run-file.js';
 import { spawnDetachedDaemon } from '../../src/config/daemon-process.js';
 import { resolvePaths } from '../../src/config/paths.js';
 import { processExists } from '../../src/process.js';
@@ -110,6 +111,34 @@ describe('tether stop, restart, and a daemon of another version', () => {
     expect((await health(run.port)).version).toBe(VERSION);
     expect((await runCli(['stop'], home.env)).code).toBe(0);
     expect(processExists(run.pid)).toBe(false);
+  });
+
+  it('a run file whose pid is another program now: that program is never signalled', { timeout: 60_000 }, async () => {
+    // A daemon that died without cleaning up, its pid since taken by something else (a sleep we own).
+    const other = spawn('sleep', ['60'], { stdio: 'ignore' });
+    const gone = new Promise((r) => other.once('exit', r));
+    try {
+      writeRunFile(runDir, {
+        pid: other.pid!,
+        url: 'http://127.0.0.1:9',
+        scheme: 'http',
+        host: '127.0.0.1',
+        port: 9,
+        fingerprint: null,
+        name: 'x',
+        version: VERSION,
+        cwd: home.dir,
+      });
+      const stop = await runCli(['stop'], home.env);
+      expect(stop.code).toBe(3);
+      expect(stop.stderr).toBe(`tether: tether is not running (the run file's pid ${other.pid} is another program now): nothing to stop\n`);
+      expect(other.exitCode).toBe(null);
+      expect(processExists(other.pid!)).toBe(true);
+    } finally {
+      rmSync(join(runDir, 'daemon.json'), { force: true });
+      other.kill();
+      await gone;
+    }
   });
 
   it('stop: a daemon the extension started stops cleanly; its tmux sessions keep running', { timeout: 60_000 }, async () => {
