@@ -32,6 +32,8 @@ export interface AgentServiceDeps {
   readonly inspect?: (session: string) => (ev: InspectionEvent) => void;
   /** A session's agent reported a new conversation file. */
   readonly sessionFile?: (session: string, path: string) => void;
+  /** The daemon's tether version, told to each agent on welcome. */
+  readonly version?: string;
 }
 
 export class AgentService {
@@ -55,6 +57,7 @@ export class AgentService {
       log,
       locate: (pane, socket) => locatePane(deps.cli, pane, socket, deps.now),
       url: () => this.url,
+      ...(deps.version !== undefined ? { version: deps.version } : {}),
       registered: deps.registered,
       userMessages: (session, first, count) => this.namer.consider(session, first, count),
       ...(deps.inspect ? { inspect: deps.inspect } : {}),

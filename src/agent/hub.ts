@@ -38,6 +38,8 @@ export interface AgentHubDeps {
   readonly locate: (pane: string, tmuxSocket: string) => Promise<PaneLocation>;
   /** The URL a person opens (with the local token), told to the agent on welcome. */
   readonly url: () => string;
+  /** The daemon's tether version, told to the agent on welcome (its extension may be newer). */
+  readonly version?: string;
   /** A session got an agent: discovery should look at tmux now. */
   readonly registered?: (session: string) => void;
   /** The user messages of a session so far (the first few, and the count). */
@@ -177,7 +179,12 @@ export class AgentHub {
         ...(hello.tool !== undefined ? { tool: hello.tool } : {}),
         ts: this.deps.now(),
       });
-      link.send({ type: 'welcome', session, url: this.deps.url() });
+      link.send({
+        type: 'welcome',
+        session,
+        url: this.deps.url(),
+        ...(this.deps.version !== undefined ? { version: this.deps.version } : {}),
+      });
       this.deps.log.info({ session, pane: hello.pane, agentPid: hello.pid }, 'an agent registered');
       if (hello.sessionFile !== undefined) this.setSessionFile(session, agent, hello.sessionFile);
       this.deps.registered?.(session);

@@ -22,6 +22,8 @@ export const MAX_AGENT_COMMANDS = 2000;
 /** Longest command name and description kept. */
 export const MAX_COMMAND_NAME_CHARS = 128;
 export const MAX_COMMAND_DESCRIPTION_CHARS = 1024;
+/** Largest argument schema of one command, as JSON text. */
+export const MAX_COMMAND_ARGS_CHARS = 4096;
 /** Longest user message kept (for auto-naming only the start matters). */
 export const MAX_USER_MESSAGE_CHARS = 2000;
 /** User messages a hello may carry (what auto-naming needs). */
@@ -65,6 +67,19 @@ export interface ReportedCommand {
   readonly description: string;
   /** `extension`, `prompt` or `skill` (pi's source names). */
   readonly source: string;
+  /** The command's argument schema, when the agent has one: any JSON, passed on as it is. */
+  readonly args?: unknown;
+}
+
+/** `args` as JSON text when it is JSON that fits the limit, else null (too large, or not JSON). */
+export function commandArgsJson(args: unknown): string | null {
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(args);
+  } catch {
+    return null;
+  }
+  return json === undefined || json.length > MAX_COMMAND_ARGS_CHARS ? null : json;
 }
 
 export interface HelloMessage {
@@ -116,7 +131,14 @@ export type AgentMessage = HelloMessage | EventMessage | CommandsMessage | UserM
 
 /** Daemon -> extension. */
 export type DaemonMessage =
-  { readonly type: 'welcome'; readonly session: string; readonly url: string } | { readonly type: 'refused'; readonly message: string };
+  | {
+      readonly type: 'welcome';
+      readonly session: string;
+      readonly url: string;
+      /** The daemon's tether version (absent from daemons before it was sent). */
+      readonly version?: string;
+    }
+  | { readonly type: 'refused'; readonly message: string };
 
 export type AgentProtocolErrorCode = 'agent-line-too-long' | 'agent-bad-message';
 
@@ -155,11 +177,13 @@ function decodeCommands(v: unknown): ReportedCommand[] {
     const o = c as Record<string, unknown>;
     const name = str(o, 'name', MAX_COMMAND_NAME_CHARS)!;
     if (name === '' || /\s/.test(name)) throw bad(`commands/${i}/name: must be one word`);
-    return {
-      name,
-      description: (str(o, 'description', MAX_COMMAND_DESCRIPTION_CHARS, true) ?? '').slice(0, MAX_COMMAND_DESCRIPTION_CHARS),
-      source: str(o, 'source', MAX_SHORT_CHARS, true) ?? 'extension',
-    };
+    const description = (str(o, 'description', MAX_COMMAND_DESCRIPTION_CHARS, true) ?? '').slice(0, MAX_COMMAND_DESCRIPTION_CHARS);
+    const source = str(o, 'source', MAX_SHORT_CHARS, true) ?? 'extension';
+    if (o.args === undefined || o.args === null) return { name, description, source };
+    const json = commandArgsJson(o.args);
+    if (json === null) throw bad(`commands/${i}/args: larger than ${MAX_COMMAND_ARGS_CHARS} characters as JSON`);
+    // A copy: nothing of the peer's object travels further than its JSON.
+    return { name, description, source, args: JSON.parse(json) as unknown };
   });
 }
 
@@ -246,7 +270,15 @@ export function decodeDaemonMessage(line: string): DaemonMessage {
   } catch {
     throw bad('not JSON');
   }
-  if (o?.type === 'welcome') return { type: 'welcome', session: str(o, 'session', MAX_SHORT_CHARS)!, url: str(o, 'url', MAX_PATH_CHARS)! };
+  if (o?.type === 'welcome') {
+    const version = str(o, 'version', MAX_SHORT_CHARS, true);
+    return {
+      type: 'welcome',
+      session: str(o, 'session', MAX_SHORT_CHARS)!,
+      url: str(o, 'url', MAX_PATH_CHARS)!,
+      ...(version !== undefined ? { version } : {}),
+    };
+  }
   if (o?.type === 'refused') return { type: 'refused', message: str(o, 'message', MAX_COMMAND_DESCRIPTION_CHARS)! };
   throw bad('type: unknown message type');
 }

@@ -1,14 +1,26 @@
 /**
- * Which agent runs in a new session's pane: the configured command found on PATH, else the pi
- * that ships with tether (the `@mariozechner/pi-coding-agent` dependency, or the newer
- * `@earendil-works/pi-coding-agent` where that is installed and the runtime can run it).
+ * Which agent runs in a new session's pane: the configured command line (its program found on
+ * PATH, else, for `pi`, the pi that ships with tether: the `@mariozechner/pi-coding-agent`
+ * dependency, or the newer `@earendil-works/pi-coding-agent` where that is installed and the
+ * runtime can run it), and whether it is pi (docs/agent.md "Running pi with tether").
  * Part of the composition root: it reads PATH and the environment so nothing else has to.
  */
-import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, readFileSync, realpathSync } from 'node:fs';
 import { basename, delimiter, dirname, isAbsolute, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { AgentLaunch } from '../actors/session.actor.js';
 import { AGENT_SOCKET_ENV } from '../agent/protocol.js';
+import { splitCommandLine } from '../config/command-line.js';
+
+/** What of `[agent]` decides the agent's command. */
+export interface AgentCommandConfig {
+  /** The command line: the program, then its arguments (split as a shell would, never run by one). */
+  readonly command: string;
+  /** More arguments, after the command line's own. */
+  readonly args: readonly string[];
+  /** An `AgentKind`: `pi` (gets the extension), `other` (runs as it is), or `auto` (see `looksLikePi`). */
+  readonly kind: string;
+}
 
 /** Agent packages tether can run as the bundled pi, newest first. */
 const BUNDLED_PI_PACKAGES = ['@earendil-works/pi-coding-agent', '@mariozechner/pi-coding-agent'] as const;
@@ -67,24 +79,43 @@ export function bundledPi(nodeVersion = process.versions.node): string | null {
   return null;
 }
 
-/** Thrown when neither the configured command nor a bundled pi can be found. */
+/** Thrown when neither the configured program nor a bundled pi can be found. */
 export class AgentNotFoundError extends Error {
-  constructor(command: string) {
-    super(`agent command "${command}" was not found on PATH and no bundled pi can run here: set [agent] command in the config`);
+  constructor(program: string) {
+    super(
+      `the agent program "${program}" ([agent] command) was not found on PATH and no bundled pi can run here: set [agent] command in the config to a program on PATH or a full path`,
+    );
     this.name = 'AgentNotFoundError';
   }
 }
 
-/** The agent's argv (no arguments of tether's), and whether it is pi. */
-export function resolveAgentCommand(command: string, env: NodeJS.ProcessEnv): { argv: string[]; isPi: boolean } {
-  const found = findOnPath(command, env.PATH);
-  if (found) return { argv: [found], isPi: basename(found) === 'pi' };
-  if (command === 'pi') {
-    const script = bundledPi();
-    if (!script) throw new AgentNotFoundError(command);
-    return { argv: [process.execPath, script], isPi: true };
+/**
+ * The `auto` rule: the program is pi when its file is named `pi`, or when it is (a link to)
+ * the CLI of an installed pi package. A wrapper script of another name needs `kind = "pi"`.
+ */
+export function looksLikePi(program: string): boolean {
+  if (basename(program) === 'pi') return true;
+  let real: string;
+  try {
+    real = realpathSync(program);
+  } catch {
+    return false;
   }
-  throw new AgentNotFoundError(command);
+  return basename(real) === 'pi' || /[\\/]pi-coding-agent[\\/]dist[\\/]cli\.js$/.test(real);
+}
+
+/** The agent's argv (the configured arguments, none of tether's), and whether it is pi. */
+export function resolveAgentCommand(agent: AgentCommandConfig, env: NodeJS.ProcessEnv): { argv: string[]; isPi: boolean } {
+  const [program = '', ...words] = splitCommandLine(agent.command);
+  const rest = [...words, ...agent.args];
+  const found = findOnPath(program, env.PATH);
+  if (found) return { argv: [found, ...rest], isPi: agent.kind === 'pi' || (agent.kind === 'auto' && looksLikePi(found)) };
+  if (program === 'pi') {
+    const script = bundledPi();
+    if (!script) throw new AgentNotFoundError(program);
+    return { argv: [process.execPath, script, ...rest], isPi: agent.kind !== 'other' };
+  }
+  throw new AgentNotFoundError(program);
 }
 
 /** The tether extension for pi, built beside this file (dist/extension/index.js). */
@@ -99,12 +130,13 @@ export interface AgentResume {
 
 /**
  * How to launch the agent in a new pane, decided once at start. pi gets the tether extension
- * and `--tether` (last: pi's boolean extension flags take the next word as their value), and
+ * and `--tether` after the configured arguments (last: pi's boolean extension flags take the
+ * next word as their value; a wrapper script with `kind = "pi"` must pass its arguments on), and
  * `agentSocket` in `AGENT_SOCKET_ENV`; another command runs as it is. A restored session's pi
- * reopens its conversation (`--session <file>`).
+ * reopens its conversation (`--session <file>`, before tether's own arguments).
  */
 export function resolveAgent(
-  command: string,
+  agent: AgentCommandConfig,
   env: NodeJS.ProcessEnv,
   opts: { agentSocket?: string } = {},
 ): (cwd: string, resume?: AgentResume) => AgentLaunch {
@@ -113,7 +145,7 @@ export function resolveAgent(
     const value = env[key];
     if (value !== undefined) passed[key] = value;
   }
-  const { argv, isPi } = resolveAgentCommand(command, env);
+  const { argv, isPi } = resolveAgentCommand(agent, env);
   if (isPi && opts.agentSocket !== undefined) passed[AGENT_SOCKET_ENV] = opts.agentSocket;
   const tail = isPi ? ['-e', extensionPath(), '--tether'] : [];
   return (cwd, resume = {}) => ({

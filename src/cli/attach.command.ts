@@ -47,7 +47,7 @@ export class AttachCommand extends Command {
     checkTmuxVersion(await readTmuxVersion(target));
     const cli = new TmuxCli(target);
     if (!(await hasSession(cli, name))) {
-      const launch = resolveAgent(config.agent.command, env)(process.cwd());
+      const launch = resolveAgent(config.agent, env)(process.cwd());
       await createSession(cli, {
         name,
         command: launch.command,

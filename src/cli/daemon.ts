@@ -45,7 +45,7 @@ import { agentSocketPath } from '../agent/protocol.js';
 import { resolveAgent, resolveAgentCommand, type AgentResume } from './agent.js';
 import { CliError } from './fail.js';
 import { writeRunFile } from './run-file.js';
-import { packageVersion } from './version.js';
+import { packageVersion } from '../config/version.js';
 
 export interface DaemonIo {
   readonly env: NodeJS.ProcessEnv;
@@ -123,7 +123,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     throw new CliError((err as Error).message);
   }
   const { host, port } = parseBindAddress(config.bindAddress);
-  const agent = resolveAgent(config.agent.command, io.env, { agentSocket: agentSocketPath(paths.dataDir) });
+  const agent = resolveAgent(config.agent, io.env, { agentSocket: agentSocketPath(paths.dataDir) });
 
   const { log, close: closeLog } = makeLogger(paths, io.env, io.stderr);
   for (const w of warnings) log.warn(w);
@@ -210,7 +210,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
   const agents = new AgentService({
     cli,
     socketPath: agentSocketPath(paths.dataDir),
-    namingCommand: resolveAgentCommand(config.agent.command, io.env).argv,
+    namingCommand: resolveAgentCommand(config.agent, io.env).argv,
     namingModel: config.agent.naming_model,
     env: io.env,
     now: Date.now,
@@ -219,6 +219,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     described: (id) => system.metaChanged(id),
     inspect: (id) => ops.observer({ label: 'agent', parent: sessionActorId(id) }),
     sessionFile: (id, path) => keeper.note(id, { sessionFile: path }),
+    version: packageVersion(),
   });
   system.onSessionEnded((id, why) => {
     if (why === 'deleted') agents.hub.forget(id);
@@ -349,6 +350,8 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     port: boundPort,
     fingerprint: tls?.fingerprint ?? null,
     name: config.name || hostname(),
+    version: packageVersion(),
+    cwd: io.cwd,
   });
   io.stdout.write(`${url}\n`);
   log.info({ host, port: boundPort, sessions: system.sessionIds(), name: config.name || hostname() }, 'tether is listening');

@@ -1,13 +1,33 @@
 /**
- * The daemon's logger: one JSON line per event in the log file, and on stderr either the same
- * JSON (a pipe or a file: for machines) or readable lines (a terminal: for the person who ran
- * `npm start`). `TETHER_LOG_FORMAT=json|pretty` overrides the choice; `TETHER_LOG_LEVEL` sets
- * the level (docs/configuration.md "Logs").
+ * The daemon's logger: one JSON line per event in the log file (capped and rotated:
+ * log-file.ts), and on stderr either the same JSON (a pipe or a file: for machines) or readable
+ * lines (a terminal: for the person who ran `npm start`). `TETHER_LOG_FORMAT=json|pretty`
+ * overrides the choice; `TETHER_LOG_LEVEL` sets the level; `TETHER_LOG_MAX_MB` the cap of one
+ * log file (docs/configuration.md "Logs").
  */
 import { mkdirSync } from 'node:fs';
 import pino from 'pino';
 import pretty from 'pino-pretty';
 import type { TetherPaths } from '../config/paths.js';
+import { CliError } from './fail.js';
+import { DEFAULT_LOG_MAX_BYTES, RotatingLogFile } from './log-file.js';
+
+/** Bounds of `TETHER_LOG_MAX_MB`. */
+const LOG_MAX_MB_MIN = 0.01;
+const LOG_MAX_MB_MAX = 1024;
+
+/** The cap of one log file in bytes: `TETHER_LOG_MAX_MB` (MB, decimals allowed), else 10 MB. */
+export function logMaxBytes(env: NodeJS.ProcessEnv): number {
+  const text = env.TETHER_LOG_MAX_MB;
+  if (text === undefined || text.trim() === '') return DEFAULT_LOG_MAX_BYTES;
+  const mb = Number(text);
+  if (!Number.isFinite(mb) || mb < LOG_MAX_MB_MIN || mb > LOG_MAX_MB_MAX) {
+    throw new CliError(
+      `TETHER_LOG_MAX_MB: must be a number of MB from ${LOG_MAX_MB_MIN} to ${LOG_MAX_MB_MAX}, got ${JSON.stringify(text.slice(0, 60))}`,
+    );
+  }
+  return Math.round(mb * 1024 * 1024);
+}
 
 /** How stderr lines are written. */
 export type LogFormat = 'json' | 'pretty';
@@ -20,9 +40,9 @@ export function stderrLogFormat(env: NodeJS.ProcessEnv, stderr: NodeJS.WritableS
 }
 
 /**
- * stderr and the log file. `close` flushes and closes the file and resolves once it is closed;
- * a line logged after it (a late callback) still reaches stderr and is dropped from the file,
- * never thrown.
+ * stderr and the log file. `close` closes the file and resolves once it is closed; a line
+ * logged after it (a late callback) still reaches stderr and is dropped from the file, never
+ * thrown. Throws a `CliError` for a bad `TETHER_LOG_MAX_MB`.
  */
 export function makeLogger(
   paths: TetherPaths,
@@ -31,12 +51,8 @@ export function makeLogger(
 ): { log: pino.Logger; close: () => Promise<void> } {
   mkdirSync(paths.dataDir, { recursive: true, mode: 0o700 });
   const level = env.TETHER_LOG_LEVEL ?? 'info';
-  const file = pino.destination({ dest: paths.logFile, mkdir: true, sync: false, mode: 0o600 });
+  const file = new RotatingLogFile(paths.logFile, logMaxBytes(env));
   let open = true;
-  const closed = new Promise<void>((resolve) => {
-    file.once('close', resolve);
-    file.once('error', () => resolve());
-  });
   const toFile = { write: (line: string) => (open ? file.write(line) : true) };
   const toStderr =
     stderrLogFormat(env, stderr) === 'pretty'
@@ -58,15 +74,9 @@ export function makeLogger(
   return {
     log,
     close: () => {
-      if (!open) return closed;
       open = false;
-      try {
-        file.flushSync();
-      } catch {
-        // Not open yet, or the disk refused: the file is closed all the same.
-      }
-      file.end();
-      return closed;
+      file.close();
+      return Promise.resolve();
     },
   };
 }

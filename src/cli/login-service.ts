@@ -9,6 +9,7 @@
  * `uninstall` knows a file is one tether wrote.
  */
 import { join } from 'node:path';
+import { NO_STDERR_LOG_FLAG } from '../config/daemon-process.js';
 
 /** The first line of every file tether writes here; `uninstall` removes only files that have it. */
 export const MARKER = 'Written by `tether service install`; `tether service uninstall` removes it.';
@@ -82,7 +83,8 @@ function xml(text: string): string {
 
 /** The launchd agent's property list. */
 export function launchdPlist(launch: DaemonLaunch, logFile: string): string {
-  const args = [launch.node, ...launch.nodeArgs, launch.cli, 'serve'].map((a) => `    <string>${xml(a)}</string>`);
+  // Its stdout and stderr go to a file that is never rotated: log lines stay in the log file only.
+  const args = [launch.node, ...launch.nodeArgs, launch.cli, 'serve', NO_STDERR_LOG_FLAG].map((a) => `    <string>${xml(a)}</string>`);
   const env = Object.entries(launch.env)
     .sort(([a], [b]) => a.localeCompare(b))
     .flatMap(([k, v]) => [`    <key>${xml(k)}</key>`, `    <string>${xml(v)}</string>`]);

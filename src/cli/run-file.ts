@@ -1,8 +1,9 @@
 /**
- * `{data_dir}/run/daemon.json`: where the running daemon can be found (its base URL, port,
- * scheme and certificate fingerprint), for the commands that talk about it (`tether pair`,
- * `tether status`). Written once the daemon listens, removed when it stops; a file left by a
- * daemon that died is recognised by its pid and ignored.
+ * `{data_dir}/run/daemon.json`: where the running daemon can be found (its pid, base URL,
+ * port, scheme, certificate fingerprint, tether version and working directory), for the
+ * commands that talk about it (`tether pair`, `tether status`, `tether stop`, `tether restart`).
+ * Written once the daemon listens, removed when it stops; a file left by a daemon that died is
+ * recognised by its pid and ignored.
  */
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -19,12 +20,16 @@ export interface RunFile {
   readonly port: number;
   readonly fingerprint: string | null;
   readonly name: string;
+  /** The daemon's tether version; null for a daemon from before it was written. */
+  readonly version: string | null;
+  /** The directory the daemon was started in (where its default session's agent starts). */
+  readonly cwd: string | null;
 }
 
 export const RUN_FILE = 'daemon.json';
 
 /** Writes the run file (0600, atomically); returns its path. */
-export function writeRunFile(runDir: string, info: RunFile): string {
+export function writeRunFile(runDir: string, info: Omit<RunFile, 'version' | 'cwd'> & { version: string; cwd: string }): string {
   const path = join(runDir, RUN_FILE);
   mkdirSync(runDir, { recursive: true, mode: 0o700 });
   writeAtomic(path, JSON.stringify(info) + '\n', (_code, message) => new CliError(message));
@@ -56,5 +61,7 @@ export function readRunFile(runDir: string): RunFile | null {
     port: parsed.port,
     fingerprint: typeof parsed.fingerprint === 'string' ? parsed.fingerprint : null,
     name: typeof parsed.name === 'string' ? parsed.name : '',
+    version: typeof parsed.version === 'string' ? parsed.version : null,
+    cwd: typeof parsed.cwd === 'string' ? parsed.cwd : null,
   };
 }

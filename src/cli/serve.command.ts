@@ -1,6 +1,10 @@
 /** `tether serve`: the daemon in the foreground (docs/configuration.md "Start-up"). */
-import { Command } from 'clipanion';
+import { Writable } from 'node:stream';
+import { Command, Option } from 'clipanion';
 import { reportFailure } from './fail.js';
+
+/** Where log lines go when they are kept off stderr. */
+const discard = (): Writable => new Writable({ write: (_chunk, _enc, done) => done() });
 
 export class ServeCommand extends Command {
   static override paths = [['serve']];
@@ -9,9 +13,14 @@ export class ServeCommand extends Command {
     details: `
       Reattaches to every tether session in tmux, creates the default session when there is
       none, and prints one line on stdout once listening: the URL with the local token.
-      Logs go to stderr and to the log file in the data directory. SIGINT or SIGTERM stops
-      the daemon; the tmux sessions keep running.
+      Logs go to stderr and to the log file in the data directory (--no-log-stderr: only to
+      the file; a refusal to start is still one line on stderr). SIGINT or SIGTERM stops the
+      daemon; the tmux sessions keep running.
     `,
+  });
+
+  logStderr = Option.Boolean('--log-stderr', true, {
+    description: 'Copy log lines to stderr (--no-log-stderr: the log file only, as detached daemons run)',
   });
 
   async execute(): Promise<number> {
@@ -28,7 +37,12 @@ export class ServeCommand extends Command {
     try {
       // Loaded here: the other commands start without the daemon's libraries.
       const { runDaemon } = await import('./daemon.js');
-      const daemon = await runDaemon({ env: process.env, stdout: this.context.stdout, stderr: this.context.stderr, cwd: process.cwd() });
+      const daemon = await runDaemon({
+        env: process.env,
+        stdout: this.context.stdout,
+        stderr: this.logStderr ? this.context.stderr : discard(),
+        cwd: process.cwd(),
+      });
       if (!stopRequested) await new Promise<void>((resolve) => (wake = resolve));
       await daemon.stop();
       return 0;

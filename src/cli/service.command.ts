@@ -31,7 +31,14 @@ import {
 } from './login-service.js';
 
 /** Variables carried into the service when set at install: they choose what the daemon serves. */
-const CARRIED_ENV = ['TETHER_DATA_DIR', 'TETHER_CONFIG', 'TETHER_LOG_LEVEL', 'PI_CODING_AGENT_DIR', 'PI_OFFLINE'] as const;
+const CARRIED_ENV = [
+  'TETHER_DATA_DIR',
+  'TETHER_CONFIG',
+  'TETHER_LOG_LEVEL',
+  'TETHER_LOG_MAX_MB',
+  'PI_CODING_AGENT_DIR',
+  'PI_OFFLINE',
+] as const;
 
 function platformOf(platform = process.platform): ServicePlatform {
   if (platform === 'linux') return 'systemd';

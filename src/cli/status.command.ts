@@ -17,6 +17,7 @@ import { CERT_FILE } from '../auth/certificate.js';
 import { pinnedOptions } from '../reference-client/pinning.js';
 import { loadConfig } from '../config/load.js';
 import { resolvePaths } from '../config/paths.js';
+import { packageVersion } from '../config/version.js';
 import type { OpsActorView } from '../ops/inspector.js';
 import type { HealthReport } from '../transport/handles.js';
 import { CliError, reportFailure } from './fail.js';
@@ -39,6 +40,8 @@ export interface StatusSession {
 /** Everything `tether status` shows. */
 export interface StatusReport {
   readonly daemon: { readonly url: string; readonly pid: number; readonly name: string };
+  /** This command's own tether version: when the daemon's differs, it runs an older (or newer) install. */
+  readonly cliVersion: string;
   readonly health: HealthReport;
   readonly sessions: readonly StatusSession[];
   readonly actors: readonly OpsActorView[];
@@ -78,6 +81,10 @@ export function renderStatus(r: StatusReport): string {
   const h = r.health;
   const lines: string[] = [];
   lines.push(`tether ${h.version} (${r.daemon.name}): ${h.status}, up ${duration(h.uptime)}, pid ${r.daemon.pid}, ${r.daemon.url}`);
+  if (h.version !== r.cliVersion)
+    lines.push(
+      `version mismatch: the daemon runs tether ${h.version}, this command is tether ${r.cliVersion}: run "tether restart" to serve with ${r.cliVersion}`,
+    );
   lines.push(
     `buffer: ${h.watchdog.state}${h.watchdog.reason ? ` (${h.watchdog.reason})` : ''}, ${h.bufferMb} MB, ${h.diskFreeGb} GB free` +
       `   push: ${h.push.configured ? `${h.push.sent} sent, ${h.push.failed} failed` : 'off'}` +
@@ -189,7 +196,7 @@ export async function collectStatus(env: NodeJS.ProcessEnv): Promise<StatusRepor
     getJson<StatusSession[]>(run, host, token, '/sessions', tls),
     getJson<{ actors: OpsActorView[] }>(run, host, token, '/ops/actors', tls),
   ]);
-  return { daemon: { url: run.url, pid: run.pid, name: run.name }, health, sessions, actors: ops.actors };
+  return { daemon: { url: run.url, pid: run.pid, name: run.name }, cliVersion: packageVersion(), health, sessions, actors: ops.actors };
 }
 
 export class StatusCommand extends Command {
@@ -199,7 +206,9 @@ export class StatusCommand extends Command {
     details: `
       The terminal view of the /ops page, for operators on SSH: health (status, disk buffer and
       watchdog, push, TLS, warnings), one line per session (state, agent state, clients, last
-      output), and every actor with its machine and current state. With --json, one object.
+      output), and every actor with its machine and current state. A daemon running another
+      tether version than this command (an upgrade it has not picked up) is named on the second
+      line, with the fix: "tether restart". With --json, one object.
       Exits 1 when tether is not running or does not answer.
     `,
     examples: [

@@ -13,7 +13,8 @@ import type { TSchema } from 'typebox';
 import type { TAdditionalPropertiesError } from 'typebox/error';
 import { Value } from 'typebox/value';
 import type { TetherPaths } from './paths.js';
-import { tryParseBindAddress, TetherConfigSchema, type BindAddress, type TetherConfig } from './schema.js';
+import { CommandLineError, splitCommandLine } from './command-line.js';
+import { COMMAND_LINE_EXPECTED, tryParseBindAddress, TetherConfigSchema, type BindAddress, type TetherConfig } from './schema.js';
 
 /** Largest config file read; anything bigger is not a config file. */
 export const MAX_CONFIG_FILE_BYTES = 1024 * 1024;
@@ -121,9 +122,11 @@ export function applyEnvOverrides(config: TetherConfig, env: NodeJS.ProcessEnv):
     const [first, second] = o.key;
     if (second === undefined) (next as Record<string, unknown>)[first] = o.parse(text);
     else next[first]![second] = o.parse(text);
-    if (firstProblem(next) !== null) {
+    const problem = firstProblem(next);
+    if (problem !== null) {
       const key = o.key.join('.');
-      throw new ConfigError(o.variable, key, `must be ${o.expected ?? expectedOf(o.key)} (it sets ${key}), got ${quote(text)}`);
+      const reason = problem.key === key && problem.reason !== undefined ? `: it has ${problem.reason}` : '';
+      throw new ConfigError(o.variable, key, `must be ${o.expected ?? expectedOf(o.key)} (it sets ${key}), got ${quote(text)}${reason}`);
     }
     result = next as unknown as TetherConfig;
   }
@@ -188,6 +191,8 @@ function tomlPathFor(configFile: string): string {
 interface Problem {
   readonly key: string;
   readonly detail: string;
+  /** What exactly is wrong, when `detail` says more than the expected shape. */
+  readonly reason?: string;
 }
 
 /** The first thing wrong with `value`: unknown keys first (a typo explains the rest), then values. */
@@ -210,6 +215,16 @@ function firstProblem(value: unknown): Problem | null {
 }
 
 function crossFieldProblem(config: TetherConfig): Problem | null {
+  try {
+    splitCommandLine(config.agent.command);
+  } catch (err) {
+    if (!(err instanceof CommandLineError)) throw err;
+    return {
+      key: 'agent.command',
+      detail: `agent.command must be ${COMMAND_LINE_EXPECTED}, got ${quote(config.agent.command)}: it has ${err.message}`,
+      reason: err.message,
+    };
+  }
   const { session_cap_mb, global_cap_mb } = config.buffer;
   if (session_cap_mb > global_cap_mb) {
     return {
@@ -250,7 +265,10 @@ function pointerToPath(pointer: string): string[] {
 
 function schemaAt(at: readonly string[]): (TSchema & { properties?: Record<string, TSchema>; expected?: string }) | undefined {
   let s: (TSchema & { properties?: Record<string, TSchema> }) | undefined = TetherConfigSchema;
-  for (const k of at) s = s?.properties?.[k];
+  for (const k of at) {
+    const items: TSchema | undefined = (s as { items?: TSchema } | undefined)?.items;
+    s = /^\d+$/.test(k) && items !== undefined ? items : s?.properties?.[k];
+  }
   return s;
 }
 

@@ -84,6 +84,12 @@ function section<P extends Record<string, TSchema>>(table: string, properties: P
   return Type.Object(properties, { default: {}, additionalProperties: false, expected: `a table ([${table}])` });
 }
 
+/** What `[agent] kind` may say: pi (gets the extension), another program (runs as it is), or decided from the program. */
+export const AGENT_KINDS = ['auto', 'pi', 'other'] as const;
+export type AgentKind = (typeof AGENT_KINDS)[number];
+export const COMMAND_LINE_EXPECTED =
+  'a command line: the program, then its arguments, quoted as in a shell (no variables, globs, pipes or redirections)';
+
 const APPLE_ID = /^[A-Z0-9]{10}$/;
 const BUNDLE_ID = /^[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+$/;
 const URL_EXPECTED = 'an http:// or https:// URL, or ""';
@@ -104,7 +110,12 @@ export const TetherConfigSchema = Type.Object(
     ),
     tls: Type.Boolean({ default: true, expected: 'true or false' }),
     agent: section('agent', {
-      command: str('pi', 'a non-empty command', (s) => s.trim() !== ''),
+      command: str('pi', COMMAND_LINE_EXPECTED, (s) => s.trim() !== ''),
+      args: Type.Array(str('', 'a string without control characters'), {
+        default: [],
+        expected: "an array of strings (arguments added after the command line's own)",
+      }),
+      kind: str('auto', `one of ${AGENT_KINDS.map((k) => `"${k}"`).join(', ')}`, (s) => (AGENT_KINDS as readonly string[]).includes(s)),
       default_session: str('pi-main', '1 to 64 letters, digits, "_" or "-"', isValidSessionName),
       naming_model: str('', '"provider/model", or "" to turn auto-naming off', (s) => s === '' || /^[^/\s]+\/\S+$/.test(s)),
       restore: Type.Boolean({ default: true, expected: 'true or false' }),

@@ -4,24 +4,21 @@
  * start the daemon (`tether serve`, detached) when none is running.
  *
  * Invariants: tmux is run with an argv array against the server of the pane pi runs in (its
- * `$TMUX`); the daemon is started at most once per extension instance, without tmux variables
- * (it finds its server by its config), its output going to a file under the run dir, and it
- * outlives pi.
+ * `$TMUX`); the daemon is started at most once per extension instance, the way `tether restart`
+ * starts it (src/config/daemon-process.ts): detached, without tmux variables (it finds its
+ * server by its config), its output (not its log lines) going to a file under the run dir, and
+ * it outlives pi.
  */
-import { execFile, spawn } from 'node:child_process';
-import { closeSync, mkdirSync, openSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { DAEMON_NODE_ARGS } from '../config/daemon-process.js';
+import { lastOutputLine, spawnDetachedDaemon } from '../config/daemon-process.js';
 import { isValidSessionName } from '../protocol/session-name.js';
 
 const run = promisify(execFile);
 const SEP = '\x1f';
 /** How long the tmux calls may take. */
 const TMUX_TIMEOUT_MS = 5000;
-/** How much of the daemon's output is shown when it fails to start. */
-const FAILURE_TAIL_CHARS = 300;
 
 /** The `tether` CLI next to this extension in the installed package (dist/cli/main.js). */
 export function tetherCliPath(): string {
@@ -69,40 +66,29 @@ function nodeBinary(): string {
  * exits before `isUp()` became true.
  */
 export function startDaemon(opts: {
-  socketPath: string;
+  runDir: string;
   cwd: string;
   env: NodeJS.ProcessEnv;
   isUp: () => boolean;
   onFailed: (why: string) => void;
 }): void {
-  const outFile = join(dirname(opts.socketPath), 'serve.out');
-  let out: number | 'ignore' = 'ignore';
+  let child: ReturnType<typeof spawnDetachedDaemon>['child'];
+  let outFile: string;
   try {
-    mkdirSync(dirname(opts.socketPath), { recursive: true, mode: 0o700 });
-    out = openSync(outFile, 'a', 0o600);
-  } catch {
-    // The run dir cannot be made: the output goes nowhere, the daemon's log file still has it.
+    ({ child, outFile } = spawnDetachedDaemon({
+      node: nodeBinary(),
+      cli: tetherCliPath(),
+      runDir: opts.runDir,
+      cwd: opts.cwd,
+      env: opts.env,
+    }));
+  } catch (err) {
+    opts.onFailed((err as Error).message);
+    return;
   }
-  const env = { ...opts.env };
-  delete env.TMUX;
-  delete env.TMUX_PANE;
-  const child = spawn(nodeBinary(), [...DAEMON_NODE_ARGS, tetherCliPath(), 'serve'], {
-    cwd: opts.cwd,
-    env,
-    detached: true,
-    stdio: ['ignore', out, out],
-  });
-  if (typeof out === 'number') closeSync(out);
   child.on('error', (err) => opts.onFailed(err.message));
   child.on('exit', (code) => {
     if (opts.isUp()) return;
-    let tail = '';
-    try {
-      tail = readFileSync(outFile, 'utf8').trim().split('\n').pop() ?? '';
-    } catch {
-      // Nothing to show but the exit code.
-    }
-    opts.onFailed(tail.slice(-FAILURE_TAIL_CHARS) || `tether serve exited with ${String(code)}`);
+    opts.onFailed(lastOutputLine(outFile) || `tether serve exited with ${String(code)}`);
   });
-  child.unref();
 }

@@ -3,7 +3,8 @@
  * the tether daemon over the agent socket (events, slash commands, user messages), so phones
  * see the agent's state and commands and sessions get named. Started by a person inside their
  * own tmux it makes that session a tether session, starts the daemon when none runs and shows
- * the URL; outside tmux it says how to get there.
+ * the URL; outside tmux it says how to get there. A daemon of another tether version (started
+ * before an upgrade) is pointed out once, with the fix: `tether restart`.
  *
  * Invariants: without `--tether` it does nothing; nothing it does can block or crash pi (every
  * handler is guarded, all I/O is asynchronous and unref'd); the extension instance of a
@@ -20,10 +21,12 @@ import {
   MAX_HELLO_MESSAGES,
   MAX_USER_MESSAGE_CHARS,
   agentSocketPath,
+  commandArgsJson,
   type EventMessage,
   type ReportedCommand,
 } from '../agent/protocol.js';
 import { resolvePaths } from '../config/paths.js';
+import { packageVersion } from '../config/version.js';
 import { agentStateMachine, agentStateTool, agentStateValue, type AgentStateEvent } from '../machines/agent-state.machine.js';
 import { DaemonLink } from './daemon-link.js';
 import { markSession, startDaemon, tmuxPlace } from './daemon-start.js';
@@ -55,11 +58,16 @@ function reportedCommands(pi: PiApi): ReportedCommand[] {
   return list
     .filter((c) => typeof c.name === 'string' && c.name !== '' && !/\s/.test(c.name) && c.name.length <= MAX_COMMAND_NAME_CHARS)
     .slice(0, MAX_AGENT_COMMANDS)
-    .map((c) => ({
-      name: c.name,
-      description: (c.description ?? '').slice(0, MAX_COMMAND_DESCRIPTION_CHARS),
-      source: String(c.source).slice(0, 64),
-    }));
+    .map((c) => {
+      const command = {
+        name: c.name,
+        description: (c.description ?? '').slice(0, MAX_COMMAND_DESCRIPTION_CHARS),
+        source: String(c.source).slice(0, 64),
+      };
+      // An argument schema goes along when it is JSON within the limit; one that is not is left out.
+      const args = c.args === undefined || c.args === null ? null : commandArgsJson(c.args);
+      return args === null ? command : { ...command, args: JSON.parse(args) as unknown };
+    });
 }
 
 export default function tetherExtension(pi: PiApi): void {
@@ -73,6 +81,7 @@ export default function tetherExtension(pi: PiApi): void {
   let ui: PiContext['ui'] | null = null;
   let commandsJson = '';
   let welcomed = false;
+  let toldVersion = false;
   const told = new Set<string>();
 
   const notify = (text: string, type: 'info' | 'warning' | 'error' = 'info'): void => {
@@ -146,6 +155,15 @@ export default function tetherExtension(pi: PiApi): void {
         }
         if (!welcomed && !startedByTether) notify(`tether: session ${message.session} is on your phone at ${message.url}`);
         welcomed = true;
+        // A daemon of another version (started before an upgrade) keeps serving until restarted.
+        const mine = packageVersion();
+        if (message.version !== mine && !toldVersion) {
+          toldVersion = true;
+          notify(
+            `tether: the running daemon is ${message.version === undefined ? 'an older tether' : `tether ${message.version}`}, this pi extension is tether ${mine}: run "tether restart" to serve with ${mine}`,
+            'warning',
+          );
+        }
       },
       onNoDaemon: () => {
         // A pi that tether started belongs to that daemon, which may be restarting: starting
@@ -154,7 +172,7 @@ export default function tetherExtension(pi: PiApi): void {
         markSession(place.pane)
           .then(() =>
             startDaemon({
-              socketPath,
+              runDir: resolvePaths(env).runDir,
               cwd: ctx.cwd,
               env,
               isUp: () => current.isConnected || welcomed,

@@ -27,6 +27,8 @@ export interface PiCommandInfo {
   readonly name: string;
   readonly description?: string;
   readonly source: string;
+  /** An argument schema (pi 0.73 has none; passed on when an agent reports one). */
+  readonly args?: unknown;
 }
 
 /** What the factory receives. Events are typed loosely: their shapes differ across versions. */

@@ -59,7 +59,7 @@ const NO_RECORDS: SessionRecordsView = { unrestorable: () => [], record: () => n
 /** What the sessions need of the agents (the agent hub): their state and reported commands. */
 export interface SessionAgents {
   current(id: string): { value: NonNullable<SessionItem['agentState']> } | null;
-  commands(id: string): readonly { name: string; description: string }[] | null;
+  commands(id: string): readonly { name: string; description: string; args?: unknown }[] | null;
 }
 const NO_AGENTS: SessionAgents = { current: () => null, commands: () => null };
 
@@ -258,7 +258,9 @@ export class SessionsService {
     const names = new Set(BUILTIN_COMMANDS.map((c) => c.name));
     const extra = reported
       .filter((c) => !names.has(c.name) && names.add(c.name))
-      .map((c) => ({ name: c.name, description: c.description }));
+      .map((c) =>
+        c.args === undefined ? { name: c.name, description: c.description } : { name: c.name, description: c.description, args: c.args },
+      );
     return Promise.resolve([...BUILTIN_COMMANDS, ...extra]);
   }
 }

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fakeAgent } from '../helpers/agent-socket.js';
 import { daemonHome, startDaemon, type DaemonHome, type RunningTestDaemon } from '../helpers/daemon.js';
 import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
 
@@ -96,6 +97,27 @@ describe('REST sessions', () => {
     expect(await tmuxNames()).not.toContain('flow');
     const after = (await (await d.get('/sessions')).json()) as Item[];
     expect(after.map((s) => s.id)).not.toContain('flow');
+  });
+
+  it('GET /commands carries the argument schema an agent reports, end to end', async () => {
+    expect(((await (await d.get('/sessions/pi-main/commands')).json()) as { args?: unknown }[]).some((c) => 'args' in c)).toBe(false);
+    const pane = (await tmux.tmux('display-message', '-p', '-t', '=pi-main:', '#{pane_id}')).trim();
+    const agent = fakeAgent(home.dataDir, pane, tmux.socket);
+    try {
+      expect((await agent.welcomed).type).toBe('welcome');
+      const args = { target: { type: 'string', enum: ['staging', 'prod'] }, dryRun: { type: 'boolean' } };
+      agent.commands([
+        { name: 'deploy', description: 'Deploy the app', source: 'extension', args },
+        { name: 'review', description: 'Review the diff', source: 'prompt' },
+      ]);
+      const listed = async () => (await (await d.get('/sessions/pi-main/commands')).json()) as { name: string; args?: unknown }[];
+      await eventually(async () => (await listed()).some((c) => c.name === 'deploy'), 15_000, 100, 'the reported commands listed');
+      const commands = await listed();
+      expect(commands.find((c) => c.name === 'deploy')).toEqual({ name: 'deploy', description: 'Deploy the app', args });
+      expect(commands.find((c) => c.name === 'review')).toEqual({ name: 'review', description: 'Review the diff' });
+    } finally {
+      agent.close();
+    }
   });
 
   it('creates pi-<n> when no name is given, and 409 for a taken name', async () => {

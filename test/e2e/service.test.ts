@@ -54,6 +54,8 @@ describe('the unit and the plist as text', () => {
     );
     expect(strings).toContain('/usr/bin/node <&> "x"');
     expect(strings).toContain(launch.cli);
+    // Its output file is never rotated: log lines stay in the log file only.
+    expect(strings.slice(strings.indexOf('serve'), strings.indexOf('serve') + 2)).toEqual(['serve', '--no-log-stderr']);
     expect(strings).toContain('/tmp/l & <log>');
     expect(plist).toMatch(/<key>Label<\/key>\s*<string>dev\.tether\.daemon<\/string>/);
     expect(plist).toMatch(/<key>KeepAlive<\/key>\s*<dict>\s*<key>SuccessfulExit<\/key>\s*<false\/>/);

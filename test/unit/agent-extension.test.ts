@@ -13,6 +13,7 @@ import { AGENT_SOCKET_ENV } from '../../src/agent/protocol.js';
 import { AgentSocketServer } from '../../src/agent/socket-server.js';
 import tetherExtension from '../../src/extension/index.js';
 import type { PiApi, PiContext, PiEvent } from '../../src/extension/pi-api.js';
+import { packageVersion } from '../../src/config/version.js';
 import { silentLogger } from '../../src/log.js';
 import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
 
@@ -34,8 +35,9 @@ function fakePi(flag: boolean | undefined) {
     getFlag: () => flag,
     getCommands: () => [
       { name: 'review', description: 'Review the diff', source: 'prompt' },
-      { name: 'deploy', description: 'Deploy it', source: 'extension' },
+      { name: 'deploy', description: 'Deploy it', source: 'extension', args: { target: { type: 'string' } } },
       { name: 'not one word', source: 'extension' },
+      { name: 'huge', description: 'An argument schema past the limit', source: 'extension', args: 'x'.repeat(5000) },
     ],
   };
   const emit = (name: string, e: PiEvent = {}) => {
@@ -63,12 +65,14 @@ describe('the tether extension', () => {
     process.env = { ...saved };
   });
 
-  async function daemonSide(path: string) {
+  /** The daemon side; `version` null plays a daemon from before welcomes carried one. */
+  async function daemonSide(path: string, version: string | null = packageVersion()) {
     const hub = new AgentHub({
       now: Date.now,
       log: silentLogger,
       locate: (p, s) => locatePane(tmux.cli, p, s, Date.now),
       url: () => 'http://127.0.0.1:9/?token=t',
+      ...(version !== null ? { version } : {}),
     });
     const server = await AgentSocketServer.listen(path, hub, silentLogger);
     return { hub, server, stop: async () => (await server.close(), hub.stop()) };
@@ -124,10 +128,42 @@ describe('the tether extension', () => {
     pi.setIdle(true);
     await eventually(() => seen.length === 4);
     expect(seen[3]).toBe('awaiting-input');
-    expect(d.hub.commands('ext')?.map((c) => c.name)).toEqual(['review', 'deploy']);
+    // The daemon runs this version: its welcome (long since received) brought no restart notice.
+    expect(pi.notices.filter((n) => n.includes('restart'))).toEqual([]);
+    expect(d.hub.commands('ext')?.map((c) => c.name)).toEqual(['review', 'deploy', 'huge']);
+    // An argument schema reaches the daemon; one past the limit is left out, not the command.
+    expect(d.hub.commands('ext')?.map((c) => c.args)).toEqual([undefined, { target: { type: 'string' } }, undefined]);
     pi.emit('session_shutdown', { reason: 'quit' });
     await eventually(() => d.hub.current('ext') === null);
     await d.stop();
+  });
+
+  it('points out a daemon of another version once, with the fix', async () => {
+    const mine = packageVersion();
+    for (const [name, version, says] of [
+      [
+        'old.sock',
+        '0.0.9-old',
+        `tether: the running daemon is tether 0.0.9-old, this pi extension is tether ${mine}: run "tether restart" to serve with ${mine}`,
+      ],
+      [
+        'older.sock',
+        null,
+        `tether: the running daemon is an older tether, this pi extension is tether ${mine}: run "tether restart" to serve with ${mine}`,
+      ],
+    ] as const) {
+      const path = join(dir, name);
+      const d = await daemonSide(path, version);
+      inTmux(path);
+      const pi = fakePi(true);
+      tetherExtension(pi.api);
+      pi.emit('session_start', { reason: 'startup' });
+      await eventually(() => d.hub.connected('ext'));
+      await eventually(() => pi.notices.includes(says), 5000, 25, 'the version notice');
+      expect(pi.notices.filter((n) => n.includes('restart'))).toEqual([says]);
+      pi.emit('session_shutdown', { reason: 'quit' });
+      await d.stop();
+    }
   });
 
   it('lives through the daemon going away, and tells the new one where it is', async () => {
@@ -144,7 +180,7 @@ describe('the tether extension', () => {
     d = await daemonSide(path);
     await eventually(() => d.hub.current('ext')?.value === 'tool', 15_000);
     expect(d.hub.current('ext')?.tool).toBe('read');
-    expect(d.hub.commands('ext')?.map((c) => c.name)).toEqual(['review', 'deploy']);
+    expect(d.hub.commands('ext')?.map((c) => c.name)).toEqual(['review', 'deploy', 'huge']);
     pi.emit('session_shutdown', { reason: 'quit' });
     await d.stop();
   });

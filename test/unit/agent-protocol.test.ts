@@ -9,6 +9,7 @@ import {
   AgentProtocolError,
   JsonLineReader,
   MAX_AGENT_COMMANDS,
+  MAX_COMMAND_ARGS_CHARS,
   MAX_USER_MESSAGE_CHARS,
   agentSocketPath,
   decodeAgentMessage,
@@ -47,6 +48,10 @@ describe('agent protocol', () => {
       { type: 'event', event: 'tool.end', id: 'c1' },
       { type: 'event', event: 'agent.end', idle: true },
       { type: 'commands', commands: [{ name: 'review', description: 'Review code', source: 'prompt' }] },
+      {
+        type: 'commands',
+        commands: [{ name: 'deploy', description: 'Deploy', source: 'extension', args: { target: { type: 'string', enum: ['staging'] } } }],
+      },
       { type: 'user-message', text: 'fix the tests' },
       { ...(hello as AgentMessage & { type: 'hello' }), sessionFile: '/home/me/.pi/agent/sessions/a b/2026.jsonl' },
       { type: 'session-file', path: '/home/me/.pi/agent/sessions/x/2026-11-25.jsonl' },
@@ -72,6 +77,8 @@ describe('agent protocol', () => {
     expect(refusal('{"type":"event","event":"tool.start","id":"x"}')).toMatch(/needs id and tool/);
     expect(refusal('{"type":"event","event":"agent.end"}')).toMatch(/idle/);
     expect(refusal('{"type":"commands","commands":[{"name":"two words"}]}')).toMatch(/commands\/0\/name/);
+    const huge = { name: 'x', args: { text: 'a'.repeat(MAX_COMMAND_ARGS_CHARS) } };
+    expect(refusal(JSON.stringify({ type: 'commands', commands: [huge] }))).toMatch(/^commands\/0\/args: larger than/);
     const many = Array.from({ length: MAX_AGENT_COMMANDS + 1 }, (_, i) => ({ name: `c${i}` }));
     expect(refusal(JSON.stringify({ type: 'commands', commands: many }))).toMatch(/more than/);
     // A conversation file is an absolute path: tether may hand it back to the agent to reopen.

@@ -13,7 +13,7 @@ const DEFAULTS: TetherConfig = {
   publicBaseUrl: '',
   name: '',
   tls: true,
-  agent: { command: 'pi', default_session: 'pi-main', naming_model: '', restore: true },
+  agent: { command: 'pi', args: [], kind: 'auto', default_session: 'pi-main', naming_model: '', restore: true },
   tmux: { socket: '' },
   stream: { ring_kb: 4096, ping_interval_s: 20 },
   buffer: { session_cap_mb: 100, global_cap_mb: 1024, min_free_gb: 1, idle_days: 30, watchdog_interval_s: 30 },
@@ -133,7 +133,9 @@ name = "studio mac"
 tls = false
 
 [agent]
-command = "/opt/pi/bin/pi"
+command = "/opt/pi/bin/pi --model 'my model'"
+args = ["--thinking", "high"]
+kind = "pi"
 default_session = "work_1"
 naming_model = "anthropic/claude-haiku-4-5"
 restore = false
@@ -165,7 +167,14 @@ production_url = "https://push.example.com"
       publicBaseUrl: 'https://tether.example.com',
       name: 'studio mac',
       tls: false,
-      agent: { command: '/opt/pi/bin/pi', default_session: 'work_1', naming_model: 'anthropic/claude-haiku-4-5', restore: false },
+      agent: {
+        command: "/opt/pi/bin/pi --model 'my model'",
+        args: ['--thinking', 'high'],
+        kind: 'pi',
+        default_session: 'work_1',
+        naming_model: 'anthropic/claude-haiku-4-5',
+        restore: false,
+      },
       tmux: { socket: 'tether-test' },
       stream: { ring_kb: 64, ping_interval_s: 45 },
       buffer: { session_cap_mb: 50, global_cap_mb: 500, min_free_gb: 0.5, idle_days: 3, watchdog_interval_s: 30 },
@@ -204,7 +213,23 @@ production_url = "https://push.example.com"
     ['publicBaseUrl = "ftp://x.example"', 'publicBaseUrl', 'got "ftp://x.example"'],
     ['name = "a\\nb"', 'name', 'got "a\\nb"'],
     ['[agent]\ndefault_session = "my session"', 'agent.default_session', 'must be 1 to 64 letters, digits, "_" or "-", got "my session"'],
-    ['[agent]\ncommand = ""', 'agent.command', 'must be a non-empty command'],
+    ['[agent]\ncommand = ""', 'agent.command', 'must be a command line: the program, then its arguments'],
+    ['[agent]\ncommand = "   "', 'agent.command', 'got "   "'],
+    ['[agent]\ncommand = "pi --model \'x"', 'agent.command', `got "pi --model 'x": it has an unterminated ' quote (from character 12)`],
+    ["[agent]\ncommand = 'pi \"x'", 'agent.command', 'it has an unterminated " quote'],
+    ['[agent]\ncommand = "pi \\\\"', 'agent.command', 'it has a backslash at the end'],
+    [
+      '[agent]\ncommand = "pi --model $MODEL"',
+      'agent.command',
+      'it has an unquoted $ (character 12): tether runs the command without a shell',
+    ],
+    ['[agent]\ncommand = "pi | tee log"', 'agent.command', 'an unquoted |'],
+    ['[agent]\ncommand = "~/bin/pi"', 'agent.command', 'an unquoted ~'],
+    ["[agent]\ncommand = ['pi']", 'agent.command', 'got an array'],
+    ['[agent]\nargs = "--model x"', 'agent.args', 'must be an array of strings'],
+    ['[agent]\nargs = ["--model", 3]', 'agent.args.1', 'must be a string without control characters, got 3'],
+    ['[agent]\nkind = "claude"', 'agent.kind', 'must be one of "auto", "pi", "other", got "claude"'],
+    ['[agent]\nkind = true', 'agent.kind', 'got true'],
     ['[agent]\nnaming_model = "haiku"', 'agent.naming_model', '"provider/model"'],
     ['[push]\nteam_id = "abc"', 'push.team_id', '10-character Apple team id'],
     ['[push]\nbundle_id = "tether"', 'push.bundle_id', 'bundle id'],
@@ -347,7 +372,13 @@ describe('environment overrides', () => {
     expect(e.message).toBe('TETHER_TLS: must be "1" or "0" (also "true" or "false") (it sets tls), got "yes"');
 
     e = await configError({ TETHER_AGENT_COMMAND: '   ' });
-    expect(e.message).toContain('TETHER_AGENT_COMMAND: must be a non-empty command');
+    expect(e.message).toContain('TETHER_AGENT_COMMAND: must be a command line');
+
+    e = await configError({ TETHER_AGENT_COMMAND: 'pi "--model x' });
+    expect(e.key).toBe('agent.command');
+    expect(e.message).toMatch(
+      /^TETHER_AGENT_COMMAND: must be a command line.* \(it sets agent.command\), got "pi \\"--model x": it has an unterminated " quote/,
+    );
   });
 
   it('do not hide an error in the file', async () => {

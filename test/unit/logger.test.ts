@@ -1,9 +1,10 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
-import { makeLogger, stderrLogFormat } from '../../src/cli/logger.js';
+import { RotatingLogFile } from '../../src/cli/log-file.js';
+import { logMaxBytes, makeLogger, stderrLogFormat } from '../../src/cli/logger.js';
 import { resolvePaths } from '../../src/config/paths.js';
 
 /** A stderr stand-in that records what it is given; `tty` says whether it claims to be a terminal. */
@@ -51,5 +52,52 @@ describe('daemon logs', () => {
     expect(JSON.parse((await logTo(true, { TETHER_LOG_FORMAT: 'json' })).stderr.trim())).toMatchObject({ session: 'pi-main' });
     expect((await logTo(false, { TETHER_LOG_FORMAT: 'pretty' })).stderr).toMatch(/INFO.*listening/);
     expect(stderrLogFormat({ TETHER_LOG_FORMAT: 'xml' }, fakeStderr(false).stream)).toBe('json');
+  });
+});
+
+describe('the log file cap', () => {
+  function dir(): string {
+    const d = mkdtempSync(path.join(tmpdir(), 'tether-logcap-'));
+    dirs.push(d);
+    return d;
+  }
+
+  it('rotates tether.log into .1, .2, .3 at the cap: no file past it, no line split, lost or written twice within what is kept', () => {
+    const file = path.join(dir(), 'tether.log');
+    const log = new RotatingLogFile(file, 1000, 3);
+    const lines = Array.from({ length: 400 }, (_, i) => `{"n":${i},"msg":"${'x'.repeat(i % 37)}"}\n`);
+    for (const l of lines) log.write(l);
+    log.close();
+    const parts = [file, `${file}.1`, `${file}.2`, `${file}.3`];
+    for (const p of parts) expect(statSync(p).size).toBeLessThanOrEqual(1000);
+    expect(existsSync(`${file}.4`)).toBe(false);
+    for (const p of parts) expect((statSync(p).mode & 0o777).toString(8)).toBe('600');
+    // Oldest first: .3, .2, .1, then the live file; together they are the newest lines, in order.
+    const kept = [...parts].reverse().flatMap((p) =>
+      readFileSync(p, 'utf8')
+        .split('\n')
+        .filter((l) => l !== ''),
+    );
+    expect(kept.length).toBeGreaterThan(40);
+    expect(kept).toEqual(lines.slice(lines.length - kept.length).map((l) => l.trimEnd()));
+  });
+
+  it('keeps appending to an existing file up to the cap, across restarts', () => {
+    const file = path.join(dir(), 'tether.log');
+    let log = new RotatingLogFile(file, 100, 3);
+    log.write(`${'a'.repeat(59)}\n`);
+    log.close();
+    log = new RotatingLogFile(file, 100, 3);
+    log.write(`${'b'.repeat(59)}\n`);
+    log.close();
+    expect(readFileSync(file, 'utf8')).toBe(`${'b'.repeat(59)}\n`);
+    expect(readFileSync(`${file}.1`, 'utf8')).toBe(`${'a'.repeat(59)}\n`);
+  });
+
+  it('TETHER_LOG_MAX_MB sets the cap; a bad value is one clear line', () => {
+    expect(logMaxBytes({})).toBe(10 * 1024 * 1024);
+    expect(logMaxBytes({ TETHER_LOG_MAX_MB: '0.5' })).toBe(524_288);
+    for (const bad of ['0', '-1', 'ten', '2000', 'Infinity'])
+      expect(() => logMaxBytes({ TETHER_LOG_MAX_MB: bad })).toThrow(/^TETHER_LOG_MAX_MB: must be a number of MB from 0.01 to 1024, got "/);
   });
 });

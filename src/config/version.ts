@@ -1,4 +1,4 @@
-/** tether's own version, read from its package.json (shipped beside dist/). */
+/** tether's own version, read from its package.json (shipped beside dist/): the CLI, the daemon and the pi extension each know theirs. */
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,7 +13,7 @@ export function packageVersion(): string {
       const pkg = JSON.parse(readFileSync(join(here, rel), 'utf8')) as { name?: string; version?: string };
       if (pkg.name === 'pi-tether' && pkg.version) return (cached = pkg.version);
     } catch {
-      // try the next layout (src/cli under tsx, dist/cli when built)
+      // try the next layout (src/config under tsx, dist/config when built)
     }
   }
   return (cached = '0.0.0');
