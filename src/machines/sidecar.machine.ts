@@ -83,6 +83,13 @@ export const sidecarMachine = setup({
       for (const id of fresh) enqueue.sendTo(({ context: c }) => c.sessions[id]!, { type: 'session.adopt' });
       for (const id of gone) enqueue.sendTo(({ context: c }) => c.sessions[id]!, { type: 'session.gone' });
     }),
+    /** A new session actor for the event's session (one being created or restored). */
+    spawnSession: assign({
+      sessions: ({ context, event, spawn }) =>
+        event.type === 'session.create' || event.type === 'session.restore'
+          ? { ...context.sessions, [event.id]: spawn('session', { id: sessionActorId(event.id), input: { id: event.id } }) }
+          : context.sessions,
+    }),
     /** I/O hook: a session actor ended; release what the actors layer keeps for it. */
     releaseSession: (_: unknown, _params: { id: string }): void => notProvided('releaseSession')(),
   },
@@ -134,12 +141,7 @@ export const sidecarMachine = setup({
           meta: { row: ['absent --POST /sessions--> running'] },
           guard: ({ context, event }) => !context.sessions[event.id],
           actions: [
-            assign({
-              sessions: ({ context, event, spawn }) => ({
-                ...context.sessions,
-                [event.id]: spawn('session', { id: sessionActorId(event.id), input: { id: event.id } }),
-              }),
-            }),
+            'spawnSession',
             sendTo(
               ({ context, event }) => context.sessions[event.id]!,
               ({ event }) => ({
@@ -155,15 +157,7 @@ export const sidecarMachine = setup({
           description: 'At start-up: a session whose record outlived its tmux server gets an actor that brings it back',
           meta: { row: 'tether' },
           guard: ({ context, event }) => !context.sessions[event.id],
-          actions: [
-            assign({
-              sessions: ({ context, event, spawn }) => ({
-                ...context.sessions,
-                [event.id]: spawn('session', { id: sessionActorId(event.id), input: { id: event.id } }),
-              }),
-            }),
-            sendTo(({ context, event }) => context.sessions[event.id]!, { type: 'session.restore' as const }),
-          ],
+          actions: ['spawnSession', sendTo(({ context, event }) => context.sessions[event.id]!, { type: 'session.restore' as const })],
         },
         'session.delete': {
           description: 'DELETE /sessions/:id: forwarded to that session actor',
