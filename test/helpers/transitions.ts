@@ -117,6 +117,10 @@ export class TransitionCoverage {
   }
 }
 
+/** What to do about transitions no planned path takes. */
+export const UNPLANNED =
+  "no path of the model takes these transitions: add the event that takes each to this test's model events, and the way to produce it for real to its switch";
+
 export interface PlannedPath<TSnapshot, TEvent> {
   readonly steps: { state: TSnapshot; event: TEvent }[];
   readonly state: TSnapshot;

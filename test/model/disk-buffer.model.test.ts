@@ -17,7 +17,7 @@ import { DiskBuffers } from '../../src/actors/disk-buffer.actor.js';
 import { PaneStream } from '../../src/stream/pane-stream.js';
 import { silentLogger } from '../../src/log.js';
 import { diskBufferMachine, type DiskBufferEvent, type DiskBufferLimits } from '../../src/machines/disk-buffer.machine.js';
-import { describeTransition, TransitionCoverage, transitionCoveringPaths } from '../helpers/transitions.js';
+import { describeTransition, TransitionCoverage, transitionCoveringPaths, UNPLANNED } from '../helpers/transitions.js';
 
 const LIMITS: DiskBufferLimits = {
   sessionCapBytes: 1000,
@@ -99,7 +99,7 @@ describe('disk-buffer machine, model-based, against the real disk buffer', () =>
   });
 
   it('covers every transition, and so every row of its table', () => {
-    expect(covering.unplanned.map(describeTransition)).toEqual([]);
+    expect(covering.unplanned.map(describeTransition), UNPLANNED).toEqual([]);
     const names = cases.map((c) => c.name).join('\n');
     for (const e of ['startupIdle', 'writtenToCap', 'writtenPastGlobal', 'checkLowDisk', 'checkRoomAgain', 'deleted'] as const)
       expect(names).toContain(e);

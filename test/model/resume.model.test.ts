@@ -15,7 +15,7 @@ import { PaneStream } from '../../src/stream/pane-stream.js';
 import { resumeMachine, type ResumeEvent } from '../../src/machines/resume.machine.js';
 import { decodeChunkFrame } from '../../src/protocol/frames.js';
 import { expectLiveOutputContinues } from '../helpers/stream.js';
-import { describeTransition, TransitionCoverage, transitionCoveringPaths } from '../helpers/transitions.js';
+import { describeTransition, TransitionCoverage, transitionCoveringPaths, UNPLANNED } from '../helpers/transitions.js';
 
 /** The ring of the test: 3 KB of output in a 2 KB ring, so its start is past position 1024. */
 function filledStream(): { stream: PaneStream; bytes: Buffer } {
@@ -89,7 +89,7 @@ describe('resume machine, model-based, against the real client actor', () => {
     );
     // connected; streaming by delta (2 lastSeqs) and by snapshot (3); snapshotting (3); failed (3).
     expect(simple.length).toBe(1 + 2 + 3 + 3 + 3);
-    expect(covering.unplanned.map(describeTransition)).toEqual([]);
+    expect(covering.unplanned.map(describeTransition), UNPLANNED).toEqual([]);
   });
 
   for (const path of paths) {

@@ -21,7 +21,7 @@ import { sessionMachine, type SessionEvent } from '../../src/machines/session.ma
 import { TmuxCli } from '../../src/tmux/exec.js';
 import { createSession } from '../../src/tmux/sessions.js';
 import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
-import { describeTransition, TransitionCoverage, transitionCoveringPaths } from '../helpers/transitions.js';
+import { describeTransition, TransitionCoverage, transitionCoveringPaths, UNPLANNED } from '../helpers/transitions.js';
 
 type Snap = SnapshotFrom<typeof sessionMachine>;
 type ModelEvent = SessionEvent | { type: string; [k: string]: unknown };
@@ -93,7 +93,7 @@ describe('session machine, model-based, against real tmux', () => {
 
   it('covers every state of the machine, and plans a path for every transition', () => {
     const reached = new Set(toStates.map((p) => valueKey(p.state)));
-    expect(covering.unplanned.map(describeTransition)).toEqual([]);
+    expect(covering.unplanned.map(describeTransition), UNPLANNED).toEqual([]);
     expect(reached).toEqual(
       new Set([
         '"absent"',

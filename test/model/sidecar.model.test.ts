@@ -24,7 +24,7 @@ import { sessionActorId, sidecarMachine, type SidecarEvent } from '../../src/mac
 import { TmuxCli } from '../../src/tmux/exec.js';
 import { createSession } from '../../src/tmux/sessions.js';
 import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
-import { describeTransition, TransitionCoverage, transitionCoveringPaths } from '../helpers/transitions.js';
+import { describeTransition, TransitionCoverage, transitionCoveringPaths, UNPLANNED } from '../helpers/transitions.js';
 
 type Snap = SnapshotFrom<typeof sidecarMachine>;
 const ADOPTED = 'adopted';
@@ -133,7 +133,7 @@ describe('sidecar machine, model-based, against the real actor system on real tm
   });
 
   it('covers every state: no server, sessions adopted and created, both, and stopped; and plans every transition', () => {
-    expect(covering.unplanned.map(describeTransition)).toEqual([]);
+    expect(covering.unplanned.map(describeTransition), UNPLANNED).toEqual([]);
     const states = new Set(toStates.map((p) => key(p.state)));
     expect(states).toEqual(
       new Set([

@@ -19,7 +19,7 @@ import { streamClientMachine, type StreamClientEvent } from '../../src/machines/
 import { decodeChunkFrame } from '../../src/protocol/frames.js';
 import { eventually } from '../helpers/tmux.js';
 import { expectLiveOutputContinues } from '../helpers/stream.js';
-import { describeTransition, TransitionCoverage, transitionCoveringPaths } from '../helpers/transitions.js';
+import { describeTransition, TransitionCoverage, transitionCoveringPaths, UNPLANNED } from '../helpers/transitions.js';
 
 type Snap = SnapshotFrom<typeof streamClientMachine>;
 type ModelEvent = { type: string; [k: string]: unknown };
@@ -103,7 +103,7 @@ interface Sent {
 
 describe('client machine, model-based, against the real client actor', () => {
   it('reaches every state of the machine, and plans every transition', () => {
-    expect(covering.unplanned.map(describeTransition)).toEqual([]);
+    expect(covering.unplanned.map(describeTransition), UNPLANNED).toEqual([]);
     expect(new Set(toStates.map((p) => key(p.state)))).toEqual(
       new Set(['"resuming"', '"live"', '"behind"', '"resyncing"', '"stalled"', '"closed"']),
     );
