@@ -73,6 +73,17 @@ const paths = [...toStates, ...covering.paths].filter(
 
 const coverage = new TransitionCoverage(sessionMachine);
 
+/** A session of the private server's own, not the model's. */
+const KEEPER = 'keeper';
+const processAlive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
 /** The tmux program on the PATH, as the tests run it. */
 const TMUX_BIN = (process.env.PATH ?? '')
   .split(delimiter)
@@ -83,9 +94,6 @@ describe('session machine, model-based, against real tmux', () => {
   let tmux: PrivateTmux;
   beforeAll(async () => {
     tmux = await privateTmux();
-    // The server outlives every path, as a user's server does with sessions of their own: one
-    // path's last session killed must not race the next path's new session with the server's exit.
-    await tmux.tmux('new-session', '-d', '-s', 'keeper', '--', '/bin/cat');
   });
   afterAll(async () => {
     await tmux.cleanup();
@@ -116,6 +124,10 @@ describe('session machine, model-based, against real tmux', () => {
   paths.forEach((path, n) => {
     it(`path ${n}: ${path.steps.map((s) => s.event.type).join(' -> ') || '(initial)'}`, async () => {
       const name = `m${n}`;
+      // The server outlives the path, as a user's server does with sessions of their own (a path
+      // that needs the server gone kills this one too, and waits for the server to exit): a
+      // session killed at the end of a path must not race the next path's new one with the server's exit.
+      await tmux.tmux('has-session', '-t', `=${KEEPER}`).catch(() => tmux.tmux('new-session', '-d', '-s', KEEPER, '--', '/bin/cat'));
       const runtimes = new SessionRuntimes({ ringBytes: 1 << 20, now: Date.now });
       // A pane whose death is reported before its exit status is known: the program closes its
       // terminal (the pane is dead), and exits with 3 only once the test releases it.
@@ -198,9 +210,14 @@ describe('session machine, model-based, against real tmux', () => {
                 break;
               case 'xstate.error.actor.create':
                 break; // produced by the taken name arranged above
-              case 'session.gone':
+              case 'session.gone': {
+                // Its server's last session killed from a shell: the tmux server exits with it.
+                const server = Number((await tmux.tmux('display-message', '-p', '#{pid}')).trim());
+                await tmux.tmux('kill-session', '-t', `=${KEEPER}`);
                 await tmux.tmux('kill-session', '-t', `=${name}`);
+                await eventually(() => !processAlive(server), 15_000, 25, 'the tmux server gone with its last session');
                 break;
+              }
               case 'link.down':
                 await eventually(() => runtimes.get(name)?.linked === true);
                 await tmux.tmux('detach-client', '-s', `=${name}`);
