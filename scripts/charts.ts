@@ -74,6 +74,13 @@ export function eventLabel(ev: string): string {
   return ev;
 }
 
+/** A state node's transitions by event: `on`, `after`, invoke `onDone`/`onError`, then `always` (event ''). */
+function transitionGroups(node: Node): [string, readonly Transition[]][] {
+  const groups: [string, readonly Transition[]][] = [...node.transitions];
+  if (node.always && node.always.length > 0) groups.push(['', node.always]);
+  return groups;
+}
+
 /** The key of a transition (`Row.key`): unique within its machine, and the same in every `provide()` copy. */
 export const transitionKey = (sourceId: string, eventType: string, index: number): string => `${sourceId} ${eventType} #${index}`;
 
@@ -85,9 +92,7 @@ export const transitionKey = (sourceId: string, eventType: string, index: number
 export function transitionsOf(machine: Machine): Row[] {
   const rows: Row[] = [];
   const walk = (node: Node): void => {
-    const groups: [string, readonly Transition[]][] = [...node.transitions];
-    if (node.always && node.always.length > 0) groups.push(['', node.always]);
-    for (const [ev, list] of groups) {
+    for (const [ev, list] of transitionGroups(node)) {
       for (const [index, t] of list.entries()) {
         const row = t.meta?.row;
         rows.push({
@@ -135,7 +140,7 @@ function mermaid(machine: Machine): string {
   };
   emit(machine.root, 1);
   const walk = (node: Node): void => {
-    for (const [ev, list] of node.transitions) {
+    for (const [ev, list] of transitionGroups(node)) {
       for (const t of list) {
         for (const target of t.target ?? []) {
           const g = guardName(t.guard);
@@ -174,7 +179,7 @@ function dot(machine: Machine): string {
   };
   emit(machine.root, 0);
   const walk = (node: Node): void => {
-    for (const [ev, list] of node.transitions) {
+    for (const [ev, list] of transitionGroups(node)) {
       for (const t of list) {
         for (const target of t.target ?? []) {
           const g = guardName(t.guard);
