@@ -20,7 +20,7 @@ import { AgentSocketServer } from '../../src/agent/socket-server.js';
 import { silentLogger } from '../../src/log.js';
 import { agentStateMachine, agentStateTool, agentStateValue, type AgentStateEvent } from '../../src/machines/agent-state.machine.js';
 import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
-import { describeTransition, TransitionCoverage } from '../helpers/transitions.js';
+import { describeTransition, TransitionCoverage, transitionCoveringPaths, UNPLANNED } from '../helpers/transitions.js';
 
 type Snap = SnapshotFrom<typeof agentStateMachine>;
 
@@ -115,7 +115,14 @@ describe('agent-state machine, model-based, against the real agent socket', () =
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('reaches every state', () => {
+  it('reaches every state; every transition is taken by some (state, event) case', () => {
+    // The cases are every event in every state, so they take every transition the model can take.
+    const { unplanned } = transitionCoveringPaths<Snap, AgentStateEvent, undefined>(
+      agentStateMachine,
+      { events: EVENTS, serializeState: key },
+      agentStateMachine,
+    );
+    expect(unplanned.map(describeTransition), UNPLANNED).toEqual([]);
     const values = new Set(toStates.map((p) => agentStateValue(p.state) ?? 'absent'));
     expect(values).toEqual(new Set(['absent', 'idle', 'thinking', 'tool', 'awaiting-input']));
   });
