@@ -103,7 +103,7 @@ describe('device registration machine, model-based, against the real registry an
   it('the real registry took every transition of the machine, but the revocations the token store makes without it', () => {
     const withoutMachine = coverage.all.filter((r) => WITHOUT_THE_MACHINE.has(r.eventType));
     console.log(
-      `${coverage.report()}\n  (${withoutMachine.length} of them carried out by the token store without the machine: ${[...WITHOUT_THE_MACHINE].join(', ')})`,
+      `${coverage.summary()}; ${withoutMachine.length} more carried out by the token store without the machine (${[...WITHOUT_THE_MACHINE].join(', ')})`,
     );
     expect(
       coverage
