@@ -17,15 +17,15 @@ interface Node {
   id: string;
   key: string;
   type: string;
-  initial?: { target: { id: string }[] };
+  initial?: { target: readonly { id: string }[] };
   description?: string;
   states: Record<string, Node>;
-  transitions: Map<string, Transition[]>;
-  always?: Transition[];
+  transitions: ReadonlyMap<string, readonly Transition[]>;
+  always?: readonly Transition[];
 }
 interface Transition {
   eventType: string;
-  target?: { id: string }[];
+  target?: readonly { id: string }[];
   guard?: string | { type: string } | ((...args: unknown[]) => unknown);
   description?: string;
   meta?: { row?: string | string[] };
@@ -38,6 +38,16 @@ interface Machine {
 }
 
 export interface Row {
+  /** Identifies the transition: its source state node's id, its event descriptor and its place among that event's alternatives. */
+  key: string;
+  /** The full id of the source state node (`session.running.pane.alive`). */
+  source: string;
+  /** The event descriptor as the machine holds it (`xstate.done.actor.create`; '' for `always`). */
+  eventType: string;
+  /** The place of this transition among the alternatives for its event (guarded ones first). */
+  index: number;
+  /** The full ids of its targets; empty when it stays (no target). */
+  targets: string[];
   from: string;
   event: string;
   guard: string;
@@ -56,21 +66,41 @@ const guardName = (g: Transition['guard']): string => {
   return g.type;
 };
 /** Event names as people read them: the generated ones shortened. */
-function eventLabel(ev: string): string {
+export function eventLabel(ev: string): string {
+  if (ev === '') return 'always';
   if (ev.startsWith('xstate.done.actor.')) return `done: ${ev.slice('xstate.done.actor.'.length)}`;
   if (ev.startsWith('xstate.error.actor.')) return `error: ${ev.slice('xstate.error.actor.'.length)}`;
   if (ev.startsWith('xstate.after.')) return `after ${ev.slice('xstate.after.'.length).split('.')[0]}`;
   return ev;
 }
 
-/** Every transition of a machine, in definition order. */
+/** A state node's transitions by event: `on`, `after`, invoke `onDone`/`onError`, then `always` (event ''). */
+function transitionGroups(node: Node): [string, readonly Transition[]][] {
+  const groups: [string, readonly Transition[]][] = [...node.transitions];
+  if (node.always && node.always.length > 0) groups.push(['', node.always]);
+  return groups;
+}
+
+/** The key of a transition (`Row.key`): unique within its machine, and the same in every `provide()` copy. */
+export const transitionKey = (sourceId: string, eventType: string, index: number): string => `${sourceId} ${eventType} #${index}`;
+
+/**
+ * Every transition of a machine, in definition order: each state node's `on`, `after` and
+ * invoke `onDone`/`onError` (xstate gathers them in the node's `transitions`), then its
+ * `always`; each guarded alternative is one transition of its own.
+ */
 export function transitionsOf(machine: Machine): Row[] {
   const rows: Row[] = [];
   const walk = (node: Node): void => {
-    for (const [ev, list] of node.transitions) {
-      for (const t of list) {
+    for (const [ev, list] of transitionGroups(node)) {
+      for (const [index, t] of list.entries()) {
         const row = t.meta?.row;
         rows.push({
+          key: transitionKey(node.id, ev, index),
+          source: node.id,
+          eventType: ev,
+          index,
+          targets: (t.target ?? []).map((x) => x.id),
           from: short(machine, node.id),
           event: eventLabel(ev),
           guard: guardName(t.guard),
@@ -110,7 +140,7 @@ function mermaid(machine: Machine): string {
   };
   emit(machine.root, 1);
   const walk = (node: Node): void => {
-    for (const [ev, list] of node.transitions) {
+    for (const [ev, list] of transitionGroups(node)) {
       for (const t of list) {
         for (const target of t.target ?? []) {
           const g = guardName(t.guard);
@@ -149,7 +179,7 @@ function dot(machine: Machine): string {
   };
   emit(machine.root, 0);
   const walk = (node: Node): void => {
-    for (const [ev, list] of node.transitions) {
+    for (const [ev, list] of transitionGroups(node)) {
       for (const t of list) {
         for (const target of t.target ?? []) {
           const g = guardName(t.guard);
@@ -247,9 +277,11 @@ export async function renderCharts(machines: readonly { machine: Machine; file: 
     '  fails when a committed page differs from what the machines generate. A new `*.machine.ts` file is',
     '  picked up without being listed anywhere.',
     '- `test/unit/contract-rows.test.ts`: every row of every table in docs/contract.md has a transition that',
-    "  names it, every transition names a row or is marked as tether's own, and every machine file is loaded.",
+    "  names it, with the row's source, event, condition and target; every transition names a row or is marked",
+    "  as tether's own, and every machine file is loaded.",
     '- `test/model/*.model.test.ts`: paths generated with `xstate/graph` from each machine, run against the',
-    '  real actors (real tmux, the real client actor, the real actor system).',
+    '  real actors (real tmux, the real client actor, the real actor system), which must take every transition',
+    '  of the machine (docs/testing.md "Transition coverage").',
     "- The running daemon serves these SVGs on `/ops` with each actor's current state highlighted, live",
     '  (docs/operations.md); `tether status` prints the same states in a terminal.',
     '',

@@ -3,7 +3,8 @@
  * (shortest path, xstate/graph), every event it knows, each path executed against the REAL
  * agent side: the hub behind the real agent socket, an agent speaking the wire protocol over
  * a real Unix socket, its pane on a private tmux server. After each step the hub must report
- * exactly what the model says (value and tool), and `null` while no agent is there.
+ * exactly what the model says (value and tool), and `null` while no agent is there; and the
+ * hub's actors must have taken every transition of the machine (test/helpers/transitions.ts).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createConnection, type Socket } from 'node:net';
@@ -19,6 +20,7 @@ import { AgentSocketServer } from '../../src/agent/socket-server.js';
 import { silentLogger } from '../../src/log.js';
 import { agentStateMachine, agentStateTool, agentStateValue, type AgentStateEvent } from '../../src/machines/agent-state.machine.js';
 import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
+import { describeTransition, TransitionCoverage, transitionCoveringPaths, UNPLANNED } from '../helpers/transitions.js';
 
 type Snap = SnapshotFrom<typeof agentStateMachine>;
 
@@ -51,6 +53,8 @@ const CASES = toStates.flatMap((p) =>
     return { name: `${key(p.state)} + ${JSON.stringify(event)}`, steps: next!.steps };
   }),
 );
+
+const coverage = new TransitionCoverage(agentStateMachine);
 
 /** An agent as the extension is one: a socket speaking the protocol. */
 class WireAgent {
@@ -111,7 +115,14 @@ describe('agent-state machine, model-based, against the real agent socket', () =
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('reaches every state', () => {
+  it('reaches every state; every transition is taken by some (state, event) case', () => {
+    // The cases are every event in every state, so they take every transition the model can take.
+    const { unplanned } = transitionCoveringPaths<Snap, AgentStateEvent, undefined>(
+      agentStateMachine,
+      { events: EVENTS, serializeState: key },
+      agentStateMachine,
+    );
+    expect(unplanned.map(describeTransition), UNPLANNED).toEqual([]);
     const values = new Set(toStates.map((p) => agentStateValue(p.state) ?? 'absent'));
     expect(values).toEqual(new Set(['absent', 'idle', 'thinking', 'tool', 'awaiting-input']));
   });
@@ -124,6 +135,7 @@ describe('agent-state machine, model-based, against the real agent socket', () =
         log: silentLogger,
         locate: (p, socket) => locatePane(tmux.cli, p, socket, Date.now),
         url: () => 'http://127.0.0.1:1/?token=t',
+        inspect: () => coverage.inspect,
       });
       const server = await AgentSocketServer.listen(join(dir, `a${n}.sock`), hub, silentLogger);
       const agents: WireAgent[] = [];
@@ -169,5 +181,10 @@ describe('agent-state machine, model-based, against the real agent socket', () =
         hub.stop();
       }
     });
+  });
+
+  it("the hub's real actors took every transition of the machine", () => {
+    console.log(coverage.report());
+    expect(coverage.uncovered().map(describeTransition), coverage.report()).toEqual([]);
   });
 });

@@ -4,17 +4,20 @@
  * xstate/graph, is carried out against the REAL disk buffer: real files in a temp dir, a real
  * pane stream, the watchdog with an injected free-space source. After each step the real
  * session buffer must be in the machine's state, and the file must show it: it grows while
- * writing, and does not while stopped or off.
+ * writing, and does not while stopped or off. The transitions the real buffers take (their
+ * actors, and the start-up judgement of idle files) are observed on the machine itself
+ * (test/helpers/transitions.ts `watch`); they must take every one.
  */
 import { mkdtempSync, readdirSync, rmSync, statSync, truncateSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { getAdjacencyMap, getShortestPaths } from 'xstate/graph';
 import { DiskBuffers } from '../../src/actors/disk-buffer.actor.js';
 import { PaneStream } from '../../src/stream/pane-stream.js';
 import { silentLogger } from '../../src/log.js';
 import { diskBufferMachine, type DiskBufferEvent, type DiskBufferLimits } from '../../src/machines/disk-buffer.machine.js';
+import { describeTransition, TransitionCoverage, transitionCoveringPaths, UNPLANNED } from '../helpers/transitions.js';
 
 const LIMITS: DiskBufferLimits = {
   sessionCapBytes: 1000,
@@ -69,7 +72,25 @@ for (const [from, node] of Object.entries(adjacency as unknown as Record<string,
   }
 }
 
+// And a path for every transition the model can take (test/helpers/transitions.ts), where the above has none.
+const covering = transitionCoveringPaths<(typeof shortest)[number]['state'], DiskBufferEvent, { limits: DiskBufferLimits }>(
+  model,
+  options,
+  diskBufferMachine,
+);
+for (const p of covering.paths) {
+  const steps = p.steps.slice(1).map((s) => ({ event: nameOf(s.event), state: String(s.state.value) }));
+  const name = `${steps.map((s) => s.event).join(' -> ')} => ${String(p.state.value)}`;
+  if (!cases.some((c) => c.name === name)) cases.push({ name, steps });
+}
+const coverage = new TransitionCoverage(diskBufferMachine);
+
 describe('disk-buffer machine, model-based, against the real disk buffer', () => {
+  let unwatch: () => void;
+  beforeAll(() => {
+    unwatch = coverage.watch(diskBufferMachine);
+  });
+  afterAll(() => unwatch());
   const dirs: string[] = [];
   const running: DiskBuffers[] = [];
   afterEach(async () => {
@@ -78,6 +99,7 @@ describe('disk-buffer machine, model-based, against the real disk buffer', () =>
   });
 
   it('covers every transition, and so every row of its table', () => {
+    expect(covering.unplanned.map(describeTransition), UNPLANNED).toEqual([]);
     const names = cases.map((c) => c.name).join('\n');
     for (const e of ['startupIdle', 'writtenToCap', 'writtenPastGlobal', 'checkLowDisk', 'checkRoomAgain', 'deleted'] as const)
       expect(names).toContain(e);
@@ -168,4 +190,9 @@ describe('disk-buffer machine, model-based, against the real disk buffer', () =>
       }
     });
   }
+
+  it('the real disk buffers took every transition of the machine', () => {
+    console.log(coverage.report());
+    expect(coverage.uncovered().map(describeTransition), coverage.report()).toEqual([]);
+  });
 });

@@ -1,6 +1,6 @@
 /**
  * Model-based test of the Resume machine (docs/contract.md "Resume"): every simple path through the
- * machine, generated with xstate/graph from the machine itself, is run against the REAL client
+ * machine and a path for every transition (test/helpers/transitions.ts), generated with xstate/graph from the machine itself, is run against the REAL client
  * actor (the client machine with the Resume machine inside it) over a real ring holding real
  * chunks. The model's guard says which lastSeq values the ring covers; the actor decides with
  * the ring itself, and what the client receives must be what the path's rows promise: the
@@ -15,6 +15,7 @@ import { PaneStream } from '../../src/stream/pane-stream.js';
 import { resumeMachine, type ResumeEvent } from '../../src/machines/resume.machine.js';
 import { decodeChunkFrame } from '../../src/protocol/frames.js';
 import { expectLiveOutputContinues } from '../helpers/stream.js';
+import { describeTransition, TransitionCoverage, transitionCoveringPaths, UNPLANNED } from '../helpers/transitions.js';
 
 /** The ring of the test: 3 KB of output in a 2 KB ring, so its start is past position 1024. */
 function filledStream(): { stream: PaneStream; bytes: Buffer } {
@@ -51,10 +52,13 @@ const model = resumeMachine.provide({
   guards: { isInRing: ({ event }) => covered(event.lastSeq) },
   actions: { sendDelta: () => undefined, sendSnapshot: () => undefined, reportSnapshotFailed: () => undefined },
 });
-const paths = getSimplePaths(model, {
-  events: MODEL_EVENTS as ResumeEvent[],
-  serializeState: (s) => JSON.stringify(s.value) as never,
-});
+const traversal = { events: MODEL_EVENTS as ResumeEvent[], serializeState: (s: { value: unknown }) => JSON.stringify(s.value) };
+const simple = getSimplePaths(model, traversal as never);
+const covering = transitionCoveringPaths<(typeof simple)[number]['state'], ResumeEvent, undefined>(model, traversal, resumeMachine);
+const pathLabel = (p: { steps: { event: { type: string } }[] }) =>
+  p.steps.map((s) => s.event.type + ('lastSeq' in s.event ? `(${String(s.event.lastSeq)})` : '')).join(' -> ');
+const paths = [...simple, ...covering.paths.filter((c) => !simple.some((p) => pathLabel(p) === pathLabel(c)))] as typeof simple;
+const coverage = new TransitionCoverage(resumeMachine);
 
 interface Sent {
   text: { type: string; [k: string]: unknown }[];
@@ -84,7 +88,8 @@ describe('resume machine, model-based, against the real client actor', () => {
       new Set(['"connected"', '"snapshotting"', '"streaming"', '"failed"']),
     );
     // connected; streaming by delta (2 lastSeqs) and by snapshot (3); snapshotting (3); failed (3).
-    expect(paths.length).toBe(1 + 2 + 3 + 3 + 3);
+    expect(simple.length).toBe(1 + 2 + 3 + 3 + 3);
+    expect(covering.unplanned.map(describeTransition), UNPLANNED).toEqual([]);
   });
 
   for (const path of paths) {
@@ -101,6 +106,7 @@ describe('resume machine, model-based, against the real client actor', () => {
         snapshot: () => new Promise((resolve, reject) => (settle = { resolve, reject })),
         onReleased: () => undefined,
         delays: { snapshotRetry: 60_000 },
+        inspect: { id: 'client', inspect: coverage.inspect },
       });
       let lastSeq: number | null = null;
       for (const step of path.steps) {
@@ -158,4 +164,9 @@ describe('resume machine, model-based, against the real client actor', () => {
       client.closed();
     });
   }
+
+  it('the real actors took every transition of the machine', () => {
+    console.log(coverage.report());
+    expect(coverage.uncovered().map(describeTransition), coverage.report()).toEqual([]);
+  });
 });

@@ -1,13 +1,16 @@
 /**
  * Model-based test of the session lifecycle machine: paths generated from the machine with
- * xstate/graph (shortest paths to every state), each executed against the REAL session actor
- * on a private tmux server. Each event of a path is produced the way it happens for real
- * (an API call, a session killed from a shell, a control client detached, the agent exiting,
- * a pane respawned); events the system produces by itself (a finished creation, a link coming
- * up, the retry timer) are waited for. The real actor must pass through the path's states, in
- * order.
+ * xstate/graph (the shortest path to every state, and a path for every transition of the
+ * machine), each executed against the REAL session actor on a private tmux server. Each event
+ * of a path is produced the way it happens for real (an API call, a DELETE while the session is
+ * still being created, a session killed from a shell, a control client detached, the agent
+ * exiting, a program that closes its terminal before it exits, a pane respawned); events the
+ * system produces by itself (a finished creation, a link coming up, the retry timer) are
+ * waited for. The real actor must pass through the path's states, in order, and must have
+ * taken every transition of the machine (test/helpers/transitions.ts).
  */
-import { existsSync, renameSync } from 'node:fs';
+import { existsSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createActor, type SnapshotFrom } from 'xstate';
 import { getShortestPaths } from 'xstate/graph';
@@ -15,8 +18,10 @@ import { SessionRuntimes } from '../../src/stream/session-runtime.js';
 import { createSessionImplementations } from '../../src/actors/session.actor.js';
 import { silentLogger } from '../../src/log.js';
 import { sessionMachine, type SessionEvent } from '../../src/machines/session.machine.js';
+import { TmuxCli } from '../../src/tmux/exec.js';
 import { createSession } from '../../src/tmux/sessions.js';
 import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
+import { describeTransition, TransitionCoverage, transitionCoveringPaths, UNPLANNED } from '../helpers/transitions.js';
 
 type Snap = SnapshotFrom<typeof sessionMachine>;
 type ModelEvent = SessionEvent | { type: string; [k: string]: unknown };
@@ -47,15 +52,43 @@ const AUTOMATIC = new Set([
   'xstate.after.linkRetry.session.running.link.lost',
 ]);
 
-const valueKey = (s: { value: unknown }) => JSON.stringify(s.value);
+/** The state: the machine's value, and in `creating` whether a DELETE is waiting (it decides where creation leads). */
+const valueKey = (s: Snap): string =>
+  JSON.stringify(s.value) + (s.matches('creating') && s.context.deleteRequested !== null ? ' +delete' : '');
 
 // createTestModel refuses machines with invocations and timers; the traversal itself does not
-// start actors, so the paths come from getShortestPaths over the real machine.
-const paths = getShortestPaths(sessionMachine, {
-  events: MODEL_EVENTS as SessionEvent[],
-  serializeState: (s) => valueKey(s) as never,
-  input: { id: 'model' },
-});
+// start actors, so the paths come from xstate/graph over the real machine.
+const traversal = { events: MODEL_EVENTS as SessionEvent[], serializeState: valueKey, input: { id: 'model' } };
+const toStates = getShortestPaths(sessionMachine, traversal as never) as unknown as {
+  steps: { state: Snap; event: ModelEvent }[];
+  state: Snap;
+}[];
+const covering = transitionCoveringPaths<Snap, SessionEvent, { id: string }>(sessionMachine, traversal, sessionMachine);
+const label = (p: { steps: { event: ModelEvent }[] }) => p.steps.map((s) => s.event.type).join(' -> ');
+/** Every path to a state and every transition-covering path, less those another path starts with. */
+const paths = [...toStates, ...covering.paths].filter(
+  (p, i, all) =>
+    !all.some((q, j) => (j < i && label(q) === label(p)) || (q.steps.length > p.steps.length && label(q).startsWith(`${label(p)} -> `))),
+);
+
+const coverage = new TransitionCoverage(sessionMachine);
+
+/** A session of the private server's own, not the model's. */
+const KEEPER = 'keeper';
+const processAlive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/** The tmux program on the PATH, as the tests run it. */
+const TMUX_BIN = (process.env.PATH ?? '')
+  .split(delimiter)
+  .map((dir) => join(dir, 'tmux'))
+  .find((p) => existsSync(p));
 
 describe('session machine, model-based, against real tmux', () => {
   let tmux: PrivateTmux;
@@ -66,12 +99,14 @@ describe('session machine, model-based, against real tmux', () => {
     await tmux.cleanup();
   });
 
-  it('covers every state of the machine', () => {
-    const reached = new Set(paths.map((p) => valueKey(p.state)));
+  it('covers every state of the machine, and plans a path for every transition', () => {
+    const reached = new Set(toStates.map((p) => valueKey(p.state)));
+    expect(covering.unplanned.map(describeTransition), UNPLANNED).toEqual([]);
     expect(reached).toEqual(
       new Set([
         '"absent"',
         '"creating"',
+        '"creating" +delete',
         '"failed"',
         '"deleting"',
         '"ended"',
@@ -89,18 +124,40 @@ describe('session machine, model-based, against real tmux', () => {
   paths.forEach((path, n) => {
     it(`path ${n}: ${path.steps.map((s) => s.event.type).join(' -> ') || '(initial)'}`, async () => {
       const name = `m${n}`;
+      // The server outlives the path, as a user's server does with sessions of their own (a path
+      // that needs the server gone kills this one too, and waits for the server to exit): a
+      // session killed at the end of a path must not race the next path's new one with the server's exit.
+      await tmux.tmux('has-session', '-t', `=${KEEPER}`).catch(() => tmux.tmux('new-session', '-d', '-s', KEEPER, '--', '/bin/cat'));
       const runtimes = new SessionRuntimes({ ringBytes: 1 << 20, now: Date.now });
+      // A pane whose death is reported before its exit status is known: the program closes its
+      // terminal (the pane is dead), and exits with 3 only once the test releases it.
+      const release = join(tmux.dir, `release-${name}`);
+      const paneExitedOf = (s: Snap | undefined) => s?.matches({ running: { pane: 'exited' } }) === true;
+      const lateStatus = path.steps.some((s, i) => s.event.type === 'pane.exited' && paneExitedOf(path.steps[i - 1]?.state));
+      const command = lateStatus
+        ? [
+            '/bin/sh',
+            '-c',
+            'trap "" HUP; read line; exec </dev/null >/dev/null 2>&1; while [ ! -e "$0" ]; do sleep 0.05; done; exit 3',
+            release,
+          ]
+        : ['/bin/cat'];
+      // Where the path needs a kill to fail, the actor runs its tmux commands through a link to
+      // the tmux program that the test removes (tmux uninstalled under a running daemon).
+      const tmuxLink = join(tmux.dir, `tmux-${name}`);
+      const killFails = path.steps.some((s) => s.event.type === 'xstate.error.actor.delete');
+      if (killFails) symlinkSync(TMUX_BIN!, tmuxLink);
       const impl = createSessionImplementations({
-        cli: tmux.cli,
+        cli: killFails ? new TmuxCli({ bin: tmuxLink, socketArgs: tmux.target.socketArgs }) : tmux.cli,
         target: tmux.target,
         runtimes,
-        agent: () => ({ command: ['/bin/cat'], env: {}, cwd: tmux.dir }),
+        agent: () => ({ command, env: {}, cwd: tmux.dir }),
         now: Date.now,
         log: silentLogger,
         sessionsChanged: () => undefined,
         deleteBuffer: () => Promise.resolve(),
       });
-      const actor = createActor(sessionMachine.provide(impl), { input: { id: name } });
+      const actor = createActor(sessionMachine.provide(impl), { input: { id: name }, inspect: coverage.inspect });
       const visited: Snap[] = [];
       actor.subscribe((s) => visited.push(s));
       actor.start();
@@ -112,13 +169,17 @@ describe('session machine, model-based, against real tmux', () => {
           if (at < 0) return false;
           cursor = at;
           return true;
-        }, 15_000);
+        }, 15_000).catch(() => {
+          const seen = [...new Set(visited.slice(cursor).map(valueKey))].join(' | ');
+          throw new Error(`the session actor never reached ${key}; it went through: ${seen}`);
+        });
       };
       const realPane = () => `=${name}:`;
       try {
         await reach(visited[0]!);
         for (let i = 0; i < path.steps.length; i++) {
           const step = path.steps[i]!;
+          const from: Snap | undefined = path.steps[i - 1]?.state;
           const next: string | undefined = path.steps[i + 1]?.event.type;
           const type: string = step.event.type;
           if (!AUTOMATIC.has(type)) {
@@ -129,30 +190,51 @@ describe('session machine, model-based, against real tmux', () => {
                   await createSession(tmux.cli, { name, command: ['/bin/cat'], createdAt: new Date().toISOString() });
                 }
                 actor.send({ type: 'session.create', origin: 'api' });
+                // A DELETE while the session is being created: sent before the creation can finish.
+                if (next === 'session.delete' && valueKey(path.steps[i + 1]!.state).endsWith('+delete'))
+                  actor.send({ type: 'session.delete', keepBuffer: false });
                 break;
               case 'session.adopt':
-                await createSession(tmux.cli, { name, command: ['/bin/cat'], createdAt: new Date().toISOString() });
+                await createSession(tmux.cli, { name, command, createdAt: new Date().toISOString() });
                 actor.send({ type: 'session.adopt' });
                 break;
               case 'session.delete':
-                // With the server's socket moved away, tmux cannot be reached to kill it.
-                if (next === 'xstate.error.actor.delete') renameSync(tmux.socket, `${tmux.socket}.away`);
+                if (from?.matches('creating')) break; // sent right after the create, above
+                // Without the tmux program the kill cannot run.
+                if (next === 'xstate.error.actor.delete') rmSync(tmuxLink);
                 actor.send({ type: 'session.delete', keepBuffer: false });
                 break;
               case 'xstate.error.actor.delete':
                 await reach(step.state);
-                renameSync(`${tmux.socket}.away`, tmux.socket);
+                symlinkSync(TMUX_BIN!, tmuxLink);
                 break;
               case 'xstate.error.actor.create':
                 break; // produced by the taken name arranged above
-              case 'session.gone':
+              case 'session.gone': {
+                // Its server's last session killed from a shell: the tmux server exits with it.
+                const server = Number((await tmux.tmux('display-message', '-p', '#{pid}')).trim());
+                await tmux.tmux('kill-session', '-t', `=${KEEPER}`);
                 await tmux.tmux('kill-session', '-t', `=${name}`);
+                await eventually(() => !processAlive(server), 15_000, 25, 'the tmux server gone with its last session');
                 break;
+              }
               case 'link.down':
                 await eventually(() => runtimes.get(name)?.linked === true);
                 await tmux.tmux('detach-client', '-s', `=${name}`);
                 break;
               case 'pane.exited':
+                if (paneExitedOf(from)) {
+                  // Reported dead without a status; the program now exits, and its status is reported.
+                  await eventually(
+                    () => actor.getSnapshot().context.exitStatus === null,
+                    15_000,
+                    25,
+                    'the death reported without a status',
+                  );
+                  writeFileSync(release, '');
+                  await eventually(() => actor.getSnapshot().context.exitStatus === 3, 15_000, 25, 'the exit status 3 reported');
+                  break;
+                }
                 await eventually(() => runtimes.get(name)?.linked === true);
                 await tmux.tmux('send-keys', '-t', realPane(), 'C-d');
                 break;
@@ -166,10 +248,14 @@ describe('session machine, model-based, against real tmux', () => {
           await reach(step.state);
         }
       } finally {
-        if (existsSync(`${tmux.socket}.away`)) renameSync(`${tmux.socket}.away`, tmux.socket);
         actor.stop();
         await tmux.tmux('kill-session', '-t', `=${name}`).catch(() => undefined);
       }
     });
+  });
+
+  it('the real actors took every transition of the machine', () => {
+    console.log(coverage.report());
+    expect(coverage.uncovered().map(describeTransition), coverage.report()).toEqual([]);
   });
 });

@@ -9,17 +9,22 @@
  * adopted by a scan; `POST /sessions` (the actor creates it, and the scan that follows lists
  * it); `DELETE` (the actor ends; when it was the last session, tmux exits and the next scan
  * finds no server); a session killed from a shell while another keeps the server running; the
- * sidecar stopping. The real system must
- * pass through the path's states in order.
+ * sidecar stopping; tmux that cannot be run at all. The paths are the shortest path to every
+ * state and every transition out of it, plus a path for every transition of the machine
+ * (test/helpers/transitions.ts). The real system must pass through the path's states in order,
+ * and must have taken every transition of the machine.
  */
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ActorLogic, AnyActorScope, SnapshotFrom } from 'xstate';
 import { getAdjacencyMap, getShortestPaths, type AdjacencyValue } from 'xstate/graph';
 import { SidecarSystem } from '../../src/actors/system.js';
 import { silentLogger } from '../../src/log.js';
 import { sessionActorId, sidecarMachine, type SidecarEvent } from '../../src/machines/sidecar.machine.js';
+import { TmuxCli } from '../../src/tmux/exec.js';
 import { createSession } from '../../src/tmux/sessions.js';
 import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
+import { describeTransition, TransitionCoverage, transitionCoveringPaths, UNPLANNED } from '../helpers/transitions.js';
 
 type Snap = SnapshotFrom<typeof sidecarMachine>;
 const ADOPTED = 'adopted';
@@ -27,6 +32,7 @@ const MADE = 'made';
 
 type ModelEvent =
   | { type: 'model.first-scan' }
+  | { type: 'model.unreachable' }
   | { type: 'model.adopt' }
   | { type: 'model.create' }
   | { type: 'model.delete'; id: string }
@@ -50,6 +56,8 @@ function expand(s: Snap, e: ModelEvent): SidecarEvent[] {
   switch (e.type) {
     case 'model.first-scan':
       return [scan([])];
+    case 'model.unreachable':
+      return [{ type: 'tmux.unreachable', reason: 'tmux could not be run' }];
     case 'model.adopt':
       return [scan([...ids, ADOPTED])];
     case 'model.create':
@@ -79,7 +87,9 @@ const modelLogic: ActorLogic<Snap, ModelEvent, undefined> = {
 /** The events that can happen for real in a state (a first scan is the first thing that happens). */
 function eventsFor(s: Snap): ModelEvent[] {
   if (s.status !== 'active') return [];
-  if (s.matches({ serving: { tmux: 'unknown' } })) return [{ type: 'model.first-scan' }, { type: 'model.adopt' }];
+  // The first scan finds no server, a session to adopt, or no tmux program to run at all.
+  if (s.matches({ serving: { tmux: 'unknown' } }))
+    return [{ type: 'model.first-scan' }, { type: 'model.adopt' }, { type: 'model.unreachable' }];
   const ids = idsOf(s);
   return [
     ...(ids.includes(ADOPTED) ? [] : [{ type: 'model.adopt' } as const]),
@@ -100,15 +110,18 @@ const toStates = getShortestPaths(modelLogic as never, traversal) as unknown as 
 }[];
 const adjacency = getAdjacencyMap(modelLogic as never, traversal) as unknown as Record<string, AdjacencyValue<Snap, ModelEvent>>;
 const seen = new Set<string>();
+const coverage = new TransitionCoverage(sidecarMachine);
 const label = (steps: { event: ModelEvent }[]) => steps.map((s) => s.event.type + ('id' in s.event ? `(${s.event.id})` : '')).join(' -> ');
-const paths = toStates
-  .flatMap((p) => [
+const covering = transitionCoveringPaths<Snap, ModelEvent, undefined>(modelLogic as never, traversal as never, sidecarMachine);
+const paths = [
+  ...toStates.flatMap((p) => [
     p,
     ...Object.values(adjacency[key(p.state)]?.transitions ?? {})
       .filter((t) => key(t.state) !== key(p.state))
       .map((t) => ({ steps: [...p.steps, { state: t.state, event: t.event }], state: t.state })),
-  ])
-  .filter((p) => !seen.has(label(p.steps)) && Boolean(seen.add(label(p.steps))));
+  ]),
+  ...(covering.paths as { steps: { state: Snap; event: ModelEvent }[]; state: Snap }[]),
+].filter((p) => !seen.has(label(p.steps)) && Boolean(seen.add(label(p.steps))));
 
 describe('sidecar machine, model-based, against the real actor system on real tmux', () => {
   let tmux: PrivateTmux;
@@ -119,7 +132,8 @@ describe('sidecar machine, model-based, against the real actor system on real tm
     await tmux.cleanup();
   });
 
-  it('covers every state: no server, sessions adopted and created, both, and stopped', () => {
+  it('covers every state: no server, sessions adopted and created, both, and stopped; and plans every transition', () => {
+    expect(covering.unplanned.map(describeTransition), UNPLANNED).toEqual([]);
     const states = new Set(toStates.map((p) => key(p.state)));
     expect(states).toEqual(
       new Set([
@@ -138,9 +152,15 @@ describe('sidecar machine, model-based, against the real actor system on real tm
 
   paths.forEach((path, n) => {
     it(`path ${n}: ${label(path.steps.slice(1)) || '(initial)'} => ${key(path.state)}`, { timeout: 60_000 }, async () => {
+      // The first step after init is the first scan: what tmux holds decides it.
+      const first = path.steps[1]?.event;
+      // No tmux program where the system looks for it: every tmux command fails to start.
+      const target =
+        first?.type === 'model.unreachable' ? { bin: join(tmux.dir, 'no-tmux'), socketArgs: tmux.target.socketArgs } : tmux.target;
       const system = new SidecarSystem({
-        cli: tmux.cli,
-        target: tmux.target,
+        cli: target === tmux.target ? tmux.cli : new TmuxCli(target),
+        target,
+        inspect: coverage.inspect,
         ringBytes: 1 << 20,
         agent: () => ({ command: ['/bin/cat'], env: {}, cwd: tmux.dir }),
         now: Date.now,
@@ -162,8 +182,6 @@ describe('sidecar machine, model-based, against the real actor system on real tm
         });
       const adopt = () => createSession(tmux.cli, { name: ADOPTED, command: ['/bin/cat'], createdAt: new Date().toISOString() });
       try {
-        // The first step after init is the first scan: what tmux holds decides it.
-        const first = path.steps[1]?.event;
         if (first?.type === 'model.adopt') await adopt();
         system.start();
         await reach(path.steps[0]?.state ?? path.state);
@@ -171,7 +189,8 @@ describe('sidecar machine, model-based, against the real actor system on real tm
           const e = step.event;
           switch (e.type) {
             case 'model.first-scan':
-              break;
+            case 'model.unreachable':
+              break; // the first scan, at start
             case 'model.adopt':
               if (step !== path.steps[1]) {
                 await adopt();
@@ -197,9 +216,11 @@ describe('sidecar machine, model-based, against the real actor system on real tm
         // What the sidecar reports is what the model holds.
         if (path.state.status === 'active') {
           expect(system.sessionIds()).toEqual(idsOf(path.state));
-          expect(system.status().tmuxProblem).toBe(
-            path.state.matches({ serving: { tmux: 'down' } }) ? 'the tmux server is not running' : null,
-          );
+          if (first?.type === 'model.unreachable') expect(system.status().tmuxProblem).toMatch(/tmux could not be run/);
+          else
+            expect(system.status().tmuxProblem).toBe(
+              path.state.matches({ serving: { tmux: 'down' } }) ? 'the tmux server is not running' : null,
+            );
           const listed = (await tmux.tmux('list-sessions', '-F', '#{session_name}').catch(() => '')).split('\n').filter(Boolean).sort();
           expect(listed).toEqual(idsOf(path.state));
         }
@@ -207,5 +228,10 @@ describe('sidecar machine, model-based, against the real actor system on real tm
         await system.stop();
       }
     });
+  });
+
+  it('the real system took every transition of the machine', () => {
+    console.log(coverage.report());
+    expect(coverage.uncovered().map(describeTransition), coverage.report()).toEqual([]);
   });
 });

@@ -1,12 +1,14 @@
 /**
  * Model-based test of the client machine (one /stream client): the shortest path to every
- * state and then every transition out of it, plus every simple path, generated with
+ * state and then every transition out of it, plus every simple path and a path for every
+ * transition of the machine (test/helpers/transitions.ts), generated with
  * xstate/graph from the machine itself, each run against the REAL client actor (`StreamClient`, with the Resume machine
  * inside it) over a real pane stream. Each event is produced the way it happens for real: a
  * resume frame, output while the socket's send buffer is over the high watermark, the buffer
  * draining, a snapshot request, a gap in the stream, a snapshot that fails, the socket closing,
  * the session ending. The actor must pass through the path's states in order, and what the
- * client got at the end must be what that state promises.
+ * client got at the end must be what that state promises, and the actor must have taken every
+ * transition of the machine.
  */
 import { describe, expect, it } from 'vitest';
 import type { SnapshotFrom } from 'xstate';
@@ -17,15 +19,18 @@ import { streamClientMachine, type StreamClientEvent } from '../../src/machines/
 import { decodeChunkFrame } from '../../src/protocol/frames.js';
 import { eventually } from '../helpers/tmux.js';
 import { expectLiveOutputContinues } from '../helpers/stream.js';
+import { describeTransition, TransitionCoverage, transitionCoveringPaths, UNPLANNED } from '../helpers/transitions.js';
 
 type Snap = SnapshotFrom<typeof streamClientMachine>;
 type ModelEvent = { type: string; [k: string]: unknown };
 
 const WATERMARKS = { high: 64 * 1024, low: 1024, maxLagMs: 60_000 };
-const SNAPSHOT_DONE = 'xstate.done.actor.0.client.resyncing';
-const SNAPSHOT_ERROR = 'xstate.error.actor.0.client.resyncing';
-const DRAIN_POLL = 'xstate.after.drainPoll.client.behind';
-const SNAPSHOT_RETRY = 'xstate.after.snapshotRetry.client.stalled';
+// The events xstate makes for the snapshot actor and the timers, named after the machine's state nodes.
+const ID = streamClientMachine.id;
+const SNAPSHOT_DONE = `xstate.done.actor.0.${ID}.resyncing`;
+const SNAPSHOT_ERROR = `xstate.error.actor.0.${ID}.resyncing`;
+const DRAIN_POLL = `xstate.after.drainPoll.${ID}.behind`;
+const SNAPSHOT_RETRY = `xstate.after.snapshotRetry.${ID}.stalled`;
 
 /** Every event the machine reacts to, including the ones the actor raises by itself. */
 const MODEL_EVENTS: ModelEvent[] = [
@@ -71,6 +76,8 @@ const adjacency = getAdjacencyMap(model, traversal) as Record<string, AdjacencyV
  * Every transition that changes the state (the shortest path to its source, then its event),
  * and every simple path (no state twice): the graph is small enough for all of them.
  */
+const covering = transitionCoveringPaths<Snap, StreamClientEvent, undefined>(model, traversal, streamClientMachine);
+const coverage = new TransitionCoverage(streamClientMachine);
 const seen = new Set<string>();
 const paths = [
   ...toStates.flatMap((p) => [
@@ -80,6 +87,7 @@ const paths = [
       .map((t) => ({ steps: [...p.steps, { state: t.state, event: t.event }], state: t.state })),
   ]),
   ...getSimplePaths(model, traversal).map((p) => ({ steps: p.steps, state: p.state })),
+  ...covering.paths.map((p) => ({ steps: p.steps, state: p.state })),
 ].filter((p) => {
   const id = p.steps.map((s) => eventKey(s.event as ModelEvent)).join(' -> ');
   if (seen.has(id)) return false;
@@ -94,7 +102,8 @@ interface Sent {
 }
 
 describe('client machine, model-based, against the real client actor', () => {
-  it('reaches every state of the machine', () => {
+  it('reaches every state of the machine, and plans every transition', () => {
+    expect(covering.unplanned.map(describeTransition), UNPLANNED).toEqual([]);
     expect(new Set(toStates.map((p) => key(p.state)))).toEqual(
       new Set(['"resuming"', '"live"', '"behind"', '"resyncing"', '"stalled"', '"closed"']),
     );
@@ -129,6 +138,7 @@ describe('client machine, model-based, against the real client actor', () => {
             : Promise.resolve({ data: Buffer.from('SNAP'), position: stream.position }),
         onReleased: () => released++,
         delays: { drainPoll: 10, snapshotRetry: 40 },
+        inspect: { id: 'client', inspect: coverage.inspect },
       });
       const visited: Snap[] = [client.actor.getSnapshot()];
       client.actor.subscribe((s) => visited.push(s));
@@ -176,6 +186,11 @@ describe('client machine, model-based, against the real client actor', () => {
               break;
             case DRAIN_POLL:
               if (e.drained === true) buffered = 0;
+              else {
+                // Still over the watermark: the next poll finds it so and stays behind.
+                const polled = visited.length;
+                await eventually(() => visited.length > polled, 15_000, 5);
+              }
               break;
             case 'client.snapshot-request':
               client.requestSnapshot();
@@ -232,5 +247,10 @@ describe('client machine, model-based, against the real client actor', () => {
         if (client.actor.getSnapshot().status === 'active') client.closed();
       }
     });
+  });
+
+  it('the real actor took every transition of the machine', () => {
+    console.log(coverage.report());
+    expect(coverage.uncovered().map(describeTransition), coverage.report()).toEqual([]);
   });
 });
