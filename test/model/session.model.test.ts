@@ -4,7 +4,8 @@
  * machine), each executed against the REAL session actor on a private tmux server. Each event
  * of a path is produced the way it happens for real (an API call, a DELETE while the session is
  * still being created, a session killed from a shell, a control client detached, the agent
- * exiting, a program that closes its terminal before it exits, a pane respawned); events the
+ * exiting, a program that closes its terminal before it exits, a pane respawned, the tmux server
+ * SIGKILLed, a record to restore at start-up, one whose directory is gone); events the
  * system produces by itself (a finished creation, a link coming up, the retry timer) are
  * waited for. The real actor must pass through the path's states, in order, and must have
  * taken every transition of the machine (test/helpers/transitions.ts).
@@ -20,6 +21,8 @@ import { silentLogger } from '../../src/log.js';
 import { sessionMachine, type SessionEvent } from '../../src/machines/session.machine.js';
 import { TmuxCli } from '../../src/tmux/exec.js';
 import { createSession } from '../../src/tmux/sessions.js';
+import { restoreSession } from '../../src/actors/session-restore.js';
+import { SessionRecords } from '../../src/records/session-records.js';
 import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
 import { describeTransition, TransitionCoverage, transitionCoveringPaths, UNPLANNED } from '../helpers/transitions.js';
 
@@ -41,6 +44,10 @@ const MODEL_EVENTS: ModelEvent[] = [
   { type: 'xstate.done.actor.delete' },
   { type: 'xstate.error.actor.delete', error: new Error('tmux unreachable') },
   { type: 'xstate.after.linkRetry.session.running.link.lost' },
+  { type: 'session.restore' },
+  { type: 'server.lost', reason: 'tmux: server exited unexpectedly' },
+  { type: 'xstate.done.actor.restore', output: { paneId: '%0' } },
+  { type: 'xstate.error.actor.restore', error: new Error('its directory is gone') },
 ];
 
 /** Events the system raises by itself: nothing to do but wait for their state. */
@@ -50,20 +57,24 @@ const AUTOMATIC = new Set([
   'xstate.done.actor.create',
   'xstate.done.actor.delete',
   'xstate.after.linkRetry.session.running.link.lost',
+  'xstate.done.actor.restore',
 ]);
 
-/** The state: the machine's value, and in `creating` whether a DELETE is waiting (it decides where creation leads). */
+/** The state: the machine's value, and in `creating` or `restoring` whether a DELETE is waiting (it decides where they lead). */
 const valueKey = (s: Snap): string =>
-  JSON.stringify(s.value) + (s.matches('creating') && s.context.deleteRequested !== null ? ' +delete' : '');
+  JSON.stringify(s.value) + ((s.matches('creating') || s.matches('restoring')) && s.context.deleteRequested !== null ? ' +delete' : '');
+
+/** The machine as the daemon runs it by default: sessions lost with their tmux server are restored. */
+const restoring = sessionMachine.provide({ guards: { isRestoreEnabled: () => true } });
 
 // createTestModel refuses machines with invocations and timers; the traversal itself does not
 // start actors, so the paths come from xstate/graph over the real machine.
 const traversal = { events: MODEL_EVENTS as SessionEvent[], serializeState: valueKey, input: { id: 'model' } };
-const toStates = getShortestPaths(sessionMachine, traversal as never) as unknown as {
+const toStates = getShortestPaths(restoring, traversal as never) as unknown as {
   steps: { state: Snap; event: ModelEvent }[];
   state: Snap;
 }[];
-const covering = transitionCoveringPaths<Snap, SessionEvent, { id: string }>(sessionMachine, traversal, sessionMachine);
+const covering = transitionCoveringPaths<Snap, SessionEvent, { id: string }>(restoring, traversal, sessionMachine);
 const label = (p: { steps: { event: ModelEvent }[] }) => p.steps.map((s) => s.event.type).join(' -> ');
 /** Every path to a state and every transition-covering path, less those another path starts with. */
 const paths = [...toStates, ...covering.paths].filter(
@@ -110,6 +121,9 @@ describe('session machine, model-based, against real tmux', () => {
         '"failed"',
         '"deleting"',
         '"ended"',
+        '"restoring"',
+        '"restoring" +delete',
+        '"unrestorable"',
         ...['alive', 'exited']
           .flatMap((pane) => [
             JSON.stringify({ link: { attached: 'connecting' }, pane }),
@@ -147,6 +161,22 @@ describe('session machine, model-based, against real tmux', () => {
       const tmuxLink = join(tmux.dir, `tmux-${name}`);
       const killFails = path.steps.some((s) => s.event.type === 'xstate.error.actor.delete');
       if (killFails) symlinkSync(TMUX_BIN!, tmuxLink);
+      // The session's record, as the daemon keeps it; a restore that must fail finds its directory gone.
+      const restoreFails = path.steps.some((s) => s.event.type === 'xstate.error.actor.restore');
+      const records = new SessionRecords(join(tmux.dir, `data-${name}`));
+      const writeRecord = () =>
+        records.write({
+          v: 1,
+          name,
+          description: `model ${name}`,
+          cwd: restoreFails ? join(tmux.dir, `gone-${name}`) : tmux.dir,
+          command,
+          sessionFile: null,
+          createdAt: new Date().toISOString(),
+          reservedSeq: 1 << 20,
+          server: null,
+          ended: null,
+        });
       const impl = createSessionImplementations({
         cli: killFails ? new TmuxCli({ bin: tmuxLink, socketArgs: tmux.target.socketArgs }) : tmux.cli,
         target: tmux.target,
@@ -156,6 +186,11 @@ describe('session machine, model-based, against real tmux', () => {
         log: silentLogger,
         sessionsChanged: () => undefined,
         deleteBuffer: () => Promise.resolve(),
+        restore: (id) =>
+          restoreSession(
+            { cli: tmux.cli, records, agent: () => ({ command, env: {}, cwd: tmux.dir }), now: Date.now, log: silentLogger },
+            id,
+          ),
       });
       const actor = createActor(sessionMachine.provide(impl), { input: { id: name }, inspect: coverage.inspect });
       const visited: Snap[] = [];
@@ -199,7 +234,7 @@ describe('session machine, model-based, against real tmux', () => {
                 actor.send({ type: 'session.adopt' });
                 break;
               case 'session.delete':
-                if (from?.matches('creating')) break; // sent right after the create, above
+                if (from?.matches('creating') || from?.matches('restoring')) break; // sent right after the create or restore, above
                 // Without the tmux program the kill cannot run.
                 if (next === 'xstate.error.actor.delete') rmSync(tmuxLink);
                 actor.send({ type: 'session.delete', keepBuffer: false });
@@ -241,6 +276,26 @@ describe('session machine, model-based, against real tmux', () => {
               case 'pane.revived':
                 await tmux.tmux('respawn-pane', '-t', realPane());
                 break;
+              case 'session.restore':
+                // At start-up: a record whose tmux server is gone.
+                writeRecord();
+                actor.send({ type: 'session.restore' });
+                // A DELETE while it is being restored: sent before the restore can finish.
+                if (next === 'session.delete' && valueKey(path.steps[i + 1]!.state).endsWith('+delete'))
+                  actor.send({ type: 'session.delete', keepBuffer: false });
+                break;
+              case 'xstate.error.actor.restore':
+                break; // the record's directory is gone (arranged above)
+              case 'server.lost': {
+                // The tmux server crashes (SIGKILL) under the live link: its control client hears
+                // "server exited unexpectedly".
+                writeRecord();
+                await eventually(() => runtimes.get(name)?.linked === true);
+                const server = Number((await tmux.tmux('display-message', '-p', '#{pid}')).trim());
+                process.kill(server, 'SIGKILL');
+                await eventually(() => !processAlive(server), 15_000, 25, 'the tmux server gone');
+                break;
+              }
               default:
                 throw new Error(`no way to produce ${type} for real`);
             }

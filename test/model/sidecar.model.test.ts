@@ -9,7 +9,8 @@
  * adopted by a scan; `POST /sessions` (the actor creates it, and the scan that follows lists
  * it); `DELETE` (the actor ends; when it was the last session, tmux exits and the next scan
  * finds no server); a session killed from a shell while another keeps the server running; the
- * sidecar stopping; tmux that cannot be run at all. The paths are the shortest path to every
+ * sidecar stopping; tmux that cannot be run at all; a session brought back at start-up from the
+ * record that outlived its tmux server. The paths are the shortest path to every
  * state and every transition out of it, plus a path for every transition of the machine
  * (test/helpers/transitions.ts). The real system must pass through the path's states in order,
  * and must have taken every transition of the machine.
@@ -23,18 +24,23 @@ import { silentLogger } from '../../src/log.js';
 import { sessionActorId, sidecarMachine, type SidecarEvent } from '../../src/machines/sidecar.machine.js';
 import { TmuxCli } from '../../src/tmux/exec.js';
 import { createSession } from '../../src/tmux/sessions.js';
+import { restoreSession } from '../../src/actors/session-restore.js';
+import { SessionRecords } from '../../src/records/session-records.js';
 import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
 import { describeTransition, TransitionCoverage, transitionCoveringPaths, UNPLANNED } from '../helpers/transitions.js';
 
 type Snap = SnapshotFrom<typeof sidecarMachine>;
 const ADOPTED = 'adopted';
 const MADE = 'made';
+/** A session whose record outlived its tmux server, brought back at start-up. */
+const RESTORED = 'restored';
 
 type ModelEvent =
   | { type: 'model.first-scan' }
   | { type: 'model.unreachable' }
   | { type: 'model.adopt' }
   | { type: 'model.create' }
+  | { type: 'model.restore' }
   | { type: 'model.delete'; id: string }
   | { type: 'model.kill'; id: string }
   | { type: 'sidecar.stop' };
@@ -62,6 +68,8 @@ function expand(s: Snap, e: ModelEvent): SidecarEvent[] {
       return [scan([...ids, ADOPTED])];
     case 'model.create':
       return [{ type: 'session.create', id: MADE, origin: 'api' }, scan([...ids, MADE])];
+    case 'model.restore':
+      return [{ type: 'session.restore', id: RESTORED }, scan([...ids, RESTORED])];
     case 'model.delete': {
       const rest = ids.filter((x) => x !== e.id);
       return [{ type: 'session.delete', id: e.id, keepBuffer: false }, done(e.id), scan(rest)];
@@ -91,7 +99,10 @@ function eventsFor(s: Snap): ModelEvent[] {
   if (s.matches({ serving: { tmux: 'unknown' } }))
     return [{ type: 'model.first-scan' }, { type: 'model.adopt' }, { type: 'model.unreachable' }];
   const ids = idsOf(s);
+  // A restore happens at start-up, before anything else: with no session yet, or only the one restored.
+  if (ids.includes(RESTORED)) return [{ type: 'model.delete', id: RESTORED }, { type: 'sidecar.stop' }];
   return [
+    ...(ids.length === 0 ? [{ type: 'model.restore' } as const] : []),
     ...(ids.includes(ADOPTED) ? [] : [{ type: 'model.adopt' } as const]),
     ...(ids.includes(MADE) ? [] : [{ type: 'model.create' } as const]),
     ...ids.map((id) => ({ type: 'model.delete', id }) as const),
@@ -142,6 +153,8 @@ describe('sidecar machine, model-based, against the real actor system on real tm
         `{"serving":{"tmux":"up"}} ${ADOPTED}`,
         `{"serving":{"tmux":"up"}} ${MADE}`,
         `{"serving":{"tmux":"up"}} ${ADOPTED},${MADE}`,
+        `{"serving":{"tmux":"up"}} ${RESTORED}`,
+        `"stopped" ${RESTORED}`,
         '"stopped"',
         `"stopped" ${ADOPTED}`,
         `"stopped" ${MADE}`,
@@ -157,6 +170,7 @@ describe('sidecar machine, model-based, against the real actor system on real tm
       // No tmux program where the system looks for it: every tmux command fails to start.
       const target =
         first?.type === 'model.unreachable' ? { bin: join(tmux.dir, 'no-tmux'), socketArgs: tmux.target.socketArgs } : tmux.target;
+      const records = new SessionRecords(join(tmux.dir, `data-${n}`));
       const system = new SidecarSystem({
         cli: target === tmux.target ? tmux.cli : new TmuxCli(target),
         target,
@@ -165,6 +179,11 @@ describe('sidecar machine, model-based, against the real actor system on real tm
         agent: () => ({ command: ['/bin/cat'], env: {}, cwd: tmux.dir }),
         now: Date.now,
         log: silentLogger,
+        restore: (id) =>
+          restoreSession(
+            { cli: tmux.cli, records, agent: () => ({ command: ['/bin/cat'], env: {}, cwd: tmux.dir }), now: Date.now, log: silentLogger },
+            id,
+          ),
       });
       const visited: string[] = [key(system.actor.getSnapshot())];
       system.actor.subscribe({ next: (s) => visited.push(key(s)), error: () => undefined });
@@ -199,6 +218,23 @@ describe('sidecar machine, model-based, against the real actor system on real tm
               break;
             case 'model.create':
               await system.createSession(MADE, 'api');
+              break;
+            case 'model.restore':
+              // Its record, as the daemon kept it before the server was lost.
+              records.write({
+                v: 1,
+                name: RESTORED,
+                description: 'brought back',
+                cwd: tmux.dir,
+                command: ['/bin/cat'],
+                sessionFile: null,
+                createdAt: new Date().toISOString(),
+                reservedSeq: 1 << 20,
+                server: null,
+                ended: null,
+              });
+              await system.restoreSession(RESTORED);
+              system.requestRescan();
               break;
             case 'model.delete':
               expect(await system.deleteSession(e.id, false)).toBe(true);
