@@ -57,6 +57,8 @@ export class DeviceRegistry implements PushDevices {
         this.tokens.setDevice(record.id, stored);
       } else if (type === 'deleteMapping' && record.device) {
         this.tokens.setDevice(record.id, { ...record.device, state: 'removed', at });
+      } else if (type === 'deleteToken') {
+        this.tokens.revoke(record.id);
       }
     }
     return true;
@@ -67,6 +69,18 @@ export class DeviceRegistry implements PushDevices {
     const record = this.record(tokenId);
     if (!record) throw new Error(`no token has the id "${tokenId}"`);
     this.send(record, { type: 'device.register', ...fields, at: new Date(this.now()).toISOString() });
+  }
+
+  /**
+   * Revokes a token by id or, failing that, by name (`tether auth revoke`): the token and its
+   * device with it are gone. Returns the revoked record; an unknown token is the store's error.
+   */
+  revoke(nameOrId: string): TokenRecord {
+    const all = this.tokens.list();
+    const record = all.find((r) => r.id === nameOrId) ?? all.find((r) => r.name === nameOrId);
+    if (!record) return this.tokens.revoke(nameOrId);
+    this.send(record, { type: 'token.revoked', at: new Date(this.now()).toISOString() });
+    return record;
   }
 
   /** The push service answered 410 for this device token: every mapping to it is removed. */

@@ -5,6 +5,7 @@
  * connections (close code 4401).
  */
 import { Command, Option } from 'clipanion';
+import { DeviceRegistry } from '../auth/devices.js';
 import { TokenStore, TokenStoreError, type TokenRecord } from '../auth/token-store.js';
 import { loadConfig } from '../config/load.js';
 import { resolvePaths } from '../config/paths.js';
@@ -100,7 +101,7 @@ export class AuthRevokeCommand extends Command {
 
   execute(): Promise<number> {
     return withStore(this, (store) => {
-      const r = store.revoke(this.token);
+      const r = new DeviceRegistry(store).revoke(this.token);
       this.context.stdout.write(`revoked ${r.name} (${r.id})\n`);
     });
   }

@@ -50,7 +50,12 @@ const register = (description: string, reenter = false) => ({
   meta: { row: 'tether' },
 });
 /** `token.revoked` in any state but the last: the token, and its device with it, is gone. */
-const revoke = { target: 'revoked' as const, description: 'The token was revoked', meta: { row: 'tether' } };
+const revoke = {
+  target: 'revoked' as const,
+  actions: ['deleteToken' as const],
+  description: 'The token was revoked',
+  meta: { row: 'tether' },
+};
 
 export const deviceMachine = setup({
   types: {
@@ -68,6 +73,8 @@ export const deviceMachine = setup({
     storeDevice: notProvided('storeDevice'),
     /** Deletes the device mapping: no push goes to it any more. */
     deleteMapping: notProvided('deleteMapping'),
+    /** Deletes the token itself (and its device with it): `tether auth revoke`. */
+    deleteToken: notProvided('deleteToken'),
   },
 }).createMachine({
   id: 'device',
