@@ -39,7 +39,8 @@ export type SessionEvent =
   | { type: 'link.up'; paneId: string }
   | { type: 'link.down'; reason: string }
   | { type: 'pane.exited'; status: number | null }
-  | { type: 'pane.revived' };
+  | { type: 'pane.revived' }
+  | { type: 'pane.respawn' };
 
 export interface CreateSessionInput {
   readonly id: string;
@@ -54,6 +55,11 @@ export interface DeleteSessionInput {
 }
 export interface LinkInput {
   readonly id: string;
+}
+export interface RespawnPaneInput {
+  readonly id: string;
+  /** The agent pane, as the session knows it. */
+  readonly paneId: string | null;
 }
 
 /** Reconnect back-off for the control link: 250 ms doubling to a 5 s ceiling. */
@@ -76,6 +82,8 @@ export const sessionMachine = setup({
     createTmuxSession: fromPromise<{ paneId: string }, CreateSessionInput>(notProvided('createTmuxSession')),
     /** Kills the tmux session (and deletes its buffer unless asked to keep it). */
     deleteTmuxSession: fromPromise<void, DeleteSessionInput>(notProvided('deleteTmuxSession')),
+    /** Starts the agent again in its dead pane (same command, environment and directory). */
+    respawnAgentPane: fromPromise<void, RespawnPaneInput>(notProvided('respawnAgentPane')),
     /** The control-mode link: sends link.up / link.down / pane.exited / pane.revived / session.gone. */
     tmuxLink: fromCallback<SessionEvent, LinkInput>(notProvided('tmuxLink')),
   },
@@ -205,7 +213,7 @@ export const sessionMachine = setup({
           },
         },
         pane: {
-          description: 'The agent pane: alive, or exited (remain-on-exit keeps it)',
+          description: 'The agent pane: alive, or exited (remain-on-exit keeps it), or respawning its agent',
           initial: 'alive',
           states: {
             alive: {
@@ -229,8 +237,43 @@ export const sessionMachine = setup({
                 },
                 'pane.revived': {
                   target: 'alive',
+                  description: 'The pane runs again (respawned from a shell)',
                   guard: 'isLinkLive',
                   actions: assign({ exitStatus: null }),
+                  meta: { row: 'tether' },
+                },
+                'pane.respawn': {
+                  target: 'respawning',
+                  description: 'POST /sessions/:id/respawn, or a respawn message on the stream',
+                  meta: { row: ['running --POST /sessions/:id/respawn [the agent exited]--> running'] },
+                },
+              },
+            },
+            respawning: {
+              description: 'The agent is being started again in its pane; the link reports how it went',
+              invoke: {
+                id: 'respawn',
+                src: 'respawnAgentPane',
+                input: ({ context }) => ({ id: context.id, paneId: context.paneId }),
+                onError: {
+                  target: 'exited',
+                  actions: assign({ lastError: ({ event }) => String(event.error) }),
+                  meta: { row: 'tether' },
+                },
+              },
+              on: {
+                'pane.revived': {
+                  target: 'alive',
+                  description: 'The new agent runs',
+                  guard: 'isLinkLive',
+                  actions: assign({ exitStatus: null }),
+                  meta: { row: 'tether' },
+                },
+                'pane.exited': {
+                  target: 'exited',
+                  description: 'The pane is dead: the new agent exited at once, or tmux had not started it',
+                  guard: 'isLinkLive',
+                  actions: assign({ exitStatus: ({ event }) => event.status }),
                   meta: { row: 'tether' },
                 },
               },
