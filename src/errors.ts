@@ -12,6 +12,8 @@ export const HTTP_ERRORS = {
   'session-not-found': 404,
   'not-found': 404,
   'session-exists': 409,
+  'session-exited': 409,
+  'session-running': 409,
   'payload-too-large': 413,
   'rate-limited': 429,
   'internal-error': 500,
@@ -25,6 +27,8 @@ export const FRAME_ERRORS = [
   'unknown-key',
   'payload-too-large',
   'session-ended',
+  'session-exited',
+  'session-running',
   'snapshot-failed',
   'tmux-unavailable',
   'input-failed',
@@ -35,7 +39,7 @@ export type FrameErrorCode = (typeof FRAME_ERRORS)[number];
 export const CLOSE_CODES = {
   /** The client's token was revoked. */
   tokenRevoked: 4401,
-  /** The session was deleted or its agent pane died. */
+  /** The session was deleted. */
   sessionEnded: 4404,
   /** A message over the size limit. */
   tooBig: 1009,
@@ -55,6 +59,10 @@ export const DOMAIN_ERRORS = {
   'unknown-key': { http: 'bad-request', frame: 'unknown-key' },
   'session-not-found': { http: 'session-not-found', frame: 'session-ended' },
   'session-exists': { http: 'session-exists', frame: 'input-failed' },
+  /** Input to a session whose agent exited: respawn it first. */
+  'session-exited': { http: 'session-exited', frame: 'session-exited' },
+  /** A respawn of a session whose agent runs. */
+  'session-running': { http: 'session-running', frame: 'session-running' },
   'tmux-unavailable': { http: 'tmux-unavailable', frame: 'tmux-unavailable' },
 } as const satisfies Record<string, { http: HttpErrorCode; frame: FrameErrorCode }>;
 export type DomainErrorCode = keyof typeof DOMAIN_ERRORS;

@@ -1,21 +1,30 @@
 /**
- * The I/O behind the session machine's slots: creating and killing the tmux session, and the
- * control link that turns the agent pane's %output into the session's stream.
+ * The I/O behind the session machine's slots: creating and killing the tmux session, starting
+ * its agent again in a dead pane, and the control link that turns the agent pane's %output into
+ * the session's stream.
  *
  * Invariants: the link reports every change as an event (link.up, link.down, pane.exited,
- * pane.revived, session.gone) and never throws into the machine; output of panes other than
+ * pane.revived, session.gone; its first look at the pane, and each new program in it, always)
+ * and never throws into the machine; output of panes other than
  * the agent pane is ignored; a link that ends is classified by asking tmux (has-session),
  * never by guessing from the control stream.
  */
 import { fromCallback, fromPromise } from 'xstate';
-import type { CreateSessionInput, DeleteSessionInput, LinkInput, RestoreSessionInput, SessionEvent } from '../machines/session.machine.js';
+import type {
+  CreateSessionInput,
+  DeleteSessionInput,
+  LinkInput,
+  RespawnPaneInput,
+  RestoreSessionInput,
+  SessionEvent,
+} from '../machines/session.machine.js';
 import type { Logger } from '../log.js';
 import type { ControlEvent } from '../tmux/control-codec.js';
 import { ControlClient, type ControlClose } from '../tmux/control-client.js';
 import { processExists } from '../process.js';
 import { isNoServerError, isNoServerListeningError, isNoSessionError, type TmuxCli } from '../tmux/exec.js';
 import { buildControlCommand } from '../tmux/quote.js';
-import { createSession, killSession, setUserOption } from '../tmux/sessions.js';
+import { CWD_OPTION, createSession, killSession, readUserOption, respawnPane, setUserOption } from '../tmux/sessions.js';
 import type { TmuxTarget } from '../tmux/target.js';
 import type { SessionRuntimes } from '../stream/session-runtime.js';
 
@@ -88,10 +97,11 @@ async function findAgentPane(client: ControlClient, id: string, recorded: string
   return recorded !== null && panes.includes(recorded) ? recorded : panes[0]!;
 }
 
-/** Reads `#{pane_dead}:#{pane_dead_status}`. */
-function parseDeadState(text: string): { dead: boolean; status: number | null } {
-  const [dead, status] = text.trim().split(':');
-  return { dead: dead === '1', status: status !== undefined && /^\d+$/.test(status) ? Number(status) : null };
+/** Reads `#{pane_dead}:#{pane_dead_status}:#{pane_pid}` (tmux keeps a dead pane's pid until it is respawned). */
+function parseDeadState(text: string): { dead: boolean; status: number | null; pid: number | null } {
+  const [dead, status, pid] = text.trim().split(':');
+  const number = (v: string | undefined) => (v !== undefined && /^\d+$/.test(v) ? Number(v) : null);
+  return { dead: dead === '1', status: number(status), pid: number(pid) };
 }
 
 /**
@@ -129,8 +139,11 @@ function linkLogic(deps: SessionDeps) {
     const log = deps.log.child({ session: id });
     let stopped = false;
     let pane: string | null = null;
-    let paneDead = false;
+    /** What the link last reported; null until its first look, which is always reported. */
+    let paneDead: boolean | null = null;
     let paneStatus: number | null = null;
+    /** The pid of the pane's program last seen: a new one is a new program (a respawn). */
+    let panePid: number | null = null;
     let deadSince: number | null = null;
     let checking = false;
     let checkTimer: NodeJS.Timeout | null = null;
@@ -155,7 +168,7 @@ function linkLogic(deps: SessionDeps) {
       if (stopped || checking || !pane || client.isClosed) return;
       checking = true;
       client
-        .run(buildControlCommand(['display-message', '-p', '-t', pane, '#{pane_dead}:#{pane_dead_status}']))
+        .run(buildControlCommand(['display-message', '-p', '-t', pane, '#{pane_dead}:#{pane_dead_status}:#{pane_pid}']))
         .then((body) => {
           const state = parseDeadState(body.toString('utf8'));
           // tmux sets the exit status a moment after it marks the pane dead: wait for it a little.
@@ -168,9 +181,19 @@ function linkLogic(deps: SessionDeps) {
           }
           if (!state.dead) deadSince = null;
           if (stopped) return;
-          // A death seen before tmux had its status is reported again once the status is known.
-          const statusLearned = state.dead && paneDead && state.status !== null && paneStatus === null;
-          if (state.dead === paneDead && !statusLearned) return;
+          // A new program in the pane (respawned) is reported whatever it does: running, or dead
+          // already. A death seen before tmux had its status is reported again once it is known.
+          const newProgram = state.pid !== null && panePid !== null && state.pid !== panePid;
+          const statusLearned = state.dead && paneDead === true && state.status !== null && paneStatus === null;
+          if (state.pid !== null) panePid = state.pid;
+          if (state.dead === paneDead && !statusLearned && !newProgram) return;
+          // tmux 3.3a drops the output it had not yet written to control clients when a pane dies
+          // (often the agent's last words), and writes "Pane is dead" on the screen itself: the
+          // stream takes a gap, and clients resync from a snapshot of the dead pane's screen.
+          if (state.dead && (paneDead !== true || newProgram)) {
+            rt.stream.gap();
+            rt.invalidateWarm();
+          }
           paneDead = state.dead;
           paneStatus = state.status;
           sendBack(state.dead ? { type: 'pane.exited', status: state.status } : { type: 'pane.revived' });
@@ -214,21 +237,26 @@ function linkLogic(deps: SessionDeps) {
       }
     };
 
+    const hold = rt.linkHold;
     const client = ControlClient.attach({
       target: deps.target,
       session: id,
       mark: () => rt.mark(),
       onEvent,
+      ...(hold ? { notBefore: hold } : {}),
       onClose: (close) => {
         if (checkTimer) clearInterval(checkTimer);
         rt.detach(client);
         if (stopped) return;
-        log.warn({ reason: close.reason }, 'tmux control link closed');
+        // Closed on purpose for a respawn (tmux 3.3a needs it): it comes back once the pane runs.
+        if (rt.linkHold) log.debug({ reason: close.reason }, 'tmux control link closed for a respawn');
+        else log.warn({ reason: close.reason }, 'tmux control link closed');
         void classifyClose(deps, id, close, rt.serverPid).then((event) => {
           if (!stopped) sendBack(event);
         });
       },
     });
+    rt.linking(client);
 
     void (async () => {
       try {
@@ -305,6 +333,21 @@ export function createSessionImplementations(deps: SessionDeps) {
       restoreTmuxSession: fromPromise<{ paneId: string }, RestoreSessionInput>(({ input }) => {
         if (!deps.restore) return Promise.reject(new Error('restoring sessions is turned off'));
         return deps.restore(input.id);
+      }),
+      respawnAgentPane: fromPromise<void, RespawnPaneInput>(async ({ input }) => {
+        const rt = deps.runtimes.ensure(input.id);
+        const paneId = input.paneId ?? rt.paneId;
+        if (paneId === null) throw new Error(`session ${input.id} has no known agent pane`);
+        // The agent as it was created: its command and environment, in the directory it started in
+        // (recorded at creation; without the record tmux keeps the pane's own).
+        const launch = deps.agent(input.id);
+        const cwd = await readUserOption(deps.cli, input.id, CWD_OPTION);
+        await rt.restartPane(() =>
+          rt.withoutLink(() =>
+            respawnPane(deps.cli, { paneId, command: launch.command, env: { ...launch.env }, ...(cwd !== null ? { cwd } : {}) }),
+          ),
+        );
+        deps.log.info({ session: input.id, paneId }, 'agent respawned');
       }),
       tmuxLink: linkLogic(deps),
     },

@@ -10,7 +10,7 @@ import type { Logger } from '../log.js';
 import { sessionMachine, type SessionOrigin } from '../machines/session.machine.js';
 import { sidecarMachine, type SessionActorRef } from '../machines/sidecar.machine.js';
 import type { TmuxCli } from '../tmux/exec.js';
-import { hasSession, SessionExistsError } from '../tmux/sessions.js';
+import { hasSession, PaneStillActiveError, SessionExistsError } from '../tmux/sessions.js';
 import type { TmuxTarget } from '../tmux/target.js';
 import { discoveryLogic } from './discovery.actor.js';
 import { SessionRuntimes, type SessionRuntime, type SnapshotCounts } from '../stream/session-runtime.js';
@@ -37,7 +37,7 @@ export interface SidecarSystemDeps {
 /** One session as the outside world sees it. */
 export interface SessionStatus {
   readonly id: string;
-  /** `running`, `exited` once the agent pane died, `restoring` while it is brought back after its tmux server was lost. */
+  /** `running`, `exited` once the agent pane died (until its agent runs again), `restoring` while it is brought back after its tmux server was lost. */
   readonly state: 'running' | 'exited' | 'starting' | 'restoring';
   readonly linked: boolean;
   readonly paneId: string | null;
@@ -68,6 +68,30 @@ export class SessionCreateError extends Error {
     super(`session ${id} could not be created: ${why}`);
     this.name = 'SessionCreateError';
   }
+}
+
+/** How long a respawn may take: tmux starting the agent, and the link seeing it. */
+export const RESPAWN_TIMEOUT_MS = 15_000;
+
+/** A respawn asked of a session whose agent runs (or is being started). */
+export class SessionNotExitedError extends Error {
+  constructor(id: string) {
+    super(`the agent of session ${id} is running: only an exited agent is respawned`);
+    this.name = 'SessionNotExitedError';
+  }
+}
+
+/** The agent could not be started again. */
+export class SessionRespawnError extends Error {
+  constructor(id: string, why: string) {
+    super(`the agent of session ${id} could not be respawned: ${why}`);
+    this.name = 'SessionRespawnError';
+  }
+}
+
+/** Whether a session snapshot's agent pane is not running an agent: exited, or being respawned. */
+function paneExited(s: { matches(value: unknown): boolean }): boolean {
+  return s.matches({ running: { pane: 'exited' } }) || s.matches({ running: { pane: 'respawning' } });
 }
 
 export class SidecarSystem {
@@ -124,8 +148,9 @@ export class SidecarSystem {
   }
 
   /**
-   * Calls `listener` when a session ends for its clients: its actor is gone (deleted, killed
-   * from a shell) or its pane died. Returns the unsubscribe.
+   * Calls `listener` when a session's actor is gone (deleted, killed from a shell: `deleted`) or
+   * its agent exited (`exited`; the session stays, and its agent may be respawned). Returns the
+   * unsubscribe.
    */
   onSessionEnded(listener: (id: string, why: 'deleted' | 'exited') => void): () => void {
     this.endedListeners.add(listener);
@@ -141,7 +166,7 @@ export class SidecarSystem {
     return () => this.finalListeners.delete(listener);
   }
 
-  /** Someone changed a session's metadata (description): its clients get a new session-meta. */
+  /** A session's metadata (description, agent exited or running) changed: its clients get a new session-meta. */
   metaChanged(id: string): void {
     for (const l of [...this.metaListeners]) l(id);
   }
@@ -171,7 +196,10 @@ export class SidecarSystem {
         }
         for (const [id, ref] of Object.entries(refs)) {
           if (watched.has(id)) continue;
+          const paneOf = (s: ReturnType<typeof ref.getSnapshot>) =>
+            paneExited(s) ? `exited:${String(s.context.exitStatus)}` : s.matches('running') ? 'running' : '';
           let exited = ref.getSnapshot().matches({ running: { pane: 'exited' } });
+          let pane = paneOf(ref.getSnapshot());
           watched.set(
             id,
             ref.subscribe((s) => {
@@ -179,6 +207,10 @@ export class SidecarSystem {
               const now = s.matches({ running: { pane: 'exited' } });
               if (now && !exited) emit(id, 'exited');
               exited = now;
+              // The agent exited, its status became known, or it runs again: session-meta says so.
+              const paneNow = paneOf(s);
+              if (paneNow !== pane && paneNow !== '' && pane !== '') this.metaChanged(id);
+              pane = paneNow;
             }),
           );
         }
@@ -271,13 +303,43 @@ export class SidecarSystem {
     return true;
   }
 
-  /** A known session's stream runtime and whether its agent pane has exited; null for an unknown one. */
-  session(id: string): { readonly runtime: SessionRuntime; readonly exited: boolean } | null {
+  /**
+   * A known session's stream runtime, whether its agent has exited (or is being respawned) and
+   * its exit status when known; null for an unknown one.
+   */
+  session(id: string): { readonly runtime: SessionRuntime; readonly exited: boolean; readonly exitStatus: number | null } | null {
     const ref = this.ref(id);
     // A session being restored at start-up has no link yet: its clients wait on its runtime.
     const runtime = ref && ref.getSnapshot().matches('restoring') ? this.runtimes.ensure(id) : this.runtimes.get(id);
     if (!ref || !runtime) return null;
-    return { runtime, exited: ref.getSnapshot().matches({ running: { pane: 'exited' } }) };
+    const snap = ref.getSnapshot();
+    return { runtime, exited: paneExited(snap), exitStatus: snap.context.exitStatus };
+  }
+
+  /**
+   * Starts the exited agent of a session again, in the same pane; resolves once tmux started it
+   * and the link saw the pane again (running, or dead already: the new agent exited at once).
+   * A session whose agent runs is refused (`SessionNotExitedError`); a respawn already under way
+   * is joined. Returns false for an unknown session.
+   */
+  async respawnSession(id: string): Promise<boolean> {
+    const ref = this.ref(id);
+    if (!ref) return false;
+    const before = ref.getSnapshot();
+    if (!paneExited(before)) throw new SessionNotExitedError(id);
+    const errorBefore = before.context.lastError;
+    ref.send({ type: 'pane.respawn' });
+    const respawning = (s: typeof before) => s.matches({ running: { pane: 'respawning' } });
+    const after = await waitFor(ref, (s) => s.status === 'done' || !respawning(s), { timeout: RESPAWN_TIMEOUT_MS }).catch(() => {
+      throw new SessionRespawnError(id, `tmux did not report the agent's pane within ${RESPAWN_TIMEOUT_MS / 1000} s`);
+    });
+    if (after.status === 'done' || !after.matches('running')) return false;
+    const error = after.context.lastError;
+    if (after.matches({ running: { pane: 'exited' } }) && error !== null && error !== errorBefore) {
+      if (error.includes(PaneStillActiveError.name)) throw new SessionNotExitedError(id);
+      throw new SessionRespawnError(id, error);
+    }
+    return true;
   }
 
   status(): SidecarStatus {
@@ -288,13 +350,7 @@ export class SidecarSystem {
         const rt = this.runtimes.get(id);
         return {
           id,
-          state: s.matches({ running: { pane: 'exited' } })
-            ? 'exited'
-            : s.matches('running')
-              ? 'running'
-              : s.matches('restoring')
-                ? 'restoring'
-                : 'starting',
+          state: paneExited(s) ? 'exited' : s.matches('running') ? 'running' : s.matches('restoring') ? 'restoring' : 'starting',
           linked: rt?.linked ?? false,
           paneId: s.context.paneId,
           exitStatus: s.context.exitStatus,

@@ -301,6 +301,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     has: (id) => system.sessionIds().includes(id),
     open: (id, kind, link) => hub.open(id, kind, link),
     input: (id, message) => sessions.input(id, message),
+    respawn: (id) => sessions.respawn(id).then(() => undefined),
   };
   const server = await buildServer({
     logger: log,

@@ -41,7 +41,8 @@ export type SessionEvent =
   | { type: 'link.up'; paneId: string }
   | { type: 'link.down'; reason: string }
   | { type: 'pane.exited'; status: number | null }
-  | { type: 'pane.revived' };
+  | { type: 'pane.revived' }
+  | { type: 'pane.respawn' };
 
 export interface CreateSessionInput {
   readonly id: string;
@@ -59,6 +60,11 @@ export interface LinkInput {
 }
 export interface RestoreSessionInput {
   readonly id: string;
+}
+export interface RespawnPaneInput {
+  readonly id: string;
+  /** The agent pane, as the session knows it. */
+  readonly paneId: string | null;
 }
 
 /** Reconnect back-off for the control link: 250 ms doubling to a 5 s ceiling. */
@@ -87,6 +93,8 @@ export const sessionMachine = setup({
      * the new pane id; rejects (and the record says why) when it cannot be restored.
      */
     restoreTmuxSession: fromPromise<{ paneId: string }, RestoreSessionInput>(notProvided('restoreTmuxSession')),
+    /** Starts the agent again in its dead pane (same command, environment and directory). */
+    respawnAgentPane: fromPromise<void, RespawnPaneInput>(notProvided('respawnAgentPane')),
     /** The control-mode link: sends link.up / link.down / pane.exited / pane.revived / session.gone / server.lost. */
     tmuxLink: fromCallback<SessionEvent, LinkInput>(notProvided('tmuxLink')),
   },
@@ -237,7 +245,7 @@ export const sessionMachine = setup({
           },
         },
         pane: {
-          description: 'The agent pane: alive, or exited (remain-on-exit keeps it)',
+          description: 'The agent pane: alive, or exited (remain-on-exit keeps it), or respawning its agent',
           initial: 'alive',
           states: {
             alive: {
@@ -261,8 +269,43 @@ export const sessionMachine = setup({
                 },
                 'pane.revived': {
                   target: 'alive',
+                  description: 'The pane runs again (respawned from a shell)',
                   guard: 'isLinkLive',
                   actions: assign({ exitStatus: null }),
+                  meta: { row: 'tether' },
+                },
+                'pane.respawn': {
+                  target: 'respawning',
+                  description: 'POST /sessions/:id/respawn, or a respawn message on the stream',
+                  meta: { row: ['running --POST /sessions/:id/respawn [the agent exited]--> running'] },
+                },
+              },
+            },
+            respawning: {
+              description: 'The agent is being started again in its pane; the link reports how it went',
+              invoke: {
+                id: 'respawn',
+                src: 'respawnAgentPane',
+                input: ({ context }) => ({ id: context.id, paneId: context.paneId }),
+                onError: {
+                  target: 'exited',
+                  actions: assign({ lastError: ({ event }) => String(event.error) }),
+                  meta: { row: 'tether' },
+                },
+              },
+              on: {
+                'pane.revived': {
+                  target: 'alive',
+                  description: 'The new agent runs',
+                  guard: 'isLinkLive',
+                  actions: assign({ exitStatus: null }),
+                  meta: { row: 'tether' },
+                },
+                'pane.exited': {
+                  target: 'exited',
+                  description: 'The pane is dead: the new agent exited at once, or tmux had not started it',
+                  guard: 'isLinkLive',
+                  actions: assign({ exitStatus: ({ event }) => event.status }),
                   meta: { row: 'tether' },
                 },
               },

@@ -53,6 +53,9 @@ export const SessionMetaFrame = Type.Object({
   name: Type.String(),
   description: Type.Optional(Type.String()),
   createdAt: Type.String(),
+  /** `exited` while the agent is not running (its pane kept by tmux); optional for servers before it. */
+  state: Type.Optional(Type.Union([Type.Literal('running'), Type.Literal('exited')])),
+  exitStatus: Type.Optional(Type.Integer({ minimum: 0 })),
 });
 export const ErrorFrame = Type.Object({ type: Type.Literal('error'), code: Type.Enum(FRAME_ERRORS), message: Type.String() });
 export type StateFrame = Static<typeof StateFrame>;
@@ -103,6 +106,7 @@ const ClientFrames = {
   // The three inputs are the one input schema (protocol/input.ts), the same as over REST.
   ...InputSchemas,
   'snapshot-request': Type.Object({ type: Type.Literal('snapshot-request') }, { additionalProperties: false }),
+  respawn: Type.Object({ type: Type.Literal('respawn') }, { additionalProperties: false }),
 };
 export const ClientFrameSchema = Type.Union([
   ClientFrames.resume,
@@ -110,6 +114,7 @@ export const ClientFrameSchema = Type.Union([
   ClientFrames.keys,
   ClientFrames.paste,
   ClientFrames['snapshot-request'],
+  ClientFrames.respawn,
 ]);
 export type ClientFrame = Static<typeof ClientFrameSchema>;
 type ClientType = keyof typeof ClientFrames;

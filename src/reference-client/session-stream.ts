@@ -135,6 +135,11 @@ export class SessionStream extends EventEmitter<SessionStreamEvents> {
     this.send({ type: 'snapshot-request' });
   }
 
+  /** Starts the session's exited agent again (`session-meta` says `exited`); an error frame says why not. */
+  respawn(): void {
+    this.send({ type: 'respawn' });
+  }
+
   close(): void {
     this.stopped = true;
     if (this.retryTimer) clearTimeout(this.retryTimer);

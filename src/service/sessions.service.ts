@@ -23,7 +23,7 @@ import { thumbnailFromCapture } from '../tmux/thumbnail.js';
 import { SessionUnavailableError } from '../stream/session-runtime.js';
 import type { UnrestorableSession } from './restore.js';
 
-import { SessionCreateError, type SidecarSystem } from '../actors/system.js';
+import { SessionCreateError, SessionNotExitedError, SessionRespawnError, type SidecarSystem } from '../actors/system.js';
 
 /**
  * How long input sent to a session that is not linked to tmux (just created, or its link being
@@ -37,6 +37,8 @@ export interface SessionItem {
   description: string;
   /** `restoring` while it is brought back after its tmux server was lost; `unrestorable` when it could not be. */
   state: 'running' | 'exited' | 'restoring' | 'unrestorable';
+  /** The exited agent's exit status, when tmux knows it; null while it runs. */
+  exitStatus: number | null;
   agentState: AgentState | null;
   lastOutputAt: string | null;
   createdAt: string | null;
@@ -113,6 +115,7 @@ export class SessionsService {
       name: id,
       description: record?.description ?? '',
       state,
+      exitStatus: null,
       agentState: null,
       lastOutputAt: null,
       createdAt: record?.createdAt ?? null,
@@ -130,6 +133,7 @@ export class SessionsService {
       name: info.name,
       description,
       state: live ? (live.state === 'exited' ? 'exited' : 'running') : info.paneDead ? 'exited' : 'running',
+      exitStatus: live ? (live.state === 'exited' ? live.exitStatus : null) : info.paneDead ? info.paneDeadStatus : null,
       agentState: this.agents.current(info.name)?.value ?? null,
       lastOutputAt: live?.lastOutputAt ? new Date(live.lastOutputAt).toISOString() : null,
       createdAt: info.createdAt,
@@ -202,12 +206,43 @@ export class SessionsService {
   }
 
   /** What a stream client is told about the session (`session-meta`). */
-  async meta(id: string): Promise<{ name: string; description?: string; createdAt: string }> {
+  async meta(
+    id: string,
+  ): Promise<{ name: string; description?: string; createdAt: string; state: 'running' | 'exited'; exitStatus?: number }> {
     const [description, created] = await Promise.all([
       readUserOption(this.cli, id, '@description').catch(() => null),
       readUserOption(this.cli, id, '@created').catch(() => null),
     ]);
-    return { name: id, ...(description ? { description } : {}), createdAt: created ?? '' };
+    // Read last: the agent's state as it is now, after the reads above.
+    const live = this.system.session(id);
+    const exited = live?.exited ?? false;
+    return {
+      name: id,
+      ...(description ? { description } : {}),
+      createdAt: created ?? '',
+      state: exited ? 'exited' : 'running',
+      ...(exited && live?.exitStatus !== null && live?.exitStatus !== undefined ? { exitStatus: live.exitStatus } : {}),
+    };
+  }
+
+  /**
+   * Starts a session's exited agent again in its pane, with the command, environment and
+   * directory it was created with. Answers the agent's state once the pane was seen again:
+   * `running`, or `exited` when the new agent exited at once. An agent that runs is refused
+   * (`session-running`) and left alone.
+   */
+  async respawn(id: string): Promise<{ id: string; state: 'running' | 'exited'; exitStatus: number | null }> {
+    this.known(id);
+    try {
+      if (!(await this.system.respawnSession(id))) throw notFound(id);
+    } catch (err) {
+      if (err instanceof SessionNotExitedError) throw new DomainError('session-running', err.message);
+      if (err instanceof SessionRespawnError) throw new DomainError('tmux-unavailable', err.message);
+      throw err;
+    }
+    const live = this.system.session(id);
+    if (!live) throw notFound(id);
+    return { id, state: live.exited ? 'exited' : 'running', exitStatus: live.exited ? live.exitStatus : null };
   }
 
   async remove(id: string, keepBuffer: boolean): Promise<void> {
@@ -232,13 +267,17 @@ export class SessionsService {
 
   /**
    * Injects input into the agent pane, in order with everything sent before. Input to a session
+   * whose agent exited is refused (`session-exited`). Input to a session
    * whose link is not up yet (just created, or being re-made) is held, in order, for up to
    * `linkWaitMs`, then refused with `tmux-unavailable`.
    */
   async input(id: string, message: InputMessage, linkWaitMs = INPUT_LINK_WAIT_MS): Promise<void> {
     this.known(id);
-    const rt = this.system.session(id)?.runtime;
-    if (!rt) throw new DomainError('tmux-unavailable', `session ${id} is not linked to tmux right now`);
+    const session = this.system.session(id);
+    if (!session) throw new DomainError('tmux-unavailable', `session ${id} is not linked to tmux right now`);
+    // tmux takes keys for a dead pane and drops them: say so instead.
+    if (session.exited) throw new DomainError('session-exited', `the agent of session ${id} has exited: respawn it to type again`);
+    const rt = session.runtime;
     try {
       // The lines are made once the pane is known; an unknown key name is refused as it comes up.
       await rt.runWhenLinked((pane) => inputCommands(pane, message), linkWaitMs);

@@ -57,6 +57,10 @@ export class SessionRuntime {
   /** Pen and bracketed paste, followed from the bytes (tmux 3.3a does not report them). */
   readonly tracker = new TermStateTracker();
   private client: ControlClient | null = null;
+  /** Every control client of this session not yet closed, linked or still attaching. */
+  private readonly controlClients = new Set<ControlClient>();
+  /** Set while the pane is respawned with no control client: a new link waits for it. */
+  private unlinked: Promise<void> | null = null;
   private links = 0;
   private queue: Promise<unknown> = Promise.resolve();
   /** The last input sent or queued; input is ordered among itself (see runWhenLinked). */
@@ -260,6 +264,55 @@ export class SessionRuntime {
       if (!pane) throw new SessionUnavailableError(this.id);
       return takeSnapshot(client, pane);
     });
+  }
+
+  /**
+   * Starts the pane's program again in place (`run` does it in tmux). tmux clears the screen and
+   * resets the pane's modes without a byte in the stream, so once it did: the tracked pen and
+   * bracketed paste start afresh from the bytes that followed (a dead pane sends none before), the
+   * stream takes a gap (clients resync from a snapshot of the new screen; positions keep growing)
+   * and no earlier capture is trusted. A failed `run` changes nothing.
+   */
+  async restartPane(run: () => Promise<void>): Promise<void> {
+    this.stream.flush();
+    const from = this.stream.position;
+    await run();
+    this.stream.flush();
+    this.tracker.reset();
+    for (const chunk of this.stream.ring.since(from) ?? []) this.tracker.feed(chunk.data);
+    this.stream.gap();
+    this.invalidateWarm();
+  }
+
+  /**
+   * Runs `fn` with no control client attached to the session, and holds new links back until it
+   * is done: tmux 3.3a crashes (the whole server) when a pane is respawned while a control client
+   * follows its output (measured: within a few respawns). The link closes, and comes back after.
+   */
+  async withoutLink<T>(fn: () => Promise<T>): Promise<T> {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    this.unlinked = held;
+    try {
+      const clients = [...this.controlClients];
+      for (const c of clients) c.close('the pane is being respawned');
+      await Promise.all(clients.map((c) => c.gone));
+      return await fn();
+    } finally {
+      if (this.unlinked === held) this.unlinked = null;
+      release();
+    }
+  }
+
+  /** What a new control client must wait for before it attaches (a respawn under way), if anything. */
+  get linkHold(): Promise<void> | null {
+    return this.unlinked;
+  }
+
+  /** A control client of this session was started (it counts until it closes). */
+  linking(client: ControlClient): void {
+    this.controlClients.add(client);
+    void client.gone.then(() => this.controlClients.delete(client));
   }
 
   /** The link is up: output of `paneId` flows. A re-link after a loss is a gap in the stream. */

@@ -1,11 +1,13 @@
 /**
  * The clients of every session's stream and side channel: it opens a client on a session,
  * sends what a new client gets first (`session-meta`, then the current `state`), fans agent
- * state and metadata changes out, and ends every client of a session that ends.
+ * state and metadata changes out, and ends every client of a session that is deleted.
  *
- * Invariants: a client exists only for a session the actor system knows and whose pane is
- * alive; when the session is deleted or its pane dies, each of its clients gets
- * `error session-ended` and close 4404, exactly once. /side clients never get binary frames.
+ * Invariants: a client exists only for a session the actor system knows; when the session is
+ * deleted (or killed from a shell), each of its clients gets `error session-ended` and close
+ * 4404, exactly once. A session whose agent exited keeps its clients and takes new ones: its
+ * dead pane streams like any other (a snapshot of its last screen), `session-meta` says it
+ * exited, and a respawned agent's output follows. /side clients never get binary frames.
  */
 import { CLOSE_CODES, DomainError } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -33,6 +35,10 @@ export interface SessionMeta {
   readonly name: string;
   readonly description?: string;
   readonly createdAt: string;
+  /** `running`, or `exited` once the agent exited (until it is respawned). */
+  readonly state: 'running' | 'exited';
+  /** The exited agent's exit status, once tmux knows it. */
+  readonly exitStatus?: number;
 }
 
 export type ClientKind = 'stream' | 'side';
@@ -50,11 +56,11 @@ export interface OpenClient {
 
 /** What the hub needs of the sessions (the actor system provides it). */
 export interface HubSessions {
-  /** A known session's runtime and whether its agent pane has exited; null for an unknown one. */
-  session(id: string): { readonly runtime: SessionRuntime; readonly exited: boolean } | null;
-  /** Calls `listener` when a session ends for its clients (deleted, or its pane died). */
-  onSessionEnded(listener: (id: string) => void): () => void;
-  /** Calls `listener` when a session's description changed. */
+  /** A known session's runtime; null for an unknown one. */
+  session(id: string): { readonly runtime: SessionRuntime } | null;
+  /** Calls `listener` when a session is gone (`deleted`) or its agent exited (`exited`: it stays, clients keep it). */
+  onSessionEnded(listener: (id: string, why: 'deleted' | 'exited') => void): () => void;
+  /** Calls `listener` when a session's metadata changed (description, agent exited or running). */
   onMetaChanged(listener: (id: string) => void): () => void;
 }
 
@@ -88,7 +94,9 @@ export class StreamHub {
   private clientSerial = 0;
 
   constructor(private readonly deps: StreamHubDeps) {
-    const stopEnded = deps.sessions.onSessionEnded((id) => this.sessionEnded(id));
+    const stopEnded = deps.sessions.onSessionEnded((id, why) => {
+      if (why === 'deleted') this.sessionEnded(id);
+    });
     const stopMeta = deps.sessions.onMetaChanged((id) => void this.metaChanged(id));
     this.stopEnded = () => {
       stopEnded();
@@ -105,19 +113,19 @@ export class StreamHub {
   }
 
   /**
-   * Opens a client on a session: `session-not-found` for an unknown one; a session whose pane
-   * has died gets its meta, then `session-ended` and close 4404.
+   * Opens a client on a session: `session-not-found` for an unknown one; one deleted while its
+   * meta was read gets the meta, then `session-ended` and close 4404.
    */
   async open(sessionId: string, kind: ClientKind, link: ClientLink): Promise<OpenClient> {
     const session = this.deps.sessions.session(sessionId);
     if (!session) throw new DomainError('session-not-found', `no session named "${sessionId}"`);
     const rt = session.runtime;
     const cached = this.metas.get(sessionId);
-    const meta = cached ?? (await this.readMeta(sessionId)) ?? { name: sessionId, createdAt: '' };
+    const meta = cached ?? (await this.readMeta(sessionId)) ?? { name: sessionId, createdAt: '', state: 'running' };
     if (cached) void this.metaChanged(sessionId); // read again; clients hear of a change
     const sendText = (frame: ServerFrame) => link.sendText(JSON.stringify(frame));
     sendText({ type: 'session-meta', ...meta });
-    if (session.exited || !this.deps.sessions.session(sessionId)) {
+    if (!this.deps.sessions.session(sessionId)) {
       sendText({ type: 'error', code: 'session-ended', message: `session ${sessionId} has ended` });
       link.close(CLOSE_CODES.sessionEnded, 'session ended');
       return { kind, resume: () => undefined, requestSnapshot: () => undefined, closed: () => undefined };
@@ -209,7 +217,7 @@ export class StreamHub {
     for (const m of [...set]) m.send({ type: 'session-meta', ...meta });
   }
 
-  /** Ends every client of a session (deleted, or its pane died). */
+  /** Ends every client of a session (deleted). */
   sessionEnded(sessionId: string): void {
     const set = this.members.get(sessionId);
     this.frames.delete(sessionId);

@@ -54,6 +54,8 @@ export interface ControlClientOptions {
    * been handled, so a snapshot's position must be taken here, not when the caller resumes.
    */
   readonly mark?: () => unknown;
+  /** The attach waits for this first (the session's pane being respawned with no control client). */
+  readonly notBefore?: Promise<void>;
 }
 
 /** Most commands in flight at once; a caller past it gets an error instead of a queue. */
@@ -107,11 +109,19 @@ export class ControlClient {
     this.parser = new ControlParser((event) => this.onParserEvent(event));
     // The handshake runs as a reader of the topology gate: none of tether's notifying commands
     // runs until tmux answered the attach (or gave up), which tmux 3.3a needs to not crash.
-    void topologyGate(opts.target).read(async () => {
-      if (this.closed) return;
-      this.start();
-      await Promise.race([this.attached.catch(() => undefined), this.gonePromise, gateTimeout(ATTACH_GATE_MS)]);
-    });
+    const begin = (): void =>
+      void topologyGate(opts.target).read(async () => {
+        if (this.closed) return;
+        this.start();
+        await Promise.race([this.attached.catch(() => undefined), this.gonePromise, gateTimeout(ATTACH_GATE_MS)]);
+      });
+    if (opts.notBefore) void opts.notBefore.then(begin, begin);
+    else begin();
+  }
+
+  /** Resolves once the client is closed and its tmux process (if one started) is gone. */
+  get gone(): Promise<void> {
+    return this.gonePromise;
   }
 
   private start(): void {

@@ -81,6 +81,59 @@ function escapeFormat(text: string): string {
   return text.replaceAll('#', '##');
 }
 
+/** The agent's argv as tmux gets it: tmux runs a one-word command through the shell; env(1) keeps it a plain exec. */
+function agentArgv(command: readonly string[]): string[] {
+  return command.length === 1 ? ['/usr/bin/env', '--', ...command] : [...command];
+}
+
+export interface RespawnPaneOptions {
+  /** The dead agent pane (`%N`). */
+  readonly paneId: string;
+  /** The agent's argv, as at creation. */
+  readonly command: readonly string[];
+  readonly env?: Readonly<Record<string, string>>;
+  /** The directory to start in; without it tmux keeps the pane's own (where it first started). */
+  readonly cwd?: string;
+}
+
+/**
+ * The tmux command that starts the agent again in its pane: the same pane id, its history kept.
+ * Without `-k`: tmux refuses a pane whose program still runs, so a respawn never kills an agent.
+ */
+export function respawnPaneCommand(opts: RespawnPaneOptions): string[] {
+  if (!PANE_ID_RE.test(opts.paneId)) throw new TmuxArgumentError('a pane id looks like %N');
+  if (opts.command.length === 0) throw new TmuxArgumentError('the agent command is empty');
+  const env = Object.entries(opts.env ?? {});
+  for (const [key] of env) if (!ENV_NAME_RE.test(key)) throw new TmuxArgumentError('an environment variable name is malformed');
+  return [
+    'respawn-pane',
+    '-t',
+    opts.paneId,
+    ...(opts.cwd !== undefined ? ['-c', escapeFormat(opts.cwd)] : []),
+    ...env.flatMap(([k, v]) => ['-e', `${k}=${v}`]),
+    '--',
+    ...agentArgv(opts.command),
+  ];
+}
+
+/** Starts the agent again in its dead pane; a pane whose program runs is refused by tmux (`PaneStillActiveError`). */
+export async function respawnPane(cli: TmuxCli, opts: RespawnPaneOptions): Promise<void> {
+  try {
+    await cli.run(respawnPaneCommand(opts));
+  } catch (err) {
+    if (err instanceof TmuxCommandError && /still active/.test(err.stderr)) throw new PaneStillActiveError(opts.paneId);
+    throw err;
+  }
+}
+
+/** A respawn of a pane whose program still runs. */
+export class PaneStillActiveError extends Error {
+  constructor(readonly paneId: string) {
+    super(`pane ${paneId} still runs its program`);
+    this.name = 'PaneStillActiveError';
+  }
+}
+
 /** The one tmux command list that creates a session (see `createSession`). */
 export function createSessionCommands(opts: CreateSessionOptions): string[][] {
   const { name } = opts;
@@ -88,8 +141,7 @@ export function createSessionCommands(opts: CreateSessionOptions): string[][] {
   const env = Object.entries(opts.env ?? {});
   for (const [key] of env) if (!ENV_NAME_RE.test(key)) throw new TmuxArgumentError('an environment variable name is malformed');
   const cwd = opts.cwd !== undefined ? ['-c', escapeFormat(opts.cwd)] : [];
-  // tmux runs a one-word command through the shell; env(1) keeps it a plain exec.
-  const argv = opts.command.length === 1 ? ['/usr/bin/env', '--', ...opts.command] : [...opts.command];
+  const argv = agentArgv(opts.command);
   const session = `=${name}:`;
   const agentWindow = `=${name}:{start}`;
   return [

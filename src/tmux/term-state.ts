@@ -172,6 +172,16 @@ export class TermStateTracker implements TrackedState {
     if (this.pendingSgr.length >= MAX_PENDING_SGR) void this.pen;
   }
 
+  /** Back to a new terminal's state: what tmux does to a pane whose program it starts again. */
+  reset(): void {
+    this.pen = new SgrPen();
+    this.savedPen = new SgrPen();
+    this.bracketedPaste = false;
+    this.mode = Mode.Ground;
+    this.csi = '';
+    this.csiOverflow = false;
+  }
+
   /** A copy of the state now, for a snapshot taken at this stream position. */
   capture(): TrackedState {
     return { pen: this.pen.clone(), bracketedPaste: this.bracketedPaste };

@@ -1,6 +1,6 @@
 /**
- * The REST surface of sessions (docs/api.md, docs/api.md): create, list,
- * describe, delete, thumbnail, input, commands. Schemas (typebox) validate, type and
+ * The REST surface of sessions (docs/api.md): create, list,
+ * describe, delete, thumbnail, input, respawn, commands. Schemas (typebox) validate, type and
  * document each route; the work is done by a narrow `SessionsHandle` into the actor system.
  *
  * Invariant: every value from a client is data. Names are checked against the one pattern,
@@ -28,6 +28,7 @@ export const SessionListItemSchema = Type.Object({
   name: Type.String(),
   description: Type.String(),
   state: Type.Union([Type.Literal('running'), Type.Literal('exited'), Type.Literal('restoring'), Type.Literal('unrestorable')]),
+  exitStatus: Nullable(Type.Integer({ description: "the exited agent's exit status, when known" })),
   agentState: Nullable(AgentStateValue),
   lastOutputAt: Nullable(Type.String()),
   createdAt: Nullable(Type.String()),
@@ -71,6 +72,8 @@ export interface SessionsHandle {
   remove(id: string, keepBuffer: boolean): Promise<void>;
   thumbnail(id: string): Promise<string>;
   input(id: string, message: InputMessage): Promise<void>;
+  /** Starts an exited agent again; answers its state once the pane was seen again. */
+  respawn(id: string): Promise<{ id: string; state: 'running' | 'exited'; exitStatus: number | null }>;
   commands(id: string): Promise<readonly SlashCommand[]>;
 }
 
@@ -157,6 +160,33 @@ export const sessionsRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsHandl
       if (message.type === 'paste') refuseNul('body/data', message.data);
       await sessions.input(req.params.id, message);
       return reply.code(204).send(null);
+    },
+  );
+
+  app.post(
+    '/sessions/:id/respawn',
+    {
+      schema: {
+        params: IdParams,
+        response: {
+          200: Type.Object({
+            id: Type.String(),
+            state: Type.Union([Type.Literal('running'), Type.Literal('exited')]),
+            exitStatus: Nullable(Type.Integer()),
+          }),
+          ...errors,
+        },
+      },
+    },
+    async (req) => {
+      // No body, or an empty object: there is nothing to choose (the agent starts as it was created).
+      const body: unknown = req.body;
+      if (body !== undefined && body !== null) {
+        if (typeof body !== 'object' || Array.isArray(body)) throw new ApiError('bad-request', 'body: must be an empty object or absent');
+        const field = Object.keys(body)[0];
+        if (field !== undefined) throw new ApiError('bad-request', `body/${field}: unknown field (a respawn takes no fields)`);
+      }
+      return sessions.respawn(req.params.id);
     },
   );
 

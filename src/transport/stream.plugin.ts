@@ -26,6 +26,8 @@ export interface StreamHandle {
   has(sessionId: string): boolean;
   open(sessionId: string, kind: ClientKind, link: ClientLink): Promise<OpenClient>;
   input(sessionId: string, message: InputMessage): Promise<void>;
+  /** Starts the session's exited agent again (`session-running` when it runs). */
+  respawn(sessionId: string): Promise<void>;
 }
 
 export interface StreamPluginOptions {
@@ -82,9 +84,9 @@ function linkOf(socket: WebSocket): ClientLink {
 }
 
 /** The error frame for a failed input: a domain refusal under its frame code, anything else `input-failed`. */
-function inputErrorFrame(err: unknown): ServerFrame {
+function inputErrorFrame(err: unknown, what = 'the input could not be delivered to tmux'): ServerFrame {
   if (err instanceof DomainError) return { type: 'error', code: DOMAIN_ERRORS[err.code].frame, message: err.message };
-  return { type: 'error', code: 'input-failed', message: 'the input could not be delivered to tmux' };
+  return { type: 'error', code: 'input-failed', message: what };
 }
 
 function serve(
@@ -128,6 +130,10 @@ function serve(
         return;
       case 'snapshot-request':
         c.requestSnapshot();
+        return;
+      case 'respawn':
+        // The new agent's bytes and a new session-meta say it worked; only a refusal is answered.
+        opts.stream.respawn(sessionId).catch((err: unknown) => send(inputErrorFrame(err, 'the agent could not be respawned')));
         return;
       default: {
         // Checked against the one input schema and rules when the frame was parsed.

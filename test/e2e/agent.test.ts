@@ -191,6 +191,32 @@ describe('the real agent in tether sessions', () => {
       mirror.close();
     }
   });
+
+  it(
+    'pi respawned after it died: the same pane runs pi with its extension again, and a client that stayed sees it work',
+    { timeout: 180_000 },
+    async () => {
+      const mirror = new Mirror(daemon.base, daemon.token, 'pi-main').connect();
+      const meta = (state: string) => mirror.received.some((r) => r.kind === 'meta' && r.frame.state === state);
+      try {
+        await eventually(() => meta('exited'), 15_000);
+        const pane = (await tmux.tmux('display-message', '-p', '-t', '=pi-main:', '#{pane_id}')).trim();
+        const res = await daemon.get('/sessions/pi-main/respawn', { method: 'POST' });
+        expect(res.status).toBe(200);
+        expect(await res.json()).toMatchObject({ id: 'pi-main', state: 'running' });
+        expect((await tmux.tmux('display-message', '-p', '-t', '=pi-main:', '#{pane_id} #{pane_dead}')).trim()).toBe(`${pane} 0`);
+        await eventually(() => meta('running'), 15_000);
+        // pi came back with the tether extension and its socket: it reports, and a turn works.
+        const statesBefore = mirror.received.filter((r) => r.kind === 'state').length;
+        await turn('pi-main', 'hello after the respawn');
+        expect(mirror.received.filter((r) => r.kind === 'state').length).toBeGreaterThan(statesBefore);
+        await eventually(async () => (await mirror.text()).includes('You said: hello after the respawn'), TURN_MS, 100);
+        expect(mirror.stream.status).toBe('open');
+      } finally {
+        mirror.close();
+      }
+    },
+  );
 });
 
 describe('pi --tether started by a person in their own tmux session', () => {

@@ -153,10 +153,11 @@ describe('/ops in a real browser', () => {
     expect(r.status).toBe(204);
     await waitHighlighted(page, 'session:pi-main', 'session.running.pane.exited');
     expect(await highlighted(page, 'session:pi-main')).not.toContain('session.running.pane.alive');
-    // Its client was ended with the session: it leaves the tree.
-    await page.locator('#tree li[data-actor="session:pi-main/client#1"]').waitFor({ state: 'detached', timeout: UI_MS });
+    // Its client stays with the exited session (it shows the last screen); closed, it leaves the tree.
+    expect(await page.locator('#tree li[data-actor="session:pi-main/client#1"]').count()).toBe(1);
     await shot('5-pane-exited');
     phone.close();
+    await page.locator('#tree li[data-actor="session:pi-main/client#1"]').waitFor({ state: 'detached', timeout: UI_MS });
   });
 
   it('the actor list as JSON, with the token', async () => {

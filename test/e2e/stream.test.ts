@@ -208,12 +208,23 @@ describe('stream and side channel', () => {
     expect(side.texts.some((t) => t.type === 'error' && t.code === 'session-ended')).toBe(true);
   });
 
-  it('closes clients with 4404 when the pane dies', async () => {
+  it('keeps clients open when the pane dies: session-meta says exited, and a delete still ends them with 4404', async () => {
     expect((await json('POST', '/sessions', { name: 'mortal' })).status).toBe(201);
     const m = mirror('mortal');
+    const side = rawSocket(d.base, '/sessions/mortal/side', d.token);
     await eventually(() => m.kinds().includes('snapshot'), 15_000);
+    expect(await side.opened).toBe(true);
     m.stream.sendKeys('exit\r');
+    const exited = (frame: { type: string; state?: unknown; exitStatus?: unknown }) =>
+      frame.type === 'session-meta' && frame.state === 'exited' && frame.exitStatus === 0;
+    await eventually(() => m.received.some((r) => r.kind === 'meta' && exited(r.frame)), 15_000);
+    await eventually(() => side.texts.some(exited), 15_000);
+    expect(m.stream.status).toBe('open');
+    expect(m.errors()).toEqual([]);
+    expect(side.closed()).toBeNull();
+    expect((await json('DELETE', '/sessions/mortal')).status).toBe(204);
     await eventually(() => m.stream.status === 'ended', 15_000);
     expect(m.errors().map((e) => e.code)).toContain('session-ended');
+    await eventually(() => side.closed()?.code === 4404, 15_000);
   });
 });

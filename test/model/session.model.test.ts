@@ -4,13 +4,14 @@
  * machine), each executed against the REAL session actor on a private tmux server. Each event
  * of a path is produced the way it happens for real (an API call, a DELETE while the session is
  * still being created, a session killed from a shell, a control client detached, the agent
- * exiting, a program that closes its terminal before it exits, a pane respawned, the tmux server
+ * exiting, a program that closes its terminal before it exits, a pane respawned from a shell or by
+ * tether (held until the path says whether it works, fails or dies at once), the tmux server
  * SIGKILLed, a record to restore at start-up, one whose directory is gone); events the
  * system produces by itself (a finished creation, a link coming up, the retry timer) are
  * waited for. The real actor must pass through the path's states, in order, and must have
  * taken every transition of the machine (test/helpers/transitions.ts).
  */
-import { existsSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createActor, type SnapshotFrom } from 'xstate';
@@ -39,6 +40,8 @@ const MODEL_EVENTS: ModelEvent[] = [
   { type: 'link.down', reason: 'detached' },
   { type: 'pane.exited', status: 0 },
   { type: 'pane.revived' },
+  { type: 'pane.respawn' },
+  { type: 'xstate.error.actor.respawn', error: new Error('no server') },
   { type: 'xstate.done.actor.create', output: { paneId: '%0' } },
   { type: 'xstate.error.actor.create', error: new Error('duplicate session') },
   { type: 'xstate.done.actor.delete' },
@@ -124,7 +127,7 @@ describe('session machine, model-based, against real tmux', () => {
         '"restoring"',
         '"restoring" +delete',
         '"unrestorable"',
-        ...['alive', 'exited']
+        ...['alive', 'exited', 'respawning']
           .flatMap((pane) => [
             JSON.stringify({ link: { attached: 'connecting' }, pane }),
             JSON.stringify({ link: { attached: 'live' }, pane }),
@@ -177,11 +180,29 @@ describe('session machine, model-based, against real tmux', () => {
           server: null,
           ended: null,
         });
+      // A respawn is real, but its tmux command waits until the path says how it should go: the
+      // state in between (respawning) is held as long as the path needs it.
+      let settleRespawn: (go: boolean) => void = () => undefined;
+      const respawnHeld = new Promise<boolean>((resolve) => (settleRespawn = resolve));
+      const releaseRespawn = () => settleRespawn(true);
+      let agentDies = false;
+      const baseCli = killFails ? new TmuxCli({ bin: tmuxLink, socketArgs: tmux.target.socketArgs }) : tmux.cli;
+      const cli = new Proxy(baseCli, {
+        get(target, prop, receiver): unknown {
+          if (prop === 'run')
+            return async (args: readonly string[], opts?: object) => {
+              if (args[0] === 'respawn-pane' && !(await respawnHeld)) throw new Error('the path ended before the respawn');
+              return target.run(args, opts);
+            };
+          const value: unknown = Reflect.get(target, prop, receiver);
+          return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+        },
+      });
       const impl = createSessionImplementations({
-        cli: killFails ? new TmuxCli({ bin: tmuxLink, socketArgs: tmux.target.socketArgs }) : tmux.cli,
+        cli,
         target: tmux.target,
         runtimes,
-        agent: () => ({ command, env: {}, cwd: tmux.dir }),
+        agent: () => ({ command: agentDies ? ['/bin/sh', '-c', 'exit 5'] : command, env: {}, cwd: tmux.dir }),
         now: Date.now,
         log: silentLogger,
         sessionsChanged: () => undefined,
@@ -217,6 +238,26 @@ describe('session machine, model-based, against real tmux', () => {
           const from: Snap | undefined = path.steps[i - 1]?.state;
           const next: string | undefined = path.steps[i + 1]?.event.type;
           const type: string = step.event.type;
+          if (from?.matches({ running: { pane: 'respawning' } })) {
+            // A respawn closes the link itself (tmux 3.3a must not respawn a pane a control client
+            // follows), and the link comes back once tmux has respawned the pane.
+            if (type === 'xstate.error.actor.respawn') renameSync(tmux.socket, `${tmux.socket}.away`);
+            if (type !== 'link.down' && !type.startsWith('xstate.after')) releaseRespawn();
+            if (type === 'xstate.error.actor.respawn') {
+              await eventually(() => actor.getSnapshot().matches({ running: { pane: 'exited' } }), 15_000, 25, 'the failed respawn');
+              renameSync(`${tmux.socket}.away`, tmux.socket);
+            }
+            if (type === 'pane.revived' || type === 'pane.exited') {
+              await eventually(
+                async () => (await tmux.tmux('display', '-p', '-t', realPane(), '#{pane_dead}')).trim() === (agentDies ? '1' : '0'),
+                15_000,
+                25,
+                'the respawned pane alive, or dead at once',
+              );
+            }
+            await reach(step.state);
+            continue;
+          }
           if (!AUTOMATIC.has(type)) {
             switch (type) {
               case 'session.create':
@@ -276,6 +317,11 @@ describe('session machine, model-based, against real tmux', () => {
               case 'pane.revived':
                 await tmux.tmux('respawn-pane', '-t', realPane());
                 break;
+              case 'pane.respawn':
+                // The agent the respawn starts: one that exits at once when the path says so.
+                agentDies = next === 'pane.exited';
+                actor.send({ type: 'pane.respawn' });
+                break;
               case 'session.restore':
                 // At start-up: a record whose tmux server is gone.
                 writeRecord();
@@ -303,6 +349,8 @@ describe('session machine, model-based, against real tmux', () => {
           await reach(step.state);
         }
       } finally {
+        settleRespawn(false);
+        if (existsSync(`${tmux.socket}.away`)) renameSync(`${tmux.socket}.away`, tmux.socket);
         actor.stop();
         await tmux.tmux('kill-session', '-t', `=${name}`).catch(() => undefined);
       }
