@@ -37,7 +37,8 @@ interface ContractRow {
 /**
  * How each machine names the words of the tables (the one place where they differ). States are
  * state node ids (a row's state is that node or any state inside it); events are event types;
- * a condition is a guard name, or `!guard` for the alternative taken when that guard is false.
+ * a condition is a guard name, `!guard` for the alternative taken when that guard is false, or
+ * `@state` when the machine expresses it as a state the transition leaves from.
  * `rows` lists the rows a machine carries out otherwise than word for word, and why.
  * A machine that `forwards` holds none of the table's states: its transitions that name a row
  * take the row's event and hand it to the actor that mirrors the table (whose states are
@@ -65,6 +66,11 @@ const VOCABULARY: Record<string, Vocabulary> = {
       'attach CLI': ['session.create'],
       'DELETE /sessions/:id': ['session.delete'],
       'sidecar restart': ['session.adopt'],
+      'POST /sessions/:id/respawn': ['pane.respawn'],
+    },
+    conditions: {
+      // Only the exited pane takes a respawn: the condition is a state, not a guard.
+      'the agent exited': '@session.running.pane.exited',
     },
     rows: {
       'running --sidecar restart--> running': {
@@ -157,6 +163,8 @@ function rowProblems(machine: { id: string }, rows: readonly ContractRow[], voca
     if (row.condition && condition === undefined) throw new Error(`VOCABULARY of ${machine.id} has no condition for "${row.condition}"`);
     const guarded = (t: Row): boolean => {
       if (condition === undefined) return true;
+      // A condition that is a state: the transition leaves from inside it, unguarded.
+      if (condition.startsWith('@')) return t.guard === '' && within(t.source, [condition.slice(1)]);
       if (!condition.startsWith('!')) return t.guard === condition;
       // The alternative taken when the guard is false: unguarded, after the one with the guard.
       const earlier = all.filter((o) => o.source === t.source && o.eventType === t.eventType && o.index < t.index);
