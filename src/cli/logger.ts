@@ -52,6 +52,9 @@ export function makeLogger(
   mkdirSync(paths.dataDir, { recursive: true, mode: 0o700 });
   const level = env.TETHER_LOG_LEVEL ?? 'info';
   const file = new RotatingLogFile(paths.logFile, logMaxBytes(env));
+  // The lines of the last turn reach the file even when the process ends on an error.
+  const flushOnExit = () => file.flush();
+  process.once('exit', flushOnExit);
   let open = true;
   const toFile = { write: (line: string) => (open ? file.write(line) : true) };
   const toStderr =
@@ -75,6 +78,7 @@ export function makeLogger(
     log,
     close: () => {
       open = false;
+      process.off('exit', flushOnExit);
       file.close();
       return Promise.resolve();
     },

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -80,6 +81,31 @@ describe('the log file cap', () => {
     );
     expect(kept.length).toBeGreaterThan(40);
     expect(kept).toEqual(lines.slice(lines.length - kept.length).map((l) => l.trimEnd()));
+  });
+
+  it("writes a turn's lines when the turn ends, in order, without waiting for a close", async () => {
+    const file = path.join(dir(), 'tether.log');
+    const log = new RotatingLogFile(file, 10_000, 3);
+    for (let i = 0; i < 50; i++) log.write(`{"n":${i}}\n`);
+    await new Promise((r) => setImmediate(r));
+    expect(readFileSync(file, 'utf8')).toBe(Array.from({ length: 50 }, (_, i) => `{"n":${i}}\n`).join(''));
+    log.close();
+  });
+
+  it('a line logged just before the process dies of an error still reaches the file', () => {
+    const dataDir = dir();
+    const logger = JSON.stringify(path.resolve('src/cli/logger.ts'));
+    const pathsOf = JSON.stringify(path.resolve('src/config/paths.ts'));
+    const script = `
+      const { makeLogger } = await import(${logger});
+      const { resolvePaths } = await import(${pathsOf});
+      const { log } = makeLogger(resolvePaths({ TETHER_DATA_DIR: ${JSON.stringify(dataDir)}, HOME: ${JSON.stringify(dataDir)} }), {}, process.stderr);
+      log.error('last words before the crash');
+      throw new Error('boom');`;
+    const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8' });
+    expect(child.status).not.toBe(0);
+    expect(child.stderr).toContain('boom');
+    expect(readFileSync(path.join(dataDir, 'tether.log'), 'utf8')).toContain('last words before the crash');
   });
 
   it('keeps appending to an existing file up to the cap, across restarts', () => {
