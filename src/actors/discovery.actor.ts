@@ -23,6 +23,9 @@ export interface DiscoveryDeps {
   readonly runningIds: () => readonly string[];
   /** The pid of the tmux server a session's link last reached, or null when it never linked. */
   readonly serverPidOf: (id: string) => number | null;
+  /** A mark of the session actors removed so far, and the sessions removed after a mark. */
+  readonly removalMark: () => number;
+  readonly removedSince: (mark: number) => ReadonlySet<string>;
   /** Registers the listener for "look again now"; returns its removal. */
   readonly onRescanRequest: (listener: () => void) => () => void;
 }
@@ -67,7 +70,12 @@ export function discoveryLogic(deps: DiscoveryDeps) {
       running = true;
       try {
         const runningAtStart = deps.runningIds();
-        const result = await scanTmux(deps.cli);
+        const mark = deps.removalMark();
+        const scanned = await scanTmux(deps.cli);
+        // A session whose actor ended while the scan ran (killed, deleted) may still be in its
+        // answer: tmux was asked before it went. Adopting it again would make a ghost session.
+        const removed = deps.removedSince(mark);
+        const result = removed.size === 0 ? scanned : { ...scanned, sessionIds: scanned.sessionIds.filter((id) => !removed.has(id)) };
         // Only a session of the server that answered can be missing from it: one whose server died
         // is being brought back (or ended) by its own link, whatever a new server on the socket holds.
         const judged = runningAtStart.filter((id) => {

@@ -102,6 +102,9 @@ export class SidecarSystem {
   private readonly endedListeners = new Set<(id: string, why: 'deleted' | 'exited') => void>();
   private readonly finalListeners = new Set<(id: string, final: SessionFinal) => void>();
   private readonly deps: SidecarSystemDeps;
+  /** When each session's actor was last removed (a serial), so a scan begun before it does not bring it back. */
+  private readonly removals = new Map<string, number>();
+  private removalSerial = 0;
 
   constructor(deps: SidecarSystemDeps) {
     this.deps = deps;
@@ -135,13 +138,20 @@ export class SidecarSystem {
               .filter(([, ref]) => ref.getSnapshot().matches('running'))
               .map(([id]) => id),
           serverPidOf: (id) => this.runtimes.get(id)?.serverPid ?? null,
+          removalMark: () => this.removalSerial,
+          removedSince: (mark) => new Set([...this.removals].filter(([, at]) => at > mark).map(([id]) => id)),
           onRescanRequest: (listener) => {
             this.rescanListeners.add(listener);
             return () => this.rescanListeners.delete(listener);
           },
         }),
       },
-      actions: { releaseSession: (_, params) => this.runtimes.release(params.id) },
+      actions: {
+        releaseSession: (_, params) => {
+          this.runtimes.release(params.id);
+          this.removals.set(params.id, ++this.removalSerial);
+        },
+      },
     });
     this.actor = createActor(machine, deps.inspect ? { inspect: deps.inspect } : {});
     this.watchSessionEnds();
