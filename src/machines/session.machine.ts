@@ -76,6 +76,15 @@ const notProvided = (what: string) => () => {
   throw new Error(`sessionMachine: ${what} was not provided`);
 };
 
+/** A DELETE while the session is being made (created or restored): kept, and carried out once it exists. */
+const keepDelete = (description: string) => ({
+  actions: assign<SessionContext, { type: 'session.delete'; keepBuffer: boolean }, undefined, SessionEvent, never>({
+    deleteRequested: ({ event }) => ({ keepBuffer: event.keepBuffer }),
+  }),
+  description,
+  meta: { row: 'tether' },
+});
+
 export const sessionMachine = setup({
   types: {
     context: {} as SessionContext,
@@ -138,11 +147,7 @@ export const sessionMachine = setup({
     creating: {
       description: 'A detached tmux session running the agent is being created',
       on: {
-        'session.delete': {
-          actions: assign({ deleteRequested: ({ event }) => ({ keepBuffer: event.keepBuffer }) }),
-          description: 'DELETE while the session is being created: kept, and carried out once it exists',
-          meta: { row: 'tether' },
-        },
+        'session.delete': keepDelete('DELETE while the session is being created: kept, and carried out once it exists'),
       },
       invoke: {
         id: 'create',
@@ -317,11 +322,7 @@ export const sessionMachine = setup({
     restoring: {
       description: 'Bringing the session back from its record: same name, directory and description, the agent reopening its conversation',
       on: {
-        'session.delete': {
-          actions: assign({ deleteRequested: ({ event }) => ({ keepBuffer: event.keepBuffer }) }),
-          description: 'DELETE while the session is being restored: kept, and carried out once it exists',
-          meta: { row: 'tether' },
-        },
+        'session.delete': keepDelete('DELETE while the session is being restored: kept, and carried out once it exists'),
       },
       invoke: {
         id: 'restore',
