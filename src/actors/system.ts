@@ -259,6 +259,11 @@ export class SidecarSystem {
     return Object.keys(this.actor.getSnapshot().context.sessions).sort();
   }
 
+  /** Whether the sidecar has an actor for this session (cheaper than `sessionIds().includes`). */
+  hasSession(id: string): boolean {
+    return Object.hasOwn(this.actor.getSnapshot().context.sessions, id);
+  }
+
   private ref(id: string): SessionActorRef | undefined {
     return this.actor.getSnapshot().context.sessions[id];
   }
@@ -319,10 +324,11 @@ export class SidecarSystem {
    */
   session(id: string): { readonly runtime: SessionRuntime; readonly exited: boolean; readonly exitStatus: number | null } | null {
     const ref = this.ref(id);
-    // A session being restored at start-up has no link yet: its clients wait on its runtime.
-    const runtime = ref && ref.getSnapshot().matches('restoring') ? this.runtimes.ensure(id) : this.runtimes.get(id);
-    if (!ref || !runtime) return null;
+    if (!ref) return null;
     const snap = ref.getSnapshot();
+    // A session being restored at start-up has no link yet: its clients wait on its runtime.
+    const runtime = this.runtimes.get(id) ?? (snap.matches('restoring') ? this.runtimes.ensure(id) : undefined);
+    if (!runtime) return null;
     return { runtime, exited: paneExited(snap), exitStatus: snap.context.exitStatus };
   }
 

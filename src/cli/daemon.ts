@@ -251,7 +251,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     (id, keepBuffer) => {
       keeper.forget(id);
       // An unrestorable session has no actor to delete its buffer.
-      if (!keepBuffer && !system.sessionIds().includes(id)) void buffers.delete(id).catch(() => undefined);
+      if (!keepBuffer && !system.hasSession(id)) void buffers.delete(id).catch(() => undefined);
     },
     {
       unrestorable: () => unrestorableSessions(records),
@@ -269,7 +269,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     settings: pushSettings,
     devices,
     inForeground: (tokenId) => connections.count({ kind: 'stream', tokenId, liveOnly: true }) > 0,
-    describe: (id) => (system.sessionIds().includes(id) ? sessions.meta(id) : null),
+    describe: (id) => (system.hasSession(id) ? sessions.meta(id) : null),
     agentName: 'pi',
     now: Date.now,
     log,

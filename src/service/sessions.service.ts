@@ -188,7 +188,7 @@ export class SessionsService {
 
   /** Throws session-not-found unless `id` is a tether session with an actor. */
   private known(id: string): void {
-    if (!isValidSessionName(id) || !this.system.sessionIds().includes(id)) throw notFound(id);
+    if (!isValidSessionName(id) || !this.system.hasSession(id)) throw notFound(id);
   }
 
   /**
