@@ -3,8 +3,10 @@
  * byte typed comes back as the program's own write (as an editor or the agent's prompt does).
  * Tether: a `keys` frame on the stream socket until the binary frame carrying the echo.
  * Baseline: the same keystroke through a bare `tmux -C` client (`send-keys`) until its
- * `%output`, on an identical pane of the same tmux server. Blocks alternate; p50/p90/p99.
- * `TETHER_BENCH_ECHO_KEYS` (300) keystrokes each.
+ * `%output`, on an identical pane of the same tmux server. Beside both, a bare WebSocket relay
+ * in a second node process (bench/relay-floor.ts): the floor of any sidecar design, so the
+ * report splits what tether adds into the architecture's share and its own. Blocks rotate;
+ * p50/p90/p99. `TETHER_BENCH_ECHO_KEYS` (300) keystrokes each.
  */
 import {
   BareControlReader,
@@ -17,9 +19,9 @@ import {
   streamWithBase,
   withBenchDaemon,
   type BenchDaemon,
-  type RawStream,
   type Row,
 } from './harness.js';
+import { RelayClient, startRelayFloor } from './relay-floor.js';
 
 const BLOCK = 50;
 const GAP_MS = 5;
@@ -31,8 +33,14 @@ export async function startEchoPane(bd: BenchDaemon, target: string): Promise<vo
   await sleep(300);
 }
 
-/** One tether keystroke: `keys` out, wait for a chunk holding that byte. */
-export async function tetherKeystroke(client: RawStream, key: string, timeoutMs = 5000): Promise<number> {
+/** A stream client that sends `keys` frames and hands over the bytes of each chunk frame. */
+interface KeystrokeClient {
+  onData: ((bytes: Buffer, seq: number) => void) | null;
+  send(frame: object): void;
+}
+
+/** One keystroke through a stream client (tether's or the relay's): `keys` out, wait for a chunk holding that byte. */
+export async function tetherKeystroke(client: KeystrokeClient, key: string, timeoutMs = 5000): Promise<number> {
   const start = performance.now();
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`no echo of "${key}" in ${timeoutMs} ms`)), timeoutMs);
@@ -75,40 +83,55 @@ export interface EchoResult {
   readonly rows: Row[];
   readonly tether: number[];
   readonly bare: number[];
+  /** The same keystrokes through the bare relay (bench/relay-floor.ts). */
+  readonly relay: number[];
 }
+
+type Side = 'tether' | 'relay' | 'bare';
+const SIDES: readonly Side[] = ['tether', 'relay', 'bare'];
 
 export async function runEchoBench(): Promise<EchoResult> {
   const keys = envNumber('TETHER_BENCH_ECHO_KEYS', 300);
   return withBenchDaemon('echo', async (bd) => {
     await baselineSession(bd.tmux, 'echo-base');
+    await baselineSession(bd.tmux, 'echo-relay');
     await startEchoPane(bd, '=echo:');
     await startEchoPane(bd, '=echo-base:');
+    await startEchoPane(bd, '=echo-relay:');
     const client = await streamWithBase(bd, 'echo', true);
     const reader = new BareControlReader(bd.tmux, 'echo-base');
+    const relay = await startRelayFloor(bd.tmux.socket, 'echo-relay');
+    const relayClient = new RelayClient(relay.url);
+    await relayClient.opened;
     await sleep(500);
-    const tether: number[] = [];
-    const bare: number[] = [];
+    const samples: Record<Side, number[]> = { tether: [], relay: [], bare: [] };
+    const keystroke = (side: Side, key: string): Promise<number> =>
+      side === 'tether'
+        ? tetherKeystroke(client, key)
+        : side === 'relay'
+          ? tetherKeystroke(relayClient, key)
+          : bareKeystroke(reader, 'echo-base', key);
     try {
       // Warm-up, not counted.
-      for (let i = 0; i < 20; i++) {
-        await tetherKeystroke(client, KEYS[i % KEYS.length]!);
-        await bareKeystroke(reader, 'echo-base', KEYS[i % KEYS.length]!);
-      }
+      for (let i = 0; i < 20; i++) for (const side of SIDES) await keystroke(side, KEYS[i % KEYS.length]!);
       for (let block = 0; block * BLOCK < keys; block++) {
-        const tetherFirst = block % 2 === 0;
-        for (const side of tetherFirst ? ['t', 'b'] : ['b', 't']) {
+        // Each side takes each place in the order in turn, and the order reverses every other round.
+        const rotated = SIDES.map((_, i) => SIDES[(i + block) % SIDES.length]!);
+        const order = Math.floor(block / SIDES.length) % 2 === 0 ? rotated : rotated.reverse();
+        for (const side of order) {
           for (let i = 0; i < BLOCK; i++) {
-            const key = KEYS[(block * BLOCK + i) % KEYS.length]!;
-            if (side === 't') tether.push(await tetherKeystroke(client, key));
-            else bare.push(await bareKeystroke(reader, 'echo-base', key));
+            samples[side].push(await keystroke(side, KEYS[(block * BLOCK + i) % KEYS.length]!));
             await sleep(GAP_MS);
           }
         }
       }
     } finally {
+      relayClient.close();
+      await relay.stop();
       await reader.close();
       await client.close();
     }
+    const { tether, relay: relayed, bare } = samples;
     const rows: Row[] = [50, 90, 99].map((p) => ({
       name: `keystroke echo p${p} (${tether.length} keys)`,
       value: ms(percentile(tether, p)),
@@ -116,6 +139,16 @@ export async function runEchoBench(): Promise<EchoResult> {
       ratio: ratio(percentile(tether, p), percentile(bare, p)),
       target: p === 50 ? '<= floor + 0.3 ms' : '-',
     }));
-    return { rows, tether, bare };
+    const relayP50 = percentile(relayed, 50);
+    const bareP50 = percentile(bare, 50);
+    const tetherP50 = percentile(tether, 50);
+    rows.push({
+      name: `keystroke echo p50, bare WebSocket relay (${relayed.length} keys)`,
+      value: ms(relayP50),
+      baseline: `${ms(bareP50)} tmux -C floor (+${(relayP50 - bareP50).toFixed(2)} ms: the two hops any sidecar adds; tether +${(tetherP50 - relayP50).toFixed(2)} ms over the relay)`,
+      ratio: ratio(relayP50, bareP50),
+      target: '- (context)',
+    });
+    return { rows, tether, bare, relay: relayed };
   });
 }
