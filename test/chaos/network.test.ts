@@ -6,43 +6,32 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { daemonHome, startDaemon, type DaemonHome, type RunningTestDaemon } from '../helpers/daemon.js';
-import { Mirror } from '../helpers/stream.js';
-import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
+import type { Mirror } from '../helpers/stream.js';
+import { eventually } from '../helpers/tmux.js';
+import { useDaemon } from '../helpers/daemon-fixture.js';
 
 const fds = (pid: number) => readdirSync(`/proc/${pid}/fd`).length;
 const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
 
 describe('network faults', () => {
-  let tmux: PrivateTmux;
-  let home: DaemonHome;
-  let d: RunningTestDaemon;
+  // Pings every second, so that a client that stops answering is seen within seconds.
+  const fx = useDaemon(`[agent]\ncommand = "/bin/sh"\ndefault_session = "net"\n[stream]\nping_interval_s = 1\n`);
   let good: Mirror;
   let baseline: { fds: number; rss: number };
 
   beforeAll(async () => {
-    tmux = await privateTmux();
-    // Pings every second, so that a client that stops answering is seen within seconds.
-    home = daemonHome(tmux.socket, `[agent]\ncommand = "/bin/sh"\ndefault_session = "net"\n[stream]\nping_interval_s = 1\n`);
-    d = await startDaemon(home);
-    good = new Mirror(d.base, d.token, 'net').connect();
+    good = fx.mirror('net');
     await eventually(() => good.kinds().includes('snapshot'), 15_000);
     // Warm up the paths the faults will take, then take the baseline.
     for (let i = 0; i < 20; i++) await connectAndDrop(i);
     await new Promise((r) => setTimeout(r, 300));
-    baseline = { fds: fds(d.child.pid!), rss: rssMb(d.child.pid!) };
+    baseline = { fds: fds(fx.d.child.pid!), rss: rssMb(fx.d.child.pid!) };
   }, 30_000);
-  afterAll(async () => {
-    good?.close();
-    await d.kill();
-    await tmux.cleanup();
-    home.cleanup();
-  });
 
-  const wsUrl = () => `${d.base.replace(/^http/, 'ws')}/sessions/net/stream`;
-  const auth = () => ({ headers: { authorization: `Bearer ${d.token}` } });
+  const wsUrl = () => `${fx.d.base.replace(/^http/, 'ws')}/sessions/net/stream`;
+  const auth = () => ({ headers: { authorization: `Bearer ${fx.d.token}` } });
 
   /** Opens a stream, asks to resume, and drops the TCP connection without a close frame. */
   function connectAndDrop(i: number): Promise<void> {
@@ -65,7 +54,7 @@ describe('network faults', () => {
   async function goodStillWorks(tag: string): Promise<void> {
     good.stream.sendKeys(`echo ${tag}-$((6*7))\r`);
     await eventually(async () => (await good.text()).includes(`${tag}-42`), 15_000);
-    const captured = (await tmux.tmux('capture-pane', '-p', '-t', '=net:'))
+    const captured = (await fx.tmux.tmux('capture-pane', '-p', '-t', '=net:'))
       .split('\n')
       .slice(0, 40)
       .map((l) => l.trimEnd());
@@ -80,16 +69,16 @@ describe('network faults', () => {
       await Promise.all(Array.from({ length: 20 }, (_, k) => connectAndDrop(batch * 20 + k)));
       if (batch % 10 === 0) good.stream.sendKeys(`echo loop-${batch}\r`);
     }
-    const pid = d.child.pid!;
+    const pid = fx.d.child.pid!;
     await eventually(() => fds(pid) <= baseline.fds + 5, 15_000, 100);
     expect(rssMb(pid) - baseline.rss).toBeLessThan(60);
-    const health = (await (await d.get('/health')).json()) as { clients: number };
+    const health = (await (await fx.d.get('/health')).json()) as { clients: number };
     expect(health.clients).toBe(1);
     await goodStillWorks('after-loop');
   }, 120_000);
 
   it('drops clients that go silent mid-handshake or send garbage on the raw socket', async () => {
-    const host = new URL(d.base);
+    const host = new URL(fx.d.base);
     const sockets: Socket[] = [];
     for (let i = 0; i < 30; i++) {
       const s = connect(Number(host.port), host.hostname);
@@ -104,11 +93,11 @@ describe('network faults', () => {
     }
     await goodStillWorks('half-open');
     for (const s of sockets) s.destroy();
-    await eventually(() => fds(d.child.pid!) <= baseline.fds + 5, 15_000, 100);
+    await eventually(() => fds(fx.d.child.pid!) <= baseline.fds + 5, 15_000, 100);
   });
 
   it('cuts off an open stream that stops answering pings (the peer vanished without a close)', async () => {
-    const clients = async () => ((await (await d.get('/health')).json()) as { clients: number }).clients;
+    const clients = async () => ((await (await fx.d.get('/health')).json()) as { clients: number }).clients;
     const before = await clients();
     // A peer whose side of the connection is gone: it never answers a ping again.
     const silent = new WebSocket(wsUrl(), { ...auth(), autoPong: false });
@@ -141,7 +130,7 @@ describe('network faults', () => {
     frag.send(msg.slice(0, third), { fin: false });
     frag.send(msg.slice(third, 2 * third), { fin: false });
     frag.send(msg.slice(2 * third), { fin: true });
-    await eventually(async () => (await tmux.capture('=net:')).includes('fragments-42'), 15_000);
+    await eventually(async () => (await fx.tmux.capture('=net:')).includes('fragments-42'), 15_000);
     expect(texts.filter((t) => t.type === 'error')).toEqual([]);
 
     // Invalid UTF-8 in a text frame: the protocol's own close (1007), nothing else disturbed.

@@ -5,35 +5,26 @@
  * pane, with the positions growing and clients that stayed seeing the new agent. A respawn of a
  * running agent is refused and changes nothing.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import type { SessionMetaFrame } from '../../src/reference-client/index.js';
-import { daemonHome, startDaemon, type DaemonHome, type RunningTestDaemon } from '../helpers/daemon.js';
-import { Mirror } from '../helpers/stream.js';
-import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
+import type { Mirror } from '../helpers/stream.js';
+import { eventually } from '../helpers/tmux.js';
+import { useDaemon } from '../helpers/daemon-fixture.js';
 
 /** The agent is a shell: a test makes it exit with a message, as a crashing agent would. */
 const AGENT = `[agent]\ncommand = "/bin/sh"\ndefault_session = "pi-main"\n`;
 const CRASH = 'echo crash-$((40+2)); exit 3\r';
 
 describe('an exited agent', () => {
-  let tmux: PrivateTmux;
-  let home: DaemonHome;
-  let d: RunningTestDaemon;
-  const mirrors: Mirror[] = [];
-  const mirror = (session: string, lastSeq: number | null = null) => {
-    const m = new Mirror(d.base, d.token, session, lastSeq).connect();
-    mirrors.push(m);
-    return m;
-  };
-  const json = (method: string, path: string, body?: unknown) =>
-    d.get(path, { method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const fx = useDaemon(AGENT);
+  const { mirror, json } = fx;
   const metas = (m: Mirror): SessionMetaFrame[] => m.received.flatMap((r) => (r.kind === 'meta' ? [r.frame] : []));
   const lastMeta = (m: Mirror) => metas(m).at(-1);
   const lastSeq = (m: Mirror) => m.received.flatMap((r) => (r.kind === 'data' || r.kind === 'snapshot' ? [r.seq] : [])).at(-1) ?? 0;
-  const paneOf = async (id: string) => (await tmux.tmux('display', '-p', '-t', `=${id}:`, '#{pane_id} #{pane_dead} #{pane_pid}')).trim();
+  const paneOf = async (id: string) => (await fx.tmux.tmux('display', '-p', '-t', `=${id}:`, '#{pane_id} #{pane_dead} #{pane_pid}')).trim();
   const listed = async (id: string) =>
-    ((await (await d.get('/sessions')).json()) as { id: string; state: string; exitStatus: number | null }[]).find((s) => s.id === id);
+    ((await (await fx.d.get('/sessions')).json()) as { id: string; state: string; exitStatus: number | null }[]).find((s) => s.id === id);
 
   /** Creates a session whose shell has exited with status 3 after printing `crash-42`, watched by a client. */
   const crashed = async (id: string, cwd?: string) => {
@@ -46,20 +37,8 @@ describe('an exited agent', () => {
     return m;
   };
 
-  beforeAll(async () => {
-    tmux = await privateTmux();
-    home = daemonHome(tmux.socket, AGENT);
-    d = await startDaemon(home);
-  }, 30_000);
-  afterAll(async () => {
-    for (const m of mirrors) m.close();
-    await d.kill();
-    await tmux.cleanup();
-    home.cleanup();
-  });
-
   it('a client streaming stays open and sees exited with status 3 under the last screen; a new client gets a snapshot of it', async () => {
-    const m = await crashed('crashy', home.dir);
+    const m = await crashed('crashy', fx.home.dir);
     expect(m.stream.status).toBe('open');
     expect(m.errors()).toEqual([]);
     // tmux drops a dying pane's last output from the control stream: the client that stayed gets it by a resync.
@@ -74,8 +53,8 @@ describe('an exited agent', () => {
     expect(late.errors()).toEqual([]);
     expect(late.stream.status).toBe('open');
     // The side channel takes the session too, and says it exited.
-    const side = new WebSocket(`${d.base.replace(/^http/, 'ws')}/sessions/crashy/side`, {
-      headers: { authorization: `Bearer ${d.token}` },
+    const side = new WebSocket(`${fx.d.base.replace(/^http/, 'ws')}/sessions/crashy/side`, {
+      headers: { authorization: `Bearer ${fx.d.token}` },
     });
     const texts: { type: string; state?: string; exitStatus?: number }[] = [];
     side.on('message', (data) => texts.push(JSON.parse((data as Buffer).toString('utf8')) as { type: string }));
@@ -123,7 +102,7 @@ describe('an exited agent', () => {
     // runs where the first one started, with the environment tether gives its agents.
     const probe = 'echo "back-$((6*7)) in=$(pwd) data=$TETHER_DATA_DIR"\r';
     expect((await json('POST', '/sessions/crashy/input', { type: 'keys', data: probe })).status).toBe(204);
-    await eventually(async () => (await m.text()).includes(`back-42 in=${home.dir} data=${home.dataDir}`), 15_000);
+    await eventually(async () => (await m.text()).includes(`back-42 in=${fx.home.dir} data=${fx.home.dataDir}`), 15_000);
     expect(lastSeq(m)).toBeGreaterThan(seqBefore);
     expect(m.stream.status).toBe('open');
     expect(m.errors()).toEqual([]);

@@ -6,10 +6,10 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { fakeAgent } from '../helpers/agent-socket.js';
-import { daemonHome, startDaemon, type DaemonHome, type RunningTestDaemon } from '../helpers/daemon.js';
-import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
+import { eventually } from '../helpers/tmux.js';
+import { useDaemon } from '../helpers/daemon-fixture.js';
 
 const AGENT = `[agent]\ncommand = "/bin/sh"\ndefault_session = "pi-main"\n`;
 const DOCUMENTED = new Set([400, 401, 404, 409, 413, 503]);
@@ -29,33 +29,17 @@ interface Item {
 }
 
 describe('REST sessions', () => {
-  let tmux: PrivateTmux;
-  let home: DaemonHome;
-  let d: RunningTestDaemon;
-
-  beforeAll(async () => {
-    rmSync(HOSTILE_FILE, { force: true });
-    tmux = await privateTmux();
-    home = daemonHome(tmux.socket, AGENT);
-    d = await startDaemon(home);
-  }, 30_000);
-  afterAll(async () => {
-    await d.kill();
-    await tmux.cleanup();
-    home.cleanup();
-    rmSync(HOSTILE_FILE, { force: true });
-  });
-
-  const json = (method: string, path: string, body?: unknown) =>
-    d.get(path, { method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
-  const tmuxNames = async () => (await tmux.tmux('list-sessions', '-F', '#{session_name}')).trim().split('\n').sort();
+  const forgetHostileFile = () => rmSync(HOSTILE_FILE, { force: true });
+  const fx = useDaemon(AGENT, { before: forgetHostileFile, after: forgetHostileFile });
+  const { json } = fx;
+  const tmuxNames = async () => (await fx.tmux.tmux('list-sessions', '-F', '#{session_name}')).trim().split('\n').sort();
 
   it('create -> list -> describe -> input -> thumbnail -> delete, as a user sees it', async () => {
     const created = await json('POST', '/sessions', { name: 'flow', project: 'web app' });
     expect(created.status).toBe(201);
     expect(await created.json()).toEqual({ id: 'flow', name: 'flow' });
 
-    const list = (await (await d.get('/sessions')).json()) as Item[];
+    const list = (await (await fx.d.get('/sessions')).json()) as Item[];
     const item = list.find((s) => s.id === 'flow')!;
     expect(item).toMatchObject({ id: 'flow', name: 'flow', description: '', state: 'running', agentState: null, project: 'web app' });
     expect(Number.isNaN(Date.parse(item.createdAt!))).toBe(false);
@@ -65,22 +49,22 @@ describe('REST sessions', () => {
     const patched = await json('PATCH', '/sessions/flow', { description });
     expect(patched.status).toBe(200);
     expect(await patched.json()).toEqual({ id: 'flow', description });
-    expect(await tmux.tmux('show-options', '-v', '-t', '=flow:', '@description')).toBe(description + '\n');
-    const again = (await (await d.get('/sessions')).json()) as Item[];
+    expect(await fx.tmux.tmux('show-options', '-v', '-t', '=flow:', '@description')).toBe(description + '\n');
+    const again = (await (await fx.d.get('/sessions')).json()) as Item[];
     expect(again.find((s) => s.id === 'flow')!.description).toBe(description);
     // No description given: nothing changes, and the answer says what is in effect.
     const nothing = await json('PATCH', '/sessions/flow', {});
     expect(nothing.status).toBe(200);
     expect(await nothing.json()).toEqual({ id: 'flow', description });
-    expect(await tmux.tmux('show-options', '-v', '-t', '=flow:', '@description')).toBe(description + '\n');
+    expect(await fx.tmux.tmux('show-options', '-v', '-t', '=flow:', '@description')).toBe(description + '\n');
     expect((await json('PATCH', '/sessions/nope', {})).status).toBe(404);
 
-    await eventually(async () => (await d.get('/sessions')).ok);
+    await eventually(async () => (await fx.d.get('/sessions')).ok);
     expect((await json('POST', '/sessions/flow/input', { type: 'keys', data: 'echo hi' })).status).toBe(204);
     expect((await json('POST', '/sessions/flow/input', { type: 'key', name: 'enter' })).status).toBe(204);
-    await eventually(async () => /^hi$/m.test(await tmux.capture('=flow:')), 15_000);
+    await eventually(async () => /^hi$/m.test(await fx.tmux.capture('=flow:')), 15_000);
 
-    const thumb = await d.get('/sessions/flow/thumbnail');
+    const thumb = await fx.d.get('/sessions/flow/thumbnail');
     expect(thumb.status).toBe(200);
     expect(thumb.headers.get('content-type')).toBe('text/plain; charset=utf-8');
     const text = await thumb.text();
@@ -90,19 +74,19 @@ describe('REST sessions', () => {
     for (const l of lines) expect([...l].length).toBeLessThanOrEqual(40);
     expect(lines.some((l) => l === 'hi')).toBe(true);
 
-    const commands = (await (await d.get('/sessions/flow/commands')).json()) as { name: string; description: string }[];
+    const commands = (await (await fx.d.get('/sessions/flow/commands')).json()) as { name: string; description: string }[];
     expect(commands.map((c) => c.name)).toEqual(expect.arrayContaining(['settings', 'model', 'compact', 'quit']));
 
-    expect((await d.get('/sessions/flow', { method: 'DELETE' })).status).toBe(204);
+    expect((await fx.d.get('/sessions/flow', { method: 'DELETE' })).status).toBe(204);
     expect(await tmuxNames()).not.toContain('flow');
-    const after = (await (await d.get('/sessions')).json()) as Item[];
+    const after = (await (await fx.d.get('/sessions')).json()) as Item[];
     expect(after.map((s) => s.id)).not.toContain('flow');
   });
 
   it('GET /commands carries the argument schema an agent reports, end to end', async () => {
-    expect(((await (await d.get('/sessions/pi-main/commands')).json()) as { args?: unknown }[]).some((c) => 'args' in c)).toBe(false);
-    const pane = (await tmux.tmux('display-message', '-p', '-t', '=pi-main:', '#{pane_id}')).trim();
-    const agent = fakeAgent(home.dataDir, pane, tmux.socket);
+    expect(((await (await fx.d.get('/sessions/pi-main/commands')).json()) as { args?: unknown }[]).some((c) => 'args' in c)).toBe(false);
+    const pane = (await fx.tmux.tmux('display-message', '-p', '-t', '=pi-main:', '#{pane_id}')).trim();
+    const agent = fakeAgent(fx.home.dataDir, pane, fx.tmux.socket);
     try {
       expect((await agent.welcomed).type).toBe('welcome');
       const args = { target: { type: 'string', enum: ['staging', 'prod'] }, dryRun: { type: 'boolean' } };
@@ -110,7 +94,7 @@ describe('REST sessions', () => {
         { name: 'deploy', description: 'Deploy the app', source: 'extension', args },
         { name: 'review', description: 'Review the diff', source: 'prompt' },
       ]);
-      const listed = async () => (await (await d.get('/sessions/pi-main/commands')).json()) as { name: string; args?: unknown }[];
+      const listed = async () => (await (await fx.d.get('/sessions/pi-main/commands')).json()) as { name: string; args?: unknown }[];
       await eventually(async () => (await listed()).some((c) => c.name === 'deploy'), 15_000, 100, 'the reported commands listed');
       const commands = await listed();
       expect(commands.find((c) => c.name === 'deploy')).toEqual({ name: 'deploy', description: 'Deploy the app', args });
@@ -128,7 +112,7 @@ describe('REST sessions', () => {
     const dup = await json('POST', '/sessions', { name: id });
     expect(dup.status).toBe(409);
     expect(await dup.json()).toMatchObject({ error: 'session-exists' });
-    expect((await d.get(`/sessions/${id}`, { method: 'DELETE' })).status).toBe(204);
+    expect((await fx.d.get(`/sessions/${id}`, { method: 'DELETE' })).status).toBe(204);
   });
 
   it('unknown sessions are 404 session-not-found on every route', async () => {
@@ -158,22 +142,22 @@ describe('REST sessions', () => {
     ];
     for (const [method, path, body] of routes) {
       const init = { method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) };
-      for (const url of [`${d.base}${path}`, `${d.base}${path}${path.includes('?') ? '&' : '?'}token=wrong`]) {
+      for (const url of [`${fx.d.base}${path}`, `${fx.d.base}${path}${path.includes('?') ? '&' : '?'}token=wrong`]) {
         const res = await fetch(url, init);
         expect(res.status, `${method} ${url}`).toBe(401);
         expect(res.headers.get('www-authenticate')).toMatch(/^Bearer/);
         expect(await res.json()).toMatchObject({ error: 'unauthorized' });
       }
-      const wrongHeader = await fetch(`${d.base}${path}`, { ...init, headers: { ...init.headers, authorization: 'Bearer wrong' } });
+      const wrongHeader = await fetch(`${fx.d.base}${path}`, { ...init, headers: { ...init.headers, authorization: 'Bearer wrong' } });
       expect(wrongHeader.status).toBe(401);
     }
     // Nothing was done: no session made, none deleted, the description unchanged.
     expect(await tmuxNames()).toContain('pi-main');
     expect(await tmuxNames()).not.toContain('unauth-made');
-    expect(await tmux.tmux('show-options', '-qv', '-t', '=pi-main:', '@description')).toBe('');
+    expect(await fx.tmux.tmux('show-options', '-qv', '-t', '=pi-main:', '@description')).toBe('');
     // The token works in the header and in the query.
-    expect((await fetch(`${d.base}/sessions`, { headers: { authorization: `Bearer ${d.token}` } })).status).toBe(200);
-    expect((await fetch(`${d.base}/sessions?token=${encodeURIComponent(d.token)}`)).status).toBe(200);
+    expect((await fetch(`${fx.d.base}/sessions`, { headers: { authorization: `Bearer ${fx.d.token}` } })).status).toBe(200);
+    expect((await fetch(`${fx.d.base}/sessions?token=${encodeURIComponent(fx.d.token)}`)).status).toBe(200);
   });
 
   it('hostile values are stored exactly or refused with 400; tmux keeps running and nothing runs', async () => {
@@ -199,7 +183,7 @@ describe('REST sessions', () => {
     for (const description of descriptions) {
       const res = await json('PATCH', '/sessions/pi-main', { description });
       expect(res.status).toBe(200);
-      expect(await tmux.tmux('show-options', '-v', '-t', '=pi-main:', '@description')).toBe(description + '\n');
+      expect(await fx.tmux.tmux('show-options', '-v', '-t', '=pi-main:', '@description')).toBe(description + '\n');
     }
     expect((await json('PATCH', '/sessions/pi-main', { description: 'nul\u0000' })).status).toBe(400);
     expect((await json('PATCH', '/sessions/pi-main', { description: 'x'.repeat(1025) })).status).toBe(400);
@@ -213,15 +197,15 @@ describe('REST sessions', () => {
     expect((await json('POST', '/sessions/pi-main/input', { type: 'keys', data: 'x'.repeat(2 * 1024 * 1024) })).status).toBe(413);
     // Invalid UTF-8 in the body: decoded with replacement characters and stored as such, or refused.
     const raw = Buffer.concat([Buffer.from('{"description":"bad '), Buffer.from([0xff, 0xfe, 0xc3]), Buffer.from('"}')]);
-    const bad = await d.get('/sessions/pi-main', { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: raw });
+    const bad = await fx.d.get('/sessions/pi-main', { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: raw });
     expect([200, 400]).toContain(bad.status);
     if (bad.status === 200) {
-      const stored = await tmux.tmux('show-options', '-v', '-t', '=pi-main:', '@description');
+      const stored = await fx.tmux.tmux('show-options', '-v', '-t', '=pi-main:', '@description');
       expect(stored).toBe(((await bad.json()) as { description: string }).description + '\n');
     }
     expect(await tmuxNames()).toContain('pi-main');
     expect(existsSync(HOSTILE_FILE)).toBe(false);
-    expect((await d.get('/health')).status).toBe(200);
+    expect((await fx.d.get('/health')).status).toBe(200);
   });
 
   it('a session starts in the directory asked for, hostile names included; a bad directory is a 400 naming it and creates nothing', async () => {
@@ -239,12 +223,12 @@ describe('REST sessions', () => {
         expect(created.status, cwd).toBe(201);
         // The shell in the pane runs there: what `pwd` prints is the directory, byte for byte.
         expect((await json('POST', `/sessions/${name}/input`, { type: 'keys', data: 'pwd\r' })).status).toBe(204);
-        await eventually(async () => (await tmux.capture(`=${name}:`)).split('\n').includes(cwd), 15_000, 50, `pwd printing ${cwd}`);
-        const item = ((await (await d.get('/sessions')).json()) as Item[]).find((s) => s.id === name)!;
+        await eventually(async () => (await fx.tmux.capture(`=${name}:`)).split('\n').includes(cwd), 15_000, 50, `pwd printing ${cwd}`);
+        const item = ((await (await fx.d.get('/sessions')).json()) as Item[]).find((s) => s.id === name)!;
         expect(item.cwd).toBe(cwd);
       }
       // The default session records where it started too.
-      expect(((await (await d.get('/sessions')).json()) as Item[]).find((s) => s.id === 'pi-main')!.cwd).toMatch(/^\//);
+      expect(((await (await fx.d.get('/sessions')).json()) as Item[]).find((s) => s.id === 'pi-main')!.cwd).toMatch(/^\//);
 
       const file = join(base, 'a-file');
       writeFileSync(file, 'x');
@@ -267,7 +251,7 @@ describe('REST sessions', () => {
       }
       expect(await tmuxNames()).toEqual(before);
       expect(existsSync(join(base, 'pwned')) || existsSync(join(hostile, 'pwned'))).toBe(false);
-      for (const name of ['in-plain', 'in-hostile']) expect((await d.get(`/sessions/${name}`, { method: 'DELETE' })).status).toBe(204);
+      for (const name of ['in-plain', 'in-hostile']) expect((await fx.d.get(`/sessions/${name}`, { method: 'DELETE' })).status).toBe(204);
     } finally {
       rmSync(base, { recursive: true, force: true });
     }
@@ -279,7 +263,7 @@ describe('REST sessions', () => {
       // As soon as the daemon knows the name (it may still be creating it in tmux), delete it.
       let deleted = 404;
       await eventually(
-        async () => (deleted = (await d.get(`/sessions/${name}`, { method: 'DELETE' })).status) !== 404,
+        async () => (deleted = (await fx.d.get(`/sessions/${name}`, { method: 'DELETE' })).status) !== 404,
         15_000,
         1,
         `a DELETE of ${name} that is not a 404`,
@@ -287,14 +271,14 @@ describe('REST sessions', () => {
       expect(deleted).toBe(204);
       expect((await created).status).toBe(201);
       expect(await tmuxNames()).not.toContain(name);
-      expect(((await (await d.get('/sessions')).json()) as Item[]).map((s) => s.id)).not.toContain(name);
+      expect(((await (await fx.d.get('/sessions')).json()) as Item[]).map((s) => s.id)).not.toContain(name);
     }
   });
 
   it('input sent the moment a session is created is accepted and arrives in order (five sessions at once)', async () => {
     const names = ['burst-1', 'burst-2', 'burst-3', 'burst-4', 'burst-5'];
     // Each client creates its session and types at once, without waiting for anything: several
-    // inputs in a row, over REST, while the daemon is still linking the session to tmux.
+    // inputs in a row, over REST, while the daemon is still linking the session to fx.tmux.
     const statuses = await Promise.all(
       names.map(async (name) => {
         const created = await json('POST', '/sessions', { name });
@@ -308,10 +292,10 @@ describe('REST sessions', () => {
     expect(statuses).toEqual(names.map(() => [201, 204, 204, 204, 204, 204]));
     // What the user sees in each pane: the command echoed whole, and its output.
     for (const name of names) {
-      await eventually(async () => (await tmux.capture(`=${name}:`)).split('\n').includes(`${name}-in-order`), 15_000);
-      expect(await tmux.capture(`=${name}:`)).toContain(`echo ${name}-in-order`);
+      await eventually(async () => (await fx.tmux.capture(`=${name}:`)).split('\n').includes(`${name}-in-order`), 15_000);
+      expect(await fx.tmux.capture(`=${name}:`)).toContain(`echo ${name}-in-order`);
     }
-    for (const name of names) expect((await d.get(`/sessions/${name}`, { method: 'DELETE' })).status).toBe(204);
+    for (const name of names) expect((await fx.d.get(`/sessions/${name}`, { method: 'DELETE' })).status).toBe(204);
   });
 
   it('fuzzed bodies on every route get 2xx or a documented 4xx with an error body; nothing breaks', async () => {
@@ -350,10 +334,10 @@ describe('REST sessions', () => {
       { numRuns: 150 },
     );
     // Malformed JSON and a wrong content type.
-    const malformed = await d.get('/sessions', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":' });
+    const malformed = await fx.d.get('/sessions', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":' });
     expect(malformed.status).toBe(400);
     expect(await malformed.json()).toMatchObject({ error: 'bad-request' });
-    expect((await d.get('/health')).status).toBe(200);
+    expect((await fx.d.get('/health')).status).toBe(200);
     for (const name of before) expect(await tmuxNames()).toContain(name);
   });
 });

@@ -6,31 +6,24 @@
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { SessionRecords, type SessionRecord } from '../../src/records/session-records.js';
-import { daemonHome, startDaemon, type DaemonHome, type RunningTestDaemon } from '../helpers/daemon.js';
-import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
+import { eventually } from '../helpers/tmux.js';
+import { useDaemon } from '../helpers/daemon-fixture.js';
 
 describe('session records kept by the daemon', () => {
-  let tmux: PrivateTmux;
-  let home: DaemonHome;
-  let d: RunningTestDaemon;
+  const fx = useDaemon(`[agent]\ncommand = "/bin/sh"\ndefault_session = "pi-main"\n`);
   let records: SessionRecords;
-
-  beforeAll(async () => {
-    tmux = await privateTmux();
-    home = daemonHome(tmux.socket, `[agent]\ncommand = "/bin/sh"\ndefault_session = "pi-main"\n`);
-    records = new SessionRecords(home.dataDir);
-    d = await startDaemon(home);
-  }, 30_000);
-  afterAll(async () => {
-    await d.kill();
-    await tmux.cleanup();
-    home.cleanup();
+  beforeAll(() => {
+    records = new SessionRecords(fx.home.dataDir);
   });
 
   const json = (method: string, path: string, body?: unknown) =>
-    d.get(path, { method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+    fx.d.get(path, {
+      method,
+      headers: { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
   /** Waits until `name`'s record satisfies `ok`; returns it. */
   const recordOf = async (name: string, ok: (r: SessionRecord | null) => boolean, what: string): Promise<SessionRecord | null> => {
     const seen: { last: SessionRecord | null } = { last: null };
@@ -39,11 +32,11 @@ describe('session records kept by the daemon', () => {
   };
 
   it('a created session gets a record with what it takes to bring it back; a new description reaches it', async () => {
-    const cwd = join(home.dir, 'work dir #{x} $(y)');
+    const cwd = join(fx.home.dir, 'work dir #{x} $(y)');
     mkdirSync(cwd);
     expect((await json('POST', '/sessions', { name: 'rec-a', cwd })).status).toBe(201);
     const first = (await recordOf('rec-a', (r) => r !== null, 'the record of rec-a'))!;
-    const [pid, start] = (await tmux.tmux('display', '-p', '#{pid} #{start_time}')).trim().split(' ').map(Number);
+    const [pid, start] = (await fx.tmux.tmux('display', '-p', '#{pid} #{start_time}')).trim().split(' ').map(Number);
     expect(first).toMatchObject({
       v: 1,
       name: 'rec-a',
@@ -71,16 +64,16 @@ describe('session records kept by the daemon', () => {
     const ended = await recordOf('rec-b', (r) => r?.ended !== null && r?.ended !== undefined, 'rec-b marked as exited');
     expect(ended!.ended).toMatchObject({ reason: 'exited', detail: 'the agent exited with status 3' });
 
-    expect((await d.get('/sessions/rec-a', { method: 'DELETE' })).status).toBe(204);
+    expect((await fx.d.get('/sessions/rec-a', { method: 'DELETE' })).status).toBe(204);
     expect(records.read('rec-a')).toBeNull();
-    expect((await d.get('/sessions/rec-b', { method: 'DELETE' })).status).toBe(204);
+    expect((await fx.d.get('/sessions/rec-b', { method: 'DELETE' })).status).toBe(204);
     expect(records.read('rec-b')).toBeNull();
   });
 
   it("a session that is not tether's gets no record", async () => {
-    await tmux.tmux('new-session', '-d', '-s', 'by-hand', '/bin/sh');
+    await fx.tmux.tmux('new-session', '-d', '-s', 'by-hand', '/bin/sh');
     // Discovery sees it (it is listed by tmux, not by tether); nothing is written for it.
-    await eventually(async () => (await tmux.tmux('list-sessions', '-F', '#{session_name}')).includes('by-hand'), 15_000);
+    await eventually(async () => (await fx.tmux.tmux('list-sessions', '-F', '#{session_name}')).includes('by-hand'), 15_000);
     expect((await json('PATCH', '/sessions/pi-main', { description: 'touch' })).status).toBe(200);
     await recordOf('pi-main', (r) => r?.description === 'touch', 'pi-main updated after by-hand appeared');
     expect(records.read('by-hand')).toBeNull();

@@ -11,10 +11,10 @@ import WebSocket from 'ws';
 import { decodeChunkFrame } from '../../src/protocol/frames.js';
 import { SessionStream } from '../../src/reference-client/index.js';
 import { pinnedTlsOptions } from '../../src/reference-client/pinning.js';
-import { daemonHome, startDaemon, type DaemonHome, type RunningTestDaemon } from '../helpers/daemon.js';
 import { screenOf } from '../helpers/screen.js';
 import { Mirror } from '../helpers/stream.js';
-import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
+import { eventually } from '../helpers/tmux.js';
+import { useDaemon } from '../helpers/daemon-fixture.js';
 
 const AGENT = `[agent]\ncommand = "/bin/sh"\ndefault_session = "pi-main"\n`;
 
@@ -52,33 +52,25 @@ function recorder(url: string, token: string, from: number | null) {
 }
 
 describe('the position in the upgrade URL', () => {
-  let tmux: PrivateTmux;
-  let home: DaemonHome;
-  let d: RunningTestDaemon;
+  const fx = useDaemon(AGENT);
   let ws: string;
   const sockets: WebSocket[] = [];
   const open = (query: string, from: number | null) => {
-    const r = recorder(`${ws}/sessions/pi-main/stream${query}`, d.token, from);
+    const r = recorder(`${ws}/sessions/pi-main/stream${query}`, fx.d.token, from);
     sockets.push(r.ws);
     return r;
   };
 
-  beforeAll(async () => {
-    tmux = await privateTmux();
-    home = daemonHome(tmux.socket, AGENT);
-    d = await startDaemon(home);
-    ws = d.base.replace(/^http/, 'ws');
-  }, 30_000);
-  afterAll(async () => {
+  beforeAll(() => {
+    ws = fx.d.base.replace(/^http/, 'ws');
+  });
+  afterAll(() => {
     for (const s of sockets) s.terminate();
-    await d.kill();
-    await tmux.cleanup();
-    home.cleanup();
   });
 
   /** Prints a marker after some lines and returns the stream position once the pane is quiet. */
   async function quietPosition(marker: string): Promise<number> {
-    const m = new Mirror(d.base, d.token, 'pi-main').connect();
+    const m = new Mirror(fx.d.base, fx.d.token, 'pi-main').connect();
     try {
       await eventually(() => m.received.some((r) => r.kind === 'snapshot'), 15_000, 25, 'the first snapshot');
       m.stream.sendKeys(`i=0; while [ $i -lt 40 ]; do echo "line-$i"; i=$((i+1)); done; echo ${marker}-$((6*7))\r`);
@@ -146,7 +138,7 @@ describe('the position in the upgrade URL', () => {
 
   it('a snapshot over a long history comes screen first: two frames at one position, the screen, then everything', async () => {
     // About 120 KB of history, far more than the screen.
-    const m = new Mirror(d.base, d.token, 'pi-main').connect();
+    const m = new Mirror(fx.d.base, fx.d.token, 'pi-main').connect();
     try {
       await eventually(() => m.received.some((r) => r.kind === 'snapshot'), 15_000, 25, 'the first snapshot');
       m.stream.sendKeys(
@@ -193,43 +185,30 @@ describe('the position in the upgrade URL', () => {
   });
 
   it('refuses a malformed position before any upgrade, and the session is untouched', async () => {
-    const before = await (await d.get('/sessions')).json();
+    const before = await (await fx.d.get('/sessions')).json();
     for (const query of ['?lastSeq=abc', '?lastSeq=-1', '?lastSeq=1e3', '?lastSeq=9007199254740993', '?lastSeq=', '?lastSeq=1&x=2']) {
       const r = open(query, null);
       expect(await r.opened, query).toBe(false);
       await eventually(() => r.status() === 400, 15_000, 25, `400 for ${query}`);
     }
-    const res = await d.get('/sessions/pi-main/stream?lastSeq=abc');
+    const res = await fx.d.get('/sessions/pi-main/stream?lastSeq=abc');
     expect(res.status).toBe(400);
     expect(await res.json()).toMatchObject({ error: 'bad-request', message: expect.stringMatching(/lastSeq/) as unknown });
-    const side = recorder(`${ws}/sessions/pi-main/side?lastSeq=5`, d.token, null);
+    const side = recorder(`${ws}/sessions/pi-main/side?lastSeq=5`, fx.d.token, null);
     sockets.push(side.ws);
     expect(await side.opened).toBe(false);
     await eventually(() => side.status() === 400, 15_000, 25, '400 for a position on the side channel');
-    expect(await (await d.get('/sessions')).json()).toEqual(before);
+    expect(await (await fx.d.get('/sessions')).json()).toEqual(before);
   });
 });
 
 describe('a reconnect over TLS', () => {
-  let tmux: PrivateTmux;
-  let home: DaemonHome;
-  let d: RunningTestDaemon;
-
-  beforeAll(async () => {
-    tmux = await privateTmux();
-    home = daemonHome(tmux.socket, `tls = true\n${AGENT}`);
-    d = await startDaemon(home);
-  }, 30_000);
-  afterAll(async () => {
-    await d.kill();
-    await tmux.cleanup();
-    home.cleanup();
-  });
+  const fx = useDaemon(`tls = true\n${AGENT}`);
 
   it('resumes the TLS session (pinned), and the screen carries on', async () => {
-    const run = JSON.parse(readFileSync(join(home.dataDir, 'run', 'daemon.json'), 'utf8')) as { port: number; fingerprint: string };
+    const run = JSON.parse(readFileSync(join(fx.home.dataDir, 'run', 'daemon.json'), 'utf8')) as { port: number; fingerprint: string };
     const tls = await pinnedTlsOptions('127.0.0.1', run.port, run.fingerprint);
-    const stream = new SessionStream({ baseUrl: `https://127.0.0.1:${run.port}`, token: d.token, session: 'pi-main', tls });
+    const stream = new SessionStream({ baseUrl: `https://127.0.0.1:${run.port}`, token: fx.d.token, session: 'pi-main', tls });
     const opened: boolean[] = [];
     stream.on('status', (s) => {
       if (s === 'open') opened.push(stream.tlsResumed);

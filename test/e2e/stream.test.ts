@@ -4,11 +4,10 @@
  * and the end of a session.
  */
 import { spawn } from 'node:child_process';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { daemonHome, startDaemon, type DaemonHome, type RunningTestDaemon } from '../helpers/daemon.js';
-import { Mirror } from '../helpers/stream.js';
-import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
+import { eventually } from '../helpers/tmux.js';
+import { useDaemon } from '../helpers/daemon-fixture.js';
 
 const AGENT = `[agent]\ncommand = "/bin/sh"\ndefault_session = "pi-main"\n`;
 
@@ -46,29 +45,8 @@ function rawSocket(base: string, path: string, token: string | null) {
 }
 
 describe('stream and side channel', () => {
-  let tmux: PrivateTmux;
-  let home: DaemonHome;
-  let d: RunningTestDaemon;
-  const mirrors: Mirror[] = [];
-  const mirror = (session: string, lastSeq: number | null = null) => {
-    const m = new Mirror(d.base, d.token, session, lastSeq).connect();
-    mirrors.push(m);
-    return m;
-  };
-  const json = (method: string, path: string, body?: unknown) =>
-    d.get(path, { method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
-
-  beforeAll(async () => {
-    tmux = await privateTmux();
-    home = daemonHome(tmux.socket, AGENT);
-    d = await startDaemon(home);
-  }, 30_000);
-  afterAll(async () => {
-    for (const m of mirrors) m.close();
-    await d.kill();
-    await tmux.cleanup();
-    home.cleanup();
-  });
+  const fx = useDaemon(AGENT);
+  const { mirror, json } = fx;
 
   it('a fresh client gets session-meta, then a snapshot, then live output; its keys reach the shell', async () => {
     const m = mirror('pi-main');
@@ -79,20 +57,20 @@ describe('stream and side channel', () => {
     m.stream.sendKey('enter');
     await eventually(async () => (await m.text()).includes('tether-42'), 15_000);
     // The pane itself shows it: an ordinary tmux client sees the same input.
-    await eventually(async () => (await tmux.capture('=pi-main:')).includes('tether-42'), 15_000);
+    await eventually(async () => (await fx.tmux.capture('=pi-main:')).includes('tether-42'), 15_000);
     expect(m.kinds().slice(m.kinds().indexOf('snapshot') + 1)).toContain('data');
   });
 
   it('input over the socket reaches an ordinary tmux client attached to the same session', async () => {
     // A person at the desk: a real tmux client on a terminal (script gives it one).
-    const attached = spawn('script', ['-qfc', `tmux -S ${tmux.socket} attach -t =pi-main`, '/dev/null'], {
+    const attached = spawn('script', ['-qfc', `tmux -S ${fx.tmux.socket} attach -t =pi-main`, '/dev/null'], {
       stdio: ['pipe', 'pipe', 'ignore'],
       env: { ...process.env, TERM: 'xterm-256color', TMUX: '' },
     });
     let seen = '';
     attached.stdout.on('data', (d: Buffer) => (seen += d.toString('utf8')));
     try {
-      await eventually(async () => (await tmux.tmux('list-clients', '-t', '=pi-main')).includes('pi-main'), 15_000);
+      await eventually(async () => (await fx.tmux.tmux('list-clients', '-t', '=pi-main')).includes('pi-main'), 15_000);
       const m = mirror('pi-main');
       await eventually(() => m.kinds().includes('snapshot'), 15_000);
       m.stream.sendKeys('echo desk-$((8*8))');
@@ -108,8 +86,8 @@ describe('stream and side channel', () => {
   const atPrompt = () =>
     eventually(
       async () => {
-        const command = (await tmux.tmux('display', '-p', '-t', '=pi-main:', '#{pane_current_command}')).trim();
-        const lines = (await tmux.capture('=pi-main:')).trimEnd().split('\n');
+        const command = (await fx.tmux.tmux('display', '-p', '-t', '=pi-main:', '#{pane_current_command}')).trim();
+        const lines = (await fx.tmux.capture('=pi-main:')).trimEnd().split('\n');
         return command === 'sh' && /^[$#]$/.test(lines[lines.length - 1] ?? '');
       },
       15_000,
@@ -124,22 +102,25 @@ describe('stream and side channel', () => {
     await eventually(() => m.stream.paste.on, 15_000);
     m.stream.sendText('pasted; $(x) #{y}');
     m.stream.sendKeys('\r');
-    await eventually(async () => (await tmux.capture('=pi-main:')).includes('^[[200~pasted; $(x) #{y}^[[201~'), 15_000);
+    await eventually(async () => (await fx.tmux.capture('=pi-main:')).includes('^[[200~pasted; $(x) #{y}^[[201~'), 15_000);
     m.stream.sendKey('ctrl-c');
     await atPrompt();
     m.stream.sendKeys("printf '\\033[?2004l'; cat -v\r");
     await eventually(() => !m.stream.paste.on, 15_000);
-    await eventually(async () => (await tmux.tmux('display', '-p', '-t', '=pi-main:', '#{pane_current_command}')).trim() === 'cat', 15_000);
+    await eventually(
+      async () => (await fx.tmux.tmux('display', '-p', '-t', '=pi-main:', '#{pane_current_command}')).trim() === 'cat',
+      15_000,
+    );
     m.stream.sendPaste('plain paste'); // a paste frame, even: no stray escape bytes
     m.stream.sendKeys('\r');
-    await eventually(async () => /\nplain paste\n/.test(await tmux.capture('=pi-main:')), 15_000);
-    expect(await tmux.capture('=pi-main:')).not.toMatch(/\^\[\[200~plain/);
+    await eventually(async () => /\nplain paste\n/.test(await fx.tmux.capture('=pi-main:')), 15_000);
+    expect(await fx.tmux.capture('=pi-main:')).not.toMatch(/\^\[\[200~plain/);
     m.stream.sendKey('ctrl-c');
     await atPrompt();
   });
 
   it('answers bad frames with error frames and stays usable', async () => {
-    const s = rawSocket(d.base, '/sessions/pi-main/stream', d.token);
+    const s = rawSocket(fx.d.base, '/sessions/pi-main/stream', fx.d.token);
     expect(await s.opened).toBe(true);
     s.send({ type: 'resume', lastSeq: null });
     s.send('{not json');
@@ -158,22 +139,22 @@ describe('stream and side channel', () => {
     expect(messages.some((m) => /lastSeq/.test(m))).toBe(true);
     expect(messages.some((m) => /data/.test(m))).toBe(true);
     expect(messages.some((m) => /binary/.test(m))).toBe(true);
-    await eventually(async () => (await tmux.capture('=pi-main:')).includes('still-5'), 15_000);
+    await eventually(async () => (await fx.tmux.capture('=pi-main:')).includes('still-5'), 15_000);
     expect(s.closed()).toBeNull();
     s.ws.close();
   });
 
   it('refuses an unknown session (404) and a missing token (401) before any upgrade', async () => {
-    const unknown = rawSocket(d.base, '/sessions/nope/stream', d.token);
+    const unknown = rawSocket(fx.d.base, '/sessions/nope/stream', fx.d.token);
     expect(await unknown.opened).toBe(false);
     await eventually(() => unknown.status() === 404, 15_000);
-    const noToken = rawSocket(d.base, '/sessions/pi-main/stream', null);
+    const noToken = rawSocket(fx.d.base, '/sessions/pi-main/stream', null);
     expect(await noToken.opened).toBe(false);
     await eventually(() => noToken.status() === 401, 15_000);
   });
 
   it('the side channel gets meta and no terminal bytes, and answers messages with an error', async () => {
-    const side = rawSocket(d.base, '/sessions/pi-main/side', d.token);
+    const side = rawSocket(fx.d.base, '/sessions/pi-main/side', fx.d.token);
     expect(await side.opened).toBe(true);
     side.send({ type: 'resume', lastSeq: null });
     side.send('garbage');
@@ -198,7 +179,7 @@ describe('stream and side channel', () => {
   it('closes stream and side clients with session-ended / 4404 when the session is deleted', async () => {
     expect((await json('POST', '/sessions', { name: 'doomed' })).status).toBe(201);
     const m = mirror('doomed');
-    const side = rawSocket(d.base, '/sessions/doomed/side', d.token);
+    const side = rawSocket(fx.d.base, '/sessions/doomed/side', fx.d.token);
     await eventually(() => m.kinds().includes('snapshot'), 15_000);
     expect(await side.opened).toBe(true);
     expect((await json('DELETE', '/sessions/doomed')).status).toBe(204);
@@ -211,7 +192,7 @@ describe('stream and side channel', () => {
   it('keeps clients open when the pane dies: session-meta says exited, and a delete still ends them with 4404', async () => {
     expect((await json('POST', '/sessions', { name: 'mortal' })).status).toBe(201);
     const m = mirror('mortal');
-    const side = rawSocket(d.base, '/sessions/mortal/side', d.token);
+    const side = rawSocket(fx.d.base, '/sessions/mortal/side', fx.d.token);
     await eventually(() => m.kinds().includes('snapshot'), 15_000);
     expect(await side.opened).toBe(true);
     m.stream.sendKeys('exit\r');
