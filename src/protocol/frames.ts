@@ -71,12 +71,8 @@ const SERVER_CHECKS = new Map<string, ReturnType<typeof Compile>>([
   ['error', Compile(ErrorFrame)],
 ]);
 
-/**
- * Parses a server text frame (clients). A frame of a type this version does not know is `null`
- * (a newer server may add types; a client skips them); a known type that does not fit its
- * schema throws ProtocolError('frame-malformed'). Fields a newer server adds are kept.
- */
-export function parseServerFrame(text: string): ServerFrame | null {
+/** The JSON object a text frame holds, or ProtocolError('frame-malformed') for anything else. */
+function jsonObjectOf(text: string): { readonly type?: unknown } {
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -85,7 +81,17 @@ export function parseServerFrame(text: string): ServerFrame | null {
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value))
     throw new ProtocolError('frame-malformed', 'a text frame must be one JSON object');
-  const type: unknown = (value as { type?: unknown }).type;
+  return value;
+}
+
+/**
+ * Parses a server text frame (clients). A frame of a type this version does not know is `null`
+ * (a newer server may add types; a client skips them); a known type that does not fit its
+ * schema throws ProtocolError('frame-malformed'). Fields a newer server adds are kept.
+ */
+export function parseServerFrame(text: string): ServerFrame | null {
+  const value = jsonObjectOf(text);
+  const type = value.type;
   const check = typeof type === 'string' ? SERVER_CHECKS.get(type) : undefined;
   if (!check) return null;
   if (!check.Check(value)) {
@@ -123,15 +129,8 @@ const CHECKS = new Map(Object.entries(ClientFrames).map(([type, schema]) => [typ
 
 /** Parses a client text frame, or throws ProtocolError('frame-malformed') saying what is wrong. */
 export function parseClientFrame(text: string): ClientFrame {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    throw new ProtocolError('frame-malformed', 'a text frame must be one JSON object');
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value))
-    throw new ProtocolError('frame-malformed', 'a text frame must be one JSON object');
-  const type: unknown = (value as { type?: unknown }).type;
+  const value = jsonObjectOf(text);
+  const type = value.type;
   const check = typeof type === 'string' ? CHECKS.get(type) : undefined;
   if (!check) throw new ProtocolError('frame-malformed', `type: must be one of ${Object.keys(ClientFrames).join(', ')}`);
   if (!check.Check(value)) {
