@@ -48,10 +48,12 @@ export type ClientKind = 'stream' | 'side';
  * change made behind tether's back (a description set from a shell). The read costs two tmux
  * processes, and spawning them from the daemon stalls it for milliseconds on a small machine
  * (measured: the first frame of a reconnect 7.4 ms later at the median, the 10000-line snapshot
- * 7 ms later), so it waits until the wake-up's frames are out; the clients that connect
+ * 7 ms later), so it waits until the wake-up's frames are out, and the clients that connect
  * meanwhile share one read.
  */
-export const META_REFRESH_DELAY_MS = 500;
+export const META_REFRESH_DELAY_MS = 1000;
+/** At most one such read per session in this long, however often clients connect. */
+export const META_REFRESH_MIN_INTERVAL_MS = 10_000;
 
 /** What the transport holds for one open socket. */
 export interface OpenClient {
@@ -104,6 +106,8 @@ export class StreamHub {
   private clientSerial = 0;
   /** The metadata reads scheduled after a connect, by session. */
   private readonly refreshes = new Map<string, NodeJS.Timeout>();
+  /** When each session's metadata was last read again after a connect (performance.now()). */
+  private readonly refreshedAt = new Map<string, number>();
 
   constructor(private readonly deps: StreamHubDeps) {
     const stopEnded = deps.sessions.onSessionEnded((id, why) => {
@@ -212,13 +216,20 @@ export class StreamHub {
     return { id, inspect: ops.observer({ label: id, parent: sessionActorId(sessionId) }) };
   }
 
-  /** Reads the session's metadata again once the connect is done, one read for the connects of a moment. */
+  /**
+   * Reads the session's metadata again once the connect is done: one read for the connects of a
+   * moment, and at most one per session per META_REFRESH_MIN_INTERVAL_MS.
+   */
   private refreshMetaSoon(sessionId: string): void {
     if (this.refreshes.has(sessionId)) return;
+    const now = performance.now();
+    const last = this.refreshedAt.get(sessionId);
+    const delay = Math.max(META_REFRESH_DELAY_MS, last === undefined ? 0 : last + META_REFRESH_MIN_INTERVAL_MS - now);
     const timer = setTimeout(() => {
       this.refreshes.delete(sessionId);
+      this.refreshedAt.set(sessionId, performance.now());
       void this.metaChanged(sessionId);
-    }, META_REFRESH_DELAY_MS);
+    }, delay);
     timer.unref();
     this.refreshes.set(sessionId, timer);
   }
@@ -227,6 +238,7 @@ export class StreamHub {
     const timer = this.refreshes.get(sessionId);
     if (timer) clearTimeout(timer);
     this.refreshes.delete(sessionId);
+    this.refreshedAt.delete(sessionId);
   }
 
   /** Reads a session's metadata from tmux and keeps it; null when tmux could not say. */

@@ -177,19 +177,23 @@ describe('stream and side channel', () => {
     await eventually(() => m.received.some((r) => r.kind === 'meta' && r.frame.description === 'fix the build'), 15_000);
   });
 
-  it('a description set from a shell, behind tether, reaches a client that connects and the one already there', async () => {
-    const first = mirror('pi-main');
-    await eventually(() => first.kinds().includes('snapshot'), 15_000);
-    const description = 'set from a shell; $(x) #{y}';
-    await fx.tmux.tmux('set-option', '-t', '=pi-main:', '@description', description);
-    const metasOf = (m: Mirror) => m.received.flatMap((r) => (r.kind === 'meta' ? [r.frame] : []));
-    // A client connecting gets the meta tether remembers at once; tmux is read again a moment
-    // later, and a change goes to every client of the session.
-    const again = mirror('pi-main');
-    await eventually(() => metasOf(again).some((f) => f.description === description), 15_000);
-    await eventually(() => metasOf(first).some((f) => f.description === description), 15_000);
-    expect(again.errors()).toEqual([]);
-  });
+  it(
+    'a description set from a shell, behind tether, reaches a client that connects and the one already there',
+    { timeout: 60_000 },
+    async () => {
+      const first = mirror('pi-main');
+      await eventually(() => first.kinds().includes('snapshot'), 15_000);
+      const description = 'set from a shell; $(x) #{y}';
+      await fx.tmux.tmux('set-option', '-t', '=pi-main:', '@description', description);
+      const metasOf = (m: Mirror) => m.received.flatMap((r) => (r.kind === 'meta' ? [r.frame] : []));
+      // A client connecting gets the meta tether remembers at once; tmux is read again a moment
+      // later (within 10 s of the last such read), and a change goes to every client of the session.
+      const again = mirror('pi-main');
+      await eventually(() => metasOf(again).some((f) => f.description === description), 30_000);
+      await eventually(() => metasOf(first).some((f) => f.description === description), 30_000);
+      expect(again.errors()).toEqual([]);
+    },
+  );
 
   it('closes stream and side clients with session-ended / 4404 when the session is deleted', async () => {
     expect((await json('POST', '/sessions', { name: 'doomed' })).status).toBe(201);
