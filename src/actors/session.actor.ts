@@ -252,6 +252,10 @@ function linkLogic(deps: SessionDeps) {
         if (rt.linkHold) log.debug({ reason: close.reason }, 'tmux control link closed for a respawn');
         else log.warn({ reason: close.reason }, 'tmux control link closed');
         void classifyClose(deps, id, close, rt.serverPid).then((event) => {
+          log.debug(
+            { event: event.type, serverLost: close.serverLost, sessionGone: close.sessionGone },
+            'tmux control link close classified',
+          );
           if (!stopped) sendBack(event);
         });
       },

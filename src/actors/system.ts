@@ -201,6 +201,7 @@ export class SidecarSystem {
           watched.delete(id);
           const final = finals.get(id);
           finals.delete(id);
+          this.deps.log.debug({ session: id, final: final ?? 'stopped by the sidecar' }, 'session actor ended');
           emit(id, 'deleted');
           if (final) for (const l of [...this.finalListeners]) l(id, final);
         }

@@ -75,6 +75,21 @@ describe('sessions restored after their tmux server is lost', () => {
     await eventually(async () => (await item(id))?.agentState === 'awaiting-input', TURN_MS, 100, `${id} awaiting input after "${text}"`);
   };
   const serverPid = async () => Number((await tmux.tmux('display-message', '-p', '#{pid}')).trim());
+  /** The daemon's log lines about one session (its stderr carries every line at debug level). */
+  const linesOf = (session: string) =>
+    d
+      .stderr()
+      .split('\n')
+      .filter((l) => l.includes(`"session":"${session}"`))
+      .join('\n');
+  /** Awaits `p`; when it fails, the error says what `explain` finds (a rare failure leaves its evidence). */
+  const explained = async <T>(p: Promise<T>, explain: () => string): Promise<T> => {
+    try {
+      return await p;
+    } catch (err) {
+      throw new Error(`${(err as Error).message}\n${explain()}`, { cause: err });
+    }
+  };
   const killServer = async () => {
     const pid = await serverPid();
     expect(pid).toBeGreaterThan(0);
@@ -258,7 +273,10 @@ describe('sessions restored after their tmux server is lost', () => {
       expect(items.map((i) => i.id)).not.toContain('r4');
       expect(items.map((i) => i.id)).not.toContain('r5');
       // The exited one ended with its server: nothing of it is kept to restore later.
-      await eventually(() => records.read('r4') === null, 15_000, 50, "r4's record forgotten");
+      await explained(
+        eventually(() => records.read('r4') === null, 15_000, 50, "r4's record forgotten"),
+        () => `r4's record: ${JSON.stringify(records.read('r4'))}\nthe daemon on r4:\n${linesOf('r4')}`,
+      );
       const sessionsInTmux = (await tmux.tmux('list-sessions', '-F', '#{session_name}')).trim().split('\n');
       for (const gone of ['r3', 'r4', 'r5']) expect(sessionsInTmux).not.toContain(gone);
       const h = await health();
