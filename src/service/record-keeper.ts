@@ -6,7 +6,8 @@
  * lost with its tmux server keeps its record: that is what restoring it needs (src/service/restore.ts).
  *
  * Writes for one session never overlap: a change that arrives during a write is taken by one
- * more write after it.
+ * more write after it. A write begun before the session was forgotten never lands: it reads tmux
+ * first, and a session that ends meanwhile keeps no record.
  */
 import type { Logger } from '../log.js';
 import type { SessionRecord, SessionRecords } from '../records/session-records.js';
@@ -29,6 +30,8 @@ export interface RecordKeeperDeps {
 export class RecordKeeper {
   private readonly running = new Map<string, Promise<void>>();
   private readonly again = new Set<string>();
+  /** How many times each session was forgotten: a write begun before the last forget is dropped. */
+  private readonly forgets = new Map<string, number>();
 
   constructor(private readonly deps: RecordKeeperDeps) {}
 
@@ -49,8 +52,13 @@ export class RecordKeeper {
     return run;
   }
 
-  /** The session was deleted on purpose: it is not to come back. */
+  /**
+   * The session ended (deleted, killed on purpose, lost with its agent exited): it is not to come
+   * back. A write already under way for it (it reads tmux first, which takes a while) does not
+   * bring the record back when it finishes after this.
+   */
   forget(id: string): void {
+    this.forgets.set(id, (this.forgets.get(id) ?? 0) + 1);
     try {
       this.deps.records.remove(id);
     } catch (err) {
@@ -68,6 +76,7 @@ export class RecordKeeper {
   }
 
   private async write(id: string): Promise<void> {
+    const forgets = this.forgets.get(id) ?? 0;
     const info = (await listSessions(this.deps.cli)).find((s) => s.name === id);
     if (!info?.isTether) return; // gone meanwhile, or not tether's: nothing to keep
     const description = (await readUserOption(this.deps.cli, id, '@description').catch(() => null)) ?? '';
@@ -94,6 +103,8 @@ export class RecordKeeper {
           : { reason: 'exited', detail: `the agent exited${info.paneDeadStatus === null ? '' : ` with status ${info.paneDeadStatus}`}`, at }
         : null,
     };
+    // Forgotten while tmux was read: the session ended meanwhile, and its record stays gone.
+    if ((this.forgets.get(id) ?? 0) !== forgets) return;
     this.deps.records.write(record);
   }
 }

@@ -1,0 +1,54 @@
+/**
+ * The record keeper against real tmux (a private server) and real files: a record forgotten
+ * while a write of it was reading tmux stays forgotten. The write reads the session from tmux
+ * first (three tmux calls), so a session that ends meanwhile (its server killed, its agent
+ * exited) must not get its record back when that write finishes.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { silentLogger } from '../../src/log.js';
+import { SessionRecords } from '../../src/records/session-records.js';
+import { RecordKeeper } from '../../src/service/record-keeper.js';
+import { createSession } from '../../src/tmux/sessions.js';
+import { privateTmux, type PrivateTmux } from '../helpers/tmux.js';
+
+describe('the record keeper', () => {
+  let tmux: PrivateTmux;
+  let dataDir: string;
+  beforeAll(async () => {
+    tmux = await privateTmux();
+    dataDir = mkdtempSync(join(tmpdir(), 'tether-keeper-'));
+  });
+  afterAll(async () => {
+    await tmux?.cleanup();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it("writes a session's record, and one forgotten during a write is not brought back by it", async () => {
+    const records = new SessionRecords(dataDir);
+    const keeper = new RecordKeeper({
+      records,
+      cli: tmux.cli,
+      agentCommand: () => ['/bin/cat'],
+      sessionFile: () => null,
+      reservedSeq: () => 0,
+      now: Date.now,
+      log: silentLogger,
+    });
+    await createSession(tmux.cli, { name: 'kept', command: ['/bin/cat'], createdAt: new Date().toISOString() });
+    await keeper.sync('kept');
+    expect(records.read('kept')).toMatchObject({ name: 'kept', ended: null });
+
+    // The session ends while a write is reading tmux: the write finishes after the forget.
+    const writing = keeper.sync('kept');
+    keeper.forget('kept');
+    await writing;
+    expect(records.read('kept')).toBeNull();
+
+    // A later sync (the session linked again, say) writes it as before.
+    await keeper.sync('kept');
+    expect(records.read('kept')).toMatchObject({ name: 'kept' });
+  });
+});
