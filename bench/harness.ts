@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import WebSocket, { type ClientOptions } from 'ws';
 import { DAEMON_NODE_ARGS } from '../src/config/daemon-process.js';
+import { decodeChunkFrame } from '../src/protocol/frames.js';
 import { CLIENT_DEFLATE_MIN_BYTES } from '../src/reference-client/session-stream.js';
 import { CLI } from '../test/helpers/daemon.js';
 
@@ -323,8 +324,7 @@ export class RawStream {
     this.firstFrame = new Promise((resolve) => this.ws.once('message', () => resolve(performance.now())));
     this.ws.on('message', (data: Buffer, isBinary) => {
       if (isBinary) {
-        const seq = data.readUInt32BE(0) * 2 ** 32 + data.readUInt32BE(4);
-        const bytes = data.subarray(8);
+        const { seq, data: bytes } = decodeChunkFrame(data);
         this.dataBytes += bytes.length;
         this.lastSeq = seq;
         this.onData?.(bytes, seq);

@@ -10,10 +10,12 @@
  * The child is this file run with `child` as its first argument: it prints its port, then
  * serves until its stdin closes. Only the child started here is ever signalled.
  */
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import WebSocket, { WebSocketServer } from 'ws';
+import { decodeChunkFrame, encodeChunkFrame } from '../src/protocol/frames.js';
 import { ControlParser } from '../src/tmux/control-codec.js';
+import { sendKeysHexCommands } from '../src/tmux/input.js';
 
 /** A relay serving one tmux session; `url` is its WebSocket. */
 export interface RelayFloor {
@@ -66,7 +68,9 @@ export class RelayClient {
       this.ws.once('error', reject);
     });
     this.ws.on('message', (data: Buffer, isBinary) => {
-      if (isBinary) this.onData?.(data.subarray(8), data.readUInt32BE(0) * 2 ** 32 + data.readUInt32BE(4));
+      if (!isBinary) return;
+      const chunk = decodeChunkFrame(data);
+      this.onData?.(chunk.data, chunk.seq);
     });
   }
 
@@ -80,6 +84,10 @@ export class RelayClient {
 }
 
 function serveRelay(socket: string, session: string): void {
+  // Keystrokes go to the pane as tether sends them: `send-keys -H` lines from the same builder.
+  const paneId = execFileSync('tmux', ['-S', socket, 'display-message', '-p', '-t', `=${session}:`, '#{pane_id}'], {
+    encoding: 'utf8',
+  }).trim();
   const tmux: ChildProcessWithoutNullStreams = spawn('tmux', ['-S', socket, '-C', 'attach-session', '-t', `=${session}`], {
     stdio: ['pipe', 'pipe', 'pipe'],
   });
@@ -88,10 +96,7 @@ function serveRelay(socket: string, session: string): void {
   const parser = new ControlParser((event) => {
     if (event.type !== 'output' && event.type !== 'extended-output') return;
     position += event.data.length;
-    const frame = Buffer.allocUnsafe(8 + event.data.length);
-    frame.writeUInt32BE(Math.floor(position / 2 ** 32), 0);
-    frame.writeUInt32BE(position % 2 ** 32, 4);
-    event.data.copy(frame, 8);
+    const frame = encodeChunkFrame(position, event.data);
     for (const ws of clients) ws.send(frame, { binary: true, compress: false });
   });
   tmux.stdout.on('data', (d: Buffer) => parser.push(d));
@@ -106,10 +111,7 @@ function serveRelay(socket: string, session: string): void {
     ws.on('message', (data: Buffer) => {
       const frame = JSON.parse(data.toString('utf8')) as { type?: unknown; data?: unknown };
       if (frame.type !== 'keys' || typeof frame.data !== 'string') return;
-      const hex = Buffer.from(frame.data, 'utf8')
-        .toString('hex')
-        .replace(/(..)(?!$)/g, '$1 ');
-      tmux.stdin.write(`send-keys -t =${session}: -H ${hex}\n`);
+      for (const line of sendKeysHexCommands(paneId, Buffer.from(frame.data, 'utf8'))) tmux.stdin.write(`${line}\n`);
     });
   });
   // The bench closes stdin to stop it: detach from tmux (its session stays), close the server.
