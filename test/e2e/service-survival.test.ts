@@ -39,7 +39,10 @@ function alive(pid: number): boolean {
 
 /** The tmux server's pid and the agent pane's process. */
 async function tmuxPids(tmux: PrivateTmux): Promise<{ server: number; pane: number }> {
-  const [server, pane] = (await tmux.tmux('display-message', '-p', '-t', `=${SESSION}:`, '#{pid} #{pane_pid}')).trim().split(' ').map(Number);
+  const [server, pane] = (await tmux.tmux('display-message', '-p', '-t', `=${SESSION}:`, '#{pid} #{pane_pid}'))
+    .trim()
+    .split(' ')
+    .map(Number);
   return { server: server!, pane: pane! };
 }
 
@@ -198,7 +201,13 @@ describe('the daemon the pi extension starts (detached)', () => {
   });
 
   const detached = () => {
-    const { child } = spawnDetachedDaemon({ node: process.execPath, cli: CLI, runDir: join(home.dataDir, 'run'), cwd: home.dir, env: home.env });
+    const { child } = spawnDetachedDaemon({
+      node: process.execPath,
+      cli: CLI,
+      runDir: join(home.dataDir, 'run'),
+      cwd: home.dir,
+      env: home.env,
+    });
     started.push(child.pid!);
     return child.pid!;
   };
