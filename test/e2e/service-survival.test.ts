@@ -48,7 +48,7 @@ async function tmuxPids(tmux: PrivateTmux): Promise<{ server: number; pane: numb
 
 /** The daemon's pid and its sessions, as `tether status --json` reports them; null when none answers. */
 async function daemonStatus(home: DaemonHome): Promise<{ pid: number; sessions: { id: string; state: string }[] } | null> {
-  const r = await runCli(['status', '--json'], home.env);
+  const r = await runCli(['status', '--json'], home.env, 60_000);
   if (r.code !== 0) return null;
   const report = JSON.parse(r.stdout) as { daemon: { pid: number }; sessions: { id: string; state: string }[] };
   return { pid: report.daemon.pid, sessions: report.sessions };
@@ -106,7 +106,7 @@ describe.skipIf(systemdWhyNot !== null)('under a real systemd user manager', () 
         const session = status?.sessions.find((s) => s.id === SESSION);
         return status?.pid === main && session?.state === 'running' ? main : 0;
       },
-      45_000,
+      120_000,
       200,
       `a new daemon of ${UNIT} (not pid ${previous}) serving, with ${SESSION} running`,
     ).catch((err: Error) => {
@@ -149,7 +149,7 @@ describe.skipIf(systemdWhyNot !== null)('under a real systemd user manager', () 
     expect(serverGroup(server)).toMatch(/\/tether-tmux-[0-9a-f]+\.scope$/m);
     expect(serverGroup(server)).not.toContain(UNIT);
     await survivesEveryWay(first);
-  }, 180_000);
+  }, 300_000);
 
   it('without systemd-run, KillMode=process keeps tmux; a unit written before it had that loses tmux, and status and install say so', async () => {
     await systemctl('stop', UNIT);
@@ -182,7 +182,7 @@ describe.skipIf(systemdWhyNot !== null)('under a real systemd user manager', () 
     // No scope this time: tmux lives in the service's group, and KillMode=process is what keeps it.
     expect(serverGroup(server)).toMatch(new RegExp(`/${UNIT.replace('.', '\\.')}$`, 'm'));
     await survivesEveryWay(first);
-  }, 180_000);
+  }, 300_000);
 });
 
 describe('the daemon the pi extension starts (detached)', () => {
@@ -214,10 +214,11 @@ describe('the daemon the pi extension starts (detached)', () => {
   const serving = (pid: number) =>
     eventually(
       async () => {
+        if (readRunFile(join(home.dataDir, 'run'))?.pid !== pid) return false;
         const status = await daemonStatus(home);
         return status?.pid === pid && status.sessions.some((s) => s.id === SESSION && s.state === 'running');
       },
-      30_000,
+      120_000,
       100,
       `the detached daemon ${pid} serving ${SESSION}`,
     );
@@ -235,5 +236,5 @@ describe('the daemon the pi extension starts (detached)', () => {
     expect(await tmuxPids(tmux)).toEqual(pids);
     process.kill(second, 'SIGTERM');
     await eventually(() => !alive(second), 20_000, 50, 'the second daemon stopped');
-  }, 90_000);
+  }, 300_000);
 });
