@@ -34,6 +34,7 @@ import { makeLogger } from './logger.js';
 import { resolvePaths } from '../config/paths.js';
 import { isLoopback, type TetherConfig } from '../config/schema.js';
 import { TmuxCli } from '../tmux/exec.js';
+import { chooseServerScope } from '../tmux/server-scope.js';
 import { killSession, listSessions, sessionActivity } from '../tmux/sessions.js';
 import { tmuxTarget } from '../tmux/target.js';
 import { checkTmuxVersion, readTmuxVersion } from '../tmux/version.js';
@@ -139,7 +140,14 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     );
 
   const startedAt = Date.now();
-  const cli = new TmuxCli(target);
+  // A tmux server this daemon starts must outlive it, under a service too (docs/service.md).
+  const scope = await chooseServerScope({ tmuxBin: target.bin });
+  if (scope.service !== null)
+    log[scope.launcher ? 'info' : 'warn']({ service: scope.service }, `running as a systemd service: ${scope.why}`);
+  const cli = new TmuxCli(target, {
+    ...(scope.launcher ? { serverLauncher: scope.launcher } : {}),
+    onLauncherFailed: (why) => log.warn({ why }, "systemd-run failed: this tmux command ran in the daemon's own control group"),
+  });
   const minFreeBytes = Math.round(config.buffer.min_free_gb * GIB);
   // The /ops view: inspection of every actor system (nothing is sent while no one watches).
   const ops = new OpsInspector();

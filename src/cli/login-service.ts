@@ -30,6 +30,21 @@ export interface DaemonLaunch {
 
 export type ServicePlatform = 'systemd' | 'launchd';
 
+/**
+ * The unit's line that keeps tmux alive: on stop (and after a crash) systemd signals the daemon
+ * only, not the rest of its control group, where a tmux server the daemon started may live.
+ */
+export const KEEPS_TMUX_SYSTEMD = 'KillMode=process';
+
+/**
+ * Null when an installed file keeps tmux running when the daemon stops, else what is missing
+ * (files written before tether set it do not).
+ */
+export function missingProtection(platform: ServicePlatform, text: string): string | null {
+  if (platform === 'systemd') return /^KillMode=process\s*$/m.test(text) ? null : KEEPS_TMUX_SYSTEMD;
+  return /<key>AbandonProcessGroup<\/key>\s*<true\/>/.test(text) ? null : 'AbandonProcessGroup';
+}
+
 /** Where the file goes: `$XDG_CONFIG_HOME/systemd/user/` (default `~/.config`), `~/Library/LaunchAgents/`. */
 export function serviceFile(platform: ServicePlatform, env: NodeJS.ProcessEnv, home: string): string {
   if (platform === 'launchd') return join(home, 'Library', 'LaunchAgents', `${LAUNCHD_LABEL}.plist`);
@@ -64,6 +79,8 @@ export function systemdUnit(launch: DaemonLaunch, logFile: string): string {
     ...env,
     'Restart=on-failure',
     'RestartSec=5',
+    '# A stop, a restart or a crash ends the daemon only: tmux and the agents keep running.',
+    KEEPS_TMUX_SYSTEMD,
     '',
     '[Install]',
     'WantedBy=default.target',
@@ -111,6 +128,9 @@ export function launchdPlist(launch: DaemonLaunch, logFile: string): string {
     '    <key>SuccessfulExit</key>',
     '    <false/>',
     '  </dict>',
+    // launchd would otherwise kill what is left in the job's process group when the daemon exits.
+    '  <key>AbandonProcessGroup</key>',
+    '  <true/>',
     '  <key>StandardOutPath</key>',
     `  <string>${xml(logFile)}</string>`,
     '  <key>StandardErrorPath</key>',

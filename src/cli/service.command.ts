@@ -23,6 +23,7 @@ import {
   launchdPlist,
   LAUNCHD_LABEL,
   MARKER,
+  missingProtection,
   serviceFile,
   systemdUnit,
   SYSTEMD_UNIT_NAME,
@@ -97,6 +98,21 @@ function removeEmptyParents(dir: string, levels: number): void {
   }
 }
 
+/** What a unit or plist without the protection lets happen. */
+const UNPROTECTED = 'stopping or restarting the service, or a crash of the daemon, can kill tmux and every agent with it';
+
+function reloadCommand(file: string): string {
+  return `launchctl bootout gui/$(id -u)/${LAUNCHD_LABEL}; launchctl bootstrap gui/$(id -u) ${JSON.stringify(file)}`;
+}
+
+/** The KillMode systemd has loaded for the unit (it reads a changed file at daemon-reload), or null when it cannot say. */
+function loadedKillMode(): string | null {
+  const shown = spawnSync('systemctl', ['--user', 'show', '--property=LoadState,KillMode', SYSTEMD_UNIT_NAME], { encoding: 'utf8' });
+  if (shown.error || shown.status !== 0) return null;
+  const props = new Map(shown.stdout.split('\n').map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)] as const));
+  return props.get('LoadState') === 'loaded' ? (props.get('KillMode') ?? null) : null;
+}
+
 function enableCommand(platform: ServicePlatform, file: string): string {
   return platform === 'systemd'
     ? `systemctl --user daemon-reload && systemctl --user enable --now ${SYSTEMD_UNIT_NAME}`
@@ -119,10 +135,11 @@ export class ServiceInstallCommand extends Command {
       if (existsSync(file) && readFileSync(file, 'utf8') === text) {
         this.context.stdout.write(`${file} is already up to date\n`);
       } else {
-        const updating = existsSync(file);
+        const old = existsSync(file) ? readFileSync(file, 'utf8') : null;
         mkdirSync(dirname(file), { recursive: true });
         writeAtomic(file, text, (_code, message) => new CliError(message));
-        this.context.stdout.write(`${updating ? 'updated' : 'wrote'} ${file}\n`);
+        this.context.stdout.write(`${old !== null ? 'updated' : 'wrote'} ${file}\n`);
+        if (old !== null) this.reportUpdate(platform, file, old);
       }
       this.context.stdout.write(`enable it with:\n  ${enableCommand(platform, file)}\n`);
       if (platform === 'systemd') {
@@ -133,6 +150,18 @@ export class ServiceInstallCommand extends Command {
       return Promise.resolve(0);
     } catch (err) {
       return Promise.resolve(reportFailure(err, this.context.stderr));
+    }
+  }
+
+  /** What an updated file changes, and how the running service manager takes it. */
+  private reportUpdate(platform: ServicePlatform, file: string, old: string): void {
+    const out = (line: string) => this.context.stdout.write(`${line}\n`);
+    const missing = missingProtection(platform, old);
+    if (missing !== null) out(`the old file lacked ${missing}: ${UNPROTECTED}; the new one has it`);
+    if (platform === 'systemd') {
+      out('systemd reads the update at (the daemon keeps running):\n  systemctl --user daemon-reload');
+    } else {
+      out(`launchd reads the update when the agent is loaded again:\n  ${reloadCommand(file)}`);
     }
   }
 }
@@ -178,9 +207,15 @@ export class ServiceStatusCommand extends Command {
         return Promise.resolve(0);
       }
       out(`installed: ${file}${ours(file) ? '' : ' (not written by tether)'}`);
-      if (ours(file) && readFileSync(file, 'utf8') !== text)
-        out('it differs from what this tether would write: tether service install updates it');
+      const installed = readFileSync(file, 'utf8');
+      if (ours(file) && installed !== text) out('it differs from what this tether would write: tether service install updates it');
+      const missing = missingProtection(platform, installed);
+      if (missing !== null) out(`it lacks ${missing}: ${UNPROTECTED}${ours(file) ? ' (tether service install adds it)' : ''}`);
       if (platform === 'systemd') {
+        const loaded = missing === null ? loadedKillMode() : null;
+        if (loaded !== null && loaded !== 'process') {
+          out(`systemd still runs it with KillMode=${loaded}: ${UNPROTECTED}; have it read the file with: systemctl --user daemon-reload`);
+        }
         out(`enabled: ${enabledLink(file) ? 'yes' : `no (${enableCommand(platform, file)})`}`);
         const active = spawnSync('systemctl', ['--user', 'is-active', SYSTEMD_UNIT_NAME], { encoding: 'utf8' });
         out(`running: ${active.error ? 'unknown (systemctl could not be run)' : active.stdout.trim() || 'unknown'}`);

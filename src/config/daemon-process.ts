@@ -28,7 +28,9 @@ export const NO_STDERR_LOG_FLAG = '--no-log-stderr';
 
 /**
  * Starts `tether serve` detached (its own session, not waited for), the way tether's launchers
- * do: `node` with `DAEMON_NODE_ARGS`, the CLI at `cli`, in `cwd`, with `env` minus the tmux
+ * do. Nothing ties tmux to it: a tmux server it starts leads a session of its own, so killing
+ * the daemon or its whole process group leaves tmux and the agents (docs/service.md). It starts
+ * so: `node` with `DAEMON_NODE_ARGS`, the CLI at `cli`, in `cwd`, with `env` minus the tmux
  * variables (the daemon finds its server by its config). Its stdout (the URL line) and stderr
  * (a refusal, a crash) go to `<runDir>/serve.out` (0600); log lines go only to the log file.
  */

@@ -9,6 +9,7 @@
 import { execFile, type ExecFileException } from 'node:child_process';
 import { DomainError } from '../errors.js';
 import { escapeArgvArg } from './quote.js';
+import { isLauncherFailure } from './server-scope.js';
 import type { TmuxTarget } from './target.js';
 import { makesNotifications, topologyGate } from './topology-gate.js';
 
@@ -29,6 +30,8 @@ export class TmuxCommandError extends Error {
   readonly timedOut: boolean;
   /** What tmux wrote on stderr (trimmed, bounded). */
   readonly stderr: string;
+  /** The command ran through a launcher (systemd-run) that failed before tmux ran. */
+  launcherFailed = false;
   constructor(opts: { command: string; exitCode: number | null; signal: string | null; timedOut: boolean; stderr: string; why?: string }) {
     const detail = opts.stderr !== '' ? opts.stderr.split('\n')[0] : (opts.why ?? `exit code ${String(opts.exitCode)}`);
     super(`tmux ${opts.command} failed: ${detail}`);
@@ -50,9 +53,25 @@ export interface TmuxOutput {
   readonly stderr: string;
 }
 
+/** The tmux commands that start a server when none runs on the socket. */
+const SERVER_STARTING = new Set(['new-session', 'new', 'start-server', 'start']);
+
+export interface TmuxCliOptions {
+  /**
+   * The argv run before tmux for a command list that may start the server (src/tmux/server-scope.ts:
+   * `systemd-run --user --scope ...`), so the server does not live in the daemon's service.
+   */
+  readonly serverLauncher?: () => string[];
+  /** Told when the launcher itself failed: the command then ran without it. */
+  readonly onLauncherFailed?: (why: string) => void;
+}
+
 /** Runs tmux against one server (`target`). */
 export class TmuxCli {
-  constructor(readonly target: TmuxTarget) {}
+  constructor(
+    readonly target: TmuxTarget,
+    private readonly opts: TmuxCliOptions = {},
+  ) {}
 
   /** Runs one tmux command (`args[0]` is its name); rejects with `TmuxCommandError`. */
   run(args: readonly string[], opts: TmuxRunOptions = {}): Promise<TmuxOutput> {
@@ -69,17 +88,33 @@ export class TmuxCli {
     return this.exec(commands, opts);
   }
 
-  private exec(commands: readonly (readonly string[])[], opts: TmuxRunOptions): Promise<TmuxOutput> {
+  private async exec(commands: readonly (readonly string[])[], opts: TmuxRunOptions): Promise<TmuxOutput> {
     const argv: string[] = ['-u', ...this.target.socketArgs];
     commands.forEach((cmd, i) => {
       if (i > 0) argv.push(';');
       for (const arg of cmd) argv.push(escapeArgvArg(arg));
     });
     const command = commands.map((c) => c[0] ?? '').join('; ');
+    const launcher = this.opts.serverLauncher;
+    if (launcher && commands.some((c) => SERVER_STARTING.has(c[0] ?? ''))) {
+      const [file, ...prefix] = launcher();
+      try {
+        return await this.spawn(file!, [...prefix, this.target.bin, ...argv], command, opts);
+      } catch (err) {
+        // systemd-run failed before tmux ran (nothing happened): run tmux as it is.
+        if (!(err instanceof TmuxCommandError && err.launcherFailed)) throw err;
+        this.opts.onLauncherFailed?.(err.stderr !== '' ? (err.stderr.split('\n')[0] ?? '') : `${file!} could not be run`);
+      }
+    }
+    return this.spawn(this.target.bin, argv, command, opts);
+  }
+
+  private spawn(file: string, argv: string[], command: string, opts: TmuxRunOptions): Promise<TmuxOutput> {
     const timeout = opts.timeoutMs ?? TMUX_DEFAULT_TIMEOUT_MS;
+    const wrapped = file !== this.target.bin;
     return new Promise((resolve, reject) => {
       execFile(
-        this.target.bin,
+        file,
         argv,
         { encoding: 'buffer', maxBuffer: TMUX_MAX_OUTPUT_BYTES, timeout, killSignal: 'SIGKILL', windowsHide: true },
         (err, stdout, stderrBuf) => {
@@ -88,7 +123,9 @@ export class TmuxCli {
             resolve({ stdout, stderr });
             return;
           }
-          reject(toCommandError(err, command, stderr, timeout));
+          const failure = toCommandError(err, command, stderr, timeout);
+          if (wrapped && isLauncherFailure(stderr, err.code)) failure.launcherFailed = true;
+          reject(failure);
         },
       );
     });

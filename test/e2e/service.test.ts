@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchdPlist, systemdUnit, systemdWord, type DaemonLaunch } from '../../src/cli/login-service.js';
+import { launchdPlist, missingProtection, systemdUnit, systemdWord, type DaemonLaunch } from '../../src/cli/login-service.js';
 import { readRunFile } from '../../src/cli/run-file.js';
 import { daemonHome, runCli, type DaemonHome } from '../helpers/daemon.js';
 import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
@@ -45,6 +45,10 @@ describe('the unit and the plist as text', () => {
       .flatMap((l) => systemdWords(l));
     expect(env).toEqual([`PATH=${HOSTILE}:/usr/bin`, `TETHER_DATA_DIR=${HOSTILE}/data`]);
     expect(() => systemdWord('a\nExecStartPre=/bin/rm -rf /')).toThrow();
+    // A stop, restart or crash ends the daemon only, never the tmux server in its group.
+    expect(unit).toMatch(/^\[Service\][^[]*^KillMode=process$/m);
+    expect(missingProtection('systemd', unit)).toBeNull();
+    expect(missingProtection('systemd', unit.replace(/^KillMode=process\n/m, ''))).toBe('KillMode=process');
   });
 
   it('launchd: a property list whose strings decode to the values given', () => {
@@ -59,6 +63,10 @@ describe('the unit and the plist as text', () => {
     expect(strings).toContain('/tmp/l & <log>');
     expect(plist).toMatch(/<key>Label<\/key>\s*<string>dev\.tether\.daemon<\/string>/);
     expect(plist).toMatch(/<key>KeepAlive<\/key>\s*<dict>\s*<key>SuccessfulExit<\/key>\s*<false\/>/);
+    // launchd leaves what remains of the job's process group alone when the daemon exits.
+    expect(plist).toMatch(/<key>AbandonProcessGroup<\/key>\s*<true\/>/);
+    expect(missingProtection('launchd', plist)).toBeNull();
+    expect(missingProtection('launchd', plist.replace(/<key>AbandonProcessGroup<\/key>\s*<true\/>/, ''))).toBe('AbandonProcessGroup');
     // Every element that opens closes: no raw '<' or '&' leaked into the text.
     expect(plist.replace(/<[^>]+>/g, '')).not.toMatch(/[<>]|&(?!amp;|lt;|gt;|quot;)/);
   });
@@ -92,6 +100,7 @@ describe('tether service on Linux', () => {
     expect(first.stdout).toContain('loginctl enable-linger');
     const text = readFileSync(unitFile, 'utf8');
     expect(text).toMatch(/^Restart=on-failure$/m);
+    expect(text).toMatch(/^KillMode=process$/m);
 
     const verify = spawnSync('systemd-analyze', ['verify', '--user', unitFile], {
       encoding: 'utf8',
@@ -148,6 +157,14 @@ describe('tether service on Linux', () => {
     const status = await runCli(['service', 'status'], env);
     expect(status.stdout).toContain(`installed: ${unitFile}`);
     expect(status.stdout).toMatch(/enabled: no/);
+    expect(status.stdout).not.toContain('lacks');
+    // A unit written before tether set KillMode: status says what that risks, install updates it.
+    const current = readFileSync(unitFile, 'utf8');
+    writeFileSync(unitFile, current.replace(/^KillMode=process\n/m, ''));
+    expect((await runCli(['service', 'status'], env)).stdout).toContain('it lacks KillMode=process: stopping or restarting the service');
+    const updated = await runCli(['service', 'install'], env);
+    expect(updated.stdout).toContain('the old file lacked KillMode=process');
+    expect(readFileSync(unitFile, 'utf8')).toBe(current);
     // systemctl enable makes this link; the unit is systemd's to disable first.
     const wants = join(xdg, 'systemd', 'user', 'default.target.wants');
     mkdirSync(wants);
