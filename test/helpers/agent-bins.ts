@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 export const AGENTS_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', 'agents');
 
 /** The command that installs them (what `npm test` runs first). */
-export const AGENTS_INSTALL_COMMAND = "npm run test:agents";
+export const AGENTS_INSTALL_COMMAND = 'npm run test:agents';
 
 export type AgentName = 'claude' | 'codex';
 

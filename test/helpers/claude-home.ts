@@ -124,7 +124,8 @@ export function claudeHome(baseUrl: string, opts: ClaudeHomeOptions = {}): Claud
             .map((l) => JSON.parse(l) as ClaudeHookRecord)
         : [],
     transcriptDir: () => join(home, '.claude', 'projects', cwd.replace(/[^A-Za-z0-9]/g, '-')),
-    cleanup: () => rmSync(root, { recursive: true, force: true }),
+    // The agent may still be writing its files for a moment after its tmux server died.
+    cleanup: () => rmSync(root, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 }),
   };
 }
 

@@ -149,6 +149,7 @@ export function codexHome(baseUrl: string): CodexHome {
     hooks: () => readLines<CodexHookRecord>(hookLog),
     notifications: () => readLines<CodexNotifyRecord>(notifyLog),
     sessionFiles: () => listFiles(join(dir, 'sessions')).sort(),
-    cleanup: () => rmSync(root, { recursive: true, force: true }),
+    // The agent may still be writing its files for a moment after its tmux server died.
+    cleanup: () => rmSync(root, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 }),
   };
 }

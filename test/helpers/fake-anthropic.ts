@@ -170,7 +170,10 @@ export async function startFakeAnthropic(script: AnthropicScript): Promise<FakeA
           await readBody(req);
           json(res, { input_tokens: 100 });
         } else if (req.method === 'GET' && path === '/v1/models') {
-          json(res, { data: MODELS.map((id) => ({ type: 'model', id, display_name: id, created_at: '2025-01-01T00:00:00Z' })), has_more: false });
+          json(res, {
+            data: MODELS.map((id) => ({ type: 'model', id, display_name: id, created_at: '2025-01-01T00:00:00Z' })),
+            has_more: false,
+          });
         } else {
           unknown.push(`${req.method} ${req.url}`);
           res.writeHead(404, { 'content-type': 'application/json' });
