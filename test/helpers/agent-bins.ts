@@ -1,0 +1,68 @@
+/**
+ * Where the test-only installs of the real agents are (test/agents/node_modules, installed by
+ * scripts/test-agents.ts from test/agents/package-lock.json) and whether they are there at the
+ * pinned versions. A test that needs an agent calls `agentBin`: a missing or wrong install is
+ * an error naming the command that installs it, never a skipped test.
+ */
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The folder of the test-only agents' package.json and lock file. */
+export const AGENTS_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', 'agents');
+
+/** The command that installs them (what `npm test` runs first). */
+export const AGENTS_INSTALL_COMMAND = 'npm run test:agents';
+
+export type AgentName = 'claude' | 'codex';
+
+interface AgentPackage {
+  readonly pkg: string;
+  /** The program, relative to the package folder. */
+  readonly bin: string;
+}
+
+export const AGENT_PACKAGES: Record<AgentName, AgentPackage> = {
+  // The postinstall step copies the platform's native binary over this placeholder.
+  claude: { pkg: '@anthropic-ai/claude-code', bin: 'bin/claude.exe' },
+  // A node launcher that runs the platform package's binary (an optional dependency).
+  codex: { pkg: '@openai/codex', bin: 'bin/codex.js' },
+};
+
+/** Smallest size of a real (native) claude binary; the placeholder the package ships is tiny. */
+const MIN_NATIVE_BYTES = 1024 * 1024;
+
+function readJson(path: string): Record<string, unknown> {
+  return JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
+}
+
+/** The version test/agents/package.json pins for an agent. */
+export function pinnedVersion(agent: AgentName): string {
+  const deps = readJson(join(AGENTS_DIR, 'package.json')).dependencies as Record<string, string>;
+  return deps[AGENT_PACKAGES[agent].pkg]!;
+}
+
+/** Why the agent's install is not usable (missing, wrong version, placeholder binary), or null. */
+export function agentInstallProblem(agent: AgentName): string | null {
+  const { pkg, bin } = AGENT_PACKAGES[agent];
+  const dir = join(AGENTS_DIR, 'node_modules', pkg);
+  const manifest = join(dir, 'package.json');
+  if (!existsSync(manifest)) return `${pkg} is not installed in ${AGENTS_DIR}`;
+  const have = readJson(manifest).version;
+  const want = pinnedVersion(agent);
+  if (have !== want) return `${pkg} is ${String(have)} in ${AGENTS_DIR}, not the pinned ${want}`;
+  const program = join(dir, bin);
+  if (!existsSync(program)) return `${program} is missing`;
+  if (agent === 'claude' && statSync(program).size < MIN_NATIVE_BYTES) return `${program} is the placeholder (its postinstall did not run)`;
+  // The codex launcher runs the binary of an optional dependency named after the platform.
+  const native = join(AGENTS_DIR, 'node_modules', '@openai', `codex-${process.platform}-${process.arch}`);
+  if (agent === 'codex' && !existsSync(native)) return `${native} (codex's platform binary) is missing`;
+  return null;
+}
+
+/** The agent's program, or an error that says how to install it. */
+export function agentBin(agent: AgentName): string {
+  const problem = agentInstallProblem(agent);
+  if (problem) throw new Error(`${problem}: run "${AGENTS_INSTALL_COMMAND}" (npm test runs it first)`);
+  return join(AGENTS_DIR, 'node_modules', AGENT_PACKAGES[agent].pkg, AGENT_PACKAGES[agent].bin);
+}
