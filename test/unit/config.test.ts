@@ -25,6 +25,7 @@ const DEFAULTS: TetherConfig = {
     sandbox_url: 'https://api.sandbox.push.apple.com',
     production_url: 'https://api.push.apple.com',
   },
+  uploads: { dir: '', max_mb: 25, keep_days: 7 },
 };
 
 let dir: string;
