@@ -6,7 +6,7 @@
  * pages, byte-identical to what a stream client received live; a search finds a line printed
  * before the daemon restarted.
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { request } from 'node:https';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -139,6 +139,19 @@ describe('uploads', () => {
     expect(await chunkedUpload('chunked.bin', [Buffer.alloc(700_000), Buffer.alloc(700_000)])).toBe(413);
     await abortedUpload('halfway.bin');
     await eventually(() => filesLeft().join() === before.join(), 15_000, 50, 'no file left by the refused uploads');
+  });
+
+  it('removes a session’s uploads when the session is deleted', async () => {
+    expect(await call('POST', '/sessions', { name: 'wb-gone' })).toBe(201);
+    const up = await client.upload('wb-gone', 'a.txt', Buffer.from('x'));
+    expect(readFileSync(up.path, 'utf8')).toBe('x');
+    expect(await call('DELETE', '/sessions/wb-gone')).toBe(204);
+    await eventually(
+      () => !existsSync(join(fx.home.dataDir, 'uploads', 'wb-gone')),
+      15_000,
+      50,
+      'the deleted session’s upload folder removed',
+    );
   });
 
   it('needs the token', async () => {
@@ -277,6 +290,27 @@ describe('history and search', () => {
     expect(limited.complete).toBe(false);
   });
 });
+
+/** The status of an authenticated JSON request, pinned. */
+function call(method: string, path: string, body?: unknown): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const r = request(
+      `${fx.d.base}${path}`,
+      {
+        method,
+        ...tls,
+        agent: false,
+        headers: { authorization: `Bearer ${fx.d.token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      },
+      (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      },
+    );
+    r.on('error', reject);
+    r.end(body === undefined ? undefined : JSON.stringify(body));
+  });
+}
 
 /** The status of an authenticated GET, pinned. */
 function rawStatus(path: string): Promise<number> {
