@@ -15,9 +15,11 @@ export const HTTP_ERRORS = {
   'session-exited': 409,
   'session-running': 409,
   'payload-too-large': 413,
+  'range-not-held': 416,
   'rate-limited': 429,
   'internal-error': 500,
   'tmux-unavailable': 503,
+  'search-unavailable': 503,
 } as const;
 export type HttpErrorCode = keyof typeof HTTP_ERRORS;
 
@@ -64,6 +66,8 @@ export const DOMAIN_ERRORS = {
   /** A respawn of a session whose agent runs. */
   'session-running': { http: 'session-running', frame: 'session-running' },
   'tmux-unavailable': { http: 'tmux-unavailable', frame: 'tmux-unavailable' },
+  /** A body past its limit (an upload past `[uploads] max_mb`). */
+  'too-large': { http: 'payload-too-large', frame: 'payload-too-large' },
 } as const satisfies Record<string, { http: HttpErrorCode; frame: FrameErrorCode }>;
 export type DomainErrorCode = keyof typeof DOMAIN_ERRORS;
 

@@ -426,6 +426,11 @@ export class DiskBuffers {
     return this.sessions.get(id)?.state ?? null;
   }
 
+  /** Writes what waits for one session (a reader of its history wants the latest bytes). */
+  async flushSession(id: string): Promise<void> {
+    await this.sessions.get(id)?.flush();
+  }
+
   /** Writes everything waiting (tests; shutdown). */
   async flush(): Promise<void> {
     await Promise.all([...this.sessions.values()].map((b) => b.flush()));

@@ -47,6 +47,7 @@ import { resolveAgent, resolveAgentCommand, type AgentResume } from './agent.js'
 import { CliError } from './fail.js';
 import { writeRunFile } from './run-file.js';
 import { packageVersion } from '../config/version.js';
+import { makeWorkbench } from './workbench.js';
 
 export interface DaemonIo {
   readonly env: NodeJS.ProcessEnv;
@@ -258,6 +259,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     (id: string): number => hub.count(id),
     (id, keepBuffer) => {
       keeper.forget(id);
+      workbench.sessionDeleted(id);
       // An unrestorable session has no actor to delete its buffer.
       if (!keepBuffer && !system.hasSession(id)) void buffers.delete(id).catch(() => undefined);
     },
@@ -269,6 +271,17 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
       },
     },
   );
+  const workbench = makeWorkbench({
+    config,
+    dataDir: paths.dataDir,
+    buffersDir: paths.buffersDir,
+    system,
+    buffers,
+    isUnrestorable: (id) => unrestorableSessions(records).some((u) => u.id === id),
+    input: (id, message) => sessions.input(id, message),
+    now: Date.now,
+    log,
+  });
   const connections = new ConnectionRegistry();
   const hub: StreamHub = new StreamHub({ sessions: system, meta: (id) => sessions.meta(id), agentStates: agents.hub, log, ops });
   const devices = new DeviceRegistry(tokens);
@@ -321,6 +334,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
       async (app) => void (await app.register(streamRoutes, { stream, connections, pingIntervalMs: config.stream.ping_interval_s * 1000 })),
       async (app) => void (await app.register(pairRoutes, { pairing })),
       async (app) => void (await app.register(opsRoutes, { ops, connections })),
+      ...workbench.plugins,
     ],
   });
   try {
@@ -373,6 +387,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
       (stopping ??= (async () => {
         log.info('shutting down: tmux sessions keep running');
         stopWatchingTokens();
+        workbench.stop();
         unsubscribePush();
         push.stop();
         connections.closeAll();

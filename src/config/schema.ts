@@ -23,6 +23,8 @@ const CAP_MB_MAX = 1_048_576;
 const FREE_GB_MAX = 1_000_000;
 /** Upper bound of `idle_days`: 100 years. */
 const IDLE_DAYS_MAX = 36_500;
+/** The largest upload a config may allow, in MiB. */
+const UPLOAD_MB_MAX = 4096;
 
 /** A bind address split into its parts; `host` has no brackets (`::1`, not `[::1]`). */
 export interface BindAddress {
@@ -133,6 +135,11 @@ export const TetherConfigSchema = Type.Object(
       min_free_gb: Type.Number({ default: 1, minimum: 0, maximum: FREE_GB_MAX, expected: `a number from 0 to ${FREE_GB_MAX}` }),
       idle_days: int(30, 1, IDLE_DAYS_MAX),
       watchdog_interval_s: int(30, 1, 3600),
+    }),
+    uploads: section('uploads', {
+      dir: str('', 'an absolute path, or "" for a folder per session in the data dir', (s) => s === '' || s.startsWith('/')),
+      max_mb: int(25, 1, UPLOAD_MB_MAX),
+      keep_days: int(7, 1, IDLE_DAYS_MAX),
     }),
     push: section('push', {
       team_id: str('', 'a 10-character Apple team id (A-Z, 0-9), or ""', (s) => s === '' || APPLE_ID.test(s)),

@@ -10,3 +10,12 @@ export {
 } from './session-stream.js';
 export { BracketedPasteTracker } from './paste-mode.js';
 export { pinnedTlsOptions, pinnedOptions, normalizeFingerprint, PinMismatchError, type PinnedTlsOptions } from './pinning.js';
+export {
+  WorkbenchClient,
+  WorkbenchError,
+  type WorkbenchOptions,
+  type Upload,
+  type HistoryPage,
+  type SearchMatch,
+  type SearchAnswer,
+} from './workbench.js';

@@ -25,6 +25,7 @@ const DEFAULTS: TetherConfig = {
     sandbox_url: 'https://api.sandbox.push.apple.com',
     production_url: 'https://api.push.apple.com',
   },
+  uploads: { dir: '', max_mb: 25, keep_days: 7 },
 };
 
 let dir: string;
@@ -153,6 +154,11 @@ global_cap_mb = 500
 min_free_gb = 0.5
 idle_days = 3
 
+[uploads]
+dir = "/srv/uploads"
+max_mb = 10
+keep_days = 2
+
 [push]
 team_id = "ABCDE12345"
 key_id = "KEY1234567"
@@ -178,6 +184,7 @@ production_url = "https://push.example.com"
       tmux: { socket: 'tether-test' },
       stream: { ring_kb: 64, ping_interval_s: 45 },
       buffer: { session_cap_mb: 50, global_cap_mb: 500, min_free_gb: 0.5, idle_days: 3, watchdog_interval_s: 30 },
+      uploads: { dir: '/srv/uploads', max_mb: 10, keep_days: 2 },
       push: {
         team_id: 'ABCDE12345',
         key_id: 'KEY1234567',
@@ -191,6 +198,8 @@ production_url = "https://push.example.com"
   });
 
   const BAD: [toml: string, key: string, says: string][] = [
+    ['[uploads]\ndir = "relative/dir"', 'uploads.dir', 'an absolute path'],
+    ['[uploads]\nmax_mb = 0', 'uploads.max_mb', 'must be an integer from 1 to 4096, got 0'],
     ['[buffer]\nsession_cap_mb = "abc"', 'buffer.session_cap_mb', 'must be an integer from 1 to 1048576, got "abc"'],
     ['[buffer]\nsession_cap_mb = 0', 'buffer.session_cap_mb', 'got 0'],
     ['[buffer]\nidle_days = 1.5', 'buffer.idle_days', 'must be an integer from 1 to 36500, got 1.5'],
@@ -254,7 +263,7 @@ production_url = "https://push.example.com"
     let e = await configError();
     expect(e.key).toBe('bind_address');
     expect(e.message).toBe(
-      `${paths.configFile}: unknown key bind_address (did you mean bindAddress?); known keys at the top level: bindAddress, publicBaseUrl, name, tls, agent, tmux, stream, buffer, push`,
+      `${paths.configFile}: unknown key bind_address (did you mean bindAddress?); known keys at the top level: bindAddress, publicBaseUrl, name, tls, agent, tmux, stream, buffer, uploads, push`,
     );
 
     await writeToml('[buffer]\nidle_days = 3\nidle_dayz = 4');
