@@ -8,8 +8,9 @@
  * missing or fails only leaves its fact out. The parsers are exported for the unit tests.
  */
 import { execFile } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, readlinkSync } from 'node:fs';
 import { hostname as osHostname, networkInterfaces } from 'node:os';
+import { join } from 'node:path';
 import type { DefaultRoute, NetFacts, NetInterface, TailscaleSelf } from './pair-address.js';
 
 /** How long one helper program may take before its fact is left out. */
@@ -137,9 +138,26 @@ async function gatherDefaultRoutes(platform: NodeJS.Platform): Promise<DefaultRo
   return [...parseIpRouteJson(j4 ?? '[]', 'IPv4'), ...parseIpRouteJson(j6 ?? '[]', 'IPv6')];
 }
 
-/** `<hostname>.local` when an mDNS responder runs (avahi's socket; always on macOS). */
+/**
+ * avahi runs and answers on this network: its socket exists and its process is in our network
+ * namespace (a responder outside it publishes the name on another network). When the namespace
+ * cannot be read (another user's process), it is taken to be ours.
+ */
+function avahiHere(): boolean {
+  const dir = ['/run/avahi-daemon', '/var/run/avahi-daemon'].find((d) => existsSync(join(d, 'socket')));
+  if (dir === undefined) return false;
+  const pid = Number(readText(join(dir, 'pid'))?.trim());
+  if (!Number.isInteger(pid) || pid <= 0) return true;
+  try {
+    return readlinkSync(`/proc/${pid}/ns/net`) === readlinkSync('/proc/self/ns/net');
+  } catch {
+    return true;
+  }
+}
+
+/** `<hostname>.local` when an mDNS responder publishes it here (avahi; always on macOS). */
 function mdnsName(platform: NodeJS.Platform, host: string): string | null {
-  const responder = platform === 'darwin' || existsSync('/run/avahi-daemon/socket') || existsSync('/var/run/avahi-daemon/socket');
+  const responder = platform === 'darwin' || (platform === 'linux' && avahiHere());
   if (!responder || host === '') return null;
   return /\.local$/i.test(host) ? host : `${host.split('.')[0]}.local`;
 }

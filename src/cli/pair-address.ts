@@ -124,12 +124,17 @@ function rankNames(facts: NetFacts, addresses: readonly Ranked[], listening: Lis
   const out: Ranked[] = [];
   const ts = facts.tailscale;
   if (ts?.dnsName) {
-    const reachable = ts.ips.some((ip) => (isIP(ip) === 6 ? listening.ipv6 : listening.ipv4));
-    const note = !reachable
-      ? 'Tailscale: tether does not listen on its addresses (bindAddress)'
-      : ts.phonePeer
-        ? 'Tailscale MagicDNS name: a phone is on this tailnet; works wherever the phone is'
-        : 'Tailscale MagicDNS name: only devices on the tailnet';
+    // tailscaled answers from any network namespace: its addresses must be on an interface here.
+    const here = ts.ips.filter((ip) => facts.interfaces.some((nic) => nic.addresses.some((a) => a.address === ip)));
+    const reachable = here.some((ip) => (isIP(ip) === 6 ? listening.ipv6 : listening.ipv4));
+    const note =
+      here.length === 0
+        ? 'Tailscale: its addresses are on no interface of this network'
+        : !reachable
+          ? 'Tailscale: tether does not listen on its addresses (bindAddress)'
+          : ts.phonePeer
+            ? 'Tailscale MagicDNS name: a phone is on this tailnet; works wherever the phone is'
+            : 'Tailscale MagicDNS name: only devices on the tailnet';
     out.push({
       candidate: { host: ts.dnsName, interface: null, kind: 'magicdns', usable: reachable, note },
       tier: reachable ? (ts.phonePeer ? 0 : 6) : 99,

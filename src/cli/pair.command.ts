@@ -81,6 +81,23 @@ function identity(
   }
 }
 
+/** The target behind `publicBaseUrl` (a tunnel or proxy), with `--host` in place of its host when given. */
+function publicTarget(
+  config: TetherConfig,
+  hostFlag: string | null,
+  fingerprint: string | null,
+  name: string,
+  warnings: string[],
+): PairingTarget {
+  const u = new URL(config.publicBaseUrl);
+  const port = u.port !== '' ? Number(u.port) : u.protocol === 'https:' ? 443 : 80;
+  // Without TLS of its own, tether sits behind a proxy whose certificate the phone checks as usual.
+  const fp = config.tls ? fingerprint : null;
+  if (hostFlag !== null && fp === null && u.protocol === 'https:')
+    warnings.push(`the phone checks the proxy's certificate, which must name ${hostFlag}`);
+  return { host: hostFlag ?? u.hostname.replace(/^\[|\]$/g, ''), port, fingerprint: fp, name, plainHttp: u.protocol === 'http:' };
+}
+
 /**
  * Where the phone should connect, and what is wrong with it (warnings). The host is `--host`,
  * else publicBaseUrl's, else the bound address; a wildcard bind is replaced by the best of this
@@ -98,13 +115,7 @@ export async function pairingTarget(config: TetherConfig, paths: TetherPaths, op
   const ranked = wildcard ? rankAddresses(await opts.facts(), { ipv4: true, ipv6: boundHost !== '0.0.0.0' }) : null;
   const candidates = ranked?.candidates ?? [];
   if (config.publicBaseUrl !== '') {
-    const u = new URL(config.publicBaseUrl);
-    const port = u.port !== '' ? Number(u.port) : u.protocol === 'https:' ? 443 : 80;
-    const fp = config.tls ? fingerprint : null;
-    if (opts.host !== null && fp === null && u.protocol === 'https:')
-      warnings.push(`the phone checks the proxy's certificate, which must name ${opts.host}`);
-    const host = opts.host ?? u.hostname.replace(/^\[|\]$/g, '');
-    const target = { host, port, fingerprint: fp, name, plainHttp: u.protocol === 'http:' };
+    const target = publicTarget(config, opts.host, fingerprint, name, warnings);
     return { target, hostFrom: opts.host !== null ? 'host-flag' : 'publicBaseUrl', candidates, chosen: null, warnings };
   }
   const port = run?.port ?? bind.port;

@@ -153,6 +153,19 @@ describe('choosing the pairing address', () => {
     expect(choice.candidates.find((c) => c.host === 'devbox.tail1234.ts.net')?.usable).toBe(true);
   });
 
+  it('Tailscale whose addresses are on no interface here (another network namespace): its name is not chosen', () => {
+    const elsewhere = facts({
+      ...workstation,
+      tailscale: { dnsName: 'devbox.tail1234.ts.net', ips: ['100.101.102.103'], phonePeer: true },
+    });
+    const choice = rankAddresses(elsewhere, V4);
+    expect(choice.chosen?.host).toBe('192.168.1.23');
+    expect(choice.candidates.find((c) => c.kind === 'magicdns')).toMatchObject({
+      usable: false,
+      note: expect.stringMatching(/no interface/) as unknown,
+    });
+  });
+
   it('an mDNS responder: the .local name ahead of the address it stands for, only with a LAN', () => {
     expect(rankAddresses(facts({ ...workstation, mdnsName: 'devbox.local' }), V4).chosen).toMatchObject({
       host: 'devbox.local',
