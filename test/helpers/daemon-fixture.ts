@@ -5,7 +5,7 @@
  * tmux's private server and the home removed.
  */
 import { afterAll, beforeAll } from 'vitest';
-import { daemonHome, startDaemon, type DaemonHome, type RunningTestDaemon } from './daemon.js';
+import { daemonHome, startDaemon, type DaemonHome, type RunningTestDaemon, type Wrap } from './daemon.js';
 import { Mirror } from './stream.js';
 import { privateTmux, type PrivateTmux } from './tmux.js';
 
@@ -24,7 +24,7 @@ export interface DaemonFixture {
 /** Registers the setup and teardown hooks; the fixture's parts exist once the hooks ran. */
 export function useDaemon(
   toml: string,
-  opts: { extraEnv?: NodeJS.ProcessEnv; before?: () => void; after?: () => void } = {},
+  opts: { extraEnv?: NodeJS.ProcessEnv; before?: () => void; after?: () => void; wrap?: Wrap } = {},
 ): DaemonFixture {
   let tmux: PrivateTmux | null = null;
   let home: DaemonHome | null = null;
@@ -38,7 +38,7 @@ export function useDaemon(
     opts.before?.();
     tmux = await privateTmux();
     home = daemonHome(tmux.socket, toml, opts.extraEnv);
-    d = await startDaemon(home);
+    d = await startDaemon(home, undefined, opts.wrap);
   }, 30_000);
   afterAll(async () => {
     for (const m of mirrors) m.close();
@@ -63,7 +63,7 @@ export function useDaemon(
       return m;
     },
     startAgain: async () => {
-      d = await startDaemon(fixture.home);
+      d = await startDaemon(fixture.home, undefined, opts.wrap);
       return d;
     },
     json: (method, path, body) =>

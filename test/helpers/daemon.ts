@@ -59,15 +59,27 @@ export interface RunningTestDaemon {
   kill(): Promise<void>;
 }
 
+/**
+ * A program that runs node in another setting: `['ip', 'netns', 'exec', ns]` runs it in a network
+ * namespace. The program must exec node (so that its pid is node's), as `ip netns exec` does.
+ */
+export type Wrap = readonly string[];
+
+/** [file, args] for node with `args`, under `wrap` when given. */
+function nodeCommand(args: readonly string[], wrap: Wrap): [string, string[]] {
+  return wrap.length === 0 ? [process.execPath, [...args]] : [wrap[0]!, [...wrap.slice(1), process.execPath, ...args]];
+}
+
 /** Runs a tether CLI command to completion: exit code, stdout, stderr. */
 export function runCli(
   args: string[],
   env: NodeJS.ProcessEnv,
   timeoutMs = 20_000,
+  wrap: Wrap = [],
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   ensureBuilt();
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(...nodeCommand([CLI, ...args], wrap), { env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -88,9 +100,9 @@ function ensureBuilt(): void {
 }
 
 /** Starts `tether serve` and resolves once it printed its URL line. */
-export function startDaemon(home: DaemonHome, timeoutMs = 20_000): Promise<RunningTestDaemon> {
+export function startDaemon(home: DaemonHome, timeoutMs = 20_000, wrap: Wrap = []): Promise<RunningTestDaemon> {
   ensureBuilt();
-  const child = spawn(process.execPath, [...DAEMON_NODE_ARGS, CLI, 'serve'], { env: home.env, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(...nodeCommand([...DAEMON_NODE_ARGS, CLI, 'serve'], wrap), { env: home.env, stdio: ['pipe', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   child.stderr.on('data', (d: Buffer) => (err += d.toString()));
