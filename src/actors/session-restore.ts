@@ -19,8 +19,15 @@ import type { AgentLaunch } from './session.actor.js';
 export interface RestoreDeps {
   readonly cli: TmuxCli;
   readonly records: SessionRecords;
-  /** The agent a restored session runs, reopening `sessionFile` when there is one. */
-  readonly agent: (id: string, resume: { readonly sessionFile: string | null }) => AgentLaunch;
+  /**
+   * The agent a restored session runs: the configured agent it ran (`agent`, `default` for
+   * `[agent]`), reopening pi's `sessionFile` or another agent's `conversation` when there is one.
+   */
+  readonly agent: (
+    id: string,
+    agent: string,
+    resume: { readonly sessionFile: string | null; readonly conversation: string | null },
+  ) => AgentLaunch;
   readonly now: () => number;
   readonly log: Logger;
 }
@@ -77,7 +84,7 @@ export async function restoreSession(deps: RestoreDeps, id: string): Promise<{ p
   const sessionFile = record.sessionFile !== null && (await exists(record.sessionFile)) ? record.sessionFile : null;
   let launch: AgentLaunch;
   try {
-    launch = deps.agent(id, { sessionFile });
+    launch = deps.agent(id, record.agent ?? 'default', { sessionFile, conversation: record.conversation ?? null });
   } catch (err) {
     return giveUp((err as Error).message);
   }
@@ -89,6 +96,7 @@ export async function restoreSession(deps: RestoreDeps, id: string): Promise<{ p
       name: id,
       command: launch.command,
       env: { ...launch.env },
+      ...(launch.agent !== undefined ? { agent: launch.agent } : {}),
       ...((record.cwd ?? launch.cwd) !== undefined ? { cwd: record.cwd ?? launch.cwd } : {}),
       createdAt: record.createdAt,
     });
@@ -103,7 +111,8 @@ export async function restoreSession(deps: RestoreDeps, id: string): Promise<{ p
     {
       session: id,
       cwd: record.cwd,
-      conversation: sessionFile,
+      agent: record.agent ?? 'default',
+      conversation: sessionFile ?? record.conversation ?? null,
       ...(record.sessionFile !== sessionFile ? { missing: record.sessionFile } : {}),
     },
     'session restored after its tmux server was lost',

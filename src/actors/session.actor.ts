@@ -24,12 +24,14 @@ import { ControlClient, type ControlClose } from '../tmux/control-client.js';
 import { processExists } from '../process.js';
 import { isNoServerError, isNoServerListeningError, isNoSessionError, type TmuxCli } from '../tmux/exec.js';
 import { buildControlCommand } from '../tmux/quote.js';
-import { CWD_OPTION, createSession, killSession, readUserOption, respawnPane, setUserOption } from '../tmux/sessions.js';
+import { AGENT_OPTION, CWD_OPTION, createSession, killSession, readUserOption, respawnPane, setUserOption } from '../tmux/sessions.js';
 import type { TmuxTarget } from '../tmux/target.js';
 import type { SessionRuntimes } from '../stream/session-runtime.js';
 
 /** What runs in a new session's pane. */
 export interface AgentLaunch {
+  /** The configured agent's name (`default` for `[agent]`), kept on the session as `@tether-agent`. */
+  readonly agent?: string;
   readonly command: readonly string[];
   readonly env: Readonly<Record<string, string>>;
   readonly cwd?: string;
@@ -39,7 +41,8 @@ export interface SessionDeps {
   readonly cli: TmuxCli;
   readonly target: TmuxTarget;
   readonly runtimes: SessionRuntimes;
-  readonly agent: (id: string) => AgentLaunch;
+  /** The launch of a session's agent; `agent` names the configured one (absent: the session's own, else the default). */
+  readonly agent: (id: string, agent?: string) => AgentLaunch;
   readonly now: () => number;
   readonly log: Logger;
   /** A control client saw tmux's %sessions-changed: discovery should look again now. */
@@ -308,10 +311,11 @@ export function createSessionImplementations(deps: SessionDeps) {
   return {
     actors: {
       createTmuxSession: fromPromise<{ paneId: string }, CreateSessionInput>(async ({ input }) => {
-        const launch = deps.agent(input.id);
+        const launch = deps.agent(input.id, input.agent);
         const created = await createSession(deps.cli, {
           name: input.id,
           command: launch.command,
+          ...(launch.agent !== undefined ? { agent: launch.agent } : {}),
           env: { ...launch.env },
           ...((input.cwd ?? launch.cwd) !== undefined ? { cwd: input.cwd ?? launch.cwd } : {}),
           ...(input.project !== undefined ? { project: input.project } : {}),
@@ -344,8 +348,11 @@ export function createSessionImplementations(deps: SessionDeps) {
         if (paneId === null) throw new Error(`session ${input.id} has no known agent pane`);
         // The agent as it was created: its command and environment, in the directory it started in
         // (recorded at creation; without the record tmux keeps the pane's own).
-        const launch = deps.agent(input.id);
-        const cwd = await readUserOption(deps.cli, input.id, CWD_OPTION);
+        const [cwd, agent] = await Promise.all([
+          readUserOption(deps.cli, input.id, CWD_OPTION),
+          readUserOption(deps.cli, input.id, AGENT_OPTION),
+        ]);
+        const launch = deps.agent(input.id, agent ?? undefined);
         await rt.restartPane(() =>
           rt.withoutLink(() =>
             respawnPane(deps.cli, { paneId, command: launch.command, env: { ...launch.env }, ...(cwd !== null ? { cwd } : {}) }),

@@ -22,7 +22,7 @@ export interface SidecarSystemDeps {
   readonly ringBytes: number;
   /** Keep a capture of each quiet pane for snapshots (default true; tests of the cold path turn it off). */
   readonly warmSnapshots?: boolean;
-  readonly agent: (id: string) => AgentLaunch;
+  readonly agent: (id: string, agent?: string) => AgentLaunch;
   readonly now: () => number;
   readonly log: Logger;
   readonly deleteBuffer?: (id: string) => Promise<void>;
@@ -270,7 +270,7 @@ export class SidecarSystem {
   }
 
   /** Creates a tmux session running the agent and waits until its actor runs it. */
-  async createSession(id: string, origin: SessionOrigin, options: { project?: string; cwd?: string } = {}): Promise<void> {
+  async createSession(id: string, origin: SessionOrigin, options: { project?: string; cwd?: string; agent?: string } = {}): Promise<void> {
     if (this.ref(id) || (await this.tmuxHasSession(id))) throw new SessionExistsError(id);
     this.actor.send({
       type: 'session.create',
@@ -278,6 +278,7 @@ export class SidecarSystem {
       origin,
       ...(options.project !== undefined ? { project: options.project } : {}),
       ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
+      ...(options.agent !== undefined ? { agent: options.agent } : {}),
     });
     const ref = this.ref(id);
     if (!ref) throw new SessionCreateError(id, 'the sidecar is not accepting sessions');

@@ -1,6 +1,7 @@
 /**
  * The daemon's agent side in one piece, for the composition root: the hub (agent states,
- * commands, user messages), the pane locator, auto-naming, and the agent socket.
+ * commands, user messages), the pane locator, auto-naming, the agent socket, and each hook
+ * agent's adapter reading its reports.
  *
  * Invariant: the socket is served only once the daemon's URL is known (an agent is told it on
  * welcome); stopping closes every agent connection, then waits for running naming calls.
@@ -9,6 +10,8 @@ import type { InspectionEvent } from 'xstate';
 import type { Logger } from '../log.js';
 import type { TmuxCli } from '../tmux/exec.js';
 import { AutoNamer } from './auto-name.js';
+import { readClaudeHook } from './claude/events.js';
+import { readCodexNotify } from './codex/events.js';
 import { AgentHub } from './hub.js';
 import { locatePane } from './pane-locator.js';
 import { AgentSocketServer } from './socket-server.js';
@@ -32,6 +35,8 @@ export interface AgentServiceDeps {
   readonly inspect?: (session: string) => (ev: InspectionEvent) => void;
   /** A session's agent reported a new conversation file. */
   readonly sessionFile?: (session: string, path: string) => void;
+  /** A session's agent (Claude Code, Codex) reported its conversation id. */
+  readonly conversation?: (session: string, id: string) => void;
   /** The daemon's tether version, told to each agent on welcome. */
   readonly version?: string;
 }
@@ -62,6 +67,9 @@ export class AgentService {
       userMessages: (session, first, count) => this.namer.consider(session, first, count),
       ...(deps.inspect ? { inspect: deps.inspect } : {}),
       ...(deps.sessionFile ? { sessionFile: deps.sessionFile } : {}),
+      ...(deps.conversation ? { conversation: deps.conversation } : {}),
+      // Each hook agent's adapter reads its reports (docs/agents.md "Adding an agent").
+      readHook: (agent, fields, conversation) => (agent === 'claude' ? readClaudeHook(fields) : readCodexNotify(fields, conversation)),
     });
   }
 

@@ -1,5 +1,5 @@
 /**
- * Auto-naming (docs/agent.md "Auto-naming"): after the third user message in a session without a
+ * Auto-naming (docs/agents.md "Auto-naming"): after the third user message in a session without a
  * description, one one-shot call of the agent's own CLI with the naming model (no tools, no
  * session, no extensions, no context files, no skills or templates, thinking off), stdin
  * closed, bounded in time; its 2-4 word answer becomes `@description`, marked automatic.

@@ -18,7 +18,15 @@ import {
   type AgentStateEvent,
   type AgentStateValue,
 } from '../machines/agent-state.machine.js';
-import { MAX_HELLO_MESSAGES, type AgentMessage, type DaemonMessage, type HelloMessage, type ReportedCommand } from './protocol.js';
+import type { HookOutcome } from './adapter.js';
+import {
+  MAX_HELLO_MESSAGES,
+  type AgentMessage,
+  type DaemonLine,
+  type HelloMessage,
+  type HookReport,
+  type ReportedCommand,
+} from './protocol.js';
 
 /** The state a `state` frame carries (docs/api.md "WebSocket"). */
 export interface AgentStateFact {
@@ -48,11 +56,15 @@ export interface AgentHubDeps {
   readonly inspect?: (session: string) => (ev: InspectionEvent) => void;
   /** The session's agent reported a new conversation file (the session record keeps it). */
   readonly sessionFile?: (session: string, path: string) => void;
+  /** What a hook report of an agent means (its adapter's reading); absent: hook reports are refused. */
+  readonly readHook?: (agent: HookReport['agent'], fields: Readonly<Record<string, string>>, conversation: string | null) => HookOutcome;
+  /** The session's agent reported its conversation id (the session record keeps it). */
+  readonly conversation?: (session: string, id: string) => void;
 }
 
 /** One open agent connection, as the socket server hands it over. */
 export interface AgentLink {
-  send(message: DaemonMessage): void;
+  send(message: DaemonLine): void;
   close(): void;
 }
 
@@ -72,7 +84,15 @@ interface SessionAgent {
   count: number;
   /** The conversation file the agent last reported. */
   sessionFile: string | null;
+  /** Hook agents: which one, its conversation id, its directory, and what it asks while it waits. */
+  hookAgent: HookReport['agent'] | null;
+  conversation: string | null;
+  cwd: string | null;
+  asks: string | null;
 }
+
+/** The owner of a session whose agent reports by hook programs: no connection stays open for it. */
+const HOOK_OWNER = Object.freeze({ hooks: true });
 
 const sameFact = (a: AgentStateFact | null, b: AgentStateFact | null) => a?.value === b?.value && a?.tool === b?.tool;
 
@@ -105,6 +125,11 @@ export class AgentHub {
     return this.sessions.get(sessionId)?.commands ?? null;
   }
 
+  /** The conversation id the session's hook agent last reported (Claude Code, Codex); null when none did. */
+  conversation(sessionId: string): string | null {
+    return this.sessions.get(sessionId)?.conversation ?? null;
+  }
+
   /** The file the session's agent keeps its conversation in, as it last reported; null when none did. */
   sessionFile(sessionId: string): string | null {
     return this.sessions.get(sessionId)?.sessionFile ?? null;
@@ -114,6 +139,40 @@ export class AgentHub {
     if (agent.sessionFile === path) return;
     agent.sessionFile = path;
     this.deps.sessionFile?.(sessionId, path);
+  }
+
+  /** The hook agent (`claude`, `codex`) reporting from the session, or null (pi, or none). */
+  hookAgent(sessionId: string): HookReport['agent'] | null {
+    const agent = this.sessions.get(sessionId);
+    return agent?.owner === HOOK_OWNER ? agent.hookAgent : null;
+  }
+
+  /** The directory the session's hook agent reported working in, or null. */
+  agentCwd(sessionId: string): string | null {
+    return this.sessions.get(sessionId)?.cwd ?? null;
+  }
+
+  /** What the session's agent asks while it waits (a permission), or null. */
+  asks(sessionId: string): string | null {
+    const agent = this.sessions.get(sessionId);
+    return agent?.last?.value === 'awaiting-input' ? agent.asks : null;
+  }
+
+  /**
+   * The session's agent pane exited: an agent that reports by hooks has no connection whose
+   * close says so, so this does (a connected pi is told apart by its connection).
+   */
+  paneExited(sessionId: string): void {
+    const agent = this.sessions.get(sessionId);
+    if (agent?.owner !== HOOK_OWNER) return;
+    this.hookGone(sessionId, agent);
+  }
+
+  private hookGone(sessionId: string, agent: SessionAgent): void {
+    agent.owner = null;
+    agent.commands = null;
+    this.send(agent, { type: 'agent.gone', ts: this.deps.now() });
+    this.deps.log.info({ session: sessionId }, 'an agent went away');
   }
 
   /** Whether an agent is connected for the session. */
@@ -150,7 +209,8 @@ export class AgentHub {
           this.setSessionFile(session!, agent, message.path);
           return;
         case 'hello':
-          return; // one hello per connection
+        case 'hook':
+          return; // one hello per connection; hook reports are taken on their own
       }
     };
 
@@ -194,6 +254,13 @@ export class AgentHub {
 
     return {
       message: (message) => {
+        if (message.type === 'hook') {
+          // One report per connection; it never makes the connection an owner.
+          if (placing || session !== null) return;
+          placing = true;
+          this.queueHook(message, link);
+          return;
+        }
         if (message.type === 'hello') {
           if (placing || session !== null) return;
           placing = true;
@@ -212,6 +279,74 @@ export class AgentHub {
         this.deps.log.info({ session }, 'an agent went away');
       },
     };
+  }
+
+  private readonly hookQueues = new Map<string, Promise<void>>();
+
+  /**
+   * Hook reports of one pane are applied in the order they arrived: each is a connection of its
+   * own, and placing one (asking tmux) takes a while.
+   */
+  private queueHook(report: HookReport, link: AgentLink): void {
+    const key = `${report.tmuxSocket}\0${report.pane}`;
+    const run = (this.hookQueues.get(key) ?? Promise.resolve())
+      .then(() => this.applyHook(report, link))
+      .catch((err: Error) => this.deps.log.warn({ pane: report.pane, err: err.message }, 'a hook report failed'));
+    this.hookQueues.set(key, run);
+    void run.finally(() => {
+      if (this.hookQueues.get(key) === run) this.hookQueues.delete(key);
+    });
+  }
+
+  private async applyHook(report: HookReport, link: AgentLink): Promise<void> {
+    const read = this.deps.readHook;
+    if (!read) {
+      link.send({ type: 'refused', message: 'this tether daemon does not take hook reports' });
+      link.close();
+      return;
+    }
+    const where = await this.deps
+      .locate(report.pane, report.tmuxSocket)
+      .catch((err: Error): PaneLocation => ({ refused: `tether could not ask tmux about pane ${report.pane}: ${err.message}` }));
+    if ('refused' in where) {
+      this.deps.log.warn({ pane: report.pane, why: where.refused }, 'a hook report was refused');
+      link.send({ type: 'refused', message: where.refused });
+      link.close();
+      return;
+    }
+    const conversation = this.sessions.get(where.session)?.conversation ?? null;
+    this.takeOutcome(where.session, report, read(report.agent, report.fields, conversation));
+    link.send({ type: 'ok' });
+    link.close();
+  }
+
+  private takeOutcome(session: string, report: HookReport, outcome: HookOutcome): void {
+    const agent = this.agent(session);
+    const ts = this.deps.now();
+    if (outcome.cwd !== undefined) agent.cwd = outcome.cwd;
+    if (outcome.conversation !== undefined && agent.conversation !== outcome.conversation) {
+      agent.conversation = outcome.conversation;
+      this.deps.conversation?.(session, outcome.conversation);
+    }
+    if (outcome.gone) {
+      if (agent.owner === HOOK_OWNER) this.hookGone(session, agent);
+      return;
+    }
+    if (agent.owner !== HOOK_OWNER || agent.hookAgent !== report.agent) {
+      // The first report of this agent (or the first since the daemon started): it is there, idle until told more.
+      agent.owner = HOOK_OWNER;
+      agent.hookAgent = report.agent;
+      this.send(agent, { type: 'agent.hello', value: 'idle', ts });
+      this.deps.log.info({ session, pane: report.pane, agent: report.agent }, 'an agent registered');
+      this.deps.registered?.(session);
+    }
+    agent.asks = outcome.asks ?? null;
+    for (const event of outcome.events) this.send(agent, toMachineEvent(event, ts));
+    if (outcome.userMessage !== undefined) {
+      agent.count++;
+      if (agent.first.length < MAX_HELLO_MESSAGES) agent.first.push(outcome.userMessage);
+      this.deps.userMessages?.(session, agent.first, agent.count);
+    }
   }
 
   /** Forgets a session that ended (its actor stops; listeners hear nothing more). */
@@ -239,6 +374,10 @@ export class AgentHub {
       first: [],
       count: 0,
       sessionFile: null,
+      hookAgent: null,
+      conversation: null,
+      cwd: null,
+      asks: null,
     };
     agent = created;
     actor.subscribe((snap) => {

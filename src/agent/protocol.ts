@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { AGENT_STATE_VALUES, type AgentStateValue } from '../machines/agent-state.machine.js';
+import { HOOK_REPORT_VERSION, MAX_HOOK_FIELDS, MAX_HOOK_FIELD_CHARS, MAX_HOOK_FIELD_NAME_CHARS, type HookReport } from './hook-wire.js';
 
 export const AGENT_PROTOCOL_VERSION = 1;
 /** Longest line either side may send (a large command list fits many times over). */
@@ -33,8 +34,7 @@ const MAX_SHORT_CHARS = 256;
 const MAX_PATH_CHARS = 4096;
 /** The Unix socket path limit (sun_path) with room for the NUL, on Linux and macOS alike. */
 export const MAX_SOCKET_PATH_BYTES = 103;
-/** Variable tether sets in the panes it creates: where the daemon's agent socket is. */
-export const AGENT_SOCKET_ENV = 'TETHER_AGENT_SOCKET';
+export { AGENT_SOCKET_ENV } from './hook-wire.js';
 
 /**
  * The agent socket under a data dir; when that path is too long for a Unix socket, a short
@@ -126,8 +126,10 @@ export interface SessionFileMessage {
   readonly path: string;
 }
 
-/** Extension -> daemon. */
-export type AgentMessage = HelloMessage | EventMessage | CommandsMessage | UserMessage | SessionFileMessage;
+export type { HookReport } from './hook-wire.js';
+
+/** Extension (or a hook program) -> daemon. */
+export type AgentMessage = HelloMessage | EventMessage | CommandsMessage | UserMessage | SessionFileMessage | HookReport;
 
 /** Daemon -> extension. */
 export type DaemonMessage =
@@ -139,6 +141,9 @@ export type DaemonMessage =
       readonly version?: string;
     }
   | { readonly type: 'refused'; readonly message: string };
+
+/** Daemon -> anyone on the agent socket: what the extension hears, or `ok` (a hook report was taken). */
+export type DaemonLine = DaemonMessage | { readonly type: 'ok' };
 
 export type AgentProtocolErrorCode = 'agent-line-too-long' | 'agent-bad-message';
 
@@ -236,6 +241,30 @@ function decodeEvent(o: Record<string, unknown>): EventMessage {
   };
 }
 
+function decodeHookReport(o: Record<string, unknown>): HookReport {
+  if (o.v !== HOOK_REPORT_VERSION) throw bad(`v: this daemon reads hook reports of version ${HOOK_REPORT_VERSION}`);
+  const agent = o.agent;
+  if (agent !== 'claude' && agent !== 'codex') throw bad('agent: must be "claude" or "codex"');
+  const pane = str(o, 'pane', MAX_SHORT_CHARS)!;
+  if (!/^%\d+$/.test(pane)) throw bad('pane: must look like %<number>');
+  const pid = o.pid;
+  if (typeof pid !== 'number' || !Number.isSafeInteger(pid) || pid <= 0) throw bad('pid: must be a positive integer');
+  const f = o.fields;
+  if (!f || typeof f !== 'object' || Array.isArray(f)) throw bad('fields: must be an object');
+  const entries = Object.entries(f as Record<string, unknown>);
+  if (entries.length > MAX_HOOK_FIELDS) throw bad(`fields: more than ${MAX_HOOK_FIELDS}`);
+  const kept: [string, string][] = [];
+  for (const [key, value] of entries) {
+    if (key.length > MAX_HOOK_FIELD_NAME_CHARS || !/^[A-Za-z0-9_-]+$/.test(key)) throw bad('fields: a field name is not a short word');
+    if (typeof value !== 'string' || value.length > MAX_HOOK_FIELD_CHARS)
+      throw bad(`fields/${key}: must be a string of at most ${MAX_HOOK_FIELD_CHARS} characters`);
+    kept.push([key, value]);
+  }
+  // fromEntries: a field named like an Object property (`__proto__`) stays a plain field.
+  const fields = Object.fromEntries(kept);
+  return { type: 'hook', v: HOOK_REPORT_VERSION, agent, pane, tmuxSocket: str(o, 'tmuxSocket', MAX_PATH_CHARS)!, pid, fields };
+}
+
 /** Decodes one line from an agent. */
 export function decodeAgentMessage(line: string): AgentMessage {
   let parsed: unknown;
@@ -257,6 +286,8 @@ export function decodeAgentMessage(line: string): AgentMessage {
       return { type: 'user-message', text: str(o, 'text', MAX_AGENT_LINE_BYTES)!.slice(0, MAX_USER_MESSAGE_CHARS) };
     case 'session-file':
       return { type: 'session-file', path: absolutePath(o, 'path')! };
+    case 'hook':
+      return decodeHookReport(o);
     default:
       throw bad('type: unknown message type');
   }
@@ -284,7 +315,7 @@ export function decodeDaemonMessage(line: string): DaemonMessage {
 }
 
 /** One message as a line. */
-export function encodeLine(message: AgentMessage | DaemonMessage): string {
+export function encodeLine(message: AgentMessage | DaemonLine): string {
   return `${JSON.stringify(message)}\n`;
 }
 

@@ -12,14 +12,7 @@ import { createConnection, createServer, type Server, type Socket } from 'node:n
 import { dirname } from 'node:path';
 import type { Logger } from '../log.js';
 import type { AgentHub } from './hub.js';
-import {
-  AgentProtocolError,
-  JsonLineReader,
-  MAX_SOCKET_PATH_BYTES,
-  decodeAgentMessage,
-  encodeLine,
-  type DaemonMessage,
-} from './protocol.js';
+import { AgentProtocolError, JsonLineReader, MAX_SOCKET_PATH_BYTES, decodeAgentMessage, encodeLine, type DaemonLine } from './protocol.js';
 
 /** Most agent connections at once; more are closed at once. */
 export const MAX_AGENT_CONNECTIONS = 256;
@@ -92,7 +85,7 @@ export class AgentSocketServer {
     this.sockets.add(socket);
     const reader = new JsonLineReader();
     let ended = false;
-    const send = (message: DaemonMessage): void => {
+    const send = (message: DaemonLine): void => {
       if (ended || socket.destroyed) return;
       if (socket.writableLength > MAX_QUEUED_BYTES) {
         socket.destroy();

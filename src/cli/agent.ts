@@ -1,16 +1,22 @@
 /**
- * Which agent runs in a new session's pane: the configured command line (its program found on
- * PATH, else, for `pi`, the pi that ships with tether: the `@mariozechner/pi-coding-agent`
- * dependency, or the newer `@earendil-works/pi-coding-agent` where that is installed and the
- * runtime can run it), and whether it is pi (docs/agent.md "Running pi with tether").
- * Part of the composition root: it reads PATH and the environment so nothing else has to.
+ * Which agent runs in a new session's pane: the configured command line of `[agent]` or of an
+ * `[agents.<name>]` (its program found on PATH, else, for `pi`, the pi that ships with tether:
+ * the `@mariozechner/pi-coding-agent` dependency, or the newer `@earendil-works/pi-coding-agent`
+ * where that is installed and the runtime can run it), which kind of agent it is, and tether's
+ * integration for that kind (docs/agents.md). Part of the composition root: it reads PATH and
+ * the environment so nothing else has to.
  */
-import { accessSync, constants, existsSync, readFileSync, realpathSync } from 'node:fs';
-import { basename, delimiter, dirname, isAbsolute, join } from 'node:path';
+import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
+import { delimiter, dirname, isAbsolute, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { AgentLaunch } from '../actors/session.actor.js';
+import { integratedArgv, reportsState, type AgentIntegration, type AgentResume } from '../agent/launch.js';
+import { detectAgentKind, resolveAgentKind, type AgentKindResolved } from '../agent/kinds.js';
 import { AGENT_SOCKET_ENV } from '../agent/protocol.js';
 import { splitCommandLine } from '../config/command-line.js';
+import { DEFAULT_AGENT_NAME, type TetherConfig } from '../config/schema.js';
+
+export type { AgentResume } from '../agent/launch.js';
 
 /** What of `[agent]` decides the agent's command. */
 export interface AgentCommandConfig {
@@ -18,7 +24,7 @@ export interface AgentCommandConfig {
   readonly command: string;
   /** More arguments, after the command line's own. */
   readonly args: readonly string[];
-  /** An `AgentKind`: `pi` (gets the extension), `other` (runs as it is), or `auto` (see `looksLikePi`). */
+  /** An `AgentKind`: `pi`, `claude`, `codex` (each with tether's integration), `other` (runs as it is), or `auto` (see `detectAgentKind`). */
   readonly kind: string;
 }
 
@@ -81,9 +87,10 @@ export function bundledPi(nodeVersion = process.versions.node): string | null {
 
 /** Thrown when neither the configured program nor a bundled pi can be found. */
 export class AgentNotFoundError extends Error {
-  constructor(program: string) {
+  /** `table`: where the command is configured (`[agent]`, `[agents.claude]`). */
+  constructor(program: string, table = '[agent]') {
     super(
-      `the agent program "${program}" ([agent] command) was not found on PATH and no bundled pi can run here: set [agent] command in the config to a program on PATH or a full path`,
+      `the agent program "${program}" (${table} command) was not found on PATH and no bundled pi can run here: set ${table} command in the config to a program on PATH or a full path`,
     );
     this.name = 'AgentNotFoundError';
   }
@@ -94,28 +101,31 @@ export class AgentNotFoundError extends Error {
  * the CLI of an installed pi package. A wrapper script of another name needs `kind = "pi"`.
  */
 export function looksLikePi(program: string): boolean {
-  if (basename(program) === 'pi') return true;
-  let real: string;
-  try {
-    real = realpathSync(program);
-  } catch {
-    return false;
+  return detectAgentKind(program) === 'pi';
+}
+
+/** The agent's argv (the configured arguments, none of tether's) and its kind; `table` names it in errors. */
+export function resolveAgentProgram(
+  agent: AgentCommandConfig,
+  env: NodeJS.ProcessEnv,
+  table = '[agent]',
+): { argv: string[]; kind: AgentKindResolved } {
+  const [program = '', ...words] = splitCommandLine(agent.command);
+  const rest = [...words, ...agent.args];
+  const found = findOnPath(program, env.PATH);
+  if (found) return { argv: [found, ...rest], kind: resolveAgentKind(agent.kind, found) };
+  if (program === 'pi') {
+    const script = bundledPi();
+    if (!script) throw new AgentNotFoundError(program, table);
+    return { argv: [process.execPath, script, ...rest], kind: agent.kind === 'auto' ? 'pi' : resolveAgentKind(agent.kind, program) };
   }
-  return basename(real) === 'pi' || /[\\/]pi-coding-agent[\\/]dist[\\/]cli\.js$/.test(real);
+  throw new AgentNotFoundError(program, table);
 }
 
 /** The agent's argv (the configured arguments, none of tether's), and whether it is pi. */
 export function resolveAgentCommand(agent: AgentCommandConfig, env: NodeJS.ProcessEnv): { argv: string[]; isPi: boolean } {
-  const [program = '', ...words] = splitCommandLine(agent.command);
-  const rest = [...words, ...agent.args];
-  const found = findOnPath(program, env.PATH);
-  if (found) return { argv: [found, ...rest], isPi: agent.kind === 'pi' || (agent.kind === 'auto' && looksLikePi(found)) };
-  if (program === 'pi') {
-    const script = bundledPi();
-    if (!script) throw new AgentNotFoundError(program);
-    return { argv: [process.execPath, script, ...rest], isPi: agent.kind !== 'other' };
-  }
-  throw new AgentNotFoundError(program);
+  const { argv, kind } = resolveAgentProgram(agent, env);
+  return { argv, isPi: kind === 'pi' };
 }
 
 /** The tether extension for pi, built beside this file (dist/extension/index.js). */
@@ -123,34 +133,63 @@ export function extensionPath(): string {
   return fileURLToPath(new URL('../extension/index.js', import.meta.url));
 }
 
-/** How a launch continues earlier work: pi reopens the conversation kept in `sessionFile`. */
-export interface AgentResume {
-  readonly sessionFile?: string | null;
+/** tether's hook program for Claude Code, built beside this file (dist/agent/claude/hook.js). */
+export function claudeHookProgram(): string {
+  return fileURLToPath(new URL('../agent/claude/hook.js', import.meta.url));
+}
+
+/** tether's notify program for Codex, built beside this file (dist/agent/codex/notify.js). */
+export function codexNotifyProgram(): string {
+  return fileURLToPath(new URL('../agent/codex/notify.js', import.meta.url));
+}
+
+/** What `resolveAgent` needs besides the agent's own command. */
+export interface AgentLaunchOptions {
+  /** The daemon's agent socket, given to agents that report (`AGENT_SOCKET_ENV`). */
+  readonly agentSocket?: string;
+  /** Claude Code's settings file with tether's hooks (written by the caller); without it Claude runs without. */
+  readonly claudeSettings?: string;
+  /** Where the agent is configured, for errors (`[agent]`, `[agents.claude]`). */
+  readonly table?: string;
 }
 
 /**
- * How to launch the agent in a new pane, decided once at start. pi gets the tether extension
- * and `--tether` after the configured arguments (last: pi's boolean extension flags take the
- * next word as their value; a wrapper script with `kind = "pi"` must pass its arguments on), and
- * `agentSocket` in `AGENT_SOCKET_ENV`; another command runs as it is. A restored session's pi
- * reopens its conversation (`--session <file>`, before tether's own arguments).
+ * How to launch the agent in a new pane, decided once at start: the configured argv plus the
+ * integration of its kind (src/agent/launch.ts), and `agentSocket` in `AGENT_SOCKET_ENV` for
+ * an agent that reports; another command runs as it is. A restored session's agent reopens its
+ * conversation (pi: `--session <file>`; Claude Code: `--resume <id>`; Codex: `resume <id>`).
  */
 export function resolveAgent(
   agent: AgentCommandConfig,
   env: NodeJS.ProcessEnv,
-  opts: { agentSocket?: string } = {},
+  opts: AgentLaunchOptions = {},
 ): (cwd: string, resume?: AgentResume) => AgentLaunch {
   const passed: Record<string, string> = {};
   for (const key of PASSED_ENV) {
     const value = env[key];
     if (value !== undefined) passed[key] = value;
   }
-  const { argv, isPi } = resolveAgentCommand(agent, env);
-  if (isPi && opts.agentSocket !== undefined) passed[AGENT_SOCKET_ENV] = opts.agentSocket;
-  const tail = isPi ? ['-e', extensionPath(), '--tether'] : [];
-  return (cwd, resume = {}) => ({
-    command: [...argv, ...(isPi && resume.sessionFile ? ['--session', resume.sessionFile] : []), ...tail],
-    env: passed,
-    cwd,
-  });
+  const { argv, kind } = resolveAgentProgram(agent, env, opts.table);
+  if (reportsState(kind) && opts.agentSocket !== undefined) passed[AGENT_SOCKET_ENV] = opts.agentSocket;
+  const integration: AgentIntegration = {
+    piExtension: extensionPath(),
+    claudeSettings: opts.claudeSettings ?? null,
+    codexNotify: [process.execPath, codexNotifyProgram()],
+  };
+  return (cwd, resume = {}) => ({ command: integratedArgv(kind, argv, integration, resume), env: passed, cwd });
+}
+
+/** The config table of a named agent (`default` is `[agent]`), or null when none is configured by that name. */
+export function agentTable(
+  config: Pick<TetherConfig, 'agent' | 'agents'>,
+  name: string,
+): { config: AgentCommandConfig; table: string } | null {
+  if (name === DEFAULT_AGENT_NAME) return { config: config.agent, table: '[agent]' };
+  const named = config.agents !== undefined && Object.hasOwn(config.agents, name) ? config.agents[name] : undefined;
+  return named ? { config: named, table: `[agents.${name}]` } : null;
+}
+
+/** Every configured agent's name: `default` first, then `[agents.<name>]` in the file's order. */
+export function agentNames(config: Pick<TetherConfig, 'agents'>): string[] {
+  return [DEFAULT_AGENT_NAME, ...Object.keys(config.agents ?? {})];
 }

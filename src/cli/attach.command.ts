@@ -7,12 +7,15 @@ import { spawnSync } from 'node:child_process';
 import { Command, Option } from 'clipanion';
 import { loadConfig } from '../config/load.js';
 import { resolvePaths } from '../config/paths.js';
+import { agentSocketPath } from '../agent/protocol.js';
 import { TmuxCli } from '../tmux/exec.js';
 import { isValidSessionName } from '../protocol/session-name.js';
 import { createSession, hasSession } from '../tmux/sessions.js';
 import { tmuxTarget } from '../tmux/target.js';
 import { checkTmuxVersion, readTmuxVersion } from '../tmux/version.js';
-import { resolveAgent } from './agent.js';
+import { claudeHookCommand, writeClaudeSettings } from '../agent/claude/settings.js';
+import { agentNames, agentTable, claudeHookProgram, resolveAgent, resolveAgentProgram } from './agent.js';
+import { DEFAULT_AGENT_NAME, isValidAgentName } from '../config/schema.js';
 import { CliError, reportFailure } from './fail.js';
 
 export class AttachCommand extends Command {
@@ -22,11 +25,15 @@ export class AttachCommand extends Command {
     examples: [
       ['Attach to the default session', 'tether attach'],
       ['Create a session for a project without attaching', 'tether attach webapp --detach'],
+      ['Create a session running the agent configured as [agents.claude]', 'tether attach review --agent claude'],
     ],
   });
 
   session = Option.String({ required: false, name: 'session' });
   detach = Option.Boolean('--detach', false, { description: 'Create the session but do not attach to it' });
+  agent = Option.String('--agent', {
+    description: 'The configured agent a new session runs: "default" ([agent]) or the name of an [agents.<name>]',
+  });
 
   async execute(): Promise<number> {
     try {
@@ -43,13 +50,34 @@ export class AttachCommand extends Command {
     if (!isValidSessionName(name)) {
       throw new CliError(`invalid session name "${name}": use 1-64 letters, digits, "_" or "-"`, 2);
     }
+    const agentName = this.agent ?? DEFAULT_AGENT_NAME;
+    const table = isValidAgentName(agentName) ? agentTable(config, agentName) : null;
+    if (!table) {
+      throw new CliError(
+        `no agent named ${JSON.stringify(agentName.slice(0, 40))} is configured; the configured agents are: ${agentNames(config).join(', ')}`,
+        2,
+      );
+    }
     const target = tmuxTarget(config.tmux.socket);
     checkTmuxVersion(await readTmuxVersion(target));
     const cli = new TmuxCli(target);
     if (!(await hasSession(cli, name))) {
-      const launch = resolveAgent(config.agent, env)(process.cwd());
+      const paths = resolvePaths(env);
+      const kind = resolveAgentProgram(table.config, env, table.table).kind;
+      const claude = kind === 'claude';
+      // A Claude session made here reports to the daemon through the same hooks as one the daemon makes.
+      const claudeSettings = claude
+        ? writeClaudeSettings(paths.dataDir, claudeHookCommand(process.execPath, claudeHookProgram()))
+        : undefined;
+      const launch = resolveAgent(table.config, env, {
+        table: table.table,
+        // Hook programs are told where the socket is; pi's extension finds it itself, as it always has.
+        ...(kind !== 'pi' ? { agentSocket: agentSocketPath(paths.dataDir) } : {}),
+        ...(claudeSettings !== undefined ? { claudeSettings } : {}),
+      })(process.cwd());
       await createSession(cli, {
         name,
+        agent: agentName,
         command: launch.command,
         env: { ...launch.env },
         ...(launch.cwd !== undefined ? { cwd: launch.cwd } : {}),

@@ -43,7 +43,8 @@ import { startPushTrigger } from '../service/push-trigger.js';
 import { buildServer, listen, type ServedRoute } from '../transport/server.js';
 import { AgentService } from '../agent/agent-service.js';
 import { agentSocketPath } from '../agent/protocol.js';
-import { resolveAgent, resolveAgentCommand, type AgentResume } from './agent.js';
+import { resolveAgentCommand, type AgentResume } from './agent.js';
+import { prepareAgents } from './agents.js';
 import { CliError } from './fail.js';
 import { writeRunFile } from './run-file.js';
 import { packageVersion } from '../config/version.js';
@@ -112,6 +113,13 @@ async function loadCertificate(tlsDir: string, host: string, publicBaseUrl: stri
   }
 }
 
+/** How the push title names an agent: by its kind where tether knows it, else by its configured name. */
+function agentLabel(kind: string | null, name: string): string {
+  if (kind === 'claude') return 'Claude';
+  if (kind === 'codex') return 'Codex';
+  return kind === 'pi' || name === 'default' ? 'pi' : name;
+}
+
 export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
   const paths = resolvePaths(io.env);
   const { config, warnings } = await loadConfig(paths, io.env);
@@ -125,9 +133,11 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     throw new CliError((err as Error).message);
   }
   const { host, port } = parseBindAddress(config.bindAddress);
-  const agent = resolveAgent(config.agent, io.env, { agentSocket: agentSocketPath(paths.dataDir) });
+  // The default agent is resolved before anything starts: a missing one is the start's refusal.
+  resolveAgentCommand(config.agent, io.env);
 
   const { log, close: closeLog } = makeLogger(paths, io.env, io.stderr);
+  const configured = prepareAgents(config, io.env, paths.dataDir, agentSocketPath(paths.dataDir), log);
   for (const w of warnings) log.warn(w);
   const tls = config.tls ? await loadCertificate(paths.tlsDir, host, config.publicBaseUrl, log) : null;
   const pushSettings = await preparePush(config.push, paths.configFile).catch((err: Error) => {
@@ -180,15 +190,16 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     // A data dir that cannot hold buffers must not keep the sessions from being served.
     log.error({ err: (err as Error).message }, 'the disk buffers could not be set up');
   }
-  const launchFor = (id: string, resume?: AgentResume) =>
-    agent(id === config.agent.default_session ? io.cwd : (io.env.HOME ?? io.cwd), resume);
+  const launchFor = (id: string, name?: string, resume?: AgentResume) =>
+    configured.launch(id, id === config.agent.default_session ? io.cwd : (io.env.HOME ?? io.cwd), name, resume);
   // What it takes to bring each session back, kept in step with it (docs/reliability.md).
   const records = new SessionRecords(paths.dataDir);
   const keeper = new RecordKeeper({
     records,
     cli,
-    agentCommand: (id) => launchFor(id).command,
+    agentCommand: (id, name) => launchFor(id, name).command,
     sessionFile: (id) => agents.hub.sessionFile(id),
+    conversation: (id) => agents.hub.conversation(id),
     reservedSeq: (id) => system.session(id)?.runtime.reservedSeq ?? null,
     now: Date.now,
     log,
@@ -228,6 +239,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     described: (id) => system.metaChanged(id),
     inspect: (id) => ops.observer({ label: 'agent', parent: sessionActorId(id) }),
     sessionFile: (id, path) => keeper.note(id, { sessionFile: path }),
+    conversation: (id, conversation) => keeper.note(id, { conversation }),
     version: packageVersion(),
   });
   system.onSessionEnded((id, why) => {
@@ -239,7 +251,11 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
   system.onSessionFinal((id, final) => {
     if (final === 'ended') keeper.forget(id);
   });
-  system.onMetaChanged((id) => void keeper.sync(id));
+  system.onMetaChanged((id) => {
+    // An agent that reports by hooks has no connection whose close says it exited: this does.
+    if (system.session(id)?.exited) agents.hub.paneExited(id);
+    void keeper.sync(id);
+  });
   system.start();
   await system.booted();
 
@@ -267,9 +283,12 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
       unrestorable: () => unrestorableSessions(records),
       record: (id) => {
         const r = records.read(id);
-        return r ? { description: r.description, createdAt: r.createdAt, cwd: r.cwd } : null;
+        return r
+          ? { description: r.description, createdAt: r.createdAt, cwd: r.cwd, ...(r.agent !== undefined ? { agent: r.agent } : {}) }
+          : null;
       },
     },
+    configured.catalog((id) => agents.hub.agentCwd(id) ?? records.read(id)?.cwd ?? null),
   );
   const workbench = makeWorkbench({
     config,
@@ -290,7 +309,12 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     settings: pushSettings,
     devices,
     inForeground: (tokenId) => connections.count({ kind: 'stream', tokenId, liveOnly: true }) > 0,
-    describe: (id) => (system.hasSession(id) ? sessions.meta(id) : null),
+    describe: async (id) => {
+      if (!system.hasSession(id)) return null;
+      const meta = await sessions.meta(id);
+      const asks = agents.hub.asks(id);
+      return { ...meta, agentLabel: agentLabel(configured.kind(meta.agent), meta.agent), ...(asks !== null ? { asks } : {}) };
+    },
     agentName: 'pi',
     now: Date.now,
     log,

@@ -14,7 +14,16 @@ import type { TAdditionalPropertiesError } from 'typebox/error';
 import { Value } from 'typebox/value';
 import type { TetherPaths } from './paths.js';
 import { CommandLineError, splitCommandLine } from './command-line.js';
-import { COMMAND_LINE_EXPECTED, tryParseBindAddress, TetherConfigSchema, type BindAddress, type TetherConfig } from './schema.js';
+import {
+  AGENT_NAME_EXPECTED,
+  COMMAND_LINE_EXPECTED,
+  DEFAULT_AGENT_NAME,
+  isValidAgentName,
+  tryParseBindAddress,
+  TetherConfigSchema,
+  type BindAddress,
+  type TetherConfig,
+} from './schema.js';
 
 /** Largest config file read; anything bigger is not a config file. */
 export const MAX_CONFIG_FILE_BYTES = 1024 * 1024;
@@ -106,10 +115,23 @@ export async function loadConfig(
 
 /** Checks a parsed file against the schema, filling in defaults; `source` names it in errors. */
 export function validateConfig(raw: unknown, source: string): TetherConfig {
-  const value = Value.Default(TetherConfigSchema, structuredClone(raw));
+  const value = Value.Default(TetherConfigSchema, fillNamedAgentDefaults(structuredClone(raw)));
   const problem = firstProblem(value);
   if (problem !== null) throw new ConfigError(source, problem.key, problem.detail);
   return structuredClone(value as TetherConfig);
+}
+
+/** `[agents.<name>]` tables get `args` and `kind` defaults as `[agent]` does (the schema's defaults stop at a record). */
+function fillNamedAgentDefaults(raw: unknown): unknown {
+  const agents = (raw as { agents?: unknown } | null)?.agents;
+  if (typeof agents !== 'object' || agents === null || Array.isArray(agents)) return raw;
+  for (const table of Object.values(agents as Record<string, unknown>)) {
+    if (typeof table !== 'object' || table === null || Array.isArray(table)) continue;
+    const t = table as Record<string, unknown>;
+    if (!('args' in t)) t.args = [];
+    if (!('kind' in t)) t.kind = 'auto';
+  }
+  return raw;
 }
 
 /** Applies the `TETHER_*` overrides to a valid config; a bad value names its variable. */
@@ -204,6 +226,13 @@ function firstProblem(value: unknown): Problem | null {
     const name = unknown.params.additionalProperties[0] ?? '';
     return unknownKeyProblem(parent, name);
   }
+  const missing = errors.find((e) => e.keyword === 'required');
+  if (missing !== undefined) {
+    const at = pointerToPath(missing.instancePath);
+    const name = (missing.params as { requiredProperties?: string[] }).requiredProperties?.[0] ?? '';
+    const key = [...at, name].map(formatKey).join('.');
+    return { key, detail: `${key} is missing: it must be ${expectedOf([...at, name])}` };
+  }
   const bad = errors.find((e) => e.keyword !== 'boolean');
   if (bad !== undefined) {
     const at = pointerToPath(bad.instancePath);
@@ -214,16 +243,29 @@ function firstProblem(value: unknown): Problem | null {
   return crossFieldProblem(value as TetherConfig);
 }
 
-function crossFieldProblem(config: TetherConfig): Problem | null {
+/** The command line of `[agent]` or of an `[agents.<name>]` that does not split, as a problem. */
+function commandLineProblem(key: string, command: string): Problem | null {
   try {
-    splitCommandLine(config.agent.command);
+    splitCommandLine(command);
+    return null;
   } catch (err) {
     if (!(err instanceof CommandLineError)) throw err;
-    return {
-      key: 'agent.command',
-      detail: `agent.command must be ${COMMAND_LINE_EXPECTED}, got ${quote(config.agent.command)}: it has ${err.message}`,
-      reason: err.message,
-    };
+    return { key, detail: `${key} must be ${COMMAND_LINE_EXPECTED}, got ${quote(command)}: it has ${err.message}`, reason: err.message };
+  }
+}
+
+function crossFieldProblem(config: TetherConfig): Problem | null {
+  const own = commandLineProblem('agent.command', config.agent.command);
+  if (own !== null) return own;
+  for (const [name, agent] of Object.entries(config.agents ?? {})) {
+    if (!isValidAgentName(name) || name === DEFAULT_AGENT_NAME) {
+      return {
+        key: `agents.${formatKey(name)}`,
+        detail: `agents.${formatKey(name)}: an agent name must be ${AGENT_NAME_EXPECTED}, and not "${DEFAULT_AGENT_NAME}" (that is [agent]), got ${quote(name)}`,
+      };
+    }
+    const problem = commandLineProblem(`agents.${name}.command`, agent.command);
+    if (problem !== null) return problem;
   }
   const { session_cap_mb, global_cap_mb } = config.buffer;
   if (session_cap_mb > global_cap_mb) {
@@ -267,7 +309,11 @@ function schemaAt(at: readonly string[]): (TSchema & { properties?: Record<strin
   let s: (TSchema & { properties?: Record<string, TSchema> }) | undefined = TetherConfigSchema;
   for (const k of at) {
     const items: TSchema | undefined = (s as { items?: TSchema } | undefined)?.items;
-    s = /^\d+$/.test(k) && items !== undefined ? items : s?.properties?.[k];
+    // A table of named tables (`[agents.<name>]`): every name has the one schema.
+    const named: TSchema | undefined = Object.values(
+      (s as { patternProperties?: Record<string, TSchema> } | undefined)?.patternProperties ?? {},
+    )[0];
+    s = /^\d+$/.test(k) && items !== undefined ? items : (s?.properties?.[k] ?? named);
   }
   return s;
 }

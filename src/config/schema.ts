@@ -86,11 +86,43 @@ function section<P extends Record<string, TSchema>>(table: string, properties: P
   return Type.Object(properties, { default: {}, additionalProperties: false, expected: `a table ([${table}])` });
 }
 
-/** What `[agent] kind` may say: pi (gets the extension), another program (runs as it is), or decided from the program. */
-export const AGENT_KINDS = ['auto', 'pi', 'other'] as const;
+/**
+ * What an agent's `kind` may say: one of the agents tether integrates with (pi, Claude Code,
+ * Codex), another program (runs as it is), or decided from the program (docs/agents.md).
+ */
+export const AGENT_KINDS = ['auto', 'pi', 'claude', 'codex', 'other'] as const;
 export type AgentKind = (typeof AGENT_KINDS)[number];
+/** A named agent (`[agents.<name>]`): letters, digits, `_` and `-`, at most 32; `default` names `[agent]`. */
+export const AGENT_NAME_RE = /^[A-Za-z0-9_-]{1,32}$/;
+export const DEFAULT_AGENT_NAME = 'default';
+export const AGENT_NAME_EXPECTED = '1 to 32 letters, digits, "_" or "-"';
+
+/** Whether `name` may name an agent (in the config, in `POST /sessions`, in `tether attach --agent`). */
+export function isValidAgentName(name: string): boolean {
+  return AGENT_NAME_RE.test(name);
+}
 export const COMMAND_LINE_EXPECTED =
   'a command line: the program, then its arguments, quoted as in a shell (no variables, globs, pipes or redirections)';
+
+/** The keys that say which program an agent is: `[agent]` and every `[agents.<name>]` have them. */
+function agentProgramKeys(defaultCommand: string | null) {
+  const command =
+    defaultCommand === null
+      ? Type.Refine(
+          Type.String({ expected: COMMAND_LINE_EXPECTED }),
+          (s) => hasNoControlChars(s) && s.trim() !== '',
+          () => COMMAND_LINE_EXPECTED,
+        )
+      : str(defaultCommand, COMMAND_LINE_EXPECTED, (s) => s.trim() !== '');
+  return {
+    command,
+    args: Type.Array(str('', 'a string without control characters'), {
+      default: [],
+      expected: "an array of strings (arguments added after the command line's own)",
+    }),
+    kind: str('auto', `one of ${AGENT_KINDS.map((k) => `"${k}"`).join(', ')}`, (s) => (AGENT_KINDS as readonly string[]).includes(s)),
+  };
+}
 
 const APPLE_ID = /^[A-Z0-9]{10}$/;
 const BUNDLE_ID = /^[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+$/;
@@ -112,16 +144,22 @@ export const TetherConfigSchema = Type.Object(
     ),
     tls: Type.Boolean({ default: true, expected: 'true or false' }),
     agent: section('agent', {
-      command: str('pi', COMMAND_LINE_EXPECTED, (s) => s.trim() !== ''),
-      args: Type.Array(str('', 'a string without control characters'), {
-        default: [],
-        expected: "an array of strings (arguments added after the command line's own)",
-      }),
-      kind: str('auto', `one of ${AGENT_KINDS.map((k) => `"${k}"`).join(', ')}`, (s) => (AGENT_KINDS as readonly string[]).includes(s)),
+      ...agentProgramKeys('pi'),
       default_session: str('pi-main', '1 to 64 letters, digits, "_" or "-"', isValidSessionName),
       naming_model: str('', '"provider/model", or "" to turn auto-naming off', (s) => s === '' || /^[^/\s]+\/\S+$/.test(s)),
       restore: Type.Boolean({ default: true, expected: 'true or false' }),
     }),
+    /** Further agents by name (`[agents.claude]`); the names are checked in load.ts (`isValidAgentName`). */
+    agents: Type.Optional(
+      Type.Record(
+        Type.String(),
+        Type.Object(agentProgramKeys(null), {
+          additionalProperties: false,
+          expected: 'a table ([agents.<name>]) with command, and optionally args and kind',
+        }),
+        { expected: 'tables of named agents ([agents.<name>])' },
+      ),
+    ),
     tmux: section('tmux', {
       socket: str('', 'a tmux socket name or path, or "" for the default server'),
     }),

@@ -1,6 +1,6 @@
 /**
  * Agent state (docs/contract.md "Agent state", with the mapping of
- * docs/agent.md "Agent state"): what the agent in one session is doing, as the side channel
+ * docs/agents.md "Agent state"): what the agent in one session is doing, as the side channel
  * reports it. One actor per session, fed by the events the tether extension reports.
  *
  * States: `absent` (no agent reported: `agentState` null, no state frames) and `reporting`
@@ -88,7 +88,8 @@ export const agentStateMachine = setup({
   },
 }).createMachine({
   id: 'agentState',
-  description: 'docs/contract.md "Agent state": thinking, tool, idle, awaiting-input, moved by the agent\'s events (docs/agent.md mapping)',
+  description:
+    'docs/contract.md "Agent state": thinking, tool, idle, awaiting-input, moved by the agent\'s events (docs/agents.md mapping)',
   context: { tools: [], ts: 0 },
   initial: 'absent',
   states: {
@@ -116,13 +117,13 @@ export const agentStateMachine = setup({
         'agent.start': {
           target: '.thinking',
           actions: ['stamp', 'clearTools'],
-          description: 'docs/agent.md: agent_start -> thinking',
+          description: 'docs/agents.md: agent_start -> thinking',
           meta: { row: 'tether' },
         },
         'tool.start': {
           target: '.tool',
           actions: ['stamp', 'addTool'],
-          description: 'docs/agent.md: tool_execution_start -> tool (with the tool name)',
+          description: 'docs/agents.md: tool_execution_start -> tool (with the tool name)',
           meta: { row: 'tether' },
         },
         'tool.end': [
@@ -136,24 +137,24 @@ export const agentStateMachine = setup({
           {
             target: '.thinking',
             actions: ['stamp', 'clearTools'],
-            description: 'docs/agent.md: tool_execution_end -> thinking',
+            description: 'docs/agents.md: tool_execution_end -> thinking',
             meta: { row: 'tether' },
           },
         ],
         'agent.ready': {
           target: '.idle',
           actions: ['stamp', 'clearTools'],
-          description: 'docs/agent.md: agent ready before any prompt (or a new, resumed, forked or reloaded session) -> idle',
+          description: 'docs/agents.md: agent ready before any prompt (or a new, resumed, forked or reloaded session) -> idle',
           meta: { row: 'tether' },
         },
         'session.tree': {
           target: '.idle',
           actions: ['stamp', 'clearTools'],
-          description: 'docs/agent.md: session_tree -> idle',
+          description: 'docs/agents.md: session_tree -> idle',
           meta: { row: 'tether' },
         },
         'session.compact': {
-          description: 'docs/agent.md: session_compact -> no change',
+          description: 'docs/agents.md: session_compact -> no change',
           meta: { row: 'tether' },
         },
         'agent.hello': helloTargets('.'),

@@ -32,7 +32,7 @@ export interface SessionContext {
 }
 
 export type SessionEvent =
-  | { type: 'session.create'; origin: SessionOrigin; project?: string; cwd?: string }
+  | { type: 'session.create'; origin: SessionOrigin; project?: string; cwd?: string; agent?: string }
   | { type: 'session.adopt' }
   | { type: 'session.restore' }
   | { type: 'session.delete'; keepBuffer: boolean }
@@ -50,6 +50,8 @@ export interface CreateSessionInput {
   readonly project?: string;
   /** The directory the agent starts in (absolute, checked by the service); the configured default when absent. */
   readonly cwd?: string;
+  /** The configured agent to run (`default`, or an `[agents.<name>]`); the default when absent. */
+  readonly agent?: string;
 }
 export interface DeleteSessionInput {
   readonly id: string;
@@ -157,6 +159,7 @@ export const sessionMachine = setup({
           origin: event.type === 'session.create' ? event.origin : 'api',
           ...(event.type === 'session.create' && event.project !== undefined ? { project: event.project } : {}),
           ...(event.type === 'session.create' && event.cwd !== undefined ? { cwd: event.cwd } : {}),
+          ...(event.type === 'session.create' && event.agent !== undefined ? { agent: event.agent } : {}),
         }),
         onDone: [
           {

@@ -27,7 +27,7 @@ export interface TmuxScan {
 export type SidecarEvent =
   | { type: 'tmux.scanned'; scan: TmuxScan }
   | { type: 'tmux.unreachable'; reason: string }
-  | { type: 'session.create'; id: string; origin: SessionOrigin; project?: string; cwd?: string }
+  | { type: 'session.create'; id: string; origin: SessionOrigin; project?: string; cwd?: string; agent?: string }
   | { type: 'session.restore'; id: string }
   | { type: 'session.delete'; id: string; keepBuffer: boolean }
   | { type: 'sidecar.stop' };
@@ -149,6 +149,7 @@ export const sidecarMachine = setup({
                 origin: event.origin,
                 ...(event.project !== undefined ? { project: event.project } : {}),
                 ...(event.cwd !== undefined ? { cwd: event.cwd } : {}),
+                ...(event.agent !== undefined ? { agent: event.agent } : {}),
               }),
             ),
           ],

@@ -53,6 +53,8 @@ export const SessionMetaFrame = Type.Object({
   name: Type.String(),
   description: Type.Optional(Type.String()),
   createdAt: Type.String(),
+  /** The configured agent the session runs (`default` for `[agent]`); optional for servers before it. */
+  agent: Type.Optional(Type.String()),
   /** `exited` while the agent is not running (its pane kept by tmux); optional for servers before it. */
   state: Type.Optional(Type.Union([Type.Literal('running'), Type.Literal('exited')])),
   exitStatus: Type.Optional(Type.Integer({ minimum: 0 })),

@@ -1,6 +1,6 @@
 /**
  * The push subsystem: when a session's agent starts waiting for its human, one visible alert
- * to every registered device that is in the background (docs/agent.md "Agent state": no live
+ * to every registered device that is in the background (docs/agents.md "Agent state": no live
  * `/stream` connection), through APNs.
  *
  * Invariants: `notify` never blocks and never throws (the agent-state path and the stream go
@@ -118,6 +118,10 @@ export interface PushStatus {
 export interface SessionLabel {
   readonly name: string;
   readonly description?: string;
+  /** The agent, for the title ("Claude is waiting for you"); the service's `agentName` when absent. */
+  readonly agentLabel?: string;
+  /** What the agent asks while it waits (a permission), said in the body. */
+  readonly asks?: string;
 }
 
 export interface PushServiceDeps {
@@ -184,7 +188,7 @@ export class PushService {
       void Promise.resolve(this.deps.describe(sessionId))
         .then((meta) => {
           if (!meta || this.stopped) return;
-          const payload = alertPayload(this.deps.agentName, sessionId, meta);
+          const payload = alertPayload(meta.agentLabel ?? this.deps.agentName, sessionId, meta);
           for (const device of devices) this.enqueue(device, sessionId, payload);
         })
         .catch(fail);
@@ -307,8 +311,13 @@ export class PushService {
 }
 
 /** The alert: "<agent> is waiting", the session's description or name, the session id for the tap. */
-export function alertPayload(agentName: string, sessionId: string, meta: { readonly name: string; readonly description?: string }): Buffer {
-  const text = meta.description !== undefined && meta.description !== '' ? `${meta.name}: ${meta.description}` : meta.name;
+export function alertPayload(
+  agentName: string,
+  sessionId: string,
+  meta: { readonly name: string; readonly description?: string; readonly asks?: string },
+): Buffer {
+  const label = meta.description !== undefined && meta.description !== '' ? `${meta.name}: ${meta.description}` : meta.name;
+  const text = meta.asks !== undefined && meta.asks !== '' ? `${label}: ${meta.asks}` : label;
   const body = [...text].length > MAX_BODY_CHARS ? `${[...text].slice(0, MAX_BODY_CHARS - 1).join('')}…` : text;
   const payload = Buffer.from(
     JSON.stringify({

@@ -1,7 +1,8 @@
 /**
  * The session records: for each tether session, what it takes to bring it back when its tmux
  * server is gone (killed, crashed, the machine restarted): its name and description, the
- * directory the agent started in, the agent's command, the file pi keeps the conversation in,
+ * directory the agent started in, which configured agent it runs and its command, the file pi
+ * keeps the conversation in (or another agent's conversation id),
  * when it was created, and the stream position reserved so far (positions after a restore start
  * above it, so none is ever reused). docs/reliability.md says what is restored and what is not.
  *
@@ -30,6 +31,10 @@ export const SessionRecordSchema = Type.Object(
     command: Type.Array(Type.String()),
     /** The file pi keeps the conversation in, as the extension last reported it. */
     sessionFile: Type.Union([Type.String({ minLength: 1 }), Type.Null()]),
+    /** The configured agent the session runs (`default` is `[agent]`); absent in records from before it was kept. */
+    agent: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_-]{1,32}$' })),
+    /** Another agent's conversation id (Claude Code's session id, Codex's thread id), as it last reported it. */
+    conversation: Type.Optional(Type.Union([Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$' }), Type.Null()])),
     createdAt: Type.String(),
     /** The highest stream position reserved so far. */
     reservedSeq: Type.Integer({ minimum: 0 }),

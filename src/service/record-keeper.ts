@@ -1,8 +1,8 @@
 /**
  * Keeps each tether session's record (src/records) in step with the session: written when its
  * link comes up (a session tether created or adopted), its description and state read again when
- * its meta changes or its agent exits, its reserved stream position and pi's conversation file
- * as they change; forgotten when the session ends on purpose (DELETE, killed in tmux). A session
+ * its meta changes or its agent exits, its reserved stream position and its agent's conversation
+ * (pi's file, another agent's id) as they change; forgotten when the session ends on purpose (DELETE, killed in tmux). A session
  * lost with its tmux server keeps its record: that is what restoring it needs (src/service/restore.ts).
  *
  * Writes for one session never overlap: a change that arrives during a write is taken by one
@@ -17,10 +17,12 @@ import { listSessions, readUserOption } from '../tmux/sessions.js';
 export interface RecordKeeperDeps {
   readonly records: SessionRecords;
   readonly cli: TmuxCli;
-  /** The agent's argv a new session of this name is launched with. */
-  readonly agentCommand: (id: string) => readonly string[];
+  /** The agent's argv a new session of this name, running the configured agent `agent`, is launched with. */
+  readonly agentCommand: (id: string, agent: string) => readonly string[];
   /** The conversation file the session's agent last reported, or null. */
   readonly sessionFile: (id: string) => string | null;
+  /** The conversation id the session's agent (Claude Code, Codex) last reported, or null. */
+  readonly conversation?: (id: string) => string | null;
   /** The session's reserved stream position, or null when it has no runtime. */
   readonly reservedSeq: (id: string) => number | null;
   readonly now: () => number;
@@ -67,7 +69,7 @@ export class RecordKeeper {
   }
 
   /** Quick updates that need no tmux: the reserved position and the conversation file. */
-  note(id: string, change: Partial<Pick<SessionRecord, 'reservedSeq' | 'sessionFile'>>): void {
+  note(id: string, change: Partial<Pick<SessionRecord, 'reservedSeq' | 'sessionFile' | 'conversation'>>): void {
     try {
       this.deps.records.update(id, change);
     } catch (err) {
@@ -86,14 +88,17 @@ export class RecordKeeper {
       .split(' ')
       .map(Number);
     const previous = this.deps.records.read(id);
+    const agent = info.agent ?? previous?.agent ?? 'default';
     const at = new Date(this.deps.now()).toISOString();
     const record: SessionRecord = {
       v: 1,
       name: id,
       description,
       cwd: info.cwd ?? previous?.cwd ?? null,
-      command: previous?.command ?? [...this.deps.agentCommand(id)],
+      command: previous?.command ?? [...this.deps.agentCommand(id, agent)],
       sessionFile: this.deps.sessionFile(id) ?? previous?.sessionFile ?? null,
+      agent,
+      conversation: this.deps.conversation?.(id) ?? previous?.conversation ?? null,
       createdAt: info.createdAt ?? previous?.createdAt ?? at,
       reservedSeq: Math.max(this.deps.reservedSeq(id) ?? 0, previous?.reservedSeq ?? 0),
       server: pid && startTime !== undefined && Number.isInteger(startTime) ? { pid, startTime } : (previous?.server ?? null),

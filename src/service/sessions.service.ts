@@ -11,14 +11,15 @@
 import { constants } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import { isAbsolute } from 'node:path';
-import { BUILTIN_COMMANDS, type SlashCommand } from '../agent/builtin-commands.js';
+import { mergeCommands, type SlashCommand } from '../agent/commands.js';
+import { BUILTIN_COMMANDS } from '../agent/pi/commands.js';
 import { DomainError } from '../errors.js';
 import type { AgentState } from '../protocol/frames.js';
 import type { InputMessage } from '../protocol/input.js';
 import type { TmuxCli } from '../tmux/exec.js';
 import { inputCommands } from '../tmux/input.js';
 import { SESSION_NAME_RE, isValidSessionName } from '../protocol/session-name.js';
-import { listSessions, readUserOption, setUserOption, unsetUserOption, type TmuxSessionInfo } from '../tmux/sessions.js';
+import { AGENT_OPTION, listSessions, readUserOption, setUserOption, unsetUserOption, type TmuxSessionInfo } from '../tmux/sessions.js';
 import { thumbnailFromCapture } from '../tmux/thumbnail.js';
 import { SessionUnavailableError } from '../stream/session-runtime.js';
 import type { UnrestorableSession } from './restore.js';
@@ -46,6 +47,8 @@ export interface SessionItem {
   project: string | null;
   /** The directory the agent started in, when tether recorded it. */
   cwd: string | null;
+  /** The configured agent the session runs: `default` for `[agent]`, else its `[agents.<name>]`. */
+  agent: string;
   /** Why an unrestorable session could not be brought back. */
   reason?: string;
 }
@@ -54,7 +57,7 @@ export interface SessionItem {
 export interface SessionRecordsView {
   unrestorable(): readonly UnrestorableSession[];
   /** The recorded facts of a session (for one being restored, which tmux does not hold yet). */
-  record(id: string): { description: string; createdAt: string; cwd: string | null } | null;
+  record(id: string): { description: string; createdAt: string; cwd: string | null; agent?: string } | null;
 }
 const NO_RECORDS: SessionRecordsView = { unrestorable: () => [], record: () => null };
 
@@ -64,6 +67,21 @@ export interface SessionAgents {
   commands(id: string): readonly { name: string; description: string; args?: unknown }[] | null;
 }
 const NO_AGENTS: SessionAgents = { current: () => null, commands: () => null };
+
+/** The configured agents: their names, and the commands of agents whose adapter lists them itself. */
+export interface AgentCatalog {
+  /** Every configured agent's name, `default` first. */
+  names(): readonly string[];
+  /** Why agent `agent` cannot be started (its program is missing), or null. */
+  problem(agent: string): string | null;
+  /** The slash commands of session `id` running agent `agent`, or null where the agent reports them itself (pi). */
+  commands(id: string, agent: string): Promise<readonly SlashCommand[]> | null;
+}
+const DEFAULT_ONLY: AgentCatalog = { names: () => [DEFAULT_AGENT], problem: () => null, commands: () => null };
+/** The name of `[agent]`, and of a session made before tether recorded its agent. */
+const DEFAULT_AGENT = 'default';
+/** Longest agent name quoted back in a refusal. */
+const MAX_QUOTED_AGENT = 40;
 
 /** Who set a description: by hand (PATCH) beats automatic naming. */
 export const DESCRIPTION_SOURCE_OPTION = '@description-source';
@@ -83,6 +101,7 @@ export class SessionsService {
     /** Called after a session was deleted on purpose (its record is forgotten). */
     private readonly deleted: (id: string, keepBuffer: boolean) => void = () => undefined,
     private readonly records: SessionRecordsView = NO_RECORDS,
+    private readonly catalog: AgentCatalog = DEFAULT_ONLY,
   ) {}
 
   /**
@@ -122,6 +141,7 @@ export class SessionsService {
       clients: 0,
       project: null,
       cwd: record?.cwd ?? null,
+      agent: record?.agent ?? DEFAULT_AGENT,
     };
   }
 
@@ -140,15 +160,18 @@ export class SessionsService {
       clients: this.clients(info.name),
       project: info.project,
       cwd: info.cwd,
+      agent: info.agent ?? DEFAULT_AGENT,
     };
   }
 
-  /** Creates a session; without a name, the first free `pi-<n>`. */
-  async create(input: { name?: string; project?: string; cwd?: string }): Promise<{ id: string; name: string }> {
+  /** Creates a session running the configured agent `agent` (default: `[agent]`); without a name, the first free `pi-<n>`. */
+  async create(input: { name?: string; project?: string; cwd?: string; agent?: string }): Promise<{ id: string; name: string }> {
+    if (input.agent !== undefined) this.checkAgent(input.agent);
     if (input.cwd !== undefined) await checkDirectory(input.cwd);
     const options = {
       ...(input.project !== undefined ? { project: input.project } : {}),
       ...(input.cwd !== undefined ? { cwd: input.cwd } : {}),
+      agent: input.agent ?? DEFAULT_AGENT,
     };
     if (input.name !== undefined) {
       if (!isValidSessionName(input.name)) throw new DomainError('invalid', `must match ${SESSION_NAME_RE.source}`, 'name');
@@ -168,8 +191,20 @@ export class SessionsService {
     throw new DomainError('session-exists', 'no free session name was found; pass a name');
   }
 
+  /** An agent name that is not configured is refused, naming the ones that are. */
+  private checkAgent(agent: string): void {
+    const names = this.catalog.names();
+    if (names.includes(agent)) {
+      const problem = this.catalog.problem(agent);
+      if (problem !== null) throw new DomainError('invalid', `the agent "${agent}" cannot be started: ${problem}`, 'agent');
+      return;
+    }
+    const shown = JSON.stringify([...agent].length > MAX_QUOTED_AGENT ? `${[...agent].slice(0, MAX_QUOTED_AGENT).join('')}…` : agent);
+    throw new DomainError('invalid', `no agent named ${shown} is configured; the configured agents are: ${names.join(', ')}`, 'agent');
+  }
+
   /** Creates one session; tmux failing to create it is a 503 that says why. */
-  private async createOne(name: string, options: { project?: string; cwd?: string }): Promise<void> {
+  private async createOne(name: string, options: { project?: string; cwd?: string; agent?: string }): Promise<void> {
     try {
       await this.system.createSession(name, 'api', options);
     } catch (err) {
@@ -208,10 +243,11 @@ export class SessionsService {
   /** What a stream client is told about the session (`session-meta`). */
   async meta(
     id: string,
-  ): Promise<{ name: string; description?: string; createdAt: string; state: 'running' | 'exited'; exitStatus?: number }> {
-    const [description, created] = await Promise.all([
+  ): Promise<{ name: string; description?: string; createdAt: string; agent: string; state: 'running' | 'exited'; exitStatus?: number }> {
+    const [description, created, agent] = await Promise.all([
       readUserOption(this.cli, id, '@description').catch(() => null),
       readUserOption(this.cli, id, '@created').catch(() => null),
+      readUserOption(this.cli, id, AGENT_OPTION).catch(() => null),
     ]);
     // Read last: the agent's state as it is now, after the reads above.
     const live = this.system.session(id);
@@ -220,6 +256,7 @@ export class SessionsService {
       name: id,
       ...(description ? { description } : {}),
       createdAt: created ?? '',
+      agent: agent ?? DEFAULT_AGENT,
       state: exited ? 'exited' : 'running',
       ...(exited && live?.exitStatus !== null && live?.exitStatus !== undefined ? { exitStatus: live.exitStatus } : {}),
     };
@@ -289,18 +326,17 @@ export class SessionsService {
     }
   }
 
-  /** The agent's slash commands: pi's built-ins, then what its extension reported (extension commands, templates, skills). */
-  commands(id: string): Promise<readonly SlashCommand[]> {
+  /**
+   * The agent's slash commands: what its adapter lists (Claude Code: its built-ins and command
+   * files), else pi's built-ins, then what its extension reported (extension commands, templates, skills).
+   */
+  async commands(id: string): Promise<readonly SlashCommand[]> {
     this.known(id);
+    const agent = (await readUserOption(this.cli, id, AGENT_OPTION).catch(() => null)) ?? DEFAULT_AGENT;
+    const listed = this.catalog.commands(id, agent);
+    if (listed) return listed;
     const reported = this.agents.commands(id);
-    if (!reported) return Promise.resolve(BUILTIN_COMMANDS);
-    const names = new Set(BUILTIN_COMMANDS.map((c) => c.name));
-    const extra = reported
-      .filter((c) => !names.has(c.name) && names.add(c.name))
-      .map((c) =>
-        c.args === undefined ? { name: c.name, description: c.description } : { name: c.name, description: c.description, args: c.args },
-      );
-    return Promise.resolve([...BUILTIN_COMMANDS, ...extra]);
+    return reported ? mergeCommands(BUILTIN_COMMANDS, reported) : BUILTIN_COMMANDS;
   }
 }
 

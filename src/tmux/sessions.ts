@@ -71,10 +71,14 @@ export interface CreateSessionOptions {
   readonly project?: string;
   /** ISO 8601; stored as `@created`, which marks the session as tether's. */
   readonly createdAt: string;
+  /** The configured agent's name (`default` for `[agent]`), stored as `@tether-agent`. */
+  readonly agent?: string;
 }
 
 /** The session option holding the directory the agent started in, exactly. */
 export const CWD_OPTION = '@tether-cwd';
+/** The session option naming the configured agent it runs (`default`, or an `[agents.<name>]`). */
+export const AGENT_OPTION = '@tether-agent';
 
 /** `new-window -c` expands formats in the directory: `##` is a literal `#`. */
 function escapeFormat(text: string): string {
@@ -184,6 +188,7 @@ export function createSessionCommands(opts: CreateSessionOptions): string[][] {
     ...(opts.project !== undefined ? [['set-option', '-t', session, '@project', opts.project]] : []),
     // The directory exactly as given: `session_path` is the same, but formats rewrite control characters.
     ...(opts.cwd !== undefined ? [['set-option', '-t', session, CWD_OPTION, opts.cwd]] : []),
+    ...(opts.agent !== undefined ? [['set-option', '-t', session, AGENT_OPTION, opts.agent]] : []),
     // Last, so it does not fire for the agent window itself.
     ['set-hook', '-t', session, 'after-new-window', AFTER_NEW_WINDOW_HOOK],
   ];
@@ -239,6 +244,8 @@ export interface TmuxSessionInfo {
   readonly project: string | null;
   /** The directory the agent started in (`@tether-cwd`); null for a session made before tether recorded it, or not tether's. */
   readonly cwd: string | null;
+  /** The configured agent it runs (`@tether-agent`); null for a session made before tether recorded it, or not tether's. */
+  readonly agent: string | null;
   /** `@tether-pane` while that pane exists, else the session's first pane. */
   readonly paneId: string;
   readonly paneDead: boolean;
@@ -327,6 +334,7 @@ function parsePaneRow(line: string): PaneRow | null {
 interface FixedOptions {
   readonly project: string | null;
   readonly cwd: string | null;
+  readonly agent: string | null;
 }
 
 /**
@@ -368,14 +376,18 @@ function projectKey(row: PaneRow): string {
 /** Builds one session's info; null when it vanished while its options were being read. */
 async function describeSession(cli: TmuxCli, rows: PaneRow[], cache: Map<string, FixedOptions>): Promise<TmuxSessionInfo | null> {
   const first = rows[0]!;
-  let fixed: FixedOptions = { project: null, cwd: null };
+  let fixed: FixedOptions = { project: null, cwd: null, agent: null };
   if (first.tether) {
     const key = projectKey(first);
     const known = cache.get(key);
     if (known) fixed = known;
     else {
       try {
-        fixed = { project: await readOption(cli, first.sessionId, '@project'), cwd: await readOption(cli, first.sessionId, CWD_OPTION) };
+        fixed = {
+          project: await readOption(cli, first.sessionId, '@project'),
+          cwd: await readOption(cli, first.sessionId, CWD_OPTION),
+          agent: await readOption(cli, first.sessionId, AGENT_OPTION),
+        };
       } catch (err) {
         if (isNoSessionError(err) || isNoServerError(err)) return null;
         throw err;
@@ -393,6 +405,7 @@ async function describeSession(cli: TmuxCli, rows: PaneRow[], cache: Map<string,
     createdAt: first.tether ? first.createdAt : null,
     project: fixed.project,
     cwd: fixed.cwd,
+    agent: fixed.agent,
     paneId: pane.paneId,
     paneDead: pane.dead,
     paneDeadStatus: pane.dead ? pane.deadStatus : null,

@@ -9,7 +9,7 @@
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type, type Static } from 'typebox';
-import type { SlashCommand } from '../agent/builtin-commands.js';
+import type { SlashCommand } from '../agent/commands.js';
 import { ApiError } from '../errors.js';
 import { AgentStateValue } from '../protocol/frames.js';
 import { InputRefusal, parseInput, type InputMessage } from '../protocol/input.js';
@@ -35,6 +35,7 @@ export const SessionListItemSchema = Type.Object({
   clients: Type.Integer({ minimum: 0 }),
   project: Nullable(Type.String()),
   cwd: Nullable(Type.String({ description: 'the directory the agent started in' })),
+  agent: Type.String({ description: 'the configured agent it runs: "default" for [agent], else the name of its [agents.<name>]' }),
   reason: Type.Optional(Type.String({ description: 'why an unrestorable session could not be brought back' })),
 });
 export type SessionListItem = Static<typeof SessionListItemSchema>;
@@ -46,6 +47,9 @@ const CreateBody = Type.Object(
     name: Type.Optional(Type.String({ pattern: SESSION_NAME_PATTERN })),
     project: Type.Optional(Type.String({ maxLength: MAX_PROJECT_CHARS })),
     cwd: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_CWD_CHARS, description: 'absolute path of an existing directory' })),
+    agent: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 64, description: 'a configured agent: "default" ([agent]) or an [agents.<name>]' }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -66,7 +70,7 @@ const CommandItem = Type.Object({ name: Type.String(), description: Type.String(
 /** What the routes need from the actor system. Unknown sessions throw ApiError('session-not-found'). */
 export interface SessionsHandle {
   list(): Promise<SessionListItem[]>;
-  create(input: { name?: string; project?: string; cwd?: string }): Promise<{ id: string; name: string }>;
+  create(input: { name?: string; project?: string; cwd?: string; agent?: string }): Promise<{ id: string; name: string }>;
   /** Sets the description (none given: changes nothing); answers the description in effect. */
   describe(id: string, description?: string): Promise<string>;
   remove(id: string, keepBuffer: boolean): Promise<void>;
@@ -108,6 +112,7 @@ export const sessionsRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsHandl
         ...(body.name !== undefined ? { name: body.name } : {}),
         ...(body.project !== undefined ? { project: body.project } : {}),
         ...(body.cwd !== undefined ? { cwd: body.cwd } : {}),
+        ...(body.agent !== undefined ? { agent: body.agent } : {}),
       });
       return reply.code(201).send(created);
     },

@@ -237,7 +237,7 @@ production_url = "https://push.example.com"
     ["[agent]\ncommand = ['pi']", 'agent.command', 'got an array'],
     ['[agent]\nargs = "--model x"', 'agent.args', 'must be an array of strings'],
     ['[agent]\nargs = ["--model", 3]', 'agent.args.1', 'must be a string without control characters, got 3'],
-    ['[agent]\nkind = "claude"', 'agent.kind', 'must be one of "auto", "pi", "other", got "claude"'],
+    ['[agent]\nkind = "gpt"', 'agent.kind', 'must be one of "auto", "pi", "claude", "codex", "other", got "gpt"'],
     ['[agent]\nkind = true', 'agent.kind', 'got true'],
     ['[agent]\nnaming_model = "haiku"', 'agent.naming_model', '"provider/model"'],
     ['[push]\nteam_id = "abc"', 'push.team_id', '10-character Apple team id'],
@@ -263,7 +263,7 @@ production_url = "https://push.example.com"
     let e = await configError();
     expect(e.key).toBe('bind_address');
     expect(e.message).toBe(
-      `${paths.configFile}: unknown key bind_address (did you mean bindAddress?); known keys at the top level: bindAddress, publicBaseUrl, name, tls, agent, tmux, stream, buffer, uploads, push`,
+      `${paths.configFile}: unknown key bind_address (did you mean bindAddress?); known keys at the top level: bindAddress, publicBaseUrl, name, tls, agent, agents, tmux, stream, buffer, uploads, push`,
     );
 
     await writeToml('[buffer]\nidle_days = 3\nidle_dayz = 4');

@@ -3,14 +3,7 @@
  * `GET /sessions/:id/commands` until the session's agent reports its own list through the
  * tether extension (which adds extension commands, prompt templates and skills).
  */
-
-/** One slash command as the API lists it. */
-export interface SlashCommand {
-  readonly name: string;
-  readonly description: string;
-  /** Argument schema; its inner shape is the agent's (the contract leaves it to the agent). */
-  readonly args?: unknown;
-}
+import type { SlashCommand } from '../commands.js';
 
 export const BUILTIN_COMMANDS: readonly SlashCommand[] = Object.freeze([
   { name: 'settings', description: 'Open settings menu' },

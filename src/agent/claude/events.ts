@@ -1,0 +1,79 @@
+/**
+ * Claude Code's hook events as agent state (docs/agents.md "Claude Code"): the fields the hook
+ * program passes on, and what each event means. Claude waits on its hooks, so the program only
+ * copies `CLAUDE_HOOK_FIELDS` and the meaning is decided here, in the daemon.
+ *
+ * Invariant: an event tether does not know, or one that says nothing about the state, changes
+ * nothing; a conversation id is kept only in a shape safe for `--resume <id>`.
+ */
+import { NO_OUTCOME, stateEvent, type HookOutcome } from '../adapter.js';
+import { isConversationId } from '../hook-wire.js';
+
+export { CLAUDE_HOOK_FIELDS } from './hook-fields.js';
+
+/** The hook events tether's settings file subscribes to. */
+export const CLAUDE_HOOK_EVENTS = [
+  'SessionStart',
+  'UserPromptSubmit',
+  'PreToolUse',
+  'PostToolUse',
+  'PostToolUseFailure',
+  'PermissionRequest',
+  'Notification',
+  'Stop',
+  'SessionEnd',
+] as const;
+
+/** Notification types that mean Claude waits for the person (a permission, a question). */
+const WAITING_NOTIFICATIONS = new Set(['permission_prompt', 'elicitation_dialog']);
+/** Used when Claude gives a tool call no id (older versions): calls then pair by order. */
+const UNNAMED_TOOL_CALL = 'claude-tool';
+
+function facts(f: Readonly<Record<string, string>>): Omit<HookOutcome, 'events'> {
+  const id = f.session_id;
+  const cwd = f.cwd;
+  return {
+    ...(id !== undefined && isConversationId(id) ? { conversation: id } : {}),
+    ...(cwd !== undefined && cwd.startsWith('/') && !cwd.includes('\u0000') ? { cwd } : {}),
+  };
+}
+
+/** Whether a Notification is Claude asking the person something. */
+function isQuestion(f: Readonly<Record<string, string>>): boolean {
+  const type = f.notification_type;
+  if (type !== undefined) return WAITING_NOTIFICATIONS.has(type);
+  // Versions without notification_type: the permission notice says so in its message.
+  return /\bpermission\b/i.test(f.message ?? '');
+}
+
+/** What one Claude Code hook report means. */
+export function readClaudeHook(f: Readonly<Record<string, string>>): HookOutcome {
+  const base = facts(f);
+  const waiting = (asks: string | undefined): HookOutcome => ({
+    ...base,
+    events: [stateEvent('agent.end', { idle: true })],
+    ...(asks ? { asks } : {}),
+  });
+  switch (f.hook_event_name) {
+    case 'SessionStart':
+      // After a compaction Claude goes on with its turn: only a new, resumed or cleared session is ready.
+      return { ...base, events: f.source === 'compact' ? [] : [stateEvent('agent.ready')] };
+    case 'UserPromptSubmit':
+      return { ...base, events: [stateEvent('agent.start')], ...(f.prompt ? { userMessage: f.prompt } : {}) };
+    case 'PreToolUse':
+      return { ...base, events: [stateEvent('tool.start', { id: f.tool_use_id || UNNAMED_TOOL_CALL, tool: f.tool_name || 'tool' })] };
+    case 'PostToolUse':
+    case 'PostToolUseFailure':
+      return { ...base, events: [stateEvent('tool.end', { id: f.tool_use_id || UNNAMED_TOOL_CALL })] };
+    case 'PermissionRequest':
+      return waiting(f.tool_name ? `permission to use ${f.tool_name}` : 'a permission');
+    case 'Notification':
+      return isQuestion(f) ? waiting(f.message) : { ...base, events: [] };
+    case 'Stop':
+      return waiting(undefined);
+    case 'SessionEnd':
+      return { ...base, events: [], gone: true };
+    default:
+      return base.conversation !== undefined || base.cwd !== undefined ? { ...base, events: [] } : NO_OUTCOME;
+  }
+}

@@ -1,0 +1,63 @@
+/**
+ * The program Claude Code runs for each of tether's hooks (`node <this file>`, the hook input as
+ * JSON on stdin): it sends the event's few fields tether reads to the daemon and exits. Claude
+ * waits on it, so it loads nothing heavy, gives up after about a second, always exits 0 and
+ * prints nothing (Claude acts on a hook's output and exit status; tether's hooks must never
+ * change what Claude does, with or without a daemon). docs/agents.md "Claude Code".
+ */
+import { hookReport, sendHookReport, HOOK_TIMEOUT_MS } from '../hook-send.js';
+import { pickHookFields } from '../hook-wire.js';
+import { CLAUDE_HOOK_FIELDS } from './hook-fields.js';
+
+/** Most stdin read: a tool's input (a file being written) can be large; the fields tether reads come first or are short. */
+const MAX_INPUT_BYTES = 16 * 1024 * 1024;
+/** How much of an input too large to parse is searched for the fields. */
+const SCAN_BYTES = 64 * 1024;
+
+/** The fields of an input too large to parse whole: short string fields found near its start. */
+function scanFields(head: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const key of CLAUDE_HOOK_FIELDS) {
+    const m = new RegExp(`"${key}"\\s*:\\s*"((?:[^"\\\\]|\\\\.){0,4096})"`).exec(head);
+    if (!m) continue;
+    try {
+      out[key] = JSON.parse(`"${m[1]}"`) as string;
+    } catch {
+      // A cut escape: leave the field out.
+    }
+  }
+  return out;
+}
+
+function readStdin(): Promise<Buffer> {
+  return new Promise((resolve) => {
+    const parts: Buffer[] = [];
+    let size = 0;
+    process.stdin.on('data', (chunk: Buffer) => {
+      if (size < MAX_INPUT_BYTES) parts.push(chunk);
+      size += chunk.length;
+    });
+    process.stdin.on('end', () => resolve(Buffer.concat(parts)));
+    process.stdin.on('error', () => resolve(Buffer.concat(parts)));
+  });
+}
+
+async function main(): Promise<void> {
+  const input = await readStdin();
+  let fields: Record<string, string>;
+  try {
+    fields = pickHookFields(JSON.parse(input.toString('utf8')), CLAUDE_HOOK_FIELDS);
+  } catch {
+    fields = scanFields(input.subarray(0, SCAN_BYTES).toString('utf8'));
+  }
+  const report = hookReport('claude', fields, process.env, process.pid);
+  if (report && fields.hook_event_name) await sendHookReport(report, process.env);
+}
+
+// The whole run is bounded, stdin included: Claude's turn never waits longer than this.
+setTimeout(() => process.exit(0), HOOK_TIMEOUT_MS + 200).unref();
+process.on('uncaughtException', () => process.exit(0));
+main().then(
+  () => process.exit(0),
+  () => process.exit(0),
+);

@@ -1,0 +1,23 @@
+/**
+ * The program Codex runs as its `notify` command (`-c notify=["node", "<this file>"]`): Codex
+ * appends one JSON argument (`{"type": "agent-turn-complete", "thread-id": ..., ...}`). It sends
+ * the few fields tether reads to the daemon and exits; like Claude's hook program it loads
+ * nothing heavy, gives up after about a second, always exits 0 and prints nothing.
+ */
+import { hookReport, sendHookReport, HOOK_TIMEOUT_MS } from '../hook-send.js';
+import { pickHookFields } from '../hook-wire.js';
+import { CODEX_NOTIFY_FIELDS } from './notify-fields.js';
+
+async function main(): Promise<void> {
+  const last = process.argv[process.argv.length - 1] ?? '';
+  const fields = pickHookFields(JSON.parse(last), CODEX_NOTIFY_FIELDS);
+  const report = hookReport('codex', fields, process.env, process.pid);
+  if (report && fields.type) await sendHookReport(report, process.env);
+}
+
+setTimeout(() => process.exit(0), HOOK_TIMEOUT_MS + 200).unref();
+process.on('uncaughtException', () => process.exit(0));
+main().then(
+  () => process.exit(0),
+  () => process.exit(0),
+);

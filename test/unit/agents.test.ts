@@ -1,0 +1,309 @@
+/**
+ * Every agent beside pi: named agents in the config (`[agents.<name>]`), which kind a program is,
+ * the argv each kind is launched with (exact, with hostile values kept as single words), Claude
+ * Code's hook events as agent state, the settings file with tether's hooks, its command files,
+ * and Codex's notify.
+ */
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { readClaudeHook } from '../../src/agent/claude/events.js';
+import { claudeCustomCommands, readCommandFile } from '../../src/agent/claude/commands.js';
+import { claudeHookCommand, claudeSettings, shellQuote } from '../../src/agent/claude/settings.js';
+import { readCodexNotify } from '../../src/agent/codex/events.js';
+import { detectAgentKind, resolveAgentKind } from '../../src/agent/kinds.js';
+import { integratedArgv, type AgentIntegration } from '../../src/agent/launch.js';
+import { decodeAgentMessage } from '../../src/agent/protocol.js';
+import { agentNames, agentTable, resolveAgent } from '../../src/cli/agent.js';
+import { ConfigError, validateConfig } from '../../src/config/load.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'tether-agents-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const script = (name: string): string => {
+  const path = join(dir, name);
+  writeFileSync(path, '#!/bin/sh\nexec true "$@"\n');
+  chmodSync(path, 0o755);
+  return path;
+};
+
+describe('[agents.<name>] in the config', () => {
+  const refusal = (raw: unknown): ConfigError => {
+    try {
+      validateConfig(raw, 'config.toml');
+    } catch (err) {
+      expect(err).toBeInstanceOf(ConfigError);
+      return err as ConfigError;
+    }
+    throw new Error('accepted');
+  };
+
+  it('takes named agents with the keys of [agent], args and kind defaulted', () => {
+    const config = validateConfig(
+      { agents: { claude: { command: 'claude' }, cx: { command: 'codex --full-auto', args: ['-m', 'o3'], kind: 'codex' } } },
+      'f',
+    );
+    expect(config.agents).toEqual({
+      claude: { command: 'claude', args: [], kind: 'auto' },
+      cx: { command: 'codex --full-auto', args: ['-m', 'o3'], kind: 'codex' },
+    });
+    expect(agentNames(config)).toEqual(['default', 'claude', 'cx']);
+    expect(agentTable(config, 'default')?.table).toBe('[agent]');
+    expect(agentTable(config, 'cx')?.config.kind).toBe('codex');
+    expect(agentTable(config, 'nope')).toBeNull();
+    // A name that is an Object property is not an agent.
+    expect(agentTable(config, 'toString')).toBeNull();
+  });
+
+  it('refuses bad names, missing commands, unknown keys and bad kinds, naming the key', () => {
+    expect(refusal({ agents: { 'a b': { command: 'claude' } } }).message).toBe(
+      'config.toml: agents."a b": an agent name must be 1 to 32 letters, digits, "_" or "-", and not "default" (that is [agent]), got "a b"',
+    );
+    expect(refusal({ agents: { default: { command: 'claude' } } }).key).toBe('agents.default');
+    expect(refusal({ agents: { ['x'.repeat(33)]: { command: 'claude' } } }).message).toMatch(/an agent name must be 1 to 32/);
+    expect(refusal({ agents: { 'a;rm -rf': { command: 'claude' } } }).key).toBe('agents."a;rm -rf"');
+    expect(refusal({ agents: { claude: {} } }).message).toMatch(
+      /^config\.toml: agents\.claude\.command is missing: it must be a command line/,
+    );
+    expect(refusal({ agents: { claude: { command: 'claude', model: 'x' } } }).message).toBe(
+      'config.toml: unknown key agents.claude.model; known keys in [agents.claude]: command, args, kind',
+    );
+    expect(refusal({ agents: { claude: { command: 'claude', kind: 'gpt' } } }).message).toContain(
+      'agents.claude.kind must be one of "auto", "pi", "claude", "codex", "other", got "gpt"',
+    );
+    expect(refusal({ agents: { claude: { command: 'claude $HOME' } } }).message).toContain('agents.claude.command must be a command line');
+    expect(refusal({ agents: 5 }).key).toBe('agents');
+  });
+});
+
+describe('which kind an agent is', () => {
+  it('auto: by the program name, or where its link leads; an explicit kind wins', () => {
+    const claude = script('claude');
+    const codex = script('codex');
+    const wrapper = script('my-claude.sh');
+    const link = join(dir, 'cc');
+    symlinkSync(claude, link);
+    expect(detectAgentKind(claude)).toBe('claude');
+    expect(detectAgentKind(codex)).toBe('codex');
+    expect(detectAgentKind(link)).toBe('claude');
+    expect(detectAgentKind(wrapper)).toBe('other');
+    expect(detectAgentKind('/nonexistent/thing')).toBe('other');
+    expect(resolveAgentKind('claude', wrapper)).toBe('claude');
+    expect(resolveAgentKind('other', claude)).toBe('other');
+    expect(resolveAgentKind('auto', codex)).toBe('codex');
+  });
+});
+
+describe('the argv of each kind', () => {
+  const integration: AgentIntegration = {
+    piExtension: '/t/dist/extension/index.js',
+    claudeSettings: '/d/agents/claude-settings.json',
+    codexNotify: ['/usr/bin/node', '/t/dist/agent/codex/notify.js'],
+  };
+  const hostile = ['--model', "x'; rm -rf ~ #", '$(id)', '`id`', 'a b', ''];
+
+  it('adds exactly the integration after the configured words, each value one word', () => {
+    expect(integratedArgv('claude', ['/bin/claude', ...hostile], integration)).toEqual([
+      '/bin/claude',
+      ...hostile,
+      '--settings',
+      '/d/agents/claude-settings.json',
+    ]);
+    expect(integratedArgv('claude', ['/bin/claude'], integration, { conversation: '0b9e7c2a-1f7e-4a55-9f3b-6c1d2e3f4a5b' })).toEqual([
+      '/bin/claude',
+      '--settings',
+      '/d/agents/claude-settings.json',
+      '--resume',
+      '0b9e7c2a-1f7e-4a55-9f3b-6c1d2e3f4a5b',
+    ]);
+    expect(integratedArgv('codex', ['/bin/codex', 'a b'], integration, { conversation: 'th-1' })).toEqual([
+      '/bin/codex',
+      'a b',
+      '-c',
+      'notify=["/usr/bin/node", "/t/dist/agent/codex/notify.js"]',
+      'resume',
+      'th-1',
+    ]);
+    expect(integratedArgv('pi', ['/bin/pi'], integration, { sessionFile: '/s/x.jsonl' })).toEqual([
+      '/bin/pi',
+      '--session',
+      '/s/x.jsonl',
+      '-e',
+      '/t/dist/extension/index.js',
+      '--tether',
+    ]);
+    expect(integratedArgv('other', ['/bin/aider', ...hostile], integration)).toEqual(['/bin/aider', ...hostile]);
+  });
+
+  it('never puts a conversation id that could read as an option or hold a space on the command line', () => {
+    for (const bad of ['--dangerously-skip-permissions', '-x', 'a b', 'x;y', '', 'é']) {
+      expect(integratedArgv('claude', ['/bin/claude'], integration, { conversation: bad })).toEqual([
+        '/bin/claude',
+        '--settings',
+        '/d/agents/claude-settings.json',
+      ]);
+      expect(integratedArgv('codex', ['/bin/codex'], { ...integration, codexNotify: null }, { conversation: bad })).toEqual(['/bin/codex']);
+    }
+  });
+
+  it('a Claude agent from the config gets the socket and its settings; kind other gets neither', () => {
+    const claude = script('claude');
+    const launch = resolveAgent(
+      { command: `claude --model 'opus 4'`, args: ['--verbose'], kind: 'auto' },
+      { PATH: dir },
+      {
+        agentSocket: '/run/a.sock',
+        claudeSettings: '/d/s.json',
+      },
+    )('/tmp');
+    expect(launch.command).toEqual([claude, '--model', 'opus 4', '--verbose', '--settings', '/d/s.json']);
+    expect(launch.env.TETHER_AGENT_SOCKET).toBe('/run/a.sock');
+    const other = resolveAgent({ command: 'claude', args: [], kind: 'other' }, { PATH: dir }, { agentSocket: '/run/a.sock' })('/tmp');
+    expect(other.command).toEqual([claude]);
+    expect(other.env.TETHER_AGENT_SOCKET).toBeUndefined();
+    expect(() => resolveAgent({ command: 'claude-x', args: [], kind: 'claude' }, { PATH: dir }, { table: '[agents.claude]' })).toThrow(
+      /the agent program "claude-x" \(\[agents\.claude\] command\) was not found on PATH/,
+    );
+  });
+});
+
+describe("Claude Code's settings file", () => {
+  it('runs the hook program for every event, the paths quoted for sh', () => {
+    expect(shellQuote("/opt/it's here/node")).toBe(`'/opt/it'\\''s here/node'`);
+    const command = claudeHookCommand('/usr/bin/node', '/a b/hook.js');
+    expect(command).toBe(`'/usr/bin/node' '/a b/hook.js'`);
+    const { hooks } = claudeSettings(command);
+    expect(Object.keys(hooks)).toEqual([
+      'SessionStart',
+      'UserPromptSubmit',
+      'PreToolUse',
+      'PostToolUse',
+      'PostToolUseFailure',
+      'PermissionRequest',
+      'Notification',
+      'Stop',
+      'SessionEnd',
+    ]);
+    expect(hooks.PreToolUse).toEqual([{ matcher: '*', hooks: [{ type: 'command', command, timeout: 5 }] }]);
+    expect(hooks.Stop).toEqual([{ hooks: [{ type: 'command', command, timeout: 5 }] }]);
+  });
+});
+
+describe("Claude Code's hook events as agent state", () => {
+  const session = { session_id: '5f0c2a6e-3b1d-4c8e-9a7f-2d4b6c8e0a1b', cwd: '/work/p' };
+  const ev = (hook_event_name: string, more: Record<string, string> = {}) => readClaudeHook({ ...session, hook_event_name, ...more });
+
+  it('maps each event as docs/agents.md says', () => {
+    expect(ev('SessionStart', { source: 'startup' }).events).toEqual([{ type: 'event', event: 'agent.ready' }]);
+    expect(ev('SessionStart', { source: 'compact' }).events).toEqual([]);
+    expect(ev('UserPromptSubmit', { prompt: 'fix the build' })).toMatchObject({
+      events: [{ type: 'event', event: 'agent.start' }],
+      userMessage: 'fix the build',
+      conversation: session.session_id,
+      cwd: '/work/p',
+    });
+    expect(ev('PreToolUse', { tool_name: 'Bash', tool_use_id: 'toolu_1' }).events).toEqual([
+      { type: 'event', event: 'tool.start', id: 'toolu_1', tool: 'Bash' },
+    ]);
+    expect(ev('PostToolUse', { tool_name: 'Bash', tool_use_id: 'toolu_1' }).events).toEqual([
+      { type: 'event', event: 'tool.end', id: 'toolu_1' },
+    ]);
+    expect(ev('PostToolUseFailure', { tool_use_id: 'toolu_1' }).events).toEqual([{ type: 'event', event: 'tool.end', id: 'toolu_1' }]);
+    expect(ev('PermissionRequest', { tool_name: 'Bash' })).toMatchObject({
+      events: [{ type: 'event', event: 'agent.end', idle: true }],
+      asks: 'permission to use Bash',
+    });
+    expect(
+      ev('Notification', { notification_type: 'permission_prompt', message: 'Claude needs your permission to use Bash' }),
+    ).toMatchObject({
+      events: [{ type: 'event', event: 'agent.end', idle: true }],
+      asks: 'Claude needs your permission to use Bash',
+    });
+    expect(ev('Notification', { message: 'Claude needs your permission to use Write' }).asks).toBe(
+      'Claude needs your permission to use Write',
+    );
+    expect(ev('Notification', { notification_type: 'auth_success', message: 'ok' }).events).toEqual([]);
+    expect(ev('Stop', { stop_hook_active: 'false' }).events).toEqual([{ type: 'event', event: 'agent.end', idle: true }]);
+    expect(ev('SessionEnd', { reason: 'exit' }).gone).toBe(true);
+    expect(ev('SubagentStop').events).toEqual([]);
+  });
+
+  it('keeps only a session id safe for --resume, and only an absolute cwd', () => {
+    const out = readClaudeHook({ hook_event_name: 'Stop', session_id: '--resume-all', cwd: 'relative' });
+    expect(out.conversation).toBeUndefined();
+    expect(out.cwd).toBeUndefined();
+  });
+});
+
+describe("Codex's notify", () => {
+  it('a turn of the session thread is awaiting-input; another thread, or another type, nothing', () => {
+    const turn = { type: 'agent-turn-complete', 'thread-id': 'th1', 'turn-id': '1', cwd: '/w' };
+    expect(readCodexNotify(turn, null)).toEqual({
+      events: [{ type: 'event', event: 'agent.end', idle: true }],
+      conversation: 'th1',
+      cwd: '/w',
+    });
+    expect(readCodexNotify(turn, 'th1').events).toHaveLength(1);
+    expect(readCodexNotify({ ...turn, 'thread-id': 'title' }, 'th1').events).toEqual([]);
+    expect(readCodexNotify({ type: 'other' }, null).events).toEqual([]);
+  });
+});
+
+describe('a hook report on the agent socket', () => {
+  const report = {
+    type: 'hook',
+    v: 1,
+    agent: 'claude',
+    pane: '%3',
+    tmuxSocket: '/tmp/tmux-0/default',
+    pid: 42,
+    fields: { hook_event_name: 'Stop' },
+  };
+  it('decodes with its fields, and refuses what breaks the rules', () => {
+    expect(decodeAgentMessage(JSON.stringify(report))).toEqual(report);
+    const proto = decodeAgentMessage(JSON.stringify(report).replace('"hook_event_name"', '"__proto__"'));
+    expect(proto.type === 'hook' && Object.getPrototypeOf(proto.fields)).toBe(Object.prototype);
+    for (const bad of [
+      { ...report, agent: 'pi' },
+      { ...report, pane: '3' },
+      { ...report, fields: { 'a b': 'x' } },
+      { ...report, fields: { a: 1 } },
+      { ...report, fields: { a: 'x'.repeat(4097) } },
+      { ...report, fields: Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`f${i}`, 'x'])) },
+      { ...report, v: 2 },
+    ]) {
+      expect(() => decodeAgentMessage(JSON.stringify(bad))).toThrow(/./);
+    }
+  });
+});
+
+describe("Claude Code's command files", () => {
+  it('reads the frontmatter description and argument hint, else the first line', () => {
+    expect(readCommandFile('---\ndescription: "Review the diff"\nargument-hint: [pr]\nmodel: x\n---\nBody $ARGUMENTS\n')).toEqual({
+      description: 'Review the diff',
+      argumentHint: '[pr]',
+    });
+    expect(readCommandFile('\n# Fix the tests\nmore')).toEqual({ description: 'Fix the tests' });
+    expect(readCommandFile('---\nallowed-tools: Bash\n---\n\nExplain $1')).toEqual({ description: 'Explain $1' });
+    expect(readCommandFile('---\nunterminated: yes\nbody')).toEqual({ description: '---' });
+  });
+
+  it("lists the project's commands, then the user's, skipping names that are not one word", async () => {
+    const home = join(dir, 'home');
+    const project = join(dir, 'project');
+    mkdirSync(join(home, '.claude', 'commands'), { recursive: true });
+    mkdirSync(join(project, '.claude', 'commands'), { recursive: true });
+    writeFileSync(join(home, '.claude', 'commands', 'standup.md'), '---\ndescription: Write my standup\n---\n...');
+    writeFileSync(join(home, '.claude', 'commands', 'two words.md'), 'x');
+    writeFileSync(join(home, '.claude', 'commands', 'notes.txt'), 'x');
+    writeFileSync(join(project, '.claude', 'commands', 'deploy.md'), '---\ndescription: Deploy\nargument-hint: <env>\n---\n');
+    expect(await claudeCustomCommands(project, { HOME: home })).toEqual([
+      { name: 'deploy', description: 'Deploy (project)', args: { hint: '<env>' } },
+      { name: 'standup', description: 'Write my standup (user)' },
+    ]);
+    expect(await claudeCustomCommands(null, { CLAUDE_CONFIG_DIR: join(home, '.claude') })).toEqual([
+      { name: 'standup', description: 'Write my standup (user)' },
+    ]);
+    expect(await claudeCustomCommands(join(dir, 'none'), {})).toEqual([]);
+  });
+});
