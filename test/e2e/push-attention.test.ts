@@ -138,7 +138,7 @@ describe('push when an agent exits, crashes, or a session cannot be restored', (
 
   it(
     'a session whose directory is gone at start-up: one alert with its name, description and the reason; a later start does not repeat it',
-    { timeout: 120_000 },
+    { timeout: 240_000 },
     async () => {
       const reason = await restartWithLostSession(fx, dir, 'lost', 'port the parser');
       await count(1, 'the unrestorable session').catch((err: Error) => {
@@ -208,7 +208,7 @@ describe('[push] events leaves kinds out', () => {
   const { fx, dir, alerts } = pushingDaemon('events = ["awaiting-input"]');
   const { listed, input, running } = helpers(fx);
 
-  it('an exit and an unrestorable session send nothing; awaiting-input, which is named, still does', { timeout: 120_000 }, async () => {
+  it('an exit and an unrestorable session send nothing; awaiting-input, which is named, still does', { timeout: 180_000 }, async () => {
     await restartWithLostSession(fx, dir, 'lost', '');
     await eventually(
       async () => ((await (await fx.d.get('/sessions')).json()) as Listed[]).some((s) => s.id === 'lost' && s.state === 'unrestorable'),
