@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { SessionAttention } from '../../src/actors/attention.js';
+import { ExitWitness, parsePaneState, type SessionAttention } from '../../src/actors/attention.js';
 import type { AgentStateFact } from '../../src/agent/hub.js';
 import { PUSH_EVENTS, type PushEvent } from '../../src/config/schema.js';
 import type { PushAlert, SessionLabel } from '../../src/push/push.service.js';
@@ -93,5 +93,35 @@ describe('push trigger', () => {
     expect(only(['agent-exited'])).toEqual(['a:agent-exited']);
     expect(only(['awaiting-input', 'unrestorable'])).toEqual(['a:awaiting-input', 'b:unrestorable']);
     expect(only([])).toEqual([]);
+  });
+});
+
+describe('exit witness: which pane deaths are told', () => {
+  const dead = (pid: number, deadTime: number, status: number | null, signal: number | null = null) =>
+    ({ dead: true, status, pid, signal, deadTime }) as const;
+
+  it('tells a death once, once its outcome is known, and a respawned program dying again anew', () => {
+    const w = new ExitWitness(1000);
+    const rt = {};
+    expect(w.observe(rt, dead(10, 1005, null))).toBeNull(); // tmux has no status yet
+    expect(w.observe(rt, dead(10, 1005, 3))).toEqual({ kind: 'agent-exited', status: 3, signal: null });
+    expect(w.observe(rt, dead(10, 1005, 3))).toBeNull(); // looked at again (a new link, the next tick)
+    expect(w.observe(rt, dead(11, 1009, null, 9))).toEqual({ kind: 'agent-exited', status: null, signal: 9 });
+    expect(w.observe({}, dead(10, 1005, 3))).not.toBeNull(); // another session (runtime) of the same name
+  });
+
+  it('does not tell a death from before the daemon started; without a death time, only a program it saw run', () => {
+    const w = new ExitWitness(1000);
+    expect(w.observe({}, dead(10, 999, 3))).toBeNull();
+    const rt = {};
+    expect(w.observe(rt, { dead: true, status: 3, pid: 10, signal: null, deadTime: null })).toBeNull();
+    expect(w.observe(rt, { dead: false, status: null, pid: 12, signal: null, deadTime: null })).toBeNull();
+    expect(w.observe(rt, { dead: true, status: 3, pid: 12, signal: null, deadTime: null })).not.toBeNull();
+  });
+
+  it('reads tmux 3.3a lines: an exit status, or a signal', () => {
+    expect(parsePaneState('1:3:8340::1795619863\n')).toEqual({ dead: true, status: 3, pid: 8340, signal: null, deadTime: 1795619863 });
+    expect(parsePaneState('1::8336:9:1795619863')).toEqual({ dead: true, status: null, pid: 8336, signal: 9, deadTime: 1795619863 });
+    expect(parsePaneState('0::8400::')).toEqual({ dead: false, status: null, pid: 8400, signal: null, deadTime: null });
   });
 });
