@@ -6,7 +6,8 @@
  * what is restored and what cannot be.
  *
  * Invariant: a record that cannot be restored is marked so, with the reason, before the failure
- * is reported: it is shown to the user and never tried again (no loop).
+ * is reported: it is shown to the user and never tried again (no loop). The failure that marks it
+ * carries the attention (docs/push.md); one that meets the reason the record already holds does not.
  */
 import { constants } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
@@ -14,6 +15,7 @@ import type { Logger } from '../log.js';
 import type { SessionRecord, SessionRecords } from '../records/session-records.js';
 import type { TmuxCli } from '../tmux/exec.js';
 import { createSession, SessionExistsError, setUserOption } from '../tmux/sessions.js';
+import type { CarriesAttention, SessionAttention } from './attention.js';
 import type { AgentLaunch } from './session.actor.js';
 
 export interface RestoreDeps {
@@ -33,10 +35,12 @@ export interface RestoreDeps {
 }
 
 /** The session could not be brought back; its record says why. */
-export class RestoreError extends Error {
+export class RestoreError extends Error implements CarriesAttention {
   constructor(
     readonly id: string,
     readonly why: string,
+    /** Set when this failure marked the record unrestorable: the user is told (once per marking). */
+    readonly attention: SessionAttention | null = null,
   ) {
     super(`session ${id} could not be restored: ${why}`);
     this.name = 'RestoreError';
@@ -73,13 +77,19 @@ export async function restoreSession(deps: RestoreDeps, id: string): Promise<{ p
   if (!record) throw new RestoreError(id, 'it has no record');
   if (record.ended) throw new RestoreError(id, record.ended.detail);
   const giveUp = (why: string): never => {
+    // Marked already for this very reason (a retry that failed the same way): nothing new to tell.
+    const before = deps.records.read(id)?.ended;
+    const again = before?.reason === 'unrestorable' && before.detail === why;
     try {
-      deps.records.update(id, { ended: { reason: 'unrestorable', detail: why, at: new Date(deps.now()).toISOString() } });
+      if (!again) deps.records.update(id, { ended: { reason: 'unrestorable', detail: why, at: new Date(deps.now()).toISOString() } });
     } catch (err) {
       deps.log.warn({ session: id, err: (err as Error).message }, 'the session record could not be updated');
     }
     deps.log.warn({ session: id, why }, 'session could not be restored');
-    throw new RestoreError(id, why);
+    const attention: SessionAttention | null = again
+      ? null
+      : { kind: 'unrestorable', reason: why, name: record.name, description: record.description };
+    throw new RestoreError(id, why, attention);
   };
   const sessionFile = record.sessionFile !== null && (await exists(record.sessionFile)) ? record.sessionFile : null;
   let launch: AgentLaunch;

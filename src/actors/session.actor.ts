@@ -27,6 +27,7 @@ import { buildControlCommand } from '../tmux/quote.js';
 import { AGENT_OPTION, CWD_OPTION, createSession, killSession, readUserOption, respawnPane, setUserOption } from '../tmux/sessions.js';
 import type { TmuxTarget } from '../tmux/target.js';
 import type { SessionRuntimes } from '../stream/session-runtime.js';
+import { attentionOf, ExitWitness, outcomeKnown, PANE_STATE_FORMAT, parsePaneState, type SessionAttention } from './attention.js';
 
 /** What runs in a new session's pane. */
 export interface AgentLaunch {
@@ -54,6 +55,8 @@ export interface SessionDeps {
    * server ends its sessions.
    */
   readonly restore?: (id: string) => Promise<{ paneId: string }>;
+  /** Something the session's human should hear about: its agent exited, it could not be restored (once each). */
+  readonly attention?: (id: string, attention: SessionAttention) => void;
 }
 
 /**
@@ -100,13 +103,6 @@ async function findAgentPane(client: ControlClient, id: string, recorded: string
   return recorded !== null && panes.includes(recorded) ? recorded : panes[0]!;
 }
 
-/** Reads `#{pane_dead}:#{pane_dead_status}:#{pane_pid}` (tmux keeps a dead pane's pid until it is respawned). */
-function parseDeadState(text: string): { dead: boolean; status: number | null; pid: number | null } {
-  const [dead, status, pid] = text.trim().split(':');
-  const number = (v: string | undefined) => (v !== undefined && /^\d+$/.test(v) ? Number(v) : null);
-  return { dead: dead === '1', status: number(status), pid: number(pid) };
-}
-
 /**
  * Why a link ended, as the machine's event: server.lost when the tmux server died under the
  * client (tmux's client says so: a crash or a SIGKILL, not a kill on purpose); gone when tmux runs
@@ -135,7 +131,7 @@ async function classifyClose(deps: SessionDeps, id: string, close: ControlClose,
   }
 }
 
-function linkLogic(deps: SessionDeps) {
+function linkLogic(deps: SessionDeps, exits: ExitWitness) {
   return fromCallback<SessionEvent, LinkInput>(({ input, sendBack }) => {
     const id = input.id;
     const rt = deps.runtimes.ensure(id);
@@ -171,11 +167,11 @@ function linkLogic(deps: SessionDeps) {
       if (stopped || checking || !pane || client.isClosed) return;
       checking = true;
       client
-        .run(buildControlCommand(['display-message', '-p', '-t', pane, '#{pane_dead}:#{pane_dead_status}:#{pane_pid}']))
+        .run(buildControlCommand(['display-message', '-p', '-t', pane, PANE_STATE_FORMAT]))
         .then((body) => {
-          const state = parseDeadState(body.toString('utf8'));
-          // tmux sets the exit status a moment after it marks the pane dead: wait for it a little.
-          if (state.dead && state.status === null) {
+          const state = parsePaneState(body.toString('utf8'));
+          // tmux sets the exit status (or signal) a moment after it marks the pane dead: wait for it a little.
+          if (state.dead && !outcomeKnown(state)) {
             if (deadSince === null) {
               deadSince = Date.now();
               nudgeReaper();
@@ -184,6 +180,8 @@ function linkLogic(deps: SessionDeps) {
           }
           if (!state.dead) deadSince = null;
           if (stopped) return;
+          const exit = exits.observe(rt, state);
+          if (exit) deps.attention?.(id, exit);
           // A new program in the pane (respawned) is reported whatever it does: running, or dead
           // already. A death seen before tmux had its status is reported again once it is known.
           const newProgram = state.pid !== null && panePid !== null && state.pid !== panePid;
@@ -308,6 +306,8 @@ function linkLogic(deps: SessionDeps) {
 
 /** The session machine's actors, bound to real tmux. */
 export function createSessionImplementations(deps: SessionDeps) {
+  // Exits are told from now on: a pane found dead that died before this daemon started is not news.
+  const exits = new ExitWitness(Math.floor(deps.now() / 1000));
   return {
     actors: {
       createTmuxSession: fromPromise<{ paneId: string }, CreateSessionInput>(async ({ input }) => {
@@ -340,7 +340,12 @@ export function createSessionImplementations(deps: SessionDeps) {
       }),
       restoreTmuxSession: fromPromise<{ paneId: string }, RestoreSessionInput>(({ input }) => {
         if (!deps.restore) return Promise.reject(new Error('restoring sessions is turned off'));
-        return deps.restore(input.id);
+        return deps.restore(input.id).catch((err: unknown) => {
+          // A failure that marked the session unrestorable (not one met again) is told once.
+          const attention = attentionOf(err);
+          if (attention) deps.attention?.(input.id, attention);
+          throw err;
+        });
       }),
       respawnAgentPane: fromPromise<void, RespawnPaneInput>(async ({ input }) => {
         const rt = deps.runtimes.ensure(input.id);
@@ -360,7 +365,7 @@ export function createSessionImplementations(deps: SessionDeps) {
         );
         deps.log.info({ session: input.id, paneId }, 'agent respawned');
       }),
-      tmuxLink: linkLogic(deps),
+      tmuxLink: linkLogic(deps, exits),
     },
     guards: {
       isRestoreEnabled: () => deps.restore !== undefined,

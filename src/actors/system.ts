@@ -15,6 +15,7 @@ import type { TmuxTarget } from '../tmux/target.js';
 import { discoveryLogic } from './discovery.actor.js';
 import { SessionRuntimes, type SessionRuntime, type SnapshotCounts } from '../stream/session-runtime.js';
 import { createSessionImplementations, type AgentLaunch } from './session.actor.js';
+import type { SessionAttention } from './attention.js';
 
 export interface SidecarSystemDeps {
   readonly cli: TmuxCli;
@@ -101,6 +102,7 @@ export class SidecarSystem {
   private readonly metaListeners = new Set<(id: string) => void>();
   private readonly endedListeners = new Set<(id: string, why: 'deleted' | 'exited') => void>();
   private readonly finalListeners = new Set<(id: string, final: SessionFinal) => void>();
+  private readonly attentionListeners = new Set<(id: string, attention: SessionAttention) => void>();
   private readonly deps: SidecarSystemDeps;
   /** When each session's actor was last removed (a serial), so a scan begun before it does not bring it back. */
   private readonly removals = new Map<string, number>();
@@ -125,6 +127,9 @@ export class SidecarSystem {
         sessionsChanged: () => this.requestRescan(),
         deleteBuffer: deps.deleteBuffer ?? (() => Promise.resolve()),
         ...(deps.restore ? { restore: deps.restore } : {}),
+        attention: (id, attention) => {
+          for (const l of [...this.attentionListeners]) l(id, attention);
+        },
       }),
     );
     const machine = sidecarMachine.provide({
@@ -174,6 +179,15 @@ export class SidecarSystem {
   onSessionFinal(listener: (id: string, final: SessionFinal) => void): () => void {
     this.finalListeners.add(listener);
     return () => this.finalListeners.delete(listener);
+  }
+
+  /**
+   * Calls `listener` once per occurrence of something a session's human should hear about: its
+   * agent exited (with the status or signal), or it could not be restored (with the reason).
+   */
+  onAttention(listener: (id: string, attention: SessionAttention) => void): () => void {
+    this.attentionListeners.add(listener);
+    return () => this.attentionListeners.delete(listener);
   }
 
   /** A session's metadata (description, agent exited or running) changed: its clients get a new session-meta. */

@@ -320,9 +320,11 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     log,
   });
   const unsubscribePush = startPushTrigger({
+    events: config.push.events,
     subscribeEvery: (listener) => agents.hub.subscribeEvery(listener),
     onSessionEnded: (listener) => system.onSessionEnded(listener),
-    awaitingInput: (id) => push.awaitingInput(id),
+    onAttention: (listener) => system.onAttention(listener),
+    send: (id, alert, label) => push.alert(id, alert, label),
   });
   const health = (): HealthReport =>
     healthReport({

@@ -123,6 +123,11 @@ function agentProgramKeys(defaultCommand: string | null) {
     kind: str('auto', `one of ${AGENT_KINDS.map((k) => `"${k}"`).join(', ')}`, (s) => (AGENT_KINDS as readonly string[]).includes(s)),
   };
 }
+/** What may be pushed (`[push] events`, docs/push.md "When"): every kind by default. */
+const PushEventSchema = Type.Union([Type.Literal('awaiting-input'), Type.Literal('agent-exited'), Type.Literal('unrestorable')]);
+export type PushEvent = Static<typeof PushEventSchema>;
+export const PUSH_EVENTS: readonly PushEvent[] = PushEventSchema.anyOf.map((l) => l.const);
+const PUSH_EVENTS_EXPECTED = `one of ${PUSH_EVENTS.map((k) => `"${k}"`).join(', ')}`;
 
 const APPLE_ID = /^[A-Z0-9]{10}$/;
 const BUNDLE_ID = /^[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+$/;
@@ -186,6 +191,10 @@ export const TetherConfigSchema = Type.Object(
       bundle_id: str('', 'a bundle id such as "com.example.tether", or ""', (s) => s === '' || BUNDLE_ID.test(s)),
       sandbox_url: str('https://api.sandbox.push.apple.com', URL_EXPECTED, isEmptyOrHttpUrl),
       production_url: str('https://api.push.apple.com', URL_EXPECTED, isEmptyOrHttpUrl),
+      events: Type.Array(Type.Union(PushEventSchema.anyOf, { expected: PUSH_EVENTS_EXPECTED }), {
+        default: [...PUSH_EVENTS],
+        expected: `an array of event names, each ${PUSH_EVENTS_EXPECTED}`,
+      }),
     }),
   },
   { additionalProperties: false, expected: 'a table' },

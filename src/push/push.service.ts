@@ -1,7 +1,7 @@
 /**
- * The push subsystem: when a session's agent starts waiting for its human, one visible alert
- * to every registered device that is in the background (docs/agents.md "Agent state": no live
- * `/stream` connection), through APNs.
+ * The push subsystem: when a session needs its human (its agent waits, exited or crashed, or the
+ * session could not be restored), one visible alert to every registered device that is in the
+ * background (docs/push.md: no live `/stream` connection), through APNs.
  *
  * Invariants: `notify` never blocks and never throws (the agent-state path and the stream go
  * on whatever APNs does); at most MAX_PENDING pushes wait, one per device and session (a newer
@@ -10,7 +10,8 @@
  */
 import type { KeyObject } from 'node:crypto';
 import type { Logger } from '../log.js';
-import { ApnsClient, MAX_PAYLOAD_BYTES, type ApnsReply } from './apns.js';
+import { alertPayload, type PushAlert, type SessionLabel } from './alert.js';
+import { ApnsClient, type ApnsReply } from './apns.js';
 import { loadPushKey, ProviderTokens } from './provider-token.js';
 
 /** Pushes waiting to be sent or retried, all devices together. */
@@ -21,8 +22,6 @@ export const MAX_IN_FLIGHT = 4;
 export const RETRY_DELAYS_MS = [1000, 5000, 20_000] as const;
 /** How long APNs keeps trying to deliver an alert the phone could not get at once. */
 export const EXPIRATION_S = 24 * 3600;
-/** The longest body text, so the payload stays well under APNs' 4 KB. */
-export const MAX_BODY_CHARS = 180;
 
 /** A device that asked for pushes (its registration, from pairing). */
 export interface PushDevice {
@@ -48,6 +47,9 @@ export interface PushConfig {
   readonly sandbox_url: string;
   readonly production_url: string;
 }
+
+export type { PushAlert, SessionLabel } from './alert.js';
+export { MAX_BODY_CHARS, alertPayload } from './alert.js';
 
 /** Push settings ready to use, or why push is off. */
 export type PushSettings =
@@ -114,16 +116,6 @@ export interface PushStatus {
   readonly lastError: { readonly at: string; readonly status: number; readonly reason: string; readonly device: string } | null;
 }
 
-/** What the alert's body names: the session's description, else its name. */
-export interface SessionLabel {
-  readonly name: string;
-  readonly description?: string;
-  /** The agent, for the title ("Claude is waiting for you"); the service's `agentName` when absent. */
-  readonly agentLabel?: string;
-  /** What the agent asks while it waits (a permission), said in the body. */
-  readonly asks?: string;
-}
-
 export interface PushServiceDeps {
   readonly settings: PushSettings;
   readonly devices: PushDevices;
@@ -178,6 +170,14 @@ export class PushService {
 
   /** The session's agent is waiting for its human: alert every device in the background. */
   awaitingInput(sessionId: string): void {
+    this.alert(sessionId, { kind: 'awaiting-input' });
+  }
+
+  /**
+   * Alerts every device in the background that `alert` happened to the session; `label` names
+   * it when tmux cannot (a session that could not be restored has no tmux session).
+   */
+  alert(sessionId: string, alert: PushAlert, label?: SessionLabel): void {
     if (this.stopped || !this.deps.settings.enabled) return;
     const fail = (err: unknown) => this.deps.log.warn({ session: sessionId, err: String(err) }, 'push: could not queue the alert');
     try {
@@ -185,10 +185,10 @@ export class PushService {
       // only the label may take a moment to read.
       const devices = this.deps.devices.list().filter((d) => !this.deps.inForeground(d.tokenId));
       if (devices.length === 0) return;
-      void Promise.resolve(this.deps.describe(sessionId))
+      void Promise.resolve(label ?? this.deps.describe(sessionId))
         .then((meta) => {
           if (!meta || this.stopped) return;
-          const payload = alertPayload(meta.agentLabel ?? this.deps.agentName, sessionId, meta);
+          const payload = alertPayload(meta.agentLabel ?? this.deps.agentName, sessionId, meta, alert);
           for (const device of devices) this.enqueue(device, sessionId, payload);
         })
         .catch(fail);
@@ -308,23 +308,4 @@ export class PushService {
     this.lastError = { at: new Date(this.deps.now()).toISOString(), status, reason, device: job.device.deviceName };
     this.deps.log.warn({ session: job.sessionId, device: job.device.deviceName, status, reason }, 'push failed');
   }
-}
-
-/** The alert: "<agent> is waiting", the session's description or name, the session id for the tap. */
-export function alertPayload(
-  agentName: string,
-  sessionId: string,
-  meta: { readonly name: string; readonly description?: string; readonly asks?: string },
-): Buffer {
-  const label = meta.description !== undefined && meta.description !== '' ? `${meta.name}: ${meta.description}` : meta.name;
-  const text = meta.asks !== undefined && meta.asks !== '' ? `${label}: ${meta.asks}` : label;
-  const body = [...text].length > MAX_BODY_CHARS ? `${[...text].slice(0, MAX_BODY_CHARS - 1).join('')}…` : text;
-  const payload = Buffer.from(
-    JSON.stringify({
-      aps: { alert: { title: `${agentName} is waiting for you`, body }, sound: 'default', 'thread-id': `session-${sessionId}` },
-      sessionId,
-    }),
-  );
-  if (payload.length > MAX_PAYLOAD_BYTES) throw new Error(`the alert is ${payload.length} bytes, over APNs' ${MAX_PAYLOAD_BYTES}`);
-  return payload;
 }

@@ -1,31 +1,63 @@
 /**
- * When push fires (docs/push.md): the moment a session's agent enters awaiting-input. It is
- * edge-triggered: the same state reported again (an agent reconnecting while it waits) sends
- * nothing; leaving and entering again sends once more. A session that ends is forgotten, so a
- * new session of the same name starts afresh.
+ * When push fires (docs/push.md "When"), for the kinds `[push] events` names:
+ *   - awaiting-input: the moment a session's agent enters awaiting-input. Edge-triggered: the
+ *     same state reported again (an agent reconnecting while it waits) sends nothing; leaving
+ *     and entering again sends once more. A session that ends is forgotten, so a new session
+ *     of the same name starts afresh.
+ *   - agent-exited: an agent that exited with a non-zero status or was killed by a signal (the
+ *     actors report each exit once); a clean exit (status 0) sends nothing.
+ *   - unrestorable: a session that could not be restored (reported once per marking).
  */
+import type { SessionAttention } from '../actors/attention.js';
 import type { AgentStateFact } from '../agent/hub.js';
+import type { PushEvent } from '../config/schema.js';
+import type { PushAlert, SessionLabel } from '../push/push.service.js';
 
 export interface PushTriggerDeps {
+  /** The kinds to push (`[push] events`). */
+  readonly events: readonly PushEvent[];
   /** Every agent state report, of every session. */
   readonly subscribeEvery: (listener: (sessionId: string, fact: AgentStateFact) => void) => () => void;
   readonly onSessionEnded: (listener: (sessionId: string) => void) => () => void;
-  /** Sends the alert to the devices in the background. */
-  readonly awaitingInput: (sessionId: string) => void;
+  /** Agent exits and failed restores, each once per occurrence. */
+  readonly onAttention: (listener: (sessionId: string, attention: SessionAttention) => void) => () => void;
+  /** Sends the alert to the devices in the background; `label` names a session tmux does not have. */
+  readonly send: (sessionId: string, alert: PushAlert, label?: SessionLabel) => void;
+}
+
+/** The alert an attention is worth, or null (a clean exit). */
+function alertFor(attention: SessionAttention): { alert: PushAlert; label?: SessionLabel } | null {
+  if (attention.kind === 'unrestorable') {
+    return {
+      alert: { kind: 'unrestorable', reason: attention.reason },
+      label: { name: attention.name, description: attention.description },
+    };
+  }
+  if (attention.signal === null && (attention.status === null || attention.status === 0)) return null;
+  return { alert: { kind: 'agent-exited', status: attention.status, signal: attention.signal } };
 }
 
 /** Starts watching; the returned function stops it. */
 export function startPushTrigger(deps: PushTriggerDeps): () => void {
+  const wanted = new Set<PushEvent>(deps.events);
   const last = new Map<string, string>();
   const stopStates = deps.subscribeEvery((id, fact) => {
     const before = last.get(id);
     last.set(id, fact.value);
-    if (fact.value === 'awaiting-input' && before !== 'awaiting-input') deps.awaitingInput(id);
+    if (fact.value === 'awaiting-input' && before !== 'awaiting-input' && wanted.has('awaiting-input')) {
+      deps.send(id, { kind: 'awaiting-input' });
+    }
   });
   const stopEnded = deps.onSessionEnded((id) => last.delete(id));
+  const stopAttention = deps.onAttention((id, attention) => {
+    const what = alertFor(attention);
+    if (what === null || !wanted.has(what.alert.kind)) return;
+    deps.send(id, what.alert, what.label);
+  });
   return () => {
     stopStates();
     stopEnded();
+    stopAttention();
     last.clear();
   };
 }

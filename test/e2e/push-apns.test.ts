@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/log.js';
 import {
+  MAX_BODY_CHARS,
   preparePush,
   PushConfigError,
   PushService,
@@ -229,6 +230,31 @@ describe('push to APNs', () => {
     await new Promise((r) => setTimeout(r, 300));
     expect(sandbox.requests).toHaveLength(1);
     expect(push.status()).toMatchObject({ sent: 1, failed: 2 });
+  });
+
+  it('says what happened: an exit with its status, a kill as a crash with the signal, an unrestorable session with its reason', async () => {
+    const push = service();
+    devices = devices.slice(0, 1);
+    const got = () => sandbox.requests.map((r) => (r.payload as { aps: { alert: { title: string; body: string } } }).aps.alert);
+    push.alert('w1', { kind: 'agent-exited', status: 3, signal: null });
+    await eventually(() => sandbox.requests.length === 1, 15_000, 20);
+    push.alert('w2', { kind: 'agent-exited', status: null, signal: 9 });
+    await eventually(() => sandbox.requests.length === 2, 15_000, 20);
+    // No tmux session to read the label from: the caller names it. A long reason survives the cut.
+    const reason = `its directory /home/me/${'deep/'.repeat(20)}w3 is gone`;
+    push.alert('gone', { kind: 'unrestorable', reason }, { name: 'gone', description: 'x'.repeat(300) });
+    await eventually(() => sandbox.requests.length === 3, 15_000, 20);
+    expect(got().slice(0, 2)).toEqual([
+      { title: 'pi exited with status 3', body: 'w1: fix the login bug' },
+      { title: 'pi crashed: killed by SIGKILL', body: 'w2: fix the login bug' },
+    ]);
+    const last = got()[2]!;
+    expect(last.title).toBe('A session could not be restored');
+    expect(last.body.startsWith('gone: xxx')).toBe(true);
+    expect(last.body.endsWith(` — ${reason}`)).toBe(true);
+    expect([...last.body].length).toBeLessThanOrEqual(MAX_BODY_CHARS);
+    expect((sandbox.requests[2]!.payload as { sessionId: string }).sessionId).toBe('gone');
+    expect(sandbox.requests[2]!.headers['apns-collapse-id']).toBe('session-gone');
   });
 
   it('sends nothing for a session that is gone, and never throws into the caller', () => {

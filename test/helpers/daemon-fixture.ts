@@ -18,12 +18,16 @@ export interface DaemonFixture {
   /** An authenticated request with a JSON body (none when `body` is undefined). */
   readonly json: (method: string, path: string, body?: unknown) => Promise<Response>;
   /** Starts a daemon again on the same home (the test stopped the last one); it becomes `d`. */
-  readonly startAgain: () => Promise<RunningTestDaemon>;
+  readonly startAgain: (timeoutMs?: number) => Promise<RunningTestDaemon>;
 }
 
-/** Registers the setup and teardown hooks; the fixture's parts exist once the hooks ran. */
+/**
+ * Registers the setup and teardown hooks; the fixture's parts exist once the hooks ran. `toml`
+ * may be a function, read when the daemon starts (after the test's own earlier hooks, such as a
+ * stand-in server whose port the config names).
+ */
 export function useDaemon(
-  toml: string,
+  toml: string | (() => string),
   opts: { extraEnv?: NodeJS.ProcessEnv; before?: () => void; after?: () => void; wrap?: Wrap } = {},
 ): DaemonFixture {
   let tmux: PrivateTmux | null = null;
@@ -37,7 +41,7 @@ export function useDaemon(
   beforeAll(async () => {
     opts.before?.();
     tmux = await privateTmux();
-    home = daemonHome(tmux.socket, toml, opts.extraEnv);
+    home = daemonHome(tmux.socket, typeof toml === 'function' ? toml() : toml, opts.extraEnv);
     d = await startDaemon(home, undefined, opts.wrap);
   }, 30_000);
   afterAll(async () => {
@@ -62,8 +66,8 @@ export function useDaemon(
       mirrors.push(m);
       return m;
     },
-    startAgain: async () => {
-      d = await startDaemon(fixture.home, undefined, opts.wrap);
+    startAgain: async (timeoutMs) => {
+      d = await startDaemon(fixture.home, timeoutMs, opts.wrap);
       return d;
     },
     json: (method, path, body) =>

@@ -24,6 +24,7 @@ const DEFAULTS: TetherConfig = {
     bundle_id: '',
     sandbox_url: 'https://api.sandbox.push.apple.com',
     production_url: 'https://api.push.apple.com',
+    events: ['awaiting-input', 'agent-exited', 'unrestorable'],
   },
   uploads: { dir: '', max_mb: 25, keep_days: 7 },
 };
@@ -166,6 +167,7 @@ key_path = "/keys/AuthKey.p8"
 bundle_id = "com.example.tether"
 sandbox_url = "http://127.0.0.1:9999"
 production_url = "https://push.example.com"
+events = ["agent-exited", "unrestorable"]
 `);
     const { config } = await loadConfig(paths, {});
     expect(config).toEqual({
@@ -192,6 +194,7 @@ production_url = "https://push.example.com"
         bundle_id: 'com.example.tether',
         sandbox_url: 'http://127.0.0.1:9999',
         production_url: 'https://push.example.com',
+        events: ['agent-exited', 'unrestorable'],
       },
     });
     expect(Object.getPrototypeOf(config.agent)).toBe(Object.prototype);
@@ -243,6 +246,12 @@ production_url = "https://push.example.com"
     ['[push]\nteam_id = "abc"', 'push.team_id', '10-character Apple team id'],
     ['[push]\nbundle_id = "tether"', 'push.bundle_id', 'bundle id'],
     ['[push]\nsandbox_url = "api.push.apple.com"', 'push.sandbox_url', 'URL'],
+    [
+      '[push]\nevents = ["awaiting-input", "agent-crashed"]',
+      'push.events.1',
+      'must be one of "awaiting-input", "agent-exited", "unrestorable", got "agent-crashed"',
+    ],
+    ['[push]\nevents = "agent-exited"', 'push.events', 'must be an array of event names, each one of "awaiting-input", "agent-exited"'],
     ['[tmux]\nsocket = ["a"]', 'tmux.socket', 'got an array'],
     ['[stream]\nring_kb = 1979-05-27', 'stream.ring_kb', 'got the date 1979-05-27'],
     ['stream = 5', 'stream', 'must be a table ([stream]), got 5'],
