@@ -38,6 +38,7 @@ export interface StreamPluginOptions {
   /** How often the server pings (default PING_INTERVAL_MS); a pong overdue ends the socket (src/transport/keepalive.ts). */
   readonly pingIntervalMs?: number;
 }
+
 /** Frames kept while a client is being opened (a resume and some input). */
 const MAX_EARLY_FRAMES = 64;
 
