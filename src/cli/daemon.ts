@@ -272,7 +272,8 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     cli,
     'pi',
     agents.hub,
-    (id: string): number => hub.count(id),
+    // Live clients only: a socket whose pong is overdue is not counted (it is being closed).
+    (id: string): number => connections.clients().filter((c) => c.session === id).length,
     (id, keepBuffer) => {
       keeper.forget(id);
       workbench.sessionDeleted(id);
@@ -334,7 +335,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
       system,
       buffers,
       push,
-      clients: () => hub.count(),
+      connections: () => connections.clients(),
       startWarnings: warnings,
       tls: { enabled: tls !== null, fingerprint: tls?.fingerprint ?? null },
       restore: { enabled: config.agent.restore, unrestorable: () => unrestorableSessions(records) },

@@ -1,7 +1,8 @@
 /**
  * `tether status [--json]`: the running daemon as an operator on SSH sees it, the terminal twin
  * of the `/ops` page: health (status, watchdog, disk buffer, push, TLS, warnings), the sessions
- * with their agent state and clients, and the actor tree with each actor's state. It asks the
+ * with their agent state and clients, each client's connection (round trip, bytes sent,
+ * reconnects, behind or not), and the actor tree with each actor's state. It asks the
  * daemon found by its run file over its own loopback connection, with the local token, and
  * pins the daemon's certificate when it serves https.
  *
@@ -19,6 +20,7 @@ import { loadConfig } from '../config/load.js';
 import { resolvePaths } from '../config/paths.js';
 import { packageVersion } from '../config/version.js';
 import type { OpsActorView } from '../ops/inspector.js';
+import type { ClientConnection } from '../service/health.js';
 import type { HealthReport } from '../transport/handles.js';
 import { CliError, reportFailure } from './fail.js';
 import { readRunFile, type RunFile } from './run-file.js';
@@ -66,6 +68,31 @@ const duration = (s: number): string => {
   return d > 0 ? `${d}d ${h}h` : h > 0 ? `${h}h ${m}m` : `${m}m ${s % 60}s`;
 };
 
+const ms = (v: number | null): string => (v === null ? '-' : `${Math.round(v)} ms`);
+const seconds = (v: number): string => `${(v / 1000).toFixed(1)} s`;
+const bytes = (n: number): string =>
+  n < 1024 ? `${n} B` : n < 1024 * 1024 ? `${(n / 1024).toFixed(1)} KB` : `${(n / (1024 * 1024)).toFixed(1)} MB`;
+
+/** One row per live client: its link, its device's reconnects and away time, behind or not. */
+function clientRows(connections: readonly ClientConnection[]): string[] {
+  if (connections.length === 0) return ['no clients'];
+  return table([
+    ['CLIENT', 'SESSION', 'DEVICE', 'STATE', 'RTT', 'SMOOTHED', 'SENT', 'CONNECTED', 'RECONNECTS', 'AWAY'],
+    ...connections.map((c) => [
+      c.actor?.split('/').pop() ?? c.kind,
+      c.session,
+      c.device,
+      c.state ?? '-',
+      ms(c.rttMs),
+      ms(c.srttMs),
+      bytes(c.bytesSent),
+      duration(Math.floor(c.connectedS)),
+      String(c.reconnects),
+      c.reconnects === 0 ? '-' : `${seconds(c.awayMs)} in all, last ${seconds(c.lastAwayMs ?? 0)}`,
+    ]),
+  ]);
+}
+
 function table(rows: string[][]): string[] {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => [...r[i]!].length)));
   return rows.map((r) =>
@@ -102,6 +129,7 @@ export function renderStatus(r: StatusReport): string {
       ]),
     );
   }
+  lines.push('', 'CLIENTS', ...clientRows(h.connections ?? []));
   lines.push('', 'ACTORS');
   const kids = new Map<string | null, OpsActorView[]>();
   const ids = new Set(r.actors.map((a) => a.id));
@@ -206,7 +234,10 @@ export class StatusCommand extends Command {
     details: `
       The terminal view of the /ops page, for operators on SSH: health (status, disk buffer and
       watchdog, push, TLS, warnings), one line per session (state, agent state, clients, last
-      output), and every actor with its machine and current state. A daemon running another
+      output), one line per connected client (its session and device, its stream state or
+      "behind", the last and the smoothed round trip of its pings, bytes sent, how long it has
+      been connected, how often its device reconnected and how long it was away), and every
+      actor with its machine and current state. A daemon running another
       tether version than this command (an upgrade it has not picked up) is named on the second
       line, with the fix: "tether restart". With --json, one object.
       Exits 1 when tether is not running or does not answer.

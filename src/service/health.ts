@@ -10,6 +10,37 @@ import type { SidecarStatus } from '../actors/system.js';
 import type { PushStatus } from '../push/push.service.js';
 import type { UnrestorableSession } from './restore.js';
 
+/**
+ * One live client connection as an operator sees it (docs/api.md "GET /health", `connections`):
+ * its link as the keepalive measures it, its device's comings and goings, and its stream
+ * client's state.
+ */
+export interface ClientConnection {
+  readonly session: string;
+  readonly kind: 'stream' | 'side';
+  /** Its stream client in the actor tree (`session:pi-main/client#3`); null for a side channel. */
+  readonly actor: string | null;
+  /** The name of the token it opened with (one token per paired device). */
+  readonly device: string;
+  readonly tokenId: string;
+  /** When it connected (ISO 8601), and for how many seconds (monotonic). */
+  readonly connectedAt: string;
+  readonly connectedS: number;
+  /** Round trip of the last ping and its smoothed value, in ms; null until the first pong. */
+  readonly rttMs: number | null;
+  readonly srttMs: number | null;
+  /** Bytes written to it since it connected. */
+  readonly bytesSent: number;
+  /** Its stream client's state (`live`, `behind`, `resyncing`, ...); null for a side channel. */
+  readonly state: string | null;
+  /** True while it is too far behind to be sent live output (it gets a snapshot once drained). */
+  readonly behind: boolean;
+  /** How often its device came back after having no connection left, and for how long it was away (ms). */
+  readonly reconnects: number;
+  readonly awayMs: number;
+  readonly lastAwayMs: number | null;
+}
+
 export interface HealthReport {
   /** True exactly when `status` is 'ok'. */
   ok: boolean;
@@ -19,8 +50,13 @@ export interface HealthReport {
   uptime: number;
   sessions: number;
   sessionIds: string[];
-  /** Live WebSocket clients, all sessions together. */
+  /**
+   * Live stream and side-channel clients, all sessions together: a socket that stopped answering
+   * pings is closed within its deadline and is not counted.
+   */
   clients: number;
+  /** Each of those clients, with its link's figures. */
+  connections: ClientConnection[];
   bufferMb: number;
   diskFreeGb: number;
   watchdog: { state: string; reason: string | null };
@@ -45,8 +81,8 @@ export interface HealthDeps {
   readonly system: { status(): SidecarStatus };
   readonly buffers: { status(): DiskBufferStatus };
   readonly push: { status(): PushStatus };
-  /** Live stream clients, all sessions together. */
-  readonly clients: () => number;
+  /** The live stream and side-channel clients. */
+  readonly connections: () => readonly ClientConnection[];
   /** Warnings fixed at start (configuration); read on every report, so later ones show too. */
   readonly startWarnings: readonly string[];
   readonly tls: { enabled: boolean; fingerprint: string | null };
@@ -64,6 +100,7 @@ export function healthReport(deps: HealthDeps): HealthReport {
   if (disk.reason) warnings.push(disk.reason);
   warnings.push(...disk.warnings);
   const push = deps.push.status();
+  const connections = [...deps.connections()];
   const snapshots = { cold: 0, warmCaptures: 0, warmServed: 0, warmBytes: 0 };
   for (const s of status.sessions) {
     snapshots.cold += s.snapshots.cold;
@@ -81,7 +118,8 @@ export function healthReport(deps: HealthDeps): HealthReport {
     uptime: Math.round((deps.now() - deps.startedAt) / 1000),
     sessions: status.sessions.length,
     sessionIds: status.sessions.map((s) => s.id),
-    clients: deps.clients(),
+    clients: connections.length,
+    connections,
     bufferMb: Math.round((disk.totalBytes / MIB) * 100) / 100,
     diskFreeGb: disk.freeBytes === null ? 0 : Math.round((disk.freeBytes / GIB) * 100) / 100,
     watchdog: { state: disk.state, reason: disk.reason },

@@ -179,6 +179,12 @@ export class StreamClient {
     return JSON.stringify(this.actor.getSnapshot().value);
   }
 
+  /** The machine's state by name (`live`, `behind`), as /health and `tether status` show it. */
+  get stateName(): string {
+    const value: unknown = this.actor.getSnapshot().value;
+    return typeof value === 'string' ? value : JSON.stringify(value);
+  }
+
   resume(lastSeq: number | null): void {
     this.actor.send({ type: 'client.resume', lastSeq });
   }

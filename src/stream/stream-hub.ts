@@ -58,6 +58,10 @@ export const META_REFRESH_MIN_INTERVAL_MS = 10_000;
 /** What the transport holds for one open socket. */
 export interface OpenClient {
   readonly kind: ClientKind;
+  /** Its stream client's id in the /ops actor tree (`session:pi-main/client#3`); null for a side channel or without /ops. */
+  readonly actor: string | null;
+  /** Its stream client's state (`live`, `behind`, ...); null for a side channel. */
+  state(): string | null;
   /** `resume` (stream only). */
   resume(lastSeq: number | null): void;
   /** `snapshot-request` (stream only). */
@@ -144,7 +148,7 @@ export class StreamHub {
     if (!this.deps.sessions.session(sessionId)) {
       sendText({ type: 'error', code: 'session-ended', message: `session ${sessionId} has ended` });
       link.close(CLOSE_CODES.sessionEnded, 'session ended');
-      return { kind, resume: () => undefined, requestSnapshot: () => undefined, closed: () => undefined };
+      return { kind, actor: null, state: () => null, resume: () => undefined, requestSnapshot: () => undefined, closed: () => undefined };
     }
     const state = this.deps.agentStates?.current(sessionId);
     if (state) sendText({ type: 'state', ...state });
@@ -177,6 +181,8 @@ export class StreamHub {
       stopState = this.deps.agentStates?.subscribe(sessionId, (s) => member.send({ type: 'state', ...s })) ?? stopState;
       return {
         kind,
+        actor: null,
+        state: () => null,
         resume: () => undefined,
         requestSnapshot: () => undefined,
         closed: () => {
@@ -188,6 +194,7 @@ export class StreamHub {
 
     let frames = this.frames.get(sessionId);
     if (!frames) this.frames.set(sessionId, (frames = new ChunkFrames()));
+    const inspect = this.deps.ops ? this.inspectClient(this.deps.ops, sessionId) : null;
     const client = new StreamClient({
       sessionId,
       stream: rt.stream,
@@ -198,13 +205,15 @@ export class StreamHub {
       onReleased: leave,
       onSnapshotFailed: (err) => this.deps.log.warn({ session: sessionId, err: String(err) }, 'a snapshot for a client failed'),
       onState: (state) => this.deps.log.debug({ session: sessionId, state }, 'stream client'),
-      ...(this.deps.ops ? { inspect: this.inspectClient(this.deps.ops, sessionId) } : {}),
+      ...(inspect ? { inspect } : {}),
     });
     member = { kind, send: (frame) => client.sendFrame(frame), end: () => client.sessionEnded() };
     members.add(member);
     stopState = this.deps.agentStates?.subscribe(sessionId, (s) => member.send({ type: 'state', ...s })) ?? stopState;
     return {
       kind,
+      actor: inspect ? `${sessionActorId(sessionId)}/${inspect.id}` : null,
+      state: () => client.stateName,
       resume: (lastSeq) => client.resume(lastSeq),
       requestSnapshot: () => client.requestSnapshot(),
       closed: () => client.closed(),

@@ -1,8 +1,10 @@
 /**
  * The `/ops` page: one self-contained HTML document (inline CSS and JS, nothing from the
  * network but this daemon) that shows the actor tree and each actor's statechart with its
- * current state highlighted, live over `/ops/events`, plus recent events per actor and the
- * subsystems from `/health`.
+ * current state highlighted, live over `/ops/events`, plus recent events per actor, the
+ * subsystems from `/health`, and on each stream client's card its connection's figures (round
+ * trip, bytes sent, connected for, its device's reconnects and away time, behind or not), also
+ * from `/health`.
  *
  * Invariant: nothing an actor reports is ever put into the page as markup (textContent only);
  * the only markup inserted is the daemon's own generated SVG charts.
@@ -33,6 +35,9 @@ main { display:grid; grid-template-columns: minmax(200px, 260px) 1fr; gap:16px; 
 .card { background:var(--card); border:1px solid var(--line); border-radius:10px; padding:10px 12px; }
 .card h2 { font-size:14px; margin:0 0 4px; font-family:ui-monospace, monospace; }
 .card .state { font-family:ui-monospace, monospace; font-size:12px; color:var(--muted); word-break:break-all; }
+.card .connection { font-family:ui-monospace, monospace; font-size:12px; margin-top:2px; }
+.card .connection:empty { display:none; }
+.card .connection.behind { color:#b00020; }
 .card .chart { overflow:auto; margin:8px 0; }
 .card .chart svg { max-width:100%; height:auto; }
 .card .chart svg .node.active polygon, .card .chart svg .node.active path, .card .chart svg .node.active ellipse { fill:var(--hi); stroke:var(--hi-line); stroke-width:2.5; }
@@ -55,6 +60,7 @@ const JS = `
   const events = new Map();   // id -> [{event, at}]
   const charts = new Map();   // machine -> Promise<SVGElement|null>
   const cards = new Map();    // id -> element
+  const links = new Map();    // client actor id -> its connection's figures, from /health
   let dropped = 0;
 
   const el = (tag, attrs, ...kids) => {
@@ -64,6 +70,27 @@ const JS = `
     return e;
   };
   const stateText = (v) => v === null || v === undefined ? '' : typeof v === 'string' ? v : JSON.stringify(v);
+  const ms = (v) => v === null ? '-' : Math.round(v) + ' ms';
+  const secs = (v) => (v / 1000).toFixed(1) + ' s';
+  const size = (n) => n < 1024 ? n + ' B' : n < 1048576 ? (n / 1024).toFixed(1) + ' KB' : (n / 1048576).toFixed(1) + ' MB';
+  const since = (s) => s < 60 ? Math.floor(s) + ' s' : s < 3600 ? Math.floor(s / 60) + 'm ' + Math.floor(s % 60) + 's' : Math.floor(s / 3600) + 'h ' + Math.floor((s % 3600) / 60) + 'm';
+
+  // A client's connection on its card: what the phone's link is doing, refreshed with /health.
+  function showLink(c, link) {
+    const line = c.querySelector('.connection');
+    if (!line) return;
+    if (!link) { line.textContent = ''; return; }
+    line.textContent = 'rtt ' + ms(link.rttMs) + ' (smoothed ' + ms(link.srttMs) + ') \u00b7 sent ' + size(link.bytesSent) +
+      ' \u00b7 connected ' + since(link.connectedS) + ' \u00b7 ' + link.device + ': ' + link.reconnects + ' reconnect' + (link.reconnects === 1 ? '' : 's') +
+      (link.reconnects ? ' (away ' + secs(link.awayMs) + ' in all, last ' + secs(link.lastAwayMs || 0) + ')' : '') +
+      (link.behind ? ' \u00b7 behind' : '');
+    line.classList.toggle('behind', link.behind);
+    line.setAttribute('data-rtt-ms', link.rttMs === null ? '' : String(link.rttMs));
+    line.setAttribute('data-srtt-ms', link.srttMs === null ? '' : String(link.srttMs));
+    line.setAttribute('data-bytes-sent', String(link.bytesSent));
+    line.setAttribute('data-reconnects', String(link.reconnects));
+    line.setAttribute('data-behind', String(link.behind));
+  }
 
   function chart(machine) {
     if (!charts.has(machine)) {
@@ -96,6 +123,7 @@ const JS = `
       c = el('section', { class: 'card' + (view.machine ? '' : ' plain'), 'data-actor': view.id, 'data-machine': view.machine || '' },
         el('h2', {}, view.id + (view.machine ? '  (' + view.machine + ')' : '')),
         el('div', { class: 'state' }),
+        el('div', { class: 'connection' }),
         el('div', { class: 'chart' }),
         el('ol', { class: 'events' }));
       c.id = 'actor-' + view.id.replace(/[^A-Za-z0-9_-]/g, '_');
@@ -116,6 +144,7 @@ const JS = `
       }
     }
     highlight(c, view);
+    showLink(c, links.get(view.id));
     return c;
   }
 
@@ -217,6 +246,9 @@ const JS = `
         item('push', h.push.configured ? h.push.sent + ' sent, ' + h.push.failed + ' failed' : 'off'),
         item('tls', h.tls.enabled ? 'on' : 'off'),
         item('uptime', h.uptime + ' s'));
+      links.clear();
+      for (const link of h.connections || []) if (link.actor) links.set(link.actor, link);
+      for (const [id, c] of cards) showLink(c, links.get(id));
     } catch { /* the next poll tries again */ }
   }
 

@@ -2,7 +2,7 @@
  * `/sessions/:id/stream` and `/sessions/:id/side` (docs/api.md "WebSocket", docs/api.md "WebSocket"):
  * the socket side of a stream client. It adapts a WebSocket to a `ClientLink`, parses client
  * frames, sends input on, answers anything wrong with an `error` frame, and keeps the socket
- * honest with pings.
+ * honest with pings (src/transport/keepalive.ts), which also measure its link for /health.
  *
  * Invariants: an unknown session is an HTTP 404 before any upgrade; nothing a client sends can
  * throw out of a handler (every frame is parsed or refused with an error frame); frames that
@@ -16,6 +16,8 @@ import type { ClientLink } from '../stream/stream-client.actor.js';
 import type { ClientKind, OpenClient } from '../stream/stream-hub.js';
 import type { ConnectionRegistry } from './connections.js';
 import { DeflatePolicy } from './deflate-policy.js';
+import type { VerifiedToken } from './handles.js';
+import { Keepalive, PING_INTERVAL_MS, type RawSocket } from './keepalive.js';
 import { encodeServerFrame, MAX_CLIENT_FRAME_BYTES, parseClientFrame, type ClientFrame, type ServerFrame } from '../protocol/frames.js';
 import type { InputMessage } from '../protocol/input.js';
 import { SESSION_NAME_PATTERN } from '../protocol/session-name.js';
@@ -33,14 +35,10 @@ export interface StreamHandle {
 export interface StreamPluginOptions {
   readonly stream: StreamHandle;
   readonly connections: ConnectionRegistry;
-  /** How often the server pings; a socket that did not answer the last ping is dropped. */
+  /** How often the server pings (default PING_INTERVAL_MS); a pong overdue ends the socket (src/transport/keepalive.ts). */
   readonly pingIntervalMs?: number;
 }
 
-/** Server pings every 20 s; a client silent for a whole interval is gone. */
-export const PING_INTERVAL_MS = 20_000;
-/** How late a pong may be before a connection no longer counts as live. */
-export const PONG_GRACE_MS = 10_000;
 /** Frames kept while a client is being opened (a resume and some input). */
 const MAX_EARLY_FRAMES = 64;
 
@@ -94,9 +92,11 @@ function serve(
   opts: StreamPluginOptions,
   socket: WebSocket,
   sessionId: string,
-  tokenId: string,
+  token: VerifiedToken | null | undefined,
+  raw: RawSocket | null,
   lastSeq: number | null | undefined,
 ): void {
+  const tokenId = token?.id ?? 'unknown';
   const send = (frame: ServerFrame) => {
     if (socket.readyState === socket.OPEN) socket.send(encodeServerFrame(frame));
   };
@@ -109,15 +109,19 @@ function serve(
     else if (early.length < MAX_EARLY_FRAMES) early.push(fn);
     else send({ type: 'error', code: 'bad-frame', message: 'too many frames before the stream was ready' });
   };
-  const interval = opts.pingIntervalMs ?? PING_INTERVAL_MS;
-  let heardAt = Date.now();
+  const keepalive = new Keepalive(socket, raw, { intervalMs: opts.pingIntervalMs ?? PING_INTERVAL_MS });
   const unregister = opts.connections.add({
     tokenId,
     sessionId,
     kind,
     close: (code, reason) => socket.close(code, reason),
-    // Heard from within one ping interval plus a grace for the pong's way back.
-    alive: () => Date.now() - heardAt < interval + PONG_GRACE_MS,
+    alive: () => keepalive.alive(),
+    figures: () => ({
+      ...keepalive.figures(),
+      device: token?.name ?? tokenId,
+      actor: client?.actor ?? null,
+      state: client ? client.state() : null,
+    }),
   });
 
   // The position in the URL is the first resume, ahead of anything the client sends.
@@ -143,27 +147,7 @@ function serve(
     }
   };
 
-  let alive = true;
-  socket.on('pong', () => {
-    alive = true;
-    heardAt = Date.now();
-  });
-  socket.on('ping', () => {
-    heardAt = Date.now();
-  });
-  const pinger = setInterval(() => {
-    if (!alive) {
-      socket.terminate();
-      return;
-    }
-    alive = false;
-    socket.ping();
-  }, interval);
-  pinger.unref();
-
   socket.on('message', (data, isBinary) => {
-    alive = true;
-    heardAt = Date.now();
     const refuse = (message: string) => whenOpen(() => send({ type: 'error', code: 'bad-frame', message }));
     if (kind === 'side') {
       refuse('the side channel takes no messages');
@@ -192,7 +176,7 @@ function serve(
 
   socket.on('close', () => {
     closed = true;
-    clearInterval(pinger);
+    keepalive.stop();
     unregister();
     client?.closed();
   });
@@ -236,7 +220,7 @@ export const streamRoutes: FastifyPluginCallbackTypebox<StreamPluginOptions> = (
           next(opts.stream.has(id) ? undefined : notFound(id));
         },
       },
-      (socket, req) => serve(kind, opts, socket, req.params.id, req.tetherToken?.id ?? 'unknown', lastSeqOfQuery(req.query.lastSeq)),
+      (socket, req) => serve(kind, opts, socket, req.params.id, req.tetherToken, req.socket, lastSeqOfQuery(req.query.lastSeq)),
     );
   }
   done();
