@@ -199,10 +199,9 @@ class SessionBuffer implements StreamListener {
       return;
     }
     this.owner.reserve(length);
-    let written = 0;
     try {
       if (index.length > 0) await appendTo(this.paths.idx, Buffer.from(index.join('')));
-      written = await appendTo(this.paths.log, Buffer.concat(parts, length));
+      const written = await appendTo(this.paths.log, Buffer.concat(parts, length));
       this.size += written;
       this.nextSeq = written === length ? next : null;
       if (this.lastError) this.owner.deps.log.info({ session: this.id }, 'the disk buffer is written again');

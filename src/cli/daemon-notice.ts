@@ -23,7 +23,10 @@ export const NOTICE_TIMEOUT_MS = 5000;
 /** The request the notice is: cheap, and authenticated like every other. */
 const NOTICE_PATH = '/health';
 
-export type NoticeResult = { readonly kind: 'not-running' } | { readonly kind: 'answered'; readonly status: number } | { readonly kind: 'failed'; readonly why: string };
+export type NoticeResult =
+  | { readonly kind: 'not-running' }
+  | { readonly kind: 'answered'; readonly status: number }
+  | { readonly kind: 'failed'; readonly why: string };
 
 /** The local token, read before a revocation can remove its file; null when there is none. */
 export function readLocalToken(paths: TetherPaths): string | null {
@@ -50,7 +53,14 @@ export function noticeDaemon(paths: TetherPaths, token: string): Promise<NoticeR
     return Promise.resolve({ kind: 'failed', why: (err as Error).message });
   }
   return new Promise((resolve) => {
-    const options = { host, port: run.port, path: NOTICE_PATH, method: 'GET', headers: { authorization: `Bearer ${token}` }, timeout: NOTICE_TIMEOUT_MS };
+    const options = {
+      host,
+      port: run.port,
+      path: NOTICE_PATH,
+      method: 'GET',
+      headers: { authorization: `Bearer ${token}` },
+      timeout: NOTICE_TIMEOUT_MS,
+    };
     const req = tls ? httpsRequest({ ...options, ...tls }) : httpRequest(options);
     req.on('timeout', () => req.destroy(new Error(`no answer within ${NOTICE_TIMEOUT_MS / 1000} s`)));
     req.on('error', (err) => resolve({ kind: 'failed', why: err.message }));
