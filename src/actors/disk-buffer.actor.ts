@@ -15,6 +15,11 @@
  *   a dropped batch, writing resumed after `off`). Positions never repeat for a session (see
  *   pane-stream.ts), so a position from before a restart maps to this session's bytes or to
  *   nothing, never to another's.
+ * - The caps hold to the byte, the global one across sessions too: a write reserves its bytes
+ *   against the global total before it starts (the total counts every reservation in flight),
+ *   and is cut to the room left, so writers never overshoot together. The total is the live
+ *   sessions' sizes (kept in memory, exact) plus the other files' sizes (measured by the
+ *   watchdog), so a measurement never loses a write that finished while it ran.
  * - Every path stays inside the buffers dir, whatever the id (`bufferPaths` refuses anything
  *   but a session name); files are created 0600 and never followed through a symlink.
  * - Nothing here throws into the stream: a failed write (disk full, read-only, the file
@@ -100,7 +105,8 @@ class SessionBuffer implements StreamListener {
   private pending: RingChunk[] = [];
   private pendingBytes = 0;
   private timer: NodeJS.Timeout | null = null;
-  private writing: Promise<void> | null = null;
+  /** The write in flight, if any: while it runs, `size` is the file's size before it. */
+  writing: Promise<void> | null = null;
   /** Stream position right after the last byte in the file, or null when the next byte is not contiguous. */
   private nextSeq: number | null = null;
   dropped = 0;
@@ -170,7 +176,9 @@ class SessionBuffer implements StreamListener {
 
   private async write(batch: RingChunk[]): Promise<void> {
     if (this.state !== 'writing') return;
-    const room = this.owner.limits.sessionCapBytes - this.size;
+    const sessionRoom = this.owner.limits.sessionCapBytes - this.size;
+    const globalRoom = this.owner.globalRoom();
+    const room = Math.min(sessionRoom, globalRoom);
     const parts: Buffer[] = [];
     const index: string[] = [];
     let length = 0;
@@ -184,12 +192,17 @@ class SessionBuffer implements StreamListener {
       length += data.length;
       next = start + data.length;
     }
-    if (length === 0) return;
+    if (length === 0) {
+      // Nothing fits under the global cap: the machines hear that output came with the total at
+      // the cap, so this session too is off (and health says so) instead of writing nothing.
+      if (globalRoom <= 0 && sessionRoom > 0) this.owner.written(this);
+      return;
+    }
+    this.owner.reserve(length);
     try {
       if (index.length > 0) await appendTo(this.paths.idx, Buffer.from(index.join('')));
       const written = await appendTo(this.paths.log, Buffer.concat(parts, length));
       this.size += written;
-      this.owner.added(written);
       this.nextSeq = written === length ? next : null;
       if (this.lastError) this.owner.deps.log.info({ session: this.id }, 'the disk buffer is written again');
       this.lastError = null;
@@ -200,6 +213,8 @@ class SessionBuffer implements StreamListener {
         this.owner.deps.log.warn({ session: this.id, err: message }, 'the disk buffer could not be written; the stream goes on');
       this.lastError = message;
       return;
+    } finally {
+      this.owner.release(length);
     }
     this.owner.written(this);
   }
@@ -227,7 +242,10 @@ export class DiskBuffers {
   private readonly sessions = new Map<string, SessionBuffer>();
   /** The sidecar-wide actor: its state is "writing globally" or "off globally". */
   private readonly global: BufferActor;
-  private total = 0;
+  /** Sizes of the files of no live session (kept, or from an earlier run), by id, as last measured. */
+  private others = new Map<string, number>();
+  /** Bytes reserved by writes in flight: they count toward the global cap before they land. */
+  private reserved = 0;
   private free: number | null = null;
   private timer: NodeJS.Timeout | null = null;
   private checking: Promise<void> | null = null;
@@ -241,6 +259,29 @@ export class DiskBuffers {
 
   get limits(): DiskBufferLimits {
     return this.deps.limits;
+  }
+
+  /** All buffer files together, in bytes: the live sessions' exact sizes and the others' measured ones. */
+  get total(): number {
+    let sum = 0;
+    for (const size of this.others.values()) sum += size;
+    for (const b of this.sessions.values()) sum += b.size;
+    return sum;
+  }
+
+  /** Bytes a write may still add under the global cap, the writes in flight counted. */
+  globalRoom(): number {
+    return this.limits.globalCapBytes - this.total - this.reserved;
+  }
+
+  /** A write takes `bytes` of the room before it starts... */
+  reserve(bytes: number): void {
+    this.reserved += bytes;
+  }
+
+  /** ...and gives them back when it ended (what it wrote is in its session's size by then). */
+  release(bytes: number): void {
+    this.reserved -= bytes;
   }
 
   /** Makes the dir, measures what is there, runs the first watchdog check and starts the timer. */
@@ -310,7 +351,8 @@ export class DiskBuffers {
       this.deps.log.warn({ err: (err as Error).message }, 'no disk buffer for this session');
       return () => undefined;
     }
-    this.sessions.get(id)?.close(false);
+    this.detach(id);
+    this.others.delete(id);
     // The size on disk (an earlier run's bytes): the cap counts them, and writing goes on after them.
     let size = 0;
     try {
@@ -324,10 +366,18 @@ export class DiskBuffers {
     return () => {
       if (this.sessions.get(id) === buffer) {
         void buffer.flush();
-        buffer.close(false);
-        this.sessions.delete(id);
+        this.detach(id);
       }
     };
+  }
+
+  /** Stops a live session's buffer; its file stays and counts among the others. */
+  private detach(id: string): void {
+    const buffer = this.sessions.get(id);
+    if (!buffer) return;
+    buffer.close(false);
+    this.sessions.delete(id);
+    this.others.set(id, buffer.size);
   }
 
   /** DELETE without keepBuffer: the session's files are removed. */
@@ -336,20 +386,9 @@ export class DiskBuffers {
     const buffer = this.sessions.get(id);
     buffer?.close(true);
     this.sessions.delete(id);
-    let size = 0;
-    try {
-      size = (await lstat(paths.log)).size;
-    } catch {
-      // Never written.
-    }
+    this.others.delete(id);
     await rm(paths.log, { force: true });
     await rm(paths.idx, { force: true });
-    this.total = Math.max(0, this.total - size);
-  }
-
-  /** Bytes added to a file. */
-  added(bytes: number): void {
-    this.total += bytes;
   }
 
   /** A batch was written: the machines hear the new sizes. */
@@ -385,9 +424,7 @@ export class DiskBuffers {
           this.deps.log.warn({ err: (err as Error).message }, 'free disk space could not be read');
           return;
         }
-        let sum = 0;
-        for (const { size } of (await this.measure()).values()) sum += size;
-        this.total = sum;
+        this.remeasure(await this.measure());
         const event = { type: 'watchdog.check' as const, freeBytes: this.free, totalBytes: this.total };
         this.global.send(event);
         for (const b of this.sessions.values()) b.actor.send(event);
@@ -397,6 +434,26 @@ export class DiskBuffers {
       }
     })();
     return this.checking;
+  }
+
+  /**
+   * Takes the measured sizes: the other files' as they are; a live session's only when no write
+   * of it is in flight (then the file is exactly its bytes: a file truncated by hand is seen),
+   * read now, synchronously, so no write can finish between the look and the update.
+   */
+  private remeasure(measured: ReadonlyMap<string, { size: number }>): void {
+    const others = new Map<string, number>();
+    for (const [id, { size }] of measured) if (!this.sessions.has(id)) others.set(id, size);
+    this.others = others;
+    for (const b of this.sessions.values()) {
+      if (b.writing) continue;
+      try {
+        b.size = lstatSync(bufferPaths(this.deps.dir, b.id).log).size;
+      } catch (err) {
+        // Gone (removed by hand): the next write starts it again. Unreadable: keep what is known.
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') b.size = 0;
+      }
+    }
   }
 
   status(): DiskBufferStatus {

@@ -6,13 +6,14 @@
  * digests; files are 0600 in a 0700 directory, written atomically (temp file, fsync, rename)
  * under a lock file, so a crash mid-write loses nothing and two writers never lose each
  * other's changes; a corrupt or truncated file is a `TokenStoreError`, never a silent reset
- * (which would lock the user out, or let everyone in). `verify` does no disk I/O per good request:
- * records live in memory and the file is re-read only when it changed, looked at once a second
- * at most (a miss looks again after 20 ms, so a token just made by the CLI works at once), so
- * a revocation made by the CLI reaches a running daemon.
+ * (which would lock the user out, or let everyone in). Every `verify` looks at the file (one
+ * `stat`, about a microsecond) and re-reads it only when it changed, so a token the CLI revoked is
+ * refused by a running daemon from the moment the CLI's write is done, and a token it made
+ * works at once. Whoever looks first (a request, the CLI's notice to the daemon, the
+ * `watchRevocations` timer) tells the revocation listeners, which close that token's sockets.
  */
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
-import { chmodSync, closeSync, fstatSync, mkdirSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, closeSync, fstatSync, mkdirSync, openSync, readFileSync, rmSync, statSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
 import { errnoOf, withLock, writeAtomic } from '../files.js';
 
@@ -54,10 +55,8 @@ export class TokenStoreError extends Error {
   }
 }
 
-/** How often `verify` looks at the file, at most. */
-export const RELOAD_CHECK_MS = 1000;
-/** How often a failed `verify` looks at the file again, at most. */
-export const MISS_RECHECK_MS = 20;
+/** How often `watchRevocations` looks at the file when no request does. */
+export const REVOCATION_CHECK_MS = 250;
 /** How long `touch` batches last-used times before writing them. */
 export const TOUCH_FLUSH_MS = 60_000;
 /** Longest token name, in characters. */
@@ -138,12 +137,17 @@ interface Entry {
   readonly digest: Buffer;
 }
 
+/** What tells one version of the file from another: the inode alone is not enough (a freed one is reused at once). */
+const identityOf = (st: Stats): string => `${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
+
 export class TokenStore {
   private entries: Entry[] = [];
   /** inode:size:mtime:ctime of the file last read or written ('' when none). */
   private seen = '';
-  private lastCheck = Number.NEGATIVE_INFINITY;
-  private lastMissCheck = Number.NEGATIVE_INFINITY;
+  /** The identity of a file that could not be parsed, so it is not read again per request. */
+  private rejected: string | null = null;
+  /** Told of each token that left the file, whoever noticed it first (see `watchRevocations`). */
+  private readonly revocationListeners = new Set<(record: TokenRecord) => void>();
   private readonly touched = new Map<string, string>();
   private touchTimer: NodeJS.Timeout | null = null;
 
@@ -185,34 +189,59 @@ export class TokenStore {
     } catch (err) {
       if (errnoOf(err) !== 'ENOENT') throw new TokenStoreError('io', `${this.file} cannot be read: ${(err as Error).message}`);
       // No file: no tokens (first start, or the user removed them all).
-      this.entries = [];
+      this.replaceEntries([]);
       this.seen = '';
       return;
     }
     try {
       // The identity of the very inode read, so a write in between is seen next time. The inode
       // alone is not enough (file systems reuse a freed one at once), so size and times too.
-      const st = fstatSync(fd);
-      const identity = `${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
+      const identity = identityOf(fstatSync(fd));
       if (identity === this.seen) return;
       const records = parseTokensFile(this.file, readFileSync(fd, 'utf8'));
-      this.entries = records.map((record) => ({ record, digest: Buffer.from(record.hash, 'hex') }));
+      this.replaceEntries(records);
       this.seen = identity;
     } finally {
       closeSync(fd);
     }
   }
 
-  /** Picks up changes by another process (the CLI), at most once a second; never throws. */
+  /** Takes `records` as the current set; the listeners hear of every token that left it. */
+  private replaceEntries(records: readonly TokenRecord[]): void {
+    const before = this.entries;
+    this.entries = records.map((record) => ({ record, digest: Buffer.from(record.hash, 'hex') }));
+    if (this.revocationListeners.size === 0) return;
+    const now = new Set(records.map((r) => r.id));
+    for (const e of before) {
+      if (now.has(e.record.id)) continue;
+      for (const listener of this.revocationListeners) {
+        try {
+          listener(e.record);
+        } catch {
+          // A listener's failure must not keep the store from taking the new set.
+        }
+      }
+    }
+  }
+
+  /**
+   * Picks up changes by another process (the CLI): one `stat`, and a read only when the file
+   * changed. Never throws.
+   */
   private refresh(): void {
-    const t = this.now();
-    if (t - this.lastCheck < RELOAD_CHECK_MS) return;
-    this.lastCheck = t;
+    let identity = '';
+    try {
+      identity = identityOf(statSync(this.file));
+    } catch (err) {
+      if (errnoOf(err) !== 'ENOENT') return; // Cannot look now: the last good set stands.
+    }
+    if (identity === this.seen || identity === this.rejected) return;
     try {
       this.load();
     } catch {
       // A file that cannot be parsed (a hand edit gone wrong) keeps the last good set: never
-      // let everyone in, never lock everyone out. It is read again once it changes.
+      // let everyone in, never lock everyone out. It is read again once it changes, not per request.
+      this.rejected = identity;
     }
   }
 
@@ -288,23 +317,13 @@ export class TokenStore {
     });
   }
 
-  /** The record of a valid token, or null. Time does not depend on which record matches. */
+  /**
+   * The record of a valid token, or null: always against the file as it is now (a token revoked
+   * or made by the CLI a moment ago included). Time does not depend on which record matches.
+   */
   verify(token: string): TokenRecord | null {
     this.refresh();
-    const digest = digestOf(token);
-    const found = this.match(digest);
-    if (found !== null) return found;
-    // A token made a moment ago by `tether auth create` must work at once: a miss looks at the
-    // file again (a stat; read only when it changed), at most every MISS_RECHECK_MS.
-    const t = this.now();
-    if (t - this.lastMissCheck < MISS_RECHECK_MS) return null;
-    this.lastMissCheck = t;
-    try {
-      this.load();
-    } catch {
-      return null;
-    }
-    return this.match(digest);
+    return this.match(digestOf(token));
   }
 
   private match(digest: Buffer): TokenRecord | null {
@@ -369,23 +388,20 @@ export class TokenStore {
   }
 
   /**
-   * Calls `onRevoked` with each token that disappears from the file (revoked here or by the CLI),
-   * looking every `everyMs`; returns the stop function. The timer does not keep the process up.
+   * Calls `onRevoked` with each token that disappears from the file (revoked here or by the CLI)
+   * as soon as the store sees it gone: at the next `verify` or `list` (every request; the CLI's
+   * notice after a revocation is one), or at the latest within `everyMs` when nothing asks.
+   * Returns the stop function. The timer does not keep the process up.
    */
-  watchRevocations(onRevoked: (record: TokenRecord) => void, everyMs = 250): () => void {
-    let known = new Map(this.entries.map((e) => [e.record.id, e.record]));
-    const timer = setInterval(() => {
-      try {
-        this.load();
-      } catch {
-        return; // A file that cannot be parsed keeps the last good set (see refresh).
-      }
-      const now = new Map(this.entries.map((e) => [e.record.id, e.record]));
-      for (const [id, record] of known) if (!now.has(id)) onRevoked(record);
-      known = now;
-    }, everyMs);
+  watchRevocations(onRevoked: (record: TokenRecord) => void, everyMs = REVOCATION_CHECK_MS): () => void {
+    const listener = (record: TokenRecord): void => onRevoked(record);
+    this.revocationListeners.add(listener);
+    const timer = setInterval(() => this.refresh(), everyMs);
     timer.unref();
-    return () => clearInterval(timer);
+    return () => {
+      clearInterval(timer);
+      this.revocationListeners.delete(listener);
+    };
   }
 
   /** Notes that a token was used now; written within TOUCH_FLUSH_MS, never per request. */

@@ -1,30 +1,32 @@
 /**
  * `tether auth list | create <name> | revoke <name|id> | name <name|id> <new-name>`
- * (docs/pairing.md), on the token store the daemon reads. A revocation
- * reaches a running daemon within a second: it watches the store and closes that token's
- * connections (close code 4401).
+ * (docs/pairing.md), on the token store the daemon reads. The daemon checks the store on every
+ * authentication, so a revoked token is refused from the moment the store is written; `revoke`
+ * then tells the running daemon and waits for its answer, by which time that token's
+ * connections are closed (close code 4401).
  */
 import { Command, Option } from 'clipanion';
 import { DeviceRegistry } from '../auth/devices.js';
 import { TokenStore, TokenStoreError, type TokenRecord } from '../auth/token-store.js';
 import { loadConfig } from '../config/load.js';
-import { resolvePaths } from '../config/paths.js';
+import { resolvePaths, type TetherPaths } from '../config/paths.js';
+import { noticeDaemon, readLocalToken } from './daemon-notice.js';
 import { CliError, reportFailure } from './fail.js';
 
-async function openStore(): Promise<TokenStore> {
+async function openStore(): Promise<{ store: TokenStore; paths: TetherPaths }> {
   const env = process.env;
   const paths = resolvePaths(env);
   // The config is read so that a bad config is reported here as it is by the daemon.
   await loadConfig(paths, env);
-  return TokenStore.open(paths.authDir);
+  return { store: await TokenStore.open(paths.authDir), paths };
 }
 
 /** Runs `fn` with the store; store refusals become the one-line error. */
-async function withStore(cmd: Command, fn: (store: TokenStore) => void): Promise<number> {
+async function withStore(cmd: Command, fn: (store: TokenStore, paths: TetherPaths) => void | Promise<void>): Promise<number> {
   try {
-    const store = await openStore();
+    const { store, paths } = await openStore();
     try {
-      fn(store);
+      await fn(store, paths);
     } finally {
       store.close();
     }
@@ -100,9 +102,19 @@ export class AuthRevokeCommand extends Command {
   token = Option.String({ name: 'name|id' });
 
   execute(): Promise<number> {
-    return withStore(this, (store) => {
+    return withStore(this, async (store, paths) => {
+      // Read first: revoking the local token removes its file, and the daemon's answer to that
+      // token (a 401) says just as well that it holds the new set.
+      const local = readLocalToken(paths);
       const r = new DeviceRegistry(store).revoke(this.token);
       this.context.stdout.write(`revoked ${r.name} (${r.id})\n`);
+      if (local === null) return;
+      const notice = await noticeDaemon(paths, local);
+      if (notice.kind === 'failed') {
+        this.context.stderr.write(
+          `tether: the running daemon did not answer (${notice.why}); it refuses the token at its next request and closes its connections within a second\n`,
+        );
+      }
     });
   }
 }

@@ -12,7 +12,7 @@
  *
  * Invariants: pure (no clock, no disk: every event carries what was measured, and the limits
  * come in as input); `off` is left only by a watchdog check that finds the disk above the
- * minimum plus a margin (hysteresis, so it does not flap) and the total under the global cap.
+ * minimum plus a margin (hysteresis, so it does not flap) and the total below the global cap.
  */
 import { assign, setup } from 'xstate';
 
@@ -44,10 +44,10 @@ export type DiskBufferEvent =
   /** The session was deleted without keeping its buffer. */
   | { type: 'session.deleted' };
 
-/** Writing off for every session because all files together passed the global cap (the table's second row). */
+/** Writing off for every session because all files together reached the global cap (the table's second row). */
 const offForGlobalCap = (description: string) => ({
   target: 'off' as const,
-  guard: 'isOverGlobalCap' as const,
+  guard: 'isAtGlobalCap' as const,
   actions: { type: 'offFor' as const, params: { reason: 'global-cap' as const } },
   description,
   meta: { row: 'writing --output written [total across sessions exceeds the global cap]--> off globally' },
@@ -62,13 +62,15 @@ export const diskBufferMachine = setup({
   guards: {
     isIdleTooLong: ({ context, event }) => event.type === 'buffer.startup' && event.idleMs > context.limits.idleMs,
     isAtSessionCap: ({ context, event }) => event.type === 'output.written' && event.sessionBytes >= context.limits.sessionCapBytes,
-    isOverGlobalCap: ({ context, event }) =>
-      (event.type === 'output.written' || event.type === 'watchdog.check') && event.totalBytes > context.limits.globalCapBytes,
+    // At, not only past: the buffers hold the global cap to the byte (a write is cut to the room
+    // left), so output that does not fit leaves the total exactly at the cap.
+    isAtGlobalCap: ({ context, event }) =>
+      (event.type === 'output.written' || event.type === 'watchdog.check') && event.totalBytes >= context.limits.globalCapBytes,
     isDiskLow: ({ context, event }) => event.type === 'watchdog.check' && event.freeBytes < context.limits.minFreeBytes,
     hasRoomAgain: ({ context, event }) =>
       event.type === 'watchdog.check' &&
       event.freeBytes >= context.limits.minFreeBytes + context.limits.resumeMarginBytes &&
-      event.totalBytes <= context.limits.globalCapBytes,
+      event.totalBytes < context.limits.globalCapBytes,
   },
   actions: {
     offFor: assign({ reason: (_, params: { reason: DiskBufferOffReason }) => params.reason }),
@@ -111,7 +113,7 @@ export const diskBufferMachine = setup({
             description: 'The file reached session_cap_mb: later bytes are missing from it, the stream goes on',
             meta: { row: 'writing --output written [per-session file reaches its cap]--> stopped for that session' },
           },
-          offForGlobalCap('All files together passed global_cap_mb: writing is off for every session, health is degraded'),
+          offForGlobalCap('All files together reached global_cap_mb: writing is off for every session, health is degraded'),
         ],
         'watchdog.check': [
           {
@@ -121,7 +123,7 @@ export const diskBufferMachine = setup({
             description: 'Free disk below min_free_gb: writing is off for every session, health is degraded',
             meta: { row: 'writing --watchdog check [free disk below the minimum]--> off globally' },
           },
-          offForGlobalCap("Another session's output took the total past global_cap_mb"),
+          offForGlobalCap("Another session's output took the total to global_cap_mb"),
         ],
       },
     },
@@ -135,7 +137,7 @@ export const diskBufferMachine = setup({
           target: 'writing',
           guard: 'hasRoomAgain',
           actions: 'clearReason',
-          description: 'Free disk is back above the minimum plus a margin and the total under the cap: writing resumes',
+          description: 'Free disk is back above the minimum plus a margin and the total below the cap: writing resumes',
           meta: { row: 'tether' },
         },
       },

@@ -15,6 +15,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { bufferPaths } from '../../src/actors/disk-buffer.actor.js';
 import { runDaemon, type DaemonIo, type RunningDaemon } from '../../src/cli/daemon.js';
 import { daemonHome, type DaemonHome } from '../helpers/daemon.js';
+import { useDaemon } from '../helpers/daemon-fixture.js';
 import { Mirror } from '../helpers/stream.js';
 import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
 
@@ -320,4 +321,55 @@ describe('disk buffer', () => {
     }
     expect(bufferPaths('/data/buffers', 'pi-main').log).toBe('/data/buffers/pi-main.log');
   });
+});
+
+describe('disk buffer: the global cap across sessions writing at once', () => {
+  // Each session could take 2 MiB; together they get 3 MiB, and three floods want about 4.6.
+  const fx = useDaemon(
+    `[agent]\ncommand = "/bin/sh"\ndefault_session = "flood-a"\n[buffer]\nsession_cap_mb = 2\nglobal_cap_mb = 3\nwatchdog_interval_s = 1\n`,
+  );
+  const SESSIONS = ['flood-a', 'flood-b', 'flood-c'];
+  const CAP = 3 * MIB;
+
+  it('never holds more than global_cap_mb on disk, and ends exactly at it', async () => {
+    for (const id of SESSIONS.slice(1)) expect((await fx.json('POST', '/sessions', { name: id })).status).toBe(201);
+    const mirrors = SESSIONS.map((id) => fx.mirror(id));
+    await eventually(() => mirrors.every((m) => m.kinds().includes('snapshot')), 20_000, 25, 'a snapshot on every session');
+    const everyScreenShows = async (text: string) =>
+      (await Promise.all(SESSIONS.map((id) => fx.tmux.capture(id)))).every((t) => t.includes(text));
+    const files = SESSIONS.map((id) => bufferPaths(join(fx.home.dataDir, 'buffers'), id).log);
+    const onDisk = () => files.reduce((sum, f) => sum + (existsSync(f) ? statSync(f).size : 0), 0);
+    // Sampled all along the floods: every look at the files, not only the last one, is under the cap.
+    let most = 0;
+    const sampler = setInterval(() => (most = Math.max(most, onDisk())), 5);
+    try {
+      // The shell prints `flood-2-done` only after the flood; the typed line shows `$((1+1))`.
+      for (const m of mirrors) m.stream.sendKeys(`head -c 1500000 /dev/zero | tr '\\0' x | fold -w 100; echo flood-$((1+1))-done\r`);
+      await eventually(
+        async () => {
+          const state = ((await (await fx.d.get('/health')).json()) as Health).watchdog.state;
+          const bytes = onDisk();
+          if (state !== 'off' || bytes !== CAP) throw new Error(`writing is ${state}, ${bytes} bytes on disk (the most seen: ${most})`);
+          return true;
+        },
+        90_000,
+        50,
+        `writing off with the files exactly at the cap (${CAP} bytes)`,
+      );
+      await eventually(async () => everyScreenShows('flood-2-done'), 90_000, 200, 'every flood to end');
+      // Off stays off, and the files stay as they are, while the sessions go on talking.
+      for (const m of mirrors) m.stream.sendKeys('echo after-$((2+2))-the-cap\r');
+      await eventually(async () => everyScreenShows('after-4-the-cap'), 20_000, 100, 'the echo on every session');
+    } finally {
+      clearInterval(sampler);
+    }
+    most = Math.max(most, onDisk());
+    expect(most, 'the most the buffers ever held together').toBeLessThanOrEqual(CAP);
+    expect(onDisk(), 'what the buffers hold at the end').toBe(CAP);
+    const h = (await (await fx.d.get('/health')).json()) as Health;
+    expect(h.status).toBe('degraded');
+    expect(h.watchdog.reason).toMatch(/global_cap_mb \(3 MB\)/);
+    // Every session wrote some of its flood: the cap is shared, not won by one.
+    for (const f of files) expect(statSync(f).size, f).toBeGreaterThan(0);
+  }, 240_000);
 });

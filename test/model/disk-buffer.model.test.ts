@@ -29,12 +29,17 @@ const LIMITS: DiskBufferLimits = {
 /** Another session's file, left from earlier: it counts toward the global cap. */
 const OTHER = 4500;
 const PLENTY = 1_000_000;
+/**
+ * The other file's size that leaves this session room to reach its own cap under the global one
+ * (with OTHER the global cap binds first: a write is cut at the global room).
+ */
+const ROOM_FOR_CAP = LIMITS.globalCapBytes - LIMITS.sessionCapBytes - 100;
 
 /** The events of the model, each with what the harness does to make it true. */
 const EVENTS = {
   startupFresh: { type: 'buffer.startup', idleMs: 0 },
   startupIdle: { type: 'buffer.startup', idleMs: LIMITS.idleMs + 1 },
-  writtenToCap: { type: 'output.written', sessionBytes: LIMITS.sessionCapBytes, totalBytes: OTHER + LIMITS.sessionCapBytes },
+  writtenToCap: { type: 'output.written', sessionBytes: LIMITS.sessionCapBytes, totalBytes: ROOM_FOR_CAP + LIMITS.sessionCapBytes },
   writtenPastGlobal: { type: 'output.written', sessionBytes: 10, totalBytes: LIMITS.globalCapBytes + 10 },
   checkLowDisk: { type: 'watchdog.check', freeBytes: LIMITS.minFreeBytes - 1, totalBytes: OTHER },
   checkOverGlobal: { type: 'watchdog.check', freeBytes: PLENTY, totalBytes: LIMITS.globalCapBytes + 1 },
@@ -152,10 +157,14 @@ describe('disk-buffer machine, model-based, against the real disk buffer', () =>
             break;
           }
           case 'writtenToCap':
+            truncateSync(other, ROOM_FOR_CAP);
+            await buffers.check(); // the watchdog measures the smaller total (no transition in writing)
             await output(LIMITS.sessionCapBytes - (size() ?? 0) + 50);
             break;
           case 'writtenPastGlobal':
             await output(LIMITS.globalCapBytes - OTHER - (size() ?? 0) + 10);
+            // Cut at the room left: the files together hold exactly the global cap.
+            expect(statSync(other).size + (size() ?? 0), 'the total after output past the global cap').toBe(LIMITS.globalCapBytes);
             break;
           case 'checkLowDisk':
             free = LIMITS.minFreeBytes - 1;

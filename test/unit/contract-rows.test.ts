@@ -115,7 +115,7 @@ const VOCABULARY: Record<string, Vocabulary> = {
     events: { 'output written': ['output.written'], 'watchdog check': ['watchdog.check'], startup: ['buffer.startup'] },
     conditions: {
       'per-session file reaches its cap': 'isAtSessionCap',
-      'total across sessions exceeds the global cap': 'isOverGlobalCap',
+      'total across sessions exceeds the global cap': 'isAtGlobalCap',
       'free disk below the minimum': 'isDiskLow',
       'session inactive for more than 30 days': 'isIdleTooLong',
     },

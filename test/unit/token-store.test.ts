@@ -20,7 +20,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { RELOAD_CHECK_MS, TokenStore, TokenStoreError, type TokenRecord } from '../../src/auth/token-store.js';
+import { TokenStore, TokenStoreError, type TokenRecord } from '../../src/auth/token-store.js';
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 const modeOf = (p: string) => statSync(p).mode & 0o777;
@@ -175,21 +175,42 @@ describe('TokenStore', () => {
     expect(s.list()).toEqual([]);
   });
 
-  it('sees the CLI’s changes in a running daemon, looking at the file once a second at most', async () => {
-    let now = 1_000_000;
+  it('sees the CLI’s changes in a running daemon at its very next check, the clock standing still', async () => {
+    const now = 1_000_000;
     const daemon = await TokenStore.open(dir, () => now);
     const cli = await TokenStore.open(dir);
-    expect(daemon.verify('anything')).toBeNull(); // the first look
+    expect(daemon.verify('anything')).toBeNull();
     const { token } = cli.create('phone');
-    expect(daemon.verify(token)).toBeNull(); // within the second: no disk access
-    now += RELOAD_CHECK_MS;
     expect(daemon.verify(token)?.name).toBe('phone');
     cli.rename('phone', 'iphone');
-    now += RELOAD_CHECK_MS;
     expect(daemon.verify(token)?.name).toBe('iphone');
     cli.revoke('iphone');
-    now += RELOAD_CHECK_MS;
     expect(daemon.verify(token)).toBeNull();
+  });
+
+  it('tells the revocation listeners at the first check after the CLI’s revocation, not on a timer', async () => {
+    const daemon = await TokenStore.open(dir);
+    const cli = await TokenStore.open(dir);
+    const kept = cli.create('kept');
+    const gone = cli.create('gone');
+    expect(daemon.verify(kept.token)?.name).toBe('kept');
+    const heard: string[] = [];
+    // A timer far away: only the checks below can make the listener hear anything.
+    const stop = daemon.watchRevocations((r) => heard.push(r.name), 3_600_000);
+    cli.revoke('gone');
+    expect(heard).toEqual([]); // the daemon has not looked yet
+    expect(daemon.verify('some other token')).toBeNull(); // any request looks
+    expect(heard).toEqual(['gone']);
+    expect(daemon.verify(gone.token)).toBeNull();
+    expect(daemon.verify(kept.token)?.name).toBe('kept');
+    expect(heard).toEqual(['gone']); // told once
+    daemon.revoke('kept'); // a revocation by the daemon itself is heard too
+    expect(heard).toEqual(['gone', 'kept']);
+    stop();
+    cli.create('again');
+    cli.revoke('again');
+    daemon.verify('x');
+    expect(heard).toEqual(['gone', 'kept']); // stopped: heard no more
   });
 
   it('never loses another process’s write: each change starts from the file, not from memory', async () => {
@@ -230,17 +251,15 @@ describe('TokenStore', () => {
     });
 
     it('in a running daemon: keeps the last good set, and refuses changes instead of overwriting', async () => {
-      let now = 1_000_000;
+      const now = 1_000_000;
       const { token, text } = await good();
       const daemon = await TokenStore.open(dir, () => now);
       writeFileSync(fileOf(dir), text.slice(0, 20));
-      now += RELOAD_CHECK_MS;
       expect(daemon.verify(token)?.name).toBe('x');
       expect(daemon.verify('wrong')).toBeNull();
       expect(thrown(() => daemon.create('y')).code).toBe('corrupt');
       expect(readFileSync(fileOf(dir), 'utf8')).toBe(text.slice(0, 20));
       writeFileSync(fileOf(dir), JSON.stringify({ version: 1, tokens: [] }));
-      now += RELOAD_CHECK_MS;
       expect(daemon.verify(token)).toBeNull();
     });
   });
