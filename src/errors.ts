@@ -27,6 +27,7 @@ export const FRAME_ERRORS = [
   'unknown-key',
   'payload-too-large',
   'session-ended',
+  'stream-unavailable',
   'session-exited',
   'session-running',
   'snapshot-failed',
@@ -45,8 +46,11 @@ export const CLOSE_CODES = {
   tooBig: 1009,
   /** The daemon is stopping. */
   goingAway: 1001,
-  /** The stream could not be opened. */
-  internalError: 1011,
+  /**
+   * The stream could not be opened for now (the session is being created or restored, tmux did
+   * not answer): the session is there, the client tries again (1013 Try Again Later).
+   */
+  tryAgainLater: 1013,
 } as const;
 
 /**
@@ -64,6 +68,11 @@ export const DOMAIN_ERRORS = {
   /** A respawn of a session whose agent runs. */
   'session-running': { http: 'session-running', frame: 'session-running' },
   'tmux-unavailable': { http: 'tmux-unavailable', frame: 'tmux-unavailable' },
+  /**
+   * A stream cannot be opened on a session that is there but not ready for clients (being
+   * created): try again. Only the stream raises it; over HTTP it would be a 503 like tmux's.
+   */
+  'stream-unavailable': { http: 'tmux-unavailable', frame: 'stream-unavailable' },
 } as const satisfies Record<string, { http: HttpErrorCode; frame: FrameErrorCode }>;
 export type DomainErrorCode = keyof typeof DOMAIN_ERRORS;
 
