@@ -1,7 +1,8 @@
 /**
  * `tether serve`: wires config, tmux, the actor system and the HTTP server, in the order
  * docs/configuration.md "Start-up" fixes: refuse early with one clear line (bad config, old tmux, port
- * in use); reattach to every tether session; create the default session when there is none;
+ * in use, another daemon on the data dir) before touching a session, a buffer or a record; then
+ * reattach to every tether session; create the default session when there is none;
  * print exactly one line on stdout once listening; shut down cleanly on a signal, leaving tmux
  * sessions running.
  */
@@ -95,6 +96,24 @@ async function activityOf(cli: TmuxCli): Promise<Map<string, SessionActivity>> {
   return out;
 }
 
+/**
+ * Measures the disk buffers and removes what the idle cleanup finds: buffers idle longer than
+ * `idle_days`, and tether sessions that ended that long ago. A data dir that cannot hold buffers
+ * must not keep the sessions from being served: that is logged, and the start goes on.
+ */
+async function setUpBuffers(buffers: DiskBuffers, cli: TmuxCli, log: pino.Logger): Promise<void> {
+  try {
+    await buffers.start();
+    const { endedSessions } = await buffers.cleanupIdle(await activityOf(cli).catch(() => new Map<string, SessionActivity>()));
+    for (const id of endedSessions) {
+      await killSession(cli, id).catch(() => undefined);
+      log.info({ session: id }, 'removed a session that had ended and was idle longer than idle_days');
+    }
+  } catch (err) {
+    log.error({ err: (err as Error).message }, 'the disk buffers could not be set up');
+  }
+}
+
 /** The certificate (made on first start); problems become the one-line refusal. */
 async function loadCertificate(tlsDir: string, host: string, publicBaseUrl: string, log: pino.Logger) {
   const hosts = [host, ...(publicBaseUrl !== '' ? [new URL(publicBaseUrl).hostname.replace(/^\[|\]$/g, '')] : [])];
@@ -160,17 +179,6 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     now: io.bufferClock ?? Date.now,
     log,
   });
-  try {
-    await buffers.start();
-    const { endedSessions } = await buffers.cleanupIdle(await activityOf(cli).catch(() => new Map<string, SessionActivity>()));
-    for (const id of endedSessions) {
-      await killSession(cli, id).catch(() => undefined);
-      log.info({ session: id }, 'removed a session that had ended and was idle longer than idle_days');
-    }
-  } catch (err) {
-    // A data dir that cannot hold buffers must not keep the sessions from being served.
-    log.error({ err: (err as Error).message }, 'the disk buffers could not be set up');
-  }
   const launchFor = (id: string, resume?: AgentResume) =>
     agent(id === config.agent.default_session ? io.cwd : (io.env.HOME ?? io.cwd), resume);
   // What it takes to bring each session back, kept in step with it (docs/reliability.md).
@@ -231,8 +239,6 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     if (final === 'ended') keeper.forget(id);
   });
   system.onMetaChanged((id) => void keeper.sync(id));
-  system.start();
-  await system.booted();
 
   const scheme = tls ? 'https' : 'http';
   if (!tls && !isLoopback(host)) {
@@ -303,7 +309,11 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     input: (id, message) => sessions.input(id, message),
     respawn: (id) => sessions.respawn(id).then(() => undefined),
   };
+  // Requests wait until the sessions are adopted: the port is held before anything is touched.
+  let booted!: () => void;
+  const ready = new Promise<void>((resolve) => (booted = resolve));
   const server = await buildServer({
+    ready,
     logger: log,
     tokens,
     health: { health },
@@ -315,10 +325,12 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
       async (app) => void (await app.register(opsRoutes, { ops, connections })),
     ],
   });
+  // The port and the agent socket are held before anything is touched: a second daemon (the
+  // port taken, or another daemon answering on this data dir's agent socket) is refused having
+  // adopted no session, written no buffer or record and removed nothing.
   try {
     await listen(server, { host, port }, paths.configFile);
   } catch (err) {
-    await system.stop();
     throw new CliError((err as Error).message);
   }
   const address = server.server.address();
@@ -328,8 +340,14 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     await agents.listen(url);
   } catch (err) {
     await server.close();
-    await system.stop();
     throw new CliError((err as Error).message);
+  }
+  await setUpBuffers(buffers, cli, log);
+  system.start();
+  try {
+    await system.booted();
+  } finally {
+    booted();
   }
   // Only now, with the port and the agent socket held: a refused start leaves no new session
   // behind, and the agent in it finds its daemon listening. Sessions lost with their tmux server
