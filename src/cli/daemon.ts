@@ -15,7 +15,8 @@ import { SessionsService } from '../service/sessions.service.js';
 import { SessionRecords } from '../records/session-records.js';
 import { RecordKeeper } from '../service/record-keeper.js';
 import { restoreAtStart, unrestorableSessions } from '../service/restore.js';
-import { restoreSession } from '../actors/session-restore.js';
+import { restoreObstacle, restoreSession } from '../actors/session-restore.js';
+import { RestoreRetry } from '../service/restore-retry.js';
 import { SidecarSystem } from '../actors/system.js';
 import { OpsInspector } from '../ops/inspector.js';
 import { sessionActorId } from '../machines/sidecar.machine.js';
@@ -352,9 +353,13 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
   // Only now, with the port and the agent socket held: a refused start leaves no new session
   // behind, and the agent in it finds its daemon listening. Sessions lost with their tmux server
   // while tether was not running (a reboot) come back first.
+  let retry: RestoreRetry | null = null;
   if (config.agent.restore) {
     const done = await restoreAtStart({ records, cli, system, log });
     if (done.restored.length + done.failed.length > 0) log.info(done, 'sessions lost with their tmux server were restored');
+    // Those that could not be are tried again once what kept them from it is gone.
+    retry = new RestoreRetry({ records, system, obstacle: (r) => restoreObstacle({ cli, agent: launchFor }, r), now: Date.now, log });
+    retry.start();
   }
   if (system.sessionIds().length === 0) {
     await system.createSession(config.agent.default_session, 'cli').catch((err: Error) => {
@@ -386,6 +391,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
         unsubscribePush();
         push.stop();
         connections.closeAll();
+        await retry?.stop();
         await server.close();
         hub.stop();
         await agents.stop();
