@@ -29,6 +29,7 @@ export const FRAME_ERRORS = [
   'unknown-key',
   'payload-too-large',
   'session-ended',
+  'stream-unavailable',
   'session-exited',
   'session-running',
   'snapshot-failed',
@@ -47,8 +48,11 @@ export const CLOSE_CODES = {
   tooBig: 1009,
   /** The daemon is stopping. */
   goingAway: 1001,
-  /** The stream could not be opened. */
-  internalError: 1011,
+  /**
+   * The stream could not be opened for now (the session is being created or restored, tmux did
+   * not answer): the session is there, the client tries again (1013 Try Again Later).
+   */
+  tryAgainLater: 1013,
 } as const;
 
 /**
@@ -68,6 +72,11 @@ export const DOMAIN_ERRORS = {
   'tmux-unavailable': { http: 'tmux-unavailable', frame: 'tmux-unavailable' },
   /** A body past its limit (an upload past `[uploads] max_mb`). */
   'too-large': { http: 'payload-too-large', frame: 'payload-too-large' },
+  /**
+   * A stream cannot be opened on a session that is there but not ready for clients (being
+   * created): try again. Only the stream raises it; over HTTP it would be a 503 like tmux's.
+   */
+  'stream-unavailable': { http: 'tmux-unavailable', frame: 'stream-unavailable' },
 } as const satisfies Record<string, { http: HttpErrorCode; frame: FrameErrorCode }>;
 export type DomainErrorCode = keyof typeof DOMAIN_ERRORS;
 

@@ -6,15 +6,16 @@
  * what is restored and what cannot be.
  *
  * Invariant: a record that cannot be restored is marked so, with the reason, before the failure
- * is reported: it is shown to the user and never tried again (no loop). The failure that marks it
- * carries the attention (docs/push.md); one that meets the reason the record already holds does not.
+ * is reported: it is shown to the user, and tried again only once `restoreObstacle` finds the
+ * reason gone (src/service/restore-retry.ts), never in a loop of failures. The failure that marks
+ * it carries the attention (docs/push.md); one that meets the reason the record already holds does not.
  */
 import { constants } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import type { Logger } from '../log.js';
 import type { SessionRecord, SessionRecords } from '../records/session-records.js';
 import type { TmuxCli } from '../tmux/exec.js';
-import { createSession, SessionExistsError, setUserOption } from '../tmux/sessions.js';
+import { createSession, hasSession, SessionExistsError, setUserOption } from '../tmux/sessions.js';
 import type { CarriesAttention, SessionAttention } from './attention.js';
 import type { AgentLaunch } from './session.actor.js';
 
@@ -69,6 +70,26 @@ async function obstacle(record: SessionRecord, launch: AgentLaunch): Promise<str
     }
   }
   return null;
+}
+
+/**
+ * Why `record` cannot be restored now (its directory, its agent, its name taken in tmux), or
+ * null when nothing stands in the way: asked of an unrestorable record before it is tried again.
+ */
+export async function restoreObstacle(deps: Pick<RestoreDeps, 'cli' | 'agent'>, record: SessionRecord): Promise<string | null> {
+  let launch: AgentLaunch;
+  try {
+    launch = deps.agent(record.name, record.agent ?? 'default', { sessionFile: null, conversation: null });
+  } catch (err) {
+    return (err as Error).message;
+  }
+  const why = await obstacle(record, launch);
+  if (why !== null) return why;
+  try {
+    return (await hasSession(deps.cli, record.name)) ? 'another tmux session has its name now' : null;
+  } catch (err) {
+    return `tmux could not be asked: ${(err as Error).message}`;
+  }
 }
 
 /** Restores session `id` from its record; resolves with the new agent pane's id. */

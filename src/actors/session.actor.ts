@@ -92,15 +92,26 @@ async function readLinkFacts(client: ControlClient, id: string): Promise<LinkFac
   };
 }
 
-/** The pane tether mirrors: `@tether-pane` when it still belongs to the session, else the first. */
-async function findAgentPane(client: ControlClient, id: string, recorded: string | null): Promise<string> {
-  const body = await client.run(buildControlCommand(['list-panes', '-s', '-t', `=${id}`, '-F', '#{pane_id}']));
-  const panes = body
-    .toString('utf8')
-    .split('\n')
-    .filter((l) => /^%\d+$/.test(l));
-  if (panes.length === 0) throw new Error(`session ${id} has no panes`);
-  return recorded !== null && panes.includes(recorded) ? recorded : panes[0]!;
+/**
+ * The pane tether mirrors: `@tether-pane` when it still belongs to the session, else the first;
+ * with when its window last had output (`#{window_activity}`, epoch ms, whole seconds; null when
+ * tmux did not say), which tmux keeps across daemon restarts.
+ */
+async function findAgentPane(
+  client: ControlClient,
+  id: string,
+  recorded: string | null,
+): Promise<{ paneId: string; activityMs: number | null }> {
+  const body = await client.run(buildControlCommand(['list-panes', '-s', '-t', `=${id}`, '-F', '#{pane_id} #{window_activity}']));
+  const panes = new Map<string, number | null>();
+  for (const line of body.toString('utf8').split('\n')) {
+    const m = /^(%\d+) (\d*)$/.exec(line);
+    if (m) panes.set(m[1]!, m[2] ? Number(m[2]) * 1000 : null);
+  }
+  if (panes.size === 0) throw new Error(`session ${id} has no panes`);
+  const paneId = recorded !== null && panes.has(recorded) ? recorded : [...panes.keys()][0]!;
+  const activityMs = panes.get(paneId) ?? null;
+  return { paneId, activityMs: activityMs !== null && Number.isSafeInteger(activityMs) && activityMs > 0 ? activityMs : null };
 }
 
 /**
@@ -268,7 +279,7 @@ function linkLogic(deps: SessionDeps, exits: ExitWitness) {
         await client.attached;
         const facts = await readLinkFacts(client, id);
         if (facts.serverPid !== null) rt.serverPid = facts.serverPid;
-        const paneId = await findAgentPane(client, id, facts.recordedPane);
+        const { paneId, activityMs } = await findAgentPane(client, id, facts.recordedPane);
         // Flow control and pane-death reports; an older tmux without them still streams.
         await client
           .run(buildControlCommand(['refresh-client', '-f', `pause-after=${PAUSE_AFTER_SECONDS}`]))
@@ -283,6 +294,9 @@ function linkLogic(deps: SessionDeps, exits: ExitWitness) {
         await rt.resumeReservation(facts.reservedSeq);
         if (stopped) return;
         pane = paneId;
+        // Adopted after a restart, the pane's last output is what tmux knows of it (the list
+        // keeps its order); output seen by this daemon always wins.
+        if (activityMs !== null) rt.stream.noteEarlierOutput(activityMs);
         rt.attach(client, paneId);
         sendBack({ type: 'link.up', paneId });
         checkPane();

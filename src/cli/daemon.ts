@@ -1,7 +1,8 @@
 /**
  * `tether serve`: wires config, tmux, the actor system and the HTTP server, in the order
  * docs/configuration.md "Start-up" fixes: refuse early with one clear line (bad config, old tmux, port
- * in use); reattach to every tether session; create the default session when there is none;
+ * in use, another daemon on the data dir) before touching a session, a buffer or a record; then
+ * reattach to every tether session; create the default session when there is none;
  * print exactly one line on stdout once listening; shut down cleanly on a signal, leaving tmux
  * sessions running.
  */
@@ -14,7 +15,8 @@ import { SessionsService } from '../service/sessions.service.js';
 import { SessionRecords } from '../records/session-records.js';
 import { RecordKeeper } from '../service/record-keeper.js';
 import { restoreAtStart, unrestorableSessions } from '../service/restore.js';
-import { restoreSession } from '../actors/session-restore.js';
+import { restoreObstacle, restoreSession } from '../actors/session-restore.js';
+import { RestoreRetry } from '../service/restore-retry.js';
 import { SidecarSystem } from '../actors/system.js';
 import { OpsInspector } from '../ops/inspector.js';
 import { sessionActorId } from '../machines/sidecar.machine.js';
@@ -98,6 +100,24 @@ async function activityOf(cli: TmuxCli): Promise<Map<string, SessionActivity>> {
   return out;
 }
 
+/**
+ * Measures the disk buffers and removes what the idle cleanup finds: buffers idle longer than
+ * `idle_days`, and tether sessions that ended that long ago. A data dir that cannot hold buffers
+ * must not keep the sessions from being served: that is logged, and the start goes on.
+ */
+async function setUpBuffers(buffers: DiskBuffers, cli: TmuxCli, log: pino.Logger): Promise<void> {
+  try {
+    await buffers.start();
+    const { endedSessions } = await buffers.cleanupIdle(await activityOf(cli).catch(() => new Map<string, SessionActivity>()));
+    for (const id of endedSessions) {
+      await killSession(cli, id).catch(() => undefined);
+      log.info({ session: id }, 'removed a session that had ended and was idle longer than idle_days');
+    }
+  } catch (err) {
+    log.error({ err: (err as Error).message }, 'the disk buffers could not be set up');
+  }
+}
+
 /** The certificate (made on first start); problems become the one-line refusal. */
 async function loadCertificate(tlsDir: string, host: string, publicBaseUrl: string, log: pino.Logger) {
   const hosts = [host, ...(publicBaseUrl !== '' ? [new URL(publicBaseUrl).hostname.replace(/^\[|\]$/g, '')] : [])];
@@ -179,17 +199,6 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     now: io.bufferClock ?? Date.now,
     log,
   });
-  try {
-    await buffers.start();
-    const { endedSessions } = await buffers.cleanupIdle(await activityOf(cli).catch(() => new Map<string, SessionActivity>()));
-    for (const id of endedSessions) {
-      await killSession(cli, id).catch(() => undefined);
-      log.info({ session: id }, 'removed a session that had ended and was idle longer than idle_days');
-    }
-  } catch (err) {
-    // A data dir that cannot hold buffers must not keep the sessions from being served.
-    log.error({ err: (err as Error).message }, 'the disk buffers could not be set up');
-  }
   const launchFor = (id: string, name?: string, resume?: AgentResume) =>
     configured.launch(id, id === config.agent.default_session ? io.cwd : (io.env.HOME ?? io.cwd), name, resume);
   // What it takes to bring each session back, kept in step with it (docs/reliability.md).
@@ -256,8 +265,6 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     if (system.session(id)?.exited) agents.hub.paneExited(id);
     void keeper.sync(id);
   });
-  system.start();
-  await system.booted();
 
   const scheme = tls ? 'https' : 'http';
   if (!tls && !isLoopback(host)) {
@@ -351,7 +358,11 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     input: (id, message) => sessions.input(id, message),
     respawn: (id) => sessions.respawn(id).then(() => undefined),
   };
+  // Requests wait until the sessions are adopted: the port is held before anything is touched.
+  let booted!: () => void;
+  const ready = new Promise<void>((resolve) => (booted = resolve));
   const server = await buildServer({
+    ready,
     logger: log,
     tokens,
     health: { health },
@@ -364,10 +375,12 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
       ...workbench.plugins,
     ],
   });
+  // The port and the agent socket are held before anything is touched: a second daemon (the
+  // port taken, or another daemon answering on this data dir's agent socket) is refused having
+  // adopted no session, written no buffer or record and removed nothing.
   try {
     await listen(server, { host, port }, paths.configFile);
   } catch (err) {
-    await system.stop();
     throw new CliError((err as Error).message);
   }
   const address = server.server.address();
@@ -377,15 +390,25 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     await agents.listen(url);
   } catch (err) {
     await server.close();
-    await system.stop();
     throw new CliError((err as Error).message);
+  }
+  await setUpBuffers(buffers, cli, log);
+  system.start();
+  try {
+    await system.booted();
+  } finally {
+    booted();
   }
   // Only now, with the port and the agent socket held: a refused start leaves no new session
   // behind, and the agent in it finds its daemon listening. Sessions lost with their tmux server
   // while tether was not running (a reboot) come back first.
+  let retry: RestoreRetry | null = null;
   if (config.agent.restore) {
     const done = await restoreAtStart({ records, cli, system, log });
     if (done.restored.length + done.failed.length > 0) log.info(done, 'sessions lost with their tmux server were restored');
+    // Those that could not be are tried again once what kept them from it is gone.
+    retry = new RestoreRetry({ records, system, obstacle: (r) => restoreObstacle({ cli, agent: launchFor }, r), now: Date.now, log });
+    retry.start();
   }
   if (system.sessionIds().length === 0) {
     await system.createSession(config.agent.default_session, 'cli').catch((err: Error) => {
@@ -418,6 +441,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
         unsubscribePush();
         push.stop();
         connections.closeAll();
+        await retry?.stop();
         await server.close();
         hub.stop();
         await agents.stop();

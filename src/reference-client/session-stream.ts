@@ -90,7 +90,10 @@ export class SessionStream extends EventEmitter<SessionStreamEvents> {
     this.lastSeq = opts.lastSeq ?? null;
   }
 
-  /** Connects (and keeps reconnecting until `close`, a deleted session or a revoked token). */
+  /**
+   * Connects (and keeps reconnecting until `close`, a deleted session or a revoked token): a
+   * stream the server cannot open for now (`stream-unavailable`, close 1013) is tried again.
+   */
   connect(): this {
     this.stopped = false;
     this.open();
@@ -197,7 +200,8 @@ export class SessionStream extends EventEmitter<SessionStreamEvents> {
     socket.binaryType = 'nodebuffer';
     socket.on('open', () => {
       if (this.socket !== socket) return;
-      this.retries = 0;
+      // The back-off restarts once the server sends the session (below), not at the upgrade: a
+      // stream refused right after it (1013) is tried again later and later, not in a tight loop.
       this.awaitingBase = false;
       // No resume message: the position went with the upgrade (`?lastSeq=`).
       this.setStatus('open');
@@ -224,6 +228,7 @@ export class SessionStream extends EventEmitter<SessionStreamEvents> {
       this.clearPing();
       if (code === CLOSE_CODES.sessionEnded) this.finish('ended');
       else if (code === CLOSE_CODES.tokenRevoked) this.finish('unauthorized');
+      // Any other close, 1013 (`stream-unavailable`: the session is there, not ready) included, is retried.
       else if (!this.stopped && this.status !== 'ended' && this.status !== 'unauthorized') this.scheduleRetry();
     });
   }
@@ -272,6 +277,7 @@ export class SessionStream extends EventEmitter<SessionStreamEvents> {
         this.emit('state', frame);
         return;
       case 'session-meta':
+        this.retries = 0;
         this.emit('meta', frame);
         return;
       case 'error':

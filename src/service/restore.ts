@@ -45,7 +45,8 @@ async function currentServer(cli: TmuxCli): Promise<{ pid: number; startTime: nu
 /**
  * At start-up, after the sessions tmux holds were adopted: restores each recorded session that is
  * missing and was lost with its server; forgets each one killed on purpose meanwhile. Resolves
- * with what it did; a session that cannot be restored is reported, never retried.
+ * with what it did; a session that cannot be restored is reported, and left to the retry
+ * (src/service/restore-retry.ts), which tries it again once the reason is gone.
  */
 export async function restoreAtStart(deps: RestoreAtStartDeps): Promise<{ restored: string[]; failed: string[]; forgotten: string[] }> {
   const { records, broken } = deps.records.list();

@@ -50,7 +50,7 @@ export class PaneStream {
   private pendingBytes = 0;
   private flushScheduled = false;
   private readonly now: () => number;
-  /** Wall-clock ms of the latest output, or null when none was seen. */
+  /** Wall-clock ms of the latest output (tmux's record of it until this stream sees some), or null when none is known. */
   lastOutputAt: number | null = null;
 
   constructor(opts: PaneStreamOptions) {
@@ -65,6 +65,14 @@ export class PaneStream {
 
   get listenerCount(): number {
     return this.listeners.size;
+  }
+
+  /**
+   * Output before this stream existed (tmux's record of the pane's last activity, at adoption):
+   * kept as `lastOutputAt` only while this stream has seen none of its own.
+   */
+  noteEarlierOutput(atMs: number): void {
+    if (this.lastOutputAt === null) this.lastOutputAt = atMs;
   }
 
   /** Takes pane bytes; they go out as one chunk at the end of this event-loop turn. */

@@ -72,8 +72,10 @@ export interface OpenClient {
 
 /** What the hub needs of the sessions (the actor system provides it). */
 export interface HubSessions {
-  /** A known session's runtime; null for an unknown one. */
+  /** A known session's runtime; null for an unknown one, or one without a stream yet (being created). */
   session(id: string): { readonly runtime: SessionRuntime } | null;
+  /** Whether the session is known at all (it may have no stream yet). */
+  hasSession(id: string): boolean;
   /** Calls `listener` when a session is gone (`deleted`) or its agent exited (`exited`: it stays, clients keep it). */
   onSessionEnded(listener: (id: string, why: 'deleted' | 'exited') => void): () => void;
   /** Calls `listener` when a session's metadata changed (description, agent exited or running). */
@@ -133,12 +135,18 @@ export class StreamHub {
   }
 
   /**
-   * Opens a client on a session: `session-not-found` for an unknown one; one deleted while its
-   * meta was read gets the meta, then `session-ended` and close 4404.
+   * Opens a client on a session: `session-not-found` for an unknown one, `stream-unavailable` for
+   * one not ready for clients yet (being created); one deleted while its meta was read gets the
+   * meta, then `session-ended` and close 4404.
    */
   async open(sessionId: string, kind: ClientKind, link: ClientLink): Promise<OpenClient> {
     const session = this.deps.sessions.session(sessionId);
-    if (!session) throw new DomainError('session-not-found', `no session named "${sessionId}"`);
+    if (!session) {
+      // Known but with no stream yet (tmux is still creating it): there in a moment, not gone.
+      if (this.deps.sessions.hasSession(sessionId))
+        throw new DomainError('stream-unavailable', `session ${sessionId} is not ready for clients yet; try again`);
+      throw new DomainError('session-not-found', `no session named "${sessionId}"`);
+    }
     const rt = session.runtime;
     const cached = this.metas.get(sessionId);
     const meta = cached ?? (await this.readMeta(sessionId)) ?? { name: sessionId, createdAt: '', state: 'running' };

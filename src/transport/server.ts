@@ -66,6 +66,12 @@ export interface ServerOptions {
   readonly tls?: { key: string | Buffer; cert: string | Buffer };
   /** More routes (the stream), registered after auth, so behind it. */
   readonly plugins?: readonly ((app: FastifyInstance) => Promise<void> | void)[];
+  /**
+   * Requests wait for this before anything else (the daemon listens before it has adopted its
+   * sessions, so a second daemon is refused before touching them; a phone that reconnects
+   * meanwhile waits instead of hearing of no session).
+   */
+  readonly ready?: Promise<void>;
 }
 
 type RedactOption = string[] | { paths: string[]; censor?: unknown; remove?: boolean } | undefined;
@@ -115,6 +121,8 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
       routes.push({ method, url: r.url, websocket: (r as { websocket?: boolean }).websocket === true, auth: r.config?.auth ?? 'token' });
   });
   app.decorate('tetherRoutes', routes);
+  const ready = opts.ready;
+  if (ready) app.addHook('onRequest', async () => void (await ready));
   await app.register(errorsPlugin);
   // Clients send a JSON content type on bodiless requests (DELETE); an empty body is no body.
   const parseJson = app.getDefaultJsonParser('error', 'error');

@@ -4,11 +4,14 @@
  * frames, sends input on, answers anything wrong with an `error` frame, and keeps the socket
  * honest with pings (src/transport/keepalive.ts), which also measure its link for /health.
  *
- * Invariants: an unknown session is an HTTP 404 before any upgrade; nothing a client sends can
+ * Invariants: an unknown session is an HTTP 404 before any upgrade; a stream that cannot be
+ * opened ends with `session-ended` and close 4404 only when its session is gone, otherwise with
+ * `stream-unavailable` and close 1013 (try again); nothing a client sends can
  * throw out of a handler (every frame is parsed or refused with an error frame); frames that
  * arrive before the client is opened are kept, in order, and handled once it is.
  */
 import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyBaseLogger } from 'fastify';
 import { Type } from 'typebox';
 import type { WebSocket } from 'ws';
 import { CLOSE_CODES, DOMAIN_ERRORS, DomainError, ProtocolError } from '../errors.js';
@@ -95,6 +98,7 @@ function serve(
   token: VerifiedToken | null | undefined,
   raw: RawSocket | null,
   lastSeq: number | null | undefined,
+  log: FastifyBaseLogger,
 ): void {
   const tokenId = token?.id ?? 'unknown';
   const send = (frame: ServerFrame) => {
@@ -191,9 +195,16 @@ function serve(
       for (const fn of early.splice(0)) fn(c);
     },
     (err: unknown) => {
-      const ended = err instanceof DomainError && err.code === 'session-not-found';
-      send({ type: 'error', code: 'session-ended', message: ended ? err.message : 'the stream could not be opened' });
-      socket.close(ended ? CLOSE_CODES.sessionEnded : CLOSE_CODES.internalError, ended ? 'session ended' : 'internal error');
+      // Only a session that is gone ends a client; anything else is for now, and it tries again.
+      if (err instanceof DomainError && err.code === 'session-not-found') {
+        send({ type: 'error', code: 'session-ended', message: err.message });
+        socket.close(CLOSE_CODES.sessionEnded, 'session ended');
+        return;
+      }
+      const known = err instanceof DomainError && err.code === 'stream-unavailable';
+      if (!known) log.warn({ session: sessionId, err: String(err) }, 'a stream could not be opened');
+      send({ type: 'error', code: 'stream-unavailable', message: known ? err.message : 'the stream could not be opened now; try again' });
+      socket.close(CLOSE_CODES.tryAgainLater, 'try again later');
     },
   );
 }
@@ -220,7 +231,7 @@ export const streamRoutes: FastifyPluginCallbackTypebox<StreamPluginOptions> = (
           next(opts.stream.has(id) ? undefined : notFound(id));
         },
       },
-      (socket, req) => serve(kind, opts, socket, req.params.id, req.tetherToken, req.socket, lastSeqOfQuery(req.query.lastSeq)),
+      (socket, req) => serve(kind, opts, socket, req.params.id, req.tetherToken, req.socket, lastSeqOfQuery(req.query.lastSeq), req.log),
     );
   }
   done();

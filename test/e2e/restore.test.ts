@@ -6,13 +6,16 @@
  * gone). Every session must come back under its name, in its directory, with its description,
  * pi showing and continuing its conversation; clients get a snapshot and larger positions;
  * health counts no session lost. A deleted session and an agent that exited are not restored; a
- * session whose directory is gone is reported with the reason and never tried again.
+ * session whose directory is gone is reported with the reason, not tried again while it stays
+ * gone, and restored without a restart once it is back.
  */
-import { mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync, realpathSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SessionRecords } from '../../src/records/session-records.js';
+import { RESTORE_RETRY_INTERVAL_MS } from '../../src/service/restore-retry.js';
 import { daemonHome, startDaemon, type DaemonHome, type RunningTestDaemon } from '../helpers/daemon.js';
+import { useDaemon } from '../helpers/daemon-fixture.js';
 import { lastOfRole, messageText, startFakeModel, type FakeModel } from '../helpers/fake-model.js';
 import { piHome, type PiHome } from '../helpers/pi-home.js';
 import { Mirror } from '../helpers/stream.js';
@@ -243,7 +246,7 @@ describe('sessions restored after their tmux server is lost', () => {
   );
 
   it(
-    'a deleted session and an agent that exited are not restored; one whose directory is gone is reported with the reason, never retried',
+    'a deleted session and an agent that exited are not restored; one whose directory is gone is reported with the reason, not retried while it is gone',
     { timeout: 300_000 },
     async () => {
       expect((await d.get('/sessions/r5', { method: 'DELETE' })).status).toBe(204);
@@ -283,7 +286,7 @@ describe('sessions restored after their tmux server is lost', () => {
       expect(h.restore.unrestorable).toEqual([expect.objectContaining({ id: 'r3', reason: `its directory ${dirs.get('r3')} is gone` })]);
       expect(h.warnings.some((w) => w.includes('r3 could not be restored'))).toBe(true);
 
-      // Never tried again: not by this daemon, nor by the next one.
+      // Not tried again while its directory is gone: not by this daemon, nor by the next one.
       const attempts = (log: string) =>
         log.split('\n').filter((l) => l.includes('"session":"r3"') && l.includes('could not be restored')).length;
       expect(attempts(d.stderr())).toBe(1);
@@ -369,4 +372,61 @@ describe('sessions that are not restored: killed on purpose, or restoring turned
     await expect(tmux.tmux('list-sessions')).rejects.toThrow(/no server running|error connecting/);
     expect(records.read('off-1')).toBeNull();
   });
+});
+
+describe('an unrestorable session whose reason goes away', () => {
+  const fx = useDaemon(`[agent]\ncommand = "/bin/sh"\ndefault_session = "pi-main"\n`);
+  const records = () => new SessionRecords(fx.home.dataDir);
+  const item = async (id: string) => ((await (await fx.d.get('/sessions')).json()) as Item[]).find((i) => i.id === id);
+  const attempts = () =>
+    fx.d
+      .stderr()
+      .split('\n')
+      .filter((l) => l.includes('"session":"mnt"') && l.includes('could not be restored')).length;
+
+  it(
+    'its directory missing (a disk not mounted yet): unrestorable; the directory made again: restored without a restart',
+    { timeout: 120_000 },
+    async () => {
+      const dir = join(realpathSync(fx.home.dir), 'mnt #{x} $(y)');
+      mkdirSync(dir);
+      expect((await fx.json('POST', '/sessions', { name: 'mnt', cwd: dir })).status).toBe(201);
+      expect((await fx.json('PATCH', '/sessions/mnt', { description: 'on the other disk' })).status).toBe(200);
+      await eventually(() => records().read('mnt')?.cwd === dir, 15_000, 50, "mnt's record naming its directory");
+      await eventually(() => records().read('mnt')?.description === 'on the other disk', 15_000, 50, "mnt's record with its description");
+
+      rmSync(dir, { recursive: true, force: true });
+      const pid = Number((await fx.tmux.tmux('display-message', '-p', '#{pid}')).trim());
+      process.kill(pid, 'SIGKILL');
+      await eventually(async () => (await item('mnt'))?.state === 'unrestorable', 60_000, 100, 'mnt unrestorable');
+      expect((await item('mnt'))?.reason).toBe(`its directory ${dir} is gone`);
+      await eventually(async () => (await item('pi-main'))?.state === 'running', 60_000, 100, 'pi-main restored');
+
+      // Two rounds of the retry with the directory still missing: checked, not tried.
+      const seen = Date.now();
+      await eventually(() => Date.now() > seen + 2 * RESTORE_RETRY_INTERVAL_MS, 30_000, 100, 'two retry intervals to pass');
+      expect((await item('mnt'))?.state).toBe('unrestorable');
+      expect(attempts()).toBe(1);
+
+      mkdirSync(dir);
+      await eventually(
+        async () => (await item('mnt'))?.state === 'running',
+        2 * RESTORE_RETRY_INTERVAL_MS + 30_000,
+        100,
+        'mnt running again',
+      );
+      const back = (await item('mnt'))!;
+      expect(back).toMatchObject({ cwd: dir, description: 'on the other disk' });
+      expect((await fx.tmux.tmux('display-message', '-p', '-t', '=mnt:', '#{pane_current_path}')).trim()).toBe(dir);
+      const h = (await (await fx.d.get('/health')).json()) as Health;
+      expect(h.restore.unrestorable).toEqual([]);
+      expect(records().read('mnt')?.ended).toBeNull();
+      // It streams: typed input comes back.
+      const m = fx.mirror('mnt');
+      await eventually(() => m.received.some((r) => r.kind === 'snapshot'), 15_000, 25, 'a snapshot of mnt');
+      m.stream.sendKeys('echo back-$((6*7))\r');
+      await eventually(async () => (await m.screen()).text.includes('back-42'), 15_000, 25, 'the echo in mnt');
+      expect(attempts()).toBe(1);
+    },
+  );
 });

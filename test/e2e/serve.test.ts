@@ -1,11 +1,12 @@
 /**
  * `tether serve` as a user runs it: a real daemon process, a private tmux server, real HTTP.
  */
-import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { daemonHome, runCli, startDaemon, type DaemonHome, type RunningTestDaemon } from '../helpers/daemon.js';
+import { useDaemon } from '../helpers/daemon-fixture.js';
 import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
 
 const AGENT = `[agent]\ncommand = "/bin/cat"\ndefault_session = "pi-main"\n`;
@@ -161,5 +162,101 @@ describe('tether serve', () => {
     const h = await health(d);
     expect(h.warnings.join('\n')).toMatch(/tls = false while bound to 0\.0\.0\.0: tokens cross the network in the clear/);
     expect(d.stderr()).toMatch(/tls = false while bound to 0\.0\.0\.0/);
+  });
+});
+
+describe('a second tether serve on the same data dir', () => {
+  const fx = useDaemon(AGENT);
+
+  /** Every file under `dir` with its bytes and mtime (ns), by name. */
+  function filesOf(dir: string): Record<string, { bytes: string; mtime: bigint }> {
+    const out: Record<string, { bytes: string; mtime: bigint }> = {};
+    for (const name of readdirSync(dir).sort()) {
+      const path = join(dir, name);
+      out[name] = { bytes: readFileSync(path).toString('base64'), mtime: statSync(path, { bigint: true }).mtimeNs };
+    }
+    return out;
+  }
+
+  /** What a second daemon must not change: buffers, records, tmux's sessions, options, clients. */
+  async function state() {
+    return {
+      buffers: filesOf(join(fx.home.dataDir, 'buffers')),
+      records: filesOf(join(fx.home.dataDir, 'sessions')),
+      sessions: await fx.tmux.tmux('list-sessions', '-F', '#{session_name} #{session_activity} #{window_activity}'),
+      options: await fx.tmux.tmux('show-options', '-t', 'pi-main'),
+      windowOptions: await fx.tmux.tmux('show-options', '-w', '-t', 'pi-main:'),
+      clients: await fx.tmux.tmux('list-clients', '-F', '#{client_pid} #{client_control_mode}'),
+    };
+  }
+
+  it('is refused before it adopts a session: buffers, records, tmux and its clients are untouched', async () => {
+    const attaches = join(fx.home.dir, 'attaches');
+    writeFileSync(attaches, '');
+    // Every client that attaches to the session, even for a moment, leaves a line.
+    await fx.tmux.tmux('set-hook', '-t', 'pi-main', 'client-attached', `run-shell 'echo attached >> ${attaches}'`);
+    expect((await fx.json('POST', '/sessions/pi-main/input', { type: 'keys', data: 'second-daemon-marker\r' })).status).toBe(204);
+    const bufferFile = join(fx.home.dataDir, 'buffers', 'pi-main.log');
+    await eventually(
+      () => statSync(bufferFile, { throwIfNoEntry: false }) && readFileSync(bufferFile, 'latin1').split('second-daemon-marker').length >= 3,
+      15_000,
+      50,
+      'the echo and cat output in the buffer file',
+    );
+    await eventually(
+      () => statSync(join(fx.home.dataDir, 'sessions', 'pi-main.json'), { throwIfNoEntry: false }),
+      15_000,
+      50,
+      'the record',
+    );
+    const before = await state();
+
+    const second = await runCli(['serve'], fx.home.env);
+    expect(second.code).not.toBe(0);
+    expect(second.stderr).toContain('another tether daemon');
+    expect(second.stdout).toBe('');
+
+    expect(await state()).toEqual(before);
+    expect(readFileSync(attaches, 'utf8')).toBe('');
+    // The first daemon still serves the session.
+    expect((await fx.json('POST', '/sessions/pi-main/input', { type: 'keys', data: 'still-served\r' })).status).toBe(204);
+    await eventually(() => readFileSync(bufferFile, 'latin1').includes('still-served'), 15_000, 50, 'the first daemon buffering on');
+  });
+});
+
+describe('lastOutputAt across a restart', () => {
+  const fx = useDaemon(AGENT);
+
+  const lastOutputAt = async (): Promise<string | null> => {
+    const list = (await (await fx.d.get('/sessions')).json()) as { id: string; lastOutputAt: string | null }[];
+    return list.find((s) => s.id === 'pi-main')?.lastOutputAt ?? null;
+  };
+
+  it('is what tmux knows of the pane after the daemon restarts, not null until new output', async () => {
+    expect((await fx.json('POST', '/sessions/pi-main/input', { type: 'keys', data: 'some-output\r' })).status).toBe(204);
+    const before = (await eventually(lastOutputAt, 15_000, 50, 'a lastOutputAt after output'))!;
+    // Quiet: the same value a little later (the echo and cat's copy are in).
+    const settled = await eventually(
+      async () => {
+        const a = await lastOutputAt();
+        await new Promise((r) => setTimeout(r, 300));
+        return a !== null && a === (await lastOutputAt()) ? a : null;
+      },
+      15_000,
+      0,
+      'lastOutputAt to settle',
+    );
+    if (settled === null) throw new Error('lastOutputAt did not settle');
+    expect(settled >= before).toBe(true);
+    // A restart a second or more later, so "now" would show.
+    await eventually(() => Date.now() > Date.parse(settled) + 1500, 5_000, 50, 'a second and a half to pass');
+    await fx.d.kill();
+    await fx.startAgain();
+    const after = await lastOutputAt();
+    expect(after).not.toBeNull();
+    // tmux keeps whole seconds of the same moment: within a second, and not later.
+    const diff = Date.parse(settled) - Date.parse(after!);
+    expect(diff).toBeGreaterThanOrEqual(0);
+    expect(diff).toBeLessThan(1000);
   });
 });

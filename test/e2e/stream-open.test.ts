@@ -4,7 +4,8 @@
  * and over TLS a reconnect resumes the TLS session (no certificate exchange), pin kept.
  * Real daemon, real tmux, real WebSocket clients.
  */
-import { readFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
@@ -228,6 +229,93 @@ describe('a reconnect over TLS', () => {
       await eventually(() => text.includes('resumed-42'), 15_000, 25, 'the echo after the resumed connection');
     } finally {
       stream.close();
+    }
+  });
+});
+
+/**
+ * A tmux program that holds `new-session` while a flag file exists: tmux is slow to create a
+ * session for that moment (a loaded machine), so the session is known before it has a stream.
+ */
+function slowCreatingTmux(): { dir: string; flag: string; cleanup(): void } {
+  const dir = mkdtempSync(join(tmpdir(), 'tether-slow-tmux-'));
+  const flag = join(dir, 'hold');
+  const real = ['/usr/bin/tmux', '/usr/local/bin/tmux', '/bin/tmux'].find((p) => existsSync(p)) ?? 'tmux';
+  writeFileSync(
+    join(dir, 'tmux'),
+    `#!/bin/sh\nfor a in "$@"; do\n  if [ "$a" = new-session ]; then\n    while [ -e '${flag}' ]; do sleep 0.05; done\n  fi\ndone\nexec '${real}' "$@"\n`,
+  );
+  chmodSync(join(dir, 'tmux'), 0o755);
+  return { dir, flag, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+describe('a stream that cannot be opened yet', () => {
+  const slow = slowCreatingTmux();
+  const fx = useDaemon(AGENT, { extraEnv: { PATH: `${slow.dir}:${process.env.PATH ?? ''}` }, after: () => slow.cleanup() });
+
+  /** One raw socket: its text frames and its close code (null while open or when refused over HTTP). */
+  function attempt(session: string): Promise<{ status: number | null; texts: { type: string; code?: string }[]; close: number | null }> {
+    const ws = new WebSocket(`${fx.d.base.replace(/^http/, 'ws')}/sessions/${session}/stream?lastSeq=null`, {
+      headers: { authorization: `Bearer ${fx.d.token}` },
+    });
+    const texts: { type: string; code?: string }[] = [];
+    return new Promise((resolve) => {
+      ws.on('message', (data, isBinary) => {
+        if (!isBinary) texts.push(JSON.parse((data as Buffer).toString('utf8')) as { type: string; code?: string });
+      });
+      ws.on('unexpected-response', (_req, res) => {
+        resolve({ status: res.statusCode ?? null, texts, close: null });
+        ws.terminate();
+      });
+      ws.on('error', () => undefined);
+      ws.on('close', (code) => resolve({ status: 101, texts, close: code }));
+    });
+  }
+
+  it('is refused as stream-unavailable with close 1013 while tmux creates the session, never as ended; the reference client gets it once made', async () => {
+    writeFileSync(slow.flag, '');
+    const created = fx.json('POST', '/sessions', { name: 'later' });
+    let reference: SessionStream | null = null;
+    try {
+      // Known to the daemon (no 404 any more) but tmux has not made it yet.
+      const refused = (await eventually(
+        async () => {
+          const r = await attempt('later');
+          return r.status === 101 ? r : null;
+        },
+        15_000,
+        50,
+        'the upgrade of a stream on the session being created',
+      ))!;
+      expect(refused.texts).toEqual([
+        { type: 'error', code: 'stream-unavailable', message: expect.stringMatching(/try again/) as unknown },
+      ]);
+      expect(refused.close).toBe(1013);
+
+      reference = new SessionStream({ baseUrl: fx.d.base, token: fx.d.token, session: 'later', retryCeilingMs: 500 });
+      const errors: string[] = [];
+      const statuses: string[] = [];
+      reference.on('errorFrame', (f) => errors.push(f.code));
+      reference.on('status', (s) => statuses.push(s));
+      let text = '';
+      reference.on('data', (b) => (text += b.toString('latin1')));
+      reference.on('snapshot', (b) => (text = b.toString('latin1')));
+      reference.connect();
+      await eventually(() => errors.includes('stream-unavailable'), 15_000, 25, 'the reference client to be told to try again');
+      expect(existsSync(slow.flag)).toBe(true); // still being created
+
+      rmSync(slow.flag);
+      expect((await created).status).toBe(201);
+      const stream = reference;
+      await eventually(() => stream.status === 'open' && stream.lastSeq !== null, 15_000, 25, 'the reference client streaming the session');
+      stream.sendKeys('echo made-$((6*7))\r');
+      await eventually(() => text.includes('made-42'), 15_000, 25, 'the echo in the new session');
+      expect(statuses).not.toContain('ended');
+      expect(errors).not.toContain('session-ended');
+    } finally {
+      reference?.close();
+      rmSync(slow.flag, { force: true });
+      await created.catch(() => undefined);
     }
   });
 });
