@@ -139,9 +139,7 @@ export class EscapeFolder {
     while (end < n && BODY[src[end]!] === 1) end++;
     // A terminator right after the body run: the OSC-like alternative may match; rare, and the
     // string it removes varies (a title, a link), so the strip itself decides, unremembered.
-    if (end < n && (src[end] === BEL || (end + 1 < n && ((src[end] === ESC && src[end + 1] === BACKSLASH) || (src[end] === C1_LEAD && src[end + 1] === C1_ST))))) {
-      return stripped(src, i, Math.min(n, end + 2));
-    }
+    if (terminatorAt(src, end)) return stripped(src, i, Math.min(n, end + 2));
     // Otherwise only the CSI-like alternative can match: the parameter run and one more byte.
     const atEnd = k >= n;
     const keyEnd = atEnd ? n : k + 1;
@@ -155,6 +153,15 @@ export class EscapeFolder {
     this.memo.set(hash, { key: Uint8Array.prototype.slice.call(src, from, keyEnd), atEnd, after: cut === 0 ? 0 : cut - intro });
     return cut;
   }
+}
+
+/** Whether a terminator of the OSC-like alternative (BEL, `ESC \\`, U+009C) begins at `at`. */
+function terminatorAt(src: Buffer, at: number): boolean {
+  if (at >= src.length) return false;
+  const b = src[at]!;
+  if (b === BEL) return true;
+  const next = at + 1 < src.length ? src[at + 1] : -1;
+  return (b === ESC && next === BACKSLASH) || (b === C1_LEAD && next === C1_ST);
 }
 
 function sameBytes(key: Uint8Array, src: Buffer, from: number, to: number): boolean {
