@@ -42,9 +42,8 @@ const BODY = byteTable('[]()#;?-/&.:=%@~_', [
   ['a', 'z'],
   ['A', 'Z'],
 ]);
-/** Bytes the fold must look at: an escape may start there. */
-const SPECIAL = byteTable('\u001b\u00c2');
-const LOWER = new Uint8Array(256).map((_, b) => (b >= 0x41 && b <= 0x5a ? b + 0x20 : b));
+/** What the fold writes for a byte: itself, A-Z lowered; -1 where an escape may start (ESC, C2). */
+const FOLD = new Int16Array(256).map((_, b) => (b === ESC || b === C1_LEAD ? -1 : b >= 0x41 && b <= 0x5a ? b + 0x20 : b));
 
 interface MemoEntry {
   /** The parameter run and the byte after it (none when the block ended there). */
@@ -79,8 +78,10 @@ export class EscapeFolder {
     let j = 0;
     while (i < n) {
       const b = src[i]!;
-      if (SPECIAL[b] === 0) {
-        out[j++] = LOWER[b]!;
+      const folded = FOLD[b]!;
+      // One table look-up per byte: this loop is most of a search's time.
+      if (folded >= 0) {
+        out[j++] = folded;
         i++;
         continue;
       }

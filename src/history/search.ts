@@ -30,7 +30,14 @@ export class SearchRunner {
   private running = 0;
   private readonly waiting: (() => void)[] = [];
 
-  constructor(private readonly workerUrl: URL = new URL('./search-worker.js', import.meta.url)) {}
+  /**
+   * `execArgv`: the worker's node flags (by default the process's own); a benchmark run under a
+   * TypeScript loader gives none, so its worker starts as the daemon's does, on built code.
+   */
+  constructor(
+    private readonly workerUrl: URL = new URL('./search-worker.js', import.meta.url),
+    private readonly execArgv?: string[],
+  ) {}
 
   /** Searches a buffer in a worker; waits for a free turn first. */
   async search(files: BufferFiles, query: string, limit: number): Promise<SearchResult> {
@@ -51,6 +58,7 @@ export class SearchRunner {
     return new Promise((resolve, reject) => {
       const worker = new Worker(this.workerUrl, {
         workerData: { files, query, limit },
+        ...(this.execArgv ? { execArgv: this.execArgv } : {}),
         resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB },
       });
       const timer = setTimeout(() => {
