@@ -1,12 +1,18 @@
 /**
  * Search of a session's history (docs/api.md "Search"): the lines of its disk buffer that
- * contain a text, terminal escapes removed (Node's `util.stripVTControlCharacters`), compared
- * without case, newest first, each with two lines of context either side.
+ * contain a text, newest first, each with two lines of context either side.
  *
- * Invariants: the file is read backwards in blocks of SCAN_BLOCK_BYTES, so memory stays bounded
- * whatever the buffer's size, and reading stops as soon as `limit` lines matched; a line is the
- * bytes between two `\n` (a line longer than MAX_LINE_BYTES is cut into parts); what a match
- * shows is at most MAX_SHOWN_CHARS per line. Pure of the daemon: it runs in a worker thread.
+ * What matches: the text of a line with its terminal escapes removed exactly as Node's
+ * `util.stripVTControlCharacters` removes them (escape-fold.ts), so an escape inside a word does
+ * not hide it and the text of an escape (a colour, a window title) is not found. Case is ignored:
+ * A-Z match a-z in any query; a query holding a letter beyond ASCII (é, Ü, ß) compares lines by
+ * Unicode lower case (search-match.ts says what differs). One hit per line.
+ *
+ * Invariants: the file is read backwards in blocks of SCAN_BLOCK_BYTES into one buffer, so
+ * memory stays bounded whatever the buffer's size, and reading stops as soon as `limit` lines
+ * matched; a line is the bytes between two `\n`, and a line longer than MAX_LINE_BYTES is
+ * searched in parts (a query across two parts is missed; a match shows its part's start); what
+ * a match shows is at most MAX_SHOWN_CHARS per line. Pure of the daemon: it runs in a worker.
  */
 import { constants } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
