@@ -192,6 +192,15 @@ describe('searchBuffer', () => {
     expect(await lines('STRAßE')).toEqual(['straße']);
   });
 
+  it('lowers letters beyond ASCII onto ASCII only for a query that has such letters', async () => {
+    // U+212A (Kelvin sign) lower-cases to k, U+0130 to i and a combining dot.
+    const file = bufferFile('\u212aelvin \u0130stanbul\n');
+    const lines = async (q: string) => (await searchBuffer(file, q, 50)).matches.map((m) => m.line);
+    expect(await lines('kelvin')).toEqual([]);
+    expect(await lines('kelvin \u0130stanbul')).toEqual(['\u212aelvin \u0130stanbul']);
+    expect(await lines('\u0130STANBUL')).toEqual(['\u212aelvin \u0130stanbul']);
+  });
+
   it('finds a line that crosses a block boundary, the query across the boundary', async () => {
     const head = 'first line\nsecond line\n';
     const line = 'line \u001b[1mneedle-across\u001b[0m\n';
