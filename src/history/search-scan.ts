@@ -1,16 +1,26 @@
 /**
  * Search of a session's history (docs/api.md "Search"): the lines of its disk buffer that
- * contain a text, terminal escapes removed (Node's `util.stripVTControlCharacters`), compared
- * without case, newest first, each with two lines of context either side.
+ * contain a text, newest first, each with two lines of context either side.
  *
- * Invariants: the file is read backwards in blocks of SCAN_BLOCK_BYTES, so memory stays bounded
- * whatever the buffer's size, and reading stops as soon as `limit` lines matched; a line is the
- * bytes between two `\n` (a line longer than MAX_LINE_BYTES is cut into parts); what a match
- * shows is at most MAX_SHOWN_CHARS per line. Pure of the daemon: it runs in a worker thread.
+ * What matches: the text of a line with its terminal escapes removed exactly as Node's
+ * `util.stripVTControlCharacters` removes them (escape-fold.ts), so an escape inside a word does
+ * not hide it and the text of an escape (a colour, a window title) is not found. Case is ignored:
+ * A-Z match a-z in any query; a query holding a letter beyond ASCII (é, Ü, ß) compares lines by
+ * Unicode lower case (search-match.ts says what differs). One hit per line.
+ *
+ * Invariants: the file is read backwards in blocks of SCAN_BLOCK_BYTES into one buffer, so
+ * memory stays bounded whatever the buffer's size, and reading stops as soon as `limit` lines
+ * matched; a line is the bytes between two `\n`, and a line longer than MAX_LINE_BYTES is
+ * searched in parts (a query across two parts is missed; a match shows its part's start); what
+ * a match shows is at most MAX_SHOWN_CHARS per line. Pure of the daemon: it runs in a worker.
  */
+import { constants } from 'node:fs';
+import { open, type FileHandle } from 'node:fs/promises';
 import { stripVTControlCharacters } from 'node:util';
 import { positionAt, type BufferSegment } from './buffer-index.js';
+import { EscapeFolder } from './escape-fold.js';
 import { readAt, readSegments, type BufferFiles } from './history-reader.js';
+import { lineMatcher, matchingLines, type FoundLine, type LineMatcher } from './search-match.js';
 
 /** How much of the file is read and searched at once. */
 export const SCAN_BLOCK_BYTES = 4 * 1024 * 1024;
@@ -52,76 +62,6 @@ export function cleanLine(raw: Buffer): string {
   return text.length > MAX_SHOWN_CHARS ? `${text.slice(0, MAX_SHOWN_CHARS)}…` : text;
 }
 
-/** The text a block is searched in: the same cleaning as `cleanLine`, lines kept, case folded. */
-function foldBlock(region: Buffer): string {
-  let text = region.toString('utf8');
-  if (region.includes(0x1b) || text.includes('\u009b')) text = stripVTControlCharacters(text);
-  return text.toLowerCase();
-}
-
-/** Start offsets (within `region`) of each line. */
-function lineStarts(region: Buffer): number[] {
-  const starts = [0];
-  for (let i = region.indexOf(10); i >= 0; i = region.indexOf(10, i + 1)) starts.push(i + 1);
-  if (starts[starts.length - 1] === region.length) starts.pop();
-  return starts;
-}
-
-/** The indexes of the lines of `folded` that contain `needle`, last line first. */
-function matchingLines(folded: string, needle: string): number[] {
-  const hits: number[] = [];
-  let from = folded.length;
-  let line = -1;
-  let newlinesBefore: number[] | null = null;
-  for (let p = folded.lastIndexOf(needle, from); p >= 0; p = folded.lastIndexOf(needle, from)) {
-    newlinesBefore ??= newlinePositions(folded);
-    const index = countBelow(newlinesBefore, p);
-    if (index !== line) hits.push(index);
-    line = index;
-    // Go on from the end of the line before this one: one match per line.
-    const lineStart = index === 0 ? 0 : newlinesBefore[index - 1]! + 1;
-    from = lineStart - 1;
-    if (from < 0) break;
-  }
-  return hits;
-}
-
-function newlinePositions(text: string): number[] {
-  const at: number[] = [];
-  for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) at.push(i);
-  return at;
-}
-
-/** How many of the sorted `values` are below `x`. */
-function countBelow(values: readonly number[], x: number): number {
-  let lo = 0;
-  let hi = values.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (values[mid]! < x) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
-/** A matching line of the file: its offset and bytes. */
-interface FoundLine {
-  readonly offset: number;
-  readonly length: number;
-}
-
-/** Lines of one region that contain `needle`, newest first. */
-function findInRegion(region: Buffer, base: number, needle: string): FoundLine[] {
-  const hits = matchingLines(foldBlock(region), needle);
-  if (hits.length === 0) return [];
-  const starts = lineStarts(region);
-  return hits.map((i) => {
-    const start = starts[i]!;
-    const end = starts[i + 1] ?? region.length;
-    return { offset: base + start, length: end - start };
-  });
-}
-
 /** The context of a line: up to CONTEXT_LINES lines either side, read from the file. */
 async function withContext(files: BufferFiles, size: number, segments: readonly BufferSegment[], found: FoundLine): Promise<SearchMatch> {
   const from = Math.max(0, found.offset - CONTEXT_WINDOW_BYTES);
@@ -155,33 +95,56 @@ async function withContext(files: BufferFiles, size: number, segments: readonly 
  * lines. The buffer may grow meanwhile: only what it held when the search began is read.
  */
 export async function searchBuffer(files: BufferFiles, query: string, limit: number): Promise<SearchResult> {
-  const needle = query.toLowerCase();
   const { segments, size } = await readSegments(files);
-  const found: FoundLine[] = [];
-  let end = size;
-  // The start of a line whose end is in a later block: searched with the block before it.
-  let carry = Buffer.alloc(0);
-  while (end > 0 && found.length < limit) {
-    const start = Math.max(0, end - SCAN_BLOCK_BYTES);
-    const block = await readAt(files.log, start, end - start);
-    const region = carry.length === 0 ? block : Buffer.concat([block, carry]);
-    let cut = 0;
-    if (start > 0) {
-      cut = region.indexOf(10) + 1;
-      // No line ends in this block: keep reading backwards, unless the line is too long.
-      if (cut === 0 && region.length <= MAX_LINE_BYTES) {
-        carry = Buffer.from(region);
-        end = start;
-        continue;
-      }
-    }
-    for (const f of findInRegion(region.subarray(cut), start + cut, needle)) {
-      if (found.length < limit) found.push(f);
-    }
-    carry = cut > 0 ? Buffer.from(region.subarray(0, cut)) : Buffer.alloc(0);
-    end = start;
-  }
+  const { found, end } = size === 0 ? { found: [], end: 0 } : await scan(files.log, size, lineMatcher(query), limit);
   const matches: SearchMatch[] = [];
   for (const f of found) matches.push(await withContext(files, size, segments, f));
   return { matches, complete: end === 0 && found.length < limit, scannedBytes: size - end };
+}
+
+/** The matching lines of the file's first `size` bytes, newest first, and where reading stopped. */
+async function scan(log: string, size: number, matcher: LineMatcher, limit: number): Promise<{ found: FoundLine[]; end: number }> {
+  const folder = new EscapeFolder();
+  const found: FoundLine[] = [];
+  // One buffer for every region: a block read in front of `carry` bytes, the start of a line
+  // whose end was in the block after it (it is searched with the block before).
+  const region = Buffer.allocUnsafe(Math.min(size, SCAN_BLOCK_BYTES + MAX_LINE_BYTES));
+  let carry = 0;
+  let end = size;
+  const fh = await open(log, constants.O_RDONLY | constants.O_NOFOLLOW);
+  try {
+    while (end > 0 && found.length < limit) {
+      const start = Math.max(0, end - SCAN_BLOCK_BYTES);
+      const length = end - start;
+      region.copyWithin(length, 0, carry);
+      await readFully(fh, region, length, start);
+      const bytes = region.subarray(0, length + carry);
+      let cut = 0;
+      if (start > 0) {
+        // The first line may begin in an earlier block: it waits for it, unless it is already
+        // longer than a line may be (then it is searched in parts).
+        cut = bytes.indexOf(10) + 1 || bytes.length;
+        if (cut > MAX_LINE_BYTES) cut = 0;
+      }
+      const lines = bytes.subarray(cut);
+      for (const f of matchingLines(lines, folder.fold(lines), matcher, limit - found.length)) {
+        found.push({ offset: start + cut + f.offset, length: f.length });
+      }
+      carry = cut;
+      end = start;
+    }
+  } finally {
+    await fh.close();
+  }
+  return { found, end };
+}
+
+/** Reads `length` bytes at `position` into the start of `into` (the file never shrinks while it is searched; a short read is an error). */
+async function readFully(fh: FileHandle, into: Buffer, length: number, position: number): Promise<void> {
+  let got = 0;
+  while (got < length) {
+    const { bytesRead } = await fh.read(into, got, length - got, position + got);
+    if (bytesRead === 0) throw new Error('the buffer file was cut short while it was searched');
+    got += bytesRead;
+  }
 }
