@@ -8,8 +8,8 @@
  *
  * Invariant: it only ever listens on 127.0.0.1 and answers only what the script says.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { ServerResponse } from 'node:http';
+import { namedEvent as sse, readBody, sendJson, startEvents, startFakeHttp } from './fake-http.js';
 
 /** One message of a request (only the fields the tests look at). */
 export interface AnthropicMessage {
@@ -59,9 +59,6 @@ export interface FakeAnthropic {
   close(): Promise<void>;
 }
 
-/** Largest request body the fake accepts (Claude Code's system prompt and tools are large). */
-const MAX_BODY_BYTES = 32 * 1024 * 1024;
-
 /** The model list answered on `GET /v1/models`. */
 const MODELS = ['claude-sonnet-4-5', 'claude-opus-4-1', 'claude-haiku-4-5'];
 
@@ -84,28 +81,6 @@ export function toolResults(req: AnthropicRequest): AnthropicBlock[] {
   return last.content.filter((b) => b.type === 'tool_result');
 }
 
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const parts: Buffer[] = [];
-    let size = 0;
-    req.on('data', (d: Buffer) => {
-      size += d.length;
-      if (size > MAX_BODY_BYTES) {
-        reject(new Error('request body too large'));
-        req.destroy();
-        return;
-      }
-      parts.push(d);
-    });
-    req.on('end', () => resolve(Buffer.concat(parts).toString('utf8')));
-    req.on('error', reject);
-  });
-}
-
-function sse(res: ServerResponse, type: string, data: Record<string, unknown>): void {
-  res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
-}
-
 /** The reply's content blocks, as a finished message holds them. */
 function blocks(reply: AnthropicReply, n: number): Record<string, unknown>[] {
   const out: Record<string, unknown>[] = [];
@@ -117,7 +92,7 @@ function blocks(reply: AnthropicReply, n: number): Record<string, unknown>[] {
 function stream(res: ServerResponse, req: AnthropicRequest, n: number, reply: AnthropicReply): void {
   const content = blocks(reply, n);
   const stopReason = (reply.toolUses ?? []).length > 0 ? 'tool_use' : 'end_turn';
-  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+  startEvents(res);
   const message = { id: `msg_fake_${n}`, type: 'message', role: 'assistant', model: req.model, content: [], stop_reason: null };
   sse(res, 'message_start', { message: { ...message, stop_sequence: null, usage: { input_tokens: 10, output_tokens: 1 } } });
   content.forEach((block, index) => {
@@ -149,55 +124,39 @@ async function answer(res: ServerResponse, req: AnthropicRequest, n: number, rep
   res.end(JSON.stringify({ ...body, stop_reason: stopReason, stop_sequence: null, usage: { input_tokens: 10, output_tokens: 5 } }));
 }
 
-function json(res: ServerResponse, body: unknown): void {
-  res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
-}
-
 /** Starts the fake on 127.0.0.1 (a random port). */
 export async function startFakeAnthropic(script: AnthropicScript): Promise<FakeAnthropic> {
   let current = script;
   const requests: AnthropicRequest[] = [];
   const unknown: string[] = [];
-  const server: Server = createServer((req, res) => {
-    void (async () => {
-      try {
-        const path = (req.url ?? '').split('?')[0]!;
-        if (req.method === 'POST' && path === '/v1/messages') {
-          const body = JSON.parse(await readBody(req)) as AnthropicRequest;
-          const n = requests.push(body);
-          await answer(res, body, n, await current(body, n));
-        } else if (req.method === 'POST' && path === '/v1/messages/count_tokens') {
-          await readBody(req);
-          json(res, { input_tokens: 100 });
-        } else if (req.method === 'GET' && path === '/v1/models') {
-          json(res, {
-            data: MODELS.map((id) => ({ type: 'model', id, display_name: id, created_at: '2025-01-01T00:00:00Z' })),
-            has_more: false,
-          });
-        } else {
-          unknown.push(`${req.method} ${req.url}`);
-          res.writeHead(404, { 'content-type': 'application/json' });
-          res.end(JSON.stringify({ type: 'error', error: { type: 'not_found_error', message: 'not found' } }));
-        }
-      } catch (err) {
-        if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ type: 'error', error: { type: 'api_error', message: String(err) } }));
+  const http = await startFakeHttp(
+    async (req, res, path) => {
+      if (req.method === 'POST' && path === '/v1/messages') {
+        const body = JSON.parse(await readBody(req)) as AnthropicRequest;
+        const n = requests.push(body);
+        await answer(res, body, n, await current(body, n));
+      } else if (req.method === 'POST' && path === '/v1/messages/count_tokens') {
+        await readBody(req);
+        sendJson(res, 200, { input_tokens: 100 });
+      } else if (req.method === 'GET' && path === '/v1/models') {
+        sendJson(res, 200, {
+          data: MODELS.map((id) => ({ type: 'model', id, display_name: id, created_at: '2025-01-01T00:00:00Z' })),
+          has_more: false,
+        });
+      } else {
+        unknown.push(`${req.method} ${req.url}`);
+        sendJson(res, 404, { type: 'error', error: { type: 'not_found_error', message: 'not found' } });
       }
-    })();
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+    },
+    (message) => ({ type: 'error', error: { type: 'api_error', message } }),
+  );
   return {
-    baseUrl: `http://127.0.0.1:${port}`,
+    baseUrl: `http://127.0.0.1:${http.port}`,
     requests,
     unknown,
     setScript: (s) => {
       current = s;
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close: () => http.close(),
   };
 }

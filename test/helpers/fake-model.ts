@@ -7,8 +7,8 @@
  * Invariant: it only ever listens on 127.0.0.1 and answers only what the script says; a reply
  * can be held until the test releases it, so a state can be observed without sleeping.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { ServerResponse } from 'node:http';
+import { readBody, sendJson, startEvents, startFakeHttp } from './fake-http.js';
 
 /** One chat message as the agent sends it (only the fields the tests look at). */
 export interface ChatMessage {
@@ -50,9 +50,6 @@ export interface FakeModel {
   close(): Promise<void>;
 }
 
-/** Largest request body the fake accepts. */
-const MAX_BODY_BYTES = 16 * 1024 * 1024;
-
 /** The text of a message's content (string, or the text parts of an array). */
 export function messageText(message: ChatMessage | undefined): string {
   const c = message?.content;
@@ -67,24 +64,6 @@ export function messageText(message: ChatMessage | undefined): string {
 export function lastOfRole(req: ChatRequest, role: string): ChatMessage | undefined {
   for (let i = req.messages.length - 1; i >= 0; i--) if (req.messages[i]!.role === role) return req.messages[i];
   return undefined;
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const parts: Buffer[] = [];
-    let size = 0;
-    req.on('data', (d: Buffer) => {
-      size += d.length;
-      if (size > MAX_BODY_BYTES) {
-        reject(new Error('request body too large'));
-        req.destroy();
-        return;
-      }
-      parts.push(d);
-    });
-    req.on('end', () => resolve(Buffer.concat(parts).toString('utf8')));
-    req.on('error', reject);
-  });
 }
 
 function chunk(
@@ -108,11 +87,10 @@ function chunk(
 async function answer(res: ServerResponse, req: ChatRequest, n: number, reply: FakeReply): Promise<void> {
   if (reply.hold) await reply.hold;
   if (reply.status !== undefined) {
-    res.writeHead(reply.status, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ error: { message: `fake model error ${reply.status}`, type: 'fake_error' } }));
+    sendJson(res, reply.status, { error: { message: `fake model error ${reply.status}`, type: 'fake_error' } });
     return;
   }
-  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+  startEvents(res);
   chunk(res, req.model, n, { delta: { role: 'assistant', content: '' }, finish_reason: null });
   if (reply.text !== undefined && reply.text !== '') chunk(res, req.model, n, { delta: { content: reply.text }, finish_reason: null });
   const calls = reply.toolCalls ?? [];
@@ -132,34 +110,24 @@ async function answer(res: ServerResponse, req: ChatRequest, n: number, reply: F
 export async function startFakeModel(script: FakeScript): Promise<FakeModel> {
   let current = script;
   const requests: ChatRequest[] = [];
-  const server: Server = createServer((req, res) => {
-    void (async () => {
-      try {
-        if (req.method !== 'POST' || !req.url?.endsWith('/chat/completions')) {
-          res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"message":"not found"}}');
-          return;
-        }
-        const body = JSON.parse(await readBody(req)) as ChatRequest;
-        const n = requests.push(body);
-        await answer(res, body, n, await current(body, n));
-      } catch (err) {
-        if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ error: { message: String(err) } }));
+  const http = await startFakeHttp(
+    async (req, res, path) => {
+      if (req.method !== 'POST' || !path.endsWith('/chat/completions')) {
+        sendJson(res, 404, { error: { message: 'not found' } });
+        return;
       }
-    })();
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+      const body = JSON.parse(await readBody(req)) as ChatRequest;
+      const n = requests.push(body);
+      await answer(res, body, n, await current(body, n));
+    },
+    (message) => ({ error: { message } }),
+  );
   return {
-    baseUrl: `http://127.0.0.1:${port}/v1`,
+    baseUrl: `http://127.0.0.1:${http.port}/v1`,
     requests,
     setScript: (s) => {
       current = s;
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close: () => http.close(),
   };
 }

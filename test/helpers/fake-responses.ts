@@ -8,8 +8,8 @@
  *
  * Invariant: it only ever listens on 127.0.0.1 and answers only what the script says.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { ServerResponse } from 'node:http';
+import { namedEvent as sse, readBody, sendJson, startEvents, startFakeHttp } from './fake-http.js';
 
 /** One input item of a request (only the fields the tests look at). */
 export interface ResponsesItem {
@@ -50,8 +50,6 @@ export interface FakeResponses {
   close(): Promise<void>;
 }
 
-const MAX_BODY_BYTES = 32 * 1024 * 1024;
-
 /** The text of an item's content (string, or the text parts of an array), or its output. */
 export function responsesText(item: ResponsesItem | undefined): string {
   const c = item?.content ?? item?.output;
@@ -85,28 +83,6 @@ export function shellCall(req: ResponsesRequest, command: string): { name: strin
   throw new Error(`the request offers no shell tool: ${names.join(', ')}`);
 }
 
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const parts: Buffer[] = [];
-    let size = 0;
-    req.on('data', (d: Buffer) => {
-      size += d.length;
-      if (size > MAX_BODY_BYTES) {
-        reject(new Error('request body too large'));
-        req.destroy();
-        return;
-      }
-      parts.push(d);
-    });
-    req.on('end', () => resolve(Buffer.concat(parts).toString('utf8')));
-    req.on('error', reject);
-  });
-}
-
-function sse(res: ServerResponse, type: string, data: Record<string, unknown>): void {
-  res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
-}
-
 function messageEvents(res: ServerResponse, index: number, id: string, text: string): void {
   const item = { type: 'message', id, role: 'assistant', status: 'in_progress', content: [] };
   sse(res, 'response.output_item.added', { output_index: index, item });
@@ -132,11 +108,10 @@ function callEvents(res: ServerResponse, index: number, n: number, call: { name:
 async function answer(res: ServerResponse, req: ResponsesRequest, n: number, reply: ResponsesReply): Promise<void> {
   if (reply.hold) await reply.hold;
   if (reply.status !== undefined) {
-    res.writeHead(reply.status, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ error: { message: `fake model error ${reply.status}`, type: 'fake_error' } }));
+    sendJson(res, reply.status, { error: { message: `fake model error ${reply.status}`, type: 'fake_error' } });
     return;
   }
-  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+  startEvents(res);
   const response = { id: `resp_fake_${n}`, object: 'response', created_at: 0, model: req.model, output: [] };
   sse(res, 'response.created', { response: { ...response, status: 'in_progress' } });
   let index = 0;
@@ -158,40 +133,28 @@ export async function startFakeResponses(script: ResponsesScript): Promise<FakeR
   let current = script;
   const requests: ResponsesRequest[] = [];
   const unknown: string[] = [];
-  const server: Server = createServer((req, res) => {
-    void (async () => {
-      try {
-        const path = (req.url ?? '').split('?')[0]!;
-        if (req.method === 'POST' && path === '/v1/responses') {
-          const body = JSON.parse(await readBody(req)) as ResponsesRequest;
-          const n = requests.push(body);
-          await answer(res, body, n, await current(body, n));
-        } else if (req.method === 'GET' && path === '/v1/models') {
-          res.writeHead(200, { 'content-type': 'application/json' });
-          res.end(JSON.stringify({ object: 'list', data: [], models: [] }));
-        } else {
-          unknown.push(`${req.method} ${req.url}`);
-          res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"message":"not found"}}');
-        }
-      } catch (err) {
-        if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ error: { message: String(err) } }));
+  const http = await startFakeHttp(
+    async (req, res, path) => {
+      if (req.method === 'POST' && path === '/v1/responses') {
+        const body = JSON.parse(await readBody(req)) as ResponsesRequest;
+        const n = requests.push(body);
+        await answer(res, body, n, await current(body, n));
+      } else if (req.method === 'GET' && path === '/v1/models') {
+        sendJson(res, 200, { object: 'list', data: [], models: [] });
+      } else {
+        unknown.push(`${req.method} ${req.url}`);
+        sendJson(res, 404, { error: { message: 'not found' } });
       }
-    })();
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+    },
+    (message) => ({ error: { message } }),
+  );
   return {
-    baseUrl: `http://127.0.0.1:${port}/v1`,
+    baseUrl: `http://127.0.0.1:${http.port}/v1`,
     requests,
     unknown,
     setScript: (s) => {
       current = s;
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close: () => http.close(),
   };
 }
