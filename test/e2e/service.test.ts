@@ -153,7 +153,7 @@ describe('tether service on Linux', () => {
     }
   }, 40_000);
 
-  it('status tells what is installed; uninstall refuses while enabled, then leaves nothing behind', async () => {
+  it('status tells what is installed; uninstall refuses while enabled, then leaves nothing behind', { timeout: 120_000 }, async () => {
     const status = await runCli(['service', 'status'], env);
     expect(status.stdout).toContain(`installed: ${unitFile}`);
     expect(status.stdout).toMatch(/enabled: no/);
