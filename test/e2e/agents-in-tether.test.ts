@@ -183,7 +183,12 @@ describe('Claude Code and Codex as tether sessions', () => {
     try {
       return await p;
     } catch (err) {
-      throw new Error(`${(err as Error).message}\n--- daemon log (tail) ---\n${fx.d.stderr().split('\n').slice(-60).join('\n')}`, { cause: err });
+      throw new Error(`${(err as Error).message}\n--- daemon log (tail) ---\n${fx.d
+        .stderr()
+        .split('\n')
+        .filter((l) => !l.includes('"reqId"'))
+        .slice(-80)
+        .join('\n')}`, { cause: err });
     }
   };
 
