@@ -49,7 +49,16 @@ interface Listed {
 }
 
 /** Variables of the test's own environment that would point an agent elsewhere than the fakes. */
-const CLEARED = ['ANTHROPIC_AUTH_TOKEN', 'ANTHROPIC_MODEL', 'CLAUDE_CODE_USE_BEDROCK', 'CLAUDE_CODE_USE_VERTEX', 'CLAUDE_CONFIG_DIR', 'CLAUDECODE', 'OPENAI_API_KEY', 'OPENAI_BASE_URL'];
+const CLEARED = [
+  'ANTHROPIC_AUTH_TOKEN',
+  'ANTHROPIC_MODEL',
+  'CLAUDE_CODE_USE_BEDROCK',
+  'CLAUDE_CODE_USE_VERTEX',
+  'CLAUDE_CONFIG_DIR',
+  'CLAUDECODE',
+  'OPENAI_API_KEY',
+  'OPENAI_BASE_URL',
+];
 
 describe('Claude Code and Codex as tether sessions', () => {
   const dir = mkdtempSync(join(tmpdir(), 'tether-agents-e2e-'));
@@ -145,7 +154,8 @@ describe('Claude Code and Codex as tether sessions', () => {
       const p = r.payload as { aps: { alert: { title: string; body: string } }; sessionId: string };
       return { sessionId: p.sessionId, title: p.aps.alert.title, body: p.aps.alert.body };
     });
-  const states = (m: Mirror) => m.received.flatMap((r) => (r.kind === 'state' ? [r.frame.tool ? `${r.frame.value} ${r.frame.tool}` : r.frame.value] : []));
+  const states = (m: Mirror) =>
+    m.received.flatMap((r) => (r.kind === 'state' ? [r.frame.tool ? `${r.frame.value} ${r.frame.tool}` : r.frame.value] : []));
   /** Waits until the client's screen shows every one of `texts`; the error shows the screen. */
   const shows = (m: Mirror, texts: string[], ms: number, what: string) =>
     eventually(
@@ -174,7 +184,9 @@ describe('Claude Code and Codex as tether sessions', () => {
     const pid = Number((await fx.tmux.tmux('display-message', '-p', '#{pid}')).trim());
     expect(pid).toBeGreaterThan(0);
     process.kill(pid, 'SIGKILL');
-    await eventually(async () => (await listed(name))?.state !== 'running', 30_000, POLL_MS, `${name} lost with its server`).catch(() => undefined);
+    await eventually(async () => (await listed(name))?.state !== 'running', 30_000, POLL_MS, `${name} lost with its server`).catch(
+      () => undefined,
+    );
     await eventually(async () => (await listed(name))?.state === 'running', AGENT_START_MS, POLL_MS, `${name} restored (running again)`);
     const now = Number((await fx.tmux.tmux('display-message', '-p', '#{pid}')).trim());
     expect(now).not.toBe(pid);
@@ -183,12 +195,15 @@ describe('Claude Code and Codex as tether sessions', () => {
     try {
       return await p;
     } catch (err) {
-      throw new Error(`${(err as Error).message}\n--- daemon log (tail) ---\n${fx.d
-        .stderr()
-        .split('\n')
-        .filter((l) => !l.includes('"reqId"'))
-        .slice(-80)
-        .join('\n')}`, { cause: err });
+      throw new Error(
+        `${(err as Error).message}\n--- daemon log (tail) ---\n${fx.d
+          .stderr()
+          .split('\n')
+          .filter((l) => !l.includes('"reqId"'))
+          .slice(-80)
+          .join('\n')}`,
+        { cause: err },
+      );
     }
   };
 
@@ -198,7 +213,9 @@ describe('Claude Code and Codex as tether sessions', () => {
       await create('cc', 'claude', claude.cwd);
       const m = fx.mirror('cc');
       await explained(shows(m, ['Claude Code v2.1.328', '? for shortcuts'], AGENT_START_MS, 'claude ready on the client'));
-      await explained(eventually(async () => (await listed('cc'))?.agentState === 'idle', AGENT_START_MS, POLL_MS, 'cc idle (SessionStart)'));
+      await explained(
+        eventually(async () => (await listed('cc'))?.agentState === 'idle', AGENT_START_MS, POLL_MS, 'cc idle (SessionStart)'),
+      );
       await type(m, PROMPT);
       await explained(shows(m, [`Bash(echo ${TOOL_OUTPUT})`, TOOL_OUTPUT, FINAL], TURN_MS, 'the tool output and answer on the client'));
       await explained(eventually(() => states(m).at(-1) === 'awaiting-input', TURN_MS, POLL_MS, 'the awaiting-input frame'));
@@ -216,7 +233,9 @@ describe('Claude Code and Codex as tether sessions', () => {
       await explained(killServerAndRestore('cc'));
       const again = fx.mirror('cc');
       await explained(shows(again, [PROMPT, TOOL_OUTPUT, FINAL], AGENT_START_MS, 'the resumed conversation on a new client'));
-      await explained(eventually(async () => (await listed('cc'))?.agentState === 'idle', AGENT_START_MS, POLL_MS, 'cc idle after the resume'));
+      await explained(
+        eventually(async () => (await listed('cc'))?.agentState === 'idle', AGENT_START_MS, POLL_MS, 'cc idle after the resume'),
+      );
 
       // A command that needs permission: the phone is told what is asked.
       claudeCommand = `touch tether-perm.txt && echo ${TOOL_OUTPUT}`;
@@ -247,7 +266,17 @@ describe('Claude Code and Codex as tether sessions', () => {
       await explained(eventually(() => states(m).at(-1) === 'awaiting-input', TURN_MS, POLL_MS, 'the awaiting-input frame'));
       expect(states(m).filter((s) => s !== 'thinking' && s !== 'idle')).toEqual(['awaiting-input']);
 
-      await explained(eventually(() => alerts().slice(before).some((a) => a.sessionId === 'cx'), 30_000, POLL_MS, 'a push for cx'));
+      await explained(
+        eventually(
+          () =>
+            alerts()
+              .slice(before)
+              .some((a) => a.sessionId === 'cx'),
+          30_000,
+          POLL_MS,
+          'a push for cx',
+        ),
+      );
       m.close();
 
       await explained(killServerAndRestore('cx'));
