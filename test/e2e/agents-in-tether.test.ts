@@ -144,7 +144,7 @@ describe('Claude Code and Codex as tether sessions', () => {
     claude?.cleanup();
     codex?.cleanup();
     rmSync(dir, { recursive: true, force: true });
-  });
+  }, 60_000);
 
   const listed = async (id: string) => ((await (await fx.d.get('/sessions')).json()) as Listed[]).find((s) => s.id === id);
   /** What the phone got: each alert's session, title and body. */
