@@ -12,6 +12,7 @@ import { readClaudeHook } from '../../src/agent/claude/events.js';
 import { claudeCustomCommands, readCommandFile } from '../../src/agent/claude/commands.js';
 import { claudeHookCommand, claudeSettings, shellQuote } from '../../src/agent/claude/settings.js';
 import { readCodexNotify } from '../../src/agent/codex/events.js';
+import { codexSessionsDir, isSavedThread } from '../../src/agent/codex/rollout.js';
 import { detectAgentKind, resolveAgentKind } from '../../src/agent/kinds.js';
 import { integratedArgv, type AgentIntegration } from '../../src/agent/launch.js';
 import { decodeAgentMessage } from '../../src/agent/protocol.js';
@@ -246,6 +247,35 @@ describe("Codex's notify", () => {
     expect(readCodexNotify(turn, 'th1').events).toHaveLength(1);
     expect(readCodexNotify({ ...turn, 'thread-id': 'title' }, 'th1').events).toEqual([]);
     expect(readCodexNotify({ type: 'other' }, null).events).toEqual([]);
+  });
+
+  it('a thread the notify program found unsaved (the title generator, even when it finishes first) is ignored', () => {
+    const title = { type: 'agent-turn-complete', 'thread-id': 'title', cwd: '/w', saved: 'false' };
+    expect(readCodexNotify(title, null)).toEqual({ events: [] });
+    const own = { type: 'agent-turn-complete', 'thread-id': 'th1', cwd: '/w', saved: 'true' };
+    expect(readCodexNotify(own, null)).toMatchObject({ conversation: 'th1' });
+  });
+
+  it("a thread is saved when its rollout file is in its creation day's folder (or the day beside it)", () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tether-codex-rollout-'));
+    try {
+      // 0x019abc000000 ms: the id's creation time, as Codex's UUIDv7 thread ids carry it.
+      const thread = '019abc00-0000-7000-8000-000000000001';
+      const made = new Date(0x019abc000000);
+      const two = (n: number) => String(n).padStart(2, '0');
+      const day = join(dir, String(made.getFullYear()), two(made.getMonth() + 1), two(made.getDate()));
+      expect(isSavedThread(dir, thread)).toBe(false);
+      mkdirSync(day, { recursive: true });
+      writeFileSync(join(day, `rollout-2025-11-25T10-00-00-${'019abc00-0000-7000-8000-000000000002'}.jsonl`), '');
+      expect(isSavedThread(dir, thread)).toBe(false);
+      writeFileSync(join(day, `rollout-2025-11-25T10-00-00-${thread}.jsonl`), '');
+      expect(isSavedThread(dir, thread)).toBe(true);
+      expect(isSavedThread(dir, 'not-a-uuid')).toBeNull();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    expect(codexSessionsDir({ CODEX_HOME: '/c' })).toBe('/c/sessions');
+    expect(codexSessionsDir({ HOME: '/h' })).toBe('/h/.codex/sessions');
   });
 });
 

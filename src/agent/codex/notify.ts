@@ -7,10 +7,15 @@
 import { hookReport, sendHookReport, HOOK_TIMEOUT_MS } from '../hook-send.js';
 import { pickHookFields } from '../hook-wire.js';
 import { CODEX_NOTIFY_FIELDS } from './notify-fields.js';
+import { codexSessionsDir, isSavedThread } from './rollout.js';
 
 async function main(): Promise<void> {
   const last = process.argv[process.argv.length - 1] ?? '';
   const fields = pickHookFields(JSON.parse(last), CODEX_NOTIFY_FIELDS);
+  // Codex's title-generation thread notifies too; only the session's own thread is saved.
+  const thread = fields['thread-id'];
+  const saved = thread === undefined ? null : isSavedThread(codexSessionsDir(process.env), thread);
+  if (saved !== null) fields.saved = String(saved);
   const report = hookReport('codex', fields, process.env, process.pid);
   if (report && fields.type) await sendHookReport(report, process.env);
 }

@@ -1,0 +1,50 @@
+/**
+ * Whether a Codex thread is a saved conversation: Codex keeps each conversation it can resume as
+ * `<CODEX_HOME or ~/.codex>/sessions/YYYY/MM/DD/rollout-<local time>-<thread id>.jsonl`. The
+ * thread Codex starts to title a new conversation notifies like a turn but is never saved, so
+ * this is how the notify program tells the session's own thread from it (docs/agents.md "Codex").
+ *
+ * Invariant: cheap enough for a program Codex waits on: at most three small directories read.
+ * Thread ids are UUIDv7 (their first 48 bits are the creation time in ms), so the day folder is
+ * known; the day before and after are looked at too (a conversation saved past midnight, a clock
+ * zone at its edge).
+ */
+import { readdirSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+
+const DAY_MS = 86_400_000;
+const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Codex's sessions folder for an environment. */
+export function codexSessionsDir(env: NodeJS.ProcessEnv): string {
+  const home = env.CODEX_HOME !== undefined && env.CODEX_HOME !== '' ? env.CODEX_HOME : join(env.HOME ?? homedir(), '.codex');
+  return join(home, 'sessions');
+}
+
+/** The day folders (local time, as Codex names them) a thread created at `ms` may be saved in. */
+function dayFolders(ms: number): string[] {
+  return [ms, ms - DAY_MS, ms + DAY_MS].map((t) => {
+    const d = new Date(t);
+    const two = (n: number) => String(n).padStart(2, '0');
+    return join(String(d.getFullYear()), two(d.getMonth() + 1), two(d.getDate()));
+  });
+}
+
+/**
+ * True when the thread's rollout file exists, false when it does not, null when that cannot be
+ * told (an id that is not a UUIDv7: its day is unknown).
+ */
+export function isSavedThread(sessionsDir: string, thread: string): boolean | null {
+  if (!UUID_V7.test(thread)) return null;
+  const ms = parseInt(thread.replace(/-/g, '').slice(0, 12), 16);
+  const suffix = `-${thread}.jsonl`;
+  for (const day of dayFolders(ms)) {
+    try {
+      if (readdirSync(join(sessionsDir, day)).some((f) => f.startsWith('rollout-') && f.endsWith(suffix))) return true;
+    } catch {
+      // No such day folder: look at the next.
+    }
+  }
+  return false;
+}

@@ -1,0 +1,293 @@
+/**
+ * A person's experience of the real Claude Code and Codex through tether: the built daemon with
+ * `[agents.claude]` and `[agents.codex]`, each agent against a local fake model, a phone paired
+ * to a real HTTP/2 TLS stand-in for APNs. For each agent: a session created with `agent`, a
+ * prompt typed through a stream client, the model answering with one shell call and then text;
+ * what the client sees is checked (the state frames in order, the answer on its screen), the
+ * slash commands the phone would offer, the push when the agent waits, and, after the tmux
+ * server is killed, the session restored by tether with the conversation on screen again.
+ *
+ * The agents are the pinned test-only installs of test/agents (test/helpers/agent-bins.ts).
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { agentBin } from '../helpers/agent-bins.js';
+import { apnsKey, startFakeApns, type FakeApns } from '../helpers/apns-server.js';
+import { claudeHome, type ClaudeHome } from '../helpers/claude-home.js';
+import { codexHome, type CodexHome } from '../helpers/codex-home.js';
+import { useDaemon } from '../helpers/daemon-fixture.js';
+import { runCli } from '../helpers/daemon.js';
+import { isAgentTurn, startFakeAnthropic, toolResults, type FakeAnthropic } from '../helpers/fake-anthropic.js';
+import { callOutputs, shellCall, startFakeResponses, toolNames, type FakeResponses } from '../helpers/fake-responses.js';
+import type { Mirror } from '../helpers/stream.js';
+import { eventually } from '../helpers/tmux.js';
+
+/** A cold start of a 370 MB binary on a busy two-core machine. */
+const AGENT_START_MS = 90_000;
+/** One turn: two model requests, a shell command, the hooks' node processes. */
+const TURN_MS = 90_000;
+const TEST_MS = 400_000;
+const POLL_MS = 200;
+
+const TEAM = 'TEAM123456';
+const KID = 'KEY1234567';
+const PHONE = 'd4'.repeat(32);
+
+const PROMPT = 'please run the marker command';
+const TOOL_OUTPUT = 'tether-tool-ok';
+const FINAL = 'All done: tether-final-answer';
+const ASK_PROMPT = 'now touch the file';
+const ASK_FINAL = 'Touched: tether-perm-answer';
+
+interface Listed {
+  id: string;
+  state: string;
+  agent?: string;
+  agentState: string | null;
+}
+
+/** Variables of the test's own environment that would point an agent elsewhere than the fakes. */
+const CLEARED = [
+  'ANTHROPIC_AUTH_TOKEN',
+  'ANTHROPIC_MODEL',
+  'CLAUDE_CODE_USE_BEDROCK',
+  'CLAUDE_CODE_USE_VERTEX',
+  'CLAUDE_CONFIG_DIR',
+  'CLAUDECODE',
+  'OPENAI_API_KEY',
+  'OPENAI_BASE_URL',
+];
+
+describe('Claude Code and Codex as tether sessions', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tether-agents-e2e-'));
+  const caFile = join(dir, 'apns-ca.pem');
+  let apns: FakeApns;
+  let keyPath = '';
+  let anthropic: FakeAnthropic;
+  let responses: FakeResponses;
+  let claude: ClaudeHome;
+  let codex: CodexHome;
+  /** The Bash command the fake Anthropic model asks for on the next turn. */
+  let claudeCommand = `echo ${TOOL_OUTPUT}`;
+  let claudeFinal = FINAL;
+  const env: NodeJS.ProcessEnv = {};
+
+  beforeAll(async () => {
+    const key = apnsKey(dir);
+    keyPath = key.keyPath;
+    apns = await startFakeApns(dir, 'sandbox', key.publicKey, { teamId: TEAM, keyId: KID });
+    writeFileSync(caFile, apns.certPem);
+    anthropic = await startFakeAnthropic((req) => {
+      if (!isAgentTurn(req)) return { text: 'Marker command' };
+      if (toolResults(req).length > 0) return { text: claudeFinal };
+      return { text: 'Running it.', toolUses: [{ name: 'Bash', input: { command: claudeCommand, description: 'Run the marker' } }] };
+    });
+    responses = await startFakeResponses((req) => {
+      if (toolNames(req).length === 0) return { text: 'Run marker command' };
+      if (callOutputs(req).length > 0) return { text: FINAL };
+      return { text: 'Running it.', calls: [shellCall(req, `echo ${TOOL_OUTPUT}`)] };
+    });
+    claude = claudeHome(anthropic.baseUrl);
+    codex = codexHome(responses.baseUrl);
+    // tether gives Codex its notify program; the recording hooks would stop Codex on a trust screen.
+    rmSync(join(codex.dir, 'hooks.json'));
+    // One HOME for the daemon's panes: Claude's; Codex keeps its state in CODEX_HOME.
+    Object.assign(env, { NODE_EXTRA_CA_CERTS: caFile }, claude.env, { CODEX_HOME: codex.dir }, codexKey(codex));
+    for (const v of CLEARED) env[v] = undefined;
+    const commands = join(claude.cwd, '.claude', 'commands');
+    mkdirSync(commands, { recursive: true });
+    writeFileSync(join(commands, 'x.md'), '---\ndescription: Run the project check\n---\nRun the check.\n');
+  }, 60_000);
+
+  const fx = useDaemon(
+    () =>
+      [
+        '[agent]',
+        'command = "/bin/sh"',
+        'default_session = "shell-main"',
+        '[agents.claude]',
+        `command = ${JSON.stringify(agentBin('claude'))}`,
+        'kind = "claude"',
+        // Claude Code 2.1.328 decides permissions by a classifier unless told otherwise.
+        'args = ["--permission-mode", "default", "--verbose"]',
+        '[agents.codex]',
+        `command = ${JSON.stringify(agentBin('codex'))}`,
+        'kind = "codex"',
+        '[push]',
+        `team_id = "${TEAM}"`,
+        `key_id = "${KID}"`,
+        `key_path = ${JSON.stringify(keyPath)}`,
+        'bundle_id = "dev.tether.app"',
+        `sandbox_url = "${apns.url}"`,
+        `production_url = "${apns.url}"`,
+        '',
+      ].join('\n'),
+    { extraEnv: env },
+  );
+
+  beforeAll(async () => {
+    const p = JSON.parse((await runCli(['pair', '--json'], fx.home.env)).stdout) as { pairingToken: string };
+    const r = await fetch(`${fx.d.base}/pair`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ pairingToken: p.pairingToken, deviceName: 'phone', deviceToken: PHONE, environment: 'sandbox' }),
+    });
+    expect(r.status).toBe(201);
+  }, 60_000);
+
+  afterAll(async () => {
+    await apns?.close();
+    await anthropic?.close();
+    await responses?.close();
+    claude?.cleanup();
+    codex?.cleanup();
+    rmSync(dir, { recursive: true, force: true });
+  }, 60_000);
+
+  const listed = async (id: string) => ((await (await fx.d.get('/sessions')).json()) as Listed[]).find((s) => s.id === id);
+  /** What the phone got: each alert's session, title and body. */
+  const alerts = () =>
+    apns.requests.map((r) => {
+      expect(r.jwtError).toBeNull();
+      const p = r.payload as { aps: { alert: { title: string; body: string } }; sessionId: string };
+      return { sessionId: p.sessionId, title: p.aps.alert.title, body: p.aps.alert.body };
+    });
+  const states = (m: Mirror) =>
+    m.received.flatMap((r) => (r.kind === 'state' ? [r.frame.tool ? `${r.frame.value} ${r.frame.tool}` : r.frame.value] : []));
+  /** Waits until the client's screen shows every one of `texts`; the error shows the screen. */
+  const shows = (m: Mirror, texts: string[], ms: number, what: string) =>
+    eventually(
+      async () => {
+        const text = await m.text();
+        if (texts.every((t) => text.includes(t))) return text;
+        throw new Error(`the client's screen is:\n${text}`);
+      },
+      ms,
+      POLL_MS,
+      what,
+    );
+  /** Types `text` through the stream client as a person would, then Enter. */
+  const type = async (m: Mirror, text: string) => {
+    m.stream.sendKeys(text);
+    await shows(m, [text], TURN_MS, `the typed "${text}" on the client's screen`);
+    m.stream.sendKey('enter');
+  };
+  const create = async (name: string, agent: string, cwd: string) => {
+    const r = await fx.json('POST', '/sessions', { name, agent, cwd });
+    expect(r.status, await r.clone().text()).toBe(201);
+    await eventually(async () => (await listed(name))?.state === 'running', 30_000, POLL_MS, `${name} running`);
+  };
+  /** SIGKILLs the tmux server (tether started it) and waits for tether to restore `name`. */
+  const killServerAndRestore = async (name: string) => {
+    const pid = Number((await fx.tmux.tmux('display-message', '-p', '#{pid}')).trim());
+    expect(pid).toBeGreaterThan(0);
+    process.kill(pid, 'SIGKILL');
+    await eventually(async () => (await listed(name))?.state !== 'running', 30_000, POLL_MS, `${name} lost with its server`).catch(
+      () => undefined,
+    );
+    await eventually(async () => (await listed(name))?.state === 'running', AGENT_START_MS, POLL_MS, `${name} restored (running again)`);
+    const now = Number((await fx.tmux.tmux('display-message', '-p', '#{pid}')).trim());
+    expect(now).not.toBe(pid);
+  };
+  const explained = async <T>(p: Promise<T>): Promise<T> => {
+    try {
+      return await p;
+    } catch (err) {
+      throw new Error(
+        `${(err as Error).message}\n--- daemon log (tail) ---\n${fx.d
+          .stderr()
+          .split('\n')
+          .filter((l) => !l.includes('"reqId"'))
+          .slice(-80)
+          .join('\n')}`,
+        { cause: err },
+      );
+    }
+  };
+
+  test(
+    'Claude Code: thinking, Bash, thinking, awaiting-input; its commands; a push when it waits; restored with its conversation; a permission question pushed',
+    async () => {
+      await create('cc', 'claude', claude.cwd);
+      const m = fx.mirror('cc');
+      await explained(shows(m, ['Claude Code v2.1.328', '? for shortcuts'], AGENT_START_MS, 'claude ready on the client'));
+      await explained(
+        eventually(async () => (await listed('cc'))?.agentState === 'idle', AGENT_START_MS, POLL_MS, 'cc idle (SessionStart)'),
+      );
+      await type(m, PROMPT);
+      await explained(shows(m, [`Bash(echo ${TOOL_OUTPUT})`, TOOL_OUTPUT, FINAL], TURN_MS, 'the tool output and answer on the client'));
+      await explained(eventually(() => states(m).at(-1) === 'awaiting-input', TURN_MS, POLL_MS, 'the awaiting-input frame'));
+      expect(states(m)).toEqual(['idle', 'thinking', 'tool Bash', 'thinking', 'awaiting-input']);
+
+      const commands = (await (await fx.d.get('/sessions/cc/commands')).json()) as { name: string; description: string }[];
+      expect(commands.map((c) => c.name)).toEqual(expect.arrayContaining(['clear', 'compact', 'help', 'model', 'x']));
+      expect(commands.find((c) => c.name === 'x')?.description).toContain('Run the project check');
+
+      // The phone has no live stream (the client uses the CLI's token): it gets the alert.
+      await explained(eventually(() => alerts().some((a) => a.sessionId === 'cc'), 30_000, POLL_MS, 'a push for cc'));
+      expect(alerts().filter((a) => a.sessionId === 'cc')).toEqual([{ sessionId: 'cc', title: 'Claude is waiting for you', body: 'cc' }]);
+      m.close();
+
+      await explained(killServerAndRestore('cc'));
+      const again = fx.mirror('cc');
+      await explained(shows(again, [PROMPT, TOOL_OUTPUT, FINAL], AGENT_START_MS, 'the resumed conversation on a new client'));
+      await explained(
+        eventually(async () => (await listed('cc'))?.agentState === 'idle', AGENT_START_MS, POLL_MS, 'cc idle after the resume'),
+      );
+
+      // A command that needs permission: the phone is told what is asked.
+      claudeCommand = `touch tether-perm.txt && echo ${TOOL_OUTPUT}`;
+      claudeFinal = ASK_FINAL;
+      const before = alerts().length;
+      await type(again, ASK_PROMPT);
+      await explained(shows(again, ['Do you want to proceed?'], TURN_MS, 'the permission question on the client'));
+      await explained(eventually(() => alerts().length > before, 30_000, POLL_MS, 'a push for the permission question'));
+      expect(alerts()[before]).toEqual({ sessionId: 'cc', title: 'Claude is waiting for you', body: 'cc: permission to use Bash' });
+      again.stream.sendKey('enter'); // "1. Yes" is selected
+      await explained(shows(again, [ASK_FINAL], TURN_MS, 'the answer after the approval'));
+      await explained(eventually(() => states(again).at(-1) === 'awaiting-input', TURN_MS, POLL_MS, 'awaiting-input after the approval'));
+      expect(states(again)).toEqual(expect.arrayContaining(['thinking', 'tool Bash', 'awaiting-input']));
+    },
+    TEST_MS,
+  );
+
+  test(
+    'Codex: awaiting-input at the end of its turn; a push when it waits; restored with its conversation',
+    async () => {
+      await create('cx', 'codex', codex.cwd);
+      const m = fx.mirror('cx');
+      await explained(shows(m, ['OpenAI Codex (v0.169.0)', 'Ask Codex to do anything'], AGENT_START_MS, 'codex ready on the client'));
+      const before = alerts().length;
+      await type(m, PROMPT);
+      await explained(shows(m, [`Ran echo ${TOOL_OUTPUT}`, FINAL], TURN_MS, 'the tool output and answer on the client'));
+      await explained(eventually(() => states(m).at(-1) === 'awaiting-input', TURN_MS, POLL_MS, 'the awaiting-input frame'));
+      expect(states(m).filter((s) => s !== 'thinking' && s !== 'idle')).toEqual(['awaiting-input']);
+
+      await explained(
+        eventually(
+          () =>
+            alerts()
+              .slice(before)
+              .some((a) => a.sessionId === 'cx'),
+          30_000,
+          POLL_MS,
+          'a push for cx',
+        ),
+      );
+      // One alert: Codex's title thread, which also notifies, is not taken for the session's turn.
+      expect(alerts().slice(before)).toEqual([{ sessionId: 'cx', title: 'Codex is waiting for you', body: 'cx' }]);
+      m.close();
+
+      await explained(killServerAndRestore('cx'));
+      const again = fx.mirror('cx');
+      await explained(shows(again, [PROMPT, TOOL_OUTPUT, FINAL], AGENT_START_MS, 'the resumed conversation on a new client'));
+    },
+    TEST_MS,
+  );
+});
+
+function codexKey(home: CodexHome): Record<string, string> {
+  return Object.fromEntries(Object.entries(home.env).filter(([k]) => k !== 'HOME' && k !== 'CODEX_HOME'));
+}
