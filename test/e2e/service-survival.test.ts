@@ -74,6 +74,7 @@ describe.skipIf(systemdWhyNot !== null)('under a real systemd user manager', () 
   let installEnv: NodeJS.ProcessEnv;
   let unitFile: string;
   let bareBin: string;
+  const outsiders: number[] = [];
 
   beforeAll(async () => {
     mgr = await startUserManager();
@@ -88,6 +89,7 @@ describe.skipIf(systemdWhyNot !== null)('under a real systemd user manager', () 
   afterAll(async () => {
     // The manager stops the unit and the scopes it runs; the private server is then ours to end.
     await mgr?.stop();
+    for (const pid of outsiders) if (alive(pid)) process.kill(pid, 'SIGKILL');
     await tmux?.cleanup();
     home?.cleanup();
     if (bareBin) rmSync(bareBin, { recursive: true, force: true });
@@ -166,16 +168,20 @@ describe.skipIf(systemdWhyNot !== null)('under a real systemd user manager', () 
 
     const restarted = await runCli(['restart'], cliEnv, 120_000);
     expect(restarted.code, restarted.stderr).toBe(0);
-    expect(restarted.stdout).toContain(`(pid ${first}) with "systemctl --user restart ${UNIT}"`);
-    const started = /started tether \S+ \(pid (\d+)\) at \S+, run by the systemd user unit tether\.service/.exec(restarted.stdout);
+    const started = /started tether \S+ \(pid (\d+)\)/.exec(restarted.stdout);
     expect(started, restarted.stdout).not.toBeNull();
     const second = Number(started![1]);
+    // Whoever started it, this file ends it if the manager does not (a daemon outside the unit).
+    outsiders.push(second);
     expect(second).not.toBe(first);
     expect(alive(first)).toBe(false);
     // The unit runs the new daemon: active, its main pid, in its control group.
     expect(await mgr.show(UNIT, 'ActiveState')).toBe('active');
     expect(Number(await mgr.show(UNIT, 'MainPID'))).toBe(second);
     expect(readFileSync(`/proc/${second}/cgroup`, 'utf8')).toMatch(new RegExp(`/${UNIT.replace('.', '\\.')}$`, 'm'));
+    expect(restarted.stdout).toContain(`(pid ${first}) with "systemctl --user restart ${UNIT}"`);
+    expect(restarted.stdout).toContain(`(pid ${second}) at `);
+    expect(restarted.stdout).toContain(', run by the systemd user unit tether.service');
     // It adopts the session; tmux and the agent are the same processes.
     expect(await serving(first)).toBe(second);
     expect(alive(pids.server) && alive(pids.pane), 'the tmux server and the agent after tether restart').toBe(true);
