@@ -112,13 +112,10 @@ async function waitGone(pid: number, how: string): Promise<void> {
 
 /**
  * Stops the service's daemon so the manager leaves it stopped: systemd through `systemctl
- * --user stop` (which waits for it); launchd by SIGTERM, whose clean exit KeepAlive ignores.
+ * --user stop` (which waits for it); launchd by `launchctl kill SIGTERM`, whose clean exit
+ * KeepAlive ignores. Returns the words that say how.
  */
 async function stopService(manager: ServiceManager, old: RunFile): Promise<string> {
-  if (manager.kind === 'launchd') {
-    await stopProcess(old);
-    return '';
-  }
   const argv = stopArgv(manager);
   await managerCommand(argv);
   await waitGone(old.pid, argv.join(' '));
@@ -171,7 +168,8 @@ export class StopCommand extends Command {
       Finds the daemon by its run file, sends it SIGTERM (a clean shutdown, as Ctrl-C) and waits
       up to ${STOP_TIMEOUT_MS / 1000} s until it is gone. The tmux sessions and their agents keep running.
       A daemon run by the login service is stopped with "systemctl --user stop tether.service"
-      (so systemd does not start it again), on macOS by SIGTERM, which launchd lets be.
+      (so systemd does not start it again), on macOS with "launchctl kill SIGTERM", whose clean
+      exit launchd lets be.
       Exits 0 once it stopped, ${NOT_RUNNING_EXIT} when no daemon was running, 1 when it did not stop.
     `,
   });
