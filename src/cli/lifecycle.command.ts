@@ -5,6 +5,11 @@
  * (src/config/daemon-process.ts), in the old daemon's directory, with this command's
  * environment (so the same data dir and config), and waits until it serves.
  *
+ * A daemon run by the login service (`tether service install`) is stopped and restarted
+ * through its manager instead (src/cli/service-control.ts): `systemctl --user stop|restart
+ * tether.service`, on macOS a SIGTERM then `launchctl kickstart -k`; so the service stays the
+ * one that runs tether, and a stopped unit stays stopped.
+ *
  * Exit codes (docs/operations.md "Stopping and restarting"): 0 done; 1 it failed (the daemon
  * did not stop in time, could not be signalled, or the new one did not come up); 3 (`stop`
  * only) no daemon was running, nothing was done.
@@ -22,6 +27,7 @@ import { packageVersion } from '../config/version.js';
 import { processExists } from '../process.js';
 import { CliError, reportFailure } from './fail.js';
 import { readRunFile, type RunFile } from './run-file.js';
+import { describeManager, restartArgv, runArgv, serviceManagerOf, stopArgv, type ServiceManager } from './service-control.js';
 
 /** How long a daemon has to finish its shutdown after SIGTERM. */
 export const STOP_TIMEOUT_MS = 20_000;
@@ -89,6 +95,69 @@ async function stopProcess(run: RunFile): Promise<void> {
   }
 }
 
+/** Runs a service manager's command; its own message when it fails. */
+async function managerCommand(argv: string[]): Promise<void> {
+  const r = await runArgv(argv);
+  if (!r.ok) throw new CliError(`"${argv.join(' ')}" failed: ${r.stderr}`);
+}
+
+/** Waits until `pid` is gone (the manager stopped it), within the stop bound. */
+async function waitGone(pid: number, how: string): Promise<void> {
+  const deadline = Date.now() + STOP_TIMEOUT_MS;
+  while (processExists(pid)) {
+    if (Date.now() > deadline) throw new CliError(`the daemon (pid ${pid}) still runs ${STOP_TIMEOUT_MS / 1000} s after "${how}"`);
+    await sleep(POLL_MS);
+  }
+}
+
+/**
+ * Stops the service's daemon so the manager leaves it stopped: systemd through `systemctl
+ * --user stop` (which waits for it); launchd by `launchctl kill SIGTERM`, whose clean exit
+ * KeepAlive ignores. Returns the words that say how.
+ */
+async function stopService(manager: ServiceManager, old: RunFile): Promise<string> {
+  const argv = stopArgv(manager);
+  await managerCommand(argv);
+  await waitGone(old.pid, argv.join(' '));
+  return ` with "${argv.join(' ')}"`;
+}
+
+/** Restarts the service and waits until the daemon it starts serves; the line that says so. */
+async function restartService(manager: ServiceManager, old: RunFile, out: NodeJS.WritableStream, runDir: string): Promise<string> {
+  // launchd: the clean SIGTERM first, as everywhere; kickstart then starts the job (-k: and ends
+  // an instance launchd may have started meanwhile).
+  if (manager.kind === 'launchd') await stopProcess(old);
+  const argv = restartArgv(manager);
+  await managerCommand(argv);
+  await waitGone(old.pid, argv.join(' '));
+  out.write(`stopped ${describe(old)} with "${argv.join(' ')}"\n`);
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  for (;;) {
+    const now = readRunFile(runDir);
+    if (now && now.pid !== old.pid) {
+      const runner = await serviceManagerOf(now.pid);
+      if (runner?.kind !== manager.kind) throw new CliError(`a daemon serves (pid ${now.pid}), but not the ${describeManager(manager)}'s`);
+      return `started tether ${now.version ?? packageVersion()} (pid ${now.pid}) at ${now.url}, run by the ${describeManager(manager)}`;
+    }
+    if (Date.now() > deadline) {
+      const see = manager.kind === 'systemd' ? `systemctl --user status ${manager.unit}` : `launchctl print ${manager.target}`;
+      throw new CliError(
+        `the ${describeManager(manager)} started no daemon that serves within ${START_TIMEOUT_MS / 1000} s: see "${see}" and tether.log`,
+      );
+    }
+    await sleep(POLL_MS);
+  }
+}
+
+/** The login service that runs the daemon, or null; refuses one in tether's unit that systemctl cannot reach. */
+async function managerOf(run: RunFile, doing: string): Promise<ServiceManager | null> {
+  const found = await serviceManagerOf(run.pid);
+  if (found?.kind !== 'unconfirmed') return found;
+  throw new CliError(
+    `the daemon (pid ${run.pid}) runs in tether's systemd unit, but ${found.why}: ${doing} it with systemctl --user as its user`,
+  );
+}
+
 const describe = (run: RunFile): string => `tether ${run.version ?? '(version unknown)'} (pid ${run.pid})`;
 
 export class StopCommand extends Command {
@@ -98,6 +167,9 @@ export class StopCommand extends Command {
     details: `
       Finds the daemon by its run file, sends it SIGTERM (a clean shutdown, as Ctrl-C) and waits
       up to ${STOP_TIMEOUT_MS / 1000} s until it is gone. The tmux sessions and their agents keep running.
+      A daemon run by the login service is stopped with "systemctl --user stop tether.service"
+      (so systemd does not start it again), on macOS with "launchctl kill SIGTERM", whose clean
+      exit launchd lets be.
       Exits 0 once it stopped, ${NOT_RUNNING_EXIT} when no daemon was running, 1 when it did not stop.
     `,
   });
@@ -108,8 +180,11 @@ export class StopCommand extends Command {
       await loadConfig(paths, process.env);
       const { run, because } = await liveDaemon(paths);
       if (!run) throw new CliError(`tether is not running (${because}): nothing to stop`, NOT_RUNNING_EXIT);
-      await stopProcess(run);
-      this.context.stdout.write(`stopped ${describe(run)}\n`);
+      const manager = await managerOf(run, 'stop');
+      let how = '';
+      if (manager) how = await stopService(manager, run);
+      else await stopProcess(run);
+      this.context.stdout.write(`stopped ${describe(run)}${how}\n`);
       return 0;
     } catch (err) {
       return reportFailure(err, this.context.stderr);
@@ -127,7 +202,9 @@ export class RestartCommand extends Command {
       with this command's environment (the same data dir and config), its output in
       run/serve.out. Waits up to ${START_TIMEOUT_MS / 1000} s until it serves. Use it after an upgrade:
       "tether status" says when the daemon runs another version. Exits 0 once the new daemon
-      serves, 1 otherwise.
+      serves, 1 otherwise. A daemon run by the login service is restarted by its manager
+      instead ("systemctl --user restart tether.service"; on macOS SIGTERM, then
+      "launchctl kickstart -k gui/<uid>/dev.tether.daemon"), and the same wait applies.
     `,
   });
 
@@ -137,6 +214,11 @@ export class RestartCommand extends Command {
       const paths = resolvePaths(env);
       await loadConfig(paths, env);
       const { run: old } = await liveDaemon(paths);
+      const manager = old ? await managerOf(old, 'restart') : null;
+      if (old && manager) {
+        this.context.stdout.write(`${await restartService(manager, old, this.context.stdout, paths.runDir)}\n`);
+        return 0;
+      }
       if (old) {
         await stopProcess(old);
         this.context.stdout.write(`stopped ${describe(old)}\n`);

@@ -7,7 +7,9 @@
  * Both ways the server is kept are shown: its own scope (systemd-run works) and the unit's
  * KillMode=process (no systemd-run on the unit's PATH), the latter after the control: the unit
  * as tether wrote it before, which loses tmux on the first stop, and which `service status`
- * flags and `service install` updates. And the pi extension's detached start: SIGKILL of the
+ * flags and `service install` updates. `tether restart` and `tether stop` under the service go
+ * through systemctl: the unit runs the new daemon, then is stopped and stays so, tmux and the
+ * agent the same processes throughout. And the pi extension's detached start: SIGKILL of the
  * daemon's whole process group leaves tmux running.
  *
  * Each daemon here is started by systemd or as the extension starts one, not by the daemon
@@ -72,6 +74,7 @@ describe.skipIf(systemdWhyNot !== null)('under a real systemd user manager', () 
   let installEnv: NodeJS.ProcessEnv;
   let unitFile: string;
   let bareBin: string;
+  const outsiders: number[] = [];
 
   beforeAll(async () => {
     mgr = await startUserManager();
@@ -86,6 +89,7 @@ describe.skipIf(systemdWhyNot !== null)('under a real systemd user manager', () 
   afterAll(async () => {
     // The manager stops the unit and the scopes it runs; the private server is then ours to end.
     await mgr?.stop();
+    for (const pid of outsiders) if (alive(pid)) process.kill(pid, 'SIGKILL');
     await tmux?.cleanup();
     home?.cleanup();
     if (bareBin) rmSync(bareBin, { recursive: true, force: true });
@@ -149,6 +153,51 @@ describe.skipIf(systemdWhyNot !== null)('under a real systemd user manager', () 
     expect(serverGroup(server)).toMatch(/\/tether-tmux-[0-9a-f]+\.scope$/m);
     expect(serverGroup(server)).not.toContain(UNIT);
     await survivesEveryWay(first);
+  }, 300_000);
+
+  it('tether restart and tether stop go through systemd: a new daemon in the unit, then the unit stopped, tmux and the agent running throughout', async () => {
+    const install = await runCli(['service', 'install'], installEnv);
+    expect(install.code, install.stderr).toBe(0);
+    await systemctl('daemon-reload');
+    await systemctl('start', UNIT);
+    const first = await serving(0);
+    const pids = await tmuxPids(tmux);
+    // The CLI reaches this private manager as a user's shell reaches theirs.
+    const cliEnv: NodeJS.ProcessEnv = { ...installEnv };
+    delete cliEnv.DBUS_SESSION_BUS_ADDRESS;
+
+    const restarted = await runCli(['restart'], cliEnv, 120_000);
+    expect(restarted.code, restarted.stderr).toBe(0);
+    const started = /started tether \S+ \(pid (\d+)\)/.exec(restarted.stdout);
+    expect(started, restarted.stdout).not.toBeNull();
+    const second = Number(started![1]);
+    // Whoever started it, this file ends it if the manager does not (a daemon outside the unit).
+    outsiders.push(second);
+    expect(second).not.toBe(first);
+    expect(alive(first)).toBe(false);
+    // The unit runs the new daemon: active, its main pid, in its control group.
+    expect(await mgr.show(UNIT, 'ActiveState')).toBe('active');
+    expect(Number(await mgr.show(UNIT, 'MainPID'))).toBe(second);
+    expect(readFileSync(`/proc/${second}/cgroup`, 'utf8')).toMatch(new RegExp(`/${UNIT.replace('.', '\\.')}$`, 'm'));
+    expect(restarted.stdout).toContain(`(pid ${first}) with "systemctl --user restart ${UNIT}"`);
+    expect(restarted.stdout).toContain(`(pid ${second}) at `);
+    expect(restarted.stdout).toContain(', run by the systemd user unit tether.service');
+    // It adopts the session; tmux and the agent are the same processes.
+    expect(await serving(first)).toBe(second);
+    expect(alive(pids.server) && alive(pids.pane), 'the tmux server and the agent after tether restart').toBe(true);
+    expect(await tmuxPids(tmux)).toEqual(pids);
+
+    const stopped = await runCli(['stop'], cliEnv, 120_000);
+    expect(stopped.code, stopped.stderr).toBe(0);
+    expect(stopped.stdout).toContain(`(pid ${second}) with "systemctl --user stop ${UNIT}"`);
+    expect(alive(second)).toBe(false);
+    // Stopped by the user: inactive and dead, not waiting to be restarted (SubState auto-restart).
+    expect(await mgr.show(UNIT, 'ActiveState')).toBe('inactive');
+    expect(await mgr.show(UNIT, 'SubState')).toBe('dead');
+    expect(Number(await mgr.show(UNIT, 'MainPID'))).toBe(0);
+    expect(alive(pids.server) && alive(pids.pane), 'the tmux server and the agent after tether stop').toBe(true);
+    expect(await tmuxPids(tmux)).toEqual(pids);
+    expect((await runCli(['stop'], cliEnv)).code, 'a second stop: nothing runs').toBe(3);
   }, 300_000);
 
   it('without systemd-run, KillMode=process keeps tmux; a unit written before it had that loses tmux, and status and install say so', async () => {
