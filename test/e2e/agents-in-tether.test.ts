@@ -13,8 +13,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { agentBin } from '../helpers/agent-bins.js';
-import { apnsKey, startFakeApns, type FakeApns } from '../helpers/apns-server.js';
+import { agentBin, AGENT_ENV_CLEARED } from '../helpers/agent-bins.js';
+import { apnsKey, pushToml, startFakeApns, TEST_KEY_ID, TEST_TEAM_ID, type FakeApns } from '../helpers/apns-server.js';
 import { claudeHome, type ClaudeHome } from '../helpers/claude-home.js';
 import { codexHome, type CodexHome } from '../helpers/codex-home.js';
 import { useDaemon } from '../helpers/daemon-fixture.js';
@@ -31,8 +31,8 @@ const TURN_MS = 90_000;
 const TEST_MS = 400_000;
 const POLL_MS = 200;
 
-const TEAM = 'TEAM123456';
-const KID = 'KEY1234567';
+const TEAM = TEST_TEAM_ID;
+const KID = TEST_KEY_ID;
 const PHONE = 'd4'.repeat(32);
 
 const PROMPT = 'please run the marker command';
@@ -47,18 +47,6 @@ interface Listed {
   agent?: string;
   agentState: string | null;
 }
-
-/** Variables of the test's own environment that would point an agent elsewhere than the fakes. */
-const CLEARED = [
-  'ANTHROPIC_AUTH_TOKEN',
-  'ANTHROPIC_MODEL',
-  'CLAUDE_CODE_USE_BEDROCK',
-  'CLAUDE_CODE_USE_VERTEX',
-  'CLAUDE_CONFIG_DIR',
-  'CLAUDECODE',
-  'OPENAI_API_KEY',
-  'OPENAI_BASE_URL',
-];
 
 describe('Claude Code and Codex as tether sessions', () => {
   const dir = mkdtempSync(join(tmpdir(), 'tether-agents-e2e-'));
@@ -95,7 +83,7 @@ describe('Claude Code and Codex as tether sessions', () => {
     rmSync(join(codex.dir, 'hooks.json'));
     // One HOME for the daemon's panes: Claude's; Codex keeps its state in CODEX_HOME.
     Object.assign(env, { NODE_EXTRA_CA_CERTS: caFile }, claude.env, { CODEX_HOME: codex.dir }, codexKey(codex));
-    for (const v of CLEARED) env[v] = undefined;
+    for (const v of AGENT_ENV_CLEARED) env[v] = undefined;
     const commands = join(claude.cwd, '.claude', 'commands');
     mkdirSync(commands, { recursive: true });
     writeFileSync(join(commands, 'x.md'), '---\ndescription: Run the project check\n---\nRun the check.\n');
@@ -115,13 +103,7 @@ describe('Claude Code and Codex as tether sessions', () => {
         '[agents.codex]',
         `command = ${JSON.stringify(agentBin('codex'))}`,
         'kind = "codex"',
-        '[push]',
-        `team_id = "${TEAM}"`,
-        `key_id = "${KID}"`,
-        `key_path = ${JSON.stringify(keyPath)}`,
-        'bundle_id = "dev.tether.app"',
-        `sandbox_url = "${apns.url}"`,
-        `production_url = "${apns.url}"`,
+        ...pushToml(apns.url, keyPath),
         '',
       ].join('\n'),
     { extraEnv: env },

@@ -13,13 +13,13 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SessionRecords } from '../../src/records/session-records.js';
 import { fakeAgent } from '../helpers/agent-socket.js';
-import { apnsKey, startFakeApns, type FakeApns } from '../helpers/apns-server.js';
+import { apnsKey, pushToml, startFakeApns, TEST_KEY_ID, TEST_TEAM_ID, type FakeApns } from '../helpers/apns-server.js';
 import { useDaemon, type DaemonFixture } from '../helpers/daemon-fixture.js';
 import { runCli } from '../helpers/daemon.js';
 import { eventually } from '../helpers/tmux.js';
 
-const TEAM = 'TEAM123456';
-const KID = 'KEY1234567';
+const TEAM = TEST_TEAM_ID;
+const KID = TEST_KEY_ID;
 const PHONE = 'c3'.repeat(32);
 
 interface Alert {
@@ -49,21 +49,7 @@ function pushingDaemon(events: string) {
     writeFileSync(caFile, apns.certPem);
   });
   const fx = useDaemon(
-    () =>
-      [
-        '[agent]',
-        'command = "/bin/sh"',
-        'default_session = "pi-main"',
-        '[push]',
-        `team_id = "${TEAM}"`,
-        `key_id = "${KID}"`,
-        `key_path = ${JSON.stringify(keyPath)}`,
-        'bundle_id = "dev.tether.app"',
-        `sandbox_url = "${apns!.url}"`,
-        `production_url = "${apns!.url}"`,
-        events,
-        '',
-      ].join('\n'),
+    () => ['[agent]', 'command = "/bin/sh"', 'default_session = "pi-main"', ...pushToml(apns!.url, keyPath), events, ''].join('\n'),
     { extraEnv: { NODE_EXTRA_CA_CERTS: caFile } },
   );
   beforeAll(() => pairPhone(fx));

@@ -12,7 +12,7 @@
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
-import { agentBin } from '../helpers/agent-bins.js';
+import { agentBin, AGENT_ENV_CLEARED } from '../helpers/agent-bins.js';
 import { claudeHome, type ClaudeHome } from '../helpers/claude-home.js';
 import { codexHome, type CodexHome } from '../helpers/codex-home.js';
 import { anthropicText, isAgentTurn, startFakeAnthropic, toolResults, type AnthropicScript } from '../helpers/fake-anthropic.js';
@@ -34,18 +34,6 @@ const FINAL = 'All done: tether-final-answer';
 /** Claude Code's tool output line: `⎿` then a no-break space and a space before the output. */
 const TOOL_LINE = new RegExp(`⎿\\s+${TOOL_OUTPUT}`, 'u');
 
-/** Variables that would point an agent elsewhere than the fake: never passed on to the pane. */
-const CLEARED = [
-  'ANTHROPIC_AUTH_TOKEN',
-  'ANTHROPIC_MODEL',
-  'CLAUDE_CODE_USE_BEDROCK',
-  'CLAUDE_CODE_USE_VERTEX',
-  'CLAUDE_CONFIG_DIR',
-  'CLAUDECODE',
-  'OPENAI_API_KEY',
-  'OPENAI_BASE_URL',
-];
-
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
@@ -60,7 +48,7 @@ async function tmuxServer(): Promise<PrivateTmux> {
 /** Starts `argv` in a new session's pane with exactly `env` over the cleared environment. */
 async function startAgent(tmux: PrivateTmux, session: string, cwd: string, env: Record<string, string>, argv: string[]): Promise<void> {
   const vars = Object.entries(env).map(([k, v]) => `${k}=${v}`);
-  const clear = CLEARED.flatMap((v) => ['-u', v]);
+  const clear = AGENT_ENV_CLEARED.flatMap((v) => ['-u', v]);
   await tmux.tmux('new-session', '-d', '-s', session, '-x', '120', '-y', '40', '-c', cwd, 'env', ...clear, ...vars, ...argv);
 }
 

@@ -66,3 +66,15 @@ export function agentBin(agent: AgentName): string {
   if (problem) throw new Error(`${problem}: run "${AGENTS_INSTALL_COMMAND}" (npm test runs it first)`);
   return join(AGENTS_DIR, 'node_modules', AGENT_PACKAGES[agent].pkg, AGENT_PACKAGES[agent].bin);
 }
+
+/** Variables of the test's own environment that would point an agent elsewhere than the fakes: never passed on. */
+export const AGENT_ENV_CLEARED = [
+  'ANTHROPIC_AUTH_TOKEN',
+  'ANTHROPIC_MODEL',
+  'CLAUDE_CODE_USE_BEDROCK',
+  'CLAUDE_CODE_USE_VERTEX',
+  'CLAUDE_CONFIG_DIR',
+  'CLAUDECODE',
+  'OPENAI_API_KEY',
+  'OPENAI_BASE_URL',
+] as const;

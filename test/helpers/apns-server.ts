@@ -139,3 +139,20 @@ export async function startFakeApns(
   (fake as { url: string }).url = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return fake;
 }
+
+/** The team and key ids the tests' push config and fake APNs agree on. */
+export const TEST_TEAM_ID = 'TEAM123456';
+export const TEST_KEY_ID = 'KEY1234567';
+
+/** The `[push]` table of a daemon that pushes to the fake APNs at `url` with the key at `keyPath`. */
+export function pushToml(url: string, keyPath: string): string[] {
+  return [
+    '[push]',
+    `team_id = "${TEST_TEAM_ID}"`,
+    `key_id = "${TEST_KEY_ID}"`,
+    `key_path = ${JSON.stringify(keyPath)}`,
+    'bundle_id = "dev.tether.app"',
+    `sandbox_url = "${url}"`,
+    `production_url = "${url}"`,
+  ];
+}
