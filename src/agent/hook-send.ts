@@ -46,3 +46,17 @@ export function sendHookReport(report: HookReport, env: NodeJS.ProcessEnv, timeo
     socket.on('connect', () => socket.write(`${JSON.stringify(report)}\n`));
   });
 }
+
+/**
+ * Runs a hook program's `main` the way an agent needs it: the whole run bounded (stdin
+ * included), so the agent's turn never waits longer than HOOK_TIMEOUT_MS and a bit, and always
+ * exit 0, whatever happened: a report that could not be sent never fails the agent.
+ */
+export function runHookProgram(main: () => Promise<void>): void {
+  setTimeout(() => process.exit(0), HOOK_TIMEOUT_MS + 200).unref();
+  process.on('uncaughtException', () => process.exit(0));
+  main().then(
+    () => process.exit(0),
+    () => process.exit(0),
+  );
+}

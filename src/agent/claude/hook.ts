@@ -5,7 +5,7 @@
  * prints nothing (Claude acts on a hook's output and exit status; tether's hooks must never
  * change what Claude does, with or without a daemon). docs/agents.md "Claude Code".
  */
-import { hookReport, sendHookReport, HOOK_TIMEOUT_MS } from '../hook-send.js';
+import { hookReport, runHookProgram, sendHookReport } from '../hook-send.js';
 import { pickHookFields } from '../hook-wire.js';
 import { CLAUDE_HOOK_FIELDS } from './hook-fields.js';
 
@@ -54,10 +54,4 @@ async function main(): Promise<void> {
   if (report && fields.hook_event_name) await sendHookReport(report, process.env);
 }
 
-// The whole run is bounded, stdin included: Claude's turn never waits longer than this.
-setTimeout(() => process.exit(0), HOOK_TIMEOUT_MS + 200).unref();
-process.on('uncaughtException', () => process.exit(0));
-main().then(
-  () => process.exit(0),
-  () => process.exit(0),
-);
+runHookProgram(main);

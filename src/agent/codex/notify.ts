@@ -4,7 +4,7 @@
  * the few fields tether reads to the daemon and exits; like Claude's hook program it loads
  * nothing heavy, gives up after about a second, always exits 0 and prints nothing.
  */
-import { hookReport, sendHookReport, HOOK_TIMEOUT_MS } from '../hook-send.js';
+import { hookReport, runHookProgram, sendHookReport } from '../hook-send.js';
 import { pickHookFields } from '../hook-wire.js';
 import { CODEX_NOTIFY_FIELDS } from './notify-fields.js';
 import { codexSessionsDir, isSavedThread } from './rollout.js';
@@ -20,9 +20,4 @@ async function main(): Promise<void> {
   if (report && fields.type) await sendHookReport(report, process.env);
 }
 
-setTimeout(() => process.exit(0), HOOK_TIMEOUT_MS + 200).unref();
-process.on('uncaughtException', () => process.exit(0));
-main().then(
-  () => process.exit(0),
-  () => process.exit(0),
-);
+runHookProgram(main);
