@@ -89,6 +89,18 @@ describe('Claude Code and Codex as tether sessions', () => {
     writeFileSync(join(commands, 'x.md'), '---\ndescription: Run the project check\n---\nRun the check.\n');
   }, 60_000);
 
+  // Registered before the fixture so that it runs after the fixture's teardown (vitest runs
+  // afterAll hooks in reverse order): the agents' homes are removed only once tmux, and the
+  // agents in it, are gone; before, Codex still wrote into its home while it was removed.
+  afterAll(async () => {
+    await apns?.close();
+    await anthropic?.close();
+    await responses?.close();
+    claude?.cleanup();
+    codex?.cleanup();
+    rmSync(dir, { recursive: true, force: true });
+  }, 60_000);
+
   const fx = useDaemon(
     () =>
       [
@@ -117,15 +129,6 @@ describe('Claude Code and Codex as tether sessions', () => {
       body: JSON.stringify({ pairingToken: p.pairingToken, deviceName: 'phone', deviceToken: PHONE, environment: 'sandbox' }),
     });
     expect(r.status).toBe(201);
-  }, 60_000);
-
-  afterAll(async () => {
-    await apns?.close();
-    await anthropic?.close();
-    await responses?.close();
-    claude?.cleanup();
-    codex?.cleanup();
-    rmSync(dir, { recursive: true, force: true });
   }, 60_000);
 
   const listed = async (id: string) => ((await (await fx.d.get('/sessions')).json()) as Listed[]).find((s) => s.id === id);
