@@ -194,11 +194,12 @@ export class CodexRolloutWatch {
           this.inspected.add(path);
           continue;
         }
-        const meta = readSessionMeta(await head(path));
-        // Not written whole yet: looked at again on the next tick.
-        if (meta === null || meta.thread !== thread) continue;
+        const text = await head(path);
+        const meta = readSessionMeta(text);
+        // A first line not written far enough yet is looked at again on the next tick.
+        if (meta === null && !text.includes('\n') && text.length < META_HEAD_BYTES) continue;
         this.inspected.add(path);
-        this.claim(thread, meta.cwd, made);
+        if (meta !== null && meta.thread === thread) this.claim(thread, meta.cwd, made);
       }
     }
   }
