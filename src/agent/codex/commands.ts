@@ -1,8 +1,8 @@
 /**
  * Codex's slash commands for `GET /sessions/:id/commands`: its built-ins, as Codex 0.169's
  * command popup lists them (typing `/` in its composer), in that order. Codex 0.169 reads no
- * custom commands: it no longer lists `$CODEX_HOME/prompts/*.md`, and its skills are not slash
- * commands (they are mentioned with `$name`), so the list is the built-ins alone
+ * custom commands: it no longer lists `$CODEX_HOME/prompts/*.md`, and its skills are not offered
+ * as slash commands, so the list is the built-ins alone
  * (docs/agents.md "Codex").
  */
 import type { SlashCommand } from '../commands.js';
