@@ -227,9 +227,11 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
       : {}),
     runtimeCreated: (rt) => {
       const unbuffer = buffers.attach(rt.id, rt.stream);
-      const unwatch = rt.onChange((what) =>
-        what === 'linked' ? void keeper.sync(rt.id) : keeper.note(rt.id, { reservedSeq: rt.reservedSeq }),
-      );
+      const unwatch = rt.onChange((what) => {
+        if (what !== 'linked') return keeper.note(rt.id, { reservedSeq: rt.reservedSeq });
+        void keeper.sync(rt.id);
+        void agents.sessionSeen(rt.id); // a Codex session's rollout file is followed
+      });
       return () => {
         unwatch();
         unbuffer();
@@ -250,9 +252,11 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     sessionFile: (id, path) => keeper.note(id, { sessionFile: path }),
     conversation: (id, conversation) => keeper.note(id, { conversation }),
     version: packageVersion(),
+    agentKind: (name) => configured.kind(name),
+    storedConversation: (id) => records.read(id)?.conversation ?? null,
   });
   system.onSessionEnded((id, why) => {
-    if (why === 'deleted') agents.hub.forget(id);
+    if (why === 'deleted') agents.forget(id);
     else void keeper.sync(id); // the agent exited: the record says so, and it is not restored
   });
   // A session that ended (deleted, killed on purpose, or lost with restoring off) is not to come
