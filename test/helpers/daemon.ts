@@ -74,7 +74,7 @@ function nodeCommand(args: readonly string[], wrap: Wrap): [string, string[]] {
 export function runCli(
   args: string[],
   env: NodeJS.ProcessEnv,
-  timeoutMs = 20_000,
+  timeoutMs = 45_000,
   wrap: Wrap = [],
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   ensureBuilt();
@@ -100,7 +100,7 @@ function ensureBuilt(): void {
 }
 
 /** Starts `tether serve` and resolves once it printed its URL line. */
-export function startDaemon(home: DaemonHome, timeoutMs = 20_000, wrap: Wrap = []): Promise<RunningTestDaemon> {
+export function startDaemon(home: DaemonHome, timeoutMs = 45_000, wrap: Wrap = []): Promise<RunningTestDaemon> {
   ensureBuilt();
   const child = spawn(...nodeCommand([...DAEMON_NODE_ARGS, CLI, 'serve'], wrap), { env: home.env, stdio: ['pipe', 'pipe', 'pipe'] });
   let out = '';
