@@ -339,5 +339,6 @@ describe('REST sessions', () => {
     expect(await malformed.json()).toMatchObject({ error: 'bad-request' });
     expect((await fx.d.get('/health')).status).toBe(200);
     for (const name of before) expect(await tmuxNames()).toContain(name);
-  });
+    // 150 requests, some of which create and delete tmux sessions: long on a busy machine.
+  }, 120_000);
 });
