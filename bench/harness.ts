@@ -20,10 +20,13 @@ import { decodeChunkFrame } from '../src/protocol/frames.js';
 import { CLIENT_DEFLATE_MIN_BYTES } from '../src/reference-client/session-stream.js';
 import { CLI } from '../test/helpers/daemon.js';
 
-/** node's flags for the daemon: tether's own, or `TETHER_BENCH_DAEMON_NODE_ARGS` ("none" for none) to compare. */
-function daemonNodeArgs(): readonly string[] {
+/**
+ * node's flags for the daemon: `TETHER_BENCH_DAEMON_NODE_ARGS` ("none" for none) to compare,
+ * else `byDefault` (tether's launchers' own, unless a bench starts it as a user does).
+ */
+function daemonNodeArgs(byDefault: readonly string[] = DAEMON_NODE_ARGS): readonly string[] {
   const v = process.env.TETHER_BENCH_DAEMON_NODE_ARGS;
-  if (v === undefined) return DAEMON_NODE_ARGS;
+  if (v === undefined) return byDefault;
   return v === 'none' ? [] : v.split(' ').filter(Boolean);
 }
 
@@ -150,7 +153,12 @@ export interface BenchDaemon {
  * config asks), `/bin/sh` as the agent, `defaultSession` created at start. Logs at warn only,
  * so logging is not measured. `TETHER_BENCH_CPU_PROF=<dir>` profiles it (node --cpu-prof).
  */
-export async function benchDaemon(defaultSession: string, extraToml = '', wantTls = benchWantsTls()): Promise<BenchDaemon> {
+export async function benchDaemon(
+  defaultSession: string,
+  extraToml = '',
+  wantTls = benchWantsTls(),
+  nodeArgs: readonly string[] = DAEMON_NODE_ARGS,
+): Promise<BenchDaemon> {
   const dir = mkdtempSync(join(tmpdir(), 'tether-bench-'));
   const socket = join(dir, 'tmux.sock');
   const dataDir = join(dir, 'data');
@@ -174,10 +182,14 @@ export async function benchDaemon(defaultSession: string, extraToml = '', wantTl
   const cleanup = () => rmSync(dir, { recursive: true, force: true });
   const tmux = async (...args: string[]): Promise<string> => (await run('tmux', ['-S', socket, ...args])).stdout;
   const benchTmux: BenchTmux = { dir, socket, tmux, serverPid: async () => Number((await tmux('display-message', '-p', '#{pid}')).trim()) };
-  const child = spawn(process.execPath, [...daemonNodeArgs(), ...(prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : []), CLI, 'serve'], {
-    env,
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [...daemonNodeArgs(nodeArgs), ...(prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : []), CLI, 'serve'],
+    {
+      env,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    },
+  );
   let stderr = '';
   child.stderr.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-8192)));
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
@@ -395,8 +407,9 @@ export async function withBenchDaemon<T>(
   fn: (bd: BenchDaemon) => Promise<T>,
   extraToml = '',
   tls = benchWantsTls(),
+  nodeArgs: readonly string[] = DAEMON_NODE_ARGS,
 ): Promise<T> {
-  const bd = await benchDaemon(defaultSession, extraToml, tls);
+  const bd = await benchDaemon(defaultSession, extraToml, tls, nodeArgs);
   try {
     return await fn(bd);
   } finally {

@@ -7,10 +7,8 @@
  * sessions running.
  */
 import { rmSync } from 'node:fs';
-import { statfs } from 'node:fs/promises';
 import { hostname } from 'node:os';
-import type pino from 'pino';
-import { DiskBuffers, GIB, MIB, type SessionActivity } from '../actors/disk-buffer.actor.js';
+import { DiskBuffers, GIB, MIB } from '../actors/disk-buffer.actor.js';
 import { SessionsService } from '../service/sessions.service.js';
 import { SessionRecords } from '../records/session-records.js';
 import { RecordKeeper } from '../service/record-keeper.js';
@@ -21,12 +19,11 @@ import { SidecarSystem } from '../actors/system.js';
 import { OpsInspector } from '../ops/inspector.js';
 import { sessionActorId } from '../machines/sidecar.machine.js';
 import { opsRoutes } from '../transport/ops.routes.js';
-import { CertificateError, ensureCertificate } from '../auth/certificate.js';
 import { DeviceRegistry } from '../auth/devices.js';
 import { PairingService } from '../auth/pairing.js';
 import { PairingStore } from '../auth/pairing-store.js';
 import { TokenStore } from '../auth/token-store.js';
-import { PushConfigError, PushService, preparePush } from '../push/push.service.js';
+import { PushConfigError, preparePush } from '../push/settings.js';
 import { pairRoutes } from '../transport/pair.routes.js';
 import { StreamHub } from '../stream/stream-hub.js';
 import { ConnectionRegistry } from '../transport/connections.js';
@@ -37,17 +34,17 @@ import { resolvePaths } from '../config/paths.js';
 import { isLoopback, type TetherConfig } from '../config/schema.js';
 import { TmuxCli } from '../tmux/exec.js';
 import { chooseServerScope } from '../tmux/server-scope.js';
-import { killSession, listSessions, sessionActivity } from '../tmux/sessions.js';
 import { tmuxTarget } from '../tmux/target.js';
 import { checkTmuxVersion, readTmuxVersion } from '../tmux/version.js';
 import { healthReport, type HealthReport } from '../service/health.js';
-import { startPushTrigger } from '../service/push-trigger.js';
 import { buildServer, listen, type ServedRoute } from '../transport/server.js';
 import { AgentService } from '../agent/agent-service.js';
 import { agentSocketPath } from '../agent/protocol.js';
 import { resolveAgentCommand, type AgentResume } from './agent.js';
 import { prepareAgents } from './agents.js';
 import { CliError } from './fail.js';
+import { loadCertificate, setUpBuffers, statfsFree } from './daemon-start.js';
+import { agentLabel, startPush } from './push-wiring.js';
 import { writeRunFile } from './run-file.js';
 import { packageVersion } from '../config/version.js';
 import { makeWorkbench } from './workbench.js';
@@ -76,68 +73,6 @@ export function startupUrl(config: TetherConfig, scheme: 'http' | 'https', host:
   if (config.publicBaseUrl !== '') return `${config.publicBaseUrl.replace(/\/+$/, '')}/${q}`;
   const shown = host.includes(':') ? `[${host}]` : host;
   return `${scheme}://${shown}:${port}/${q}`;
-}
-
-/** Free bytes on the file system of `dir`, for the watchdog. */
-async function statfsFree(dir: string): Promise<number> {
-  const s = await statfs(dir);
-  return s.bavail * s.bsize;
-}
-
-/** What the start-up cleanup needs to know of each tmux session. */
-async function activityOf(cli: TmuxCli): Promise<Map<string, SessionActivity>> {
-  const [activity, sessions] = await Promise.all([sessionActivity(cli), listSessions(cli)]);
-  const out = new Map<string, SessionActivity>();
-  for (const s of sessions) {
-    const a = activity.get(s.name);
-    // Only tether's own sessions are ever removed; a user's session is never touched.
-    out.set(s.name, {
-      lastActivityMs: a?.lastActivityMs ?? 0,
-      attached: (a?.attachedClients ?? s.attachedClients) > 0,
-      ended: s.isTether && s.paneDead,
-    });
-  }
-  return out;
-}
-
-/**
- * Measures the disk buffers and removes what the idle cleanup finds: buffers idle longer than
- * `idle_days`, and tether sessions that ended that long ago. A data dir that cannot hold buffers
- * must not keep the sessions from being served: that is logged, and the start goes on.
- */
-async function setUpBuffers(buffers: DiskBuffers, cli: TmuxCli, log: pino.Logger): Promise<void> {
-  try {
-    await buffers.start();
-    const { endedSessions } = await buffers.cleanupIdle(await activityOf(cli).catch(() => new Map<string, SessionActivity>()));
-    for (const id of endedSessions) {
-      await killSession(cli, id).catch(() => undefined);
-      log.info({ session: id }, 'removed a session that had ended and was idle longer than idle_days');
-    }
-  } catch (err) {
-    log.error({ err: (err as Error).message }, 'the disk buffers could not be set up');
-  }
-}
-
-/** The certificate (made on first start); problems become the one-line refusal. */
-async function loadCertificate(tlsDir: string, host: string, publicBaseUrl: string, log: pino.Logger) {
-  const hosts = [host, ...(publicBaseUrl !== '' ? [new URL(publicBaseUrl).hostname.replace(/^\[|\]$/g, '')] : [])];
-  try {
-    const cert = await ensureCertificate(tlsDir, hosts);
-    if (cert.created)
-      log.info({ fingerprint: cert.fingerprint, names: cert.names }, 'made a new TLS certificate: phones pin its fingerprint');
-    if (cert.missing.length > 0)
-      log.warn({ missing: cert.missing }, 'the TLS certificate does not name every host; paired phones pin its fingerprint, so it is kept');
-    return cert;
-  } catch (err) {
-    throw err instanceof CertificateError ? new CliError(err.message) : err;
-  }
-}
-
-/** How the push title names an agent: by its kind where tether knows it, else by its configured name. */
-function agentLabel(kind: string | null, name: string): string {
-  if (kind === 'claude') return 'Claude';
-  if (kind === 'codex') return 'Codex';
-  return kind === 'pi' || name === 'default' ? 'pi' : name;
 }
 
 export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
@@ -277,7 +212,6 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     );
     log.warn(warnings[warnings.length - 1]);
   }
-  if (!pushSettings.enabled) log.info(pushSettings.reason);
   const sessions = new SessionsService(
     system,
     cli,
@@ -317,7 +251,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
   const hub: StreamHub = new StreamHub({ sessions: system, meta: (id) => sessions.meta(id), agentStates: agents.hub, log, ops });
   const devices = new DeviceRegistry(tokens);
   const pairing = new PairingService(new PairingStore(paths.authDir), tokens, devices);
-  const push = new PushService({
+  const push = await startPush({
     settings: pushSettings,
     devices,
     inForeground: (tokenId) => connections.count({ kind: 'stream', tokenId, liveOnly: true }) > 0,
@@ -327,16 +261,12 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
       const asks = agents.hub.asks(id);
       return { ...meta, agentLabel: agentLabel(configured.kind(meta.agent), meta.agent), ...(asks !== null ? { asks } : {}) };
     },
-    agentName: 'pi',
-    now: Date.now,
-    log,
-  });
-  const unsubscribePush = startPushTrigger({
     events: config.push.events,
     subscribeEvery: (listener) => agents.hub.subscribeEvery(listener),
     onSessionEnded: (listener) => system.onSessionEnded(listener),
     onAttention: (listener) => system.onAttention(listener),
-    send: (id, alert, label) => push.alert(id, alert, label),
+    now: Date.now,
+    log,
   });
   const health = (): HealthReport =>
     healthReport({
@@ -442,7 +372,6 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
         log.info('shutting down: tmux sessions keep running');
         stopWatchingTokens();
         workbench.stop();
-        unsubscribePush();
         push.stop();
         connections.closeAll();
         await retry?.stop();

@@ -6,8 +6,9 @@
  * log file (docs/configuration.md "Logs").
  */
 import { mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import pino from 'pino';
-import pretty from 'pino-pretty';
+import type PinoPretty from 'pino-pretty';
 import type { TetherPaths } from '../config/paths.js';
 import { CliError } from './fail.js';
 import { DEFAULT_LOG_MAX_BYTES, RotatingLogFile } from './log-file.js';
@@ -27,6 +28,14 @@ export function logMaxBytes(env: NodeJS.ProcessEnv): number {
     );
   }
   return Math.round(mb * 1024 * 1024);
+}
+
+/**
+ * pino-pretty, loaded only for a terminal: a daemon whose stderr is a pipe or a file (a service,
+ * a detached start) never needs it. Loaded synchronously (the logger is made synchronously).
+ */
+function loadPretty(): typeof PinoPretty {
+  return createRequire(import.meta.url)('pino-pretty') as typeof PinoPretty;
 }
 
 /** How stderr lines are written. */
@@ -59,7 +68,7 @@ export function makeLogger(
   const toFile = { write: (line: string) => (open ? file.write(line) : true) };
   const toStderr =
     stderrLogFormat(env, stderr) === 'pretty'
-      ? pretty({
+      ? loadPretty()({
           destination: stderr,
           sync: true,
           colorize: (stderr as { isTTY?: boolean }).isTTY === true,

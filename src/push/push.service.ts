@@ -8,11 +8,11 @@
  * state replaces an older one, as the collapse id does on the lock screen); a failed push is
  * retried only for 429, 5xx and network errors, at most RETRY_DELAYS_MS.length times.
  */
-import type { KeyObject } from 'node:crypto';
 import type { Logger } from '../log.js';
 import { alertPayload, type PushAlert, type SessionLabel } from './alert.js';
 import { ApnsClient, type ApnsReply } from './apns.js';
-import { loadPushKey, ProviderTokens } from './provider-token.js';
+import { ProviderTokens } from './provider-token.js';
+import type { PushSettings, PushStatus } from './settings.js';
 
 /** Pushes waiting to be sent or retried, all devices together. */
 export const MAX_PENDING = 256;
@@ -38,83 +38,10 @@ export interface PushDevices {
   remove(deviceToken: string): void | Promise<void>;
 }
 
-/** The `[push]` config section, as in the file. */
-export interface PushConfig {
-  readonly team_id: string;
-  readonly key_id: string;
-  readonly key_path: string;
-  readonly bundle_id: string;
-  readonly sandbox_url: string;
-  readonly production_url: string;
-}
-
 export type { PushAlert, SessionLabel } from './alert.js';
 export { MAX_BODY_CHARS, alertPayload } from './alert.js';
 
-/** Push settings ready to use, or why push is off. */
-export type PushSettings =
-  | { readonly enabled: false; readonly reason: string }
-  | {
-      readonly enabled: true;
-      readonly key: KeyObject;
-      readonly teamId: string;
-      readonly keyId: string;
-      readonly bundleId: string;
-      readonly urls: { readonly sandbox: string; readonly production: string };
-    };
-
-/** Thrown for a `[push]` section that cannot work; the message is one line naming the key. */
-export class PushConfigError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'PushConfigError';
-  }
-}
-
-const REQUIRED = ['team_id', 'key_id', 'key_path', 'bundle_id'] as const;
-
-/**
- * Checks `[push]` at start: all four keys empty is "off" (a warning in health); some set and
- * some not, or a key file that cannot be used, is an error naming what to fix.
- */
-export async function preparePush(config: PushConfig, configFile: string): Promise<PushSettings> {
-  const missing = REQUIRED.filter((k) => config[k] === '');
-  if (missing.length === REQUIRED.length) {
-    return { enabled: false, reason: 'push is not configured: set team_id, key_id, key_path and bundle_id in [push]' };
-  }
-  if (missing.length > 0) {
-    throw new PushConfigError(
-      `[push] in ${configFile}: ${missing.join(', ')} must be set too (push needs team_id, key_id, key_path and bundle_id)`,
-    );
-  }
-  for (const k of ['sandbox_url', 'production_url'] as const) {
-    if (config[k] === '') throw new PushConfigError(`[push] in ${configFile}: ${k} must not be empty while push is configured`);
-  }
-  let key: KeyObject;
-  try {
-    key = await loadPushKey(config.key_path);
-  } catch (err) {
-    throw new PushConfigError(`${(err as Error).message} (in ${configFile})`);
-  }
-  return {
-    enabled: true,
-    key,
-    teamId: config.team_id,
-    keyId: config.key_id,
-    bundleId: config.bundle_id,
-    urls: { sandbox: config.sandbox_url, production: config.production_url },
-  };
-}
-
-/** What health shows of push. */
-export interface PushStatus {
-  readonly configured: boolean;
-  /** Why push is off, when it is. */
-  readonly reason: string | null;
-  readonly sent: number;
-  readonly failed: number;
-  readonly lastError: { readonly at: string; readonly status: number; readonly reason: string; readonly device: string } | null;
-}
+export { PushConfigError, preparePush, type PushConfig, type PushSettings, type PushStatus } from './settings.js';
 
 export interface PushServiceDeps {
   readonly settings: PushSettings;

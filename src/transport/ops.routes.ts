@@ -15,7 +15,6 @@ import type { WebSocket } from 'ws';
 import { ApiError } from '../errors.js';
 import type { OpsActorView, OpsSink } from '../ops/inspector.js';
 import type { ConnectionRegistry } from './connections.js';
-import { OPS_PAGE_CSP, OPS_PAGE_HTML } from './ops.page.js';
 
 /** A viewer's socket with more than this unsent is behind: it is skipped until it drains. */
 export const OPS_HIGH_WATERMARK_BYTES = 256 * 1024;
@@ -70,16 +69,19 @@ function watchOver(socket: WebSocket, ops: OpsHandle, connections: ConnectionReg
 
 /** Registers the ops routes (behind auth: register after the auth plugin). */
 export const opsRoutes: FastifyPluginCallbackTypebox<OpsRoutesOptions> = (app, opts, done) => {
-  const charts = loadCharts(opts.chartsDir ?? CHARTS_DIR);
-  app.get('/ops', (_req, reply) =>
-    reply
+  // The page and the charts are read when first asked for: most daemons never show them.
+  let charts: Map<string, string> | null = null;
+  app.get('/ops', async (_req, reply) => {
+    const { OPS_PAGE_CSP, OPS_PAGE_HTML } = await import('./ops.page.js');
+    return reply
       .header('content-type', 'text/html; charset=utf-8')
       .header('content-security-policy', OPS_PAGE_CSP)
       .header('cache-control', 'no-store')
       .header('referrer-policy', 'no-referrer')
-      .send(OPS_PAGE_HTML),
-  );
+      .send(OPS_PAGE_HTML);
+  });
   app.get('/ops/charts/:name', { schema: { params: ChartParams } }, (req, reply) => {
+    charts ??= loadCharts(opts.chartsDir ?? CHARTS_DIR);
     const svg = charts.get(req.params.name);
     if (svg === undefined) throw new ApiError('not-found', `no chart named ${req.params.name}`);
     return reply.header('content-type', 'image/svg+xml; charset=utf-8').header('cache-control', 'no-cache').send(svg);

@@ -16,6 +16,7 @@ import { errorsPlugin, LOG_REDACT_PATHS, LOG_SERIALIZERS, RequestLogController }
 import { MAX_CLIENT_FRAME_BYTES } from '../protocol/frames.js';
 import type { HealthSource, TokenVerifier } from './handles.js';
 import { healthRoutes } from './health.routes.js';
+import { typeboxCompilersFactory } from './schema-compilers.js';
 import { sessionsRoutes, type SessionsHandle } from './sessions.routes.js';
 
 /** Largest request body (1 MiB): a paste of a large file fits; more is a 413. */
@@ -109,8 +110,9 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     // Shutting down must not wait on a client: they reconnect and resume.
     forceCloseConnections: true,
     bodyLimit: opts.bodyLimit ?? BODY_LIMIT_BYTES,
-    // Wrong types and unknown fields are errors, not silently coerced or dropped.
-    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false } },
+    // TypeBox's compiler validates and serializes; ajv is never loaded. Wrong types and unknown
+    // fields are errors, not coerced or dropped (TypeBox's check neither coerces nor defaults).
+    schemaController: { compilersFactory: typeboxCompilersFactory },
     ...(opts.tls ? { https: { key: opts.tls.key, cert: opts.tls.cert, sessionTimeout: TLS_SESSION_SECONDS } } : {}),
   }).withTypeProvider<TypeBoxTypeProvider>();
   // The route table as the server itself knows it, so a test can check every route (even one

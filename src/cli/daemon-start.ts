@@ -1,0 +1,66 @@
+/**
+ * The steps of `tether serve`'s start that stand alone: the certificate (made on first start),
+ * and the disk buffers' set-up with the start-up cleanup of what was idle too long.
+ */
+import { statfs } from 'node:fs/promises';
+import type pino from 'pino';
+import type { DiskBuffers, SessionActivity } from '../actors/disk-buffer.actor.js';
+import { CertificateError, ensureCertificate } from '../auth/certificate.js';
+import type { TmuxCli } from '../tmux/exec.js';
+import { killSession, listSessions, sessionActivity } from '../tmux/sessions.js';
+import { CliError } from './fail.js';
+
+/** Free bytes on the file system of `dir`, for the watchdog. */
+export async function statfsFree(dir: string): Promise<number> {
+  const s = await statfs(dir);
+  return s.bavail * s.bsize;
+}
+
+/** What the start-up cleanup needs to know of each tmux session. */
+async function activityOf(cli: TmuxCli): Promise<Map<string, SessionActivity>> {
+  const [activity, sessions] = await Promise.all([sessionActivity(cli), listSessions(cli)]);
+  const out = new Map<string, SessionActivity>();
+  for (const s of sessions) {
+    const a = activity.get(s.name);
+    // Only tether's own sessions are ever removed; a user's session is never touched.
+    out.set(s.name, {
+      lastActivityMs: a?.lastActivityMs ?? 0,
+      attached: (a?.attachedClients ?? s.attachedClients) > 0,
+      ended: s.isTether && s.paneDead,
+    });
+  }
+  return out;
+}
+
+/**
+ * Measures the disk buffers and removes what the idle cleanup finds: buffers idle longer than
+ * `idle_days`, and tether sessions that ended that long ago. A data dir that cannot hold buffers
+ * must not keep the sessions from being served: that is logged, and the start goes on.
+ */
+export async function setUpBuffers(buffers: DiskBuffers, cli: TmuxCli, log: pino.Logger): Promise<void> {
+  try {
+    await buffers.start();
+    const { endedSessions } = await buffers.cleanupIdle(await activityOf(cli).catch(() => new Map<string, SessionActivity>()));
+    for (const id of endedSessions) {
+      await killSession(cli, id).catch(() => undefined);
+      log.info({ session: id }, 'removed a session that had ended and was idle longer than idle_days');
+    }
+  } catch (err) {
+    log.error({ err: (err as Error).message }, 'the disk buffers could not be set up');
+  }
+}
+
+/** The certificate (made on first start); problems become the one-line refusal. */
+export async function loadCertificate(tlsDir: string, host: string, publicBaseUrl: string, log: pino.Logger) {
+  const hosts = [host, ...(publicBaseUrl !== '' ? [new URL(publicBaseUrl).hostname.replace(/^\[|\]$/g, '')] : [])];
+  try {
+    const cert = await ensureCertificate(tlsDir, hosts);
+    if (cert.created)
+      log.info({ fingerprint: cert.fingerprint, names: cert.names }, 'made a new TLS certificate: phones pin its fingerprint');
+    if (cert.missing.length > 0)
+      log.warn({ missing: cert.missing }, 'the TLS certificate does not name every host; paired phones pin its fingerprint, so it is kept');
+    return cert;
+  } catch (err) {
+    throw err instanceof CertificateError ? new CliError(err.message) : err;
+  }
+}

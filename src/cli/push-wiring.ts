@@ -1,0 +1,68 @@
+/**
+ * Push in the daemon: the APNs client, the push service and the trigger that feeds it are
+ * loaded only when `[push]` is configured. Most daemons never push, and the client (HTTP/2,
+ * the trust store) is memory an idle daemon kept for nothing (docs/benchmarks.md "Memory").
+ */
+import type { PushTriggerDeps } from '../service/push-trigger.js';
+import type { PushDevices, PushServiceDeps } from '../push/push.service.js';
+import type { PushSettings, PushStatus } from '../push/settings.js';
+import type { Logger } from '../log.js';
+
+/** What the daemon keeps of push: its status for health, and how to stop it. */
+export interface DaemonPush {
+  status(): PushStatus;
+  stop(): void;
+}
+
+export interface DaemonPushDeps extends Omit<PushTriggerDeps, 'send'> {
+  readonly settings: PushSettings;
+  readonly devices: PushDevices;
+  readonly inForeground: PushServiceDeps['inForeground'];
+  readonly describe: PushServiceDeps['describe'];
+  readonly now: () => number;
+  readonly log: Logger;
+}
+
+/** How the push title names an agent: by its kind where tether knows it, else by its configured name. */
+export function agentLabel(kind: string | null, name: string): string {
+  if (kind === 'claude') return 'Claude';
+  if (kind === 'codex') return 'Codex';
+  return kind === 'pi' || name === 'default' ? 'pi' : name;
+}
+
+/** Starts push when it is configured; otherwise only says why it is off. */
+export async function startPush(deps: DaemonPushDeps): Promise<DaemonPush> {
+  const settings = deps.settings;
+  if (!settings.enabled) {
+    deps.log.info(settings.reason);
+    const off: PushStatus = { configured: false, reason: settings.reason, sent: 0, failed: 0, lastError: null };
+    return { status: () => off, stop: () => undefined };
+  }
+  const [{ PushService }, { startPushTrigger }] = await Promise.all([
+    import('../push/push.service.js'),
+    import('../service/push-trigger.js'),
+  ]);
+  const push = new PushService({
+    settings,
+    devices: deps.devices,
+    inForeground: deps.inForeground,
+    describe: deps.describe,
+    agentName: 'pi',
+    now: deps.now,
+    log: deps.log,
+  });
+  const unsubscribe = startPushTrigger({
+    events: deps.events,
+    subscribeEvery: deps.subscribeEvery,
+    onSessionEnded: deps.onSessionEnded,
+    onAttention: deps.onAttention,
+    send: (id, alert, label) => push.alert(id, alert, label),
+  });
+  return {
+    status: () => push.status(),
+    stop: () => {
+      unsubscribe();
+      push.stop();
+    },
+  };
+}
