@@ -11,7 +11,8 @@ import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AGENT_SOCKET_ENV, agentSocketPath } from '../../src/agent/protocol.js';
 import { SessionRecords } from '../../src/records/session-records.js';
-import { daemonHome, ROOT, startDaemon, type DaemonHome, type RunningTestDaemon } from '../helpers/daemon.js';
+import { daemonHome, ROOT, type DaemonHome } from '../helpers/daemon.js';
+import { useDaemon } from '../helpers/daemon-fixture.js';
 import { lastOfRole, messageText, startFakeModel, type FakeModel } from '../helpers/fake-model.js';
 import { FAKE_NAMING_MODEL, FAKE_PROVIDER, piHome, type PiHome } from '../helpers/pi-home.js';
 import { Mirror } from '../helpers/stream.js';
@@ -41,15 +42,28 @@ const TEST_EXTENSION = `export default function (pi) {
 describe('the real agent in tether sessions', () => {
   let model: FakeModel;
   let pi: PiHome;
-  let tmux: PrivateTmux;
-  let home: DaemonHome;
-  let daemon: RunningTestDaemon;
-  const json = async <T>(path: string, init?: RequestInit): Promise<T> => (await (await daemon.get(path, init)).json()) as T;
+  // The fake model and pi's home come first (the daemon's environment names them) and go last.
+  beforeAll(async () => {
+    model = await startFakeModel(script);
+    pi = piHome(model.baseUrl);
+    pi.addPromptTemplate('greet', 'Greet someone warmly', 'Say hello to $1');
+    pi.addExtension('hello-ext', TEST_EXTENSION);
+  });
+  afterAll(async () => {
+    pi?.cleanup();
+    await model?.close();
+  });
+  const fx = useDaemon(`[agent]\ndefault_session = "pi-main"\nnaming_model = "${FAKE_PROVIDER}/${FAKE_NAMING_MODEL}"\n`, {
+    extraEnv: () => pi.env,
+    startTimeoutMs: 30_000,
+    setupTimeoutMs: 60_000,
+  });
+  const json = async <T>(path: string, init?: RequestInit): Promise<T> => (await (await fx.d.get(path, init)).json()) as T;
   const list = () => json<{ id: string; description: string; agentState: string | null }[]>('/sessions');
   const item = async (id: string) => (await list()).find((s) => s.id === id);
   const type = async (id: string, text: string) => {
     const post = (body: unknown) =>
-      daemon.get(`/sessions/${id}/input`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      fx.d.get(`/sessions/${id}/input`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
     expect((await post({ type: 'keys', data: text })).status).toBe(204);
     expect((await post({ type: 'key', name: 'enter' })).status).toBe(204);
   };
@@ -62,34 +76,12 @@ describe('the real agent in tether sessions', () => {
     await eventually(async () => (await item(id))?.agentState === 'awaiting-input', TURN_MS, 100);
   };
 
-  beforeAll(async () => {
-    model = await startFakeModel(script);
-    pi = piHome(model.baseUrl);
-    pi.addPromptTemplate('greet', 'Greet someone warmly', 'Say hello to $1');
-    pi.addExtension('hello-ext', TEST_EXTENSION);
-    tmux = await privateTmux();
-    home = daemonHome(
-      tmux.socket,
-      `[agent]\ndefault_session = "pi-main"\nnaming_model = "${FAKE_PROVIDER}/${FAKE_NAMING_MODEL}"\n`,
-      pi.env,
-    );
-    daemon = await startDaemon(home, 30_000);
-  }, 60_000);
-
-  afterAll(async () => {
-    await daemon?.stop();
-    await tmux?.cleanup();
-    home?.cleanup();
-    pi?.cleanup();
-    await model?.close();
-  });
-
   it(
     'a typed prompt: thinking, tool (bash), then awaiting-input, in order, with the terminal bytes of the turn',
     { timeout: 180_000 },
     async () => {
       await eventually(async () => (await item('pi-main'))?.agentState === 'idle', PI_START_MS, 200);
-      const mirror = new Mirror(daemon.base, daemon.token, 'pi-main').connect();
+      const mirror = new Mirror(fx.d.base, fx.d.token, 'pi-main').connect();
       try {
         await eventually(() => mirror.kinds().includes('state'), 15_000);
         await type('pi-main', 'please use a tool');
@@ -122,13 +114,13 @@ describe('the real agent in tether sessions', () => {
   });
 
   it('names the session after three messages; a manual description set first prevents it', { timeout: 240_000 }, async () => {
-    const created = await daemon.get('/sessions', {
+    const created = await fx.d.get('/sessions', {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ name: 'manual' }),
     });
     expect(created.status).toBe(201);
-    const patched = await daemon.get('/sessions/manual', {
+    const patched = await fx.d.get('/sessions/manual', {
       method: 'PATCH',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ description: 'My own title' }),
@@ -152,7 +144,7 @@ describe('the real agent in tether sessions', () => {
 
     for (const m of ['one', 'two', 'three']) await turn('manual', m);
     await eventually(
-      () => /"session":"manual"[^\n]*auto-naming skipped/.test(daemon.stderr()),
+      () => /"session":"manual"[^\n]*auto-naming skipped/.test(fx.d.stderr()),
       60_000,
       100,
       'auto-naming skipped for "manual"',
@@ -165,7 +157,7 @@ describe('the real agent in tether sessions', () => {
     "keeps reporting across pi's /reload and /new (the extension starts again); the record follows pi's conversation file",
     { timeout: 120_000 },
     async () => {
-      const records = new SessionRecords(home.dataDir);
+      const records = new SessionRecords(fx.home.dataDir);
       const fileOf = () => records.read('manual')?.sessionFile ?? null;
       // pi keeps the conversation in a file of its own; the session's record names it.
       await eventually(() => fileOf() !== null && existsSync(fileOf()!), 15_000, 50, "pi's conversation file in the record");
@@ -186,18 +178,18 @@ describe('the real agent in tether sessions', () => {
   );
 
   it('pi killed with SIGTERM: the daemon notices, state frames stop, nothing crashes', { timeout: 60_000 }, async () => {
-    const mirror = new Mirror(daemon.base, daemon.token, 'pi-main').connect();
+    const mirror = new Mirror(fx.d.base, fx.d.token, 'pi-main').connect();
     try {
       await eventually(() => mirror.kinds().includes('state'), 15_000);
-      const pid = Number((await tmux.tmux('display-message', '-p', '-t', '=pi-main:', '#{pane_pid}')).trim());
+      const pid = Number((await fx.tmux.tmux('display-message', '-p', '-t', '=pi-main:', '#{pane_pid}')).trim());
       expect(pid).toBeGreaterThan(0);
       process.kill(pid, 'SIGTERM');
       await eventually(async () => (await item('pi-main'))?.agentState === null, 20_000, 100);
       const statesAfter = mirror.received.filter((r) => r.kind === 'state').length;
-      expect((await daemon.get('/health')).status).toBe(200);
+      expect((await fx.d.get('/health')).status).toBe(200);
       expect(await item('manual')).toMatchObject({ agentState: 'awaiting-input' });
       expect(mirror.received.filter((r) => r.kind === 'state').length).toBe(statesAfter);
-      expect(daemon.child.exitCode).toBeNull();
+      expect(fx.d.child.exitCode).toBeNull();
     } finally {
       mirror.close();
     }
@@ -207,15 +199,15 @@ describe('the real agent in tether sessions', () => {
     'pi respawned after it died: the same pane runs pi with its extension again, and a client that stayed sees it work',
     { timeout: 180_000 },
     async () => {
-      const mirror = new Mirror(daemon.base, daemon.token, 'pi-main').connect();
+      const mirror = new Mirror(fx.d.base, fx.d.token, 'pi-main').connect();
       const meta = (state: string) => mirror.received.some((r) => r.kind === 'meta' && r.frame.state === state);
       try {
         await eventually(() => meta('exited'), 15_000);
-        const pane = (await tmux.tmux('display-message', '-p', '-t', '=pi-main:', '#{pane_id}')).trim();
-        const res = await daemon.get('/sessions/pi-main/respawn', { method: 'POST' });
+        const pane = (await fx.tmux.tmux('display-message', '-p', '-t', '=pi-main:', '#{pane_id}')).trim();
+        const res = await fx.d.get('/sessions/pi-main/respawn', { method: 'POST' });
         expect(res.status).toBe(200);
         expect(await res.json()).toMatchObject({ id: 'pi-main', state: 'running' });
-        expect((await tmux.tmux('display-message', '-p', '-t', '=pi-main:', '#{pane_id} #{pane_dead}')).trim()).toBe(`${pane} 0`);
+        expect((await fx.tmux.tmux('display-message', '-p', '-t', '=pi-main:', '#{pane_id} #{pane_dead}')).trim()).toBe(`${pane} 0`);
         await eventually(() => meta('running'), 15_000);
         // pi came back with the tether extension and its socket: it reports, and a turn works.
         const statesBefore = mirror.received.filter((r) => r.kind === 'state').length;
