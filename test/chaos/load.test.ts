@@ -9,6 +9,7 @@
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { warningsOf } from '../helpers/daemon.js';
 import { useDaemon } from '../helpers/daemon-fixture.js';
 import type { Mirror } from '../helpers/stream.js';
 import { eventually } from '../helpers/tmux.js';
@@ -32,7 +33,6 @@ describe(`load: ${SESSIONS} sessions, two clients each`, () => {
   const rand = rng(7);
 
   beforeAll(async () => {
-    const d = fx.d;
     for (const id of ids) pairs.set(id, { steady: fx.mirror(id), flaky: fx.mirror(id) });
     await eventually(
       () => [...pairs.values()].every((p) => p.steady.kinds().includes('snapshot') && p.flaky.kinds().includes('snapshot')),
@@ -43,14 +43,8 @@ describe(`load: ${SESSIONS} sessions, two clients each`, () => {
       const waiting = [...pairs]
         .filter(([, p]) => !p.steady.kinds().includes('snapshot') || !p.flaky.kinds().includes('snapshot'))
         .map(([id]) => id);
-      const said = d
-        .stderr()
-        .split('\n')
-        .filter((l) => /"level":[45]0/.test(l))
-        .slice(-10)
-        .join('\n');
       throw new Error(
-        `${err.message}: ${waiting.length} sessions without a snapshot (${waiting.slice(0, 8).join(', ')}); daemon warnings:\n${said}`,
+        `${err.message}: ${waiting.length} sessions without a snapshot (${waiting.slice(0, 8).join(', ')}); daemon warnings:\n${warningsOf(fx.d)}`,
       );
     });
   }, 180_000);

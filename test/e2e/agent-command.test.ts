@@ -10,8 +10,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { daemonHome, ROOT, runCli } from '../helpers/daemon.js';
 import { useDaemon } from '../helpers/daemon-fixture.js';
-import { lastOfRole, messageText, startFakeModel, type FakeModel } from '../helpers/fake-model.js';
-import { FAKE_NAMING_MODEL, FAKE_PROVIDER, piHome, type PiHome } from '../helpers/pi-home.js';
+import { useFakePi } from '../helpers/fake-pi-fixture.js';
+import { lastOfRole, messageText } from '../helpers/fake-model.js';
+import { FAKE_NAMING_MODEL, FAKE_PROVIDER } from '../helpers/pi-home.js';
 import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
 
 /** pi starts slowly on two shared cores: waits are generous, never sleeps. */
@@ -21,29 +22,24 @@ const PI_LINK = join(ROOT, 'node_modules/.bin/pi');
 const PI_CLI = join(ROOT, 'node_modules/@mariozechner/pi-coding-agent/dist/cli.js');
 
 describe('[agent] command with arguments, and kind', () => {
-  let model: FakeModel;
-  let pi: PiHome;
+  const fp = useFakePi((req) => ({ text: `answered by ${req.model}: ${messageText(lastOfRole(req, 'user')).slice(0, 30)}` }));
   let tmux: PrivateTmux;
   let scripts: string;
 
   beforeAll(async () => {
-    model = await startFakeModel((req) => ({ text: `answered by ${req.model}: ${messageText(lastOfRole(req, 'user')).slice(0, 30)}` }));
-    pi = piHome(model.baseUrl);
     tmux = await privateTmux();
     scripts = mkdtempSync(join(tmpdir(), 'tether-agent-scripts-'));
   }, 30_000);
 
   afterAll(async () => {
     await tmux?.cleanup();
-    pi?.cleanup();
-    await model?.close();
     rmSync(scripts, { recursive: true, force: true });
   });
 
   /** A daemon for the tests of the enclosing describe, its default agent configured by `agentToml`. */
   function serve(agentToml: () => string) {
     const fx = useDaemon(() => `[agent]\ndefault_session = "pi-main"\n${agentToml()}`, {
-      extraEnv: () => pi.env,
+      extraEnv: () => fp.pi.env,
       startTimeoutMs: 30_000,
       setupTimeoutMs: 60_000,
     });
@@ -63,15 +59,15 @@ describe('[agent] command with arguments, and kind', () => {
     it('a command line with arguments reaches pi, which keeps the extension', { timeout: 180_000 }, async () => {
       // The extension reports the agent's state: pi got -e and --tether after the configured arguments.
       await eventually(async () => (await item())?.agentState === 'idle', PI_START_MS, 200, 'pi-main to report idle');
-      const seen = model.requests.length;
+      const seen = fp.model.requests.length;
       await type('which model are you');
       await eventually(
-        () => model.requests.slice(seen).some((r) => messageText(lastOfRole(r, 'user')) === 'which model are you'),
+        () => fp.model.requests.slice(seen).some((r) => messageText(lastOfRole(r, 'user')) === 'which model are you'),
         TURN_MS,
         50,
         'the prompt to reach the model',
       );
-      const asked = model.requests.slice(seen).filter((r) => messageText(lastOfRole(r, 'user')) === 'which model are you');
+      const asked = fp.model.requests.slice(seen).filter((r) => messageText(lastOfRole(r, 'user')) === 'which model are you');
       // The settings' default model is fake-agent (FAKE_AGENT_MODEL): only --model from the command line picks fake-namer.
       expect(asked.map((r) => r.model)).toEqual([FAKE_NAMING_MODEL]);
       await eventually(async () => (await item())?.agentState === 'awaiting-input', TURN_MS, 100, 'pi-main to await input');
@@ -92,15 +88,15 @@ describe('[agent] command with arguments, and kind', () => {
 
     it('a wrapper script not named pi, with kind = "pi", keeps the extension and gets args', { timeout: 180_000 }, async () => {
       await eventually(async () => (await item())?.agentState === 'idle', PI_START_MS, 200, 'the wrapped pi to report idle');
-      const seen = model.requests.length;
+      const seen = fp.model.requests.length;
       await type('hello through the wrapper');
       await eventually(
-        () => model.requests.slice(seen).some((r) => messageText(lastOfRole(r, 'user')) === 'hello through the wrapper'),
+        () => fp.model.requests.slice(seen).some((r) => messageText(lastOfRole(r, 'user')) === 'hello through the wrapper'),
         TURN_MS,
         50,
         'the prompt to reach the model',
       );
-      expect(model.requests.slice(seen).find((r) => messageText(lastOfRole(r, 'user')) === 'hello through the wrapper')?.model).toBe(
+      expect(fp.model.requests.slice(seen).find((r) => messageText(lastOfRole(r, 'user')) === 'hello through the wrapper')?.model).toBe(
         FAKE_NAMING_MODEL,
       );
       // What the wrapper was given: the configured args, then the extension, --tether last.

@@ -13,8 +13,9 @@ import { AGENT_SOCKET_ENV, agentSocketPath } from '../../src/agent/protocol.js';
 import { SessionRecords } from '../../src/records/session-records.js';
 import { daemonHome, ROOT, type DaemonHome } from '../helpers/daemon.js';
 import { useDaemon } from '../helpers/daemon-fixture.js';
-import { lastOfRole, messageText, startFakeModel, type FakeModel } from '../helpers/fake-model.js';
-import { FAKE_NAMING_MODEL, FAKE_PROVIDER, piHome, type PiHome } from '../helpers/pi-home.js';
+import { useFakePi } from '../helpers/fake-pi-fixture.js';
+import { lastOfRole, messageText, type startFakeModel } from '../helpers/fake-model.js';
+import { FAKE_NAMING_MODEL, FAKE_PROVIDER } from '../helpers/pi-home.js';
 import { Mirror } from '../helpers/stream.js';
 import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
 
@@ -40,21 +41,13 @@ const TEST_EXTENSION = `export default function (pi) {
 `;
 
 describe('the real agent in tether sessions', () => {
-  let model: FakeModel;
-  let pi: PiHome;
-  // The fake model and pi's home come first (the daemon's environment names them) and go last.
-  beforeAll(async () => {
-    model = await startFakeModel(script);
-    pi = piHome(model.baseUrl);
+  // Before the daemon, whose environment names them: they go after it.
+  const fp = useFakePi(script, (pi) => {
     pi.addPromptTemplate('greet', 'Greet someone warmly', 'Say hello to $1');
     pi.addExtension('hello-ext', TEST_EXTENSION);
   });
-  afterAll(async () => {
-    pi?.cleanup();
-    await model?.close();
-  });
   const fx = useDaemon(`[agent]\ndefault_session = "pi-main"\nnaming_model = "${FAKE_PROVIDER}/${FAKE_NAMING_MODEL}"\n`, {
-    extraEnv: () => pi.env,
+    extraEnv: () => fp.pi.env,
     startTimeoutMs: 30_000,
     setupTimeoutMs: 60_000,
   });
@@ -70,9 +63,9 @@ describe('the real agent in tether sessions', () => {
   /** Types a prompt once the agent waits; resolves when the model got it and the agent waits again. */
   const turn = async (id: string, text: string) => {
     await eventually(async () => ['idle', 'awaiting-input'].includes((await item(id))?.agentState ?? ''), PI_START_MS, 100);
-    const seen = model.requests.length;
+    const seen = fp.model.requests.length;
     await type(id, text);
-    await eventually(() => model.requests.slice(seen).some((r) => messageText(lastOfRole(r, 'user')) === text), TURN_MS, 50);
+    await eventually(() => fp.model.requests.slice(seen).some((r) => messageText(lastOfRole(r, 'user')) === text), TURN_MS, 50);
     await eventually(async () => (await item(id))?.agentState === 'awaiting-input', TURN_MS, 100);
   };
 
@@ -138,7 +131,7 @@ describe('the real agent in tether sessions', () => {
       100,
       'the description the naming call chose',
     );
-    const namingCalls = model.requests.filter((r) => r.model === FAKE_NAMING_MODEL);
+    const namingCalls = fp.model.requests.filter((r) => r.model === FAKE_NAMING_MODEL);
     expect(namingCalls).toHaveLength(1);
     expect(messageText(lastOfRole(namingCalls[0]!, 'user'))).toMatch(/please use a tool[\s\S]*second message[\s\S]*third message/);
 
@@ -149,7 +142,7 @@ describe('the real agent in tether sessions', () => {
       100,
       'auto-naming skipped for "manual"',
     );
-    expect(model.requests.filter((r) => r.model === FAKE_NAMING_MODEL)).toHaveLength(1);
+    expect(fp.model.requests.filter((r) => r.model === FAKE_NAMING_MODEL)).toHaveLength(1);
     expect((await item('manual'))?.description).toBe('My own title');
   });
 
@@ -223,16 +216,13 @@ describe('the real agent in tether sessions', () => {
 });
 
 describe('pi --tether started by a person in their own tmux session', () => {
-  let model: FakeModel;
-  let pi: PiHome;
+  const fp = useFakePi(script);
   let tmux: PrivateTmux;
   let home: DaemonHome;
 
   beforeAll(async () => {
-    model = await startFakeModel(script);
-    pi = piHome(model.baseUrl);
     tmux = await privateTmux();
-    home = daemonHome(tmux.socket, '', pi.env);
+    home = daemonHome(tmux.socket, '', fp.pi.env);
   });
 
   afterAll(async () => {
@@ -242,12 +232,10 @@ describe('pi --tether started by a person in their own tmux session', () => {
     await eventually(() => daemonsOf(home.dataDir).length === 0, 15_000).catch(() => undefined);
     await tmux?.cleanup();
     home?.cleanup();
-    pi?.cleanup();
-    await model?.close();
   });
 
   it('makes the session a tether session, starts the daemon and shows the URL', { timeout: 120_000 }, async () => {
-    const env = Object.entries({ ...pi.env, TETHER_CONFIG: home.configFile, TETHER_DATA_DIR: home.dataDir }).flatMap(([k, v]) => [
+    const env = Object.entries({ ...fp.pi.env, TETHER_CONFIG: home.configFile, TETHER_DATA_DIR: home.dataDir }).flatMap(([k, v]) => [
       '-e',
       `${k}=${v}`,
     ]);
@@ -299,7 +287,7 @@ describe('pi --tether started by a person in their own tmux session', () => {
     const socketPath = join(dataDir, 'run', 'agent.sock');
     mkdirSync(dirname(socketPath), { recursive: true });
     const env = Object.entries({
-      ...pi.env,
+      ...fp.pi.env,
       TETHER_CONFIG: home.configFile,
       TETHER_DATA_DIR: dataDir,
       [AGENT_SOCKET_ENV]: socketPath,

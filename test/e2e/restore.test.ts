@@ -11,13 +11,13 @@
  */
 import { mkdirSync, realpathSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { SessionRecords } from '../../src/records/session-records.js';
 import { RESTORE_RETRY_INTERVAL_MS } from '../../src/service/restore-retry.js';
 import type { TestDaemon } from '../helpers/daemon.js';
 import { useDaemon } from '../helpers/daemon-fixture.js';
-import { lastOfRole, messageText, startFakeModel, type FakeModel } from '../helpers/fake-model.js';
-import { piHome, type PiHome } from '../helpers/pi-home.js';
+import { useFakePi } from '../helpers/fake-pi-fixture.js';
+import { lastOfRole, messageText } from '../helpers/fake-model.js';
 import { Mirror } from '../helpers/stream.js';
 import { eventually } from '../helpers/tmux.js';
 
@@ -41,18 +41,9 @@ interface Health {
 }
 
 describe('sessions restored after their tmux server is lost', () => {
-  let model: FakeModel;
-  let pi: PiHome;
-  // The fake model and pi's home come first (the daemon's environment names them) and go last.
-  beforeAll(async () => {
-    model = await startFakeModel((req) => ({ text: `You said: ${messageText(lastOfRole(req, 'user')).slice(0, 40)}` }));
-    pi = piHome(model.baseUrl);
-  });
-  afterAll(async () => {
-    pi?.cleanup();
-    await model?.close();
-  });
-  const fx = useDaemon(`[agent]\ndefault_session = "pi-main"\n`, { extraEnv: () => pi.env, startTimeoutMs: 30_000 });
+  // Before the daemon, whose environment names them: they go after it.
+  const fp = useFakePi((req) => ({ text: `You said: ${messageText(lastOfRole(req, 'user')).slice(0, 40)}` }));
+  const fx = useDaemon(`[agent]\ndefault_session = "pi-main"\n`, { extraEnv: () => fp.pi.env, startTimeoutMs: 30_000 });
   let records: SessionRecords;
   const dirs = new Map<string, string>();
   const descriptions = new Map<string, string>();
@@ -73,10 +64,10 @@ describe('sessions restored after their tmux server is lost', () => {
       100,
       `${id}'s pi ready`,
     );
-    const seen = model.requests.length;
+    const seen = fp.model.requests.length;
     await type(id, text);
     await eventually(
-      () => model.requests.slice(seen).some((r) => messageText(lastOfRole(r, 'user')) === text),
+      () => fp.model.requests.slice(seen).some((r) => messageText(lastOfRole(r, 'user')) === text),
       TURN_MS,
       50,
       `the model asked "${text}"`,
@@ -215,9 +206,9 @@ describe('sessions restored after their tmux server is lost', () => {
         }
 
         // The conversation goes on where it was: the model sees the earlier turns.
-        const seen = model.requests.length;
+        const seen = fp.model.requests.length;
         await turn('r3', 'third words after the loss');
-        const request = model.requests.slice(seen).find((r) => messageText(lastOfRole(r, 'user')) === 'third words after the loss')!;
+        const request = fp.model.requests.slice(seen).find((r) => messageText(lastOfRole(r, 'user')) === 'third words after the loss')!;
         const said = request.messages.map((m) => messageText(m)).join('\n');
         expect(said).toContain('first words of r3');
         expect(said).toContain('second words of r3');

@@ -8,7 +8,16 @@
  * registered after `useDaemon` runs before the fixture's, while the daemon still runs.
  */
 import { afterAll, beforeAll, expect } from 'vitest';
-import { daemonHome, freePort, startDaemon, type DaemonHome, type RunningTestDaemon, type TestDaemon, type Wrap } from './daemon.js';
+import {
+  daemonHome,
+  freePort,
+  startDaemon,
+  warningsOf,
+  type DaemonHome,
+  type RunningTestDaemon,
+  type TestDaemon,
+  type Wrap,
+} from './daemon.js';
 import { startInProcessDaemon, type DaemonParts, type InProcessTestDaemon } from './in-process-daemon.js';
 import { Mirror } from './stream.js';
 import { privateTmux, type PrivateTmux } from './tmux.js';
@@ -128,12 +137,5 @@ function fixture<D extends TestDaemon, Again extends unknown[]>(
 /** POST /sessions; anything but 201 fails the setup with the answer and the daemon's last warnings. */
 async function createSession(d: TestDaemon, name: string): Promise<void> {
   const res = await d.get('/sessions', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name }) });
-  if (res.status === 201) return;
-  const warnings = d
-    .stderr()
-    .split('\n')
-    .filter((l) => /"level":[45]0/.test(l))
-    .slice(-10)
-    .join('\n');
-  expect.fail(`creating session ${name}: ${res.status} ${await res.text()}\n${warnings}`);
+  if (res.status !== 201) expect.fail(`creating session ${name}: ${res.status} ${await res.text()}\n${warningsOf(d)}`);
 }

@@ -59,6 +59,16 @@ export interface TestDaemon {
   kill(): Promise<void>;
 }
 
+/** The daemon's last `n` warning and error log lines, for a failure message that says what it said. */
+export function warningsOf(d: TestDaemon, n = 10): string {
+  return d
+    .stderr()
+    .split('\n')
+    .filter((l) => /"level":[45]0/.test(l))
+    .slice(-n)
+    .join('\n');
+}
+
 /** The built daemon (`tether serve`) as a child process. */
 export interface RunningTestDaemon extends TestDaemon {
   readonly child: ChildProcessWithoutNullStreams;
