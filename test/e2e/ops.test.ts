@@ -182,7 +182,7 @@ describe('/ops in a real browser', () => {
   });
 
   describe('over https', () => {
-    const tlsFx = useDaemon('tls = true\n[agent]\ncommand = "/bin/cat"\n', { setupTimeoutMs: 60_000 });
+    const tlsFx = useDaemon('tls = true\n[agent]\ncommand = "/bin/cat"\n', { startTimeoutMs: 60_000, setupTimeoutMs: 90_000 });
 
     it(
       'tether status talks to a daemon serving https, pinning its certificate; the page works over https and wss',

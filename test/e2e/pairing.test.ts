@@ -32,7 +32,8 @@ interface PairingJson {
 }
 
 describe('pairing, tokens and TLS', () => {
-  const fx = useDaemon(CONFIG, { setupTimeoutMs: 60_000 });
+  // Making the certificate (RSA 2048) is slow on busy cores.
+  const fx = useDaemon(CONFIG, { startTimeoutMs: 60_000, setupTimeoutMs: 90_000 });
   let host: string;
   let port: number;
   /** Trusts the daemon's certificate after checking the pin from the first QR. */
