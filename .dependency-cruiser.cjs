@@ -1,5 +1,7 @@
 // The import graph of src/: no cycles, and every folder imports only folders below it.
 // docs/architecture.md draws the same layers; `npm run deps` (part of `npm test`) checks them.
+// Around src/: the tests and the benchmarks share helpers only through testkit/, which imports
+// src/ and nothing else; src/ imports none of them (docs/testing.md).
 //
 const { LAYERS } = require('./scripts/layers.cjs');
 
@@ -44,11 +46,39 @@ module.exports = {
       },
       to: {},
     },
+    {
+      name: 'src-imports-no-tests',
+      comment: 'The product never depends on its tests, benchmarks or their kit.',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { path: '^(test|bench|testkit)/' },
+    },
+    {
+      name: 'testkit-imports-only-src',
+      comment: 'testkit/ is what tests and benchmarks share: it may lean on src/, never on either of them.',
+      severity: 'error',
+      from: { path: '^testkit/' },
+      to: { path: '^(test|bench)/' },
+    },
+    {
+      name: 'bench-imports-no-tests',
+      comment: 'A helper the benchmarks need from the tests moves to testkit/.',
+      severity: 'error',
+      from: { path: '^bench/' },
+      to: { path: '^test/' },
+    },
+    {
+      name: 'tests-import-no-bench',
+      comment: 'A helper the tests need from the benchmarks moves to testkit/.',
+      severity: 'error',
+      from: { path: '^test/' },
+      to: { path: '^bench/' },
+    },
     ...rules,
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
-    exclude: { path: '^(dist|node_modules|test|bench|scripts)/' },
+    exclude: { path: '(^|/)node_modules/|^(dist|scripts|test/fixtures|bench/peers)/' },
     tsConfig: { fileName: 'tsconfig.json' },
     tsPreCompilationDeps: true,
     enhancedResolveOptions: { extensions: ['.ts', '.js'] },

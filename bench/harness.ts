@@ -18,7 +18,7 @@ import WebSocket, { type ClientOptions } from 'ws';
 import { DAEMON_NODE_ARGS } from '../src/config/daemon-process.js';
 import { decodeChunkFrame } from '../src/protocol/frames.js';
 import { CLIENT_DEFLATE_MIN_BYTES } from '../src/reference-client/session-stream.js';
-import { CLI } from '../test/helpers/daemon.js';
+import { CLI } from '../testkit/built-cli.js';
 
 /**
  * node's flags for the daemon: `TETHER_BENCH_DAEMON_NODE_ARGS` ("none" for none) to compare,

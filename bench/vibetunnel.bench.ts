@@ -21,7 +21,7 @@ import { fileURLToPath } from 'node:url';
 import { startEchoPane, tetherKeystroke } from './echo.bench.js';
 import { envNumber, ms, percentile, ratio, sleep, streamWithBase, waitFor, withBenchDaemon, type Row } from './harness.js';
 import { peerFloodRows } from './peer-flood.js';
-import { freePort } from '../test/helpers/daemon.js';
+import { freePort } from '../testkit/ports.js';
 import { installPeers } from './wetty.bench.js';
 
 const HERE = join(dirname(fileURLToPath(import.meta.url)), 'peers');

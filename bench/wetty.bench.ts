@@ -20,7 +20,7 @@ import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startEchoPane, tetherKeystroke } from './echo.bench.js';
-import { freePort } from '../test/helpers/daemon.js';
+import { freePort } from '../testkit/ports.js';
 import { peerFloodRows } from './peer-flood.js';
 import {
   envNumber,

@@ -3,7 +3,9 @@
  * `{data_dir}/buffers/<id>.log`, exactly the bytes its clients get, with the per-session and
  * global caps and the free-space watchdog of the disk-buffer machine
  * (src/machines/disk-buffer.machine.ts): one machine actor per session and one (`*`) for the
- * sidecar as a whole, which health reads.
+ * sidecar as a whole, which health reads. This file owns the buffers as a whole (the global
+ * cap, the watchdog, the start-up cleanup, health); one session's batching and writes are
+ * session-buffer.ts, the files' paths and measuring disk-buffer-files.ts.
  *
  * Invariants:
  * - Memory is bounded: output waits in a per-session batch of at most MAX_PENDING_BYTES,
@@ -25,48 +27,19 @@
  * - Nothing here throws into the stream: a failed write (disk full, read-only, the file
  *   replaced by a directory) is logged, shown in health, and the next batch tries again.
  */
-import { constants, lstatSync, type Stats } from 'node:fs';
-import { lstat, mkdir, open, readdir, rm } from 'node:fs/promises';
-import { join, resolve, sep } from 'node:path';
-import { createActor, type Actor, type InspectionEvent } from 'xstate';
+import { lstatSync } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
+import { createActor, type InspectionEvent } from 'xstate';
 import { diskBufferMachine, type DiskBufferLimits, type DiskBufferOffReason } from '../machines/disk-buffer.machine.js';
 import type { Logger } from '../log.js';
-import type { PaneStream, StreamListener } from '../stream/pane-stream.js';
-import type { RingChunk } from '../stream/ring.js';
-import { isValidSessionName } from '../protocol/session-name.js';
+import type { PaneStream } from '../stream/pane-stream.js';
+import { bufferPaths, measureBuffers } from './disk-buffer-files.js';
+import { SessionBuffer, type BufferActor } from './session-buffer.js';
 
-/** Output waits at most this long before it is written. */
-export const FLUSH_MS = 100;
-/** A batch this large is written at once. */
-export const FLUSH_BYTES = 256 * 1024;
-/** A session's waiting batch never grows past this; beyond it the batch is dropped (a gap). */
-export const MAX_PENDING_BYTES = 8 * 1024 * 1024;
+export { bufferPaths } from './disk-buffer-files.js';
+export { FLUSH_BYTES, FLUSH_MS, MAX_PENDING_BYTES } from './session-buffer.js';
 export const MIB = 1024 * 1024;
 export const GIB = 1024 * MIB;
-
-const OPEN_APPEND = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW;
-
-type BufferActor = Actor<typeof diskBufferMachine>;
-
-/** The files of a session's buffer; throws for an id that is not a session name. */
-export function bufferPaths(dir: string, id: string): { log: string; idx: string } {
-  if (!isValidSessionName(id)) throw new Error(`not a session id: ${JSON.stringify(id).slice(0, 80)}`);
-  const root = resolve(dir);
-  const log = resolve(root, `${id}.log`);
-  if (!log.startsWith(root + sep)) throw new Error(`a buffer path must stay in ${root}`);
-  return { log, idx: resolve(root, `${id}.idx`) };
-}
-
-/** Appends to a file opened 0600, never through a symlink; returns the bytes written. */
-async function appendTo(path: string, data: Buffer): Promise<number> {
-  const fh = await open(path, OPEN_APPEND, 0o600);
-  try {
-    const { bytesWritten } = await fh.write(data, 0, data.length);
-    return bytesWritten;
-  } finally {
-    await fh.close();
-  }
-}
 
 /** What the start-up cleanup knows of a tmux session. */
 export interface SessionActivity {
@@ -98,137 +71,6 @@ export interface DiskBufferStatus {
   readonly freeBytes: number | null;
   /** Per-session problems (a cap reached, a failed write), as sentences. */
   readonly warnings: string[];
-}
-
-class SessionBuffer implements StreamListener {
-  readonly actor: BufferActor;
-  private pending: RingChunk[] = [];
-  private pendingBytes = 0;
-  private timer: NodeJS.Timeout | null = null;
-  /** The write in flight, if any: while it runs, `size` is the file's size before it. */
-  writing: Promise<void> | null = null;
-  /** Stream position right after the last byte in the file, or null when the next byte is not contiguous. */
-  private nextSeq: number | null = null;
-  dropped = 0;
-  lastError: string | null = null;
-  private unsubscribe: () => void = () => undefined;
-
-  constructor(
-    readonly id: string,
-    private readonly paths: { log: string; idx: string },
-    public size: number,
-    private readonly owner: DiskBuffers,
-    limits: DiskBufferLimits,
-  ) {
-    this.actor = createActor(diskBufferMachine, {
-      input: { limits },
-      ...(owner.deps.inspect ? { id: 'buffer', inspect: owner.deps.inspect(id) } : {}),
-    }).start();
-    this.actor.send({ type: 'buffer.startup', idleMs: 0 });
-  }
-
-  attach(stream: PaneStream): void {
-    this.unsubscribe = stream.subscribe(this);
-  }
-
-  get state(): string {
-    return String(this.actor.getSnapshot().value);
-  }
-
-  chunk(chunk: RingChunk): void {
-    if (this.state !== 'writing') {
-      this.nextSeq = null;
-      return;
-    }
-    if (this.pendingBytes + chunk.data.length > MAX_PENDING_BYTES) {
-      // The disk is slower than the stream: drop what waits rather than grow; the index notes the gap.
-      this.dropped += this.pendingBytes + chunk.data.length;
-      this.pending = [];
-      this.pendingBytes = 0;
-      this.nextSeq = null;
-      return;
-    }
-    this.pending.push(chunk);
-    this.pendingBytes += chunk.data.length;
-    if (this.pendingBytes >= FLUSH_BYTES) void this.flush();
-    else if (!this.timer) {
-      this.timer = setTimeout(() => void this.flush(), FLUSH_MS);
-      this.timer.unref();
-    }
-  }
-
-  gap(): void {
-    // The next chunk starts at a new position: the index notes it when it is written.
-  }
-
-  /** Writes what waits (one write in flight; a flush during one runs after it). */
-  flush(): Promise<void> {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    if (this.writing) return this.writing.then(() => this.flush());
-    if (this.pendingBytes === 0) return Promise.resolve();
-    const batch = this.pending;
-    this.pending = [];
-    this.pendingBytes = 0;
-    this.writing = this.write(batch).finally(() => (this.writing = null));
-    return this.writing;
-  }
-
-  private async write(batch: RingChunk[]): Promise<void> {
-    if (this.state !== 'writing') return;
-    const sessionRoom = this.owner.limits.sessionCapBytes - this.size;
-    const globalRoom = this.owner.globalRoom();
-    const room = Math.min(sessionRoom, globalRoom);
-    const parts: Buffer[] = [];
-    const index: string[] = [];
-    let length = 0;
-    let next = this.nextSeq;
-    for (const c of batch) {
-      if (length >= room) break;
-      const start = c.start;
-      if (next !== start) index.push(`${this.size + length} ${start}\n`);
-      const data = c.data.length > room - length ? c.data.subarray(0, room - length) : c.data;
-      parts.push(data);
-      length += data.length;
-      next = start + data.length;
-    }
-    if (length === 0) {
-      // Nothing fits under the global cap: the machines hear that output came with the total at
-      // the cap, so this session too is off (and health says so) instead of writing nothing.
-      if (globalRoom <= 0 && sessionRoom > 0) this.owner.written(this);
-      return;
-    }
-    this.owner.reserve(length);
-    try {
-      if (index.length > 0) await appendTo(this.paths.idx, Buffer.from(index.join('')));
-      const written = await appendTo(this.paths.log, Buffer.concat(parts, length));
-      this.size += written;
-      this.nextSeq = written === length ? next : null;
-      if (this.lastError) this.owner.deps.log.info({ session: this.id }, 'the disk buffer is written again');
-      this.lastError = null;
-    } catch (err) {
-      this.nextSeq = null;
-      const message = (err as Error).message;
-      if (this.lastError !== message)
-        this.owner.deps.log.warn({ session: this.id, err: message }, 'the disk buffer could not be written; the stream goes on');
-      this.lastError = message;
-      return;
-    } finally {
-      this.owner.release(length);
-    }
-    this.owner.written(this);
-  }
-
-  /** The session was deleted: stop listening, forget the file (the caller removes it). */
-  close(deleted: boolean): void {
-    this.unsubscribe();
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    this.pending = [];
-    this.pendingBytes = 0;
-    if (deleted) this.actor.send({ type: 'session.deleted' });
-    this.actor.stop();
-  }
 }
 
 const REASONS: Record<DiskBufferOffReason, (d: DiskBuffers) => string> = {
@@ -293,27 +135,6 @@ export class DiskBuffers {
     this.timer.unref();
   }
 
-  /** Sizes of every `<id>.log` in the dir, by id. */
-  private async measure(): Promise<Map<string, { size: number; stats: Stats }>> {
-    const out = new Map<string, { size: number; stats: Stats }>();
-    let names: string[];
-    try {
-      names = await readdir(this.deps.dir);
-    } catch {
-      return out;
-    }
-    for (const name of names) {
-      if (!name.endsWith('.log') || !isValidSessionName(name.slice(0, -4))) continue;
-      try {
-        const stats = await lstat(join(this.deps.dir, name));
-        if (stats.isFile()) out.set(name.slice(0, -4), { size: stats.size, stats });
-      } catch {
-        // Removed meanwhile.
-      }
-    }
-    return out;
-  }
-
   /**
    * The start-up cleanup (docs/contract.md row "any --startup [inactive > idle_days]--> buffer file deleted"):
    * every buffer file whose session had no output and no client for longer than idle_days is
@@ -323,7 +144,7 @@ export class DiskBuffers {
   async cleanupIdle(activity: ReadonlyMap<string, SessionActivity>): Promise<{ deleted: string[]; endedSessions: string[] }> {
     const deleted: string[] = [];
     const endedSessions: string[] = [];
-    for (const [id, { stats }] of await this.measure()) {
+    for (const [id, { stats }] of await measureBuffers(this.deps.dir)) {
       const a = activity.get(id);
       const last = Math.max(stats.mtimeMs, a?.lastActivityMs ?? 0);
       const idleMs = a?.attached ? 0 : this.deps.now() - last;
@@ -424,7 +245,7 @@ export class DiskBuffers {
           this.deps.log.warn({ err: (err as Error).message }, 'free disk space could not be read');
           return;
         }
-        this.remeasure(await this.measure());
+        this.remeasure(await measureBuffers(this.deps.dir));
         const event = { type: 'watchdog.check' as const, freeBytes: this.free, totalBytes: this.total };
         this.global.send(event);
         for (const b of this.sessions.values()) b.actor.send(event);

@@ -8,10 +8,10 @@
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { daemonHome, freePort, startDaemon, type DaemonHome, type RunningTestDaemon } from '../helpers/daemon.js';
-import { Mirror } from '../helpers/stream.js';
-import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useDaemon } from '../helpers/daemon-fixture.js';
+import type { Mirror } from '../helpers/stream.js';
+import { eventually } from '../helpers/tmux.js';
 
 const SESSIONS = ['kill-a', 'kill-b', 'kill-c'];
 const KILLS = 5;
@@ -34,46 +34,27 @@ const timer = setInterval(() => {
 `;
 
 describe('the daemon killed mid-flood, repeatedly', () => {
-  let tmux: PrivateTmux;
-  let home: DaemonHome;
-  let d: RunningTestDaemon;
+  // The same port every start: the clients resume on their own to where the daemon was.
+  const fx = useDaemon(`[agent]\ncommand = "/bin/sh"\ndefault_session = "kill-a"\n`, {
+    samePort: true,
+    prepare: ({ home }) => writeFileSync(join(home.dir, 'flood.cjs'), FLOOD),
+    sessions: SESSIONS.slice(1),
+    setupTimeoutMs: 60_000,
+  });
   const mirrors = new Map<string, Mirror>();
   const rand = rng(4242);
 
   beforeAll(async () => {
-    tmux = await privateTmux();
-    const port = await freePort();
-    home = daemonHome(tmux.socket);
-    writeFileSync(
-      home.configFile,
-      `bindAddress = "127.0.0.1:${port}"\ntls = false\n[agent]\ncommand = "/bin/sh"\ndefault_session = "kill-a"\n[tmux]\nsocket = ${JSON.stringify(tmux.socket)}\n`,
-    );
-    writeFileSync(join(home.dir, 'flood.cjs'), FLOOD);
-    d = await startDaemon(home);
-    for (const id of SESSIONS.slice(1)) {
-      const res = await d.get('/sessions', {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ name: id }),
-      });
-      expect(res.status).toBe(201);
-    }
     for (const id of SESSIONS) {
-      const m = new Mirror(d.base, d.token, id).connect();
+      const m = fx.mirror(id);
       mirrors.set(id, m);
       await eventually(() => m.kinds().includes('snapshot'), 15_000);
     }
   }, 60_000);
-  afterAll(async () => {
-    for (const m of mirrors.values()) m.close();
-    await d?.kill();
-    await tmux.cleanup();
-    home.cleanup();
-  });
 
   it("reattaches every session and every client ends on tmux's screen", async () => {
-    for (const id of SESSIONS) mirrors.get(id)!.stream.sendKeys(`${process.execPath} ${join(home.dir, 'flood.cjs')} ${id}\r`);
-    const bufferOf = (id: string) => join(home.dataDir, 'buffers', `${id}.log`);
+    for (const id of SESSIONS) mirrors.get(id)!.stream.sendKeys(`${process.execPath} ${join(fx.home.dir, 'flood.cjs')} ${id}\r`);
+    const bufferOf = (id: string) => join(fx.home.dataDir, 'buffers', `${id}.log`);
     const read = (id: string) => (existsSync(bufferOf(id)) ? readFileSync(bufferOf(id)) : Buffer.alloc(0));
     const killedAt = new Map<string, Buffer>();
     const intactUpToKill = () => {
@@ -85,14 +66,14 @@ describe('the daemon killed mid-flood, repeatedly', () => {
     // last check asks more than, on a busy machine), so that check is never vacuous.
     const floodLines = (id: string) => read(id).toString('latin1').split(`${id} line `).length - 1;
     await eventually(() => SESSIONS.every((id) => floodLines(id) > 1000), 60_000, 10, 'over 1000 flood lines in each buffer');
-    const serverPid = async () => (await tmux.tmux('display-message', '-p', '#{pid}')).trim();
+    const serverPid = async () => (await fx.tmux.tmux('display-message', '-p', '#{pid}')).trim();
     const firstServer = await serverPid();
     for (let k = 0; k < KILLS; k++) {
       // The first kill at once (mid-flood), the others at random moments.
       if (k > 0) await new Promise((r) => setTimeout(r, 300 + rand() * 900));
-      await d.kill();
+      await fx.d.kill();
       for (const id of SESSIONS) killedAt.set(id, read(id));
-      d = await startDaemon(home);
+      const d = await fx.startAgain();
       intactUpToKill();
       const ids = ((await (await d.get('/sessions')).json()) as { id: string }[]).map((s) => s.id);
       expect(ids).toEqual(SESSIONS);
@@ -102,17 +83,17 @@ describe('the daemon killed mid-flood, repeatedly', () => {
     for (const id of SESSIONS) {
       try {
         await eventually(
-          async () => (await tmux.capture(`=${id}:`)).includes(`${id}-flood-done`),
+          async () => (await fx.tmux.capture(`=${id}:`)).includes(`${id}-flood-done`),
           90_000,
           250,
           `${id}'s flood to end in tmux`,
         );
       } catch (err) {
         // Say what stood: the pane as tmux shows it, and what the daemon warned of.
-        const log = readFileSync(join(home.dataDir, 'tether.log'), 'utf8').split('\n');
+        const log = readFileSync(join(fx.home.dataDir, 'tether.log'), 'utf8').split('\n');
         const warned = log.filter((l) => /"level":(40|50|60)/.test(l)).slice(-20);
         throw new Error(
-          `${(err as Error).message}\n${id}'s pane:\n${await tmux.capture(`=${id}:`)}\ndaemon warnings:\n${warned.join('\n')}`,
+          `${(err as Error).message}\n${id}'s pane:\n${await fx.tmux.capture(`=${id}:`)}\ndaemon warnings:\n${warned.join('\n')}`,
           { cause: err },
         );
       }
@@ -120,7 +101,7 @@ describe('the daemon killed mid-flood, repeatedly', () => {
     for (const id of SESSIONS) {
       const m = mirrors.get(id)!;
       await eventually(async () => m.stream.status === 'open' && (await m.text()).includes(`${id}-flood-done`), 30_000, 100);
-      const captured = (await tmux.tmux('capture-pane', '-p', '-t', `=${id}:`))
+      const captured = (await fx.tmux.tmux('capture-pane', '-p', '-t', `=${id}:`))
         .split('\n')
         .slice(0, 40)
         .map((l) => l.trimEnd());
@@ -140,7 +121,7 @@ describe('the daemon killed mid-flood, repeatedly', () => {
     // follow each other one by one: nothing doubled, nothing missing, nothing from elsewhere.
     for (const id of SESSIONS) {
       const file = read(id);
-      const index = readFileSync(join(home.dataDir, 'buffers', `${id}.idx`), 'utf8')
+      const index = readFileSync(join(fx.home.dataDir, 'buffers', `${id}.idx`), 'utf8')
         .trim()
         .split('\n')
         .map((l) => Number(l.split(' ')[0]));
@@ -155,8 +136,8 @@ describe('the daemon killed mid-flood, repeatedly', () => {
       }
       expect(lines, `${id}.log holds the flood`).toBeGreaterThan(1000);
     }
-    const health = (await (await d.get('/health')).json()) as { sessions: number; clients: number; status: string };
+    const health = (await (await fx.d.get('/health')).json()) as { sessions: number; clients: number; status: string };
     expect(health).toMatchObject({ sessions: SESSIONS.length, clients: SESSIONS.length });
-    expect((await tmux.tmux('list-sessions', '-F', '#{session_name}')).trim().split('\n').sort()).toEqual(SESSIONS);
+    expect((await fx.tmux.tmux('list-sessions', '-F', '#{session_name}')).trim().split('\n').sort()).toEqual(SESSIONS);
   }, 240_000);
 });

@@ -8,10 +8,11 @@
  */
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { daemonHome, startDaemon, type DaemonHome, type RunningTestDaemon } from '../helpers/daemon.js';
-import { Mirror } from '../helpers/stream.js';
-import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { warningsOf } from '../helpers/daemon.js';
+import { useDaemon } from '../helpers/daemon-fixture.js';
+import type { Mirror } from '../helpers/stream.js';
+import { eventually } from '../helpers/tmux.js';
 
 // Sized to the machine: each session's shell forks a sleep five times a second, and the daemon
 // carries two clients per session beside the rest of the suite.
@@ -26,36 +27,13 @@ function rng(seed: number): () => number {
 }
 
 describe(`load: ${SESSIONS} sessions, two clients each`, () => {
-  let tmux: PrivateTmux;
-  let home: DaemonHome;
-  let d: RunningTestDaemon;
   const ids = Array.from({ length: SESSIONS }, (_, i) => `load-${i}`);
+  const fx = useDaemon(`[agent]\ncommand = "/bin/sh"\ndefault_session = "load-0"\n`, { sessions: ids.slice(1), setupTimeoutMs: 180_000 });
   const pairs = new Map<string, { steady: Mirror; flaky: Mirror }>();
   const rand = rng(7);
 
   beforeAll(async () => {
-    tmux = await privateTmux();
-    home = daemonHome(tmux.socket, `[agent]\ncommand = "/bin/sh"\ndefault_session = "load-0"\n`);
-    d = await startDaemon(home);
-    for (const id of ids.slice(1)) {
-      const res = await d.get('/sessions', {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ name: id }),
-      });
-      if (res.status !== 201)
-        throw new Error(
-          `creating ${id}: ${res.status} ${await res.text()}\n${d
-            .stderr()
-            .split('\n')
-            .filter((l) => /"level":[45]0/.test(l))
-            .slice(-10)
-            .join('\n')}`,
-        );
-    }
-    for (const id of ids) {
-      pairs.set(id, { steady: new Mirror(d.base, d.token, id).connect(), flaky: new Mirror(d.base, d.token, id).connect() });
-    }
+    for (const id of ids) pairs.set(id, { steady: fx.mirror(id), flaky: fx.mirror(id) });
     await eventually(
       () => [...pairs.values()].every((p) => p.steady.kinds().includes('snapshot') && p.flaky.kinds().includes('snapshot')),
       60_000,
@@ -65,31 +43,16 @@ describe(`load: ${SESSIONS} sessions, two clients each`, () => {
       const waiting = [...pairs]
         .filter(([, p]) => !p.steady.kinds().includes('snapshot') || !p.flaky.kinds().includes('snapshot'))
         .map(([id]) => id);
-      const said = d
-        .stderr()
-        .split('\n')
-        .filter((l) => /"level":[45]0/.test(l))
-        .slice(-10)
-        .join('\n');
       throw new Error(
-        `${err.message}: ${waiting.length} sessions without a snapshot (${waiting.slice(0, 8).join(', ')}); daemon warnings:\n${said}`,
+        `${err.message}: ${waiting.length} sessions without a snapshot (${waiting.slice(0, 8).join(', ')}); daemon warnings:\n${warningsOf(fx.d)}`,
       );
     });
   }, 180_000);
-  afterAll(async () => {
-    for (const p of pairs.values()) {
-      p.steady.close();
-      p.flaky.close();
-    }
-    await d?.kill();
-    await tmux.cleanup();
-    home.cleanup();
-  });
 
   it('every resumed client ends equal to its continuous twin and to tmux, with flat memory', async () => {
     const loop = `h=$(hostname); i=0; while [ $i -lt ${LINES} ]; do i=$((i+1)); printf '\\033[3%dm%s line %d\\033[0m\\n' $((i%8)) "$h" $i; sleep 0.2; done; echo load-$((1+1))done\r`;
     for (const p of pairs.values()) p.steady.stream.sendKeys(loop);
-    const pid = d.child.pid!;
+    const pid = fx.d.child.pid!;
     const samples: number[] = [];
     const deadline = Date.now() + LINES * 200 + 5000;
     let round = 0;
@@ -110,12 +73,12 @@ describe(`load: ${SESSIONS} sessions, two clients each`, () => {
     // Every loop has printed its last line (the loops run side by side, so one bound covers all).
     const finished = new Set<string>();
     const unfinished = async () => {
-      for (const id of ids) if (!finished.has(id) && (await tmux.capture(`=${id}:`)).includes('load-2done')) finished.add(id);
+      for (const id of ids) if (!finished.has(id) && (await fx.tmux.capture(`=${id}:`)).includes('load-2done')) finished.add(id);
       return ids.filter((id) => !finished.has(id));
     };
     await eventually(async () => (await unfinished()).length === 0, 120_000, 1000).catch(async () => {
       const left = await unfinished();
-      const shows = left.length > 0 ? (await tmux.capture(`=${left[0]}:`)).trimEnd().split('\n').slice(-3).join(' | ') : '';
+      const shows = left.length > 0 ? (await fx.tmux.capture(`=${left[0]}:`)).trimEnd().split('\n').slice(-3).join(' | ') : '';
       throw new Error(
         `${left.length} of ${SESSIONS} sessions never printed load-2done within 120 s after the run (${left.slice(0, 8).join(', ')}); ${left[0]} shows: ${shows}`,
       );
@@ -135,7 +98,7 @@ describe(`load: ${SESSIONS} sessions, two clients each`, () => {
       );
       const [a, b] = [await p.steady.screen(), await p.flaky.screen()];
       expect({ id, text: b.text, attrs: b.attrs, cursor: b.cursor }).toEqual({ id, text: a.text, attrs: a.attrs, cursor: a.cursor });
-      const captured = (await tmux.tmux('capture-pane', '-p', '-t', `=${id}:`))
+      const captured = (await fx.tmux.tmux('capture-pane', '-p', '-t', `=${id}:`))
         .split('\n')
         .slice(0, 40)
         .map((l) => l.trimEnd());

@@ -7,15 +7,13 @@
  */
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { PairingStore } from '../../src/auth/pairing-store.js';
 import { TokenStore } from '../../src/auth/token-store.js';
-import { runDaemon, type RunningDaemon } from '../../src/cli/daemon.js';
-import { daemonHome, type DaemonHome } from '../helpers/daemon.js';
-import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
+import { useInProcessDaemon } from '../helpers/daemon-fixture.js';
+import { eventually } from '../helpers/tmux.js';
 
 const SESSION = 'sec';
 const SINK_END = 'END-OF-FUZZ-7f3a';
@@ -33,41 +31,25 @@ const SINK = [
 ].join('\n');
 
 describe('security: tokens on every route, nothing run from client text, no secrets in logs', () => {
-  let tmux: PrivateTmux;
-  let home: DaemonHome;
-  let daemon: RunningDaemon;
+  const fx = useInProcessDaemon(`[agent]\ncommand = "/bin/sh"\ndefault_session = "${SESSION}"\n`);
   let base: string;
   let token: string;
   let revoked: string;
   let pairingToken: string;
-  let logged = '';
-  const stderr = new PassThrough();
-  stderr.on('data', (d: Buffer) => (logged += d.toString('utf8')));
 
   beforeAll(async () => {
-    tmux = await privateTmux();
-    home = daemonHome(tmux.socket, `[agent]\ncommand = "/bin/sh"\ndefault_session = "${SESSION}"\n`);
-    const stdout = new PassThrough();
-    daemon = await runDaemon({ env: home.env, stdout, stderr, cwd: home.dir });
-    const url = new URL(daemon.url);
-    base = `${url.protocol}//${url.host}`;
-    token = url.searchParams.get('token')!;
-    const store = await TokenStore.open(join(home.dataDir, 'auth'));
+    ({ base, token } = fx.d);
+    const store = await TokenStore.open(join(fx.home.dataDir, 'auth'));
     revoked = store.create('soon-gone').token;
     store.revoke('soon-gone');
     store.close();
-    pairingToken = new PairingStore(join(home.dataDir, 'auth')).create().token;
-  }, 30_000);
-  afterAll(async () => {
-    await daemon?.stop();
-    await tmux.cleanup();
-    home.cleanup();
+    pairingToken = new PairingStore(join(fx.home.dataDir, 'auth')).create().token;
   });
 
   const tmuxState = async () => ({
-    sessions: (await tmux.tmux('list-sessions', '-F', '#{session_name}:#{session_windows}')).trim(),
-    description: (await tmux.tmux('show-options', '-v', '-q', '-t', SESSION, '@description')).trim(),
-    files: readdirSync(home.dir).sort(),
+    sessions: (await fx.tmux.tmux('list-sessions', '-F', '#{session_name}:#{session_windows}')).trim(),
+    description: (await fx.tmux.tmux('show-options', '-v', '-q', '-t', SESSION, '@description')).trim(),
+    files: readdirSync(fx.home.dir).sort(),
   });
 
   /** The ways a request can fail to carry a valid bearer token. */
@@ -86,7 +68,7 @@ describe('security: tokens on every route, nothing run from client text, no secr
   ];
 
   it('lists the routes it serves, and each one needs a token', () => {
-    const urls = daemon.routes.map((r) => `${r.method} ${r.url}`);
+    const urls = fx.d.routes.map((r) => `${r.method} ${r.url}`);
     for (const expected of [
       'GET /health',
       'GET /sessions',
@@ -98,12 +80,12 @@ describe('security: tokens on every route, nothing run from client text, no secr
     ])
       expect(urls).toContain(expected);
     // Only routes that authenticate by other means may opt out, and they say so.
-    for (const r of daemon.routes.filter((x) => x.auth !== 'token')) expect(r.url).toBe('/pair');
+    for (const r of fx.d.routes.filter((x) => x.auth !== 'token')) expect(r.url).toBe('/pair');
   });
 
   it('answers 401 on every route, for every way of getting the token wrong, and changes nothing', async () => {
     const before = await tmuxState();
-    const routes = daemon.routes.filter((r) => r.auth === 'token' && r.method !== 'HEAD');
+    const routes = fx.d.routes.filter((r) => r.auth === 'token' && r.method !== 'HEAD');
     expect(routes.length).toBeGreaterThan(6);
     for (const r of routes) {
       const path = r.url.replace(':id', SESSION);
@@ -167,10 +149,10 @@ describe('security: tokens on every route, nothing run from client text, no secr
     await new Promise((r) => ws.once('open', r));
     // The pane runs a sink that takes every byte raw (no line discipline: ^C, ^D, Enter are just
     // bytes) until a marker, so the fuzzer's input reaches a program and never a shell.
-    const sink = join(home.dir, 'sink.cjs');
+    const sink = join(fx.home.dir, 'sink.cjs');
     writeFileSync(sink, SINK);
-    ws.send(JSON.stringify({ type: 'keys', data: `${process.execPath} ${sink} ${join(home.dir, 'sink.out')}\r` }));
-    await eventually(async () => (await tmux.capture(`=${SESSION}:`)).includes('sink-ready'), 15_000);
+    ws.send(JSON.stringify({ type: 'keys', data: `${process.execPath} ${sink} ${join(fx.home.dir, 'sink.out')}\r` }));
+    await eventually(async () => (await fx.tmux.capture(`=${SESSION}:`)).includes('sink-ready'), 15_000);
     const known = '; kill-server #{pane_id} $(touch pwned) `touch pwned` ../../etc/passwd run-shell "touch pwned"';
     ws.send(JSON.stringify({ type: 'keys', data: known }));
     const hostile = fc.constantFrom(
@@ -230,20 +212,20 @@ describe('security: tokens on every route, nothing run from client text, no secr
     ws.send(JSON.stringify({ type: 'keys', data: SINK_END }));
     // Wait for the sink to be gone before typing to the shell: else a slow sink reads the echo too.
     await eventually(
-      async () => (await tmux.tmux('display', '-p', '-t', `=${SESSION}:`, '#{pane_current_command}')).trim() !== 'node',
+      async () => (await fx.tmux.tmux('display', '-p', '-t', `=${SESSION}:`, '#{pane_current_command}')).trim() !== 'node',
       15_000,
     );
     ws.send(JSON.stringify({ type: 'keys', data: 'echo fuzz-$((6*7))\r' }));
-    await eventually(async () => (await tmux.capture(`=${SESSION}:`)).includes('fuzz-42'), 15_000).catch(async (err: unknown) => {
-      throw new Error(`${String(err)}; the pane shows:\n${await tmux.capture(`=${SESSION}:`)}`);
+    await eventually(async () => (await fx.tmux.capture(`=${SESSION}:`)).includes('fuzz-42'), 15_000).catch(async (err: unknown) => {
+      throw new Error(`${String(err)}; the pane shows:\n${await fx.tmux.capture(`=${SESSION}:`)}`);
     });
     ws.close();
-    expect(existsSync(join(home.dir, 'pwned'))).toBe(false);
+    expect(existsSync(join(fx.home.dir, 'pwned'))).toBe(false);
     const after = await tmuxState();
     expect(after.sessions).toBe(before.sessions);
     expect(after.files).toEqual([...before.files, 'sink.cjs', 'sink.out'].sort());
     // The hostile text arrived as the bytes it is.
-    expect(readFileSync(join(home.dir, 'sink.out'), 'utf8')).toContain(known);
+    expect(readFileSync(join(fx.home.dir, 'sink.out'), 'utf8')).toContain(known);
   }, 120_000);
 
   it('never writes a token to its logs', async () => {
@@ -251,11 +233,11 @@ describe('security: tokens on every route, nothing run from client text, no secr
     await fetch(`${base}/health?token=${encodeURIComponent(token)}`);
     await fetch(`${base}/sessions`, { headers: { authorization: `Bearer ${token}` } });
     await fetch(`${base}/nope?token=${encodeURIComponent(revoked)}`);
-    const file = join(home.dataDir, 'tether.log');
+    const file = join(fx.home.dataDir, 'tether.log');
     // The last request's line is written (the 404 of /nope): every earlier line is there too.
     const logs = await eventually(
       () => {
-        const text = logged + (existsSync(file) ? readFileSync(file, 'utf8') : '');
+        const text = fx.d.stderr() + (existsSync(file) ? readFileSync(file, 'utf8') : '');
         return text.includes('/nope') && text;
       },
       15_000,

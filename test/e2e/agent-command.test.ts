@@ -8,9 +8,11 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { daemonHome, ROOT, runCli, startDaemon, type DaemonHome, type RunningTestDaemon } from '../helpers/daemon.js';
-import { lastOfRole, messageText, startFakeModel, type FakeModel } from '../helpers/fake-model.js';
-import { FAKE_NAMING_MODEL, FAKE_PROVIDER, piHome, type PiHome } from '../helpers/pi-home.js';
+import { daemonHome, ROOT, runCli } from '../helpers/daemon.js';
+import { useDaemon } from '../helpers/daemon-fixture.js';
+import { useFakePi } from '../helpers/fake-pi-fixture.js';
+import { lastOfRole, messageText } from '../helpers/fake-model.js';
+import { FAKE_NAMING_MODEL, FAKE_PROVIDER } from '../helpers/pi-home.js';
 import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
 
 /** pi starts slowly on two shared cores: waits are generous, never sleeps. */
@@ -20,97 +22,88 @@ const PI_LINK = join(ROOT, 'node_modules/.bin/pi');
 const PI_CLI = join(ROOT, 'node_modules/@mariozechner/pi-coding-agent/dist/cli.js');
 
 describe('[agent] command with arguments, and kind', () => {
-  let model: FakeModel;
-  let pi: PiHome;
+  const fp = useFakePi((req) => ({ text: `answered by ${req.model}: ${messageText(lastOfRole(req, 'user')).slice(0, 30)}` }));
   let tmux: PrivateTmux;
   let scripts: string;
-  const running: { daemon: RunningTestDaemon; home: DaemonHome; tmux: PrivateTmux }[] = [];
 
   beforeAll(async () => {
-    model = await startFakeModel((req) => ({ text: `answered by ${req.model}: ${messageText(lastOfRole(req, 'user')).slice(0, 30)}` }));
-    pi = piHome(model.baseUrl);
     tmux = await privateTmux();
     scripts = mkdtempSync(join(tmpdir(), 'tether-agent-scripts-'));
   }, 30_000);
 
   afterAll(async () => {
-    for (const r of running) {
-      await r.daemon.stop();
-      await r.tmux.cleanup();
-      r.home.cleanup();
-    }
     await tmux?.cleanup();
-    pi?.cleanup();
-    await model?.close();
     rmSync(scripts, { recursive: true, force: true });
   });
 
-  async function serve(agentToml: string) {
-    const own = await privateTmux();
-    const home = daemonHome(own.socket, `[agent]\ndefault_session = "pi-main"\n${agentToml}`, pi.env);
-    const daemon = await startDaemon(home, 30_000).catch(async (err: Error) => {
-      await own.cleanup();
-      home.cleanup();
-      throw err;
+  /** A daemon for the tests of the enclosing describe, its default agent configured by `agentToml`. */
+  function serve(agentToml: () => string) {
+    const fx = useDaemon(() => `[agent]\ndefault_session = "pi-main"\n${agentToml()}`, {
+      extraEnv: () => fp.pi.env,
+      startTimeoutMs: 30_000,
+      setupTimeoutMs: 60_000,
     });
-    running.push({ daemon, home, tmux: own });
     const item = async () =>
-      ((await (await daemon.get('/sessions')).json()) as { id: string; agentState: string | null }[]).find((s) => s.id === 'pi-main');
+      ((await (await fx.d.get('/sessions')).json()) as { id: string; agentState: string | null }[]).find((s) => s.id === 'pi-main');
     const type = async (text: string) => {
-      const post = (body: unknown) =>
-        daemon.get('/sessions/pi-main/input', {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify(body),
-        });
+      const post = (body: unknown) => fx.json('POST', '/sessions/pi-main/input', body);
       expect((await post({ type: 'keys', data: text })).status).toBe(204);
       expect((await post({ type: 'key', name: 'enter' })).status).toBe(204);
     };
-    return { daemon, item, type };
+    return { item, type };
   }
 
-  it('a command line with arguments reaches pi, which keeps the extension', { timeout: 180_000 }, async () => {
-    const { item, type } = await serve(`command = ${JSON.stringify(`'${PI_LINK}' --model "${FAKE_PROVIDER}/${FAKE_NAMING_MODEL}"`)}\n`);
-    // The extension reports the agent's state: pi got -e and --tether after the configured arguments.
-    await eventually(async () => (await item())?.agentState === 'idle', PI_START_MS, 200, 'pi-main to report idle');
-    const seen = model.requests.length;
-    await type('which model are you');
-    await eventually(
-      () => model.requests.slice(seen).some((r) => messageText(lastOfRole(r, 'user')) === 'which model are you'),
-      TURN_MS,
-      50,
-      'the prompt to reach the model',
-    );
-    const asked = model.requests.slice(seen).filter((r) => messageText(lastOfRole(r, 'user')) === 'which model are you');
-    // The settings' default model is fake-agent (FAKE_AGENT_MODEL): only --model from the command line picks fake-namer.
-    expect(asked.map((r) => r.model)).toEqual([FAKE_NAMING_MODEL]);
-    await eventually(async () => (await item())?.agentState === 'awaiting-input', TURN_MS, 100, 'pi-main to await input');
+  describe('a command line with arguments', () => {
+    const { item, type } = serve(() => `command = ${JSON.stringify(`'${PI_LINK}' --model "${FAKE_PROVIDER}/${FAKE_NAMING_MODEL}"`)}\n`);
+
+    it('a command line with arguments reaches pi, which keeps the extension', { timeout: 180_000 }, async () => {
+      // The extension reports the agent's state: pi got -e and --tether after the configured arguments.
+      await eventually(async () => (await item())?.agentState === 'idle', PI_START_MS, 200, 'pi-main to report idle');
+      const seen = fp.model.requests.length;
+      await type('which model are you');
+      await eventually(
+        () => fp.model.requests.slice(seen).some((r) => messageText(lastOfRole(r, 'user')) === 'which model are you'),
+        TURN_MS,
+        50,
+        'the prompt to reach the model',
+      );
+      const asked = fp.model.requests.slice(seen).filter((r) => messageText(lastOfRole(r, 'user')) === 'which model are you');
+      // The settings' default model is fake-agent (FAKE_AGENT_MODEL): only --model from the command line picks fake-namer.
+      expect(asked.map((r) => r.model)).toEqual([FAKE_NAMING_MODEL]);
+      await eventually(async () => (await item())?.agentState === 'awaiting-input', TURN_MS, 100, 'pi-main to await input');
+    });
   });
 
-  it('a wrapper script not named pi, with kind = "pi", keeps the extension and gets args', { timeout: 180_000 }, async () => {
-    const wrapper = join(scripts, 'work agent.sh');
-    const ran = join(scripts, 'wrapper-ran');
-    writeFileSync(wrapper, `#!/bin/sh\necho "$@" > '${ran}'\nexec '${process.execPath}' '${PI_CLI}' "$@"\n`);
-    chmodSync(wrapper, 0o755);
-    const { item, type } = await serve(
-      `command = ${JSON.stringify(`'${wrapper}'`)}\nargs = ["--model", "${FAKE_PROVIDER}/${FAKE_NAMING_MODEL}"]\nkind = "pi"\n`,
+  describe('a wrapper script', () => {
+    const wrapper = () => join(scripts, 'work agent.sh');
+    const ran = () => join(scripts, 'wrapper-ran');
+    // The wrapper is written before the daemon starts the session that runs it.
+    beforeAll(() => {
+      writeFileSync(wrapper(), `#!/bin/sh\necho "$@" > '${ran()}'\nexec '${process.execPath}' '${PI_CLI}' "$@"\n`);
+      chmodSync(wrapper(), 0o755);
+    });
+    const { item, type } = serve(
+      () => `command = ${JSON.stringify(`'${wrapper()}'`)}\nargs = ["--model", "${FAKE_PROVIDER}/${FAKE_NAMING_MODEL}"]\nkind = "pi"\n`,
     );
-    await eventually(async () => (await item())?.agentState === 'idle', PI_START_MS, 200, 'the wrapped pi to report idle');
-    const seen = model.requests.length;
-    await type('hello through the wrapper');
-    await eventually(
-      () => model.requests.slice(seen).some((r) => messageText(lastOfRole(r, 'user')) === 'hello through the wrapper'),
-      TURN_MS,
-      50,
-      'the prompt to reach the model',
-    );
-    expect(model.requests.slice(seen).find((r) => messageText(lastOfRole(r, 'user')) === 'hello through the wrapper')?.model).toBe(
-      FAKE_NAMING_MODEL,
-    );
-    // What the wrapper was given: the configured args, then the extension, --tether last.
-    expect(readFileSync(ran, 'utf8').trim()).toMatch(
-      new RegExp(`^--model ${FAKE_PROVIDER}/${FAKE_NAMING_MODEL} -e \\S+/extension/index\\.js --tether$`),
-    );
+
+    it('a wrapper script not named pi, with kind = "pi", keeps the extension and gets args', { timeout: 180_000 }, async () => {
+      await eventually(async () => (await item())?.agentState === 'idle', PI_START_MS, 200, 'the wrapped pi to report idle');
+      const seen = fp.model.requests.length;
+      await type('hello through the wrapper');
+      await eventually(
+        () => fp.model.requests.slice(seen).some((r) => messageText(lastOfRole(r, 'user')) === 'hello through the wrapper'),
+        TURN_MS,
+        50,
+        'the prompt to reach the model',
+      );
+      expect(fp.model.requests.slice(seen).find((r) => messageText(lastOfRole(r, 'user')) === 'hello through the wrapper')?.model).toBe(
+        FAKE_NAMING_MODEL,
+      );
+      // What the wrapper was given: the configured args, then the extension, --tether last.
+      expect(readFileSync(ran(), 'utf8').trim()).toMatch(
+        new RegExp(`^--model ${FAKE_PROVIDER}/${FAKE_NAMING_MODEL} -e \\S+/extension/index\\.js --tether$`),
+      );
+    });
   });
 
   it('a bad command line is refused at start with one line naming the key and the file', async () => {

@@ -11,9 +11,11 @@ import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AGENT_SOCKET_ENV, agentSocketPath } from '../../src/agent/protocol.js';
 import { SessionRecords } from '../../src/records/session-records.js';
-import { daemonHome, ROOT, startDaemon, type DaemonHome, type RunningTestDaemon } from '../helpers/daemon.js';
-import { lastOfRole, messageText, startFakeModel, type FakeModel } from '../helpers/fake-model.js';
-import { FAKE_NAMING_MODEL, FAKE_PROVIDER, piHome, type PiHome } from '../helpers/pi-home.js';
+import { daemonHome, ROOT, type DaemonHome } from '../helpers/daemon.js';
+import { useDaemon } from '../helpers/daemon-fixture.js';
+import { useFakePi } from '../helpers/fake-pi-fixture.js';
+import { lastOfRole, messageText, type startFakeModel } from '../helpers/fake-model.js';
+import { FAKE_NAMING_MODEL, FAKE_PROVIDER } from '../helpers/pi-home.js';
 import { Mirror } from '../helpers/stream.js';
 import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
 
@@ -39,57 +41,40 @@ const TEST_EXTENSION = `export default function (pi) {
 `;
 
 describe('the real agent in tether sessions', () => {
-  let model: FakeModel;
-  let pi: PiHome;
-  let tmux: PrivateTmux;
-  let home: DaemonHome;
-  let daemon: RunningTestDaemon;
-  const json = async <T>(path: string, init?: RequestInit): Promise<T> => (await (await daemon.get(path, init)).json()) as T;
+  // Before the daemon, whose environment names them: they go after it.
+  const fp = useFakePi(script, (pi) => {
+    pi.addPromptTemplate('greet', 'Greet someone warmly', 'Say hello to $1');
+    pi.addExtension('hello-ext', TEST_EXTENSION);
+  });
+  const fx = useDaemon(`[agent]\ndefault_session = "pi-main"\nnaming_model = "${FAKE_PROVIDER}/${FAKE_NAMING_MODEL}"\n`, {
+    extraEnv: () => fp.pi.env,
+    startTimeoutMs: 30_000,
+    setupTimeoutMs: 60_000,
+  });
+  const json = async <T>(path: string, init?: RequestInit): Promise<T> => (await (await fx.d.get(path, init)).json()) as T;
   const list = () => json<{ id: string; description: string; agentState: string | null }[]>('/sessions');
   const item = async (id: string) => (await list()).find((s) => s.id === id);
   const type = async (id: string, text: string) => {
     const post = (body: unknown) =>
-      daemon.get(`/sessions/${id}/input`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      fx.d.get(`/sessions/${id}/input`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
     expect((await post({ type: 'keys', data: text })).status).toBe(204);
     expect((await post({ type: 'key', name: 'enter' })).status).toBe(204);
   };
   /** Types a prompt once the agent waits; resolves when the model got it and the agent waits again. */
   const turn = async (id: string, text: string) => {
     await eventually(async () => ['idle', 'awaiting-input'].includes((await item(id))?.agentState ?? ''), PI_START_MS, 100);
-    const seen = model.requests.length;
+    const seen = fp.model.requests.length;
     await type(id, text);
-    await eventually(() => model.requests.slice(seen).some((r) => messageText(lastOfRole(r, 'user')) === text), TURN_MS, 50);
+    await eventually(() => fp.model.requests.slice(seen).some((r) => messageText(lastOfRole(r, 'user')) === text), TURN_MS, 50);
     await eventually(async () => (await item(id))?.agentState === 'awaiting-input', TURN_MS, 100);
   };
-
-  beforeAll(async () => {
-    model = await startFakeModel(script);
-    pi = piHome(model.baseUrl);
-    pi.addPromptTemplate('greet', 'Greet someone warmly', 'Say hello to $1');
-    pi.addExtension('hello-ext', TEST_EXTENSION);
-    tmux = await privateTmux();
-    home = daemonHome(
-      tmux.socket,
-      `[agent]\ndefault_session = "pi-main"\nnaming_model = "${FAKE_PROVIDER}/${FAKE_NAMING_MODEL}"\n`,
-      pi.env,
-    );
-    daemon = await startDaemon(home, 30_000);
-  }, 60_000);
-
-  afterAll(async () => {
-    await daemon?.stop();
-    await tmux?.cleanup();
-    home?.cleanup();
-    pi?.cleanup();
-    await model?.close();
-  });
 
   it(
     'a typed prompt: thinking, tool (bash), then awaiting-input, in order, with the terminal bytes of the turn',
     { timeout: 180_000 },
     async () => {
       await eventually(async () => (await item('pi-main'))?.agentState === 'idle', PI_START_MS, 200);
-      const mirror = new Mirror(daemon.base, daemon.token, 'pi-main').connect();
+      const mirror = new Mirror(fx.d.base, fx.d.token, 'pi-main').connect();
       try {
         await eventually(() => mirror.kinds().includes('state'), 15_000);
         await type('pi-main', 'please use a tool');
@@ -122,13 +107,13 @@ describe('the real agent in tether sessions', () => {
   });
 
   it('names the session after three messages; a manual description set first prevents it', { timeout: 240_000 }, async () => {
-    const created = await daemon.get('/sessions', {
+    const created = await fx.d.get('/sessions', {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ name: 'manual' }),
     });
     expect(created.status).toBe(201);
-    const patched = await daemon.get('/sessions/manual', {
+    const patched = await fx.d.get('/sessions/manual', {
       method: 'PATCH',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ description: 'My own title' }),
@@ -146,18 +131,18 @@ describe('the real agent in tether sessions', () => {
       100,
       'the description the naming call chose',
     );
-    const namingCalls = model.requests.filter((r) => r.model === FAKE_NAMING_MODEL);
+    const namingCalls = fp.model.requests.filter((r) => r.model === FAKE_NAMING_MODEL);
     expect(namingCalls).toHaveLength(1);
     expect(messageText(lastOfRole(namingCalls[0]!, 'user'))).toMatch(/please use a tool[\s\S]*second message[\s\S]*third message/);
 
     for (const m of ['one', 'two', 'three']) await turn('manual', m);
     await eventually(
-      () => /"session":"manual"[^\n]*auto-naming skipped/.test(daemon.stderr()),
+      () => /"session":"manual"[^\n]*auto-naming skipped/.test(fx.d.stderr()),
       60_000,
       100,
       'auto-naming skipped for "manual"',
     );
-    expect(model.requests.filter((r) => r.model === FAKE_NAMING_MODEL)).toHaveLength(1);
+    expect(fp.model.requests.filter((r) => r.model === FAKE_NAMING_MODEL)).toHaveLength(1);
     expect((await item('manual'))?.description).toBe('My own title');
   });
 
@@ -165,7 +150,7 @@ describe('the real agent in tether sessions', () => {
     "keeps reporting across pi's /reload and /new (the extension starts again); the record follows pi's conversation file",
     { timeout: 120_000 },
     async () => {
-      const records = new SessionRecords(home.dataDir);
+      const records = new SessionRecords(fx.home.dataDir);
       const fileOf = () => records.read('manual')?.sessionFile ?? null;
       // pi keeps the conversation in a file of its own; the session's record names it.
       await eventually(() => fileOf() !== null && existsSync(fileOf()!), 15_000, 50, "pi's conversation file in the record");
@@ -186,18 +171,18 @@ describe('the real agent in tether sessions', () => {
   );
 
   it('pi killed with SIGTERM: the daemon notices, state frames stop, nothing crashes', { timeout: 60_000 }, async () => {
-    const mirror = new Mirror(daemon.base, daemon.token, 'pi-main').connect();
+    const mirror = new Mirror(fx.d.base, fx.d.token, 'pi-main').connect();
     try {
       await eventually(() => mirror.kinds().includes('state'), 15_000);
-      const pid = Number((await tmux.tmux('display-message', '-p', '-t', '=pi-main:', '#{pane_pid}')).trim());
+      const pid = Number((await fx.tmux.tmux('display-message', '-p', '-t', '=pi-main:', '#{pane_pid}')).trim());
       expect(pid).toBeGreaterThan(0);
       process.kill(pid, 'SIGTERM');
       await eventually(async () => (await item('pi-main'))?.agentState === null, 20_000, 100);
       const statesAfter = mirror.received.filter((r) => r.kind === 'state').length;
-      expect((await daemon.get('/health')).status).toBe(200);
+      expect((await fx.d.get('/health')).status).toBe(200);
       expect(await item('manual')).toMatchObject({ agentState: 'awaiting-input' });
       expect(mirror.received.filter((r) => r.kind === 'state').length).toBe(statesAfter);
-      expect(daemon.child.exitCode).toBeNull();
+      expect(fx.d.child.exitCode).toBeNull();
     } finally {
       mirror.close();
     }
@@ -207,15 +192,15 @@ describe('the real agent in tether sessions', () => {
     'pi respawned after it died: the same pane runs pi with its extension again, and a client that stayed sees it work',
     { timeout: 180_000 },
     async () => {
-      const mirror = new Mirror(daemon.base, daemon.token, 'pi-main').connect();
+      const mirror = new Mirror(fx.d.base, fx.d.token, 'pi-main').connect();
       const meta = (state: string) => mirror.received.some((r) => r.kind === 'meta' && r.frame.state === state);
       try {
         await eventually(() => meta('exited'), 15_000);
-        const pane = (await tmux.tmux('display-message', '-p', '-t', '=pi-main:', '#{pane_id}')).trim();
-        const res = await daemon.get('/sessions/pi-main/respawn', { method: 'POST' });
+        const pane = (await fx.tmux.tmux('display-message', '-p', '-t', '=pi-main:', '#{pane_id}')).trim();
+        const res = await fx.d.get('/sessions/pi-main/respawn', { method: 'POST' });
         expect(res.status).toBe(200);
         expect(await res.json()).toMatchObject({ id: 'pi-main', state: 'running' });
-        expect((await tmux.tmux('display-message', '-p', '-t', '=pi-main:', '#{pane_id} #{pane_dead}')).trim()).toBe(`${pane} 0`);
+        expect((await fx.tmux.tmux('display-message', '-p', '-t', '=pi-main:', '#{pane_id} #{pane_dead}')).trim()).toBe(`${pane} 0`);
         await eventually(() => meta('running'), 15_000);
         // pi came back with the tether extension and its socket: it reports, and a turn works.
         const statesBefore = mirror.received.filter((r) => r.kind === 'state').length;
@@ -231,16 +216,13 @@ describe('the real agent in tether sessions', () => {
 });
 
 describe('pi --tether started by a person in their own tmux session', () => {
-  let model: FakeModel;
-  let pi: PiHome;
+  const fp = useFakePi(script);
   let tmux: PrivateTmux;
   let home: DaemonHome;
 
   beforeAll(async () => {
-    model = await startFakeModel(script);
-    pi = piHome(model.baseUrl);
     tmux = await privateTmux();
-    home = daemonHome(tmux.socket, '', pi.env);
+    home = daemonHome(tmux.socket, '', fp.pi.env);
   });
 
   afterAll(async () => {
@@ -250,12 +232,10 @@ describe('pi --tether started by a person in their own tmux session', () => {
     await eventually(() => daemonsOf(home.dataDir).length === 0, 15_000).catch(() => undefined);
     await tmux?.cleanup();
     home?.cleanup();
-    pi?.cleanup();
-    await model?.close();
   });
 
   it('makes the session a tether session, starts the daemon and shows the URL', { timeout: 120_000 }, async () => {
-    const env = Object.entries({ ...pi.env, TETHER_CONFIG: home.configFile, TETHER_DATA_DIR: home.dataDir }).flatMap(([k, v]) => [
+    const env = Object.entries({ ...fp.pi.env, TETHER_CONFIG: home.configFile, TETHER_DATA_DIR: home.dataDir }).flatMap(([k, v]) => [
       '-e',
       `${k}=${v}`,
     ]);
@@ -307,7 +287,7 @@ describe('pi --tether started by a person in their own tmux session', () => {
     const socketPath = join(dataDir, 'run', 'agent.sock');
     mkdirSync(dirname(socketPath), { recursive: true });
     const env = Object.entries({
-      ...pi.env,
+      ...fp.pi.env,
       TETHER_CONFIG: home.configFile,
       TETHER_DATA_DIR: dataDir,
       [AGENT_SOCKET_ENV]: socketPath,

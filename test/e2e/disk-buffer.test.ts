@@ -10,14 +10,12 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { bufferPaths } from '../../src/actors/disk-buffer.actor.js';
-import { runDaemon, type DaemonIo, type RunningDaemon } from '../../src/cli/daemon.js';
-import { daemonHome, type DaemonHome } from '../helpers/daemon.js';
-import { useDaemon } from '../helpers/daemon-fixture.js';
-import { Mirror } from '../helpers/stream.js';
-import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
+import { useDaemon, useInProcessDaemon, type DaemonFixture } from '../helpers/daemon-fixture.js';
+import type { DaemonParts, InProcessTestDaemon } from '../helpers/in-process-daemon.js';
+import type { Mirror } from '../helpers/stream.js';
+import { eventually } from '../helpers/tmux.js';
 
 const MIB = 1024 * 1024;
 const DAY = 86_400_000;
@@ -44,161 +42,152 @@ const mountRefusal = tryMount(probeDir, '1m');
 if (mountRefusal === null) execFileSync('umount', [probeDir]);
 rmSync(probeDir, { recursive: true, force: true });
 
-describe('disk buffer', () => {
-  let tmux: PrivateTmux | undefined;
-  let home: DaemonHome | undefined;
-  const daemons: RunningDaemon[] = [];
-  const mirrors: Mirror[] = [];
-  const cleanups: (() => void)[] = [];
+const SH = '[agent]\ncommand = "/bin/sh"\n';
+type Fixture = DaemonFixture<InProcessTestDaemon, [parts?: DaemonParts]>;
 
-  afterEach(async () => {
-    for (const m of mirrors.splice(0)) m.close();
-    for (const d of daemons.splice(0)) await d.stop();
-    await tmux?.cleanup();
-    home?.cleanup();
-    tmux = undefined;
-    home = undefined;
-    for (const c of cleanups.splice(0)) c();
-  });
-
-  async function start(
-    toml: string,
-    io: Partial<DaemonIo> = {},
-    dataDir?: string,
-  ): Promise<{ daemon: RunningDaemon; base: string; token: string; health: () => Promise<Health>; logs: () => string }> {
-    tmux ??= await privateTmux();
-    home ??= daemonHome(tmux.socket, `[agent]\ncommand = "/bin/sh"\n${toml}`, dataDir ? { TETHER_DATA_DIR: dataDir } : {});
-    let logs = '';
-    const stderr = new PassThrough();
-    stderr.on('data', (d: Buffer) => (logs += d.toString('utf8')));
-    const daemon = await runDaemon({ env: home.env, stdout: new PassThrough(), stderr, cwd: home.dir, ...io });
-    daemons.push(daemon);
-    const url = new URL(daemon.url);
-    const base = `${url.protocol}//${url.host}`;
-    const token = url.searchParams.get('token')!;
-    const health = async () => (await (await fetch(`${base}/health`, { headers: { authorization: `Bearer ${token}` } })).json()) as Health;
-    return { daemon, base, token, health, logs: () => logs };
-  }
+/** What the tests below do with their daemon: ask its health, watch a session, type into it, find its files. */
+function helpersOf(fx: Fixture) {
+  const health = async () => (await (await fx.d.get('/health')).json()) as Health;
   /** A client on the session that has its snapshot: the link is live, so typed output is streamed. */
-  const watch = async (base: string, token: string, session = 'pi-main'): Promise<Mirror> => {
-    const m = new Mirror(base, token, session).connect();
-    mirrors.push(m);
+  const watch = async (session = 'pi-main'): Promise<Mirror> => {
+    const m = fx.mirror(session);
     await eventually(() => m.kinds().includes('snapshot'), 15_000);
     return m;
   };
-  const dataDirOf = () => home!.env.TETHER_DATA_DIR!;
+  const dataDirOf = () => fx.home.env.TETHER_DATA_DIR!;
   const logFile = (id = 'pi-main') => bufferPaths(join(dataDirOf(), 'buffers'), id).log;
-  const type = (line: string, session = 'pi-main') => tmux!.tmux('send-keys', '-t', session, '-l', `${line}\r`);
-  const size = (path: string) => (existsSync(path) ? statSync(path).size : 0);
-  /** Waits until a file stops growing (the buffer writes every 100 ms). */
-  const settled = async (path: string) => {
-    let last = -1;
-    await eventually(
-      () => {
-        const now = size(path);
-        const same = now === last;
-        last = now;
-        return same && now > 0;
-      },
-      15_000,
-      300,
-    );
-  };
+  const type = (line: string, session = 'pi-main') => fx.tmux.tmux('send-keys', '-t', session, '-l', `${line}\r`);
+  return { health, watch, dataDirOf, logFile, type };
+}
+const size = (path: string) => (existsSync(path) ? statSync(path).size : 0);
+/** Waits until a file stops growing (the buffer writes every 100 ms). */
+const settled = async (path: string) => {
+  let last = -1;
+  await eventually(
+    () => {
+      const now = size(path);
+      const same = now === last;
+      last = now;
+      return same && now > 0;
+    },
+    15_000,
+    300,
+  );
+};
 
-  it('holds exactly the bytes a connected client received, for a mixed workload', async () => {
-    const { base, token } = await start('');
-    const mirror = await watch(base, token);
-    await type(
-      `printf '\\033[1;31mred\\033[0m caf\\303\\251 \\342\\234\\223 tabs\\there\\n'; seq 1 3000; printf '\\033[2J\\033[H'; printf 'done-%s\\n' mixed`,
-    );
-    await eventually(async () => (await mirror.text()).includes('done-mixed'), 15_000);
-    await settled(logFile());
+describe('disk buffer', () => {
+  describe('what a client received', () => {
+    const fx = useInProcessDaemon(SH);
+    const { watch, logFile, dataDirOf, type } = helpersOf(fx);
 
-    const received = Buffer.concat(mirror.bytesSinceSnapshot.slice(1));
-    const firstData = mirror.received.find((r) => r.kind === 'data') as { seq: number; bytes: number };
-    const from = firstData.seq - firstData.bytes;
-    const file = readFileSync(logFile());
-    // The index maps a stream position to the file offset where that byte is.
-    const index = readFileSync(bufferPaths(join(dataDirOf(), 'buffers'), 'pi-main').idx, 'utf8')
-      .trim()
-      .split('\n')
-      .map((l) => l.split(' ').map(Number) as [number, number]);
-    const [offset, seq] = index.filter(([, s]) => s <= from).at(-1)!;
-    const fromFile = file.subarray(offset + (from - seq));
-    expect(fromFile.length).toBe(received.length);
-    expect(fromFile.equals(received)).toBe(true);
-    expect(received.toString('utf8')).toContain('café ✓');
-    expect((statSync(logFile()).mode & 0o777).toString(8)).toBe('600');
-  });
+    it('holds exactly the bytes a connected client received, for a mixed workload', async () => {
+      const mirror = await watch();
+      await type(
+        `printf '\\033[1;31mred\\033[0m caf\\303\\251 \\342\\234\\223 tabs\\there\\n'; seq 1 3000; printf '\\033[2J\\033[H'; printf 'done-%s\\n' mixed`,
+      );
+      await eventually(async () => (await mirror.text()).includes('done-mixed'), 15_000);
+      await settled(logFile());
 
-  it('stops a session file at its cap without touching it; over the global cap health goes degraded', async () => {
-    const { base, token, health } = await start('[buffer]\nsession_cap_mb = 1\nglobal_cap_mb = 2\nwatchdog_interval_s = 1\n');
-    await watch(base, token);
-    await eventually(async () => (await health()).watchdog.state === 'writing', 15_000);
-    await type('head -c 900000 /dev/zero | tr "\\0" "a" | fold -w 100; echo first-done');
-    await eventually(() => size(logFile()) > 900_000, 20_000);
-    const head = readFileSync(logFile()).subarray(0, 800_000);
-    await type('head -c 900000 /dev/zero | tr "\\0" "b" | fold -w 100; echo second-done');
-    await eventually(() => size(logFile()) === MIB, 20_000);
-    await settled(logFile());
-    expect(size(logFile())).toBe(MIB);
-    const mtime = statSync(logFile()).mtimeMs;
-    await type('echo more-after-the-cap');
-    await new Promise((r) => setTimeout(r, 600));
-    expect(size(logFile())).toBe(MIB);
-    expect(statSync(logFile()).mtimeMs).toBe(mtime);
-    expect(readFileSync(logFile()).subarray(0, 800_000).equals(head)).toBe(true);
-    let h = await health();
-    expect(h.status).toBe('ok');
-    expect(h.warnings.join('\n')).toMatch(/pi-main: its disk buffer reached session_cap_mb/);
-
-    // A kept buffer of a deleted session takes the total past 2 MB: writing is off for everyone.
-    writeFileSync(join(dataDirOf(), 'buffers', 'kept.log'), Buffer.alloc(1200 * 1024, 0x2e));
-    await eventually(async () => (await health()).status === 'degraded', 15_000);
-    h = await health();
-    expect(h.watchdog).toMatchObject({ state: 'off' });
-    expect(h.watchdog.reason).toMatch(/global_cap_mb/);
-    expect(h.bufferMb).toBeGreaterThan(2);
-  });
-
-  it('switches writing off when free space is low (injected), keeps streaming, and resumes when space returns', async () => {
-    let free = 50 * 1024 ** 3;
-    const { base, token, health } = await start('[buffer]\nmin_free_gb = 1\nwatchdog_interval_s = 1\n', {
-      freeBytes: () => Promise.resolve(free),
+      const received = Buffer.concat(mirror.bytesSinceSnapshot.slice(1));
+      const firstData = mirror.received.find((r) => r.kind === 'data') as { seq: number; bytes: number };
+      const from = firstData.seq - firstData.bytes;
+      const file = readFileSync(logFile());
+      // The index maps a stream position to the file offset where that byte is.
+      const index = readFileSync(bufferPaths(join(dataDirOf(), 'buffers'), 'pi-main').idx, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => l.split(' ').map(Number) as [number, number]);
+      const [offset, seq] = index.filter(([, s]) => s <= from).at(-1)!;
+      const fromFile = file.subarray(offset + (from - seq));
+      expect(fromFile.length).toBe(received.length);
+      expect(fromFile.equals(received)).toBe(true);
+      expect(received.toString('utf8')).toContain('café ✓');
+      expect((statSync(logFile()).mode & 0o777).toString(8)).toBe('600');
     });
-    const mirror = await watch(base, token);
-    await type('echo before-full');
-    await eventually(() => readFileSync(logFile(), 'latin1').includes('before-full'), 15_000);
-
-    free = 0.5 * 1024 ** 3;
-    await eventually(async () => (await health()).status === 'degraded', 15_000);
-    const h = await health();
-    expect(h.watchdog.state).toBe('off');
-    expect(h.watchdog.reason).toMatch(/min_free_gb/);
-    expect(h.diskFreeGb).toBe(0.5);
-    const sizeOff = size(logFile());
-    await type('echo while-full');
-    await eventually(async () => (await mirror.text()).includes('while-full'), 15_000);
-    await new Promise((r) => setTimeout(r, 500));
-    expect(size(logFile())).toBe(sizeOff);
-
-    // Just above the minimum is not enough (no flapping); a tenth above it is.
-    free = 1.05 * 1024 ** 3;
-    await new Promise((r) => setTimeout(r, 1500));
-    expect((await health()).status).toBe('degraded');
-    free = 2 * 1024 ** 3;
-    await eventually(async () => (await health()).status === 'ok', 15_000);
-    await type('echo after-space-came-back');
-    await eventually(() => readFileSync(logFile(), 'latin1').includes('after-space-came-back'), 15_000);
-    expect(readFileSync(logFile(), 'latin1')).not.toContain('while-full\r\nwhile-full');
   });
 
-  it.skipIf(mountRefusal !== null)(
-    `on a real full disk (a small tmpfs) writing goes off, streaming goes on, and it resumes once space is freed${mountRefusal ? ` [skipped: this machine cannot mount a tmpfs: ${mountRefusal}]` : ''}`,
-    async () => {
-      const mnt = mkdtempSync(join(tmpdir(), 'tether-tmpfs-'));
-      expect(tryMount(mnt, '8m')).toBeNull();
-      cleanups.push(() => {
+  describe('the caps', () => {
+    const fx = useInProcessDaemon(`${SH}[buffer]\nsession_cap_mb = 1\nglobal_cap_mb = 2\nwatchdog_interval_s = 1\n`);
+    const { health, watch, logFile, dataDirOf, type } = helpersOf(fx);
+
+    it('stops a session file at its cap without touching it; over the global cap health goes degraded', async () => {
+      await watch();
+      await eventually(async () => (await health()).watchdog.state === 'writing', 15_000);
+      await type('head -c 900000 /dev/zero | tr "\\0" "a" | fold -w 100; echo first-done');
+      await eventually(() => size(logFile()) > 900_000, 20_000);
+      const head = readFileSync(logFile()).subarray(0, 800_000);
+      await type('head -c 900000 /dev/zero | tr "\\0" "b" | fold -w 100; echo second-done');
+      await eventually(() => size(logFile()) === MIB, 20_000);
+      await settled(logFile());
+      expect(size(logFile())).toBe(MIB);
+      const mtime = statSync(logFile()).mtimeMs;
+      await type('echo more-after-the-cap');
+      await new Promise((r) => setTimeout(r, 600));
+      expect(size(logFile())).toBe(MIB);
+      expect(statSync(logFile()).mtimeMs).toBe(mtime);
+      expect(readFileSync(logFile()).subarray(0, 800_000).equals(head)).toBe(true);
+      let h = await health();
+      expect(h.status).toBe('ok');
+      expect(h.warnings.join('\n')).toMatch(/pi-main: its disk buffer reached session_cap_mb/);
+
+      // A kept buffer of a deleted session takes the total past 2 MB: writing is off for everyone.
+      writeFileSync(join(dataDirOf(), 'buffers', 'kept.log'), Buffer.alloc(1200 * 1024, 0x2e));
+      await eventually(async () => (await health()).status === 'degraded', 15_000);
+      h = await health();
+      expect(h.watchdog).toMatchObject({ state: 'off' });
+      expect(h.watchdog.reason).toMatch(/global_cap_mb/);
+      expect(h.bufferMb).toBeGreaterThan(2);
+    });
+  });
+
+  describe('low free space, injected', () => {
+    let free = 50 * 1024 ** 3;
+    const fx = useInProcessDaemon(`${SH}[buffer]\nmin_free_gb = 1\nwatchdog_interval_s = 1\n`, {
+      parts: { freeBytes: () => Promise.resolve(free) },
+    });
+    const { health, watch, logFile, type } = helpersOf(fx);
+
+    it('switches writing off when free space is low (injected), keeps streaming, and resumes when space returns', async () => {
+      const mirror = await watch();
+      await type('echo before-full');
+      await eventually(() => readFileSync(logFile(), 'latin1').includes('before-full'), 15_000);
+
+      free = 0.5 * 1024 ** 3;
+      await eventually(async () => (await health()).status === 'degraded', 15_000);
+      const h = await health();
+      expect(h.watchdog.state).toBe('off');
+      expect(h.watchdog.reason).toMatch(/min_free_gb/);
+      expect(h.diskFreeGb).toBe(0.5);
+      const sizeOff = size(logFile());
+      await type('echo while-full');
+      await eventually(async () => (await mirror.text()).includes('while-full'), 15_000);
+      await new Promise((r) => setTimeout(r, 500));
+      expect(size(logFile())).toBe(sizeOff);
+
+      // Just above the minimum is not enough (no flapping); a tenth above it is.
+      free = 1.05 * 1024 ** 3;
+      await new Promise((r) => setTimeout(r, 1500));
+      expect((await health()).status).toBe('degraded');
+      free = 2 * 1024 ** 3;
+      await eventually(async () => (await health()).status === 'ok', 15_000);
+      await type('echo after-space-came-back');
+      await eventually(() => readFileSync(logFile(), 'latin1').includes('after-space-came-back'), 15_000);
+      expect(readFileSync(logFile(), 'latin1')).not.toContain('while-full\r\nwhile-full');
+    });
+  });
+
+  describe.skipIf(mountRefusal !== null)('a real full disk', () => {
+    let mnt = '';
+    // The data dir on a small tmpfs, mounted before the daemon starts and unmounted after it stopped.
+    const fx = useInProcessDaemon(`${SH}[buffer]\nmin_free_gb = 0.003\nwatchdog_interval_s = 1\n`, {
+      before: () => {
+        mnt = mkdtempSync(join(tmpdir(), 'tether-tmpfs-'));
+        const refusal = tryMount(mnt, '8m');
+        if (refusal !== null) throw new Error(`a tmpfs could not be mounted on ${mnt}: ${refusal}`);
+        mkdirSync(join(mnt, 'data'));
+      },
+      extraEnv: () => ({ TETHER_DATA_DIR: join(mnt, 'data') }),
+      after: () => {
         // The daemon closes its log file on stop(); a lazy unmount is the fallback if anything
         // else still holds the file system.
         try {
@@ -207,11 +196,12 @@ describe('disk buffer', () => {
           execFileSync('umount', ['-l', mnt], { stdio: 'pipe' });
         }
         rmSync(mnt, { recursive: true, force: true });
-      });
-      const dataDir = join(mnt, 'data');
-      mkdirSync(dataDir);
-      const { base, token, health } = await start('[buffer]\nmin_free_gb = 0.003\nwatchdog_interval_s = 1\n', {}, dataDir);
-      const mirror = await watch(base, token);
+      },
+    });
+    const { health, watch, logFile, type } = helpersOf(fx);
+
+    it(`on a real full disk (a small tmpfs) writing goes off, streaming goes on, and it resumes once space is freed${mountRefusal ? ` [skipped: this machine cannot mount a tmpfs: ${mountRefusal}]` : ''}`, async () => {
+      const mirror = await watch();
       await type('echo on-tmpfs');
       await eventually(() => size(logFile()) > 0, 15_000);
 
@@ -228,91 +218,102 @@ describe('disk buffer', () => {
       await eventually(async () => (await health()).status === 'ok', 15_000);
       await type('echo written-again');
       await eventually(() => readFileSync(logFile(), 'latin1').includes('written-again'), 15_000);
-    },
-  );
-
-  it('deletes idle buffers at start-up (and an ended idle session), keeps recent ones', async () => {
-    const t = await privateTmux();
-    tmux = t;
-    home = daemonHome(t.socket, '[agent]\ncommand = "/bin/sh"\n');
-    const buffers = join(dataDirOf(), 'buffers');
-    mkdirSync(buffers, { recursive: true });
-    const old = (Date.now() - 40 * DAY) / 1000;
-    for (const id of ['old-orphan', 'fresh-orphan', 'ended-one', 'alive-one']) writeFileSync(join(buffers, `${id}.log`), `${id} output\n`);
-    utimesSync(join(buffers, 'old-orphan.log'), old, old);
-    // Two tmux sessions whose activity is now; the clock below is moved 40 days ahead for them.
-    for (const id of ['ended-one', 'alive-one']) {
-      await t.tmux('new-session', '-d', '-s', id, '/bin/sh');
-      await t.tmux('set-option', '-t', id, '@created', new Date().toISOString());
-    }
-    await t.tmux('set-option', '-w', '-t', 'ended-one', 'remain-on-exit', 'on');
-    await t.tmux('respawn-pane', '-k', '-t', 'ended-one', 'true');
-    await eventually(async () => (await t.tmux('display', '-p', '-t', 'ended-one', '#{pane_dead}')).trim() === '1', 15_000);
-
-    // First start with the real clock: only the orphan that is really old goes.
-    await start('');
-    expect(existsSync(join(buffers, 'old-orphan.log'))).toBe(false);
-    for (const id of ['fresh-orphan', 'ended-one', 'alive-one']) expect(existsSync(join(buffers, `${id}.log`)), id).toBe(true);
-    await daemons.pop()!.stop();
-
-    // 40 days later (an injected clock): every idle buffer goes; of the sessions, only the ended one.
-    await start('', { bufferClock: () => Date.now() + 40 * DAY });
-    for (const id of ['fresh-orphan', 'ended-one', 'alive-one']) expect(existsSync(join(buffers, `${id}.log`)), id).toBe(false);
-    const sessions = (await t.tmux('list-sessions', '-F', '#{session_name}')).trim().split('\n');
-    expect(sessions).toContain('alive-one');
-    expect(sessions).not.toContain('ended-one');
+    });
   });
 
-  it('DELETE removes the buffer; with keepBuffer=true it stays; the file goes on after a restart', async () => {
-    const { base, token } = await start('');
-    const auth = { authorization: `Bearer ${token}` };
-    for (const name of ['gone', 'kept']) {
-      expect(
-        (
-          await fetch(`${base}/sessions`, {
-            method: 'POST',
-            headers: { ...auth, 'content-type': 'application/json' },
-            body: JSON.stringify({ name }),
-          })
-        ).status,
-      ).toBe(201);
-      await watch(base, token, name);
-      await type(`echo output-of-${name}`, name);
-      await eventually(() => size(logFile(name)) > 0, 15_000);
-    }
-    expect((await fetch(`${base}/sessions/gone`, { method: 'DELETE', headers: auth })).status).toBe(204);
-    expect((await fetch(`${base}/sessions/kept?keepBuffer=true`, { method: 'DELETE', headers: auth })).status).toBe(204);
-    expect(existsSync(logFile('gone'))).toBe(false);
-    expect(existsSync(logFile('kept'))).toBe(true);
+  describe('the idle cleanup at start-up', () => {
+    // Buffer files of every age, and two tmux sessions (one ended), before the daemon starts.
+    const fx = useInProcessDaemon(SH, {
+      prepare: async ({ tmux: t, home }) => {
+        const buffers = join(home.dataDir, 'buffers');
+        mkdirSync(buffers, { recursive: true });
+        const old = (Date.now() - 40 * DAY) / 1000;
+        for (const id of ['old-orphan', 'fresh-orphan', 'ended-one', 'alive-one'])
+          writeFileSync(join(buffers, `${id}.log`), `${id} output\n`);
+        utimesSync(join(buffers, 'old-orphan.log'), old, old);
+        // Two tmux sessions whose activity is now; the clock below is moved 40 days ahead for them.
+        for (const id of ['ended-one', 'alive-one']) {
+          await t.tmux('new-session', '-d', '-s', id, '/bin/sh');
+          await t.tmux('set-option', '-t', id, '@created', new Date().toISOString());
+        }
+        await t.tmux('set-option', '-w', '-t', 'ended-one', 'remain-on-exit', 'on');
+        await t.tmux('respawn-pane', '-k', '-t', 'ended-one', 'true');
+        await eventually(async () => (await t.tmux('display', '-p', '-t', 'ended-one', '#{pane_dead}')).trim() === '1', 15_000);
+      },
+    });
+    const { dataDirOf } = helpersOf(fx);
 
-    // A restart: the main session's file is appended to, never truncated, and a new index line
-    // starts above every position of the earlier run.
-    await watch(base, token);
-    await type('echo before-restart');
-    await eventually(() => readFileSync(logFile(), 'latin1').includes('before-restart'), 15_000);
-    await settled(logFile());
-    const before = readFileSync(logFile());
-    const idx = bufferPaths(join(dataDirOf(), 'buffers'), 'pi-main').idx;
-    const lastSeqBefore = Math.max(
-      ...readFileSync(idx, 'utf8')
+    it('deletes idle buffers at start-up (and an ended idle session), keeps recent ones', async () => {
+      const buffers = join(dataDirOf(), 'buffers');
+      // First start with the real clock: only the orphan that is really old goes.
+      expect(existsSync(join(buffers, 'old-orphan.log'))).toBe(false);
+      for (const id of ['fresh-orphan', 'ended-one', 'alive-one']) expect(existsSync(join(buffers, `${id}.log`)), id).toBe(true);
+      await fx.d.stop();
+
+      // 40 days later (an injected clock): every idle buffer goes; of the sessions, only the ended one.
+      await fx.startAgain({ bufferClock: () => Date.now() + 40 * DAY });
+      for (const id of ['fresh-orphan', 'ended-one', 'alive-one']) expect(existsSync(join(buffers, `${id}.log`)), id).toBe(false);
+      const sessions = (await fx.tmux.tmux('list-sessions', '-F', '#{session_name}')).trim().split('\n');
+      expect(sessions).toContain('alive-one');
+      expect(sessions).not.toContain('ended-one');
+    });
+  });
+
+  describe('DELETE and a restart', () => {
+    const fx = useInProcessDaemon(SH);
+    const { watch, logFile, dataDirOf, type } = helpersOf(fx);
+
+    it('DELETE removes the buffer; with keepBuffer=true it stays; the file goes on after a restart', async () => {
+      const { base, token } = fx.d;
+      const auth = { authorization: `Bearer ${token}` };
+      for (const name of ['gone', 'kept']) {
+        expect(
+          (
+            await fetch(`${base}/sessions`, {
+              method: 'POST',
+              headers: { ...auth, 'content-type': 'application/json' },
+              body: JSON.stringify({ name }),
+            })
+          ).status,
+        ).toBe(201);
+        await watch(name);
+        await type(`echo output-of-${name}`, name);
+        await eventually(() => size(logFile(name)) > 0, 15_000);
+      }
+      expect((await fetch(`${base}/sessions/gone`, { method: 'DELETE', headers: auth })).status).toBe(204);
+      expect((await fetch(`${base}/sessions/kept?keepBuffer=true`, { method: 'DELETE', headers: auth })).status).toBe(204);
+      expect(existsSync(logFile('gone'))).toBe(false);
+      expect(existsSync(logFile('kept'))).toBe(true);
+
+      // A restart: the main session's file is appended to, never truncated, and a new index line
+      // starts above every position of the earlier run.
+      await watch();
+      await type('echo before-restart');
+      await eventually(() => readFileSync(logFile(), 'latin1').includes('before-restart'), 15_000);
+      await settled(logFile());
+      const before = readFileSync(logFile());
+      const idx = bufferPaths(join(dataDirOf(), 'buffers'), 'pi-main').idx;
+      const lastSeqBefore = Math.max(
+        ...readFileSync(idx, 'utf8')
+          .trim()
+          .split('\n')
+          .map((l) => Number(l.split(' ')[1])),
+      );
+      await fx.d.stop();
+      await fx.startAgain();
+      await watch();
+      await type('echo after-restart');
+      await eventually(() => readFileSync(logFile(), 'latin1').includes('after-restart'), 15_000);
+      const after = readFileSync(logFile());
+      expect(after.subarray(0, before.length).equals(before)).toBe(true);
+      const lines = readFileSync(idx, 'utf8')
         .trim()
         .split('\n')
-        .map((l) => Number(l.split(' ')[1])),
-    );
-    await daemons.pop()!.stop();
-    const again = await start('');
-    await watch(again.base, again.token);
-    await type('echo after-restart');
-    await eventually(() => readFileSync(logFile(), 'latin1').includes('after-restart'), 15_000);
-    const after = readFileSync(logFile());
-    expect(after.subarray(0, before.length).equals(before)).toBe(true);
-    const lines = readFileSync(idx, 'utf8')
-      .trim()
-      .split('\n')
-      .map((l) => l.split(' ').map(Number) as [number, number]);
-    const [offset, seq] = lines.at(-1)!;
-    expect(offset).toBe(before.length);
-    expect(seq).toBeGreaterThan(lastSeqBefore + before.length);
+        .map((l) => l.split(' ').map(Number) as [number, number]);
+      const [offset, seq] = lines.at(-1)!;
+      expect(offset).toBe(before.length);
+      expect(seq).toBeGreaterThan(lastSeqBefore + before.length);
+    });
   });
 
   it('keeps every buffer path inside the buffers dir, whatever the id', () => {

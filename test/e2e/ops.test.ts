@@ -12,8 +12,8 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { fakeAgent, type FakeAgent } from '../helpers/agent-socket.js';
-import { daemonHome, ROOT, runCli, startDaemon, type DaemonHome, type RunningTestDaemon } from '../helpers/daemon.js';
-import { privateTmux, type PrivateTmux } from '../helpers/tmux.js';
+import { daemonHome, ROOT, runCli } from '../helpers/daemon.js';
+import { useDaemon } from '../helpers/daemon-fixture.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const ARTIFACTS = join(ROOT, 'test-artifacts/ops');
@@ -35,9 +35,7 @@ async function waitHighlighted(page: Page, actor: string, stateId: string): Prom
 }
 
 describe('/ops in a real browser', () => {
-  let tmux: PrivateTmux;
-  let home: DaemonHome;
-  let daemon: RunningTestDaemon;
+  const fx = useDaemon('[agent]\ncommand = "/bin/cat"\n');
   let browser: Browser;
   let page: Page;
   let agent: FakeAgent | undefined;
@@ -46,43 +44,38 @@ describe('/ops in a real browser', () => {
   beforeAll(async () => {
     if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install chromium (.ci/run does)`);
     mkdirSync(ARTIFACTS, { recursive: true });
-    tmux = await privateTmux();
-    home = daemonHome(tmux.socket, '[agent]\ncommand = "/bin/cat"\n');
-    daemon = await startDaemon(home);
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu'] });
     page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
   }, 60_000);
 
+  // Registered after the fixture: the agent and the browser go before the daemon.
   afterAll(async () => {
     agent?.close();
     await browser?.close();
-    await daemon?.stop();
-    await tmux?.cleanup();
-    home?.cleanup();
   });
 
   it('without a token, every ops route is 401 (the page, a chart, the actor list, the event socket)', async () => {
     for (const path of ['/ops', '/ops/charts/session.svg', '/ops/actors']) {
-      const r = await fetch(daemon.base + path);
+      const r = await fetch(fx.d.base + path);
       expect(r.status, path).toBe(401);
       expect(await r.json()).toMatchObject({ error: 'unauthorized' });
     }
     const refused = await new Promise<number>((resolve) => {
-      const ws = new WebSocket(`${daemon.base.replace(/^http/, 'ws')}/ops/events`);
+      const ws = new WebSocket(`${fx.d.base.replace(/^http/, 'ws')}/ops/events`);
       ws.on('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));
       ws.on('open', () => resolve(101));
       ws.on('error', () => undefined);
     });
     expect(refused).toBe(401);
-    const wrong = await fetch(`${daemon.base}/ops?token=not-a-token`);
+    const wrong = await fetch(`${fx.d.base}/ops?token=not-a-token`);
     expect(wrong.status).toBe(401);
   });
 
   it('a viewer of /ops/events gets the tree, and is closed with 4401 when its token is revoked', { timeout: 60_000 }, async () => {
-    const created = await runCli(['auth', 'create', 'ops-viewer'], home.env);
+    const created = await runCli(['auth', 'create', 'ops-viewer'], fx.home.env);
     expect(created.code, created.stderr).toBe(0);
     const viewerToken = created.stdout.trim();
-    const ws = new WebSocket(`${daemon.base.replace(/^http/, 'ws')}/ops/events?token=${encodeURIComponent(viewerToken)}`);
+    const ws = new WebSocket(`${fx.d.base.replace(/^http/, 'ws')}/ops/events?token=${encodeURIComponent(viewerToken)}`);
     const first = await new Promise<{ type: string; actors?: { id: string }[] }[]>((resolve, reject) => {
       ws.once('message', (data: Buffer) => resolve(JSON.parse(data.toString('utf8')) as { type: string }[]));
       ws.once('error', reject);
@@ -90,15 +83,15 @@ describe('/ops in a real browser', () => {
     expect(first[0]?.type).toBe('actors');
     expect(first[0]?.actors?.map((a) => a.id)).toEqual(expect.arrayContaining(['sidecar', 'session:pi-main']));
     const closed = new Promise<number>((resolve) => ws.once('close', (code) => resolve(code)));
-    expect((await runCli(['auth', 'revoke', 'ops-viewer'], home.env)).code).toBe(0);
+    expect((await runCli(['auth', 'revoke', 'ops-viewer'], fx.home.env)).code).toBe(0);
     expect(await closed).toBe(4401);
   });
 
   it('shows the actor tree and the session diagram with its state highlighted, and the highlight moves', { timeout: 90_000 }, async () => {
-    const response = await page.goto(`${daemon.base}/ops?token=${encodeURIComponent(daemon.token)}`);
+    const response = await page.goto(`${fx.d.base}/ops?token=${encodeURIComponent(fx.d.token)}`);
     expect(response?.status()).toBe(200);
     // The token leaves the address bar once the page has it.
-    expect(page.url()).not.toContain(daemon.token);
+    expect(page.url()).not.toContain(fx.d.token);
 
     // The tree: the sidecar at the root, the session under it, discovery as a subsystem.
     await page.waitForSelector('#tree li[data-actor="sidecar"] li[data-actor="session:pi-main"]', { timeout: UI_MS });
@@ -116,7 +109,7 @@ describe('/ops in a real browser', () => {
     await shot('1-session-running');
 
     // A phone connects: its client actor appears under the session and goes live.
-    const phone = new WebSocket(`${daemon.base.replace(/^http/, 'ws')}/sessions/pi-main/stream?token=${encodeURIComponent(daemon.token)}`);
+    const phone = new WebSocket(`${fx.d.base.replace(/^http/, 'ws')}/sessions/pi-main/stream?token=${encodeURIComponent(fx.d.token)}`);
     await new Promise((resolve, reject) => {
       phone.once('open', resolve);
       phone.once('error', reject);
@@ -127,8 +120,8 @@ describe('/ops in a real browser', () => {
     await shot('2-client-live');
 
     // The agent reports over its socket: the agent's diagram follows it.
-    const pane = (await tmux.tmux('display-message', '-p', '-t', 'pi-main', '#{pane_id}')).trim();
-    agent = fakeAgent(home.dataDir, pane, tmux.socket);
+    const pane = (await fx.tmux.tmux('display-message', '-p', '-t', 'pi-main', '#{pane_id}')).trim();
+    agent = fakeAgent(fx.home.dataDir, pane, fx.tmux.socket);
     expect((await agent.welcomed).type).toBe('welcome');
     await waitHighlighted(page, 'session:pi-main/agent', 'agentState.reporting.idle');
     agent.event('agent.start');
@@ -145,7 +138,7 @@ describe('/ops in a real browser', () => {
     await shot('4-agent-awaiting-input');
 
     // Input that ends the agent (ctrl-d to cat): the session's pane exits and the highlight moves.
-    const r = await daemon.get('/sessions/pi-main/input', {
+    const r = await fx.d.get('/sessions/pi-main/input', {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ type: 'key', name: 'ctrl-d' }),
@@ -161,7 +154,7 @@ describe('/ops in a real browser', () => {
   });
 
   it('the actor list as JSON, with the token', async () => {
-    const r = await daemon.get('/ops/actors');
+    const r = await fx.d.get('/ops/actors');
     expect(r.status).toBe(200);
     const { actors } = (await r.json()) as { actors: { id: string; machine: string | null; active: string[] }[] };
     const session = actors.find((a) => a.id === 'session:pi-main');
@@ -170,7 +163,7 @@ describe('/ops in a real browser', () => {
   });
 
   it('tether status shows the same picture in the terminal: health, sessions with agent state and clients, the actor tree', async () => {
-    const { code, stdout, stderr } = await runCli(['status'], home.env);
+    const { code, stdout, stderr } = await runCli(['status'], fx.home.env);
     expect(stderr).toBe('');
     expect(code).toBe(0);
     expect(stdout).toMatch(/^tether \S+ \(.+\): ok, up /);
@@ -180,7 +173,7 @@ describe('/ops in a real browser', () => {
     expect(stdout).toMatch(/^sidecar\s+sidecar\s+serving\.tmux\.up$/m);
     expect(stdout).toMatch(/^ {2}session:pi-main\s+session\s+running\.link\.attached\.live, running\.pane\.exited$/m);
     expect(stdout).toMatch(/^ {4}session:pi-main\/agent\s+agentState\s+reporting\.awaiting-input$/m);
-    const json = JSON.parse((await runCli(['status', '--json'], home.env)).stdout) as {
+    const json = JSON.parse((await runCli(['status', '--json'], fx.home.env)).stdout) as {
       health: { status: string };
       sessions: { id: string; agentState: string }[];
     };
@@ -188,16 +181,16 @@ describe('/ops in a real browser', () => {
     expect(json.sessions.map((x) => [x.id, x.agentState])).toEqual([['pi-main', 'awaiting-input']]);
   });
 
-  it(
-    'tether status talks to a daemon serving https, pinning its certificate; the page works over https and wss',
-    { timeout: 60_000 },
-    async () => {
-      const tlsTmux = await privateTmux();
-      const tlsHome = daemonHome(tlsTmux.socket, 'tls = true\n[agent]\ncommand = "/bin/cat"\n');
-      const tlsDaemon = await startDaemon(tlsHome);
-      try {
+  describe('over https', () => {
+    const tlsFx = useDaemon('tls = true\n[agent]\ncommand = "/bin/cat"\n', { startTimeoutMs: 60_000, setupTimeoutMs: 90_000 });
+
+    it(
+      'tether status talks to a daemon serving https, pinning its certificate; the page works over https and wss',
+      { timeout: 60_000 },
+      async () => {
+        const tlsDaemon = tlsFx.d;
         expect(tlsDaemon.url.protocol).toBe('https:');
-        const { code, stdout, stderr } = await runCli(['status'], tlsHome.env);
+        const { code, stdout, stderr } = await runCli(['status'], tlsFx.home.env);
         expect(stderr).toBe('');
         expect(code).toBe(0);
         expect(stdout).toMatch(/tls: on/);
@@ -218,16 +211,12 @@ describe('/ops in a real browser', () => {
         } finally {
           await context.close();
         }
-      } finally {
-        await tlsDaemon.stop();
-        await tlsTmux.cleanup();
-        tlsHome.cleanup();
-      }
-    },
-  );
+      },
+    );
+  });
 
   it('tether status without a running daemon says so and exits 1', async () => {
-    const idle = daemonHome(tmux.socket);
+    const idle = daemonHome(fx.tmux.socket);
     try {
       const { code, stdout, stderr } = await runCli(['status'], idle.env);
       expect(code).toBe(1);

@@ -9,14 +9,15 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import https from 'node:https';
 import { join } from 'node:path';
 import { generate } from 'selfsigned';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { PairingStore } from '../../src/auth/pairing-store.js';
 import { pinnedOptions, pinnedTlsOptions, PinMismatchError, type PinnedTlsOptions } from '../../src/reference-client/pinning.js';
-import { daemonHome, runCli, startDaemon, type DaemonHome, type RunningTestDaemon } from '../helpers/daemon.js';
+import { runCli } from '../helpers/daemon.js';
+import { useDaemon } from '../helpers/daemon-fixture.js';
 import { pinnedRequest, type PinnedResponse } from '../helpers/https.js';
 import { decodeTerminalQr } from '../helpers/qr-decode.js';
-import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
+import { eventually } from '../helpers/tmux.js';
 
 const CONFIG = `tls = true\nname = "devbox"\n[agent]\ncommand = "/bin/cat"\ndefault_session = "pi-main"\n`;
 
@@ -31,28 +32,19 @@ interface PairingJson {
 }
 
 describe('pairing, tokens and TLS', () => {
-  let tmux: PrivateTmux;
-  let home: DaemonHome;
-  let daemon: RunningTestDaemon;
+  // Making the certificate (RSA 2048) is slow on busy cores.
+  const fx = useDaemon(CONFIG, { startTimeoutMs: 60_000, setupTimeoutMs: 90_000 });
   let host: string;
   let port: number;
   /** Trusts the daemon's certificate after checking the pin from the first QR. */
   let tls: PinnedTlsOptions;
 
-  beforeAll(async () => {
-    tmux = await privateTmux();
-    home = daemonHome(tmux.socket, CONFIG);
-    daemon = await startDaemon(home);
-    host = daemon.url.hostname;
-    port = Number(daemon.url.port);
-  }, 60_000);
-  afterAll(async () => {
-    await daemon?.stop();
-    await tmux?.cleanup();
-    home?.cleanup();
+  beforeAll(() => {
+    host = fx.d.url.hostname;
+    port = Number(fx.d.url.port);
   });
 
-  const cli = (...args: string[]) => runCli(args, home.env);
+  const cli = (...args: string[]) => runCli(args, fx.home.env);
   const pairJson = async (): Promise<PairingJson> => {
     const r = await cli('pair', '--json');
     expect(r.code, r.stderr).toBe(0);
@@ -60,10 +52,10 @@ describe('pairing, tokens and TLS', () => {
   };
   const request = (path: string, init: Parameters<typeof pinnedRequest>[4] = {}): Promise<PinnedResponse> =>
     pinnedRequest(host, port, path, tls, init);
-  const certPem = () => readFileSync(join(home.dataDir, 'tls/cert.pem'), 'utf8');
+  const certPem = () => readFileSync(join(fx.home.dataDir, 'tls/cert.pem'), 'utf8');
 
   it('serves https with its own certificate, and the startup URL says so', () => {
-    expect(daemon.url.protocol).toBe('https:');
+    expect(fx.d.url.protocol).toBe('https:');
     const cert = new X509Certificate(certPem());
     expect(cert.publicKey.asymmetricKeyType).toBe('rsa');
     expect(cert.publicKey.asymmetricKeyDetails?.modulusLength).toBe(2048);
@@ -93,7 +85,7 @@ describe('pairing, tokens and TLS', () => {
   it('pairs: the pin from the QR matches, POST /pair gives a token, and wss works with it', async () => {
     const p = await pairJson();
     tls = await pinnedTlsOptions(p.host, p.port, p.fingerprint);
-    const health = await request('/health', { token: daemon.token });
+    const health = await request('/health', { token: fx.d.token });
     expect(health.status).toBe(200);
     expect(health.json<{ tls: { fingerprint: string } }>().tls.fingerprint).toBe(p.fingerprint);
 
@@ -167,7 +159,7 @@ describe('pairing, tokens and TLS', () => {
     expect(wrong.status).toBe(401);
 
     // Made six minutes ago (an injected clock): past its five.
-    const old = new PairingStore(join(home.dataDir, 'auth'), () => Date.now() - 6 * 60_000).create();
+    const old = new PairingStore(join(fx.home.dataDir, 'auth'), () => Date.now() - 6 * 60_000).create();
     const expired = await request('/pair', { method: 'POST', body: { pairingToken: old.token, deviceName: 'late' } });
     expect(expired.status).toBe(401);
 
@@ -234,7 +226,7 @@ describe('pairing, tokens and TLS', () => {
 
   it('never serves the key, and never logs a token, a pairing token or the key', async () => {
     for (const path of ['/tls/key.pem', '/key.pem', '/%2e%2e/tls/key.pem', '/../data/tls/key.pem', '/auth/tokens.json']) {
-      const r = await request(path, { token: daemon.token });
+      const r = await request(path, { token: fx.d.token });
       expect(r.status, path).toBe(404);
       expect(r.text).not.toContain('PRIVATE KEY');
     }
@@ -245,14 +237,14 @@ describe('pairing, tokens and TLS', () => {
     await request(`/sessions?token=${token}`);
     const logs = await eventually(
       () => {
-        const text = daemon.stderr() + readFileSync(join(home.dataDir, 'tether.log'), 'utf8');
+        const text = fx.d.stderr() + readFileSync(join(fx.home.dataDir, 'tether.log'), 'utf8');
         return text.includes('device paired') && text;
       },
       15_000,
       25,
       'the log to say "device paired"',
     );
-    for (const secret of [token, p.pairingToken, daemon.token]) expect(logs).not.toContain(secret);
+    for (const secret of [token, p.pairingToken, fx.d.token]) expect(logs).not.toContain(secret);
     expect(logs).not.toContain('PRIVATE KEY');
   });
 
@@ -265,9 +257,9 @@ describe('pairing, tokens and TLS', () => {
         else if (e.isFile()) files.push(p);
       }
     };
-    walk(home.dataDir);
+    walk(fx.home.dataDir);
     for (const must of ['auth/tokens.json', 'auth/local-token', 'auth/pairing.json', 'tls/key.pem', 'run/daemon.json']) {
-      expect(files).toContain(join(home.dataDir, must));
+      expect(files).toContain(join(fx.home.dataDir, must));
     }
     for (const f of files) expect((statSync(f).mode & 0o777).toString(8), f).toBe('600');
   });

@@ -13,8 +13,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { fakeAgent, type FakeAgent } from '../helpers/agent-socket.js';
 import { apnsKey, startFakeApns, type FakeApns } from '../helpers/apns-server.js';
-import { daemonHome, runCli, startDaemon, type DaemonHome, type RunningTestDaemon } from '../helpers/daemon.js';
-import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
+import { runCli } from '../helpers/daemon.js';
+import { useDaemon } from '../helpers/daemon-fixture.js';
+import { eventually } from '../helpers/tmux.js';
 
 const TEAM = 'TEAM123456';
 const KID = 'KEY1234567';
@@ -23,17 +24,50 @@ const PHONE_B = 'b2'.repeat(32);
 
 describe('push through the daemon', () => {
   let dir: string;
-  let tmux: PrivateTmux;
-  let home: DaemonHome;
-  let daemon: RunningTestDaemon;
+  let caFile: string;
+  let keyPath: string;
   let sandbox: FakeApns;
   let production: FakeApns;
   let agent: FakeAgent;
   const paired: Record<'A' | 'B', { token: string; tokenId: string }> = {} as never;
 
+  // The stand-in APNs servers come first (the config names their URLs) and go after the daemon.
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'tether-push-e2e-'));
+    const key = apnsKey(dir);
+    keyPath = key.keyPath;
+    sandbox = await startFakeApns(dir, 'sandbox', key.publicKey, { teamId: TEAM, keyId: KID });
+    production = await startFakeApns(dir, 'production', key.publicKey, { teamId: TEAM, keyId: KID });
+    caFile = join(dir, 'apns-ca.pem');
+    writeFileSync(caFile, `${sandbox.certPem}\n${production.certPem}`);
+  });
+  afterAll(async () => {
+    await sandbox?.close();
+    await production?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const fx = useDaemon(
+    () =>
+      [
+        '[agent]',
+        'command = "/bin/cat"',
+        '[stream]',
+        'ping_interval_s = 1',
+        '[push]',
+        `team_id = "${TEAM}"`,
+        `key_id = "${KID}"`,
+        `key_path = ${JSON.stringify(keyPath)}`,
+        'bundle_id = "dev.tether.app"',
+        `sandbox_url = "${sandbox.url}"`,
+        `production_url = "${production.url}"`,
+        '',
+      ].join('\n'),
+    { extraEnv: () => ({ NODE_EXTRA_CA_CERTS: caFile }) },
+  );
+
   const pair = async (deviceName: string, deviceToken: string, environment: string) => {
-    const p = JSON.parse((await runCli(['pair', '--json'], home.env)).stdout) as { pairingToken: string };
-    const r = await fetch(`${daemon.base}/pair`, {
+    const p = JSON.parse((await runCli(['pair', '--json'], fx.home.env)).stdout) as { pairingToken: string };
+    const r = await fetch(`${fx.d.base}/pair`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ pairingToken: p.pairingToken, deviceName, deviceToken, environment }),
@@ -49,50 +83,17 @@ describe('push through the daemon', () => {
   const sentTo = (fake: FakeApns, deviceToken: string) => fake.requests.filter((r) => r.deviceToken === deviceToken).length;
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'tether-push-e2e-'));
-    const key = apnsKey(dir);
-    sandbox = await startFakeApns(dir, 'sandbox', key.publicKey, { teamId: TEAM, keyId: KID });
-    production = await startFakeApns(dir, 'production', key.publicKey, { teamId: TEAM, keyId: KID });
-    const caFile = join(dir, 'apns-ca.pem');
-    writeFileSync(caFile, `${sandbox.certPem}\n${production.certPem}`);
-    tmux = await privateTmux();
-    home = daemonHome(
-      tmux.socket,
-      [
-        '[agent]',
-        'command = "/bin/cat"',
-        '[stream]',
-        'ping_interval_s = 1',
-        '[push]',
-        `team_id = "${TEAM}"`,
-        `key_id = "${KID}"`,
-        `key_path = ${JSON.stringify(key.keyPath)}`,
-        'bundle_id = "dev.tether.app"',
-        `sandbox_url = "${sandbox.url}"`,
-        `production_url = "${production.url}"`,
-        '',
-      ].join('\n'),
-      { NODE_EXTRA_CA_CERTS: caFile },
-    );
-    daemon = await startDaemon(home);
     paired.A = await pair('dev phone', PHONE_A, 'sandbox');
     paired.B = await pair('release phone', PHONE_B, 'production');
-    const pane = (await tmux.tmux('display-message', '-p', '-t', 'pi-main', '#{pane_id}')).trim();
-    agent = fakeAgent(home.dataDir, pane, tmux.socket);
+    const pane = (await fx.tmux.tmux('display-message', '-p', '-t', 'pi-main', '#{pane_id}')).trim();
+    agent = fakeAgent(fx.home.dataDir, pane, fx.tmux.socket);
     expect((await agent.welcomed).type).toBe('welcome');
   }, 60_000);
-  afterAll(async () => {
-    agent?.close();
-    await daemon?.stop();
-    await sandbox?.close();
-    await production?.close();
-    await tmux?.cleanup();
-    home?.cleanup();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  // Registered after the fixture: the agent's socket closes before the daemon is killed.
+  afterAll(() => agent?.close());
 
   it('health shows push configured', async () => {
-    const h = (await (await daemon.get('/health')).json()) as { push: { configured: boolean }; warnings: string[] };
+    const h = (await (await fx.d.get('/health')).json()) as { push: { configured: boolean }; warnings: string[] };
     expect(h.push.configured).toBe(true);
     expect(h.warnings.join(' ')).not.toMatch(/push is not configured/);
   });
@@ -128,7 +129,7 @@ describe('push through the daemon', () => {
     sandbox.requests.length = 0;
     production.requests.length = 0;
     // Phone A in the foreground, but it will stop answering pings (the phone went to sleep).
-    const ws = new WebSocket(`${daemon.base.replace(/^http/, 'ws')}/sessions/pi-main/stream`, {
+    const ws = new WebSocket(`${fx.d.base.replace(/^http/, 'ws')}/sessions/pi-main/stream`, {
       headers: { authorization: `Bearer ${paired.A.token}` },
       autoPong: false,
     });
@@ -154,7 +155,7 @@ describe('push through the daemon', () => {
     sandbox.answer = (req) => (req.deviceToken === PHONE_A ? { status: 410, reason: 'Unregistered' } : { status: 200 });
     turn();
     await eventually(() => sentTo(sandbox, PHONE_A) === 1 && sentTo(production, PHONE_B) === 1, 15_000);
-    await eventually(async () => (await runCli(['auth', 'list'], home.env)).stdout.includes('dev phone (sandbox, removed)'), 15_000);
+    await eventually(async () => (await runCli(['auth', 'list'], fx.home.env)).stdout.includes('dev phone (sandbox, removed)'), 15_000);
 
     sandbox.answer = () => ({ status: 200 });
     turn();
@@ -163,7 +164,7 @@ describe('push through the daemon', () => {
     expect(sentTo(sandbox, PHONE_A)).toBe(1);
 
     // The app registers again at its next launch.
-    const again = await fetch(`${daemon.base}/device`, {
+    const again = await fetch(`${fx.d.base}/device`, {
       method: 'PUT',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${paired.A.token}` },
       body: JSON.stringify({ deviceToken: PHONE_A, environment: 'sandbox', deviceName: 'dev phone' }),

@@ -11,15 +11,15 @@
  */
 import { mkdirSync, realpathSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { SessionRecords } from '../../src/records/session-records.js';
 import { RESTORE_RETRY_INTERVAL_MS } from '../../src/service/restore-retry.js';
-import { daemonHome, startDaemon, type DaemonHome, type RunningTestDaemon } from '../helpers/daemon.js';
+import type { TestDaemon } from '../helpers/daemon.js';
 import { useDaemon } from '../helpers/daemon-fixture.js';
-import { lastOfRole, messageText, startFakeModel, type FakeModel } from '../helpers/fake-model.js';
-import { piHome, type PiHome } from '../helpers/pi-home.js';
+import { useFakePi } from '../helpers/fake-pi-fixture.js';
+import { lastOfRole, messageText } from '../helpers/fake-model.js';
 import { Mirror } from '../helpers/stream.js';
-import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
+import { eventually } from '../helpers/tmux.js';
 
 /** pi starts slowly on two shared cores: waits are generous, never sleeps. */
 const PI_START_MS = 90_000;
@@ -41,20 +41,17 @@ interface Health {
 }
 
 describe('sessions restored after their tmux server is lost', () => {
-  let model: FakeModel;
-  let pi: PiHome;
-  let tmux: PrivateTmux;
-  let home: DaemonHome;
-  let d: RunningTestDaemon;
+  // Before the daemon, whose environment names them: they go after it.
+  const fp = useFakePi((req) => ({ text: `You said: ${messageText(lastOfRole(req, 'user')).slice(0, 40)}` }));
+  const fx = useDaemon(`[agent]\ndefault_session = "pi-main"\n`, { extraEnv: () => fp.pi.env, startTimeoutMs: 30_000 });
   let records: SessionRecords;
   const dirs = new Map<string, string>();
   const descriptions = new Map<string, string>();
 
-  const json = (method: string, path: string, body?: unknown) =>
-    d.get(path, { method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
-  const list = async (): Promise<Item[]> => (await (await d.get('/sessions')).json()) as Item[];
+  const json = fx.json;
+  const list = async (): Promise<Item[]> => (await (await fx.d.get('/sessions')).json()) as Item[];
   const item = async (id: string) => (await list()).find((s) => s.id === id);
-  const health = async (): Promise<Health> => (await (await d.get('/health')).json()) as Health;
+  const health = async (): Promise<Health> => (await (await fx.d.get('/health')).json()) as Health;
   const type = async (id: string, text: string) => {
     expect((await json('POST', `/sessions/${id}/input`, { type: 'keys', data: text })).status).toBe(204);
     expect((await json('POST', `/sessions/${id}/input`, { type: 'key', name: 'enter' })).status).toBe(204);
@@ -67,20 +64,20 @@ describe('sessions restored after their tmux server is lost', () => {
       100,
       `${id}'s pi ready`,
     );
-    const seen = model.requests.length;
+    const seen = fp.model.requests.length;
     await type(id, text);
     await eventually(
-      () => model.requests.slice(seen).some((r) => messageText(lastOfRole(r, 'user')) === text),
+      () => fp.model.requests.slice(seen).some((r) => messageText(lastOfRole(r, 'user')) === text),
       TURN_MS,
       50,
       `the model asked "${text}"`,
     );
     await eventually(async () => (await item(id))?.agentState === 'awaiting-input', TURN_MS, 100, `${id} awaiting input after "${text}"`);
   };
-  const serverPid = async () => Number((await tmux.tmux('display-message', '-p', '#{pid}')).trim());
+  const serverPid = async () => Number((await fx.tmux.tmux('display-message', '-p', '#{pid}')).trim());
   /** The daemon's log lines about one session (its stderr carries every line at debug level). */
   const linesOf = (session: string) =>
-    d
+    fx.d
       .stderr()
       .split('\n')
       .filter((l) => l.includes(`"session":"${session}"`))
@@ -129,11 +126,11 @@ describe('sessions restored after their tmux server is lost', () => {
       const it = (await item(n))!;
       expect(it.description).toBe(descriptions.get(n));
       expect(it.cwd).toBe(dirs.get(n));
-      expect((await tmux.tmux('display-message', '-p', '-t', `=${n}:`, '#{pane_current_path}')).trim()).toBe(dirs.get(n));
+      expect((await fx.tmux.tmux('display-message', '-p', '-t', `=${n}:`, '#{pane_current_path}')).trim()).toBe(dirs.get(n));
       // pi reopened the conversation: its earlier messages are on the screen again.
       await eventually(
         async () => {
-          const screen = await tmux.tmux('capture-pane', '-p', '-J', '-S', '-', '-t', `=${n}:`);
+          const screen = await fx.tmux.tmux('capture-pane', '-p', '-J', '-S', '-', '-t', `=${n}:`);
           return screen.includes(`first words of ${n}`) && screen.includes(`You said: second words of ${n}`);
         },
         PI_START_MS,
@@ -148,14 +145,9 @@ describe('sessions restored after their tmux server is lost', () => {
   };
 
   beforeAll(async () => {
-    model = await startFakeModel((req) => ({ text: `You said: ${messageText(lastOfRole(req, 'user')).slice(0, 40)}` }));
-    pi = piHome(model.baseUrl);
-    tmux = await privateTmux();
-    home = daemonHome(tmux.socket, `[agent]\ndefault_session = "pi-main"\n`, pi.env);
-    records = new SessionRecords(home.dataDir);
-    d = await startDaemon(home, 30_000);
+    records = new SessionRecords(fx.home.dataDir);
     for (const n of NAMES) {
-      const dir = join(home.dir, `work ${n} #{x} $(y)`);
+      const dir = join(fx.home.dir, `work ${n} #{x} $(y)`);
       mkdirSync(dir);
       dirs.set(n, dir);
       descriptions.set(n, `task ${n}; #{pane_id} $(x)`);
@@ -172,20 +164,12 @@ describe('sessions restored after their tmux server is lost', () => {
     await eventually(() => NAMES.every((n) => records.read(n)?.sessionFile), 30_000, 50, "every record naming pi's conversation file");
   }, 600_000);
 
-  afterAll(async () => {
-    await d?.stop();
-    await tmux?.cleanup();
-    home?.cleanup();
-    pi?.cleanup();
-    await model?.close();
-  });
-
   it(
     'the tmux server SIGKILLed while a client streams: every session comes back, the client gets a snapshot and larger positions, the conversation goes on',
     { timeout: 300_000 },
     async () => {
-      const streaming = new Mirror(d.base, d.token, 'r1').connect();
-      const old = new Mirror(d.base, d.token, 'r2').connect();
+      const streaming = new Mirror(fx.d.base, fx.d.token, 'r1').connect();
+      const old = new Mirror(fx.d.base, fx.d.token, 'r2').connect();
       try {
         await eventually(() => streaming.kinds().includes('snapshot') && old.kinds().includes('snapshot'), 15_000, 25, 'both snapshots');
         const seqs = (m: Mirror) => m.received.flatMap((r) => (r.kind === 'snapshot' || r.kind === 'data' ? [r.seq] : []));
@@ -211,7 +195,7 @@ describe('sessions restored after their tmux server is lost', () => {
         expect(streaming.errors()).toEqual([]);
 
         // A client resuming from its position before the loss gets a snapshot, above it.
-        const resumed = new Mirror(d.base, d.token, 'r2', oldSeq).connect();
+        const resumed = new Mirror(fx.d.base, fx.d.token, 'r2', oldSeq).connect();
         try {
           await eventually(() => resumed.kinds().includes('snapshot'), 15_000, 25, 'the resumed client snapshot');
           const first = resumed.received.find((r) => r.kind === 'snapshot' || r.kind === 'data')!;
@@ -222,9 +206,9 @@ describe('sessions restored after their tmux server is lost', () => {
         }
 
         // The conversation goes on where it was: the model sees the earlier turns.
-        const seen = model.requests.length;
+        const seen = fp.model.requests.length;
         await turn('r3', 'third words after the loss');
-        const request = model.requests.slice(seen).find((r) => messageText(lastOfRole(r, 'user')) === 'third words after the loss')!;
+        const request = fp.model.requests.slice(seen).find((r) => messageText(lastOfRole(r, 'user')) === 'third words after the loss')!;
         const said = request.messages.map((m) => messageText(m)).join('\n');
         expect(said).toContain('first words of r3');
         expect(said).toContain('second words of r3');
@@ -238,9 +222,9 @@ describe('sessions restored after their tmux server is lost', () => {
     'a reboot: the daemon stopped, the tmux server gone, the daemon started again: every session comes back',
     { timeout: 300_000 },
     async () => {
-      expect(await d.stop()).toBe(0);
+      expect(await fx.d.stop()).toBe(0);
       const pid = await killServer();
-      d = await startDaemon(home, 60_000);
+      await fx.startAgain(60_000);
       await expectBack([...NAMES, 'pi-main'], pid);
     },
   );
@@ -249,8 +233,8 @@ describe('sessions restored after their tmux server is lost', () => {
     'a deleted session and an agent that exited are not restored; one whose directory is gone is reported with the reason, not retried while it is gone',
     { timeout: 300_000 },
     async () => {
-      expect((await d.get('/sessions/r5', { method: 'DELETE' })).status).toBe(204);
-      const piPid = Number((await tmux.tmux('display-message', '-p', '-t', '=r4:', '#{pane_pid}')).trim());
+      expect((await fx.d.get('/sessions/r5', { method: 'DELETE' })).status).toBe(204);
+      const piPid = Number((await fx.tmux.tmux('display-message', '-p', '-t', '=r4:', '#{pane_pid}')).trim());
       process.kill(piPid, 'SIGTERM');
       await eventually(async () => (await item('r4'))?.state === 'exited', 30_000, 100, 'r4 exited');
       await eventually(() => records.read('r4')?.ended?.reason === 'exited', 15_000, 50, "r4's record marked exited");
@@ -280,7 +264,7 @@ describe('sessions restored after their tmux server is lost', () => {
         eventually(() => records.read('r4') === null, 15_000, 50, "r4's record forgotten"),
         () => `r4's record: ${JSON.stringify(records.read('r4'))}\nthe daemon on r4:\n${linesOf('r4')}`,
       );
-      const sessionsInTmux = (await tmux.tmux('list-sessions', '-F', '#{session_name}')).trim().split('\n');
+      const sessionsInTmux = (await fx.tmux.tmux('list-sessions', '-F', '#{session_name}')).trim().split('\n');
       for (const gone of ['r3', 'r4', 'r5']) expect(sessionsInTmux).not.toContain(gone);
       const h = await health();
       expect(h.restore.unrestorable).toEqual([expect.objectContaining({ id: 'r3', reason: `its directory ${dirs.get('r3')} is gone` })]);
@@ -289,15 +273,15 @@ describe('sessions restored after their tmux server is lost', () => {
       // Not tried again while its directory is gone: not by this daemon, nor by the next one.
       const attempts = (log: string) =>
         log.split('\n').filter((l) => l.includes('"session":"r3"') && l.includes('could not be restored')).length;
-      expect(attempts(d.stderr())).toBe(1);
-      expect(await d.stop()).toBe(0);
-      d = await startDaemon(home, 60_000);
+      expect(attempts(fx.d.stderr())).toBe(1);
+      expect(await fx.d.stop()).toBe(0);
+      await fx.startAgain(60_000);
       expect((await item('r3'))?.state).toBe('unrestorable');
-      expect(attempts(d.stderr())).toBe(0);
-      expect((await tmux.tmux('list-sessions', '-F', '#{session_name}')).split('\n')).not.toContain('r3');
+      expect(attempts(fx.d.stderr())).toBe(0);
+      expect((await fx.tmux.tmux('list-sessions', '-F', '#{session_name}')).split('\n')).not.toContain('r3');
 
       // Deleting it forgets it.
-      expect((await d.get('/sessions/r3', { method: 'DELETE' })).status).toBe(204);
+      expect((await fx.d.get('/sessions/r3', { method: 'DELETE' })).status).toBe(204);
       expect((await list()).map((i) => i.id)).not.toContain('r3');
       expect((await health()).restore.unrestorable).toEqual([]);
       expect(records.read('r3')).toBeNull();
@@ -306,71 +290,62 @@ describe('sessions restored after their tmux server is lost', () => {
 });
 
 describe('sessions that are not restored: killed on purpose, or restoring turned off', () => {
-  let tmux: PrivateTmux;
-  const homes: DaemonHome[] = [];
-  const daemons: RunningTestDaemon[] = [];
-  afterAll(async () => {
-    for (const d of daemons) await d.stop();
-    await tmux?.cleanup();
-    for (const h of homes) h.cleanup();
-  });
-  const start = async (toml: string) => {
-    tmux ??= await privateTmux();
-    const home = daemonHome(tmux.socket, toml);
-    homes.push(home);
-    const d = await startDaemon(home, 30_000);
-    daemons.push(d);
-    return { home, d, records: new SessionRecords(home.dataDir) };
-  };
-  const ids = async (d: RunningTestDaemon) => ((await (await d.get('/sessions')).json()) as Item[]).map((i) => i.id);
-  const create = async (d: RunningTestDaemon, name: string) =>
+  const ids = async (d: TestDaemon) => ((await (await d.get('/sessions')).json()) as Item[]).map((i) => i.id);
+  const create = async (d: TestDaemon, name: string) =>
     expect(
       (await d.get('/sessions', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name }) }))
         .status,
     ).toBe(201);
 
-  it(
-    'killed with tmux kill-session, while the daemon runs or while it is stopped: not restored, the record forgotten',
-    { timeout: 120_000 },
-    async () => {
-      const { home, d, records } = await start(`[agent]\ncommand = "/bin/sh"\ndefault_session = "keep"\n`);
-      await create(d, 'k1');
-      await create(d, 'k2');
-      await eventually(() => records.read('k1') !== null && records.read('k2') !== null, 15_000, 50, 'records of k1 and k2');
-      await tmux.tmux('kill-session', '-t', '=k1');
-      await eventually(
-        async () => !(await ids(d)).includes('k1') && records.read('k1') === null,
-        15_000,
-        50,
-        'k1 gone, its record forgotten',
-      );
-      expect(await d.stop()).toBe(0);
-      daemons.pop();
-      await tmux.tmux('kill-session', '-t', '=k2');
-      const again = await startDaemon(home, 30_000);
-      daemons.push(again);
-      expect(await ids(again)).toEqual(['keep']);
-      expect(records.read('k2')).toBeNull();
-      expect((await tmux.tmux('list-sessions', '-F', '#{session_name}')).trim().split('\n')).toEqual(['keep']);
-      expect(again.stderr()).toContain('killed while tether was not running');
-      expect(await again.stop()).toBe(0);
-      daemons.pop();
-      await tmux.tmux('kill-server').catch(() => undefined);
-    },
-  );
+  describe('killed on purpose', () => {
+    const fx = useDaemon(`[agent]\ncommand = "/bin/sh"\ndefault_session = "keep"\n`, { startTimeoutMs: 30_000 });
 
-  it('[agent] restore = false: a session lost with its server is gone, as before', { timeout: 120_000 }, async () => {
-    const { d, records } = await start(`[agent]\ncommand = "/bin/sh"\ndefault_session = "off-main"\nrestore = false\n`);
-    await create(d, 'off-1');
-    await eventually(() => records.read('off-1') !== null, 15_000, 50, 'the record of off-1');
-    const pid = Number((await tmux.tmux('display-message', '-p', '#{pid}')).trim());
-    process.kill(pid, 'SIGKILL');
-    await eventually(async () => (await ids(d)).length === 0, 30_000, 100, 'every session gone from the list');
-    const h = (await (await d.get('/health')).json()) as Health;
-    expect(h.restore).toEqual({ enabled: false, restoring: [], unrestorable: [] });
-    expect(h.sessionIds).toEqual([]);
-    await expect(tmux.tmux('list-sessions')).rejects.toThrow(/no server running|error connecting/);
-    expect(records.read('off-1')).toBeNull();
+    it(
+      'killed with tmux kill-session, while the daemon runs or while it is stopped: not restored, the record forgotten',
+      { timeout: 120_000 },
+      async () => {
+        const { d, tmux } = fx;
+        const records = new SessionRecords(fx.home.dataDir);
+        await create(d, 'k1');
+        await create(d, 'k2');
+        await eventually(() => records.read('k1') !== null && records.read('k2') !== null, 15_000, 50, 'records of k1 and k2');
+        await tmux.tmux('kill-session', '-t', '=k1');
+        await eventually(
+          async () => !(await ids(d)).includes('k1') && records.read('k1') === null,
+          15_000,
+          50,
+          'k1 gone, its record forgotten',
+        );
+        expect(await d.stop()).toBe(0);
+        await tmux.tmux('kill-session', '-t', '=k2');
+        const again = await fx.startAgain(30_000);
+        expect(await ids(again)).toEqual(['keep']);
+        expect(records.read('k2')).toBeNull();
+        expect((await tmux.tmux('list-sessions', '-F', '#{session_name}')).trim().split('\n')).toEqual(['keep']);
+        expect(again.stderr()).toContain('killed while tether was not running');
+        expect(await again.stop()).toBe(0);
+        await tmux.tmux('kill-server').catch(() => undefined);
+      },
+    );
+  });
+
+  describe('restoring turned off', () => {
+    const fx = useDaemon(`[agent]\ncommand = "/bin/sh"\ndefault_session = "off-main"\nrestore = false\n`, { startTimeoutMs: 30_000 });
+
+    it('[agent] restore = false: a session lost with its server is gone, as before', { timeout: 120_000 }, async () => {
+      const { d, tmux } = fx;
+      const records = new SessionRecords(fx.home.dataDir);
+      await create(d, 'off-1');
+      await eventually(() => records.read('off-1') !== null, 15_000, 50, 'the record of off-1');
+      const pid = Number((await tmux.tmux('display-message', '-p', '#{pid}')).trim());
+      process.kill(pid, 'SIGKILL');
+      await eventually(async () => (await ids(d)).length === 0, 30_000, 100, 'every session gone from the list');
+      const h = (await (await d.get('/health')).json()) as Health;
+      expect(h.restore).toEqual({ enabled: false, restoring: [], unrestorable: [] });
+      expect(h.sessionIds).toEqual([]);
+      await expect(tmux.tmux('list-sessions')).rejects.toThrow(/no server running|error connecting/);
+      expect(records.read('off-1')).toBeNull();
+    });
   });
 });
 

@@ -5,8 +5,8 @@ import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSyn
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { daemonHome, runCli, startDaemon, type DaemonHome, type RunningTestDaemon } from '../helpers/daemon.js';
-import { useDaemon } from '../helpers/daemon-fixture.js';
+import { daemonHome, runCli, type DaemonHome, type TestDaemon } from '../helpers/daemon.js';
+import { useDaemon, type DaemonFixture } from '../helpers/daemon-fixture.js';
 import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
 
 const AGENT = `[agent]\ncommand = "/bin/cat"\ndefault_session = "pi-main"\n`;
@@ -21,35 +21,22 @@ interface Health {
   warnings: string[];
 }
 
+async function health(d: TestDaemon): Promise<Health> {
+  const res = await d.get('/health');
+  expect(res.status).toBe(200);
+  return (await res.json()) as Health;
+}
+
+/** One test on a daemon of its own, started for it on a fresh tmux server and home. */
+function withDaemon(name: string, test: (fx: DaemonFixture) => Promise<void>, toml = AGENT): void {
+  describe(name, () => {
+    const fx = useDaemon(toml);
+    it(name, () => test(fx));
+  });
+}
+
 describe('tether serve', () => {
-  let tmux: PrivateTmux;
-  let home: DaemonHome;
-  const daemons: RunningTestDaemon[] = [];
-
-  beforeEach(async () => {
-    tmux = await privateTmux();
-    home = daemonHome(tmux.socket, AGENT);
-  });
-  afterEach(async () => {
-    for (const d of daemons.splice(0)) await d.kill();
-    await tmux.cleanup();
-    home.cleanup();
-  });
-
-  async function start(): Promise<RunningTestDaemon> {
-    const d = await startDaemon(home);
-    daemons.push(d);
-    return d;
-  }
-
-  async function health(d: RunningTestDaemon): Promise<Health> {
-    const res = await d.get('/health');
-    expect(res.status).toBe(200);
-    return (await res.json()) as Health;
-  }
-
-  it('prints exactly one URL line, creates the default session and reports it in /health', async () => {
-    const d = await start();
+  withDaemon('prints exactly one URL line, creates the default session and reports it in /health', async ({ d, tmux }) => {
     expect(d.url.protocol).toBe('http:');
     expect(d.url.hostname).toBe('127.0.0.1');
     expect(d.token.length).toBeGreaterThanOrEqual(32);
@@ -59,8 +46,7 @@ describe('tether serve', () => {
     expect(await tmux.tmux('display', '-p', '-t', '=pi-main:', '#{window_width}x#{window_height}')).toBe('120x40\n');
   });
 
-  it('refuses /health without the right token', async () => {
-    const d = await start();
+  withDaemon('refuses /health without the right token', async ({ d }) => {
     const none = await fetch(`${d.base}/health`);
     expect(none.status).toBe(401);
     expect(none.headers.get('www-authenticate')).toMatch(/^Bearer/);
@@ -69,32 +55,66 @@ describe('tether serve', () => {
     expect((await fetch(`${d.base}/health?token=${d.token}`)).status).toBe(200);
   });
 
-  it('picks up a session made by `tether attach --detach` within a second or two', async () => {
-    const d = await start();
+  withDaemon('picks up a session made by `tether attach --detach` within a second or two', async ({ d, home }) => {
     const made = await runCli(['attach', 'side-1', '--detach'], home.env);
     expect(made.code).toBe(0);
     await eventually(async () => (await health(d)).sessionIds.includes('side-1'), 15_000);
   });
 
-  it('reattaches every session after a SIGKILL, and loses none', async () => {
-    const d1 = await start();
+  withDaemon('reattaches every session after a SIGKILL, and loses none', async (fx) => {
+    const { d: d1, home, tmux } = fx;
     expect((await runCli(['attach', 'work-a', '--detach'], home.env)).code).toBe(0);
     expect((await runCli(['attach', 'work-b', '--detach'], home.env)).code).toBe(0);
     await eventually(async () => (await health(d1)).sessions === 3, 15_000);
     await d1.kill();
     const names = (await tmux.tmux('list-sessions', '-F', '#{session_name}')).trim().split('\n').sort();
     expect(names).toEqual(['pi-main', 'work-a', 'work-b']);
-    const d2 = await start();
+    const d2 = await fx.startAgain();
     expect((await health(d2)).sessionIds).toEqual(['pi-main', 'work-a', 'work-b']);
     expect(d2.token).toBe(d1.token);
     const after = (await tmux.tmux('list-sessions', '-F', '#{session_name}')).trim().split('\n').sort();
     expect(after).toEqual(['pi-main', 'work-a', 'work-b']);
   });
 
-  it('leaves tmux sessions running on SIGTERM and exits 0', async () => {
-    const d = await start();
+  withDaemon('leaves tmux sessions running on SIGTERM and exits 0', async ({ d, tmux }) => {
     expect(await d.stop()).toBe(0);
     expect((await tmux.tmux('list-sessions', '-F', '#{session_name}')).trim()).toBe('pi-main');
+  });
+
+  withDaemon(
+    'refuses a second daemon for the same data dir (port 0 too), while the first keeps serving',
+    async ({ d: first, home, tmux }) => {
+      const second = await runCli(['serve'], home.env);
+      expect(second.code).not.toBe(0);
+      expect(second.stderr).toContain('another tether daemon');
+      expect(second.stdout).toBe('');
+      expect((await health(first)).sessionIds).toEqual(['pi-main']);
+      expect((await tmux.tmux('list-sessions', '-F', '#{session_name}')).trim()).toBe('pi-main');
+    },
+  );
+
+  withDaemon(
+    'bound elsewhere with TLS off, it warns at start and in /health',
+    async ({ d }) => {
+      const h = await health(d);
+      expect(h.warnings.join('\n')).toMatch(/tls = false while bound to 0\.0\.0\.0: tokens cross the network in the clear/);
+      expect(d.stderr()).toMatch(/tls = false while bound to 0\.0\.0\.0/);
+    },
+    `bindAddress = "0.0.0.0:0"\ntls = false\n${AGENT}`,
+  );
+});
+
+describe('tether serve refusing to start', () => {
+  let tmux: PrivateTmux;
+  let home: DaemonHome;
+
+  beforeEach(async () => {
+    tmux = await privateTmux();
+    home = daemonHome(tmux.socket, AGENT);
+  });
+  afterEach(async () => {
+    await tmux.cleanup();
+    home.cleanup();
   });
 
   it('refuses tmux older than 3.0 with the message, exit non-zero', async () => {
@@ -132,16 +152,6 @@ describe('tether serve', () => {
     }
   });
 
-  it('refuses a second daemon for the same data dir (port 0 too), while the first keeps serving', async () => {
-    const first = await start();
-    const second = await runCli(['serve'], home.env);
-    expect(second.code).not.toBe(0);
-    expect(second.stderr).toContain('another tether daemon');
-    expect(second.stdout).toBe('');
-    expect((await health(first)).sessionIds).toEqual(['pi-main']);
-    expect((await tmux.tmux('list-sessions', '-F', '#{session_name}')).trim()).toBe('pi-main');
-  });
-
   it('refuses a bad config value, naming the key and the file', async () => {
     writeFileSync(home.configFile, `bindAddress = "127.0.0.1:0"\n[stream]\nring_kb = "lots"\n`);
     const r = await runCli(['serve'], home.env);
@@ -151,17 +161,11 @@ describe('tether serve', () => {
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
   });
 
-  it('binds to loopback by default; bound elsewhere with TLS off, it warns at start and in /health', async () => {
+  it('binds to loopback by default', async () => {
     const { loadConfig } = await import('../../src/config/load.js');
     const { resolvePaths } = await import('../../src/config/paths.js');
     writeFileSync(home.configFile, '');
     expect((await loadConfig(resolvePaths(home.env), home.env)).config.bindAddress).toBe('127.0.0.1:7777');
-
-    writeFileSync(home.configFile, `bindAddress = "0.0.0.0:0"\ntls = false\n${AGENT}[tmux]\nsocket = ${JSON.stringify(tmux.socket)}\n`);
-    const d = await start();
-    const h = await health(d);
-    expect(h.warnings.join('\n')).toMatch(/tls = false while bound to 0\.0\.0\.0: tokens cross the network in the clear/);
-    expect(d.stderr()).toMatch(/tls = false while bound to 0\.0\.0\.0/);
   });
 });
 

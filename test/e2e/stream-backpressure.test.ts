@@ -5,11 +5,11 @@
  */
 import { readFileSync } from 'node:fs';
 import type { Socket } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { daemonHome, startDaemon, type DaemonHome, type RunningTestDaemon } from '../helpers/daemon.js';
+import { useDaemon } from '../helpers/daemon-fixture.js';
 import { screenOf } from '../helpers/screen.js';
-import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
+import { eventually } from '../helpers/tmux.js';
 
 const FLOOD_BYTES = Number(process.env.FLOOD_BYTES ?? 200_000_000);
 
@@ -20,33 +20,24 @@ function rssMb(pid: number): number {
 }
 
 describe('a client that never reads', () => {
-  let tmux: PrivateTmux;
-  let home: DaemonHome;
-  let d: RunningTestDaemon;
-
-  beforeAll(async () => {
-    tmux = await privateTmux();
-    // A paused reader cannot answer pings; on a slow machine the flood outlasts the pong deadline,
-    // which would (rightly) close the socket. Here the client is slow, not gone.
-    home = daemonHome(tmux.socket, `[agent]\ncommand = "/bin/sh"\ndefault_session = "flood"\n[stream]\nping_interval_s = 600\n`);
-    d = await startDaemon(home);
-  }, 30_000);
-  afterAll(async () => {
+  // A paused reader cannot answer pings; on a slow machine the flood outlasts the pong deadline,
+  // which would (rightly) close the socket. Here the client is slow, not gone.
+  const fx = useDaemon(`[agent]\ncommand = "/bin/sh"\ndefault_session = "flood"\n[stream]\nping_interval_s = 600\n`);
+  // Registered after the fixture, so it runs before the daemon is killed.
+  afterAll(() => {
     if (process.env.FLOOD_DEBUG)
       console.log(
-        d
+        fx.d
           .stderr()
           .split('\n')
           .filter((l) => /stream client|snapshot|pause|gap/.test(l))
           .slice(-40)
           .join('\n'),
       );
-    await d.kill();
-    await tmux.cleanup();
-    home.cleanup();
   });
 
   it('keeps daemon memory bounded through a 200 MB flood, then resyncs the client with a snapshot', async () => {
+    const { d, tmux } = fx;
     const ws = new WebSocket(`${d.base.replace(/^http/, 'ws')}/sessions/flood/stream`, { headers: { authorization: `Bearer ${d.token}` } });
     const frames: ({ kind: 'text'; frame: { type: string; seq?: number; data?: string } } | { kind: 'binary'; data: Buffer })[] = [];
     ws.on('message', (data, isBinary) => {

@@ -11,11 +11,11 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { daemonHome, freePort, startDaemon, type DaemonHome, type RunningTestDaemon } from '../helpers/daemon.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useDaemon } from '../helpers/daemon-fixture.js';
 import type { Screen } from '../helpers/screen.js';
-import { Mirror } from '../helpers/stream.js';
-import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
+import type { Mirror } from '../helpers/stream.js';
+import { eventually } from '../helpers/tmux.js';
 
 /** A small deterministic random source (the failures must replay). */
 function rng(seed: number): () => number {
@@ -83,38 +83,26 @@ process.stdout.write('\x1b[?2004h\x1b[?1000h\x1b[1;4;33mpen left on: modes-' + '
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('differential screens: a client that never left vs one that keeps resuming', () => {
-  let tmux: PrivateTmux;
-  let home: DaemonHome;
-  let d: RunningTestDaemon;
   let stay: Mirror;
   let flap: Mirror;
   const rand = rng(20261122);
   const scripts: Record<string, string> = {};
+  // The same port every start: the restart test's clients resume on their own.
+  const fx = useDaemon(`[agent]\ncommand = "/bin/sh"\ndefault_session = "diff"\n[stream]\nring_kb = 64\n`, {
+    samePort: true,
+    prepare: ({ home }) => {
+      for (const [name, text] of Object.entries({ draw: DRAW, alt: ALT, modes: MODES, bursts: BURSTS })) {
+        scripts[name] = join(home.dir, `${name}.cjs`);
+        writeFileSync(scripts[name], text);
+      }
+    },
+  });
 
   beforeAll(async () => {
-    tmux = await privateTmux();
-    const port = await freePort();
-    home = daemonHome(tmux.socket, `[agent]\ncommand = "/bin/sh"\ndefault_session = "diff"\n[stream]\nring_kb = 64\n`);
-    writeFileSync(
-      home.configFile,
-      `bindAddress = "127.0.0.1:${port}"\ntls = false\n[agent]\ncommand = "/bin/sh"\ndefault_session = "diff"\n[stream]\nring_kb = 64\n[tmux]\nsocket = ${JSON.stringify(tmux.socket)}\n`,
-    );
-    for (const [name, text] of Object.entries({ draw: DRAW, alt: ALT, modes: MODES, bursts: BURSTS })) {
-      scripts[name] = join(home.dir, `${name}.cjs`);
-      writeFileSync(scripts[name], text);
-    }
-    d = await startDaemon(home);
-    stay = new Mirror(d.base, d.token, 'diff').connect();
-    flap = new Mirror(d.base, d.token, 'diff').connect();
+    stay = fx.mirror('diff');
+    flap = fx.mirror('diff');
     await eventually(() => stay.kinds().includes('snapshot') && flap.kinds().includes('snapshot'), 15_000);
   }, 30_000);
-  afterAll(async () => {
-    stay?.close();
-    flap?.close();
-    await d?.kill();
-    await tmux.cleanup();
-    home.cleanup();
-  });
 
   const run = (script: string, arg = '') => stay.stream.sendKeys(`${process.execPath} ${scripts[script]} ${arg}\r`);
 
@@ -156,14 +144,14 @@ describe('differential screens: a client that never left vs one that keeps resum
     expect(b.cursor).toEqual(a.cursor);
     expect(b.modes).toEqual(a.modes);
     if (a.buffer === 'normal') expect(b.scrollback.slice(-500)).toEqual(a.scrollback.slice(-500));
-    const captured = (await tmux.tmux('capture-pane', '-p', '-t', '=diff:')).split('\n').slice(0, 40);
+    const captured = (await fx.tmux.tmux('capture-pane', '-p', '-t', '=diff:')).split('\n').slice(0, 40);
     expect(a.text.map((l) => l.trimEnd())).toEqual(
       captured
         .map((l) => l.trimEnd())
         .concat(Array(40).fill(''))
         .slice(0, 40),
     );
-    const [cx, cy] = (await tmux.tmux('display', '-p', '-t', '=diff:', '#{cursor_x} #{cursor_y}')).trim().split(' ').map(Number);
+    const [cx, cy] = (await fx.tmux.tmux('display', '-p', '-t', '=diff:', '#{cursor_x} #{cursor_y}')).trim().split(' ').map(Number);
     expect(a.cursor).toEqual({ x: cx, y: cy });
     expect(flap.stream.paste.on).toBe(a.modes.bracketedPaste);
     return a;
@@ -240,7 +228,7 @@ describe('differential screens: a client that never left vs one that keeps resum
 
   /** The daemon's snapshot counts (docs/api.md, health). */
   const snapshotCounts = async () =>
-    ((await (await d.get('/health')).json()) as { snapshots: { cold: number; warmCaptures: number; warmServed: number } }).snapshots;
+    ((await (await fx.d.get('/health')).json()) as { snapshots: { cold: number; warmCaptures: number; warmServed: number } }).snapshots;
 
   /** Reconnects `flap` with no position: it must get a snapshot (warm or cold), then agree. */
   async function resyncFlap(): Promise<void> {
@@ -295,8 +283,8 @@ describe('differential screens: a client that never left vs one that keeps resum
       50,
       'a warm capture before the resize',
     );
-    await tmux.tmux('resize-window', '-t', '=diff:', '-x', '100', '-y', '40');
-    await tmux.tmux('resize-window', '-t', '=diff:', '-x', '120', '-y', '40');
+    await fx.tmux.tmux('resize-window', '-t', '=diff:', '-x', '100', '-y', '40');
+    await fx.tmux.tmux('resize-window', '-t', '=diff:', '-x', '120', '-y', '40');
     const resized = await snapshotCounts();
     await resyncFlap();
     await agree();
@@ -307,8 +295,8 @@ describe('differential screens: a client that never left vs one that keeps resum
     const before = await agree();
     const oldSeq = flap.stream.lastSeq!;
     const seen = flap.received.length;
-    await d.kill();
-    d = await startDaemon(home);
+    await fx.d.kill();
+    await fx.startAgain();
     // The old position is from before the restart: the resume gets a snapshot, above it.
     await eventually(() => flap.received.slice(seen).some((r) => r.kind === 'snapshot'), 15_000, 20);
     expect(flap.received.slice(seen).find((r) => r.kind === 'snapshot')!.seq).toBeGreaterThan(oldSeq);

@@ -4,15 +4,15 @@
  * private tmux server. Only processes started here are ever signalled.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { createServer } from 'node:net';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { DAEMON_NODE_ARGS } from '../../src/config/daemon-process.js';
+import { CLI } from '../../testkit/built-cli.js';
 
-export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-export const CLI = join(ROOT, 'dist/cli/main.js');
+// Shared with the benchmarks (testkit/); re-exported so a test imports its daemon helpers from one place.
+export { CLI, ROOT } from '../../testkit/built-cli.js';
+export { freePort } from '../../testkit/ports.js';
 
 export interface DaemonHome {
   readonly dir: string;
@@ -45,18 +45,35 @@ export function daemonHome(socket: string, toml = '', extraEnv: NodeJS.ProcessEn
   return { dir, dataDir, configFile, env, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
-export interface RunningTestDaemon {
-  readonly child: ChildProcessWithoutNullStreams;
+/** What every test daemon offers, built (a child process) or in this process. */
+export interface TestDaemon {
   readonly url: URL;
   readonly token: string;
   readonly base: string;
   stderr(): string;
   /** fetch with the token in the Authorization header. */
   get(path: string, init?: RequestInit): Promise<Response>;
+  /** A clean stop (SIGTERM for a child), waited for. */
+  stop(): Promise<unknown>;
+  /** SIGKILL and wait (a daemon in this process can only be stopped). */
+  kill(): Promise<void>;
+}
+
+/** The daemon's last `n` warning and error log lines, for a failure message that says what it said. */
+export function warningsOf(d: TestDaemon, n = 10): string {
+  return d
+    .stderr()
+    .split('\n')
+    .filter((l) => /"level":[45]0/.test(l))
+    .slice(-n)
+    .join('\n');
+}
+
+/** The built daemon (`tether serve`) as a child process. */
+export interface RunningTestDaemon extends TestDaemon {
+  readonly child: ChildProcessWithoutNullStreams;
   /** SIGTERM and wait for the exit code. */
   stop(): Promise<number | null>;
-  /** SIGKILL and wait. */
-  kill(): Promise<void>;
 }
 
 /**
@@ -140,17 +157,6 @@ export function startDaemon(home: DaemonHome, timeoutMs = 45_000, wrap: Wrap = [
           await exited;
         },
       });
-    });
-  });
-}
-
-/** A TCP port that was free a moment ago (for a daemon that must come back on the same port). */
-export function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const srv = createServer();
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      srv.close(() => (typeof addr === 'object' && addr ? resolvePort(addr.port) : reject(new Error('no port'))));
     });
   });
 }

@@ -13,7 +13,7 @@
  */
 import { existsSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createActor, type SnapshotFrom } from 'xstate';
 import { getShortestPaths } from 'xstate/graph';
 import { SessionRuntimes } from '../../src/stream/session-runtime.js';
@@ -24,7 +24,8 @@ import { TmuxCli } from '../../src/tmux/exec.js';
 import { createSession } from '../../src/tmux/sessions.js';
 import { restoreSession } from '../../src/actors/session-restore.js';
 import { SessionRecords } from '../../src/records/session-records.js';
-import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
+import { usePrivateTmux } from '../helpers/tmux-fixture.js';
+import { eventually } from '../helpers/tmux.js';
 import { describeTransition, TransitionCoverage, transitionCoveringPaths, UNPLANNED } from '../helpers/transitions.js';
 
 type Snap = SnapshotFrom<typeof sessionMachine>;
@@ -105,13 +106,7 @@ const TMUX_BIN = (process.env.PATH ?? '')
   .find((p) => existsSync(p));
 
 describe('session machine, model-based, against real tmux', () => {
-  let tmux: PrivateTmux;
-  beforeAll(async () => {
-    tmux = await privateTmux();
-  });
-  afterAll(async () => {
-    await tmux.cleanup();
-  });
+  const tmux = usePrivateTmux();
 
   it('covers every state of the machine, and plans a path for every transition', () => {
     const reached = new Set(toStates.map((p) => valueKey(p.state)));

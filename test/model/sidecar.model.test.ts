@@ -16,7 +16,7 @@
  * and must have taken every transition of the machine.
  */
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ActorLogic, AnyActorScope, SnapshotFrom } from 'xstate';
 import { getAdjacencyMap, getShortestPaths, type AdjacencyValue } from 'xstate/graph';
 import { SidecarSystem } from '../../src/actors/system.js';
@@ -26,7 +26,8 @@ import { TmuxCli } from '../../src/tmux/exec.js';
 import { createSession } from '../../src/tmux/sessions.js';
 import { restoreSession } from '../../src/actors/session-restore.js';
 import { SessionRecords } from '../../src/records/session-records.js';
-import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
+import { usePrivateTmux } from '../helpers/tmux-fixture.js';
+import { eventually } from '../helpers/tmux.js';
 import { describeTransition, TransitionCoverage, transitionCoveringPaths, UNPLANNED } from '../helpers/transitions.js';
 
 type Snap = SnapshotFrom<typeof sidecarMachine>;
@@ -135,13 +136,7 @@ const paths = [
 ].filter((p) => !seen.has(label(p.steps)) && Boolean(seen.add(label(p.steps))));
 
 describe('sidecar machine, model-based, against the real actor system on real tmux', () => {
-  let tmux: PrivateTmux;
-  beforeEach(async () => {
-    tmux = await privateTmux();
-  });
-  afterEach(async () => {
-    await tmux.cleanup();
-  });
+  const tmux = usePrivateTmux({ each: true });
 
   it('covers every state: no server, sessions adopted and created, both, and stopped; and plans every transition', () => {
     expect(covering.unplanned.map(describeTransition), UNPLANNED).toEqual([]);

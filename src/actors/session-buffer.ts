@@ -1,0 +1,166 @@
+/**
+ * One session's disk buffer: it listens to the session's pane stream, batches what comes (at most
+ * MAX_PENDING_BYTES wait, written every FLUSH_MS or at FLUSH_BYTES, one write in flight) and
+ * appends it to `<id>.log`, with a line in `<id>.idx` wherever the file stops being contiguous
+ * in the stream. Its disk-buffer machine says whether it writes; the owner (DiskBuffers) holds
+ * the global cap, so a write reserves its bytes there first and is cut to the room left.
+ * A failed write is logged and shown in health; it never throws into the stream.
+ */
+import { createActor, type Actor, type InspectionEvent } from 'xstate';
+import { diskBufferMachine, type DiskBufferLimits } from '../machines/disk-buffer.machine.js';
+import type { Logger } from '../log.js';
+import type { PaneStream, StreamListener } from '../stream/pane-stream.js';
+import type { RingChunk } from '../stream/ring.js';
+import { appendTo } from './disk-buffer-files.js';
+
+/** Output waits at most this long before it is written. */
+export const FLUSH_MS = 100;
+/** A batch this large is written at once. */
+export const FLUSH_BYTES = 256 * 1024;
+/** A session's waiting batch never grows past this; beyond it the batch is dropped (a gap). */
+export const MAX_PENDING_BYTES = 8 * 1024 * 1024;
+
+export type BufferActor = Actor<typeof diskBufferMachine>;
+
+/** What a session buffer needs of the buffers as a whole: the global cap's room and the machines' news. */
+export interface BufferOwner {
+  readonly limits: DiskBufferLimits;
+  readonly deps: { readonly log: Logger; readonly inspect?: (sessionId: string | null) => (ev: InspectionEvent) => void };
+  /** Bytes a write may still add under the global cap, the writes in flight counted. */
+  globalRoom(): number;
+  reserve(bytes: number): void;
+  release(bytes: number): void;
+  /** A batch was written (or nothing fit under the global cap): the machines hear the new sizes. */
+  written(buffer: SessionBuffer): void;
+}
+
+export class SessionBuffer implements StreamListener {
+  readonly actor: BufferActor;
+  private pending: RingChunk[] = [];
+  private pendingBytes = 0;
+  private timer: NodeJS.Timeout | null = null;
+  /** The write in flight, if any: while it runs, `size` is the file's size before it. */
+  writing: Promise<void> | null = null;
+  /** Stream position right after the last byte in the file, or null when the next byte is not contiguous. */
+  private nextSeq: number | null = null;
+  dropped = 0;
+  lastError: string | null = null;
+  private unsubscribe: () => void = () => undefined;
+
+  constructor(
+    readonly id: string,
+    private readonly paths: { log: string; idx: string },
+    public size: number,
+    private readonly owner: BufferOwner,
+    limits: DiskBufferLimits,
+  ) {
+    this.actor = createActor(diskBufferMachine, {
+      input: { limits },
+      ...(owner.deps.inspect ? { id: 'buffer', inspect: owner.deps.inspect(id) } : {}),
+    }).start();
+    this.actor.send({ type: 'buffer.startup', idleMs: 0 });
+  }
+
+  attach(stream: PaneStream): void {
+    this.unsubscribe = stream.subscribe(this);
+  }
+
+  get state(): string {
+    return String(this.actor.getSnapshot().value);
+  }
+
+  chunk(chunk: RingChunk): void {
+    if (this.state !== 'writing') {
+      this.nextSeq = null;
+      return;
+    }
+    if (this.pendingBytes + chunk.data.length > MAX_PENDING_BYTES) {
+      // The disk is slower than the stream: drop what waits rather than grow; the index notes the gap.
+      this.dropped += this.pendingBytes + chunk.data.length;
+      this.pending = [];
+      this.pendingBytes = 0;
+      this.nextSeq = null;
+      return;
+    }
+    this.pending.push(chunk);
+    this.pendingBytes += chunk.data.length;
+    if (this.pendingBytes >= FLUSH_BYTES) void this.flush();
+    else if (!this.timer) {
+      this.timer = setTimeout(() => void this.flush(), FLUSH_MS);
+      this.timer.unref();
+    }
+  }
+
+  gap(): void {
+    // The next chunk starts at a new position: the index notes it when it is written.
+  }
+
+  /** Writes what waits (one write in flight; a flush during one runs after it). */
+  flush(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    if (this.writing) return this.writing.then(() => this.flush());
+    if (this.pendingBytes === 0) return Promise.resolve();
+    const batch = this.pending;
+    this.pending = [];
+    this.pendingBytes = 0;
+    this.writing = this.write(batch).finally(() => (this.writing = null));
+    return this.writing;
+  }
+
+  private async write(batch: RingChunk[]): Promise<void> {
+    if (this.state !== 'writing') return;
+    const sessionRoom = this.owner.limits.sessionCapBytes - this.size;
+    const globalRoom = this.owner.globalRoom();
+    const room = Math.min(sessionRoom, globalRoom);
+    const parts: Buffer[] = [];
+    const index: string[] = [];
+    let length = 0;
+    let next = this.nextSeq;
+    for (const c of batch) {
+      if (length >= room) break;
+      const start = c.start;
+      if (next !== start) index.push(`${this.size + length} ${start}\n`);
+      const data = c.data.length > room - length ? c.data.subarray(0, room - length) : c.data;
+      parts.push(data);
+      length += data.length;
+      next = start + data.length;
+    }
+    if (length === 0) {
+      // Nothing fits under the global cap: the machines hear that output came with the total at
+      // the cap, so this session too is off (and health says so) instead of writing nothing.
+      if (globalRoom <= 0 && sessionRoom > 0) this.owner.written(this);
+      return;
+    }
+    this.owner.reserve(length);
+    try {
+      if (index.length > 0) await appendTo(this.paths.idx, Buffer.from(index.join('')));
+      const written = await appendTo(this.paths.log, Buffer.concat(parts, length));
+      this.size += written;
+      this.nextSeq = written === length ? next : null;
+      if (this.lastError) this.owner.deps.log.info({ session: this.id }, 'the disk buffer is written again');
+      this.lastError = null;
+    } catch (err) {
+      this.nextSeq = null;
+      const message = (err as Error).message;
+      if (this.lastError !== message)
+        this.owner.deps.log.warn({ session: this.id, err: message }, 'the disk buffer could not be written; the stream goes on');
+      this.lastError = message;
+      return;
+    } finally {
+      this.owner.release(length);
+    }
+    this.owner.written(this);
+  }
+
+  /** The session was deleted: stop listening, forget the file (the caller removes it). */
+  close(deleted: boolean): void {
+    this.unsubscribe();
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.pending = [];
+    this.pendingBytes = 0;
+    if (deleted) this.actor.send({ type: 'session.deleted' });
+    this.actor.stop();
+  }
+}

@@ -1,0 +1,39 @@
+/**
+ * A private tmux server for the tests of a `describe` (made before them, removed after them) or
+ * for each of them (`each`): the set-up tests on tmux alone share, in one place.
+ */
+import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
+import { privateTmux, type PrivateTmux } from './tmux.js';
+
+/** Registers the hooks; the value stands for the server of the moment (a new one per test with `each`). */
+export function usePrivateTmux(opts: { each?: boolean } = {}): PrivateTmux {
+  let current: PrivateTmux | null = null;
+  const now = (): PrivateTmux => {
+    if (current === null) throw new Error('the private tmux server is used before its hook ran');
+    return current;
+  };
+  (opts.each ? beforeEach : beforeAll)(async () => {
+    current = await privateTmux();
+  });
+  (opts.each ? afterEach : afterAll)(async () => {
+    await current?.cleanup();
+    current = null;
+  });
+  return {
+    get dir() {
+      return now().dir;
+    },
+    get socket() {
+      return now().socket;
+    },
+    get target() {
+      return now().target;
+    },
+    get cli() {
+      return now().cli;
+    },
+    tmux: (...args) => now().tmux(...args),
+    capture: (target) => now().capture(target),
+    cleanup: () => now().cleanup(),
+  };
+}
