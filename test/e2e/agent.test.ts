@@ -10,7 +10,7 @@ import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AGENT_SOCKET_ENV, agentSocketPath } from '../../src/agent/protocol.js';
-import { SessionRecords } from '../../src/records/session-records.js';
+import { SessionRecords } from '../../src/restore/records.js';
 import { daemonHome, ROOT, startDaemon, type DaemonHome, type RunningTestDaemon } from '../helpers/daemon.js';
 import { lastOfRole, messageText, startFakeModel, type FakeModel } from '../helpers/fake-model.js';
 import { FAKE_NAMING_MODEL, FAKE_PROVIDER, piHome, type PiHome } from '../helpers/pi-home.js';

@@ -12,8 +12,8 @@
 import { mkdirSync, realpathSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SessionRecords } from '../../src/records/session-records.js';
-import { RESTORE_RETRY_INTERVAL_MS } from '../../src/service/restore-retry.js';
+import { SessionRecords } from '../../src/restore/records.js';
+import { RESTORE_RETRY_INTERVAL_MS } from '../../src/restore/retry.js';
 import { daemonHome, startDaemon, type DaemonHome, type RunningTestDaemon } from '../helpers/daemon.js';
 import { useDaemon } from '../helpers/daemon-fixture.js';
 import { lastOfRole, messageText, startFakeModel, type FakeModel } from '../helpers/fake-model.js';

@@ -22,8 +22,8 @@ import { silentLogger } from '../../src/log.js';
 import { sessionMachine, type SessionEvent } from '../../src/machines/session.machine.js';
 import { TmuxCli } from '../../src/tmux/exec.js';
 import { createSession } from '../../src/tmux/sessions.js';
-import { restoreSession } from '../../src/actors/session-restore.js';
-import { SessionRecords } from '../../src/records/session-records.js';
+import { restoreSession } from '../../src/restore/recreate.js';
+import { SessionRecords } from '../../src/restore/records.js';
 import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
 import { describeTransition, TransitionCoverage, transitionCoveringPaths, UNPLANNED } from '../helpers/transitions.js';
 

@@ -24,8 +24,8 @@ import { silentLogger } from '../../src/log.js';
 import { sessionActorId, sidecarMachine, type SidecarEvent } from '../../src/machines/sidecar.machine.js';
 import { TmuxCli } from '../../src/tmux/exec.js';
 import { createSession } from '../../src/tmux/sessions.js';
-import { restoreSession } from '../../src/actors/session-restore.js';
-import { SessionRecords } from '../../src/records/session-records.js';
+import { restoreSession } from '../../src/restore/recreate.js';
+import { SessionRecords } from '../../src/restore/records.js';
 import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
 import { describeTransition, TransitionCoverage, transitionCoveringPaths, UNPLANNED } from '../helpers/transitions.js';
 
