@@ -12,7 +12,8 @@
 import type { Logger } from '../log.js';
 import type { SessionRecord, SessionRecords } from './records.js';
 import type { TmuxCli } from '../tmux/exec.js';
-import { listSessions, readUserOption } from '../tmux/sessions.js';
+import { readUserOption } from '../tmux/sessions.js';
+import { listSessions } from '../tmux/session-list.js';
 
 export interface RecordKeeperDeps {
   readonly records: SessionRecords;

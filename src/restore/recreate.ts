@@ -15,7 +15,8 @@ import { access, stat } from 'node:fs/promises';
 import type { Logger } from '../log.js';
 import type { SessionRecord, SessionRecords } from './records.js';
 import type { TmuxCli } from '../tmux/exec.js';
-import { createSession, hasSession, SessionExistsError, setUserOption } from '../tmux/sessions.js';
+import { hasSession, SessionExistsError, setUserOption } from '../tmux/sessions.js';
+import { createSession } from '../tmux/session-create.js';
 import type { CarriesAttention, SessionAttention } from '../actors/attention.js';
 import type { AgentLaunch } from '../actors/session.actor.js';
 

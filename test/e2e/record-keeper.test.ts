@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/log.js';
 import { SessionRecords } from '../../src/restore/records.js';
 import { RecordKeeper } from '../../src/restore/record-keeper.js';
-import { createSession } from '../../src/tmux/sessions.js';
+import { createSession } from '../../src/tmux/session-create.js';
 import { privateTmux, type PrivateTmux } from '../helpers/tmux.js';
 
 describe('the record keeper', () => {

@@ -7,7 +7,7 @@ import type { RingChunk } from '../../src/stream/ring.js';
 import { SidecarSystem } from '../../src/actors/system.js';
 import { silentLogger } from '../../src/log.js';
 import { sendKeysHexCommands } from '../../src/tmux/input.js';
-import { createSession } from '../../src/tmux/sessions.js';
+import { createSession } from '../../src/tmux/session-create.js';
 import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
 
 describe('sidecar system on real tmux', () => {

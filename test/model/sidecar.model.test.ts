@@ -23,7 +23,7 @@ import { SidecarSystem } from '../../src/actors/system.js';
 import { silentLogger } from '../../src/log.js';
 import { sessionActorId, sidecarMachine, type SidecarEvent } from '../../src/machines/sidecar.machine.js';
 import { TmuxCli } from '../../src/tmux/exec.js';
-import { createSession } from '../../src/tmux/sessions.js';
+import { createSession } from '../../src/tmux/session-create.js';
 import { restoreSession } from '../../src/restore/recreate.js';
 import { SessionRecords } from '../../src/restore/records.js';
 import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
