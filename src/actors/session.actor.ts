@@ -19,7 +19,7 @@ import type {
   SessionEvent,
 } from '../machines/session.machine.js';
 import type { Logger } from '../log.js';
-import type { ControlEvent } from '../tmux/control-codec.js';
+import type { ControlEvent } from '../tmux/control-events.js';
 import { ControlClient, type ControlClose } from '../tmux/control-client.js';
 import { processExists } from '../process.js';
 import { isNoServerError, isNoServerListeningError, isNoSessionError, type TmuxCli } from '../tmux/exec.js';
