@@ -27,7 +27,7 @@ import { buildControlCommand } from '../tmux/quote.js';
 import { AGENT_OPTION, CWD_OPTION, killSession, readUserOption, setUserOption } from '../tmux/sessions.js';
 import { createSession, respawnPane } from '../tmux/session-create.js';
 import type { TmuxTarget } from '../tmux/target.js';
-import type { SessionRuntimes } from '../stream/session-runtime.js';
+import type { SessionRuntimes } from '../tmux/pane-link.js';
 import { attentionOf, ExitWitness, outcomeKnown, PANE_STATE_FORMAT, parsePaneState, type SessionAttention } from './attention.js';
 
 /** What runs in a new session's pane. */

@@ -14,7 +14,7 @@ import { hasSession, SessionExistsError } from '../tmux/sessions.js';
 import { PaneStillActiveError } from '../tmux/session-create.js';
 import type { TmuxTarget } from '../tmux/target.js';
 import { discoveryLogic } from './discovery.actor.js';
-import { SessionRuntimes, type SessionRuntime, type SnapshotCounts } from '../stream/session-runtime.js';
+import { SessionRuntimes, type SessionRuntime, type SnapshotCounts } from '../tmux/pane-link.js';
 import { createSessionImplementations, type AgentLaunch } from './session.actor.js';
 import type { SessionAttention } from './attention.js';
 

@@ -22,7 +22,7 @@ import { SESSION_NAME_RE, isValidSessionName } from '../protocol/session-name.js
 import { AGENT_OPTION, readUserOption, setUserOption, unsetUserOption } from '../tmux/sessions.js';
 import { listSessions, type TmuxSessionInfo } from '../tmux/session-list.js';
 import { thumbnailFromCapture } from '../tmux/thumbnail.js';
-import { SessionUnavailableError } from '../stream/session-runtime.js';
+import { SessionUnavailableError } from '../tmux/pane-link.js';
 import type { UnrestorableSession } from '../restore/at-start.js';
 
 import { SessionCreateError, SessionNotExitedError, SessionRespawnError, type SidecarSystem } from '../actors/system.js';

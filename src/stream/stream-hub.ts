@@ -15,7 +15,7 @@ import { sessionActorId } from '../machines/sidecar.machine.js';
 import type { AgentState, ServerFrame } from '../protocol/frames.js';
 import { ChunkFrames, StreamClient, type ClientLink, type Watermarks } from './stream-client.actor.js';
 import type { OpsInspector } from '../ops/inspector.js';
-import type { SessionRuntime } from './session-runtime.js';
+import type { SessionRuntime } from '../tmux/pane-link.js';
 
 /** An agent state as the side channel carries it (docs/api.md "WebSocket", `state`). */
 export interface AgentStateFact {

@@ -7,7 +7,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { RingChunk } from '../../src/stream/ring.js';
-import type { SessionRuntime } from '../../src/stream/session-runtime.js';
+import type { SessionRuntime } from '../../src/tmux/pane-link.js';
 import { SidecarSystem } from '../../src/actors/system.js';
 import { silentLogger } from '../../src/log.js';
 import { sendKeysHexCommands } from '../../src/tmux/input.js';

@@ -11,7 +11,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SidecarSystem } from '../../src/actors/system.js';
 import { silentLogger } from '../../src/log.js';
 import type { RingChunk } from '../../src/stream/ring.js';
-import { WARM_TAIL_MAX_BYTES, type SessionRuntime } from '../../src/stream/session-runtime.js';
+import { WARM_TAIL_MAX_BYTES, type SessionRuntime } from '../../src/tmux/pane-link.js';
 import { sendKeysHexCommands } from '../../src/tmux/input.js';
 import { screenOf, type Screen } from '../helpers/screen.js';
 import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';

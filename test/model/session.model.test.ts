@@ -16,7 +16,7 @@ import { delimiter, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createActor, type SnapshotFrom } from 'xstate';
 import { getShortestPaths } from 'xstate/graph';
-import { SessionRuntimes } from '../../src/stream/session-runtime.js';
+import { SessionRuntimes } from '../../src/tmux/pane-link.js';
 import { createSessionImplementations } from '../../src/actors/session.actor.js';
 import { silentLogger } from '../../src/log.js';
 import { sessionMachine, type SessionEvent } from '../../src/machines/session.machine.js';

@@ -4,7 +4,7 @@
  * the same against a real daemon and tmux).
  */
 import { describe, expect, it } from 'vitest';
-import { SessionRuntime, SessionUnavailableError } from '../../src/stream/session-runtime.js';
+import { SessionRuntime, SessionUnavailableError } from '../../src/tmux/pane-link.js';
 import type { ControlClient } from '../../src/tmux/control-client.js';
 
 function standInClient(lines: string[]): ControlClient {

@@ -6,10 +6,10 @@
  * for, over the control client that carries the stream, so input keeps its order ("paste,
  * then Enter") and a snapshot's reply marks an exact stream position.
  */
-import type { ControlClient } from '../tmux/control-client.js';
-import { takeSnapshot, type PaneSnapshot, type SnapshotMark } from '../tmux/snapshot.js';
-import { TermStateTracker } from '../tmux/term-state.js';
-import { PaneStream } from './pane-stream.js';
+import type { ControlClient } from './control-client.js';
+import { takeSnapshot, type PaneSnapshot, type SnapshotMark } from './snapshot.js';
+import { TermStateTracker } from './term-state.js';
+import { PaneStream } from '../stream/pane-stream.js';
 
 /**
  * How far ahead of the stream the position reservation in tmux (`@tether-seq`) runs. A
