@@ -14,7 +14,8 @@ import { hasSession, SessionExistsError } from '../tmux/sessions.js';
 import { PaneStillActiveError } from '../tmux/session-create.js';
 import type { TmuxTarget } from '../tmux/target.js';
 import { discoveryLogic } from './discovery.actor.js';
-import { SessionRuntimes, type SessionRuntime, type SnapshotCounts } from '../tmux/pane-link.js';
+import { LivePanes, type CreatedPane, type LivePane, type PaneInput, type StreamSource } from '../stream/live-pane.js';
+import type { SnapshotCounts } from '../stream/warm-snapshots.js';
 import { createSessionImplementations, type AgentLaunch } from './session.actor.js';
 import type { SessionAttention } from './attention.js';
 
@@ -30,10 +31,17 @@ export interface SidecarSystemDeps {
   readonly deleteBuffer?: (id: string) => Promise<void>;
   /** Brings a session back after its tmux server was lost (`[agent] restore`); absent: lost sessions end. */
   readonly restore?: (id: string) => Promise<{ paneId: string }>;
-  /** Called for each session runtime created (the disk buffer subscribes to its stream); returns the undo. */
-  readonly runtimeCreated?: (rt: SessionRuntime) => () => void;
+  /** Called for each session's live pane created (the disk buffer subscribes to its stream); returns the undo. */
+  readonly paneCreated?: (pane: CreatedPane) => () => void;
   /** XState inspection of the root and its session actors (the /ops view). */
   readonly inspect?: (ev: InspectionEvent) => void;
+}
+
+/** A known session: whether its agent has exited (or is being respawned), and its input. */
+export interface SessionHandle {
+  readonly exited: boolean;
+  readonly exitStatus: number | null;
+  readonly input: PaneInput;
 }
 
 /** One session as the outside world sees it. */
@@ -97,7 +105,7 @@ function paneExited(s: { matches(value: unknown): boolean }): boolean {
 }
 
 export class SidecarSystem {
-  private readonly runtimes: SessionRuntimes;
+  private readonly panes: LivePanes;
   readonly actor: Actor<typeof sidecarMachine>;
   private readonly rescanListeners = new Set<() => void>();
   private readonly metaListeners = new Set<(id: string) => void>();
@@ -111,17 +119,17 @@ export class SidecarSystem {
 
   constructor(deps: SidecarSystemDeps) {
     this.deps = deps;
-    this.runtimes = new SessionRuntimes({
+    this.panes = new LivePanes({
       ringBytes: deps.ringBytes,
       now: deps.now,
       ...(deps.warmSnapshots !== undefined ? { warmSnapshots: deps.warmSnapshots } : {}),
-      ...(deps.runtimeCreated ? { created: deps.runtimeCreated } : {}),
+      ...(deps.paneCreated ? { created: deps.paneCreated } : {}),
     });
     const session = sessionMachine.provide(
       createSessionImplementations({
         cli: deps.cli,
         target: deps.target,
-        runtimes: this.runtimes,
+        panes: this.panes,
         agent: deps.agent,
         now: deps.now,
         log: deps.log,
@@ -138,12 +146,12 @@ export class SidecarSystem {
         session,
         tmuxDiscovery: discoveryLogic({
           cli: deps.cli,
-          linkedCount: () => [...this.runtimes.values()].filter((rt) => rt.linked).length,
+          linkedCount: () => [...this.panes.values()].filter((pane) => pane.link.linked).length,
           runningIds: () =>
             Object.entries(this.actor.getSnapshot().context.sessions)
               .filter(([, ref]) => ref.getSnapshot().matches('running'))
               .map(([id]) => id),
-          serverPidOf: (id) => this.runtimes.get(id)?.serverPid ?? null,
+          serverPidOf: (id) => this.panes.get(id)?.link.serverPid ?? null,
           removalMark: () => this.removalSerial,
           removedSince: (mark) => new Set([...this.removals].filter(([, at]) => at > mark).map(([id]) => id)),
           onRescanRequest: (listener) => {
@@ -154,7 +162,7 @@ export class SidecarSystem {
       },
       actions: {
         releaseSession: (_, params) => {
-          this.runtimes.release(params.id);
+          this.panes.release(params.id);
           this.removals.set(params.id, ++this.removalSerial);
         },
       },
@@ -335,18 +343,33 @@ export class SidecarSystem {
     return true;
   }
 
-  /**
-   * A known session's stream runtime, whether its agent has exited (or is being respawned) and
-   * its exit status when known; null for an unknown one.
-   */
-  session(id: string): { readonly runtime: SessionRuntime; readonly exited: boolean; readonly exitStatus: number | null } | null {
+  /** A known session's live pane; a session being restored at start-up has none yet, and gets it. */
+  private paneOf(id: string): LivePane | null {
     const ref = this.ref(id);
     if (!ref) return null;
-    const snap = ref.getSnapshot();
-    // A session being restored at start-up has no link yet: its clients wait on its runtime.
-    const runtime = this.runtimes.get(id) ?? (snap.matches('restoring') ? this.runtimes.ensure(id) : undefined);
-    if (!runtime) return null;
-    return { runtime, exited: paneExited(snap), exitStatus: snap.context.exitStatus };
+    // A session being restored has no link yet: its clients wait on its pane.
+    return this.panes.get(id) ?? (ref.getSnapshot().matches('restoring') ? this.panes.ensure(id) : null);
+  }
+
+  /**
+   * A known session: whether its agent has exited (or is being respawned), its exit status when
+   * known, and its input; null for an unknown one.
+   */
+  session(id: string): SessionHandle | null {
+    const pane = this.paneOf(id);
+    if (!pane) return null;
+    const snap = this.ref(id)!.getSnapshot();
+    return { input: pane.link, exited: paneExited(snap), exitStatus: snap.context.exitStatus };
+  }
+
+  /** A known session's stream and its snapshots (the stream hub's view); null for an unknown one. */
+  streamOf(id: string): StreamSource | null {
+    return this.paneOf(id);
+  }
+
+  /** A known session's reserved stream position (its record keeps it); null without a live pane. */
+  reservedSeq(id: string): number | null {
+    return this.panes.get(id)?.reservedSeq ?? null;
   }
 
   /**
@@ -380,17 +403,17 @@ export class SidecarSystem {
     const sessions = Object.entries(snap.context.sessions)
       .map(([id, ref]): SessionStatus => {
         const s = ref.getSnapshot();
-        const rt = this.runtimes.get(id);
+        const pane = this.panes.get(id);
         return {
           id,
           state: paneExited(s) ? 'exited' : s.matches('running') ? 'running' : s.matches('restoring') ? 'restoring' : 'starting',
-          linked: rt?.linked ?? false,
+          linked: pane?.link.linked ?? false,
           paneId: s.context.paneId,
           exitStatus: s.context.exitStatus,
           lastError: s.context.lastError,
-          lastOutputAt: rt?.stream.lastOutputAt ?? null,
-          snapshots: { ...(rt?.snapshotCounts ?? { cold: 0, warmCaptures: 0, warmServed: 0 }) },
-          warmBytes: rt?.warmBytes ?? 0,
+          lastOutputAt: pane?.stream.lastOutputAt ?? null,
+          snapshots: { ...(pane?.snapshotCounts ?? { cold: 0, warmCaptures: 0, warmServed: 0 }) },
+          warmBytes: pane?.warmBytes ?? 0,
         };
       })
       .sort((a, b) => a.id.localeCompare(b.id));

@@ -210,7 +210,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     agentCommand: (id, name) => launchFor(id, name).command,
     sessionFile: (id) => agents.hub.sessionFile(id),
     conversation: (id) => agents.hub.conversation(id),
-    reservedSeq: (id) => system.session(id)?.runtime.reservedSeq ?? null,
+    reservedSeq: (id) => system.reservedSeq(id),
     now: Date.now,
     log,
   });
@@ -226,10 +226,10 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     ...(config.agent.restore
       ? { restore: (id: string) => restoreSession({ cli, records, agent: launchFor, now: Date.now, log }, id) }
       : {}),
-    runtimeCreated: (rt) => {
-      const unbuffer = buffers.attach(rt.id, rt.stream);
-      const unwatch = rt.onChange((what) =>
-        what === 'linked' ? void keeper.sync(rt.id) : keeper.note(rt.id, { reservedSeq: rt.reservedSeq }),
+    paneCreated: (pane) => {
+      const unbuffer = buffers.attach(pane.id, pane.stream);
+      const unwatch = pane.onChange((what) =>
+        what === 'linked' ? void keeper.sync(pane.id) : keeper.note(pane.id, { reservedSeq: pane.reservedSeq }),
       );
       return () => {
         unwatch();

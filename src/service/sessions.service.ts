@@ -297,7 +297,7 @@ export class SessionsService {
   /** The 40x12 text thumbnail of the agent pane. */
   async thumbnail(id: string): Promise<string> {
     this.known(id);
-    const pane = this.system.session(id)?.runtime.paneId;
+    const pane = this.system.session(id)?.input.paneId;
     const target = pane ?? `=${id}:`;
     const { stdout } = await this.cli.run(['capture-pane', '-p', '-t', target]);
     return thumbnailFromCapture(stdout.toString('utf8'));
@@ -315,10 +315,9 @@ export class SessionsService {
     if (!session) throw new DomainError('tmux-unavailable', `session ${id} is not linked to tmux right now`);
     // tmux takes keys for a dead pane and drops them: say so instead.
     if (session.exited) throw new DomainError('session-exited', `the agent of session ${id} has exited: respawn it to type again`);
-    const rt = session.runtime;
     try {
       // The lines are made once the pane is known; an unknown key name is refused as it comes up.
-      await rt.runWhenLinked((pane) => inputCommands(pane, message), linkWaitMs);
+      await session.input.runWhenLinked((pane) => inputCommands(pane, message), linkWaitMs);
     } catch (err) {
       if (err instanceof SessionUnavailableError) {
         throw new DomainError('tmux-unavailable', `session ${id} is not linked to tmux (waited ${Math.round(linkWaitMs / 1000)} s)`);

@@ -16,7 +16,7 @@ import { delimiter, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createActor, type SnapshotFrom } from 'xstate';
 import { getShortestPaths } from 'xstate/graph';
-import { SessionRuntimes } from '../../src/tmux/pane-link.js';
+import { LivePanes } from '../../src/stream/live-pane.js';
 import { createSessionImplementations } from '../../src/actors/session.actor.js';
 import { silentLogger } from '../../src/log.js';
 import { sessionMachine, type SessionEvent } from '../../src/machines/session.machine.js';
@@ -145,7 +145,7 @@ describe('session machine, model-based, against real tmux', () => {
       // that needs the server gone kills this one too, and waits for the server to exit): a
       // session killed at the end of a path must not race the next path's new one with the server's exit.
       await tmux.tmux('has-session', '-t', `=${KEEPER}`).catch(() => tmux.tmux('new-session', '-d', '-s', KEEPER, '--', '/bin/cat'));
-      const runtimes = new SessionRuntimes({ ringBytes: 1 << 20, now: Date.now });
+      const panes = new LivePanes({ ringBytes: 1 << 20, now: Date.now });
       // A pane whose death is reported before its exit status is known: the program closes its
       // terminal (the pane is dead), and exits with 3 only once the test releases it.
       const release = join(tmux.dir, `release-${name}`);
@@ -201,7 +201,7 @@ describe('session machine, model-based, against real tmux', () => {
       const impl = createSessionImplementations({
         cli,
         target: tmux.target,
-        runtimes,
+        panes,
         agent: () => ({ command: agentDies ? ['/bin/sh', '-c', 'exit 5'] : command, env: {}, cwd: tmux.dir }),
         now: Date.now,
         log: silentLogger,
@@ -295,7 +295,7 @@ describe('session machine, model-based, against real tmux', () => {
                 break;
               }
               case 'link.down':
-                await eventually(() => runtimes.get(name)?.linked === true);
+                await eventually(() => panes.get(name)?.link.linked === true);
                 await tmux.tmux('detach-client', '-s', `=${name}`);
                 break;
               case 'pane.exited':
@@ -311,7 +311,7 @@ describe('session machine, model-based, against real tmux', () => {
                   await eventually(() => actor.getSnapshot().context.exitStatus === 3, 15_000, 25, 'the exit status 3 reported');
                   break;
                 }
-                await eventually(() => runtimes.get(name)?.linked === true);
+                await eventually(() => panes.get(name)?.link.linked === true);
                 await tmux.tmux('send-keys', '-t', realPane(), 'C-d');
                 break;
               case 'pane.revived':
@@ -336,7 +336,7 @@ describe('session machine, model-based, against real tmux', () => {
                 // The tmux server crashes (SIGKILL) under the live link: its control client hears
                 // "server exited unexpectedly".
                 writeRecord();
-                await eventually(() => runtimes.get(name)?.linked === true);
+                await eventually(() => panes.get(name)?.link.linked === true);
                 const server = Number((await tmux.tmux('display-message', '-p', '#{pid}')).trim());
                 process.kill(server, 'SIGKILL');
                 await eventually(() => !processAlive(server), 15_000, 25, 'the tmux server gone');
