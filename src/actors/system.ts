@@ -14,6 +14,7 @@ import { hasSession, SessionExistsError } from '../tmux/sessions.js';
 import { PaneStillActiveError } from '../tmux/session-create.js';
 import type { TmuxTarget } from '../tmux/target.js';
 import { discoveryLogic } from './discovery.actor.js';
+import { paneExited, SidecarNews, type SessionFinal } from './sidecar-news.js';
 import { LivePanes, type CreatedPane, type LivePane, type PaneInput, type StreamSource } from '../stream/live-pane.js';
 import type { SnapshotCounts } from '../stream/warm-snapshots.js';
 import { createSessionImplementations, type AgentLaunch } from './session.actor.js';
@@ -66,9 +67,6 @@ export interface SidecarStatus {
   readonly sessions: readonly SessionStatus[];
 }
 
-/** The final states of a session actor. */
-export type SessionFinal = 'ended' | 'unrestorable' | 'failed';
-
 /** How long a create may take before the caller is told it failed (tmux under heavy load). */
 export const CREATE_TIMEOUT_MS = 30_000;
 
@@ -99,19 +97,11 @@ export class SessionRespawnError extends Error {
   }
 }
 
-/** Whether a session snapshot's agent pane is not running an agent: exited, or being respawned. */
-function paneExited(s: { matches(value: unknown): boolean }): boolean {
-  return s.matches({ running: { pane: 'exited' } }) || s.matches({ running: { pane: 'respawning' } });
-}
-
 export class SidecarSystem {
   private readonly panes: LivePanes;
   readonly actor: Actor<typeof sidecarMachine>;
   private readonly rescanListeners = new Set<() => void>();
-  private readonly metaListeners = new Set<(id: string) => void>();
-  private readonly endedListeners = new Set<(id: string, why: 'deleted' | 'exited') => void>();
-  private readonly finalListeners = new Set<(id: string, final: SessionFinal) => void>();
-  private readonly attentionListeners = new Set<(id: string, attention: SessionAttention) => void>();
+  private readonly news: SidecarNews;
   private readonly deps: SidecarSystemDeps;
   /** When each session's actor was last removed (a serial), so a scan begun before it does not bring it back. */
   private readonly removals = new Map<string, number>();
@@ -119,6 +109,7 @@ export class SidecarSystem {
 
   constructor(deps: SidecarSystemDeps) {
     this.deps = deps;
+    this.news = new SidecarNews(deps.log);
     this.panes = new LivePanes({
       ringBytes: deps.ringBytes,
       now: deps.now,
@@ -136,9 +127,7 @@ export class SidecarSystem {
         sessionsChanged: () => this.requestRescan(),
         deleteBuffer: deps.deleteBuffer ?? (() => Promise.resolve()),
         ...(deps.restore ? { restore: deps.restore } : {}),
-        attention: (id, attention) => {
-          for (const l of [...this.attentionListeners]) l(id, attention);
-        },
+        attention: (id, attention) => this.news.attention(id, attention),
       }),
     );
     const machine = sidecarMachine.provide({
@@ -168,89 +157,31 @@ export class SidecarSystem {
       },
     });
     this.actor = createActor(machine, deps.inspect ? { inspect: deps.inspect } : {});
-    this.watchSessionEnds();
+    this.news.watch(this.actor);
   }
 
-  /**
-   * Calls `listener` when a session's actor is gone (deleted, killed from a shell: `deleted`) or
-   * its agent exited (`exited`; the session stays, and its agent may be respawned). Returns the
-   * unsubscribe.
-   */
+  /** Calls `listener` when a session's actor is gone (`deleted`) or its agent exited (`exited`); see SidecarNews. */
   onSessionEnded(listener: (id: string, why: 'deleted' | 'exited') => void): () => void {
-    this.endedListeners.add(listener);
-    return () => this.endedListeners.delete(listener);
+    return this.news.onSessionEnded(listener);
   }
 
-  /**
-   * Calls `listener` with the final state a session actor ended in: `ended` (deleted, killed on
-   * purpose, or lost with restoring off), `unrestorable`, or `failed` (its creation failed).
-   */
+  /** Calls `listener` with the final state a session actor ended in; see SidecarNews. */
   onSessionFinal(listener: (id: string, final: SessionFinal) => void): () => void {
-    this.finalListeners.add(listener);
-    return () => this.finalListeners.delete(listener);
+    return this.news.onSessionFinal(listener);
   }
 
-  /**
-   * Calls `listener` once per occurrence of something a session's human should hear about: its
-   * agent exited (with the status or signal), or it could not be restored (with the reason).
-   */
+  /** Calls `listener` once per occurrence of something a session's human should hear about; see SidecarNews. */
   onAttention(listener: (id: string, attention: SessionAttention) => void): () => void {
-    this.attentionListeners.add(listener);
-    return () => this.attentionListeners.delete(listener);
+    return this.news.onAttention(listener);
   }
 
   /** A session's metadata (description, agent exited or running) changed: its clients get a new session-meta. */
   metaChanged(id: string): void {
-    for (const l of [...this.metaListeners]) l(id);
+    this.news.metaChanged(id);
   }
 
   onMetaChanged(listener: (id: string) => void): () => void {
-    this.metaListeners.add(listener);
-    return () => this.metaListeners.delete(listener);
-  }
-
-  private watchSessionEnds(): void {
-    const watched = new Map<string, { unsubscribe(): void }>();
-    const finals = new Map<string, SessionFinal>();
-    const emit = (id: string, why: 'deleted' | 'exited') => {
-      for (const l of [...this.endedListeners]) l(id, why);
-    };
-    this.actor.subscribe({
-      next: (snap) => {
-        const refs = snap.context.sessions;
-        for (const [id, sub] of watched) {
-          if (refs[id]) continue;
-          sub.unsubscribe();
-          watched.delete(id);
-          const final = finals.get(id);
-          finals.delete(id);
-          this.deps.log.debug({ session: id, final: final ?? 'stopped by the sidecar' }, 'session actor ended');
-          emit(id, 'deleted');
-          if (final) for (const l of [...this.finalListeners]) l(id, final);
-        }
-        for (const [id, ref] of Object.entries(refs)) {
-          if (watched.has(id)) continue;
-          const paneOf = (s: ReturnType<typeof ref.getSnapshot>) =>
-            paneExited(s) ? `exited:${String(s.context.exitStatus)}` : s.matches('running') ? 'running' : '';
-          let exited = ref.getSnapshot().matches({ running: { pane: 'exited' } });
-          let pane = paneOf(ref.getSnapshot());
-          watched.set(
-            id,
-            ref.subscribe((s) => {
-              if (s.status === 'done') finals.set(id, s.value as SessionFinal);
-              const now = s.matches({ running: { pane: 'exited' } });
-              if (now && !exited) emit(id, 'exited');
-              exited = now;
-              // The agent exited, its status became known, or it runs again: session-meta says so.
-              const paneNow = paneOf(s);
-              if (paneNow !== pane && paneNow !== '' && pane !== '') this.metaChanged(id);
-              pane = paneNow;
-            }),
-          );
-        }
-      },
-      error: () => undefined,
-    });
+    return this.news.onMetaChanged(listener);
   }
 
   start(): void {
