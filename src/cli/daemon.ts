@@ -15,7 +15,7 @@ import { SessionsService } from '../service/sessions.service.js';
 import { SessionRecords } from '../restore/records.js';
 import { RecordKeeper } from '../restore/record-keeper.js';
 import { restoreAtStart, unrestorableSessions } from '../restore/at-start.js';
-import { restoreObstacle, restoreSession } from '../restore/recreate.js';
+import { recreateSession, restoreObstacle } from '../restore/recreate.js';
 import { RestoreRetry } from '../restore/retry.js';
 import { SidecarSystem } from '../actors/system.js';
 import { OpsInspector } from '../ops/inspector.js';
@@ -224,7 +224,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     log,
     deleteBuffer: (id) => buffers.delete(id),
     ...(config.agent.restore
-      ? { restore: (id: string) => restoreSession({ cli, records, agent: launchFor, now: Date.now, log }, id) }
+      ? { restore: (id: string) => recreateSession({ cli, records, agent: launchFor, now: Date.now, log }, id) }
       : {}),
     paneCreated: (pane) => {
       const unbuffer = buffers.attach(pane.id, pane.stream);

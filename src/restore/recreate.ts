@@ -93,8 +93,8 @@ export async function restoreObstacle(deps: Pick<RestoreDeps, 'cli' | 'agent'>, 
   }
 }
 
-/** Restores session `id` from its record; resolves with the new agent pane's id. */
-export async function restoreSession(deps: RestoreDeps, id: string): Promise<{ paneId: string }> {
+/** Makes session `id` again in tmux from its record (the session actor's `restoring`); resolves with the new agent pane's id. */
+export async function recreateSession(deps: RestoreDeps, id: string): Promise<{ paneId: string }> {
   const record = deps.records.read(id);
   if (!record) throw new RestoreError(id, 'it has no record');
   if (record.ended) throw new RestoreError(id, record.ended.detail);

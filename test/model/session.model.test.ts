@@ -22,7 +22,7 @@ import { silentLogger } from '../../src/log.js';
 import { sessionMachine, type SessionEvent } from '../../src/machines/session.machine.js';
 import { TmuxCli } from '../../src/tmux/exec.js';
 import { createSession } from '../../src/tmux/session-create.js';
-import { restoreSession } from '../../src/restore/recreate.js';
+import { recreateSession } from '../../src/restore/recreate.js';
 import { SessionRecords } from '../../src/restore/records.js';
 import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
 import { describeTransition, TransitionCoverage, transitionCoveringPaths, UNPLANNED } from '../helpers/transitions.js';
@@ -208,7 +208,7 @@ describe('session machine, model-based, against real tmux', () => {
         sessionsChanged: () => undefined,
         deleteBuffer: () => Promise.resolve(),
         restore: (id) =>
-          restoreSession(
+          recreateSession(
             { cli: tmux.cli, records, agent: () => ({ command, env: {}, cwd: tmux.dir }), now: Date.now, log: silentLogger },
             id,
           ),

@@ -24,7 +24,7 @@ import { silentLogger } from '../../src/log.js';
 import { sessionActorId, sidecarMachine, type SidecarEvent } from '../../src/machines/sidecar.machine.js';
 import { TmuxCli } from '../../src/tmux/exec.js';
 import { createSession } from '../../src/tmux/session-create.js';
-import { restoreSession } from '../../src/restore/recreate.js';
+import { recreateSession } from '../../src/restore/recreate.js';
 import { SessionRecords } from '../../src/restore/records.js';
 import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
 import { describeTransition, TransitionCoverage, transitionCoveringPaths, UNPLANNED } from '../helpers/transitions.js';
@@ -180,7 +180,7 @@ describe('sidecar machine, model-based, against the real actor system on real tm
         now: Date.now,
         log: silentLogger,
         restore: (id) =>
-          restoreSession(
+          recreateSession(
             { cli: tmux.cli, records, agent: () => ({ command: ['/bin/cat'], env: {}, cwd: tmux.dir }), now: Date.now, log: silentLogger },
             id,
           ),
