@@ -11,7 +11,7 @@ import { realpath } from 'node:fs/promises';
 import type { TmuxCli } from '../tmux/exec.js';
 import { isValidSessionName } from '../protocol/session-name.js';
 import { setUserOption } from '../tmux/sessions.js';
-import type { PaneLocation } from './hub.js';
+import type { PaneLocation } from './hub-types.js';
 
 const SEP = '\x1f';
 const FORMAT = ['#{socket_path}', '#{pane_id}', '#{session_name}', '#{?@created,1,0}'].join(SEP);

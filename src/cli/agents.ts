@@ -10,6 +10,7 @@
 import type { AgentLaunch } from '../actors/session.actor.js';
 import { claudeCustomCommands, CLAUDE_BUILTIN_COMMANDS } from '../agent/claude/commands.js';
 import { claudeHookCommand, writeClaudeSettings } from '../agent/claude/settings.js';
+import { CODEX_BUILTIN_COMMANDS } from '../agent/codex/commands.js';
 import { mergeCommands, type SlashCommand } from '../agent/commands.js';
 import type { AgentKindResolved } from '../agent/kinds.js';
 import type { Logger } from '../log.js';
@@ -75,8 +76,8 @@ export function prepareAgents(
       problem: (name) => agents.get(name)?.problem ?? null,
       commands: (id, name): Promise<readonly SlashCommand[]> | null => {
         const kind = get(name).kind;
-        // Codex lists no commands tether can read (it no longer reads ~/.codex/prompts).
-        if (kind === 'codex') return Promise.resolve([]);
+        // Codex 0.169 reads no custom commands: its built-ins are the list.
+        if (kind === 'codex') return Promise.resolve(CODEX_BUILTIN_COMMANDS);
         if (kind !== 'claude') return null;
         return claudeCustomCommands(cwdOf(id), env).then((custom) => mergeCommands(CLAUDE_BUILTIN_COMMANDS, custom));
       },

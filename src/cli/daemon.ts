@@ -228,9 +228,11 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
       : {}),
     paneCreated: (pane) => {
       const unbuffer = buffers.attach(pane.id, pane.stream);
-      const unwatch = pane.onChange((what) =>
-        what === 'linked' ? void keeper.sync(pane.id) : keeper.note(pane.id, { reservedSeq: pane.reservedSeq }),
-      );
+      const unwatch = pane.onChange((what) => {
+        if (what !== 'linked') return keeper.note(pane.id, { reservedSeq: pane.reservedSeq });
+        void keeper.sync(pane.id);
+        void agents.sessionSeen(pane.id); // a Codex session's rollout file is followed
+      });
       return () => {
         unwatch();
         unbuffer();
@@ -251,9 +253,11 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     sessionFile: (id, path) => keeper.note(id, { sessionFile: path }),
     conversation: (id, conversation) => keeper.note(id, { conversation }),
     version: packageVersion(),
+    agentKind: (name) => configured.kind(name),
+    storedConversation: (id) => records.read(id)?.conversation ?? null,
   });
   system.onSessionEnded((id, why) => {
-    if (why === 'deleted') agents.hub.forget(id);
+    if (why === 'deleted') agents.forget(id);
     else void keeper.sync(id); // the agent exited: the record says so, and it is not restored
   });
   // A session that ended (deleted, killed on purpose, or lost with restoring off) is not to come

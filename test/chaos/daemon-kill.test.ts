@@ -85,6 +85,8 @@ describe('the daemon killed mid-flood, repeatedly', () => {
     // last check asks more than, on a busy machine), so that check is never vacuous.
     const floodLines = (id: string) => read(id).toString('latin1').split(`${id} line `).length - 1;
     await eventually(() => SESSIONS.every((id) => floodLines(id) > 1000), 60_000, 10, 'over 1000 flood lines in each buffer');
+    const serverPid = async () => (await tmux.tmux('display-message', '-p', '#{pid}')).trim();
+    const firstServer = await serverPid();
     for (let k = 0; k < KILLS; k++) {
       // The first kill at once (mid-flood), the others at random moments.
       if (k > 0) await new Promise((r) => setTimeout(r, 300 + rand() * 900));
@@ -95,7 +97,26 @@ describe('the daemon killed mid-flood, repeatedly', () => {
       const ids = ((await (await d.get('/sessions')).json()) as { id: string }[]).map((s) => s.id);
       expect(ids).toEqual(SESSIONS);
     }
-    for (const id of SESSIONS) await eventually(async () => (await tmux.capture(`=${id}:`)).includes(`${id}-flood-done`), 90_000, 250);
+    // tmux itself must have lived through the restarts (a new server would hold fresh shells).
+    expect(await serverPid(), 'the tmux server is the one the floods started in').toBe(firstServer);
+    for (const id of SESSIONS) {
+      try {
+        await eventually(
+          async () => (await tmux.capture(`=${id}:`)).includes(`${id}-flood-done`),
+          90_000,
+          250,
+          `${id}'s flood to end in tmux`,
+        );
+      } catch (err) {
+        // Say what stood: the pane as tmux shows it, and what the daemon warned of.
+        const log = readFileSync(join(home.dataDir, 'tether.log'), 'utf8').split('\n');
+        const warned = log.filter((l) => /"level":(40|50|60)/.test(l)).slice(-20);
+        throw new Error(
+          `${(err as Error).message}\n${id}'s pane:\n${await tmux.capture(`=${id}:`)}\ndaemon warnings:\n${warned.join('\n')}`,
+          { cause: err },
+        );
+      }
+    }
     for (const id of SESSIONS) {
       const m = mirrors.get(id)!;
       await eventually(async () => m.stream.status === 'open' && (await m.text()).includes(`${id}-flood-done`), 30_000, 100);

@@ -9,6 +9,7 @@
  *
  * The agents are the pinned test-only installs of test/agents (test/helpers/agent-bins.ts).
  */
+import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,7 +19,7 @@ import { apnsKey, pushToml, startFakeApns, TEST_KEY_ID, TEST_TEAM_ID, type FakeA
 import { claudeHome, type ClaudeHome } from '../helpers/claude-home.js';
 import { codexHome, type CodexHome } from '../helpers/codex-home.js';
 import { useDaemon } from '../helpers/daemon-fixture.js';
-import { runCli } from '../helpers/daemon.js';
+import { CLI, runCli } from '../helpers/daemon.js';
 import { isAgentTurn, startFakeAnthropic, toolResults, type FakeAnthropic } from '../helpers/fake-anthropic.js';
 import { callOutputs, shellCall, startFakeResponses, toolNames, type FakeResponses } from '../helpers/fake-responses.js';
 import type { Mirror } from '../helpers/stream.js';
@@ -40,6 +41,12 @@ const TOOL_OUTPUT = 'tether-tool-ok';
 const FINAL = 'All done: tether-final-answer';
 const ASK_PROMPT = 'now touch the file';
 const ASK_FINAL = 'Touched: tether-perm-answer';
+const AGAIN_PROMPT = 'run it once more';
+const AGAIN_FINAL = 'Done again: tether-second-answer';
+/** Codex's shell tool, as its rollout file names the call. */
+const CODEX_TOOL = 'tool exec_command';
+/** What a stream client sees of one Codex turn with a shell call (its rollout file, followed). */
+const CODEX_TURN = ['thinking', CODEX_TOOL, 'thinking', 'awaiting-input'];
 
 interface Listed {
   id: string;
@@ -74,7 +81,8 @@ describe('Claude Code and Codex as tether sessions', () => {
     });
     responses = await startFakeResponses((req) => {
       if (toolNames(req).length === 0) return { text: 'Run marker command' };
-      if (callOutputs(req).length > 0) return { text: FINAL };
+      // Each prompt gets one shell call, then the answer once the call's output came back.
+      if (req.input.at(-1)?.type === 'function_call_output') return { text: callOutputs(req).length > 1 ? AGAIN_FINAL : FINAL };
       return { text: 'Running it.', calls: [shellCall(req, `echo ${TOOL_OUTPUT}`)] };
     });
     claude = claudeHome(anthropic.baseUrl);
@@ -87,6 +95,18 @@ describe('Claude Code and Codex as tether sessions', () => {
     const commands = join(claude.cwd, '.claude', 'commands');
     mkdirSync(commands, { recursive: true });
     writeFileSync(join(commands, 'x.md'), '---\ndescription: Run the project check\n---\nRun the check.\n');
+  }, 60_000);
+
+  // Registered before the fixture so that it runs after the fixture's teardown (vitest runs
+  // afterAll hooks in reverse order): the agents' homes are removed only once tmux, and the
+  // agents in it, are gone; before, Codex still wrote into its home while it was removed.
+  afterAll(async () => {
+    await apns?.close();
+    await anthropic?.close();
+    await responses?.close();
+    claude?.cleanup();
+    codex?.cleanup();
+    rmSync(dir, { recursive: true, force: true });
   }, 60_000);
 
   const fx = useDaemon(
@@ -117,15 +137,6 @@ describe('Claude Code and Codex as tether sessions', () => {
       body: JSON.stringify({ pairingToken: p.pairingToken, deviceName: 'phone', deviceToken: PHONE, environment: 'sandbox' }),
     });
     expect(r.status).toBe(201);
-  }, 60_000);
-
-  afterAll(async () => {
-    await apns?.close();
-    await anthropic?.close();
-    await responses?.close();
-    claude?.cleanup();
-    codex?.cleanup();
-    rmSync(dir, { recursive: true, force: true });
   }, 60_000);
 
   const listed = async (id: string) => ((await (await fx.d.get('/sessions')).json()) as Listed[]).find((s) => s.id === id);
@@ -173,6 +184,23 @@ describe('Claude Code and Codex as tether sessions', () => {
     const now = Number((await fx.tmux.tmux('display-message', '-p', '#{pid}')).trim());
     expect(now).not.toBe(pid);
   };
+  /** Runs `tether attach` in `cwd` (a session it makes runs there) with the daemon's environment. */
+  const attach = (args: string[], cwd: string) =>
+    new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
+      const child = spawn(process.execPath, [CLI, 'attach', ...args], { cwd, env: fx.home.env, stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      const timer = setTimeout(() => {
+        child.kill('SIGKILL');
+        reject(new Error(`tether attach ${args.join(' ')} did not finish in 30 s: ${stderr}`));
+      }, 30_000);
+      child.on('close', (code) => {
+        clearTimeout(timer);
+        resolve({ code, stdout, stderr });
+      });
+    });
   const explained = async <T>(p: Promise<T>): Promise<T> => {
     try {
       return await p;
@@ -236,7 +264,7 @@ describe('Claude Code and Codex as tether sessions', () => {
   );
 
   test(
-    'Codex: awaiting-input at the end of its turn; a push when it waits; restored with its conversation',
+    'Codex: thinking, exec_command, thinking, awaiting-input; its built-in commands; one push per turn; restored with its conversation, and its next turn seen too',
     async () => {
       await create('cx', 'codex', codex.cwd);
       const m = fx.mirror('cx');
@@ -245,7 +273,13 @@ describe('Claude Code and Codex as tether sessions', () => {
       await type(m, PROMPT);
       await explained(shows(m, [`Ran echo ${TOOL_OUTPUT}`, FINAL], TURN_MS, 'the tool output and answer on the client'));
       await explained(eventually(() => states(m).at(-1) === 'awaiting-input', TURN_MS, POLL_MS, 'the awaiting-input frame'));
-      expect(states(m).filter((s) => s !== 'thinking' && s !== 'idle')).toEqual(['awaiting-input']);
+      // Codex's first record makes it present (idle), then its turn as its rollout file tells it.
+      expect(states(m)).toEqual(['idle', ...CODEX_TURN]);
+
+      const commands = (await (await fx.d.get('/sessions/cx/commands')).json()) as { name: string; description: string }[];
+      expect(commands.map((c) => c.name)).toEqual(expect.arrayContaining(['model', 'review', 'new', 'compact', 'init', 'status', 'exit']));
+      expect(commands).toContainEqual({ name: 'review', description: 'review my current changes and find issues' });
+      expect(commands.map((c) => c.name)).not.toContain('add-dir'); // Claude Code's, not Codex's
 
       await explained(
         eventually(
@@ -258,13 +292,58 @@ describe('Claude Code and Codex as tether sessions', () => {
           'a push for cx',
         ),
       );
-      // One alert: Codex's title thread, which also notifies, is not taken for the session's turn.
+      // One alert: the notify and the rollout's own end of the turn, and Codex's title thread, make one.
       expect(alerts().slice(before)).toEqual([{ sessionId: 'cx', title: 'Codex is waiting for you', body: 'cx' }]);
       m.close();
 
       await explained(killServerAndRestore('cx'));
       const again = fx.mirror('cx');
       await explained(shows(again, [PROMPT, TOOL_OUTPUT, FINAL], AGENT_START_MS, 'the resumed conversation on a new client'));
+      const resumed = alerts().length;
+      // The resumed Codex appends to the same rollout file: its next turn is seen as it goes.
+      await type(again, AGAIN_PROMPT);
+      await explained(shows(again, [AGAIN_FINAL], TURN_MS, 'the second answer on the client'));
+      await explained(
+        eventually(() => states(again).at(-1) === 'awaiting-input', TURN_MS, POLL_MS, 'awaiting-input after the second turn'),
+      );
+      // Before the turn: the state the client is told on connecting (the old Codex's
+      // awaiting-input while the restore is not yet taken for an exit), or idle (the resumed
+      // Codex's first record).
+      const seen = states(again);
+      expect(seen.slice(seen.indexOf('thinking'))).toEqual(CODEX_TURN);
+      for (const s of seen.slice(0, seen.indexOf('thinking'))) expect(['idle', 'awaiting-input']).toContain(s);
+      await explained(eventually(() => alerts().length > resumed, 30_000, POLL_MS, 'a push for the second turn'));
+      expect(alerts().slice(resumed)).toEqual([{ sessionId: 'cx', title: 'Codex is waiting for you', body: 'cx' }]);
+    },
+    TEST_MS,
+  );
+
+  test(
+    '`tether attach --agent codex` starts Codex (with its notify program) in a session the daemon follows; an unknown agent is refused and makes nothing',
+    async () => {
+      const refused = await attach(['cx-nope', '--agent', 'nope', '--detach'], codex.cwd);
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toContain('no agent named "nope" is configured; the configured agents are: default, claude, codex');
+      expect(await listed('cx-nope')).toBeUndefined();
+
+      const made = await attach(['cx-attach', '--agent', 'codex', '--detach'], codex.cwd);
+      expect(made, made.stderr).toMatchObject({ code: 0, stdout: 'created session cx-attach\n' });
+      await explained(eventually(async () => (await listed('cx-attach'))?.state === 'running', 30_000, POLL_MS, 'cx-attach listed'));
+      expect((await listed('cx-attach'))?.agent).toBe('codex');
+      const started = await fx.tmux.tmux('display-message', '-p', '-t', '=cx-attach:', '#{pane_start_command}');
+      expect(started).toContain(agentBin('codex'));
+      expect(started).toContain('dist/agent/codex/notify.js');
+      const m = fx.mirror('cx-attach');
+      await explained(shows(m, ['OpenAI Codex (v0.169.0)', 'Ask Codex to do anything'], AGENT_START_MS, 'codex ready on the client'));
+      const commands = (await (await fx.d.get('/sessions/cx-attach/commands')).json()) as { name: string }[];
+      expect(commands.map((c) => c.name)).toEqual(expect.arrayContaining(['model', 'review', 'new']));
+      const before = alerts().length;
+      await type(m, PROMPT);
+      await explained(shows(m, [`Ran echo ${TOOL_OUTPUT}`], TURN_MS, 'the tool output on the client'));
+      await explained(eventually(() => states(m).at(-1) === 'awaiting-input', TURN_MS, POLL_MS, 'the awaiting-input frame'));
+      expect(states(m)).toEqual(['idle', ...CODEX_TURN]);
+      await explained(eventually(() => alerts().length > before, 30_000, POLL_MS, 'a push for cx-attach'));
+      expect(alerts().slice(before)).toEqual([{ sessionId: 'cx-attach', title: 'Codex is waiting for you', body: 'cx-attach' }]);
     },
     TEST_MS,
   );

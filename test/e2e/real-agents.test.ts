@@ -247,6 +247,30 @@ describe('Codex 0.169.0 against a fake Responses API', () => {
       expect(files).toHaveLength(1);
       expect(files[0]).toMatch(new RegExp(`^\\d{4}/\\d{2}/\\d{2}/rollout-[0-9T-]+-${threadId}\\.jsonl$`));
 
+      // The rollout file tether's adapter follows: the turn's records in the order it reads them.
+      const records = readFileSync(join(home.dir, 'sessions', files[0]!), 'utf8')
+        .split('\n')
+        .filter((l) => l !== '')
+        .map((l) => JSON.parse(l) as { type: string; payload: { type?: string; role?: string; name?: string; call_id?: string } });
+      expect(records[0]).toMatchObject({ type: 'session_meta', payload: { id: threadId, cwd: home.cwd } });
+      const turn = records.flatMap(({ type, payload: p }) => {
+        if (type === 'event_msg' && (p.type === 'task_started' || p.type === 'task_complete')) return [p.type];
+        if (type === 'response_item' && (p.type === 'function_call' || p.type === 'function_call_output'))
+          return [`${p.type} ${p.call_id}`];
+        if (type === 'response_item' && p.type === 'message' && p.role === 'user') return ['user message'];
+        return [];
+      });
+      const callId = records.find((r) => r.payload.type === 'function_call')?.payload.call_id;
+      expect(records.find((r) => r.payload.type === 'function_call')?.payload.name).toBe('exec_command');
+      // Codex's own context comes as user messages too, before the prompt.
+      expect(turn.filter((t) => t !== 'user message')).toEqual([
+        'task_started',
+        `function_call ${callId}`,
+        `function_call_output ${callId}`,
+        'task_complete',
+      ]);
+      expect(turn.lastIndexOf('user message')).toBeLessThan(turn.indexOf(`function_call ${callId}`));
+
       // Hooks: the prompt's submission is seen (UserPromptSubmit), keyed by the same thread.
       await waitHook(home, 'Stop', TURN_MS);
       const hooks = home.hooks();

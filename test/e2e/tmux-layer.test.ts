@@ -289,6 +289,7 @@ describe('user options on real tmux', () => {
     await createSession(tmux.cli, { name: 'opts', command: ['cat'], createdAt: new Date().toISOString() });
   });
 
+  // About 140 tmux processes one after another: tens of seconds on a busy two-core machine.
   it('round-trips exactly through argv (set-option / show-options)', async () => {
     await fc.assert(
       fc.asyncProperty(value, async (v) => {
@@ -301,7 +302,7 @@ describe('user options on real tmux', () => {
       await setUserOption(tmux.cli, 'opts', '@tether-test', v);
       expect(await readUserOption(tmux.cli, 'opts', '@tether-test')).toBe(v);
     }
-  });
+  }, 180_000);
 
   it('round-trips exactly through control-mode command lines', async () => {
     const values = [...fc.sample(value, { numRuns: 80, seed: 7 }), '', HOSTILE, '-x', 'x;'];

@@ -10,6 +10,7 @@
  * zone at its edge).
  */
 import { readdirSync } from 'node:fs';
+import { readdir } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 
@@ -47,4 +48,33 @@ export function isSavedThread(sessionsDir: string, thread: string): boolean | nu
     }
   }
   return false;
+}
+
+/** A rollout file name's thread id (`rollout-<local time>-<thread id>.jsonl`), or null. */
+export function rolloutThread(name: string): string | null {
+  const m = /^rollout-.*-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.jsonl$/i.exec(name);
+  return m ? m[1]! : null;
+}
+
+/** When a UUIDv7 thread id was made (epoch ms), or null for another id. */
+export function threadTime(thread: string): number | null {
+  return UUID_V7.test(thread) ? parseInt(thread.replace(/-/g, '').slice(0, 12), 16) : null;
+}
+
+/** The day folders (relative to the sessions folder) a thread made at `ms` may be saved in. */
+export function rolloutDays(ms: number): string[] {
+  return dayFolders(ms);
+}
+
+/** The path of a thread's rollout file, or null when it has none (yet). Async: the daemon uses it. */
+export async function findRolloutFile(sessionsDir: string, thread: string): Promise<string | null> {
+  const ms = threadTime(thread);
+  if (ms === null) return null;
+  const suffix = `-${thread}.jsonl`;
+  for (const day of dayFolders(ms)) {
+    const names = await readdir(join(sessionsDir, day)).catch(() => [] as string[]);
+    const name = names.find((f) => f.startsWith('rollout-') && f.endsWith(suffix));
+    if (name !== undefined) return join(sessionsDir, day, name);
+  }
+  return null;
 }

@@ -1,0 +1,107 @@
+/**
+ * What the records of a Codex rollout file (`rollout-<time>-<thread>.jsonl`, one JSON object a
+ * line, written as the turn goes) mean as agent state (docs/agents.md "Codex"). Codex 0.169
+ * writes, for a turn with a tool call: `event_msg`/`task_started`, the user's `message`, a
+ * `function_call` (`name`, `call_id`) when the model asks for the tool, which then runs, its
+ * `function_call_output` (same `call_id`) once it ran, the answer, and `event_msg`/`task_complete`.
+ *
+ * Pure: no I/O. A line too long to keep whole is read from its head alone (`readRolloutHead`):
+ * the fields that matter come first in Codex's records (type, payload type, a call's name).
+ */
+import { stateEvent, type HookOutcome } from '../adapter.js';
+
+/** What one record means: state events, and the prompt it carries (for auto-naming). */
+export type RolloutMeaning = Pick<HookOutcome, 'events' | 'userMessage'>;
+
+const NOTHING: RolloutMeaning = { events: [] };
+/** Tool calls the model makes (each has a `call_id`; the first three have a `name`). */
+const CALLS = new Set(['function_call', 'custom_tool_call', 'local_shell_call', 'tool_search_call', 'web_search_call']);
+const OUTPUTS = new Set(['function_call_output', 'custom_tool_call_output', 'local_shell_call_output', 'tool_search_output']);
+
+const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+
+/** A user message's text (its `input_text` parts), when it is a prompt the user typed. */
+function promptText(payload: Record<string, unknown>): string | undefined {
+  if (payload.role !== 'user' || !Array.isArray(payload.content)) return undefined;
+  const text = payload.content
+    .map((p: unknown) => (p && typeof p === 'object' && 'text' in p && typeof p.text === 'string' ? p.text : ''))
+    .join('');
+  // Codex adds its own context as user messages in tags (`<environment_context>`, ...).
+  return text === '' || text.startsWith('<') ? undefined : text;
+}
+
+/** What one record (parsed) means. */
+export function readRolloutRecord(record: unknown): RolloutMeaning {
+  if (!record || typeof record !== 'object') return NOTHING;
+  const { type, payload } = record as { type?: unknown; payload?: unknown };
+  if (!payload || typeof payload !== 'object') return NOTHING;
+  const p = payload as Record<string, unknown>;
+  return meaning(str(type), str(p.type), str(p.name), str(p.call_id), p);
+}
+
+function meaning(
+  type: string | undefined,
+  kind: string | undefined,
+  name?: string,
+  callId?: string,
+  p?: Record<string, unknown>,
+): RolloutMeaning {
+  if (type === 'event_msg') {
+    if (kind === 'task_started') return { events: [stateEvent('agent.start')] };
+    // A finished turn, or one the user interrupted (Esc): Codex waits for the user.
+    if (kind === 'task_complete' || kind === 'turn_aborted') return { events: [stateEvent('agent.end', { idle: true })] };
+    return NOTHING;
+  }
+  if (type !== 'response_item' || kind === undefined) return NOTHING;
+  if (CALLS.has(kind)) return { events: [stateEvent('tool.start', { id: callId ?? '', tool: name ?? kind })] };
+  if (OUTPUTS.has(kind)) return { events: [stateEvent('tool.end', { id: callId ?? '' })] };
+  const prompt = kind === 'message' && p ? promptText(p) : undefined;
+  return prompt !== undefined ? { events: [], userMessage: prompt } : NOTHING;
+}
+
+/** A JSON string literal's value at the start of `rest` (`"..."`), or undefined. */
+function literal(rest: string | undefined): string | undefined {
+  const m = rest === undefined ? null : /^"((?:[^"\\]|\\.)*)"/.exec(rest);
+  if (!m) return undefined;
+  try {
+    return JSON.parse(`"${m[1]}"`) as string;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The value of the first `"key":"..."` in `text`. */
+export function firstField(text: string, key: string): string | undefined {
+  const at = text.indexOf(`"${key}":`);
+  return at < 0 ? undefined : literal(text.slice(at + key.length + 3));
+}
+
+/** What a record means, read from the head of a line too long to keep (its call id may be cut off). */
+export function readRolloutHead(head: string): RolloutMeaning {
+  const type = firstField(head, 'type');
+  const at = head.indexOf('"payload":{');
+  if (at < 0) return NOTHING;
+  const inner = head.slice(at + '"payload":{'.length);
+  const kind = /^"type":/.test(inner) ? literal(inner.slice('"type":'.length)) : undefined;
+  return meaning(type, kind, firstField(inner, 'name'), firstField(inner, 'call_id'));
+}
+
+/** What one line means: parsed whole when it is JSON, else read from its head. */
+export function readRolloutLine(line: string): RolloutMeaning {
+  try {
+    return readRolloutRecord(JSON.parse(line));
+  } catch {
+    return readRolloutHead(line);
+  }
+}
+
+/** The thread id and working directory a rollout's first line (`session_meta`) names, read from its head. */
+export function readSessionMeta(head: string): { thread: string; cwd: string } | null {
+  if (firstField(head, 'type') !== 'session_meta') return null;
+  const at = head.indexOf('"payload":{');
+  if (at < 0) return null;
+  const inner = head.slice(at);
+  const thread = firstField(inner, 'id');
+  const cwd = firstField(inner, 'cwd');
+  return thread !== undefined && cwd !== undefined ? { thread, cwd } : null;
+}

@@ -1,0 +1,81 @@
+/**
+ * Reports of agents integrated by hook programs (Claude Code's hooks, Codex's notify) and of
+ * agents read from their files (Codex's rollout), as the hub takes them: each is placed in its
+ * session, read by its agent's adapter into a `HookOutcome`, and applied.
+ *
+ * Invariants: reports of one pane are applied in the order they arrived (each is a connection of
+ * its own, and placing one asks tmux); a report never opens a lasting connection: the agent
+ * counts as present from its first report until an outcome says it is gone or its pane exits.
+ */
+import type { HookOutcome } from './adapter.js';
+import { locateOrRefuse } from './extension-connection.js';
+import type { AgentHubDeps, AgentLink } from './hub-types.js';
+import type { HookReport } from './protocol.js';
+import { HOOK_OWNER, toMachineEvent, type SessionAgents } from './session-agents.js';
+
+export class HookIntake {
+  private readonly queues = new Map<string, Promise<void>>();
+
+  constructor(
+    private readonly agents: SessionAgents,
+    private readonly deps: AgentHubDeps,
+  ) {}
+
+  /** Applies `report` after the earlier reports of its pane; the link gets `ok` or `refused`. */
+  queue(report: HookReport, link: AgentLink): void {
+    const key = `${report.tmuxSocket}\0${report.pane}`;
+    const run = (this.queues.get(key) ?? Promise.resolve())
+      .then(() => this.apply(report, link))
+      .catch((err: Error) => this.deps.log.warn({ pane: report.pane, err: err.message }, 'a hook report failed'));
+    this.queues.set(key, run);
+    void run.finally(() => {
+      if (this.queues.get(key) === run) this.queues.delete(key);
+    });
+  }
+
+  private async apply(report: HookReport, link: AgentLink): Promise<void> {
+    const read = this.deps.readHook;
+    if (!read) {
+      link.send({ type: 'refused', message: 'this tether daemon does not take hook reports' });
+      link.close();
+      return;
+    }
+    const where = await locateOrRefuse(this.deps, report.pane, report.tmuxSocket);
+    if ('refused' in where) {
+      this.deps.log.warn({ pane: report.pane, why: where.refused }, 'a hook report was refused');
+      link.send({ type: 'refused', message: where.refused });
+      link.close();
+      return;
+    }
+    const conversation = this.agents.get(where.session)?.conversation ?? null;
+    this.take(where.session, report.agent, read(report.agent, report.fields, conversation, where.session), { pane: report.pane });
+    link.send({ type: 'ok' });
+    link.close();
+  }
+
+  /** Applies what one report of `agent` in `session` means; `about` is logged when it registers. */
+  take(session: string, agentKind: HookReport['agent'], outcome: HookOutcome, about: Record<string, string> = {}): void {
+    const agent = this.agents.ensure(session);
+    const ts = this.deps.now();
+    if (outcome.cwd !== undefined) agent.cwd = outcome.cwd;
+    if (outcome.conversation !== undefined && agent.conversation !== outcome.conversation) {
+      agent.conversation = outcome.conversation;
+      this.deps.conversation?.(session, outcome.conversation);
+    }
+    if (outcome.gone) {
+      if (agent.owner === HOOK_OWNER) this.agents.gone(session, agent);
+      return;
+    }
+    if (agent.owner !== HOOK_OWNER || agent.hookAgent !== agentKind) {
+      // The first report of this agent (or the first since the daemon started): it is there, idle until told more.
+      agent.owner = HOOK_OWNER;
+      agent.hookAgent = agentKind;
+      this.agents.send(agent, { type: 'agent.hello', value: 'idle', ts });
+      this.deps.log.info({ session, ...about, agent: agentKind }, 'an agent registered');
+      this.deps.registered?.(session);
+    }
+    agent.asks = outcome.asks ?? null;
+    for (const event of outcome.events) this.agents.send(agent, toMachineEvent(event, ts));
+    if (outcome.userMessage !== undefined) this.agents.userMessage(session, agent, outcome.userMessage);
+  }
+}

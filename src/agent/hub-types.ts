@@ -1,0 +1,65 @@
+/**
+ * The types the agent hub and its parts share: the state a `state` frame carries, where a pane
+ * lives, what the daemon gives the hub (`AgentHubDeps`), and the two sides of one agent
+ * connection. Kept apart so the hub's parts (src/agent/session-agents.ts,
+ * extension-connection.ts, hook-intake.ts) and its readers import no class.
+ */
+import type { InspectionEvent } from 'xstate';
+import type { Logger } from '../log.js';
+import type { AgentStateValue } from '../machines/agent-state.machine.js';
+import type { HookOutcome } from './adapter.js';
+import type { AgentMessage, DaemonLine, HookReport } from './protocol.js';
+
+/** The state a `state` frame carries (docs/api.md "WebSocket"). */
+export interface AgentStateFact {
+  readonly value: AgentStateValue;
+  readonly tool?: string;
+  /** Unix epoch milliseconds. */
+  readonly ts: number;
+}
+
+/** Where a pane lives: its session, or why it cannot be served (said to the person). */
+export type PaneLocation = { readonly session: string } | { readonly refused: string };
+
+/** What one hook report means, read by its agent's adapter (`session`: where it was placed). */
+export type HookReader = (
+  agent: HookReport['agent'],
+  fields: Readonly<Record<string, string>>,
+  conversation: string | null,
+  session: string,
+) => HookOutcome;
+
+export interface AgentHubDeps {
+  readonly now: () => number;
+  readonly log: Logger;
+  /** Finds the tether session of a pane on the daemon's tmux server (and marks it tether's). */
+  readonly locate: (pane: string, tmuxSocket: string) => Promise<PaneLocation>;
+  /** The URL a person opens (with the local token), told to the agent on welcome. */
+  readonly url: () => string;
+  /** The daemon's tether version, told to the agent on welcome (its extension may be newer). */
+  readonly version?: string;
+  /** A session got an agent: discovery should look at tmux now. */
+  readonly registered?: (session: string) => void;
+  /** The user messages of a session so far (the first few, and the count). */
+  readonly userMessages?: (session: string, first: readonly string[], count: number) => void;
+  /** XState inspection of a session's agent-state actor (the /ops view). */
+  readonly inspect?: (session: string) => (ev: InspectionEvent) => void;
+  /** The session's agent reported a new conversation file (the session record keeps it). */
+  readonly sessionFile?: (session: string, path: string) => void;
+  /** What a hook report of an agent means (its adapter's reading); absent: hook reports are refused. */
+  readonly readHook?: HookReader;
+  /** The session's agent reported its conversation id (the session record keeps it). */
+  readonly conversation?: (session: string, id: string) => void;
+}
+
+/** One open agent connection, as the socket server hands it over. */
+export interface AgentLink {
+  send(message: DaemonLine): void;
+  close(): void;
+}
+
+/** What the socket server calls for one connection. */
+export interface AgentConnection {
+  message(message: AgentMessage): void;
+  closed(): void;
+}

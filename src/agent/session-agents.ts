@@ -1,0 +1,143 @@
+/**
+ * The agent of each session as the hub keeps it: one agent-state actor per session, who owns its
+ * reports (a pi connection, or hook programs), what it reported (commands, user messages, its
+ * conversation file or id, its directory), and the listeners of its state.
+ *
+ * Invariants: listeners hear a state only when its value or tool changed, and never while no
+ * agent is there; a failing listener is logged and the others still hear it.
+ */
+import { createActor, type Actor } from 'xstate';
+import { agentStateMachine, agentStateTool, agentStateValue, type AgentStateEvent } from '../machines/agent-state.machine.js';
+import type { AgentStateFact, AgentHubDeps } from './hub-types.js';
+import { MAX_HELLO_MESSAGES, type EventMessage, type HookReport, type ReportedCommand } from './protocol.js';
+
+/** One session's agent. */
+export interface SessionAgent {
+  readonly actor: Actor<typeof agentStateMachine>;
+  readonly listeners: Set<(state: AgentStateFact) => void>;
+  last: AgentStateFact | null;
+  /** Who reports for the session: a pi connection's token, `HOOK_OWNER`, or null (no agent). */
+  owner: object | null;
+  commands: readonly ReportedCommand[] | null;
+  first: string[];
+  count: number;
+  /** The conversation file the agent last reported. */
+  sessionFile: string | null;
+  /** Hook agents: which one, its conversation id, its directory, and what it asks while it waits. */
+  hookAgent: HookReport['agent'] | null;
+  conversation: string | null;
+  cwd: string | null;
+  asks: string | null;
+}
+
+/** The owner of a session whose agent reports by hook programs: no connection stays open for it. */
+export const HOOK_OWNER = Object.freeze({ hooks: true });
+
+const sameFact = (a: AgentStateFact | null, b: AgentStateFact | null) => a?.value === b?.value && a?.tool === b?.tool;
+
+export class SessionAgents {
+  private readonly sessions = new Map<string, SessionAgent>();
+  readonly everyListeners = new Set<(sessionId: string, state: AgentStateFact) => void>();
+
+  constructor(private readonly deps: Pick<AgentHubDeps, 'now' | 'log' | 'inspect' | 'sessionFile' | 'userMessages'>) {}
+
+  /** The session's agent, or undefined when nothing was ever known of it. */
+  get(sessionId: string): SessionAgent | undefined {
+    return this.sessions.get(sessionId);
+  }
+
+  /** The session's agent, made (with its actor started) on first use. */
+  ensure(sessionId: string): SessionAgent {
+    const known = this.sessions.get(sessionId);
+    if (known) return known;
+    const inspect = this.deps.inspect;
+    const actor = createActor(agentStateMachine, inspect ? { id: 'agent', inspect: inspect(sessionId) } : {});
+    const agent: SessionAgent = {
+      actor,
+      listeners: new Set(),
+      last: null,
+      owner: null,
+      commands: null,
+      first: [],
+      count: 0,
+      sessionFile: null,
+      hookAgent: null,
+      conversation: null,
+      cwd: null,
+      asks: null,
+    };
+    actor.subscribe((snap) => {
+      const value = agentStateValue(snap);
+      const tool = value === 'tool' ? agentStateTool(snap.context) : undefined;
+      const fact: AgentStateFact | null = value ? { value, ...(tool !== undefined ? { tool } : {}), ts: snap.context.ts } : null;
+      if (sameFact(fact, agent.last)) return;
+      agent.last = fact;
+      if (fact) this.tell(sessionId, agent, fact);
+    });
+    actor.start();
+    this.sessions.set(sessionId, agent);
+    return agent;
+  }
+
+  private tell(sessionId: string, agent: SessionAgent, fact: AgentStateFact): void {
+    const every = [...this.everyListeners].map((e) => (f: AgentStateFact) => e(sessionId, f));
+    for (const l of [...agent.listeners, ...every]) {
+      try {
+        l(fact);
+      } catch (err) {
+        this.deps.log.warn({ session: sessionId, err: String(err) }, 'an agent-state listener failed');
+      }
+    }
+  }
+
+  send(agent: SessionAgent, event: AgentStateEvent): void {
+    agent.actor.send(event);
+  }
+
+  /** The agent stopped reporting (its connection closed, its session ended, its pane exited). */
+  gone(sessionId: string, agent: SessionAgent): void {
+    agent.owner = null;
+    agent.commands = null;
+    this.send(agent, { type: 'agent.gone', ts: this.deps.now() });
+    this.deps.log.info({ session: sessionId }, 'an agent went away');
+  }
+
+  /** One more user message of the session (for auto-naming). */
+  userMessage(sessionId: string, agent: SessionAgent, text: string): void {
+    agent.count++;
+    if (agent.first.length < MAX_HELLO_MESSAGES) agent.first.push(text);
+    this.deps.userMessages?.(sessionId, agent.first, agent.count);
+  }
+
+  setSessionFile(sessionId: string, agent: SessionAgent, path: string): void {
+    if (agent.sessionFile === path) return;
+    agent.sessionFile = path;
+    this.deps.sessionFile?.(sessionId, path);
+  }
+
+  /** Forgets a session that ended (its actor stops; listeners hear nothing more). */
+  forget(sessionId: string): void {
+    const agent = this.sessions.get(sessionId);
+    if (!agent) return;
+    agent.actor.stop();
+    this.sessions.delete(sessionId);
+  }
+
+  ids(): string[] {
+    return [...this.sessions.keys()];
+  }
+}
+
+/** An agent's event (as the protocol writes it) as the machine's event. */
+export function toMachineEvent(message: EventMessage, ts: number): AgentStateEvent {
+  switch (message.event) {
+    case 'tool.start':
+      return { type: 'tool.start', id: message.id ?? '', tool: message.tool ?? 'tool', ts };
+    case 'tool.end':
+      return { type: 'tool.end', id: message.id ?? '', ts };
+    case 'agent.end':
+      return { type: 'agent.end', idle: message.idle === true, ts };
+    default:
+      return { type: message.event, ts };
+  }
+}
