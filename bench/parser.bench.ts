@@ -5,7 +5,8 @@
  * runs, against the rate tmux itself emits in control mode.
  */
 import { pathToFileURL } from 'node:url';
-import { ControlParser, encodeControlOutput } from '../src/tmux/control-codec.js';
+import { ControlParser } from '../src/tmux/control-codec.js';
+import { encodeControlOutput } from '../src/tmux/control-escape.js';
 
 /** tmux 3.3a emits ~5 MB/s of pane bytes in control mode on this machine (bench/tmux-baseline.ts). */
 export const TMUX_CONTROL_MODE_MB_PER_SEC = 5;

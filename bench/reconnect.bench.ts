@@ -34,7 +34,7 @@ import {
   type BenchDaemon,
   type Row,
 } from './harness.js';
-import type { SnapshotCounts } from '../src/stream/session-runtime.js';
+import type { SnapshotCounts } from '../src/stream/warm-snapshots.js';
 
 const HISTORY_LINES = 10_100;
 

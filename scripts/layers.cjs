@@ -6,9 +6,10 @@ const LAYERS = [
   ['errors', 'log', 'process', 'files'], // plain facts and helpers, no tether imports
   ['machines'], // pure statecharts: no I/O
   ['protocol'], // wire shapes: frames, input, session names
-  ['config', 'tmux', 'ops', 'push', 'records', 'history', 'uploads'], // each talks to one outside thing
+  ['config', 'tmux', 'ops', 'push', 'history', 'uploads'], // each talks to one outside thing
   ['stream'], // ring, pane stream, per-client streaming, hub
   ['actors', 'agent', 'auth'], // the live actors; the agent link; pairing and tokens
+  ['restore'], // a session outliving its tmux server: its record, kept and brought back
   ['service'], // what a session can be asked to do, for every transport
   ['transport'], // HTTPS and WebSocket
   ['reference-client'], // the client library a phone app or a script builds on

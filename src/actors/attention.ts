@@ -8,6 +8,7 @@
  * outcome (status or signal) is known, and only when it died while this daemon was watching;
  * a failed restore is told when it marks the record, not when the same reason is met again.
  */
+import { outcomeKnown, type PaneState } from '../tmux/pane-watch.js';
 
 /** Something about a session worth a push. */
 export type SessionAttention =
@@ -36,33 +37,6 @@ export function attentionOf(err: unknown): SessionAttention | null {
   if (typeof err !== 'object' || err === null || !('attention' in err)) return null;
   const a = (err as CarriesAttention).attention;
   return a !== null && typeof a === 'object' && typeof a.kind === 'string' ? a : null;
-}
-
-/** The tmux format the link reads about its agent pane, one line (tmux 3.3a has every field). */
-export const PANE_STATE_FORMAT = '#{pane_dead}:#{pane_dead_status}:#{pane_pid}:#{pane_dead_signal}:#{pane_dead_time}';
-
-/** The agent pane as tmux reports it; a dead pane keeps its program's pid until it is respawned. */
-export interface PaneState {
-  readonly dead: boolean;
-  /** Exit status, once tmux knows it and when the program exited by itself. */
-  readonly status: number | null;
-  readonly pid: number | null;
-  /** The signal that killed the program (tmux 3.3a's `pane_dead_signal`). */
-  readonly signal: number | null;
-  /** When the program died, epoch seconds. */
-  readonly deadTime: number | null;
-}
-
-/** Parses a line of PANE_STATE_FORMAT; an empty field is null. */
-export function parsePaneState(text: string): PaneState {
-  const [dead, status, pid, signal, deadTime] = text.trim().split(':');
-  const number = (v: string | undefined) => (v !== undefined && /^\d+$/.test(v) ? Number(v) : null);
-  return { dead: dead === '1', status: number(status), pid: number(pid), signal: number(signal), deadTime: number(deadTime) };
-}
-
-/** Whether tmux knows how the pane's program ended (it sets the status a moment after the death). */
-export function outcomeKnown(state: PaneState): boolean {
-  return state.status !== null || state.signal !== null;
 }
 
 /**

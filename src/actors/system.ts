@@ -10,10 +10,13 @@ import type { Logger } from '../log.js';
 import { sessionMachine, type SessionOrigin } from '../machines/session.machine.js';
 import { sidecarMachine, type SessionActorRef } from '../machines/sidecar.machine.js';
 import type { TmuxCli } from '../tmux/exec.js';
-import { hasSession, PaneStillActiveError, SessionExistsError } from '../tmux/sessions.js';
+import { hasSession, SessionExistsError } from '../tmux/sessions.js';
+import { PaneStillActiveError } from '../tmux/session-create.js';
 import type { TmuxTarget } from '../tmux/target.js';
 import { discoveryLogic } from './discovery.actor.js';
-import { SessionRuntimes, type SessionRuntime, type SnapshotCounts } from '../stream/session-runtime.js';
+import { paneExited, SidecarNews, type SessionFinal } from './sidecar-news.js';
+import { LivePanes, type CreatedPane, type LivePane, type PaneInput, type StreamSource } from '../stream/live-pane.js';
+import type { SnapshotCounts } from '../stream/warm-snapshots.js';
 import { createSessionImplementations, type AgentLaunch } from './session.actor.js';
 import type { SessionAttention } from './attention.js';
 
@@ -29,10 +32,17 @@ export interface SidecarSystemDeps {
   readonly deleteBuffer?: (id: string) => Promise<void>;
   /** Brings a session back after its tmux server was lost (`[agent] restore`); absent: lost sessions end. */
   readonly restore?: (id: string) => Promise<{ paneId: string }>;
-  /** Called for each session runtime created (the disk buffer subscribes to its stream); returns the undo. */
-  readonly runtimeCreated?: (rt: SessionRuntime) => () => void;
+  /** Called for each session's live pane created (the disk buffer subscribes to its stream); returns the undo. */
+  readonly paneCreated?: (pane: CreatedPane) => () => void;
   /** XState inspection of the root and its session actors (the /ops view). */
   readonly inspect?: (ev: InspectionEvent) => void;
+}
+
+/** A known session: whether its agent has exited (or is being respawned), and its input. */
+export interface SessionHandle {
+  readonly exited: boolean;
+  readonly exitStatus: number | null;
+  readonly input: PaneInput;
 }
 
 /** One session as the outside world sees it. */
@@ -56,9 +66,6 @@ export interface SidecarStatus {
   readonly tmuxProblem: string | null;
   readonly sessions: readonly SessionStatus[];
 }
-
-/** The final states of a session actor. */
-export type SessionFinal = 'ended' | 'unrestorable' | 'failed';
 
 /** How long a create may take before the caller is told it failed (tmux under heavy load). */
 export const CREATE_TIMEOUT_MS = 30_000;
@@ -90,19 +97,11 @@ export class SessionRespawnError extends Error {
   }
 }
 
-/** Whether a session snapshot's agent pane is not running an agent: exited, or being respawned. */
-function paneExited(s: { matches(value: unknown): boolean }): boolean {
-  return s.matches({ running: { pane: 'exited' } }) || s.matches({ running: { pane: 'respawning' } });
-}
-
 export class SidecarSystem {
-  private readonly runtimes: SessionRuntimes;
+  private readonly panes: LivePanes;
   readonly actor: Actor<typeof sidecarMachine>;
   private readonly rescanListeners = new Set<() => void>();
-  private readonly metaListeners = new Set<(id: string) => void>();
-  private readonly endedListeners = new Set<(id: string, why: 'deleted' | 'exited') => void>();
-  private readonly finalListeners = new Set<(id: string, final: SessionFinal) => void>();
-  private readonly attentionListeners = new Set<(id: string, attention: SessionAttention) => void>();
+  private readonly news: SidecarNews;
   private readonly deps: SidecarSystemDeps;
   /** When each session's actor was last removed (a serial), so a scan begun before it does not bring it back. */
   private readonly removals = new Map<string, number>();
@@ -110,26 +109,25 @@ export class SidecarSystem {
 
   constructor(deps: SidecarSystemDeps) {
     this.deps = deps;
-    this.runtimes = new SessionRuntimes({
+    this.news = new SidecarNews(deps.log);
+    this.panes = new LivePanes({
       ringBytes: deps.ringBytes,
       now: deps.now,
       ...(deps.warmSnapshots !== undefined ? { warmSnapshots: deps.warmSnapshots } : {}),
-      ...(deps.runtimeCreated ? { created: deps.runtimeCreated } : {}),
+      ...(deps.paneCreated ? { created: deps.paneCreated } : {}),
     });
     const session = sessionMachine.provide(
       createSessionImplementations({
         cli: deps.cli,
         target: deps.target,
-        runtimes: this.runtimes,
+        panes: this.panes,
         agent: deps.agent,
         now: deps.now,
         log: deps.log,
         sessionsChanged: () => this.requestRescan(),
         deleteBuffer: deps.deleteBuffer ?? (() => Promise.resolve()),
         ...(deps.restore ? { restore: deps.restore } : {}),
-        attention: (id, attention) => {
-          for (const l of [...this.attentionListeners]) l(id, attention);
-        },
+        attention: (id, attention) => this.news.attention(id, attention),
       }),
     );
     const machine = sidecarMachine.provide({
@@ -137,12 +135,12 @@ export class SidecarSystem {
         session,
         tmuxDiscovery: discoveryLogic({
           cli: deps.cli,
-          linkedCount: () => [...this.runtimes.values()].filter((rt) => rt.linked).length,
+          linkedCount: () => [...this.panes.values()].filter((pane) => pane.link.linked).length,
           runningIds: () =>
             Object.entries(this.actor.getSnapshot().context.sessions)
               .filter(([, ref]) => ref.getSnapshot().matches('running'))
               .map(([id]) => id),
-          serverPidOf: (id) => this.runtimes.get(id)?.serverPid ?? null,
+          serverPidOf: (id) => this.panes.get(id)?.link.serverPid ?? null,
           removalMark: () => this.removalSerial,
           removedSince: (mark) => new Set([...this.removals].filter(([, at]) => at > mark).map(([id]) => id)),
           onRescanRequest: (listener) => {
@@ -153,95 +151,37 @@ export class SidecarSystem {
       },
       actions: {
         releaseSession: (_, params) => {
-          this.runtimes.release(params.id);
+          this.panes.release(params.id);
           this.removals.set(params.id, ++this.removalSerial);
         },
       },
     });
     this.actor = createActor(machine, deps.inspect ? { inspect: deps.inspect } : {});
-    this.watchSessionEnds();
+    this.news.watch(this.actor);
   }
 
-  /**
-   * Calls `listener` when a session's actor is gone (deleted, killed from a shell: `deleted`) or
-   * its agent exited (`exited`; the session stays, and its agent may be respawned). Returns the
-   * unsubscribe.
-   */
+  /** Calls `listener` when a session's actor is gone (`deleted`) or its agent exited (`exited`); see SidecarNews. */
   onSessionEnded(listener: (id: string, why: 'deleted' | 'exited') => void): () => void {
-    this.endedListeners.add(listener);
-    return () => this.endedListeners.delete(listener);
+    return this.news.onSessionEnded(listener);
   }
 
-  /**
-   * Calls `listener` with the final state a session actor ended in: `ended` (deleted, killed on
-   * purpose, or lost with restoring off), `unrestorable`, or `failed` (its creation failed).
-   */
+  /** Calls `listener` with the final state a session actor ended in; see SidecarNews. */
   onSessionFinal(listener: (id: string, final: SessionFinal) => void): () => void {
-    this.finalListeners.add(listener);
-    return () => this.finalListeners.delete(listener);
+    return this.news.onSessionFinal(listener);
   }
 
-  /**
-   * Calls `listener` once per occurrence of something a session's human should hear about: its
-   * agent exited (with the status or signal), or it could not be restored (with the reason).
-   */
+  /** Calls `listener` once per occurrence of something a session's human should hear about; see SidecarNews. */
   onAttention(listener: (id: string, attention: SessionAttention) => void): () => void {
-    this.attentionListeners.add(listener);
-    return () => this.attentionListeners.delete(listener);
+    return this.news.onAttention(listener);
   }
 
   /** A session's metadata (description, agent exited or running) changed: its clients get a new session-meta. */
   metaChanged(id: string): void {
-    for (const l of [...this.metaListeners]) l(id);
+    this.news.metaChanged(id);
   }
 
   onMetaChanged(listener: (id: string) => void): () => void {
-    this.metaListeners.add(listener);
-    return () => this.metaListeners.delete(listener);
-  }
-
-  private watchSessionEnds(): void {
-    const watched = new Map<string, { unsubscribe(): void }>();
-    const finals = new Map<string, SessionFinal>();
-    const emit = (id: string, why: 'deleted' | 'exited') => {
-      for (const l of [...this.endedListeners]) l(id, why);
-    };
-    this.actor.subscribe({
-      next: (snap) => {
-        const refs = snap.context.sessions;
-        for (const [id, sub] of watched) {
-          if (refs[id]) continue;
-          sub.unsubscribe();
-          watched.delete(id);
-          const final = finals.get(id);
-          finals.delete(id);
-          this.deps.log.debug({ session: id, final: final ?? 'stopped by the sidecar' }, 'session actor ended');
-          emit(id, 'deleted');
-          if (final) for (const l of [...this.finalListeners]) l(id, final);
-        }
-        for (const [id, ref] of Object.entries(refs)) {
-          if (watched.has(id)) continue;
-          const paneOf = (s: ReturnType<typeof ref.getSnapshot>) =>
-            paneExited(s) ? `exited:${String(s.context.exitStatus)}` : s.matches('running') ? 'running' : '';
-          let exited = ref.getSnapshot().matches({ running: { pane: 'exited' } });
-          let pane = paneOf(ref.getSnapshot());
-          watched.set(
-            id,
-            ref.subscribe((s) => {
-              if (s.status === 'done') finals.set(id, s.value as SessionFinal);
-              const now = s.matches({ running: { pane: 'exited' } });
-              if (now && !exited) emit(id, 'exited');
-              exited = now;
-              // The agent exited, its status became known, or it runs again: session-meta says so.
-              const paneNow = paneOf(s);
-              if (paneNow !== pane && paneNow !== '' && pane !== '') this.metaChanged(id);
-              pane = paneNow;
-            }),
-          );
-        }
-      },
-      error: () => undefined,
-    });
+    return this.news.onMetaChanged(listener);
   }
 
   start(): void {
@@ -334,18 +274,33 @@ export class SidecarSystem {
     return true;
   }
 
-  /**
-   * A known session's stream runtime, whether its agent has exited (or is being respawned) and
-   * its exit status when known; null for an unknown one.
-   */
-  session(id: string): { readonly runtime: SessionRuntime; readonly exited: boolean; readonly exitStatus: number | null } | null {
+  /** A known session's live pane; a session being restored at start-up has none yet, and gets it. */
+  private paneOf(id: string): LivePane | null {
     const ref = this.ref(id);
     if (!ref) return null;
-    const snap = ref.getSnapshot();
-    // A session being restored at start-up has no link yet: its clients wait on its runtime.
-    const runtime = this.runtimes.get(id) ?? (snap.matches('restoring') ? this.runtimes.ensure(id) : undefined);
-    if (!runtime) return null;
-    return { runtime, exited: paneExited(snap), exitStatus: snap.context.exitStatus };
+    // A session being restored has no link yet: its clients wait on its pane.
+    return this.panes.get(id) ?? (ref.getSnapshot().matches('restoring') ? this.panes.ensure(id) : null);
+  }
+
+  /**
+   * A known session: whether its agent has exited (or is being respawned), its exit status when
+   * known, and its input; null for an unknown one.
+   */
+  session(id: string): SessionHandle | null {
+    const pane = this.paneOf(id);
+    if (!pane) return null;
+    const snap = this.ref(id)!.getSnapshot();
+    return { input: pane.link, exited: paneExited(snap), exitStatus: snap.context.exitStatus };
+  }
+
+  /** A known session's stream and its snapshots (the stream hub's view); null for an unknown one. */
+  streamOf(id: string): StreamSource | null {
+    return this.paneOf(id);
+  }
+
+  /** A known session's reserved stream position (its record keeps it); null without a live pane. */
+  reservedSeq(id: string): number | null {
+    return this.panes.get(id)?.reservedSeq ?? null;
   }
 
   /**
@@ -379,17 +334,17 @@ export class SidecarSystem {
     const sessions = Object.entries(snap.context.sessions)
       .map(([id, ref]): SessionStatus => {
         const s = ref.getSnapshot();
-        const rt = this.runtimes.get(id);
+        const pane = this.panes.get(id);
         return {
           id,
           state: paneExited(s) ? 'exited' : s.matches('running') ? 'running' : s.matches('restoring') ? 'restoring' : 'starting',
-          linked: rt?.linked ?? false,
+          linked: pane?.link.linked ?? false,
           paneId: s.context.paneId,
           exitStatus: s.context.exitStatus,
           lastError: s.context.lastError,
-          lastOutputAt: rt?.stream.lastOutputAt ?? null,
-          snapshots: { ...(rt?.snapshotCounts ?? { cold: 0, warmCaptures: 0, warmServed: 0 }) },
-          warmBytes: rt?.warmBytes ?? 0,
+          lastOutputAt: pane?.stream.lastOutputAt ?? null,
+          snapshots: { ...(pane?.snapshotCounts ?? { cold: 0, warmCaptures: 0, warmServed: 0 }) },
+          warmBytes: pane?.warmBytes ?? 0,
         };
       })
       .sort((a, b) => a.id.localeCompare(b.id));

@@ -7,7 +7,8 @@ import type pino from 'pino';
 import type { DiskBuffers, SessionActivity } from '../actors/disk-buffer.actor.js';
 import { CertificateError, ensureCertificate } from '../auth/certificate.js';
 import type { TmuxCli } from '../tmux/exec.js';
-import { killSession, listSessions, sessionActivity } from '../tmux/sessions.js';
+import { killSession } from '../tmux/sessions.js';
+import { listSessions, sessionActivity } from '../tmux/session-list.js';
 import { CliError } from './fail.js';
 
 /** Free bytes on the file system of `dir`, for the watchdog. */

@@ -10,11 +10,11 @@ import { rmSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { DiskBuffers, GIB, MIB } from '../actors/disk-buffer.actor.js';
 import { SessionsService } from '../service/sessions.service.js';
-import { SessionRecords } from '../records/session-records.js';
-import { RecordKeeper } from '../service/record-keeper.js';
-import { restoreAtStart, unrestorableSessions } from '../service/restore.js';
-import { restoreObstacle, restoreSession } from '../actors/session-restore.js';
-import { RestoreRetry } from '../service/restore-retry.js';
+import { SessionRecords } from '../restore/records.js';
+import { RecordKeeper } from '../restore/record-keeper.js';
+import { restoreAtStart, unrestorableSessions } from '../restore/at-start.js';
+import { recreateSession, restoreObstacle } from '../restore/recreate.js';
+import { RestoreRetry } from '../restore/retry.js';
 import { SidecarSystem } from '../actors/system.js';
 import { OpsInspector } from '../ops/inspector.js';
 import { sessionActorId } from '../machines/sidecar.machine.js';
@@ -144,7 +144,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     agentCommand: (id, name) => launchFor(id, name).command,
     sessionFile: (id) => agents.hub.sessionFile(id),
     conversation: (id) => agents.hub.conversation(id),
-    reservedSeq: (id) => system.session(id)?.runtime.reservedSeq ?? null,
+    reservedSeq: (id) => system.reservedSeq(id),
     now: Date.now,
     log,
   });
@@ -158,14 +158,14 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     log,
     deleteBuffer: (id) => buffers.delete(id),
     ...(config.agent.restore
-      ? { restore: (id: string) => restoreSession({ cli, records, agent: launchFor, now: Date.now, log }, id) }
+      ? { restore: (id: string) => recreateSession({ cli, records, agent: launchFor, now: Date.now, log }, id) }
       : {}),
-    runtimeCreated: (rt) => {
-      const unbuffer = buffers.attach(rt.id, rt.stream);
-      const unwatch = rt.onChange((what) => {
-        if (what !== 'linked') return keeper.note(rt.id, { reservedSeq: rt.reservedSeq });
-        void keeper.sync(rt.id);
-        void agents.sessionSeen(rt.id); // a Codex session's rollout file is followed
+    paneCreated: (pane) => {
+      const unbuffer = buffers.attach(pane.id, pane.stream);
+      const unwatch = pane.onChange((what) => {
+        if (what !== 'linked') return keeper.note(pane.id, { reservedSeq: pane.reservedSeq });
+        void keeper.sync(pane.id);
+        void agents.sessionSeen(pane.id); // a Codex session's rollout file is followed
       });
       return () => {
         unwatch();

@@ -8,7 +8,7 @@
 import { GIB, MIB, type DiskBufferStatus } from '../actors/disk-buffer.actor.js';
 import type { SidecarStatus } from '../actors/system.js';
 import type { PushStatus } from '../push/push.service.js';
-import type { UnrestorableSession } from './restore.js';
+import type { UnrestorableSession } from '../restore/at-start.js';
 
 /**
  * One live client connection as an operator sees it (docs/api.md "GET /health", `connections`):

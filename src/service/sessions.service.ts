@@ -19,10 +19,11 @@ import type { InputMessage } from '../protocol/input.js';
 import type { TmuxCli } from '../tmux/exec.js';
 import { inputCommands } from '../tmux/input.js';
 import { SESSION_NAME_RE, isValidSessionName } from '../protocol/session-name.js';
-import { AGENT_OPTION, listSessions, readUserOption, setUserOption, unsetUserOption, type TmuxSessionInfo } from '../tmux/sessions.js';
+import { AGENT_OPTION, readUserOption, setUserOption, unsetUserOption } from '../tmux/sessions.js';
+import { listSessions, type TmuxSessionInfo } from '../tmux/session-list.js';
 import { thumbnailFromCapture } from '../tmux/thumbnail.js';
-import { SessionUnavailableError } from '../stream/session-runtime.js';
-import type { UnrestorableSession } from './restore.js';
+import { SessionUnavailableError } from '../tmux/pane-link.js';
+import type { UnrestorableSession } from '../restore/at-start.js';
 
 import { SessionCreateError, SessionNotExitedError, SessionRespawnError, type SidecarSystem } from '../actors/system.js';
 
@@ -296,7 +297,7 @@ export class SessionsService {
   /** The 40x12 text thumbnail of the agent pane. */
   async thumbnail(id: string): Promise<string> {
     this.known(id);
-    const pane = this.system.session(id)?.runtime.paneId;
+    const pane = this.system.session(id)?.input.paneId;
     const target = pane ?? `=${id}:`;
     const { stdout } = await this.cli.run(['capture-pane', '-p', '-t', target]);
     return thumbnailFromCapture(stdout.toString('utf8'));
@@ -314,10 +315,9 @@ export class SessionsService {
     if (!session) throw new DomainError('tmux-unavailable', `session ${id} is not linked to tmux right now`);
     // tmux takes keys for a dead pane and drops them: say so instead.
     if (session.exited) throw new DomainError('session-exited', `the agent of session ${id} has exited: respawn it to type again`);
-    const rt = session.runtime;
     try {
       // The lines are made once the pane is known; an unknown key name is refused as it comes up.
-      await rt.runWhenLinked((pane) => inputCommands(pane, message), linkWaitMs);
+      await session.input.runWhenLinked((pane) => inputCommands(pane, message), linkWaitMs);
     } catch (err) {
       if (err instanceof SessionUnavailableError) {
         throw new DomainError('tmux-unavailable', `session ${id} is not linked to tmux (waited ${Math.round(linkWaitMs / 1000)} s)`);

@@ -7,7 +7,7 @@
  * session, not even across daemon restarts or control-link gaps: every new epoch (a fresh
  * link, a gap) starts at `epochBase`, above every position handed out before: above the
  * previous epoch in this process, and above the reservation kept in tmux (`@tether-seq`,
- * see SessionRuntime) across restarts. A new session starts from the wall clock. They stay
+ * see src/stream/stream-reservation.ts) across restarts. A new session starts from the wall clock. They stay
  * below 2^53.
  *
  * Output that arrives in one event-loop turn is coalesced into one chunk.

@@ -15,7 +15,7 @@ import { sessionActorId } from '../machines/sidecar.machine.js';
 import type { AgentState, ServerFrame } from '../protocol/frames.js';
 import { ChunkFrames, StreamClient, type ClientLink, type Watermarks } from './stream-client.actor.js';
 import type { OpsInspector } from '../ops/inspector.js';
-import type { SessionRuntime } from './session-runtime.js';
+import type { StreamSource } from './live-pane.js';
 
 /** An agent state as the side channel carries it (docs/api.md "WebSocket", `state`). */
 export interface AgentStateFact {
@@ -72,8 +72,8 @@ export interface OpenClient {
 
 /** What the hub needs of the sessions (the actor system provides it). */
 export interface HubSessions {
-  /** A known session's runtime; null for an unknown one, or one without a stream yet (being created). */
-  session(id: string): { readonly runtime: SessionRuntime } | null;
+  /** A known session's stream and its snapshots; null for an unknown one, or one without a stream yet (being created). */
+  streamOf(id: string): StreamSource | null;
   /** Whether the session is known at all (it may have no stream yet). */
   hasSession(id: string): boolean;
   /** Calls `listener` when a session is gone (`deleted`) or its agent exited (`exited`: it stays, clients keep it). */
@@ -140,20 +140,19 @@ export class StreamHub {
    * meta, then `session-ended` and close 4404.
    */
   async open(sessionId: string, kind: ClientKind, link: ClientLink): Promise<OpenClient> {
-    const session = this.deps.sessions.session(sessionId);
-    if (!session) {
+    const source = this.deps.sessions.streamOf(sessionId);
+    if (!source) {
       // Known but with no stream yet (tmux is still creating it): there in a moment, not gone.
       if (this.deps.sessions.hasSession(sessionId))
         throw new DomainError('stream-unavailable', `session ${sessionId} is not ready for clients yet; try again`);
       throw new DomainError('session-not-found', `no session named "${sessionId}"`);
     }
-    const rt = session.runtime;
     const cached = this.metas.get(sessionId);
     const meta = cached ?? (await this.readMeta(sessionId)) ?? { name: sessionId, createdAt: '', state: 'running' };
     if (cached) this.refreshMetaSoon(sessionId); // read again; clients hear of a change
     const sendText = (frame: ServerFrame) => link.sendText(JSON.stringify(frame));
     sendText({ type: 'session-meta', ...meta });
-    if (!this.deps.sessions.session(sessionId)) {
+    if (!this.deps.sessions.streamOf(sessionId)) {
       sendText({ type: 'error', code: 'session-ended', message: `session ${sessionId} has ended` });
       link.close(CLOSE_CODES.sessionEnded, 'session ended');
       return { kind, actor: null, state: () => null, resume: () => undefined, requestSnapshot: () => undefined, closed: () => undefined };
@@ -205,10 +204,10 @@ export class StreamHub {
     const inspect = this.deps.ops ? this.inspectClient(this.deps.ops, sessionId) : null;
     const client = new StreamClient({
       sessionId,
-      stream: rt.stream,
+      stream: source.stream,
       frames,
       link,
-      snapshot: () => rt.snapshot(),
+      snapshot: () => source.snapshot(),
       ...(this.deps.watermarks ? { watermarks: this.deps.watermarks } : {}),
       onReleased: leave,
       onSnapshotFailed: (err) => this.deps.log.warn({ session: sessionId, err: String(err) }, 'a snapshot for a client failed'),
@@ -261,7 +260,7 @@ export class StreamHub {
   /** Reads a session's metadata from tmux and keeps it; null when tmux could not say. */
   private async readMeta(sessionId: string): Promise<SessionMeta | null> {
     const meta = await this.deps.meta(sessionId).catch(() => null);
-    if (meta && this.deps.sessions.session(sessionId)) this.metas.set(sessionId, meta);
+    if (meta && this.deps.sessions.streamOf(sessionId)) this.metas.set(sessionId, meta);
     return meta;
   }
 

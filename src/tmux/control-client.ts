@@ -11,7 +11,8 @@
  * - The first reply after attach answers the attach itself, not one of ours.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { ControlParser, type ControlEvent } from './control-codec.js';
+import { ControlParser } from './control-codec.js';
+import type { ControlEvent } from './control-events.js';
 import { escapeArgvArg } from './quote.js';
 import type { TmuxTarget } from './target.js';
 import { gateTimeout, topologyGate } from './topology-gate.js';

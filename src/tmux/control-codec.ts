@@ -13,26 +13,8 @@
  * - Every event's buffers belong to the receiver: none is a view into memory reused later.
  */
 import { ProtocolError, type ProtocolErrorCode } from '../errors.js';
-import { wasmUnescaper } from './wasm-unescape.js';
-
-/** One parsed control-mode line or block; ids are kept as tmux prints them ("%3", "@2", "$1"). */
-export type ControlEvent =
-  | { type: 'output'; paneId: string; data: Buffer }
-  | { type: 'extended-output'; paneId: string; ageMs: number; data: Buffer }
-  | { type: 'reply'; ok: boolean; time: number; number: number; flags: number; body: Buffer }
-  | { type: 'exit'; reason: string | null }
-  | { type: 'sessions-changed' }
-  | { type: 'session-changed'; sessionId: string; name: string }
-  | { type: 'client-session-changed'; client: string; sessionId: string; name: string }
-  | { type: 'window-add' | 'window-close' | 'unlinked-window-add' | 'unlinked-window-close'; windowId: string }
-  | { type: 'window-renamed'; windowId: string; name: string }
-  | { type: 'session-renamed'; sessionId: string; name: string }
-  | { type: 'session-window-changed'; sessionId: string; windowId: string }
-  | { type: 'layout-change'; windowId: string; layout: string }
-  | { type: 'pause' | 'continue' | 'pane-mode-changed'; paneId: string }
-  | { type: 'client-detached'; client: string }
-  | { type: 'message'; text: string }
-  | { type: 'notification'; name: string; args: string };
+import { unescapeInto } from './control-escape.js';
+import { typedNotification, type ControlEvent } from './control-events.js';
 
 /** Bounds on one line (without its newline) and on one reply body (lines joined by "\n"). */
 export interface ControlParserLimits {
@@ -57,8 +39,6 @@ const PREFIX_BEGIN = Buffer.from('%begin ');
 const PREFIX_END = Buffer.from('%end ');
 const PREFIX_ERROR = Buffer.from('%error ');
 const EMPTY = Buffer.alloc(0);
-/** From this many bytes to decode, the WebAssembly loop (src/tmux/wasm-unescape.ts) beats the JavaScript one. */
-const WASM_FROM_BYTES = 64;
 /** The size of the parser's output pools. */
 const POOL_BYTES = 64 * 1024;
 
@@ -98,156 +78,6 @@ function indexOfSpace(buf: Buffer, pos: number, end: number): number {
   let i = pos;
   while (i < end && buf[i] !== SPACE) i++;
   return i;
-}
-
-/**
- * Unescapes `src[start..end)` into `dst` from `at` and returns the decoded length; `dst` must
- * hold `end - start` bytes there. The run before the first backslash is copied whole; the rest is moved by
- * one JS loop over plain `Uint8Array` views: terminal output escapes about one byte in 14 (the
- * ESC of every SGR code, every CR LF), and there an `indexOf` + `copy` per run spends more on
- * the native calls than on the bytes (measured here: 290 vs 430 MB/s; Buffer-typed loop: 385).
- */
-function unescapeInto(src: Buffer, start: number, end: number, dst: Buffer, first = src.indexOf(BACKSLASH, start), at = 0): number {
-  if (first === -1 || first >= end) return src.copy(dst, at, start, end);
-  if (end - first >= WASM_FROM_BYTES) {
-    const o = src.copy(dst, at, start, first);
-    return o + wasmUnescaper().unescapeInto(src, first, end, dst, at + o);
-  }
-  const o = src.copy(dst, at, start, first);
-  return unescapeTail(bytesOf(src), first, end, bytesOf(dst), at + o) - at;
-}
-
-function bytesOf(buf: Buffer): Uint8Array {
-  return new Uint8Array(buf.buffer, buf.byteOffset, buf.length);
-}
-
-/**
- * The loop of `unescapeInto`, four plain bytes a turn while it can (measured: +13%). A backslash
- * not followed by three octal digits is kept as is.
- */
-function unescapeTail(src: Uint8Array, from: number, end: number, dst: Uint8Array, at: number): number {
-  let i = from;
-  let o = at;
-  const last = end - 3;
-  while (i < end) {
-    while (i < last) {
-      const c0 = src[i] as number;
-      const c1 = src[i + 1] as number;
-      const c2 = src[i + 2] as number;
-      const c3 = src[i + 3] as number;
-      if (c0 === BACKSLASH || c1 === BACKSLASH || c2 === BACKSLASH || c3 === BACKSLASH) break;
-      dst[o] = c0;
-      dst[o + 1] = c1;
-      dst[o + 2] = c2;
-      dst[o + 3] = c3;
-      o += 4;
-      i += 4;
-    }
-    if (i >= end) break;
-    const c = src[i] as number;
-    if (c !== BACKSLASH) {
-      dst[o++] = c;
-      i++;
-      continue;
-    }
-    if (i < last) {
-      const a = (src[i + 1] as number) - 0x30;
-      const b = (src[i + 2] as number) - 0x30;
-      const d = (src[i + 3] as number) - 0x30;
-      if (((a | b | d) & ~7) === 0 && a < 4) {
-        dst[o++] = (a << 6) | (b << 3) | d;
-        i += 4;
-        continue;
-      }
-    }
-    dst[o++] = BACKSLASH;
-    i++;
-  }
-  return o;
-}
-
-/** Unescapes one `%output` payload (tmux's `\ooo` escapes) into a new exact-size Buffer. */
-export function decodeControlOutputData(escaped: Buffer): Buffer {
-  const tmp = Buffer.allocUnsafe(escaped.length);
-  const n = unescapeInto(escaped, 0, escaped.length, tmp);
-  return n === tmp.length ? tmp : Buffer.from(tmp.subarray(0, n));
-}
-
-/** The `%output` line tmux writes for `data` (control_append_data), with its trailing "\n". */
-export function encodeControlOutput(paneId: string, data: Buffer): Buffer {
-  const head = `%output ${paneId} `;
-  let size = Buffer.byteLength(head) + 1;
-  for (let i = 0; i < data.length; i++) {
-    const c = data[i] as number;
-    size += c < SPACE || c === BACKSLASH ? 4 : 1;
-  }
-  const out = Buffer.allocUnsafe(size);
-  let o = out.write(head);
-  for (let i = 0; i < data.length; i++) {
-    const c = data[i] as number;
-    if (c < SPACE || c === BACKSLASH) {
-      out[o++] = BACKSLASH;
-      out[o++] = 0x30 + (c >> 6);
-      out[o++] = 0x30 + ((c >> 3) & 7);
-      out[o++] = 0x30 + (c & 7);
-    } else {
-      out[o++] = c;
-    }
-  }
-  out[o] = LF;
-  return out;
-}
-
-/** Splits "first rest..." at the first space; `rest` is '' when there is none. */
-function splitFirst(args: string): [string, string] {
-  const sp = args.indexOf(' ');
-  return sp === -1 ? [args, ''] : [args.slice(0, sp), args.slice(sp + 1)];
-}
-
-/** A typed event for a notification other than %output/%begin, or null for the generic one. */
-function typedNotification(name: string, args: string): ControlEvent | null {
-  const [first, rest] = splitFirst(args);
-  switch (name) {
-    case 'exit':
-      return { type: 'exit', reason: args === '' ? null : args };
-    case 'sessions-changed':
-      return { type: 'sessions-changed' };
-    case 'session-changed':
-      return first.startsWith('$') ? { type: 'session-changed', sessionId: first, name: rest } : null;
-    case 'session-renamed':
-      return first.startsWith('$') ? { type: 'session-renamed', sessionId: first, name: rest } : null;
-    case 'client-session-changed': {
-      const [sessionId, sessionName] = splitFirst(rest);
-      if (first === '' || !sessionId.startsWith('$')) return null;
-      return { type: 'client-session-changed', client: first, sessionId, name: sessionName };
-    }
-    case 'window-add':
-    case 'window-close':
-    case 'unlinked-window-add':
-    case 'unlinked-window-close':
-      return first.startsWith('@') && rest === '' ? { type: name, windowId: first } : null;
-    case 'window-renamed':
-      return first.startsWith('@') ? { type: 'window-renamed', windowId: first, name: rest } : null;
-    case 'session-window-changed': {
-      const [windowId] = splitFirst(rest);
-      if (!first.startsWith('$') || !windowId.startsWith('@')) return null;
-      return { type: 'session-window-changed', sessionId: first, windowId };
-    }
-    case 'layout-change': {
-      const [layout] = splitFirst(rest);
-      return first.startsWith('@') && layout !== '' ? { type: 'layout-change', windowId: first, layout } : null;
-    }
-    case 'pause':
-    case 'continue':
-    case 'pane-mode-changed':
-      return first.startsWith('%') && rest === '' ? { type: name, paneId: first } : null;
-    case 'client-detached':
-      return first !== '' ? { type: 'client-detached', client: first } : null;
-    case 'message':
-      return { type: 'message', text: args };
-    default:
-      return null;
-  }
 }
 
 /**

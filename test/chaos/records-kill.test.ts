@@ -9,10 +9,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SessionRecords } from '../../src/records/session-records.js';
+import { SessionRecords } from '../../src/restore/records.js';
 import { eventually } from '../helpers/tmux.js';
 
-const BUILT = fileURLToPath(new URL('../../dist/records/session-records.js', import.meta.url));
+const BUILT = fileURLToPath(new URL('../../dist/restore/records.js', import.meta.url));
 
 const WRITER = `
 import { SessionRecords } from ${JSON.stringify(BUILT)};

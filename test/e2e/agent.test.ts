@@ -10,7 +10,7 @@ import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AGENT_SOCKET_ENV, agentSocketPath } from '../../src/agent/protocol.js';
-import { SessionRecords } from '../../src/records/session-records.js';
+import { SessionRecords } from '../../src/restore/records.js';
 import { daemonHome, ROOT, type DaemonHome } from '../helpers/daemon.js';
 import { useDaemon } from '../helpers/daemon-fixture.js';
 import { useFakePi } from '../helpers/fake-pi-fixture.js';

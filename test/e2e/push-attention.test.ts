@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SessionRecords } from '../../src/records/session-records.js';
+import { SessionRecords } from '../../src/restore/records.js';
 import { fakeAgent } from '../helpers/agent-socket.js';
 import { apnsKey, pushToml, startFakeApns, TEST_KEY_ID, TEST_TEAM_ID, type FakeApns } from '../helpers/apns-server.js';
 import { useDaemon, type DaemonFixture } from '../helpers/daemon-fixture.js';

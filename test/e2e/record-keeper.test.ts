@@ -9,9 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/log.js';
-import { SessionRecords } from '../../src/records/session-records.js';
-import { RecordKeeper } from '../../src/service/record-keeper.js';
-import { createSession } from '../../src/tmux/sessions.js';
+import { SessionRecords } from '../../src/restore/records.js';
+import { RecordKeeper } from '../../src/restore/record-keeper.js';
+import { createSession } from '../../src/tmux/session-create.js';
 import { privateTmux, type PrivateTmux } from '../helpers/tmux.js';
 
 describe('the record keeper', () => {

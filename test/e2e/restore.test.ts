@@ -12,8 +12,8 @@
 import { mkdirSync, realpathSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { SessionRecords } from '../../src/records/session-records.js';
-import { RESTORE_RETRY_INTERVAL_MS } from '../../src/service/restore-retry.js';
+import { SessionRecords } from '../../src/restore/records.js';
+import { RESTORE_RETRY_INTERVAL_MS } from '../../src/restore/retry.js';
 import type { TestDaemon } from '../helpers/daemon.js';
 import { useDaemon } from '../helpers/daemon-fixture.js';
 import { useFakePi } from '../helpers/fake-pi-fixture.js';

@@ -7,7 +7,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { SessionRecords, type SessionRecord } from '../../src/records/session-records.js';
+import { SessionRecords, type SessionRecord } from '../../src/restore/records.js';
 import { eventually } from '../helpers/tmux.js';
 import { useDaemon } from '../helpers/daemon-fixture.js';
 

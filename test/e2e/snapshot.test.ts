@@ -7,7 +7,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { RingChunk } from '../../src/stream/ring.js';
-import type { SessionRuntime } from '../../src/stream/session-runtime.js';
+import { livePaneOf, type LivePaneView } from '../helpers/live-pane.js';
 import { SidecarSystem } from '../../src/actors/system.js';
 import { silentLogger } from '../../src/log.js';
 import { sendKeysHexCommands } from '../../src/tmux/input.js';
@@ -51,7 +51,7 @@ describe('pane snapshots on real tmux', () => {
   });
 
   /** A session whose pane prints `file` (raw, byte for byte) after one key, then waits. */
-  async function sessionPrinting(bytes: string, extra = ''): Promise<{ rt: SessionRuntime; chunks: RingChunk[]; start: number }> {
+  async function sessionPrinting(bytes: string, extra = ''): Promise<{ rt: LivePaneView; chunks: RingChunk[]; start: number }> {
     const file = join(tmux.dir, 'out.bin');
     writeFileSync(file, bytes);
     const more = join(tmux.dir, 'more.bin');
@@ -72,7 +72,7 @@ describe('pane snapshots on real tmux', () => {
     await system.booted();
     await system.createSession('snap', 'api');
     await eventually(() => system.status().sessions[0]?.linked === true);
-    const rt = system.session('snap')!.runtime;
+    const rt = livePaneOf(system, 'snap');
     await eventually(() => existsSync(ready));
     const chunks: RingChunk[] = [];
     rt.stream.subscribe({ chunk: (c) => chunks.push(c), gap: () => undefined });

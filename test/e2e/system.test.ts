@@ -7,8 +7,9 @@ import type { RingChunk } from '../../src/stream/ring.js';
 import { SidecarSystem } from '../../src/actors/system.js';
 import { silentLogger } from '../../src/log.js';
 import { sendKeysHexCommands } from '../../src/tmux/input.js';
-import { createSession } from '../../src/tmux/sessions.js';
+import { createSession } from '../../src/tmux/session-create.js';
 import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
+import { livePaneOf } from '../helpers/live-pane.js';
 
 describe('sidecar system on real tmux', () => {
   let tmux: PrivateTmux;
@@ -40,7 +41,7 @@ describe('sidecar system on real tmux', () => {
     agent = ['/bin/sh', '-c', 'stty raw -echo; exec cat'];
     await system.createSession('s1', 'api');
     await eventually(() => linked('s1'));
-    const rt = system.session('s1')!.runtime;
+    const rt = livePaneOf(system, 's1');
     const chunks: RingChunk[] = [];
     rt.stream.subscribe({ chunk: (c) => chunks.push(c), gap: () => undefined });
     const start = rt.stream.position;

@@ -13,17 +13,16 @@ import { TmuxCli, isNoSessionError } from '../../src/tmux/exec.js';
 import { pasteCommands, resolveKey, sendKeyCommands, sendKeysHexCommands } from '../../src/tmux/input.js';
 import { TmuxArgumentError, buildControlCommand } from '../../src/tmux/quote.js';
 import {
-  AFTER_NEW_WINDOW_HOOK,
   SessionExistsError,
   SessionNotFoundError,
-  createSession,
   hasSession,
   killSession,
-  listSessions,
   readUserOption,
   setUserOption,
   unsetUserOption,
 } from '../../src/tmux/sessions.js';
+import { AFTER_NEW_WINDOW_HOOK, createSession } from '../../src/tmux/session-create.js';
+import { listSessions } from '../../src/tmux/session-list.js';
 import { readServerVersion, readTmuxVersion } from '../../src/tmux/version.js';
 import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
 

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TmuxCli } from '../../src/tmux/exec.js';
 import { chooseServerScope, scopeArgv, serviceOfCgroup } from '../../src/tmux/server-scope.js';
-import { createSession } from '../../src/tmux/sessions.js';
+import { createSession } from '../../src/tmux/session-create.js';
 import { privateTmux, type PrivateTmux } from '../helpers/tmux.js';
 
 describe('which control group is a service', () => {

@@ -11,7 +11,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SidecarSystem } from '../../src/actors/system.js';
 import { silentLogger } from '../../src/log.js';
 import type { RingChunk } from '../../src/stream/ring.js';
-import { WARM_TAIL_MAX_BYTES, type SessionRuntime } from '../../src/stream/session-runtime.js';
+import { WARM_TAIL_MAX_BYTES } from '../../src/stream/warm-snapshots.js';
+import { livePaneOf, type LivePaneView } from '../helpers/live-pane.js';
 import { sendKeysHexCommands } from '../../src/tmux/input.js';
 import { screenOf, type Screen } from '../helpers/screen.js';
 import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
@@ -28,7 +29,7 @@ function workload(tag: string, lines: number): string {
 describe('warm snapshots on real tmux', () => {
   let tmux: PrivateTmux;
   let system: SidecarSystem;
-  let rt: SessionRuntime;
+  let rt: LivePaneView;
   /** Every chunk since the first byte: the client that never left. */
   let continuous: RingChunk[];
   let base: Buffer;
@@ -49,7 +50,7 @@ describe('warm snapshots on real tmux', () => {
     await system.booted();
     await system.createSession('warm', 'api');
     await eventually(() => system.status().sessions[0]?.linked === true, 15_000, 25, 'the session to link');
-    rt = system.session('warm')!.runtime;
+    rt = livePaneOf(system, 'warm');
     // The base every comparison starts from: a capture made now, with the chunks after it.
     continuous = [];
     rt.stream.subscribe({ chunk: (c) => continuous.push(c), gap: () => undefined });
@@ -67,8 +68,8 @@ describe('warm snapshots on real tmux', () => {
 
   /** Waits until a warm capture covers the current position (the pane was quiet long enough). */
   async function warmedAt(): Promise<number> {
-    const captures = rt.snapshotCounts.warmCaptures;
-    await eventually(() => rt.snapshotCounts.warmCaptures > captures, 15_000, 25, 'a warm capture after the pane went quiet');
+    const captures = rt.counts().warmCaptures;
+    await eventually(() => rt.counts().warmCaptures > captures, 15_000, 25, 'a warm capture after the pane went quiet');
     return rt.stream.position;
   }
 
@@ -106,25 +107,25 @@ describe('warm snapshots on real tmux', () => {
     await start();
     await print(workload('first', 300));
     const at = await warmedAt();
-    const cold = rt.snapshotCounts.cold;
-    const captures = rt.snapshotCounts.warmCaptures;
+    const cold = rt.counts().cold;
+    const captures = rt.counts().warmCaptures;
     for (let i = 0; i < 5; i++) {
       const snap = await rt.snapshot();
       expect(snap.position).toBe(at);
       await expectExact(snap.data);
     }
-    expect(rt.snapshotCounts.cold).toBe(cold);
-    expect(rt.snapshotCounts.warmServed).toBeGreaterThanOrEqual(5);
+    expect(rt.counts().cold).toBe(cold);
+    expect(rt.counts().warmServed).toBeGreaterThanOrEqual(5);
     // Quiet and unchanged: no new capture however long it stays so (one more quiet period).
     await new Promise((r) => setTimeout(r, 1200)); // a negative check: nothing may happen
-    expect(rt.snapshotCounts.warmCaptures).toBe(captures);
+    expect(rt.counts().warmCaptures).toBe(captures);
   });
 
   it('output after the capture (ending inside an escape sequence, into the alternate screen) is served as the tail, exactly', async () => {
     await start();
     await print(workload('before', 200));
     await warmedAt();
-    const cold = rt.snapshotCounts.cold;
+    const cold = rt.counts().cold;
     // More output, ending mid-sequence: the snapshot must end where the stream is.
     await print(`${workload('after', 50)}${E}[3`);
     let snap = await rt.snapshot();
@@ -139,14 +140,14 @@ describe('warm snapshots on real tmux', () => {
     expect(snap.position).toBe(rt.stream.position);
     expect((await screenOf([snap.data])).buffer).toBe('alternate');
     await expectExact(snap.data);
-    expect(rt.snapshotCounts.cold).toBe(cold);
+    expect(rt.counts().cold).toBe(cold);
   });
 
   it('a resize makes the capture stale: tmux is asked, and the answer is exact', async () => {
     await start();
     await print(workload('sized', 100));
     await warmedAt();
-    const cold = rt.snapshotCounts.cold;
+    const cold = rt.counts().cold;
     await tmux.tmux('resize-window', '-t', '=warm:', '-x', '100', '-y', '30');
     await eventually(
       async () => (await tmux.tmux('display', '-p', '-t', '=warm:', '#{pane_width}')).trim() === '100',
@@ -158,15 +159,15 @@ describe('warm snapshots on real tmux', () => {
     // be warm. Wait for the capture to be dropped: the next snapshot asks tmux.
     await eventually(
       async () => {
-        const before = rt.snapshotCounts.cold;
+        const before = rt.counts().cold;
         const snap = await rt.snapshot();
-        return rt.snapshotCounts.cold > before && snap;
+        return rt.counts().cold > before && snap;
       },
       15_000,
       50,
       'a snapshot that asks tmux after the resize',
     );
-    expect(rt.snapshotCounts.cold).toBeGreaterThan(cold);
+    expect(rt.counts().cold).toBeGreaterThan(cold);
     const snap = await rt.snapshot();
     const live = (await tmux.tmux('capture-pane', '-p', '-t', '=warm:')).split('\n').slice(0, 30);
     const shown = await screenOf([snap.data], 100, 30);
@@ -178,10 +179,10 @@ describe('warm snapshots on real tmux', () => {
     await start(64 * 1024);
     await print(workload('small-ring', 50));
     await warmedAt();
-    let cold = rt.snapshotCounts.cold;
+    let cold = rt.counts().cold;
     await print(workload('flood', 1200)); // about 150 KB: the ring moved past the capture
     const snap = await rt.snapshot();
-    expect(rt.snapshotCounts.cold).toBe(cold + 1);
+    expect(rt.counts().cold).toBe(cold + 1);
     expect(snap.position).toBe(rt.stream.position);
     const live = (await tmux.tmux('capture-pane', '-p', '-t', '=warm:')).split('\n').slice(0, 40);
     expect((await screenOf([snap.data])).text.map((l) => l.trimEnd())).toEqual(live.map((l) => l.trimEnd()));
@@ -193,7 +194,7 @@ describe('warm snapshots on real tmux', () => {
     await start();
     await print(workload('bound', 20));
     await warmedAt();
-    cold = rt.snapshotCounts.cold;
+    cold = rt.counts().cold;
     let printed = 0;
     while (printed <= WARM_TAIL_MAX_BYTES) {
       const text = workload('long-tail', 2000);
@@ -201,7 +202,7 @@ describe('warm snapshots on real tmux', () => {
       printed += Buffer.byteLength(text);
     }
     const asked = await rt.snapshot();
-    expect(rt.snapshotCounts.cold).toBe(cold + 1);
+    expect(rt.counts().cold).toBe(cold + 1);
     expect(asked.position).toBe(rt.stream.position);
     await expectExact(asked.data);
   }, 60_000);

@@ -16,14 +16,14 @@ import { delimiter, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createActor, type SnapshotFrom } from 'xstate';
 import { getShortestPaths } from 'xstate/graph';
-import { SessionRuntimes } from '../../src/stream/session-runtime.js';
+import { LivePanes } from '../../src/stream/live-pane.js';
 import { createSessionImplementations } from '../../src/actors/session.actor.js';
 import { silentLogger } from '../../src/log.js';
 import { sessionMachine, type SessionEvent } from '../../src/machines/session.machine.js';
 import { TmuxCli } from '../../src/tmux/exec.js';
-import { createSession } from '../../src/tmux/sessions.js';
-import { restoreSession } from '../../src/actors/session-restore.js';
-import { SessionRecords } from '../../src/records/session-records.js';
+import { createSession } from '../../src/tmux/session-create.js';
+import { recreateSession } from '../../src/restore/recreate.js';
+import { SessionRecords } from '../../src/restore/records.js';
 import { usePrivateTmux } from '../helpers/tmux-fixture.js';
 import { eventually } from '../helpers/tmux.js';
 import { describeTransition, TransitionCoverage, transitionCoveringPaths, UNPLANNED } from '../helpers/transitions.js';
@@ -140,7 +140,7 @@ describe('session machine, model-based, against real tmux', () => {
       // that needs the server gone kills this one too, and waits for the server to exit): a
       // session killed at the end of a path must not race the next path's new one with the server's exit.
       await tmux.tmux('has-session', '-t', `=${KEEPER}`).catch(() => tmux.tmux('new-session', '-d', '-s', KEEPER, '--', '/bin/cat'));
-      const runtimes = new SessionRuntimes({ ringBytes: 1 << 20, now: Date.now });
+      const panes = new LivePanes({ ringBytes: 1 << 20, now: Date.now });
       // A pane whose death is reported before its exit status is known: the program closes its
       // terminal (the pane is dead), and exits with 3 only once the test releases it.
       const release = join(tmux.dir, `release-${name}`);
@@ -196,14 +196,14 @@ describe('session machine, model-based, against real tmux', () => {
       const impl = createSessionImplementations({
         cli,
         target: tmux.target,
-        runtimes,
+        panes,
         agent: () => ({ command: agentDies ? ['/bin/sh', '-c', 'exit 5'] : command, env: {}, cwd: tmux.dir }),
         now: Date.now,
         log: silentLogger,
         sessionsChanged: () => undefined,
         deleteBuffer: () => Promise.resolve(),
         restore: (id) =>
-          restoreSession(
+          recreateSession(
             { cli: tmux.cli, records, agent: () => ({ command, env: {}, cwd: tmux.dir }), now: Date.now, log: silentLogger },
             id,
           ),
@@ -290,7 +290,7 @@ describe('session machine, model-based, against real tmux', () => {
                 break;
               }
               case 'link.down':
-                await eventually(() => runtimes.get(name)?.linked === true);
+                await eventually(() => panes.get(name)?.link.linked === true);
                 await tmux.tmux('detach-client', '-s', `=${name}`);
                 break;
               case 'pane.exited':
@@ -306,7 +306,7 @@ describe('session machine, model-based, against real tmux', () => {
                   await eventually(() => actor.getSnapshot().context.exitStatus === 3, 15_000, 25, 'the exit status 3 reported');
                   break;
                 }
-                await eventually(() => runtimes.get(name)?.linked === true);
+                await eventually(() => panes.get(name)?.link.linked === true);
                 await tmux.tmux('send-keys', '-t', realPane(), 'C-d');
                 break;
               case 'pane.revived':
@@ -331,7 +331,7 @@ describe('session machine, model-based, against real tmux', () => {
                 // The tmux server crashes (SIGKILL) under the live link: its control client hears
                 // "server exited unexpectedly".
                 writeRecord();
-                await eventually(() => runtimes.get(name)?.linked === true);
+                await eventually(() => panes.get(name)?.link.linked === true);
                 const server = Number((await tmux.tmux('display-message', '-p', '#{pid}')).trim());
                 process.kill(server, 'SIGKILL');
                 await eventually(() => !processAlive(server), 15_000, 25, 'the tmux server gone');

@@ -23,9 +23,9 @@ import { SidecarSystem } from '../../src/actors/system.js';
 import { silentLogger } from '../../src/log.js';
 import { sessionActorId, sidecarMachine, type SidecarEvent } from '../../src/machines/sidecar.machine.js';
 import { TmuxCli } from '../../src/tmux/exec.js';
-import { createSession } from '../../src/tmux/sessions.js';
-import { restoreSession } from '../../src/actors/session-restore.js';
-import { SessionRecords } from '../../src/records/session-records.js';
+import { createSession } from '../../src/tmux/session-create.js';
+import { recreateSession } from '../../src/restore/recreate.js';
+import { SessionRecords } from '../../src/restore/records.js';
 import { usePrivateTmux } from '../helpers/tmux-fixture.js';
 import { eventually } from '../helpers/tmux.js';
 import { describeTransition, TransitionCoverage, transitionCoveringPaths, UNPLANNED } from '../helpers/transitions.js';
@@ -175,7 +175,7 @@ describe('sidecar machine, model-based, against the real actor system on real tm
         now: Date.now,
         log: silentLogger,
         restore: (id) =>
-          restoreSession(
+          recreateSession(
             { cli: tmux.cli, records, agent: () => ({ command: ['/bin/cat'], env: {}, cwd: tmux.dir }), now: Date.now, log: silentLogger },
             id,
           ),

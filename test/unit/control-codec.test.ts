@@ -2,13 +2,9 @@ import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ProtocolError } from '../../src/errors.js';
-import {
-  ControlParser,
-  decodeControlOutputData,
-  encodeControlOutput,
-  type ControlEvent,
-  type ControlParserLimits,
-} from '../../src/tmux/control-codec.js';
+import { ControlParser, type ControlParserLimits } from '../../src/tmux/control-codec.js';
+import { decodeControlOutputData, encodeControlOutput } from '../../src/tmux/control-escape.js';
+import type { ControlEvent } from '../../src/tmux/control-events.js';
 
 const FIXTURES = new URL('../fixtures/', import.meta.url);
 

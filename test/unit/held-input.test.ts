@@ -1,10 +1,10 @@
 /**
  * Input to a session whose tmux link is not up yet is held, in order, for a bounded time: the
- * runtime's `runWhenLinked` against a stand-in control client (the e2e test in rest.test.ts does
+ * pane link's `runWhenLinked` against a stand-in control client (the e2e test in rest.test.ts does
  * the same against a real daemon and tmux).
  */
 import { describe, expect, it } from 'vitest';
-import { SessionRuntime, SessionUnavailableError } from '../../src/stream/session-runtime.js';
+import { PaneLink, SessionUnavailableError } from '../../src/tmux/pane-link.js';
 import type { ControlClient } from '../../src/tmux/control-client.js';
 
 function standInClient(lines: string[]): ControlClient {
@@ -13,7 +13,7 @@ function standInClient(lines: string[]): ControlClient {
 
 describe('input held until the link is up', () => {
   it('runs what waited, in arrival order, once the link comes up', async () => {
-    const rt = new SessionRuntime('s', { ringBytes: 1024, now: Date.now });
+    const rt = new PaneLink('s');
     const lines: string[] = [];
     const sent = ['a', 'b', 'c'].map((x) => rt.runWhenLinked((pane) => [`${x}@${pane}`], 30_000));
     await new Promise((r) => setImmediate(r));
@@ -24,7 +24,7 @@ describe('input held until the link is up', () => {
   });
 
   it('refuses with SessionUnavailableError once the bound passes, and later input still runs in order', async () => {
-    const rt = new SessionRuntime('s', { ringBytes: 1024, now: Date.now });
+    const rt = new PaneLink('s');
     const lines: string[] = [];
     await expect(rt.runWhenLinked(() => ['never'], 50)).rejects.toBeInstanceOf(SessionUnavailableError);
     const later = rt.runWhenLinked((pane) => [`later@${pane}`], 30_000);

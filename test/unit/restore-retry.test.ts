@@ -1,5 +1,5 @@
 /**
- * The retry of unrestorable sessions (src/service/restore-retry.ts) with real record files and a
+ * The retry of unrestorable sessions (src/restore/retry.ts) with real record files and a
  * stand-in for the actor system: a standing reason is only checked, a reason gone clears the mark
  * and restores, and a restore that fails with its checks passing backs off instead of looping.
  */
@@ -7,8 +7,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { SessionRecords, type SessionRecord } from '../../src/records/session-records.js';
-import { RESTORE_RETRY_INTERVAL_MS, RestoreRetry } from '../../src/service/restore-retry.js';
+import { SessionRecords, type SessionRecord } from '../../src/restore/records.js';
+import { RESTORE_RETRY_INTERVAL_MS, RestoreRetry } from '../../src/restore/retry.js';
 import type { Logger } from '../../src/log.js';
 
 const quiet = { info: () => undefined, warn: () => undefined, debug: () => undefined, error: () => undefined } as unknown as Logger;

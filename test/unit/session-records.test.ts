@@ -7,7 +7,7 @@ import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { RecordError, SessionRecords, type SessionRecord } from '../../src/records/session-records.js';
+import { RecordError, SessionRecords, type SessionRecord } from '../../src/restore/records.js';
 
 const record = (name: string, change: Partial<SessionRecord> = {}): SessionRecord => ({
   v: 1,

@@ -10,7 +10,7 @@
  * RESTORE_RETRY_MAX_DELAY_MS; a record with a standing obstacle is never tried, only checked.
  */
 import type { Logger } from '../log.js';
-import type { SessionRecord, SessionRecords } from '../records/session-records.js';
+import type { SessionRecord, SessionRecords } from './records.js';
 
 /** How often unrestorable records are checked again. */
 export const RESTORE_RETRY_INTERVAL_MS = 5_000;

@@ -1,18 +1,19 @@
 /**
- * Keeps each tether session's record (src/records) in step with the session: written when its
+ * Keeps each tether session's record (src/restore/records.ts) in step with the session: written when its
  * link comes up (a session tether created or adopted), its description and state read again when
  * its meta changes or its agent exits, its reserved stream position and its agent's conversation
  * (pi's file, another agent's id) as they change; forgotten when the session ends on purpose (DELETE, killed in tmux). A session
- * lost with its tmux server keeps its record: that is what restoring it needs (src/service/restore.ts).
+ * lost with its tmux server keeps its record: that is what restoring it needs (src/restore/at-start.ts).
  *
  * Writes for one session never overlap: a change that arrives during a write is taken by one
  * more write after it. A write begun before the session was forgotten never lands: it reads tmux
  * first, and a session that ends meanwhile keeps no record.
  */
 import type { Logger } from '../log.js';
-import type { SessionRecord, SessionRecords } from '../records/session-records.js';
+import type { SessionRecord, SessionRecords } from './records.js';
 import type { TmuxCli } from '../tmux/exec.js';
-import { listSessions, readUserOption } from '../tmux/sessions.js';
+import { readUserOption } from '../tmux/sessions.js';
+import { listSessions } from '../tmux/session-list.js';
 
 export interface RecordKeeperDeps {
   readonly records: SessionRecords;

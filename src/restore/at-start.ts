@@ -11,7 +11,7 @@
  * went with its server (a crash, a kill, a reboot) and is restored, unless its agent had exited.
  */
 import type { Logger } from '../log.js';
-import type { SessionRecords } from '../records/session-records.js';
+import type { SessionRecords } from './records.js';
 import type { TmuxCli } from '../tmux/exec.js';
 
 /** A session that could not be brought back, as health and the session list show it. */
@@ -46,7 +46,7 @@ async function currentServer(cli: TmuxCli): Promise<{ pid: number; startTime: nu
  * At start-up, after the sessions tmux holds were adopted: restores each recorded session that is
  * missing and was lost with its server; forgets each one killed on purpose meanwhile. Resolves
  * with what it did; a session that cannot be restored is reported, and left to the retry
- * (src/service/restore-retry.ts), which tries it again once the reason is gone.
+ * (src/restore/retry.ts), which tries it again once the reason is gone.
  */
 export async function restoreAtStart(deps: RestoreAtStartDeps): Promise<{ restored: string[]; failed: string[]; forgotten: string[] }> {
   const { records, broken } = deps.records.list();

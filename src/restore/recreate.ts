@@ -1,5 +1,5 @@
 /**
- * Bringing a session back from its record (src/records) after its tmux server was lost: a tmux
+ * Bringing a session back from its record (src/restore/records.ts) after its tmux server was lost: a tmux
  * session of the same name, in the directory the agent started in, the agent reopening the
  * conversation pi kept (`--session <file>`), the description and the stream reservation put back
  * (positions after a restore start above every one handed out before). docs/reliability.md says
@@ -7,17 +7,18 @@
  *
  * Invariant: a record that cannot be restored is marked so, with the reason, before the failure
  * is reported: it is shown to the user, and tried again only once `restoreObstacle` finds the
- * reason gone (src/service/restore-retry.ts), never in a loop of failures. The failure that marks
+ * reason gone (src/restore/retry.ts), never in a loop of failures. The failure that marks
  * it carries the attention (docs/push.md); one that meets the reason the record already holds does not.
  */
 import { constants } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import type { Logger } from '../log.js';
-import type { SessionRecord, SessionRecords } from '../records/session-records.js';
+import type { SessionRecord, SessionRecords } from './records.js';
 import type { TmuxCli } from '../tmux/exec.js';
-import { createSession, hasSession, SessionExistsError, setUserOption } from '../tmux/sessions.js';
-import type { CarriesAttention, SessionAttention } from './attention.js';
-import type { AgentLaunch } from './session.actor.js';
+import { hasSession, SessionExistsError, setUserOption } from '../tmux/sessions.js';
+import { createSession } from '../tmux/session-create.js';
+import type { CarriesAttention, SessionAttention } from '../actors/attention.js';
+import type { AgentLaunch } from '../actors/session.actor.js';
 
 export interface RestoreDeps {
   readonly cli: TmuxCli;
@@ -92,8 +93,8 @@ export async function restoreObstacle(deps: Pick<RestoreDeps, 'cli' | 'agent'>, 
   }
 }
 
-/** Restores session `id` from its record; resolves with the new agent pane's id. */
-export async function restoreSession(deps: RestoreDeps, id: string): Promise<{ paneId: string }> {
+/** Makes session `id` again in tmux from its record (the session actor's `restoring`); resolves with the new agent pane's id. */
+export async function recreateSession(deps: RestoreDeps, id: string): Promise<{ paneId: string }> {
   const record = deps.records.read(id);
   if (!record) throw new RestoreError(id, 'it has no record');
   if (record.ended) throw new RestoreError(id, record.ended.detail);

@@ -1,0 +1,161 @@
+/**
+ * Warm snapshots (docs/architecture.md "Warm snapshots"): most wake-ups find the agent waiting,
+ * so the pane is captured once it has been quiet WARM_QUIET_MS, and a client's snapshot is that
+ * capture plus the ring's bytes after it, built without asking tmux.
+ *
+ * Invariant: a snapshot is exact at its position whichever way it was made: a client that applied
+ * the capture and then the bytes after it holds what a client that never left holds. Anything
+ * that changes the screen without a byte in the stream drops the capture.
+ */
+import type { PaneSnapshot } from '../tmux/snapshot.js';
+import type { PaneStream } from './pane-stream.js';
+
+/** How long a snapshot waits for the control link (the daemon starting, tmux reconnecting). */
+export const SNAPSHOT_LINK_WAIT_MS = 5000;
+/** The pane is captured once it has been quiet this long. */
+export const WARM_QUIET_MS = 500;
+/** At most one warm capture per interval: a busy agent costs tmux one capture per 5 s at most. */
+export const WARM_MIN_INTERVAL_MS = 5000;
+/** A warm capture is used while at most this many bytes follow it; past that, tmux is asked. */
+export const WARM_TAIL_MAX_BYTES = 1024 * 1024;
+
+/** How the snapshots of a session were made, for the operator view and the benchmarks. */
+export interface SnapshotCounts {
+  /** Captures tmux made for a client that asked (no usable warm capture). */
+  cold: number;
+  /** Captures made while the pane was quiet, ahead of any request. */
+  warmCaptures: number;
+  /** Snapshots served from a warm capture plus the ring, without asking tmux. */
+  warmServed: number;
+}
+
+/** What the warm snapshots need of the pane link. */
+export interface CaptureSource {
+  readonly linked: boolean;
+  whenLinked(timeoutMs: number): Promise<void>;
+  /** A capture over the link, in order with every command asked for before. */
+  capture(): Promise<PaneSnapshot>;
+}
+
+export class WarmSnapshots {
+  /** The latest capture and the position it covers; null when none can be trusted. */
+  private warm: PaneSnapshot | null = null;
+  private warmAt = -Infinity;
+  private timer: NodeJS.Timeout | null = null;
+  private warming = false;
+  readonly counts: SnapshotCounts = { cold: 0, warmCaptures: 0, warmServed: 0 };
+
+  constructor(
+    private readonly stream: PaneStream,
+    private readonly link: CaptureSource,
+    private readonly now: () => number,
+    private readonly enabled: boolean,
+  ) {}
+
+  /** Bytes the warm capture holds (its snapshot and its screen), 0 when there is none. */
+  get bytes(): number {
+    return this.warm ? this.warm.data.length + (this.warm.screen?.length ?? 0) : 0;
+  }
+
+  /** The pane wrote: capture once it is quiet. */
+  touched(): void {
+    this.schedule(WARM_QUIET_MS);
+  }
+
+  /** Something changed the screen without bytes in the stream (a resize): the capture is stale. */
+  stale(): void {
+    this.warm = null;
+    this.schedule(WARM_QUIET_MS);
+  }
+
+  /** A new link may see a pane changed while no one looked: nothing captured before is trusted. */
+  linked(): void {
+    this.warm = null;
+    this.schedule(0);
+  }
+
+  /** The link went down: a capture may not outlive what it could see. */
+  unlinked(): void {
+    this.warm = null;
+  }
+
+  /** Stops the capture timer (the session ended). */
+  dispose(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.warm = null;
+  }
+
+  /**
+   * A snapshot of the pane at an exact stream position: from the warm capture when it still
+   * covers the gap, else a capture now (queued behind earlier commands), which is kept warm.
+   */
+  async snapshot(linkWaitMs = SNAPSHOT_LINK_WAIT_MS): Promise<PaneSnapshot> {
+    const served = this.fromWarm();
+    if (served) {
+      this.counts.warmServed++;
+      return served;
+    }
+    await this.link.whenLinked(linkWaitMs);
+    const snap = await this.link.capture();
+    this.counts.cold++;
+    this.keep(snap);
+    return snap;
+  }
+
+  /** One timer per session: armed by output, it fires once the pane was quiet long enough. */
+  private schedule(delayMs: number): void {
+    if (!this.enabled || this.timer) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.captureIfQuiet();
+    }, delayMs);
+    this.timer.unref();
+  }
+
+  private captureIfQuiet(): void {
+    if (this.warming || !this.link.linked) return;
+    const now = this.now();
+    const quietFor = this.stream.lastOutputAt === null ? Infinity : now - this.stream.lastOutputAt;
+    if (quietFor < WARM_QUIET_MS) return this.schedule(WARM_QUIET_MS - quietFor);
+    if (this.warm?.position === this.stream.position) return; // nothing new since
+    const wait = this.warmAt + WARM_MIN_INTERVAL_MS - now;
+    if (wait > 0) return this.schedule(wait);
+    this.warming = true;
+    this.warmAt = now;
+    this.link
+      .capture()
+      .then((snap) => {
+        this.counts.warmCaptures++;
+        this.keep(snap);
+      })
+      .catch(() => undefined) // the link went down: the next output tries again
+      .finally(() => {
+        this.warming = false;
+      });
+  }
+
+  private keep(snap: PaneSnapshot): void {
+    if (this.enabled && (this.warm === null || snap.position >= this.warm.position)) this.warm = snap;
+  }
+
+  /**
+   * The warm capture plus every byte after it, when the ring still holds them all and they are
+   * few enough: a snapshot at the current position, exact by construction (a client that applied
+   * the capture and then those bytes holds the same). Null when tmux must be asked.
+   */
+  private fromWarm(): PaneSnapshot | null {
+    const warm = this.warm;
+    if (!warm || !this.link.linked) return null;
+    this.stream.flush();
+    const tail = this.stream.ring.since(warm.position);
+    if (!tail) return null;
+    let bytes = 0;
+    for (const c of tail) bytes += c.data.length;
+    if (bytes > WARM_TAIL_MAX_BYTES) return null;
+    const after = tail.map((c) => c.data);
+    const data = tail.length === 0 ? warm.data : Buffer.concat([warm.data, ...after], warm.data.length + bytes);
+    const screen = tail.length === 0 ? warm.screen : Buffer.concat([warm.screen, ...after], warm.screen.length + bytes);
+    return { data, screen, position: this.stream.position, state: warm.state };
+  }
+}

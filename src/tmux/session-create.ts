@@ -1,0 +1,187 @@
+/**
+ * Creating a tether session on the tmux server, and starting its agent again in a dead pane,
+ * through `TmuxCli` (execFile).
+ *
+ * Invariants:
+ * - Data (project, env, cwd, the agent's argv) reaches tmux byte for byte and is never parsed by
+ *   a shell, split into commands or expanded as a format.
+ * - Only the session's own options and hooks are set; global options are never touched (an SSH
+ *   user of the same server must notice nothing).
+ */
+import { TmuxCommandError, type TmuxCli } from './exec.js';
+import { TmuxArgumentError, escapeArgvArg } from './quote.js';
+import { AGENT_OPTION, CWD_OPTION, PANE_ID_RE, SessionExistsError, checkSessionName, killSession, readUserOption } from './sessions.js';
+
+const ENV_NAME_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** The agent window's fixed size: the phone renders this grid whatever clients attach. */
+export const AGENT_COLUMNS = 120;
+export const AGENT_ROWS = 40;
+/** Scrollback lines of the agent pane (docs/contract.md "Limits": snapshot depth). */
+export const AGENT_HISTORY_LIMIT = 10_000;
+/** Name of the window the session is born with; replaced by the agent window at once. */
+const PLACEHOLDER_WINDOW = 'tether-init';
+/** Runs in the new window as its hook's target: later windows get the agent window's treatment. */
+export const AFTER_NEW_WINDOW_HOOK = `set-option -w remain-on-exit on ; resize-window -x ${AGENT_COLUMNS} -y ${AGENT_ROWS}`;
+
+export interface CreateSessionOptions {
+  readonly name: string;
+  /** The agent's argv: run directly (execvp), never through a shell. */
+  readonly command: readonly string[];
+  readonly env?: Readonly<Record<string, string>>;
+  readonly cwd?: string;
+  readonly project?: string;
+  /** ISO 8601; stored as `@created`, which marks the session as tether's. */
+  readonly createdAt: string;
+  /** The configured agent's name (`default` for `[agent]`), stored as `@tether-agent`. */
+  readonly agent?: string;
+}
+
+/** `new-window -c` expands formats in the directory: `##` is a literal `#`. */
+function escapeFormat(text: string): string {
+  return text.replaceAll('#', '##');
+}
+
+/** The agent's argv as tmux gets it: tmux runs a one-word command through the shell; env(1) keeps it a plain exec. */
+function agentArgv(command: readonly string[]): string[] {
+  return command.length === 1 ? ['/usr/bin/env', '--', ...command] : [...command];
+}
+
+export interface RespawnPaneOptions {
+  /** The dead agent pane (`%N`). */
+  readonly paneId: string;
+  /** The agent's argv, as at creation. */
+  readonly command: readonly string[];
+  readonly env?: Readonly<Record<string, string>>;
+  /** The directory to start in; without it tmux keeps the pane's own (where it first started). */
+  readonly cwd?: string;
+}
+
+/**
+ * The tmux command that starts the agent again in its pane: the same pane id, its history kept.
+ * Without `-k`: tmux refuses a pane whose program still runs, so a respawn never kills an agent.
+ */
+export function respawnPaneCommand(opts: RespawnPaneOptions): string[] {
+  if (!PANE_ID_RE.test(opts.paneId)) throw new TmuxArgumentError('a pane id looks like %N');
+  if (opts.command.length === 0) throw new TmuxArgumentError('the agent command is empty');
+  const env = Object.entries(opts.env ?? {});
+  for (const [key] of env) if (!ENV_NAME_RE.test(key)) throw new TmuxArgumentError('an environment variable name is malformed');
+  return [
+    'respawn-pane',
+    '-t',
+    opts.paneId,
+    ...(opts.cwd !== undefined ? ['-c', escapeFormat(opts.cwd)] : []),
+    ...env.flatMap(([k, v]) => ['-e', `${k}=${v}`]),
+    '--',
+    ...agentArgv(opts.command),
+  ];
+}
+
+/** Starts the agent again in its dead pane; a pane whose program runs is refused by tmux (`PaneStillActiveError`). */
+export async function respawnPane(cli: TmuxCli, opts: RespawnPaneOptions): Promise<void> {
+  try {
+    await cli.run(respawnPaneCommand(opts));
+  } catch (err) {
+    if (err instanceof TmuxCommandError && /still active/.test(err.stderr)) throw new PaneStillActiveError(opts.paneId);
+    throw err;
+  }
+}
+
+/** A respawn of a pane whose program still runs. */
+export class PaneStillActiveError extends Error {
+  constructor(readonly paneId: string) {
+    super(`pane ${paneId} still runs its program`);
+    this.name = 'PaneStillActiveError';
+  }
+}
+
+/** The one tmux command list that creates a session (see `createSession`). */
+export function createSessionCommands(opts: CreateSessionOptions): string[][] {
+  const { name } = opts;
+  if (opts.command.length === 0) throw new TmuxArgumentError('the agent command is empty');
+  const env = Object.entries(opts.env ?? {});
+  for (const [key] of env) if (!ENV_NAME_RE.test(key)) throw new TmuxArgumentError('an environment variable name is malformed');
+  const cwd = opts.cwd !== undefined ? ['-c', escapeFormat(opts.cwd)] : [];
+  const argv = agentArgv(opts.command);
+  const session = `=${name}:`;
+  const agentWindow = `=${name}:{start}`;
+  return [
+    // A placeholder window first: history-limit applies to panes made after it is set.
+    [
+      'new-session',
+      '-d',
+      '-s',
+      name,
+      '-x',
+      String(AGENT_COLUMNS),
+      '-y',
+      String(AGENT_ROWS),
+      '-n',
+      PLACEHOLDER_WINDOW,
+      ...cwd,
+      '--',
+      'cat',
+      '-',
+    ],
+    ['set-option', '-t', session, 'history-limit', String(AGENT_HISTORY_LIMIT)],
+    ['set-option', '-t', session, '@created', opts.createdAt],
+    [
+      'new-window',
+      '-k',
+      '-t',
+      agentWindow,
+      '-P',
+      '-F',
+      '#{pane_id}',
+      ...cwd,
+      ...env.flatMap(([k, v]) => ['-e', `${k}=${v}`]),
+      '--',
+      ...argv,
+    ],
+    // Manual size: attached terminals of any size leave the agent's grid alone.
+    ['resize-window', '-t', agentWindow, '-x', String(AGENT_COLUMNS), '-y', String(AGENT_ROWS)],
+    ['set-option', '-w', '-t', agentWindow, 'remain-on-exit', 'on'],
+    ['set-option', '-F', '-t', agentWindow, '@tether-pane', '#{pane_id}'],
+    ...(opts.project !== undefined ? [['set-option', '-t', session, '@project', opts.project]] : []),
+    // The directory exactly as given: `session_path` is the same, but formats rewrite control characters.
+    ...(opts.cwd !== undefined ? [['set-option', '-t', session, CWD_OPTION, opts.cwd]] : []),
+    ...(opts.agent !== undefined ? [['set-option', '-t', session, AGENT_OPTION, opts.agent]] : []),
+    // Last, so it does not fire for the agent window itself.
+    ['set-hook', '-t', session, 'after-new-window', AFTER_NEW_WINDOW_HOOK],
+  ];
+}
+
+/**
+ * Creates a detached session running the agent in a 120x40 window with 10000 lines of history
+ * that stays visible when the agent exits; one tmux invocation, so no other client sees it half
+ * made. Resolves with the agent's pane id.
+ */
+export async function createSession(cli: TmuxCli, opts: CreateSessionOptions): Promise<{ paneId: string }> {
+  checkSessionName(opts.name);
+  const commands = createSessionCommands(opts);
+  // Refuse unsendable data (NUL) here, before anything runs.
+  for (const cmd of commands) for (const arg of cmd) escapeArgvArg(arg);
+  let stdout: Buffer;
+  try {
+    ({ stdout } = await cli.runList(commands));
+  } catch (err) {
+    if (err instanceof TmuxCommandError && /duplicate session/.test(err.stderr)) throw new SessionExistsError(opts.name);
+    await removeHalfMadeSession(cli, opts);
+    throw err;
+  }
+  const paneId = stdout
+    .toString('utf8')
+    .split('\n')
+    .find((l) => PANE_ID_RE.test(l));
+  if (paneId === undefined) throw new Error(`tmux created session ${opts.name} but printed no pane id`);
+  return { paneId };
+}
+
+/** After a failure past `new-session`, kills the session if it carries this attempt's `@created`. */
+async function removeHalfMadeSession(cli: TmuxCli, opts: CreateSessionOptions): Promise<void> {
+  try {
+    if ((await readUserOption(cli, opts.name, '@created')) === opts.createdAt) await killSession(cli, opts.name);
+  } catch {
+    // Nothing was made, or it is already gone: the original error is the one to report.
+  }
+}
