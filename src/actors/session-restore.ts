@@ -12,10 +12,11 @@
  */
 import { constants } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
+import { isDomainError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { SessionRecord, SessionRecords } from '../records/session-records.js';
 import type { TmuxCli } from '../tmux/exec.js';
-import { createSession, hasSession, SessionExistsError, setUserOption } from '../tmux/sessions.js';
+import { createSession, hasSession, setUserOption } from '../tmux/sessions.js';
 import type { CarriesAttention, SessionAttention } from './attention.js';
 import type { AgentLaunch } from './session.actor.js';
 
@@ -35,7 +36,11 @@ export interface RestoreDeps {
   readonly log: Logger;
 }
 
-/** The session could not be brought back; its record says why. */
+/**
+ * The session could not be brought back; its record says why. Internal (start-up restore, never
+ * a client's answer), and kept apart from DomainError because it carries what the session actor
+ * acts on: the attention to raise with the user (`attentionOf`), once per marking.
+ */
 export class RestoreError extends Error implements CarriesAttention {
   constructor(
     readonly id: string,
@@ -132,7 +137,7 @@ export async function restoreSession(deps: RestoreDeps, id: string): Promise<{ p
       createdAt: record.createdAt,
     });
   } catch (err) {
-    if (err instanceof SessionExistsError) return giveUp('another tmux session has its name now');
+    if (isDomainError(err, 'session-exists')) return giveUp('another tmux session has its name now');
     return giveUp(`tmux could not create it: ${(err as Error).message}`);
   }
   // The description and the positions handed out before come back before the link reads them.

@@ -5,7 +5,7 @@
  * explained at `ensureLocalToken`); hashes are compared in constant time over fixed-length
  * digests; files are 0600 in a 0700 directory, written atomically (temp file, fsync, rename)
  * under a lock file, so a crash mid-write loses nothing and two writers never lose each
- * other's changes; a corrupt or truncated file is a `TokenStoreError`, never a silent reset
+ * other's changes; a corrupt or truncated file is a `DomainError` (`store-corrupt`), never a silent reset
  * (which would lock the user out, or let everyone in). Every `verify` looks at the file (one
  * `stat`, about a microsecond) and re-reads it only when it changed, so a token the CLI revoked is
  * refused by a running daemon from the moment the CLI's write is done, and a token it made
@@ -15,6 +15,7 @@
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { chmodSync, closeSync, fstatSync, mkdirSync, openSync, readFileSync, rmSync, statSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
+import { DomainError } from '../errors.js';
 import { errnoOf, withLock, writeAtomic } from '../files.js';
 
 export type TokenKind = 'local' | 'device' | 'cli';
@@ -43,18 +44,6 @@ export interface StoredDevice {
   readonly at: string;
 }
 
-export type TokenStoreErrorCode = 'corrupt' | 'io' | 'locked' | 'name-taken' | 'no-such-token' | 'bad-name';
-
-/** The store refuses: a file it cannot trust, a lock it cannot take, a name it cannot use. */
-export class TokenStoreError extends Error {
-  readonly code: TokenStoreErrorCode;
-  constructor(code: TokenStoreErrorCode, message: string) {
-    super(message);
-    this.name = 'TokenStoreError';
-    this.code = code;
-  }
-}
-
 /** How often `watchRevocations` looks at the file when no request does. */
 export const REVOCATION_CHECK_MS = 250;
 /** How long `touch` batches last-used times before writing them. */
@@ -73,10 +62,9 @@ const CONTROL_CHARS = /[\u0000-\u001f\u007f]/;
 export const newToken = (): string => randomBytes(32).toString('base64url');
 const digestOf = (token: string): Buffer => createHash('sha256').update(token, 'utf8').digest();
 
-const fail = (code: 'io' | 'locked', message: string): TokenStoreError => new TokenStoreError(code, message);
-const writeFile = (path: string, text: string): void => writeAtomic(path, text, fail);
+const writeFile = (path: string, text: string): void => writeAtomic(path, text);
 /** Runs `fn` holding `<dir>/tokens.json.lock`, so that the daemon and the CLI never interleave writes. */
-const locked = <T>(dir: string, fn: () => T): T => withLock(join(dir, LOCK_FILE), fn, fail);
+const locked = <T>(dir: string, fn: () => T): T => withLock(join(dir, LOCK_FILE), fn);
 
 function isDevice(v: unknown): v is StoredDevice {
   if (typeof v !== 'object' || v === null) return false;
@@ -108,7 +96,7 @@ function isRecord(v: unknown): v is TokenRecord {
 /** Parses the file's text; anything unexpected is `corrupt`, with the path and how to recover. */
 function parseTokensFile(path: string, text: string): TokenRecord[] {
   const corrupt = (why: string) =>
-    new TokenStoreError('corrupt', `${path} is corrupt (${why}); fix it, or remove it and create the tokens again`);
+    new DomainError('store-corrupt', `${path} is corrupt (${why}); fix it, or remove it and create the tokens again`);
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -127,7 +115,7 @@ function parseTokensFile(path: string, text: string): TokenRecord[] {
 function checkName(name: string): string {
   const trimmed = name.trim();
   if (trimmed === '' || trimmed.length > MAX_TOKEN_NAME_CHARS || CONTROL_CHARS.test(trimmed)) {
-    throw new TokenStoreError('bad-name', `a token name has 1 to ${MAX_TOKEN_NAME_CHARS} printable characters`);
+    throw new DomainError('token-name-invalid', `a token name has 1 to ${MAX_TOKEN_NAME_CHARS} printable characters`);
   }
   return trimmed;
 }
@@ -173,7 +161,7 @@ export class TokenStore {
       store.load();
       return Promise.resolve(store);
     } catch (err) {
-      return Promise.reject(err instanceof TokenStoreError ? err : new TokenStoreError('io', `${authDir}: ${(err as Error).message}`));
+      return Promise.reject(err instanceof DomainError ? err : new DomainError('store-io', `${authDir}: ${(err as Error).message}`));
     }
   }
 
@@ -187,7 +175,7 @@ export class TokenStore {
     try {
       fd = openSync(this.file, 'r');
     } catch (err) {
-      if (errnoOf(err) !== 'ENOENT') throw new TokenStoreError('io', `${this.file} cannot be read: ${(err as Error).message}`);
+      if (errnoOf(err) !== 'ENOENT') throw new DomainError('store-io', `${this.file} cannot be read: ${(err as Error).message}`);
       // No file: no tokens (first start, or the user removed them all).
       this.replaceEntries([]);
       this.seen = '';
@@ -289,7 +277,7 @@ export class TokenStore {
     try {
       return Promise.resolve(this.ensureLocalTokenSync());
     } catch (err) {
-      return Promise.reject(err instanceof Error ? err : new TokenStoreError('io', String(err)));
+      return Promise.reject(err instanceof Error ? err : new DomainError('store-io', String(err)));
     }
   }
 
@@ -303,7 +291,7 @@ export class TokenStore {
         try {
           plain = readFileSync(plainPath, 'utf8').trim();
         } catch (err) {
-          if (errnoOf(err) !== 'ENOENT') throw new TokenStoreError('io', `${plainPath} cannot be read: ${(err as Error).message}`);
+          if (errnoOf(err) !== 'ENOENT') throw new DomainError('store-io', `${plainPath} cannot be read: ${(err as Error).message}`);
         }
         const valid = plain !== null && timingSafeEqual(digestOf(plain), local.digest);
         return { token: valid ? plain : null, created: false };
@@ -338,11 +326,11 @@ export class TokenStore {
   /** Creates a named token; its plaintext is returned this once and never stored. */
   create(name: string, kind: 'device' | 'cli' = 'cli'): { token: string; record: TokenRecord } {
     const checked = checkName(name);
-    if ((kind as TokenKind) === 'local') throw new TokenStoreError('bad-name', 'the local token is created by the daemon only');
+    if ((kind as TokenKind) === 'local') throw new DomainError('token-name-invalid', 'the local token is created by the daemon only');
     const token = newToken();
     const record = this.newRecord(checked, kind, token);
     this.mutate((records) => {
-      if (records.some((r) => r.name === checked)) throw new TokenStoreError('name-taken', `a token named "${checked}" exists`);
+      if (records.some((r) => r.name === checked)) throw new DomainError('token-name-taken', `a token named "${checked}" exists`);
       return { records: [...records, record], result: undefined };
     });
     return { token, record };
@@ -371,7 +359,7 @@ export class TokenStore {
     return this.mutate((records) => {
       const r = findToken(records, nameOrId);
       if (records.some((x) => x.name === checked && x.id !== r.id))
-        throw new TokenStoreError('name-taken', `a token named "${checked}" exists`);
+        throw new DomainError('token-name-taken', `a token named "${checked}" exists`);
       const renamed = { ...r, name: checked };
       return { records: records.map((x) => (x.id === r.id ? renamed : x)), result: renamed };
     });
@@ -381,7 +369,7 @@ export class TokenStore {
   setDevice(id: string, device: StoredDevice | null): TokenRecord {
     return this.mutate((records) => {
       const r = records.find((x) => x.id === id);
-      if (!r) throw new TokenStoreError('no-such-token', `no token has the id "${id}"`);
+      if (!r) throw new DomainError('token-not-found', `no token has the id "${id}"`);
       const changed: TokenRecord = { ...r, device };
       return { records: records.map((x) => (x.id === id ? changed : x)), result: changed };
     });
@@ -440,6 +428,6 @@ export class TokenStore {
 
 function findToken(records: readonly TokenRecord[], nameOrId: string): TokenRecord {
   const r = records.find((x) => x.id === nameOrId) ?? records.find((x) => x.name === nameOrId);
-  if (!r) throw new TokenStoreError('no-such-token', `no token has the name or id "${nameOrId}"`);
+  if (!r) throw new DomainError('token-not-found', `no token has the name or id "${nameOrId}"`);
   return r;
 }

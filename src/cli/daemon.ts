@@ -10,6 +10,7 @@ import { rmSync } from 'node:fs';
 import { statfs } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import type pino from 'pino';
+import { isDomainError } from '../errors.js';
 import { DiskBuffers, GIB, MIB, type SessionActivity } from '../actors/disk-buffer.actor.js';
 import { SessionsService } from '../service/sessions.service.js';
 import { SessionRecords } from '../records/session-records.js';
@@ -21,12 +22,12 @@ import { SidecarSystem } from '../actors/system.js';
 import { OpsInspector } from '../ops/inspector.js';
 import { sessionActorId } from '../machines/sidecar.machine.js';
 import { opsRoutes } from '../transport/ops.routes.js';
-import { CertificateError, ensureCertificate } from '../auth/certificate.js';
+import { ensureCertificate } from '../auth/certificate.js';
 import { DeviceRegistry } from '../auth/devices.js';
 import { PairingService } from '../auth/pairing.js';
 import { PairingStore } from '../auth/pairing-store.js';
 import { TokenStore } from '../auth/token-store.js';
-import { PushConfigError, PushService, preparePush } from '../push/push.service.js';
+import { PushService, preparePush } from '../push/push.service.js';
 import { pairRoutes } from '../transport/pair.routes.js';
 import { StreamHub } from '../stream/stream-hub.js';
 import { ConnectionRegistry } from '../transport/connections.js';
@@ -129,7 +130,7 @@ async function loadCertificate(tlsDir: string, host: string, publicBaseUrl: stri
       log.warn({ missing: cert.missing }, 'the TLS certificate does not name every host; paired phones pin its fingerprint, so it is kept');
     return cert;
   } catch (err) {
-    throw err instanceof CertificateError ? new CliError(err.message) : err;
+    throw isDomainError(err, 'certificate-unusable') ? new CliError(err.message) : err;
   }
 }
 
@@ -161,7 +162,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
   for (const w of warnings) log.warn(w);
   const tls = config.tls ? await loadCertificate(paths.tlsDir, host, config.publicBaseUrl, log) : null;
   const pushSettings = await preparePush(config.push, paths.configFile).catch((err: Error) => {
-    throw err instanceof PushConfigError ? new CliError(err.message) : err;
+    throw isDomainError(err, 'push-config-invalid') ? new CliError(err.message) : err;
   });
   const tokens = await TokenStore.open(paths.authDir);
   const local = await tokens.ensureLocalToken();

@@ -11,7 +11,7 @@
  */
 import { DomainError } from '../errors.js';
 import { TmuxCommandError, isNoServerError, isNoSessionError, type TmuxCli } from './exec.js';
-import { TmuxArgumentError, escapeArgvArg } from './quote.js';
+import { tmuxArgumentRefusal, escapeArgvArg } from './quote.js';
 import { SESSION_NAME_RULE, isValidSessionName } from '../protocol/session-name.js';
 
 /** User options tether owns. */
@@ -29,37 +29,24 @@ const PLACEHOLDER_WINDOW = 'tether-init';
 /** Runs in the new window as its hook's target: later windows get the agent window's treatment. */
 export const AFTER_NEW_WINDOW_HOOK = `set-option -w remain-on-exit on ; resize-window -x ${AGENT_COLUMNS} -y ${AGENT_ROWS}`;
 
-/** Creating a session whose name is taken. */
-export class SessionExistsError extends DomainError {
-  constructor(readonly session: string) {
-    super('session-exists', `session ${session} already exists`);
-    this.name = 'SessionExistsError';
-  }
-}
+/** Creating a session whose name is taken: `session-exists`. */
+export const sessionExists = (session: string): DomainError => new DomainError('session-exists', `session ${session} already exists`);
 
-/** A session (or the whole server) is not there. `isNoSessionError` recognises it. */
-export class SessionNotFoundError extends DomainError {
-  constructor(
-    readonly session: string,
-    cause?: unknown,
-  ) {
-    super('session-not-found', `session ${session} does not exist`);
-    this.name = 'SessionNotFoundError';
-    if (cause !== undefined) this.cause = cause;
-  }
-}
+/** A session (or the whole server) is not there: `session-not-found`, which `isNoSessionError` recognises by its cause. */
+const sessionNotFound = (session: string, cause: unknown): DomainError =>
+  new DomainError('session-not-found', `session ${session} does not exist`, { cause });
 
 function checkSessionName(name: string): void {
-  if (!isValidSessionName(name)) throw new TmuxArgumentError(`a session name is ${SESSION_NAME_RULE}`);
+  if (!isValidSessionName(name)) throw tmuxArgumentRefusal(`a session name is ${SESSION_NAME_RULE}`);
 }
 
 function checkOptionName(option: string): void {
-  if (!OPTION_NAME_RE.test(option)) throw new TmuxArgumentError('a tether option name looks like @name');
+  if (!OPTION_NAME_RE.test(option)) throw tmuxArgumentRefusal('a tether option name looks like @name');
 }
 
-/** Maps "no such session" and "no server" to `SessionNotFoundError`; anything else passes. */
+/** Maps "no such session" and "no server" to `session-not-found`; anything else passes. */
 function notFoundOr(err: unknown, name: string): unknown {
-  return isNoSessionError(err) || isNoServerError(err) ? new SessionNotFoundError(name, err) : err;
+  return isNoSessionError(err) || isNoServerError(err) ? sessionNotFound(name, err) : err;
 }
 
 export interface CreateSessionOptions {
@@ -105,10 +92,10 @@ export interface RespawnPaneOptions {
  * Without `-k`: tmux refuses a pane whose program still runs, so a respawn never kills an agent.
  */
 export function respawnPaneCommand(opts: RespawnPaneOptions): string[] {
-  if (!PANE_ID_RE.test(opts.paneId)) throw new TmuxArgumentError('a pane id looks like %N');
-  if (opts.command.length === 0) throw new TmuxArgumentError('the agent command is empty');
+  if (!PANE_ID_RE.test(opts.paneId)) throw tmuxArgumentRefusal('a pane id looks like %N');
+  if (opts.command.length === 0) throw tmuxArgumentRefusal('the agent command is empty');
   const env = Object.entries(opts.env ?? {});
-  for (const [key] of env) if (!ENV_NAME_RE.test(key)) throw new TmuxArgumentError('an environment variable name is malformed');
+  for (const [key] of env) if (!ENV_NAME_RE.test(key)) throw tmuxArgumentRefusal('an environment variable name is malformed');
   return [
     'respawn-pane',
     '-t',
@@ -120,30 +107,30 @@ export function respawnPaneCommand(opts: RespawnPaneOptions): string[] {
   ];
 }
 
-/** Starts the agent again in its dead pane; a pane whose program runs is refused by tmux (`PaneStillActiveError`). */
+/** Starts the agent again in its dead pane; a pane whose program runs is refused by tmux (`session-running`). */
 export async function respawnPane(cli: TmuxCli, opts: RespawnPaneOptions): Promise<void> {
   try {
     await cli.run(respawnPaneCommand(opts));
   } catch (err) {
-    if (err instanceof TmuxCommandError && /still active/.test(err.stderr)) throw new PaneStillActiveError(opts.paneId);
+    if (err instanceof TmuxCommandError && /still active/.test(err.stderr))
+      throw new DomainError('session-running', paneStillRuns(opts.paneId));
     throw err;
   }
 }
 
-/** A respawn of a pane whose program still runs. */
-export class PaneStillActiveError extends Error {
-  constructor(readonly paneId: string) {
-    super(`pane ${paneId} still runs its program`);
-    this.name = 'PaneStillActiveError';
-  }
-}
+/**
+ * What a respawn of a pane whose program still runs is refused with; the session machine keeps
+ * only the text of an actor's error, so `isPaneStillRunning` reads it back from there.
+ */
+const paneStillRuns = (paneId: string): string => `pane ${paneId} still runs its program`;
+export const isPaneStillRunning = (error: string): boolean => /pane %\d+ still runs its program/.test(error);
 
 /** The one tmux command list that creates a session (see `createSession`). */
 export function createSessionCommands(opts: CreateSessionOptions): string[][] {
   const { name } = opts;
-  if (opts.command.length === 0) throw new TmuxArgumentError('the agent command is empty');
+  if (opts.command.length === 0) throw tmuxArgumentRefusal('the agent command is empty');
   const env = Object.entries(opts.env ?? {});
-  for (const [key] of env) if (!ENV_NAME_RE.test(key)) throw new TmuxArgumentError('an environment variable name is malformed');
+  for (const [key] of env) if (!ENV_NAME_RE.test(key)) throw tmuxArgumentRefusal('an environment variable name is malformed');
   const cwd = opts.cwd !== undefined ? ['-c', escapeFormat(opts.cwd)] : [];
   const argv = agentArgv(opts.command);
   const session = `=${name}:`;
@@ -208,7 +195,7 @@ export async function createSession(cli: TmuxCli, opts: CreateSessionOptions): P
   try {
     ({ stdout } = await cli.runList(commands));
   } catch (err) {
-    if (err instanceof TmuxCommandError && /duplicate session/.test(err.stderr)) throw new SessionExistsError(opts.name);
+    if (err instanceof TmuxCommandError && /duplicate session/.test(err.stderr)) throw sessionExists(opts.name);
     await removeHalfMadeSession(cli, opts);
     throw err;
   }
@@ -426,7 +413,7 @@ export async function hasSession(cli: TmuxCli, name: string): Promise<boolean> {
   }
 }
 
-/** Kills the session; `SessionNotFoundError` when it (or the server) is not there. */
+/** Kills the session; `session-not-found` when it (or the server) is not there. */
 export async function killSession(cli: TmuxCli, name: string): Promise<void> {
   checkSessionName(name);
   try {
@@ -451,7 +438,7 @@ async function readOption(cli: TmuxCli, sessionTarget: string, option: string): 
   return stdout.toString('utf8', 0, end);
 }
 
-/** Reads one of tether's user options; null when unset; `SessionNotFoundError` when the session is not there. */
+/** Reads one of tether's user options; null when unset; `session-not-found` when the session is not there. */
 export async function readUserOption(cli: TmuxCli, name: string, option: string): Promise<string | null> {
   checkSessionName(name);
   checkOptionName(option);

@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { WebSocket } from 'ws';
-import { ApiError } from '../errors.js';
+import { DomainError } from '../errors.js';
 import type { OpsActorView, OpsSink } from '../ops/inspector.js';
 import type { ConnectionRegistry } from './connections.js';
 import { OPS_PAGE_CSP, OPS_PAGE_HTML } from './ops.page.js';
@@ -81,7 +81,7 @@ export const opsRoutes: FastifyPluginCallbackTypebox<OpsRoutesOptions> = (app, o
   );
   app.get('/ops/charts/:name', { schema: { params: ChartParams } }, (req, reply) => {
     const svg = charts.get(req.params.name);
-    if (svg === undefined) throw new ApiError('not-found', `no chart named ${req.params.name}`);
+    if (svg === undefined) throw new DomainError('not-found', `no chart named ${req.params.name}`);
     return reply.header('content-type', 'image/svg+xml; charset=utf-8').header('cache-control', 'no-cache').send(svg);
   });
   app.get('/ops/actors', () => ({ actors: opts.ops.actors() }));
