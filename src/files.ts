@@ -2,13 +2,14 @@
  * The file habits of what tether keeps in its data dir (tokens, session records,
  * pairing tokens, the TLS key): written atomically (a reader sees the old or the new content,
  * never a part; a crash mid-write loses nothing), mode 0600, and changed by one process at a
- * time under a lock file (the daemon and the CLI both write them). A failure is `store-io` or
- * `store-locked`.
+ * time under a lock file (the daemon and the CLI both write them).
  */
 import { randomBytes } from 'node:crypto';
 import { closeSync, fsyncSync, openSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { DomainError } from './errors.js';
+
+/** How a failure is reported: src/errors.ts `storeFailure` (`store-io`, `store-locked`) for tether's stores. */
+export type FileFailure = (code: 'io' | 'locked', message: string) => Error;
 
 /** How long a writer waits for another one's lock, and when a lock is left over from a crash. */
 const LOCK_WAIT_MS = 2000;
@@ -23,7 +24,7 @@ function sleepSync(ms: number): void {
 }
 
 /** Writes `path` (0600) so that a reader sees the old or the new content, never a part. */
-export function writeAtomic(path: string, content: string | Buffer): void {
+export function writeAtomic(path: string, content: string | Buffer, fail: FileFailure): void {
   const tmp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
   try {
     const fd = openSync(tmp, 'wx', 0o600);
@@ -36,7 +37,7 @@ export function writeAtomic(path: string, content: string | Buffer): void {
     renameSync(tmp, path);
   } catch (err) {
     rmSync(tmp, { force: true });
-    throw new DomainError('store-io', `${path} cannot be written: ${(err as Error).message}`);
+    throw fail('io', `${path} cannot be written: ${(err as Error).message}`);
   }
   try {
     // The rename itself survives a power loss only once the directory is synced.
@@ -52,14 +53,14 @@ export function writeAtomic(path: string, content: string | Buffer): void {
 }
 
 /** Runs `fn` holding the lock file `lockPath`, so that two processes never interleave writes. */
-export function withLock<T>(lockPath: string, fn: () => T): T {
+export function withLock<T>(lockPath: string, fn: () => T, fail: FileFailure): T {
   const deadline = Date.now() + LOCK_WAIT_MS;
   for (;;) {
     try {
       closeSync(openSync(lockPath, 'wx', 0o600));
       break;
     } catch (err) {
-      if (errnoOf(err) !== 'EEXIST') throw new DomainError('store-io', `${lockPath} cannot be created: ${(err as Error).message}`);
+      if (errnoOf(err) !== 'EEXIST') throw fail('io', `${lockPath} cannot be created: ${(err as Error).message}`);
     }
     try {
       // A lock older than any write could take is left over from a crash.
@@ -67,8 +68,7 @@ export function withLock<T>(lockPath: string, fn: () => T): T {
     } catch {
       // Released between the two calls: try again.
     }
-    if (Date.now() > deadline)
-      throw new DomainError('store-locked', `${lockPath} is held by another tether process; remove it if none is running`);
+    if (Date.now() > deadline) throw fail('locked', `${lockPath} is held by another tether process; remove it if none is running`);
     sleepSync(LOCK_POLL_MS);
   }
   try {

@@ -15,7 +15,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { isIP } from 'node:net';
 import { join } from 'node:path';
-import { DomainError } from '../errors.js';
+import { DomainError, storeFailure } from '../errors.js';
 import { writeAtomic } from '../files.js';
 
 /** Validity of a new certificate. */
@@ -92,8 +92,8 @@ export async function ensureCertificate(tlsDir: string, hosts: readonly string[]
   });
   // The key first: a crash between the two writes leaves a key without a certificate, which the
   // next start reports, never a certificate whose key is lost.
-  writeAtomic(keyPath, pems.private);
-  writeAtomic(certPath, pems.cert);
+  writeAtomic(keyPath, pems.private, storeFailure);
+  writeAtomic(certPath, pems.cert, storeFailure);
   return { cert: pems.cert, key: pems.private, fingerprint: fingerprintOf(pems.cert), created: true, names: wanted, missing: [] };
 }
 

@@ -13,7 +13,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { chmodSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { DomainError } from '../errors.js';
+import { DomainError, storeFailure } from '../errors.js';
 import { errnoOf, withLock, writeAtomic } from '../files.js';
 
 /** How long a pairing token is valid (docs/contract.md "Limits": 5 minutes). */
@@ -85,12 +85,12 @@ export class PairingStore {
   }
 
   private write(records: readonly PairingRecord[]): void {
-    writeAtomic(this.file, JSON.stringify({ version: FORMAT_VERSION, pairings: records }) + '\n');
+    writeAtomic(this.file, JSON.stringify({ version: FORMAT_VERSION, pairings: records }) + '\n', storeFailure);
     chmodSync(this.file, 0o600);
   }
 
   private locked<T>(fn: () => T): T {
-    return withLock(join(this.dir, LOCK), fn);
+    return withLock(join(this.dir, LOCK), fn, storeFailure);
   }
 
   /** Makes a pairing token; its plaintext is returned this once. */

@@ -15,7 +15,7 @@
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { chmodSync, closeSync, fstatSync, mkdirSync, openSync, readFileSync, rmSync, statSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
-import { DomainError } from '../errors.js';
+import { DomainError, storeFailure } from '../errors.js';
 import { errnoOf, withLock, writeAtomic } from '../files.js';
 
 export type TokenKind = 'local' | 'device' | 'cli';
@@ -62,9 +62,9 @@ const CONTROL_CHARS = /[\u0000-\u001f\u007f]/;
 export const newToken = (): string => randomBytes(32).toString('base64url');
 const digestOf = (token: string): Buffer => createHash('sha256').update(token, 'utf8').digest();
 
-const writeFile = (path: string, text: string): void => writeAtomic(path, text);
+const writeFile = (path: string, text: string): void => writeAtomic(path, text, storeFailure);
 /** Runs `fn` holding `<dir>/tokens.json.lock`, so that the daemon and the CLI never interleave writes. */
-const locked = <T>(dir: string, fn: () => T): T => withLock(join(dir, LOCK_FILE), fn);
+const locked = <T>(dir: string, fn: () => T): T => withLock(join(dir, LOCK_FILE), fn, storeFailure);
 
 function isDevice(v: unknown): v is StoredDevice {
   if (typeof v !== 'object' || v === null) return false;

@@ -8,6 +8,7 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeAtomic } from '../files.js';
+import { CliError } from './fail.js';
 import { processExists } from '../process.js';
 
 export interface RunFile {
@@ -31,7 +32,7 @@ export const RUN_FILE = 'daemon.json';
 export function writeRunFile(runDir: string, info: Omit<RunFile, 'version' | 'cwd'> & { version: string; cwd: string }): string {
   const path = join(runDir, RUN_FILE);
   mkdirSync(runDir, { recursive: true, mode: 0o700 });
-  writeAtomic(path, JSON.stringify(info) + '\n');
+  writeAtomic(path, JSON.stringify(info) + '\n', (_code, message) => new CliError(message));
   return path;
 }
 

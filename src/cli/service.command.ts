@@ -137,7 +137,7 @@ export class ServiceInstallCommand extends Command {
       } else {
         const old = existsSync(file) ? readFileSync(file, 'utf8') : null;
         mkdirSync(dirname(file), { recursive: true });
-        writeAtomic(file, text);
+        writeAtomic(file, text, (_code, message) => new CliError(message));
         this.context.stdout.write(`${old !== null ? 'updated' : 'wrote'} ${file}\n`);
         if (old !== null) this.reportUpdate(platform, file, old);
       }

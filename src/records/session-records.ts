@@ -17,7 +17,7 @@ import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Type, type Static } from 'typebox';
 import { Compile } from 'typebox/compile';
-import { DomainError } from '../errors.js';
+import { DomainError, storeFailure } from '../errors.js';
 import { writeAtomic } from '../files.js';
 import { isValidSessionName } from '../protocol/session-name.js';
 
@@ -124,7 +124,7 @@ export class SessionRecords {
     if (!check.Check(value)) throw invalid(`not a valid session record for ${JSON.stringify(record.name).slice(0, 80)}`);
     const path = this.file(record.name);
     mkdirSync(this.dir, { recursive: true, mode: 0o700 });
-    writeAtomic(path, `${JSON.stringify(record, null, 2)}\n`);
+    writeAtomic(path, `${JSON.stringify(record, null, 2)}\n`, storeFailure);
   }
 
   /** Changes some fields of an existing record; false when there is none. */

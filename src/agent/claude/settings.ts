@@ -53,6 +53,6 @@ export function writeClaudeSettings(dataDir: string, command: string): string {
   }
   if (current === text) return path;
   mkdirSync(join(dataDir, 'agents'), { recursive: true, mode: 0o700 });
-  writeAtomic(path, text);
+  writeAtomic(path, text, (_code, message) => new Error(message));
   return path;
 }
