@@ -11,13 +11,8 @@
  */
 import { createActor, type Actor, type InspectionEvent } from 'xstate';
 import type { Logger } from '../log.js';
-import {
-  agentStateMachine,
-  agentStateTool,
-  agentStateValue,
-  type AgentStateEvent,
-  type AgentStateValue,
-} from '../machines/agent-state.machine.js';
+import type { AgentStateFact } from '../protocol/frames.js';
+import { agentStateMachine, agentStateTool, agentStateValue, type AgentStateEvent } from '../machines/agent-state.machine.js';
 import type { HookOutcome } from './adapter.js';
 import {
   MAX_HELLO_MESSAGES,
@@ -27,14 +22,6 @@ import {
   type HookReport,
   type ReportedCommand,
 } from './protocol.js';
-
-/** The state a `state` frame carries (docs/api.md "WebSocket"). */
-export interface AgentStateFact {
-  readonly value: AgentStateValue;
-  readonly tool?: string;
-  /** Unix epoch milliseconds. */
-  readonly ts: number;
-}
 
 /** Where a pane lives: its session, or why it cannot be served (said to the person). */
 export type PaneLocation = { readonly session: string } | { readonly refused: string };

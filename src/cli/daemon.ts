@@ -31,7 +31,7 @@ import { PushService, preparePush } from '../push/push.service.js';
 import { pairRoutes } from '../transport/pair.routes.js';
 import { StreamHub } from '../stream/stream-hub.js';
 import { ConnectionRegistry } from '../transport/connections.js';
-import { streamRoutes, type StreamHandle } from '../transport/stream.plugin.js';
+import { streamRoutes } from '../transport/stream.plugin.js';
 import { loadConfig, parseBindAddress } from '../config/load.js';
 import { makeLogger } from './logger.js';
 import { resolvePaths } from '../config/paths.js';
@@ -353,12 +353,6 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     const closed = connections.closeToken(record.id);
     log.info({ tokenId: record.id, name: record.name, closed }, 'token revoked: its connections are closed');
   });
-  const stream: StreamHandle = {
-    has: (id) => system.sessionIds().includes(id),
-    open: (id, kind, link) => hub.open(id, kind, link),
-    input: (id, message) => sessions.input(id, message),
-    respawn: (id) => sessions.respawn(id).then(() => undefined),
-  };
   // Requests wait until the sessions are adopted: the port is held before anything is touched.
   let booted!: () => void;
   const ready = new Promise<void>((resolve) => (booted = resolve));
@@ -370,7 +364,13 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     sessions,
     ...(tls ? { tls: { key: tls.key, cert: tls.cert } } : {}),
     plugins: [
-      async (app) => void (await app.register(streamRoutes, { stream, connections, pingIntervalMs: config.stream.ping_interval_s * 1000 })),
+      async (app) =>
+        void (await app.register(streamRoutes, {
+          stream: hub,
+          sessions,
+          connections,
+          pingIntervalMs: config.stream.ping_interval_s * 1000,
+        })),
       async (app) => void (await app.register(pairRoutes, { pairing })),
       async (app) => void (await app.register(opsRoutes, { ops, connections })),
       ...workbench.plugins,

@@ -61,6 +61,8 @@ export const SessionMetaFrame = Type.Object({
 });
 export const ErrorFrame = Type.Object({ type: Type.Literal('error'), code: Type.Enum(FRAME_ERRORS), message: Type.String() });
 export type StateFrame = Static<typeof StateFrame>;
+/** An agent state as a `state` frame carries it: what the agent hub reports and the streams send. */
+export type AgentStateFact = Readonly<Omit<StateFrame, 'type'>>;
 export type SnapshotFrame = Static<typeof SnapshotFrame>;
 export type SessionMetaFrame = Static<typeof SessionMetaFrame>;
 export type ErrorFrame = Static<typeof ErrorFrame>;

@@ -13,6 +13,7 @@ import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebo
 import { Type } from 'typebox';
 import type { WebSocket } from 'ws';
 import { DomainError } from '../errors.js';
+import { SESSION_NAME_PATTERN } from '../protocol/session-name.js';
 import type { OpsActorView, OpsSink } from '../ops/inspector.js';
 import type { ConnectionRegistry } from './connections.js';
 import { OPS_PAGE_CSP, OPS_PAGE_HTML } from './ops.page.js';
@@ -37,7 +38,8 @@ export interface OpsRoutesOptions {
   readonly chartsDir?: string;
 }
 
-const ChartParams = Type.Object({ name: Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}\\.svg$' }) });
+/** A chart's file name: a name by the session-name rule, then `.svg` (no path can hide in it). */
+const ChartParams = Type.Object({ name: Type.String({ pattern: `${SESSION_NAME_PATTERN.slice(0, -1)}\\.svg$` }) });
 
 /** The charts, read once: name -> SVG text. A missing directory means no charts, not a crash. */
 function loadCharts(dir: string): Map<string, string> {

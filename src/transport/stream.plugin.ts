@@ -26,18 +26,23 @@ import { encodeServerFrame, MAX_CLIENT_FRAME_BYTES, parseClientFrame, type Clien
 import type { InputMessage } from '../protocol/input.js';
 import { SESSION_NAME_PATTERN } from '../protocol/session-name.js';
 
-/** What the stream routes need of the actor system. */
+/** What the stream routes need of the stream hub (src/stream/stream-hub.ts is one). */
 export interface StreamHandle {
   /** Whether a session of that id exists (checked before the upgrade). */
   has(sessionId: string): boolean;
   open(sessionId: string, kind: ClientKind, link: ClientLink): Promise<OpenClient>;
+}
+
+/** What the stream routes ask of the sessions service (src/service/sessions.service.ts is one). */
+export interface StreamSessions {
   input(sessionId: string, message: InputMessage): Promise<void>;
   /** Starts the session's exited agent again (`session-running` when it runs). */
-  respawn(sessionId: string): Promise<void>;
+  respawn(sessionId: string): Promise<unknown>;
 }
 
 export interface StreamPluginOptions {
   readonly stream: StreamHandle;
+  readonly sessions: StreamSessions;
   readonly connections: ConnectionRegistry;
   /** How often the server pings (default PING_INTERVAL_MS); a pong overdue ends the socket (src/transport/keepalive.ts). */
   readonly pingIntervalMs?: number;
@@ -137,12 +142,12 @@ function serve(
         return;
       case 'respawn':
         // The new agent's bytes and a new session-meta say it worked; only a refusal is answered.
-        opts.stream.respawn(sessionId).catch((err: unknown) => send(errorFrame(err, 'the agent could not be respawned')));
+        opts.sessions.respawn(sessionId).catch((err: unknown) => send(errorFrame(err, 'the agent could not be respawned')));
         return;
       default: {
         // Checked against the one input schema and rules when the frame was parsed.
         const message: InputMessage = frame;
-        opts.stream.input(sessionId, message).catch((err: unknown) => send(errorFrame(err, 'the input could not be delivered to tmux')));
+        opts.sessions.input(sessionId, message).catch((err: unknown) => send(errorFrame(err, 'the input could not be delivered to tmux')));
       }
     }
   };
