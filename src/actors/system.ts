@@ -339,7 +339,7 @@ export class SidecarSystem {
   /**
    * Starts the exited agent of a session again, in the same pane; resolves once tmux started it
    * and the link saw the pane again (running, or dead already: the new agent exited at once).
-   * A session whose agent runs is refused (`SessionNotExitedError`); a respawn already under way
+   * A session whose agent runs is refused (`session-running`); a respawn already under way
    * is joined. Returns false for an unknown session.
    */
   async respawnSession(id: string): Promise<boolean> {

@@ -10,7 +10,8 @@ import type { DeviceFields } from '../machines/device.machine.js';
 import type { DeviceRegistry } from './devices.js';
 import type { PairingStore } from './pairing-store.js';
 import { isDomainError } from '../errors.js';
-import { MAX_TOKEN_NAME_CHARS, type TokenStore } from './token-store.js';
+import { MAX_TOKEN_NAME_CHARS } from './token-file.js';
+import type { TokenStore } from './token-store.js';
 
 /** What `POST /pair` carries (`environment` only with `deviceToken`). */
 export interface PairRequest {

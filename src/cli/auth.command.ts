@@ -7,7 +7,8 @@
  */
 import { Command, Option } from 'clipanion';
 import { DeviceRegistry } from '../auth/devices.js';
-import { TokenStore, type TokenRecord } from '../auth/token-store.js';
+import type { TokenRecord } from '../auth/token-file.js';
+import { TokenStore } from '../auth/token-store.js';
 import { isDomainError } from '../errors.js';
 import { loadConfig } from '../config/load.js';
 import { resolvePaths, type TetherPaths } from '../config/paths.js';

@@ -20,7 +20,8 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { TokenStore, type TokenRecord } from '../../src/auth/token-store.js';
+import type { TokenRecord } from '../../src/auth/token-file.js';
+import { TokenStore } from '../../src/auth/token-store.js';
 import { DomainError } from '../../src/errors.js';
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
