@@ -184,7 +184,7 @@ export class DomainError extends Error {
 
 /** A data-dir file that cannot be written, or whose lock another process holds (src/files.ts reports through it). */
 export const storeFailure = (code: 'io' | 'locked', message: string): DomainError =>
-  new DomainError(code === 'io' ? 'store-io' : 'store-locked', message);
+  code === 'io' ? new DomainError('store-io', message) : new DomainError('store-locked', message);
 
 /** Whether `err` is a DomainError of `code`. */
 export function isDomainError(err: unknown, code: ErrorCode): err is DomainError {
