@@ -1,42 +1,12 @@
 /**
- * The one registry of error codes tether speaks: HTTP error bodies, WebSocket error frames and
- * close codes, the domain's refusals (which each transport names its own way), and the typed
- * errors codecs throw. docs/api.md lists them; test/unit/error-registry.test.ts keeps the two
- * in step.
+ * The one way tether fails, and the one table that says how each failure reaches a client.
+ *
+ * Every layer throws a `DomainError`: a code of this registry, a message that reads on its own,
+ * optional details. Nothing below the transports knows HTTP statuses, frame codes or close
+ * codes; the transports (src/transport/errors.plugin.ts for HTTP, src/transport/stream.plugin.ts
+ * for WebSocket) look the code up in `ERRORS` and nowhere else. docs/api.md lists the wire's
+ * codes; test/unit/error-registry.test.ts keeps the registry, the table and the docs in step.
  */
-
-/** Codes of HTTP error bodies `{error, message}`, with their status. */
-export const HTTP_ERRORS = {
-  'bad-request': 400,
-  unauthorized: 401,
-  'session-not-found': 404,
-  'not-found': 404,
-  'session-exists': 409,
-  'session-exited': 409,
-  'session-running': 409,
-  'payload-too-large': 413,
-  'range-not-held': 416,
-  'rate-limited': 429,
-  'internal-error': 500,
-  'tmux-unavailable': 503,
-  'search-unavailable': 503,
-} as const;
-export type HttpErrorCode = keyof typeof HTTP_ERRORS;
-
-/** Codes of WebSocket `error` frames. */
-export const FRAME_ERRORS = [
-  'bad-frame',
-  'unknown-key',
-  'payload-too-large',
-  'session-ended',
-  'stream-unavailable',
-  'session-exited',
-  'session-running',
-  'snapshot-failed',
-  'tmux-unavailable',
-  'input-failed',
-] as const;
-export type FrameErrorCode = (typeof FRAME_ERRORS)[number];
 
 /** WebSocket close codes tether sends. */
 export const CLOSE_CODES = {
@@ -54,72 +24,169 @@ export const CLOSE_CODES = {
    */
   tryAgainLater: 1013,
 } as const;
+export type CloseCode = (typeof CLOSE_CODES)[keyof typeof CLOSE_CODES];
+
+/** How one code reaches a client: one row of the table. */
+export interface Translation {
+  /** The HTTP status of the error body. */
+  readonly status: number;
+  /** The error body's `error`. */
+  readonly http: string;
+  /**
+   * The WebSocket `error` frame's `code`; none for a failure only HTTP routes meet (a stream
+   * that met one would say what it says of a bug).
+   */
+  readonly frame?: string;
+  /** Where the failure ends a stream as it opens: the close code it ends with, and its reason. */
+  readonly close?: { readonly code: CloseCode; readonly reason: string };
+  /**
+   * A failure that is not the client's to read (a bug, a broken file, tmux's own words): the
+   * client gets a generic message and the log the details.
+   */
+  readonly internal?: true;
+}
+
+/** The row of every failure a client cannot act on: a 500, or `input-failed` on a stream. */
+const INTERNAL = { status: 500, http: 'internal-error', frame: 'input-failed', internal: true } as const;
 
 /**
- * The domain's refusals (sessions, input, tmux), raised below the transports, and how each
- * transport names them: an HTTP error code, a WebSocket error-frame code.
+ * THE table: every code tether throws, with its translation. A code a client can act on has its
+ * own row; an internal one shares `INTERNAL`, so the client is told as little as for a bug.
  */
-export const DOMAIN_ERRORS = {
+export const ERRORS = {
   /** A value that does not fit (a session name, an input's field, NUL where it cannot go). */
-  invalid: { http: 'bad-request', frame: 'bad-frame' },
-  'unknown-key': { http: 'bad-request', frame: 'unknown-key' },
-  'session-not-found': { http: 'session-not-found', frame: 'session-ended' },
-  'session-exists': { http: 'session-exists', frame: 'input-failed' },
+  invalid: { status: 400, http: 'bad-request', frame: 'bad-frame' },
+  /** A client frame that is not JSON, not an object, or not one of the frame types. */
+  'frame-malformed': { status: 400, http: 'bad-request', frame: 'bad-frame' },
+  'unknown-key': { status: 400, http: 'bad-request', frame: 'unknown-key' },
+  /** No token, a wrong or revoked one; on `POST /pair` a wrong, used or expired pairing token. */
+  unauthorized: { status: 401, http: 'unauthorized' },
+  /** No such route, or nothing under that name (an `/ops` chart). */
+  'not-found': { status: 404, http: 'not-found' },
+  'session-not-found': {
+    status: 404,
+    http: 'session-not-found',
+    frame: 'session-ended',
+    close: { code: CLOSE_CODES.sessionEnded, reason: 'session ended' },
+  },
+  'session-exists': { status: 409, http: 'session-exists', frame: 'input-failed' },
   /** Input to a session whose agent exited: respawn it first. */
-  'session-exited': { http: 'session-exited', frame: 'session-exited' },
+  'session-exited': { status: 409, http: 'session-exited', frame: 'session-exited' },
   /** A respawn of a session whose agent runs. */
-  'session-running': { http: 'session-running', frame: 'session-running' },
-  'tmux-unavailable': { http: 'tmux-unavailable', frame: 'tmux-unavailable' },
-  /** A body past its limit (an upload past `[uploads] max_mb`). */
-  'too-large': { http: 'payload-too-large', frame: 'payload-too-large' },
+  'session-running': { status: 409, http: 'session-running', frame: 'session-running' },
+  /** A body past its limit (a request body, an upload past `[uploads] max_mb`, a text frame). */
+  'too-large': { status: 413, http: 'payload-too-large', frame: 'payload-too-large' },
+  /** A history range of which the disk buffer holds nothing (details: `held`, the ranges it holds). */
+  'range-not-held': { status: 416, http: 'range-not-held' },
+  'rate-limited': { status: 429, http: 'rate-limited' },
+  /** tmux cannot be reached, the session is not linked now, or tmux failed to create it. */
+  'tmux-unavailable': { status: 503, http: 'tmux-unavailable', frame: 'tmux-unavailable' },
   /**
    * A stream cannot be opened on a session that is there but not ready for clients (being
-   * created): try again. Only the stream raises it; over HTTP it would be a 503 like tmux's.
+   * created): try again. Only the stream raises it; over HTTP it is a 503 like tmux's.
    */
-  'stream-unavailable': { http: 'tmux-unavailable', frame: 'stream-unavailable' },
-} as const satisfies Record<string, { http: HttpErrorCode; frame: FrameErrorCode }>;
-export type DomainErrorCode = keyof typeof DOMAIN_ERRORS;
+  'stream-unavailable': {
+    status: 503,
+    http: 'tmux-unavailable',
+    frame: 'stream-unavailable',
+    close: { code: CLOSE_CODES.tryAgainLater, reason: 'try again later' },
+  },
+  /** Too many searches wait already, or a search failed or ran out of time. */
+  'search-unavailable': { status: 503, http: 'search-unavailable' },
+  /** tmux could not give a snapshot of the pane (the link is down, a reply was unreadable). */
+  'snapshot-failed': { ...INTERNAL, frame: 'snapshot-failed' },
+  /** Anything not foreseen: a bug. */
+  internal: INTERNAL,
+  /** tmux's control-mode stream broke its own rules: a line or a reply past its limit, a cut-off end. */
+  'control-line-too-long': INTERNAL,
+  'control-reply-too-large': INTERNAL,
+  'control-unexpected-end': INTERNAL,
+  /** A command over a control client that is closed, full, or refused by tmux. */
+  'control-failed': INTERNAL,
+  /** An agent's line on the agent socket: too long, or not a message tether knows. */
+  'agent-line-too-long': INTERNAL,
+  'agent-bad-message': INTERNAL,
+  /** The agent socket cannot be served (too long a path, another daemon on it). */
+  'agent-socket-unusable': INTERNAL,
+  /** No program to run as the agent. */
+  'agent-not-found': INTERNAL,
+  /** A configured command line that cannot be split into words. */
+  'command-line-invalid': INTERNAL,
+  /** A file of the data dir cannot be read or written, is locked by another process, or is corrupt. */
+  'store-io': INTERNAL,
+  'store-locked': INTERNAL,
+  'store-corrupt': INTERNAL,
+  /** A session record that does not fit its schema (a bug in the writer). */
+  'record-invalid': INTERNAL,
+  /** `tether auth`: a token name that does not fit, one that is taken, or no such token. */
+  'token-name-invalid': INTERNAL,
+  'token-name-taken': INTERNAL,
+  'token-not-found': INTERNAL,
+  /** The TLS certificate cannot be made or read. */
+  'certificate-unusable': INTERNAL,
+  /** `[push]` cannot work: keys missing, or the `.p8` key unusable. */
+  'push-config-invalid': INTERNAL,
+  /** The daemon's port is taken. */
+  'port-in-use': INTERNAL,
+} as const satisfies Record<string, Translation>;
 
-/**
- * A refusal in the domain's terms. `field` names the value at fault (`name`, `data`), which a
- * transport prefixes its own way (`body/name` over HTTP); `message` reads on its own.
- */
+/** Every code tether throws. */
+export type ErrorCode = keyof typeof ERRORS;
+type Row = (typeof ERRORS)[ErrorCode];
+/** Codes of HTTP error bodies `{error, message}`. */
+export type HttpErrorCode = Row['http'];
+/** Codes of WebSocket `error` frames. */
+export type FrameErrorCode = Extract<Row, { frame: string }>['frame'];
+
+const ROWS: readonly Translation[] = Object.values(ERRORS);
+
+/** Every HTTP error code with its status, as the table gives them (docs/api.md lists them). */
+export const HTTP_ERRORS: Readonly<Record<HttpErrorCode, number>> = Object.fromEntries(ROWS.map((r) => [r.http, r.status])) as Record<
+  HttpErrorCode,
+  number
+>;
+
+/** Every WebSocket error-frame code, as the table gives them (docs/api.md lists them). */
+export const FRAME_ERRORS: readonly FrameErrorCode[] = [
+  ...new Set(ROWS.flatMap((r) => (r.frame === undefined ? [] : [r.frame as FrameErrorCode]))),
+];
+
+/** What a failure may carry beside its message. */
+export interface ErrorDetails {
+  /**
+   * The value at fault (`name`, `data`, `querystring/lastSeq`): the message is prefixed with it,
+   * which a transport spells its own way (`body/name` over HTTP).
+   */
+  readonly field?: string;
+  /** Facts a client may read beside the message (HTTP: more fields of the error body). */
+  readonly extra?: Readonly<Record<string, unknown>>;
+  /** The failure underneath (logged, never sent). */
+  readonly cause?: unknown;
+}
+
+/** The one error tether throws: a registered code, a message that reads on its own, details. */
 export class DomainError extends Error {
-  readonly code: DomainErrorCode;
+  readonly code: ErrorCode;
   readonly field: string | null;
   /** The message without the field. */
   readonly reason: string;
-  constructor(code: DomainErrorCode, message: string, field: string | null = null) {
-    super(field === null ? message : `${field}: ${message}`);
+  readonly extra: Readonly<Record<string, unknown>> | null;
+  constructor(code: ErrorCode, message: string, details: ErrorDetails = {}) {
+    const field = details.field ?? null;
+    super(field === null ? message : `${field}: ${message}`, details.cause === undefined ? undefined : { cause: details.cause });
     this.name = 'DomainError';
     this.code = code;
     this.field = field;
     this.reason = message;
+    this.extra = details.extra ?? null;
   }
 }
 
-/** Codes of protocol errors raised by codecs (control mode, frames). */
-export type ProtocolErrorCode =
-  'control-line-too-long' | 'control-reply-too-large' | 'control-unexpected-end' | 'frame-malformed' | 'frame-too-large';
+/** A data-dir file that cannot be written, or whose lock another process holds (src/files.ts reports through it). */
+export const storeFailure = (code: 'io' | 'locked', message: string): DomainError =>
+  code === 'io' ? new DomainError('store-io', message) : new DomainError('store-locked', message);
 
-/** A codec's refusal of its input: typed by `code`, never a bare Error. */
-export class ProtocolError extends Error {
-  readonly code: ProtocolErrorCode;
-  constructor(code: ProtocolErrorCode, message: string) {
-    super(message);
-    this.name = 'ProtocolError';
-    this.code = code;
-  }
-}
-
-/** An HTTP-facing failure with its registered code; transport maps it to the error body. */
-export class ApiError extends Error {
-  readonly code: HttpErrorCode;
-  readonly status: number;
-  constructor(code: HttpErrorCode, message: string) {
-    super(message);
-    this.name = 'ApiError';
-    this.code = code;
-    this.status = HTTP_ERRORS[code];
-  }
+/** Whether `err` is a DomainError of `code`. */
+export function isDomainError(err: unknown, code: ErrorCode): err is DomainError {
+  return err instanceof DomainError && err.code === code;
 }

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, fsyncSync, openSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 
-/** How a failure is reported: each store throws its own error class. */
+/** How a failure is reported: src/errors.ts `storeFailure` (`store-io`, `store-locked`) for tether's stores. */
 export type FileFailure = (code: 'io' | 'locked', message: string) => Error;
 
 /** How long a writer waits for another one's lock, and when a lock is left over from a crash. */

@@ -6,12 +6,13 @@
  * Invariant: callers never reach into a machine's context; they get plain data back.
  */
 import { createActor, waitFor, type Actor, type InspectionEvent } from 'xstate';
+import { DomainError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { sessionMachine, type SessionOrigin } from '../machines/session.machine.js';
 import { sidecarMachine, type SessionActorRef } from '../machines/sidecar.machine.js';
 import type { TmuxCli } from '../tmux/exec.js';
-import { hasSession, SessionExistsError } from '../tmux/sessions.js';
-import { PaneStillActiveError } from '../tmux/session-create.js';
+import { hasSession, sessionExists } from '../tmux/sessions.js';
+import { isPaneStillRunning } from '../tmux/session-create.js';
 import type { TmuxTarget } from '../tmux/target.js';
 import { discoveryLogic } from './discovery.actor.js';
 import { paneExited, SidecarNews, type SessionFinal } from './sidecar-news.js';
@@ -70,32 +71,20 @@ export interface SidecarStatus {
 /** How long a create may take before the caller is told it failed (tmux under heavy load). */
 export const CREATE_TIMEOUT_MS = 30_000;
 
-/** Creation failed for a reason other than the name being taken. */
-export class SessionCreateError extends Error {
-  constructor(id: string, why: string) {
-    super(`session ${id} could not be created: ${why}`);
-    this.name = 'SessionCreateError';
-  }
-}
+/** Creation failed for a reason other than the name being taken: tmux's side (`tmux-unavailable`). */
+const notCreated = (id: string, why: string): DomainError =>
+  new DomainError('tmux-unavailable', `session ${id} could not be created: ${why}`);
 
 /** How long a respawn may take: tmux starting the agent, and the link seeing it. */
 export const RESPAWN_TIMEOUT_MS = 15_000;
 
 /** A respawn asked of a session whose agent runs (or is being started). */
-export class SessionNotExitedError extends Error {
-  constructor(id: string) {
-    super(`the agent of session ${id} is running: only an exited agent is respawned`);
-    this.name = 'SessionNotExitedError';
-  }
-}
+const notExited = (id: string): DomainError =>
+  new DomainError('session-running', `the agent of session ${id} is running: only an exited agent is respawned`);
 
-/** The agent could not be started again. */
-export class SessionRespawnError extends Error {
-  constructor(id: string, why: string) {
-    super(`the agent of session ${id} could not be respawned: ${why}`);
-    this.name = 'SessionRespawnError';
-  }
-}
+/** The agent could not be started again: tmux's side (`tmux-unavailable`). */
+const notRespawned = (id: string, why: string): DomainError =>
+  new DomainError('tmux-unavailable', `the agent of session ${id} could not be respawned: ${why}`);
 
 export class SidecarSystem {
   private readonly panes: LivePanes;
@@ -225,7 +214,7 @@ export class SidecarSystem {
 
   /** Creates a tmux session running the agent and waits until its actor runs it. */
   async createSession(id: string, origin: SessionOrigin, options: { project?: string; cwd?: string; agent?: string } = {}): Promise<void> {
-    if (this.ref(id) || (await this.tmuxHasSession(id))) throw new SessionExistsError(id);
+    if (this.ref(id) || (await this.tmuxHasSession(id))) throw sessionExists(id);
     this.actor.send({
       type: 'session.create',
       id,
@@ -235,17 +224,17 @@ export class SidecarSystem {
       ...(options.agent !== undefined ? { agent: options.agent } : {}),
     });
     const ref = this.ref(id);
-    if (!ref) throw new SessionCreateError(id, 'the sidecar is not accepting sessions');
+    if (!ref) throw notCreated(id, 'the sidecar is not accepting sessions');
     // Created: running, or already being deleted because a DELETE came in meanwhile.
     const done = await waitFor(ref, (s) => s.matches('running') || s.matches('deleting') || s.status === 'done', {
       timeout: CREATE_TIMEOUT_MS,
     }).catch(() => {
-      throw new SessionCreateError(id, `tmux did not finish creating it within ${CREATE_TIMEOUT_MS / 1000} s`);
+      throw notCreated(id, `tmux did not finish creating it within ${CREATE_TIMEOUT_MS / 1000} s`);
     });
     if (done.status === 'done' && !(done.context.deleteRequested !== null && done.context.lastError === null)) {
       const why = done.context.lastError ?? 'unknown error';
-      if (/duplicate session|already exists/i.test(why)) throw new SessionExistsError(id);
-      throw new SessionCreateError(id, why);
+      if (/duplicate session|already exists/i.test(why)) throw sessionExists(id);
+      throw notCreated(id, why);
     }
   }
 
@@ -257,12 +246,11 @@ export class SidecarSystem {
     if (this.ref(id)) return;
     this.actor.send({ type: 'session.restore', id });
     const ref = this.ref(id);
-    if (!ref) throw new SessionCreateError(id, 'the sidecar is not accepting sessions');
+    if (!ref) throw notCreated(id, 'the sidecar is not accepting sessions');
     const done = await waitFor(ref, (s) => s.matches('running') || s.status === 'done', { timeout: CREATE_TIMEOUT_MS }).catch(() => {
-      throw new SessionCreateError(id, `tmux did not finish restoring it within ${CREATE_TIMEOUT_MS / 1000} s`);
+      throw notCreated(id, `tmux did not finish restoring it within ${CREATE_TIMEOUT_MS / 1000} s`);
     });
-    if (done.status === 'done' && done.value === 'unrestorable')
-      throw new SessionCreateError(id, done.context.lastError ?? 'unknown error');
+    if (done.status === 'done' && done.value === 'unrestorable') throw notCreated(id, done.context.lastError ?? 'unknown error');
   }
 
   /** Kills a session (its buffer too unless kept); resolves once its actor is gone. */
@@ -306,25 +294,25 @@ export class SidecarSystem {
   /**
    * Starts the exited agent of a session again, in the same pane; resolves once tmux started it
    * and the link saw the pane again (running, or dead already: the new agent exited at once).
-   * A session whose agent runs is refused (`SessionNotExitedError`); a respawn already under way
+   * A session whose agent runs is refused (`session-running`); a respawn already under way
    * is joined. Returns false for an unknown session.
    */
   async respawnSession(id: string): Promise<boolean> {
     const ref = this.ref(id);
     if (!ref) return false;
     const before = ref.getSnapshot();
-    if (!paneExited(before)) throw new SessionNotExitedError(id);
+    if (!paneExited(before)) throw notExited(id);
     const errorBefore = before.context.lastError;
     ref.send({ type: 'pane.respawn' });
     const respawning = (s: typeof before) => s.matches({ running: { pane: 'respawning' } });
     const after = await waitFor(ref, (s) => s.status === 'done' || !respawning(s), { timeout: RESPAWN_TIMEOUT_MS }).catch(() => {
-      throw new SessionRespawnError(id, `tmux did not report the agent's pane within ${RESPAWN_TIMEOUT_MS / 1000} s`);
+      throw notRespawned(id, `tmux did not report the agent's pane within ${RESPAWN_TIMEOUT_MS / 1000} s`);
     });
     if (after.status === 'done' || !after.matches('running')) return false;
     const error = after.context.lastError;
     if (after.matches({ running: { pane: 'exited' } }) && error !== null && error !== errorBefore) {
-      if (error.includes(PaneStillActiveError.name)) throw new SessionNotExitedError(id);
-      throw new SessionRespawnError(id, error);
+      if (isPaneStillRunning(error)) throw notExited(id);
+      throw notRespawned(id, error);
     }
     return true;
   }

@@ -127,7 +127,7 @@ export class AgentService {
     this.hub.forget(session);
   }
 
-  /** Serves the agent socket; `url` is what agents are told to open. Throws `AgentSocketError`. */
+  /** Serves the agent socket; `url` is what agents are told to open. Throws `agent-socket-unusable`. */
   async listen(url: string): Promise<void> {
     this.url = url;
     this.server = await AgentSocketServer.listen(this.deps.socketPath, this.hub, this.deps.log.child({ part: 'agents' }));

@@ -1,22 +1,14 @@
 /**
- * The types the agent hub and its parts share: the state a `state` frame carries, where a pane
- * lives, what the daemon gives the hub (`AgentHubDeps`), and the two sides of one agent
- * connection. Kept apart so the hub's parts (src/agent/session-agents.ts,
- * extension-connection.ts, hook-intake.ts) and its readers import no class.
+ * The types the agent hub and its parts share: where a pane lives, what the daemon gives the hub
+ * (`AgentHubDeps`), and the two sides of one agent connection (the state a `state` frame
+ * carries, `AgentStateFact`, lives beside the frame in src/protocol/frames.ts). Kept apart so
+ * the hub's parts (src/agent/session-agents.ts, extension-connection.ts, hook-intake.ts) and its
+ * readers import no class.
  */
 import type { InspectionEvent } from 'xstate';
 import type { Logger } from '../log.js';
-import type { AgentStateValue } from '../machines/agent-state.machine.js';
 import type { HookOutcome } from './adapter.js';
 import type { AgentMessage, DaemonLine, HookReport } from './protocol.js';
-
-/** The state a `state` frame carries (docs/api.md "WebSocket"). */
-export interface AgentStateFact {
-  readonly value: AgentStateValue;
-  readonly tool?: string;
-  /** Unix epoch milliseconds. */
-  readonly ts: number;
-}
 
 /** Where a pane lives: its session, or why it cannot be served (said to the person). */
 export type PaneLocation = { readonly session: string } | { readonly refused: string };

@@ -11,14 +11,15 @@
  * Invariants: listeners hear a state only when its value or tool changed, and never while no
  * agent is there (`current` is null then).
  */
+import type { AgentStateFact } from '../protocol/frames.js';
 import type { HookOutcome } from './adapter.js';
 import { acceptConnection } from './extension-connection.js';
 import { HookIntake } from './hook-intake.js';
-import type { AgentConnection, AgentHubDeps, AgentLink, AgentStateFact } from './hub-types.js';
+import type { AgentConnection, AgentHubDeps, AgentLink } from './hub-types.js';
 import type { HookReport, ReportedCommand } from './protocol.js';
 import { HOOK_OWNER, SessionAgents } from './session-agents.js';
 
-export type { AgentConnection, AgentHubDeps, AgentLink, AgentStateFact, PaneLocation } from './hub-types.js';
+export type { AgentConnection, AgentHubDeps, AgentLink, PaneLocation } from './hub-types.js';
 
 export class AgentHub {
   private readonly agents: SessionAgents;

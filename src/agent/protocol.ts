@@ -5,13 +5,14 @@
  * the daemon answers `welcome` (the session and the URL) or `refused` (why, for a person).
  *
  * Invariants: every line and field has a named limit, checked before anything is kept; a line
- * that does not decode is a typed `AgentProtocolError`, never a crash; decoding copies only the
+ * that does not decode is a typed `DomainError` (`agent-*`), never a crash; decoding copies only the
  * fields it knows, so nothing else a peer sends travels further.
  */
 import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
+import { DomainError } from '../errors.js';
 import { AGENT_STATE_VALUES, type AgentStateValue } from '../machines/agent-state.machine.js';
 import { HOOK_REPORT_VERSION, MAX_HOOK_FIELDS, MAX_HOOK_FIELD_CHARS, MAX_HOOK_FIELD_NAME_CHARS, type HookReport } from './hook-wire.js';
 
@@ -145,19 +146,8 @@ export type DaemonMessage =
 /** Daemon -> anyone on the agent socket: what the extension hears, or `ok` (a hook report was taken). */
 export type DaemonLine = DaemonMessage | { readonly type: 'ok' };
 
-export type AgentProtocolErrorCode = 'agent-line-too-long' | 'agent-bad-message';
-
-/** A line that cannot be taken: which rule it broke. */
-export class AgentProtocolError extends Error {
-  readonly code: AgentProtocolErrorCode;
-  constructor(code: AgentProtocolErrorCode, message: string) {
-    super(message);
-    this.name = 'AgentProtocolError';
-    this.code = code;
-  }
-}
-
-const bad = (message: string) => new AgentProtocolError('agent-bad-message', message);
+/** A line that cannot be taken: `agent-bad-message` (or `agent-line-too-long`, from the reader). */
+const bad = (message: string) => new DomainError('agent-bad-message', message);
 
 function str(o: Record<string, unknown>, key: string, max: number, optional = false): string | undefined {
   const v = o[key];
@@ -352,7 +342,7 @@ export class JsonLineReader {
     if (this.size + bytes.length > this.maxBytes) {
       this.parts = [];
       this.size = 0;
-      throw new AgentProtocolError('agent-line-too-long', `a line is longer than ${this.maxBytes} bytes`);
+      throw new DomainError('agent-line-too-long', `a line is longer than ${this.maxBytes} bytes`);
     }
     this.parts.push(bytes);
     this.size += bytes.length;

@@ -8,7 +8,8 @@
  */
 import { createActor, type Actor } from 'xstate';
 import { agentStateMachine, agentStateTool, agentStateValue, type AgentStateEvent } from '../machines/agent-state.machine.js';
-import type { AgentStateFact, AgentHubDeps } from './hub-types.js';
+import type { AgentStateFact } from '../protocol/frames.js';
+import type { AgentHubDeps } from './hub-types.js';
 import { MAX_HELLO_MESSAGES, type EventMessage, type HookReport, type ReportedCommand } from './protocol.js';
 
 /** One session's agent. */

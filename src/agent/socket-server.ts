@@ -10,9 +10,10 @@
 import { chmodSync, existsSync, lstatSync, mkdirSync, unlinkSync } from 'node:fs';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { dirname } from 'node:path';
+import { DomainError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { AgentHub } from './hub.js';
-import { AgentProtocolError, JsonLineReader, MAX_SOCKET_PATH_BYTES, decodeAgentMessage, encodeLine, type DaemonLine } from './protocol.js';
+import { JsonLineReader, MAX_SOCKET_PATH_BYTES, decodeAgentMessage, encodeLine, type DaemonLine } from './protocol.js';
 
 /** Most agent connections at once; more are closed at once. */
 export const MAX_AGENT_CONNECTIONS = 256;
@@ -20,12 +21,7 @@ export const MAX_AGENT_CONNECTIONS = 256;
 const MAX_QUEUED_BYTES = 1024 * 1024;
 
 /** The socket cannot be served: too long a path, or another daemon answers on it. */
-export class AgentSocketError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'AgentSocketError';
-  }
-}
+const unusable = (message: string): DomainError => new DomainError('agent-socket-unusable', message);
 
 /** Resolves true when something accepts a connection on `path`. */
 function answers(path: string): Promise<boolean> {
@@ -51,21 +47,21 @@ export class AgentSocketServer {
     server.on('connection', (socket) => this.serve(socket));
   }
 
-  /** Listens on `path`; `AgentSocketError` when it cannot. */
+  /** Listens on `path`; `agent-socket-unusable` when it cannot. */
   static async listen(path: string, hub: AgentHub, log: Logger): Promise<AgentSocketServer> {
     if (Buffer.byteLength(path) > MAX_SOCKET_PATH_BYTES) {
-      throw new AgentSocketError(
+      throw unusable(
         `the agent socket path ${path} is longer than ${MAX_SOCKET_PATH_BYTES} bytes: set TETHER_DATA_DIR to a shorter directory`,
       );
     }
     mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
     const dir = lstatSync(dirname(path));
     if (!dir.isDirectory() || (typeof process.getuid === 'function' && dir.uid !== process.getuid())) {
-      throw new AgentSocketError(`${dirname(path)} is not a directory of this user: remove it, or set a shorter TETHER_DATA_DIR`);
+      throw unusable(`${dirname(path)} is not a directory of this user: remove it, or set a shorter TETHER_DATA_DIR`);
     }
     chmodSync(dirname(path), 0o700);
     if (existsSync(path)) {
-      if (await answers(path)) throw new AgentSocketError(`another tether daemon is serving agents at ${path}: stop it first`);
+      if (await answers(path)) throw unusable(`another tether daemon is serving agents at ${path}: stop it first`);
       unlinkSync(path);
     }
     const server = createServer({ allowHalfOpen: false });
@@ -105,7 +101,7 @@ export class AgentSocketServer {
       try {
         for (const line of reader.push(data)) conn.message(decodeAgentMessage(line));
       } catch (err) {
-        const why = err instanceof AgentProtocolError ? err.message : String(err);
+        const why = err instanceof DomainError ? err.message : String(err);
         this.log.warn({ err: why }, 'an agent sent a bad line: closing its connection');
         send({ type: 'refused', message: `tether could not read a message: ${why}` });
         finish();

@@ -15,6 +15,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { isIP } from 'node:net';
 import { join } from 'node:path';
+import { DomainError, storeFailure } from '../errors.js';
 import { writeAtomic } from '../files.js';
 
 /** Validity of a new certificate. */
@@ -22,12 +23,8 @@ export const CERT_VALID_DAYS = 3650;
 export const CERT_FILE = 'cert.pem';
 export const KEY_FILE = 'key.pem';
 
-export class CertificateError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'CertificateError';
-  }
-}
+/** The certificate cannot be made or read: `certificate-unusable`, saying what to do. */
+const unusable = (message: string): DomainError => new DomainError('certificate-unusable', message);
 
 export interface DaemonCertificate {
   readonly cert: string;
@@ -59,8 +56,6 @@ function namesOf(cert: X509Certificate): string[] {
     .filter((s) => s !== '');
 }
 
-const fail = (_code: 'io' | 'locked', message: string) => new CertificateError(message);
-
 /**
  * The certificate in `tlsDir`, made there first when there is none. `hosts` are the bind and
  * public hosts; an existing certificate that lacks one is still used (the phone pins the
@@ -73,7 +68,7 @@ export async function ensureCertificate(tlsDir: string, hosts: readonly string[]
     mkdirSync(tlsDir, { recursive: true, mode: 0o700 });
     chmodSync(tlsDir, 0o700);
   } catch (err) {
-    throw new CertificateError(`${tlsDir} cannot be created: ${(err as Error).message}`);
+    throw unusable(`${tlsDir} cannot be created: ${(err as Error).message}`);
   }
   const wanted = certificateNames(hosts);
   if (existsSync(certPath) || existsSync(keyPath)) {
@@ -97,12 +92,12 @@ export async function ensureCertificate(tlsDir: string, hosts: readonly string[]
   });
   // The key first: a crash between the two writes leaves a key without a certificate, which the
   // next start reports, never a certificate whose key is lost.
-  writeAtomic(keyPath, pems.private, fail);
-  writeAtomic(certPath, pems.cert, fail);
+  writeAtomic(keyPath, pems.private, storeFailure);
+  writeAtomic(certPath, pems.cert, storeFailure);
   return { cert: pems.cert, key: pems.private, fingerprint: fingerprintOf(pems.cert), created: true, names: wanted, missing: [] };
 }
 
-/** Reads and checks an existing pair; any problem is a `CertificateError` saying what to do. */
+/** Reads and checks an existing pair; any problem is `certificate-unusable`, saying what to do. */
 export function loadCertificate(certPath: string, keyPath: string): DaemonCertificate {
   const redo = `remove ${certPath} and ${keyPath} to make a new certificate (phones must then pair again)`;
   let cert: string;
@@ -112,14 +107,14 @@ export function loadCertificate(certPath: string, keyPath: string): DaemonCertif
     key = readFileSync(keyPath, 'utf8');
     chmodSync(keyPath, 0o600);
   } catch (err) {
-    throw new CertificateError(`the TLS certificate cannot be read (${(err as Error).message}); ${redo}`);
+    throw unusable(`the TLS certificate cannot be read (${(err as Error).message}); ${redo}`);
   }
   let x509: X509Certificate;
   try {
     x509 = new X509Certificate(cert);
     if (!x509.checkPrivateKey(createPrivateKey(key))) throw new Error('the key does not belong to the certificate');
   } catch (err) {
-    throw new CertificateError(`the TLS certificate in ${certPath} is not usable (${(err as Error).message}); ${redo}`);
+    throw unusable(`the TLS certificate in ${certPath} is not usable (${(err as Error).message}); ${redo}`);
   }
   return { cert, key, fingerprint: fingerprintOf(cert), created: false, names: namesOf(x509) };
 }

@@ -11,7 +11,8 @@
 import { transition } from 'xstate';
 import { deviceMachine, type DeviceEvent, type DeviceFields, type DeviceStateValue } from '../machines/device.machine.js';
 import type { PushDevice, PushDevices } from '../push/push.service.js';
-import type { StoredDevice, TokenRecord, TokenStore } from './token-store.js';
+import type { StoredDevice, TokenRecord } from './token-file.js';
+import type { TokenStore } from './token-store.js';
 
 /** The machine's state for a stored token record. */
 export function deviceStateOf(record: TokenRecord | undefined): DeviceStateValue {

@@ -13,6 +13,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { chmodSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { DomainError, storeFailure } from '../errors.js';
 import { errnoOf, withLock, writeAtomic } from '../files.js';
 
 /** How long a pairing token is valid (docs/contract.md "Limits": 5 minutes). */
@@ -25,15 +26,6 @@ const LOCK = 'pairing.json.lock';
 const FORMAT_VERSION = 1;
 const HASH_PATTERN = /^[0-9a-f]{64}$/;
 
-export class PairingStoreError extends Error {
-  readonly code: 'io' | 'locked' | 'corrupt';
-  constructor(code: 'io' | 'locked' | 'corrupt', message: string) {
-    super(message);
-    this.name = 'PairingStoreError';
-    this.code = code;
-  }
-}
-
 interface PairingRecord {
   readonly hash: string;
   /** Epoch ms. */
@@ -44,7 +36,6 @@ interface PairingRecord {
 /** Why a pairing token was not taken. */
 export type PairingRefusal = 'unknown' | 'expired';
 
-const fail = (code: 'io' | 'locked', message: string) => new PairingStoreError(code, message);
 const digestOf = (token: string): Buffer => createHash('sha256').update(token, 'utf8').digest();
 
 function isPairing(v: unknown): v is PairingRecord {
@@ -72,7 +63,7 @@ export class PairingStore {
       text = readFileSync(this.file, 'utf8');
     } catch (err) {
       if (errnoOf(err) === 'ENOENT') return [];
-      throw new PairingStoreError('io', `${this.file} cannot be read: ${(err as Error).message}`);
+      throw new DomainError('store-io', `${this.file} cannot be read: ${(err as Error).message}`);
     }
     let parsed: unknown;
     try {
@@ -88,18 +79,18 @@ export class PairingStore {
       !Array.isArray(file.pairings) ||
       !file.pairings.every(isPairing)
     ) {
-      throw new PairingStoreError('corrupt', `${this.file} is corrupt; remove it and run "tether pair" again`);
+      throw new DomainError('store-corrupt', `${this.file} is corrupt; remove it and run "tether pair" again`);
     }
     return file.pairings;
   }
 
   private write(records: readonly PairingRecord[]): void {
-    writeAtomic(this.file, JSON.stringify({ version: FORMAT_VERSION, pairings: records }) + '\n', fail);
+    writeAtomic(this.file, JSON.stringify({ version: FORMAT_VERSION, pairings: records }) + '\n', storeFailure);
     chmodSync(this.file, 0o600);
   }
 
   private locked<T>(fn: () => T): T {
-    return withLock(join(this.dir, LOCK), fn, fail);
+    return withLock(join(this.dir, LOCK), fn, storeFailure);
   }
 
   /** Makes a pairing token; its plaintext is returned this once. */

@@ -9,7 +9,9 @@
 import type { DeviceFields } from '../machines/device.machine.js';
 import type { DeviceRegistry } from './devices.js';
 import type { PairingStore } from './pairing-store.js';
-import { MAX_TOKEN_NAME_CHARS, TokenStoreError, type TokenStore } from './token-store.js';
+import { isDomainError } from '../errors.js';
+import { MAX_TOKEN_NAME_CHARS } from './token-file.js';
+import type { TokenStore } from './token-store.js';
 
 /** What `POST /pair` carries (`environment` only with `deviceToken`). */
 export interface PairRequest {
@@ -56,7 +58,7 @@ export class PairingService {
         return { token, tokenId: record.id, name: record.name };
       } catch (err) {
         // Another process took the name between the look and the write: look again.
-        if (err instanceof TokenStoreError && err.code === 'name-taken' && attempt < 3) continue;
+        if (isDomainError(err, 'token-name-taken') && attempt < 3) continue;
         throw err;
       }
     }

@@ -5,132 +5,37 @@
  * explained at `ensureLocalToken`); hashes are compared in constant time over fixed-length
  * digests; files are 0600 in a 0700 directory, written atomically (temp file, fsync, rename)
  * under a lock file, so a crash mid-write loses nothing and two writers never lose each
- * other's changes; a corrupt or truncated file is a `TokenStoreError`, never a silent reset
+ * other's changes; a corrupt or truncated file is a `DomainError` (`store-corrupt`), never a silent reset
  * (which would lock the user out, or let everyone in). Every `verify` looks at the file (one
  * `stat`, about a microsecond) and re-reads it only when it changed, so a token the CLI revoked is
  * refused by a running daemon from the moment the CLI's write is done, and a token it made
  * works at once. Whoever looks first (a request, the CLI's notice to the daemon, the
  * `watchRevocations` timer) tells the revocation listeners, which close that token's sockets.
  */
-import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { randomUUID, timingSafeEqual } from 'node:crypto';
 import { chmodSync, closeSync, fstatSync, mkdirSync, openSync, readFileSync, rmSync, statSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
-import { errnoOf, withLock, writeAtomic } from '../files.js';
-
-export type TokenKind = 'local' | 'device' | 'cli';
-
-export interface TokenRecord {
-  readonly id: string;
-  readonly name: string;
-  /** SHA-256 of the token, 64 lowercase hex digits. */
-  readonly hash: string;
-  /** ISO 8601. */
-  readonly createdAt: string;
-  /** ISO 8601, or null when never used; written in batches, so up to a minute late. */
-  readonly lastUsedAt: string | null;
-  readonly kind: TokenKind;
-  /** The device registered with this token (docs/contract.md "Device registration"); absent or null: none. */
-  readonly device?: StoredDevice | null;
-}
-
-/** A device registration as stored with its token; `removed` keeps the fields for the record. */
-export interface StoredDevice {
-  readonly deviceToken: string;
-  readonly environment: 'sandbox' | 'production';
-  readonly deviceName: string;
-  readonly state: 'registered' | 'removed';
-  /** ISO 8601: when it entered `state`. */
-  readonly at: string;
-}
-
-export type TokenStoreErrorCode = 'corrupt' | 'io' | 'locked' | 'name-taken' | 'no-such-token' | 'bad-name';
-
-/** The store refuses: a file it cannot trust, a lock it cannot take, a name it cannot use. */
-export class TokenStoreError extends Error {
-  readonly code: TokenStoreErrorCode;
-  constructor(code: TokenStoreErrorCode, message: string) {
-    super(message);
-    this.name = 'TokenStoreError';
-    this.code = code;
-  }
-}
-
+import { DomainError } from '../errors.js';
+import { errnoOf } from '../files.js';
+import {
+  checkName,
+  digestOf,
+  findToken,
+  FORMAT_VERSION,
+  LOCAL_TOKEN_FILE,
+  locked,
+  newToken,
+  parseTokensFile,
+  TOKENS_FILE,
+  writeFile,
+  type StoredDevice,
+  type TokenKind,
+  type TokenRecord,
+} from './token-file.js';
 /** How often `watchRevocations` looks at the file when no request does. */
 export const REVOCATION_CHECK_MS = 250;
 /** How long `touch` batches last-used times before writing them. */
 export const TOUCH_FLUSH_MS = 60_000;
-/** Longest token name, in characters. */
-export const MAX_TOKEN_NAME_CHARS = 64;
-const TOKENS_FILE = 'tokens.json';
-const LOCAL_TOKEN_FILE = 'local-token';
-const LOCK_FILE = 'tokens.json.lock';
-const FORMAT_VERSION = 1;
-const HASH_PATTERN = /^[0-9a-f]{64}$/;
-// eslint-disable-next-line no-control-regex -- control characters are exactly what is refused
-const CONTROL_CHARS = /[\u0000-\u001f\u007f]/;
-
-/** A new token: 32 random bytes, base64url (43 characters). */
-export const newToken = (): string => randomBytes(32).toString('base64url');
-const digestOf = (token: string): Buffer => createHash('sha256').update(token, 'utf8').digest();
-
-const fail = (code: 'io' | 'locked', message: string): TokenStoreError => new TokenStoreError(code, message);
-const writeFile = (path: string, text: string): void => writeAtomic(path, text, fail);
-/** Runs `fn` holding `<dir>/tokens.json.lock`, so that the daemon and the CLI never interleave writes. */
-const locked = <T>(dir: string, fn: () => T): T => withLock(join(dir, LOCK_FILE), fn, fail);
-
-function isDevice(v: unknown): v is StoredDevice {
-  if (typeof v !== 'object' || v === null) return false;
-  const d = v as Record<string, unknown>;
-  return (
-    typeof d.deviceToken === 'string' &&
-    (d.environment === 'sandbox' || d.environment === 'production') &&
-    typeof d.deviceName === 'string' &&
-    (d.state === 'registered' || d.state === 'removed') &&
-    typeof d.at === 'string'
-  );
-}
-
-function isRecord(v: unknown): v is TokenRecord {
-  if (typeof v !== 'object' || v === null) return false;
-  const r = v as Record<string, unknown>;
-  return (
-    typeof r.id === 'string' &&
-    typeof r.name === 'string' &&
-    typeof r.hash === 'string' &&
-    HASH_PATTERN.test(r.hash) &&
-    typeof r.createdAt === 'string' &&
-    (r.lastUsedAt === null || typeof r.lastUsedAt === 'string') &&
-    (r.kind === 'local' || r.kind === 'device' || r.kind === 'cli') &&
-    (r.device === undefined || r.device === null || isDevice(r.device))
-  );
-}
-
-/** Parses the file's text; anything unexpected is `corrupt`, with the path and how to recover. */
-function parseTokensFile(path: string, text: string): TokenRecord[] {
-  const corrupt = (why: string) =>
-    new TokenStoreError('corrupt', `${path} is corrupt (${why}); fix it, or remove it and create the tokens again`);
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    throw corrupt(text.trim() === '' ? 'empty' : 'not JSON, perhaps truncated');
-  }
-  const file = parsed as { version?: unknown; tokens?: unknown } | null;
-  if (typeof file !== 'object' || file === null || file.version !== FORMAT_VERSION)
-    throw corrupt(`not a version ${FORMAT_VERSION} token file`);
-  if (!Array.isArray(file.tokens) || !file.tokens.every(isRecord)) throw corrupt('a token record is malformed');
-  const records = file.tokens;
-  if (new Set(records.map((r) => r.id)).size !== records.length) throw corrupt('two tokens share an id');
-  return records;
-}
-
-function checkName(name: string): string {
-  const trimmed = name.trim();
-  if (trimmed === '' || trimmed.length > MAX_TOKEN_NAME_CHARS || CONTROL_CHARS.test(trimmed)) {
-    throw new TokenStoreError('bad-name', `a token name has 1 to ${MAX_TOKEN_NAME_CHARS} printable characters`);
-  }
-  return trimmed;
-}
 
 interface Entry {
   readonly record: TokenRecord;
@@ -173,7 +78,7 @@ export class TokenStore {
       store.load();
       return Promise.resolve(store);
     } catch (err) {
-      return Promise.reject(err instanceof TokenStoreError ? err : new TokenStoreError('io', `${authDir}: ${(err as Error).message}`));
+      return Promise.reject(err instanceof DomainError ? err : new DomainError('store-io', `${authDir}: ${(err as Error).message}`));
     }
   }
 
@@ -187,7 +92,7 @@ export class TokenStore {
     try {
       fd = openSync(this.file, 'r');
     } catch (err) {
-      if (errnoOf(err) !== 'ENOENT') throw new TokenStoreError('io', `${this.file} cannot be read: ${(err as Error).message}`);
+      if (errnoOf(err) !== 'ENOENT') throw new DomainError('store-io', `${this.file} cannot be read: ${(err as Error).message}`);
       // No file: no tokens (first start, or the user removed them all).
       this.replaceEntries([]);
       this.seen = '';
@@ -289,7 +194,7 @@ export class TokenStore {
     try {
       return Promise.resolve(this.ensureLocalTokenSync());
     } catch (err) {
-      return Promise.reject(err instanceof Error ? err : new TokenStoreError('io', String(err)));
+      return Promise.reject(err instanceof Error ? err : new DomainError('store-io', String(err)));
     }
   }
 
@@ -303,7 +208,7 @@ export class TokenStore {
         try {
           plain = readFileSync(plainPath, 'utf8').trim();
         } catch (err) {
-          if (errnoOf(err) !== 'ENOENT') throw new TokenStoreError('io', `${plainPath} cannot be read: ${(err as Error).message}`);
+          if (errnoOf(err) !== 'ENOENT') throw new DomainError('store-io', `${plainPath} cannot be read: ${(err as Error).message}`);
         }
         const valid = plain !== null && timingSafeEqual(digestOf(plain), local.digest);
         return { token: valid ? plain : null, created: false };
@@ -338,11 +243,11 @@ export class TokenStore {
   /** Creates a named token; its plaintext is returned this once and never stored. */
   create(name: string, kind: 'device' | 'cli' = 'cli'): { token: string; record: TokenRecord } {
     const checked = checkName(name);
-    if ((kind as TokenKind) === 'local') throw new TokenStoreError('bad-name', 'the local token is created by the daemon only');
+    if ((kind as TokenKind) === 'local') throw new DomainError('token-name-invalid', 'the local token is created by the daemon only');
     const token = newToken();
     const record = this.newRecord(checked, kind, token);
     this.mutate((records) => {
-      if (records.some((r) => r.name === checked)) throw new TokenStoreError('name-taken', `a token named "${checked}" exists`);
+      if (records.some((r) => r.name === checked)) throw new DomainError('token-name-taken', `a token named "${checked}" exists`);
       return { records: [...records, record], result: undefined };
     });
     return { token, record };
@@ -371,7 +276,7 @@ export class TokenStore {
     return this.mutate((records) => {
       const r = findToken(records, nameOrId);
       if (records.some((x) => x.name === checked && x.id !== r.id))
-        throw new TokenStoreError('name-taken', `a token named "${checked}" exists`);
+        throw new DomainError('token-name-taken', `a token named "${checked}" exists`);
       const renamed = { ...r, name: checked };
       return { records: records.map((x) => (x.id === r.id ? renamed : x)), result: renamed };
     });
@@ -381,7 +286,7 @@ export class TokenStore {
   setDevice(id: string, device: StoredDevice | null): TokenRecord {
     return this.mutate((records) => {
       const r = records.find((x) => x.id === id);
-      if (!r) throw new TokenStoreError('no-such-token', `no token has the id "${id}"`);
+      if (!r) throw new DomainError('token-not-found', `no token has the id "${id}"`);
       const changed: TokenRecord = { ...r, device };
       return { records: records.map((x) => (x.id === id ? changed : x)), result: changed };
     });
@@ -436,10 +341,4 @@ export class TokenStore {
     this.touchTimer = null;
     this.flushTouches();
   }
-}
-
-function findToken(records: readonly TokenRecord[], nameOrId: string): TokenRecord {
-  const r = records.find((x) => x.id === nameOrId) ?? records.find((x) => x.name === nameOrId);
-  if (!r) throw new TokenStoreError('no-such-token', `no token has the name or id "${nameOrId}"`);
-  return r;
 }

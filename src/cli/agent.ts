@@ -9,6 +9,7 @@
 import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
 import { delimiter, dirname, isAbsolute, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { DomainError } from '../errors.js';
 import type { AgentLaunch } from '../actors/session.actor.js';
 import { integratedArgv, reportsState, type AgentIntegration, type AgentResume } from '../agent/launch.js';
 import { detectAgentKind, resolveAgentKind, type AgentKindResolved } from '../agent/kinds.js';
@@ -85,16 +86,15 @@ export function bundledPi(nodeVersion = process.versions.node): string | null {
   return null;
 }
 
-/** Thrown when neither the configured program nor a bundled pi can be found. */
-export class AgentNotFoundError extends Error {
-  /** `table`: where the command is configured (`[agent]`, `[agents.claude]`). */
-  constructor(program: string, table = '[agent]') {
-    super(
-      `the agent program "${program}" (${table} command) was not found on PATH and no bundled pi can run here: set ${table} command in the config to a program on PATH or a full path`,
-    );
-    this.name = 'AgentNotFoundError';
-  }
-}
+/**
+ * Neither the configured program nor a bundled pi can be found (`agent-not-found`). `table`:
+ * where the command is configured (`[agent]`, `[agents.claude]`).
+ */
+const agentNotFound = (program: string, table = '[agent]'): DomainError =>
+  new DomainError(
+    'agent-not-found',
+    `the agent program "${program}" (${table} command) was not found on PATH and no bundled pi can run here: set ${table} command in the config to a program on PATH or a full path`,
+  );
 
 /**
  * The `auto` rule: the program is pi when its file is named `pi`, or when it is (a link to)
@@ -116,10 +116,10 @@ export function resolveAgentProgram(
   if (found) return { argv: [found, ...rest], kind: resolveAgentKind(agent.kind, found) };
   if (program === 'pi') {
     const script = bundledPi();
-    if (!script) throw new AgentNotFoundError(program, table);
+    if (!script) throw agentNotFound(program, table);
     return { argv: [process.execPath, script, ...rest], kind: agent.kind === 'auto' ? 'pi' : resolveAgentKind(agent.kind, program) };
   }
-  throw new AgentNotFoundError(program, table);
+  throw agentNotFound(program, table);
 }
 
 /** The agent's argv (the configured arguments, none of tether's), and whether it is pi. */

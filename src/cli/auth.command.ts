@@ -7,7 +7,9 @@
  */
 import { Command, Option } from 'clipanion';
 import { DeviceRegistry } from '../auth/devices.js';
-import { TokenStore, TokenStoreError, type TokenRecord } from '../auth/token-store.js';
+import type { TokenRecord } from '../auth/token-file.js';
+import { TokenStore } from '../auth/token-store.js';
+import { isDomainError } from '../errors.js';
 import { loadConfig } from '../config/load.js';
 import { resolvePaths, type TetherPaths } from '../config/paths.js';
 import { noticeDaemon, readLocalToken } from './daemon-notice.js';
@@ -32,8 +34,7 @@ async function withStore(cmd: Command, fn: (store: TokenStore, paths: TetherPath
     }
     return 0;
   } catch (err) {
-    if (err instanceof TokenStoreError && err.code === 'no-such-token')
-      return reportFailure(new CliError(err.message, 2), cmd.context.stderr);
+    if (isDomainError(err, 'token-not-found')) return reportFailure(new CliError(err.message, 2), cmd.context.stderr);
     return reportFailure(err, cmd.context.stderr);
   }
 }

@@ -4,8 +4,9 @@
  */
 import { statfs } from 'node:fs/promises';
 import type pino from 'pino';
+import { isDomainError } from '../errors.js';
 import type { DiskBuffers, SessionActivity } from '../actors/disk-buffer.actor.js';
-import { CertificateError, ensureCertificate } from '../auth/certificate.js';
+import { ensureCertificate } from '../auth/certificate.js';
 import type { TmuxCli } from '../tmux/exec.js';
 import { killSession } from '../tmux/sessions.js';
 import { listSessions, sessionActivity } from '../tmux/session-list.js';
@@ -62,6 +63,6 @@ export async function loadCertificate(tlsDir: string, host: string, publicBaseUr
       log.warn({ missing: cert.missing }, 'the TLS certificate does not name every host; paired phones pin its fingerprint, so it is kept');
     return cert;
   } catch (err) {
-    throw err instanceof CertificateError ? new CliError(err.message) : err;
+    throw isDomainError(err, 'certificate-unusable') ? new CliError(err.message) : err;
   }
 }

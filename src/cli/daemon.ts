@@ -8,6 +8,7 @@
  */
 import { rmSync } from 'node:fs';
 import { hostname } from 'node:os';
+import { isDomainError } from '../errors.js';
 import { DiskBuffers, GIB, MIB } from '../actors/disk-buffer.actor.js';
 import { SessionsService } from '../service/sessions.service.js';
 import { SessionRecords } from '../restore/records.js';
@@ -23,11 +24,11 @@ import { DeviceRegistry } from '../auth/devices.js';
 import { PairingService } from '../auth/pairing.js';
 import { PairingStore } from '../auth/pairing-store.js';
 import { TokenStore } from '../auth/token-store.js';
-import { PushConfigError, preparePush } from '../push/settings.js';
+import { preparePush } from '../push/settings.js';
 import { pairRoutes } from '../transport/pair.routes.js';
 import { StreamHub } from '../stream/stream-hub.js';
 import { ConnectionRegistry } from '../transport/connections.js';
-import { streamRoutes, type StreamHandle } from '../transport/stream.plugin.js';
+import { streamRoutes } from '../transport/stream.plugin.js';
 import { loadConfig, parseBindAddress } from '../config/load.js';
 import { makeLogger } from './logger.js';
 import { resolvePaths } from '../config/paths.js';
@@ -96,7 +97,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
   for (const w of warnings) log.warn(w);
   const tls = config.tls ? await loadCertificate(paths.tlsDir, host, config.publicBaseUrl, log) : null;
   const pushSettings = await preparePush(config.push, paths.configFile).catch((err: Error) => {
-    throw err instanceof PushConfigError ? new CliError(err.message) : err;
+    throw isDomainError(err, 'push-config-invalid') ? new CliError(err.message) : err;
   });
   const tokens = await TokenStore.open(paths.authDir);
   const local = await tokens.ensureLocalToken();
@@ -286,12 +287,6 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     const closed = connections.closeToken(record.id);
     log.info({ tokenId: record.id, name: record.name, closed }, 'token revoked: its connections are closed');
   });
-  const stream: StreamHandle = {
-    has: (id) => system.sessionIds().includes(id),
-    open: (id, kind, link) => hub.open(id, kind, link),
-    input: (id, message) => sessions.input(id, message),
-    respawn: (id) => sessions.respawn(id).then(() => undefined),
-  };
   // Requests wait until the sessions are adopted: the port is held before anything is touched.
   let booted!: () => void;
   const ready = new Promise<void>((resolve) => (booted = resolve));
@@ -303,7 +298,13 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     sessions,
     ...(tls ? { tls: { key: tls.key, cert: tls.cert } } : {}),
     plugins: [
-      async (app) => void (await app.register(streamRoutes, { stream, connections, pingIntervalMs: config.stream.ping_interval_s * 1000 })),
+      async (app) =>
+        void (await app.register(streamRoutes, {
+          stream: hub,
+          sessions,
+          connections,
+          pingIntervalMs: config.stream.ping_interval_s * 1000,
+        })),
       async (app) => void (await app.register(pairRoutes, { pairing })),
       async (app) => void (await app.register(opsRoutes, { ops, connections })),
       ...workbench.plugins,

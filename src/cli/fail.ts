@@ -2,7 +2,11 @@
  * Refusals at start-up: one clear line on stderr and a non-zero exit (docs/configuration.md "Start-up").
  */
 
-/** An error the CLI reports as its one line, with the exit code to use. */
+/**
+ * An error the CLI reports as its one line, with the exit code to use. The CLI is a transport of
+ * its own: it prints any error's message; this class is kept apart from DomainError because it
+ * carries the process's exit status (2 for "no such token"), which no code of the registry does.
+ */
 export class CliError extends Error {
   constructor(
     message: string,

@@ -12,8 +12,9 @@ import { parse as parseToml, TomlError } from 'smol-toml';
 import type { TSchema } from 'typebox';
 import type { TAdditionalPropertiesError } from 'typebox/error';
 import { Value } from 'typebox/value';
+import { isDomainError } from '../errors.js';
 import type { TetherPaths } from './paths.js';
-import { CommandLineError, splitCommandLine } from './command-line.js';
+import { splitCommandLine } from './command-line.js';
 import {
   AGENT_NAME_EXPECTED,
   COMMAND_LINE_EXPECTED,
@@ -30,7 +31,11 @@ export const MAX_CONFIG_FILE_BYTES = 1024 * 1024;
 /** Longest excerpt of a bad value quoted in an error. */
 const MAX_QUOTED_CHARS = 60;
 
-/** A config that cannot be used. `message` is one line: `<source>: <what is wrong>`. */
+/**
+ * A config that cannot be used. `message` is one line: `<source>: <what is wrong>`. Internal to
+ * start-up (never a client's answer), and kept apart from DomainError because it carries where
+ * the fault is (`source`, `key`, `line`) as fields a caller can point at, not only as words.
+ */
 export class ConfigError extends Error {
   /** The file path or environment variable at fault, or null for a bare value. */
   readonly source: string | null;
@@ -249,7 +254,7 @@ function commandLineProblem(key: string, command: string): Problem | null {
     splitCommandLine(command);
     return null;
   } catch (err) {
-    if (!(err instanceof CommandLineError)) throw err;
+    if (!isDomainError(err, 'command-line-invalid')) throw err;
     return { key, detail: `${key} must be ${COMMAND_LINE_EXPECTED}, got ${quote(command)}: it has ${err.message}`, reason: err.message };
   }
 }

@@ -8,6 +8,7 @@
  */
 import { constants } from 'node:fs';
 import { open, readFile } from 'node:fs/promises';
+import { DomainError } from '../errors.js';
 import { heldRanges, parseBufferIndex, sliceHistory, type BufferSegment, type PositionRange } from './buffer-index.js';
 
 /** The most bytes one history answer carries (8 MiB); the answer says where to continue. */
@@ -30,15 +31,10 @@ export interface HistoryPage {
   readonly held: readonly PositionRange[];
 }
 
-/** Nothing of the asked range is held: the ranges that are. */
-export class RangeNotHeldError extends Error {
-  readonly held: readonly PositionRange[];
-  constructor(from: number, to: number, held: readonly PositionRange[]) {
-    const holds = held.length === 0 ? 'nothing yet' : held.map((r) => `${r.from}-${r.to}`).join(', ');
-    super(`the buffer holds no position from ${from} to ${to}; it holds ${holds}`);
-    this.name = 'RangeNotHeldError';
-    this.held = held;
-  }
+/** Nothing of the asked range is held: `range-not-held`, with the ranges that are (`held`). */
+function rangeNotHeld(from: number, to: number, held: readonly PositionRange[]): DomainError {
+  const holds = held.length === 0 ? 'nothing yet' : held.map((r) => `${r.from}-${r.to}`).join(', ');
+  return new DomainError('range-not-held', `the buffer holds no position from ${from} to ${to}; it holds ${holds}`, { extra: { held } });
 }
 
 const OPEN_READ = constants.O_RDONLY | constants.O_NOFOLLOW;
@@ -94,9 +90,9 @@ export async function readHistory(files: BufferFiles, from: number, to: number |
   const held = heldRanges(segments);
   const end = to ?? Number.MAX_SAFE_INTEGER;
   const slice = sliceHistory(segments, from, end, maxBytes);
-  if (!slice) throw new RangeNotHeldError(from, end, held);
+  if (!slice) throw rangeNotHeld(from, end, held);
   const data = await readAt(files.log, slice.offset, slice.bytes);
   // The file cannot shrink (it is only appended to or deleted), so a short read is a deletion.
-  if (data.length < slice.bytes) throw new RangeNotHeldError(from, end, []);
+  if (data.length < slice.bytes) throw rangeNotHeld(from, end, []);
   return { from: slice.from, to: slice.to, next: slice.next, data, held };
 }

@@ -8,6 +8,7 @@
  * runs past SEARCH_TIMEOUT_MS is ended and its search refused, never left running or reused.
  */
 import { Worker } from 'node:worker_threads';
+import { DomainError } from '../errors.js';
 import type { BufferFiles } from './history-reader.js';
 import type { SearchResult } from './search-scan.js';
 
@@ -25,13 +26,8 @@ const WORKER_IDLE_MS = 60_000;
 /** Heap of a search worker, in MB: a block and its text, never the whole buffer. */
 const WORKER_HEAP_MB = 96;
 
-/** A search could not run now (too many waiting) or failed; the message says which. */
-export class SearchUnavailableError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'SearchUnavailableError';
-  }
-}
+/** A search could not run now (too many waiting) or failed: `search-unavailable`; the message says which. */
+const unavailable = (message: string): DomainError => new DomainError('search-unavailable', message);
 
 export class SearchRunner {
   private running = 0;
@@ -52,7 +48,7 @@ export class SearchRunner {
   /** Searches a buffer in a worker; waits for a free turn first. */
   async search(files: BufferFiles, query: string, limit: number): Promise<SearchResult> {
     if (this.running >= MAX_PARALLEL_SEARCHES) {
-      if (this.waiting.length >= MAX_WAITING_SEARCHES) throw new SearchUnavailableError('too many searches are running; try again shortly');
+      if (this.waiting.length >= MAX_WAITING_SEARCHES) throw unavailable('too many searches are running; try again shortly');
       await new Promise<void>((resolve) => this.waiting.push(resolve));
     }
     this.running++;
@@ -77,16 +73,16 @@ export class SearchRunner {
       };
       const timer = setTimeout(() => {
         finish(false);
-        reject(new SearchUnavailableError(`the search took longer than ${SEARCH_TIMEOUT_MS / 1000} s and was stopped`));
+        reject(unavailable(`the search took longer than ${SEARCH_TIMEOUT_MS / 1000} s and was stopped`));
       }, SEARCH_TIMEOUT_MS);
       const onMessage = (msg: { ok: true; result: SearchResult } | { ok: false; message: string }) => {
         finish(msg.ok);
         if (msg.ok) resolve(msg.result);
-        else reject(new SearchUnavailableError(`the search failed: ${msg.message}`));
+        else reject(unavailable(`the search failed: ${msg.message}`));
       };
       const onError = (err: Error) => {
         finish(false);
-        reject(new SearchUnavailableError(`the search failed: ${err.message}`));
+        reject(unavailable(`the search failed: ${err.message}`));
       };
       const onExit = (code: number) => onError(new Error(`its worker stopped (exit code ${code})`));
       worker.on('message', onMessage).on('error', onError).on('exit', onExit);

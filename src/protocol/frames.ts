@@ -4,11 +4,11 @@
  *
  * Invariants: a chunk frame is encoded once per chunk and the same Buffer goes to every client;
  * sequence numbers are below 2^53 so JSON and JavaScript numbers carry them exactly; a client
- * frame is parsed against its schema or refused with a typed `ProtocolError`, never half-read.
+ * frame is parsed against its schema or refused with a typed `DomainError` (`frame-malformed`), never half-read.
  */
 import { Type, type Static } from 'typebox';
 import { Compile } from 'typebox/compile';
-import { FRAME_ERRORS, ProtocolError } from '../errors.js';
+import { DomainError, FRAME_ERRORS } from '../errors.js';
 import { InputSchemas, inputRuleBroken } from './input.js';
 import { AGENT_STATE_VALUES, type AgentStateValue as AgentStateName } from '../machines/agent-state.machine.js';
 
@@ -20,7 +20,7 @@ const TWO_32 = 2 ** 32;
 
 /** Encodes a chunk frame: header and payload in one exact-size Buffer. */
 export function encodeChunkFrame(seq: number, data: Buffer): Buffer {
-  if (!Number.isSafeInteger(seq) || seq < 0) throw new ProtocolError('frame-malformed', `sequence number out of range: ${seq}`);
+  if (!Number.isSafeInteger(seq) || seq < 0) throw new DomainError('frame-malformed', `sequence number out of range: ${seq}`);
   const frame = Buffer.allocUnsafe(CHUNK_HEADER_BYTES + data.length);
   frame.writeUInt32BE(Math.floor(seq / TWO_32), 0);
   frame.writeUInt32BE(seq % TWO_32, 4);
@@ -30,10 +30,10 @@ export function encodeChunkFrame(seq: number, data: Buffer): Buffer {
 
 /** Decodes a chunk frame (clients): the sequence number and a view of the bytes. */
 export function decodeChunkFrame(frame: Uint8Array): { seq: number; data: Buffer } {
-  if (frame.length < CHUNK_HEADER_BYTES) throw new ProtocolError('frame-malformed', 'a chunk frame is at least 8 bytes');
+  if (frame.length < CHUNK_HEADER_BYTES) throw new DomainError('frame-malformed', 'a chunk frame is at least 8 bytes');
   const buf = Buffer.from(frame.buffer, frame.byteOffset, frame.byteLength);
   const hi = buf.readUInt32BE(0);
-  if (hi >= 2 ** 21) throw new ProtocolError('frame-malformed', 'sequence number above 2^53');
+  if (hi >= 2 ** 21) throw new DomainError('frame-malformed', 'sequence number above 2^53');
   return { seq: hi * TWO_32 + buf.readUInt32BE(4), data: buf.subarray(CHUNK_HEADER_BYTES) };
 }
 
@@ -61,6 +61,8 @@ export const SessionMetaFrame = Type.Object({
 });
 export const ErrorFrame = Type.Object({ type: Type.Literal('error'), code: Type.Enum(FRAME_ERRORS), message: Type.String() });
 export type StateFrame = Static<typeof StateFrame>;
+/** An agent state as a `state` frame carries it: what the agent hub reports and the streams send. */
+export type AgentStateFact = Readonly<Omit<StateFrame, 'type'>>;
 export type SnapshotFrame = Static<typeof SnapshotFrame>;
 export type SessionMetaFrame = Static<typeof SessionMetaFrame>;
 export type ErrorFrame = Static<typeof ErrorFrame>;
@@ -73,23 +75,23 @@ const SERVER_CHECKS = new Map<string, ReturnType<typeof Compile>>([
   ['error', Compile(ErrorFrame)],
 ]);
 
-/** The JSON object a text frame holds, or ProtocolError('frame-malformed') for anything else. */
+/** The JSON object a text frame holds, or DomainError('frame-malformed') for anything else. */
 function jsonObjectOf(text: string): { readonly type?: unknown } {
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
-    throw new ProtocolError('frame-malformed', 'a text frame must be one JSON object');
+    throw new DomainError('frame-malformed', 'a text frame must be one JSON object');
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value))
-    throw new ProtocolError('frame-malformed', 'a text frame must be one JSON object');
+    throw new DomainError('frame-malformed', 'a text frame must be one JSON object');
   return value;
 }
 
 /**
  * Parses a server text frame (clients). A frame of a type this version does not know is `null`
  * (a newer server may add types; a client skips them); a known type that does not fit its
- * schema throws ProtocolError('frame-malformed'). Fields a newer server adds are kept.
+ * schema throws DomainError('frame-malformed'). Fields a newer server adds are kept.
  */
 export function parseServerFrame(text: string): ServerFrame | null {
   const value = jsonObjectOf(text);
@@ -98,7 +100,7 @@ export function parseServerFrame(text: string): ServerFrame | null {
   if (!check) return null;
   if (!check.Check(value)) {
     const first = [...check.Errors(value)][0];
-    throw new ProtocolError(
+    throw new DomainError(
       'frame-malformed',
       `${first?.instancePath || String(type)}: ${first?.message ?? 'does not fit'} (a "${String(type)}" frame)`,
     );
@@ -129,21 +131,21 @@ type ClientType = keyof typeof ClientFrames;
 /** One compiled validator per frame type, so an error names the field of the frame sent. */
 const CHECKS = new Map(Object.entries(ClientFrames).map(([type, schema]) => [type, Compile(schema)]));
 
-/** Parses a client text frame, or throws ProtocolError('frame-malformed') saying what is wrong. */
+/** Parses a client text frame, or throws DomainError('frame-malformed') saying what is wrong. */
 export function parseClientFrame(text: string): ClientFrame {
   const value = jsonObjectOf(text);
   const type = value.type;
   const check = typeof type === 'string' ? CHECKS.get(type) : undefined;
-  if (!check) throw new ProtocolError('frame-malformed', `type: must be one of ${Object.keys(ClientFrames).join(', ')}`);
+  if (!check) throw new DomainError('frame-malformed', `type: must be one of ${Object.keys(ClientFrames).join(', ')}`);
   if (!check.Check(value)) {
     const first = [...check.Errors(value)][0];
     const where = first?.instancePath ? first.instancePath.replace(/^\//, '') : (type as ClientType);
-    throw new ProtocolError('frame-malformed', `${where}: ${first?.message ?? 'does not fit the frame'} (in a "${String(type)}" frame)`);
+    throw new DomainError('frame-malformed', `${where}: ${first?.message ?? 'does not fit the frame'} (in a "${String(type)}" frame)`);
   }
   const frame = value as ClientFrame;
   if (frame.type === 'key' || frame.type === 'keys' || frame.type === 'paste') {
     const broken = inputRuleBroken(frame);
-    if (broken) throw new ProtocolError('frame-malformed', broken.message);
+    if (broken) throw new DomainError('frame-malformed', broken.message);
   }
   return frame;
 }

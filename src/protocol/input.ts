@@ -9,6 +9,7 @@
  */
 import { Type, type Static } from 'typebox';
 import { Compile } from 'typebox/compile';
+import { DomainError } from '../errors.js';
 
 /** Longest `keys` / `paste` text, in characters (a transport's size limit may cap it further). */
 export const MAX_INPUT_CHARS = 1024 * 1024;
@@ -27,16 +28,8 @@ export const INPUT_TYPES = Object.keys(InputSchemas) as InputType[];
 /** One input, as a client sends it over REST and WebSocket alike. */
 export type InputMessage = Static<typeof InputSchemas.key> | Static<typeof InputSchemas.keys> | Static<typeof InputSchemas.paste>;
 
-/** Why an input was refused: the field (a JSON path without the leading slash) and a sentence. */
-export class InputRefusal extends Error {
-  constructor(
-    readonly field: string,
-    readonly reason: string,
-  ) {
-    super(`${field}: ${reason}`);
-    this.name = 'InputRefusal';
-  }
-}
+/** Why an input was refused: `invalid`, naming the field (a JSON path without the leading slash). */
+const refusal = (field: string, reason: string): DomainError => new DomainError('invalid', reason, { field });
 
 const CHECKS = new Map(Object.entries(InputSchemas).map(([type, schema]) => [type, Compile(schema)]));
 
@@ -48,24 +41,23 @@ export function isInputType(type: unknown): type is InputType {
  * The rule no schema states: a paste cannot hold NUL (tmux keeps a paste buffer as a C string);
  * literal `keys` may, since they travel as hex bytes. Null when the message keeps it.
  */
-export function inputRuleBroken(message: InputMessage): InputRefusal | null {
-  if (message.type === 'paste' && message.data.includes('\u0000'))
-    return new InputRefusal('data', 'a paste must not contain NUL characters');
+export function inputRuleBroken(message: InputMessage): DomainError | null {
+  if (message.type === 'paste' && message.data.includes('\u0000')) return refusal('data', 'a paste must not contain NUL characters');
   return null;
 }
 
-/** Checks `value` against its type's schema and the rules; returns it typed or throws InputRefusal. */
+/** Checks `value` against its type's schema and the rules; returns it typed or throws the refusal. */
 export function parseInput(value: unknown): InputMessage {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new InputRefusal('type', 'an input is one JSON object');
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw refusal('type', 'an input is one JSON object');
   const type: unknown = (value as { type?: unknown }).type;
-  if (!isInputType(type)) throw new InputRefusal('type', `must be one of ${INPUT_TYPES.join(', ')}`);
+  if (!isInputType(type)) throw refusal('type', `must be one of ${INPUT_TYPES.join(', ')}`);
   const check = CHECKS.get(type)!;
   if (!check.Check(value)) {
     const first = [...check.Errors(value)][0];
     const field = first?.instancePath ? first.instancePath.replace(/^\//, '') : type === 'key' ? 'name' : 'data';
     const extra =
       first?.keyword === 'additionalProperties' ? `a "${type}" input takes ${type === 'key' ? '"name"' : '"data"'} and nothing else` : null;
-    throw new InputRefusal(field, extra ?? first?.message ?? `does not fit a "${type}" input`);
+    throw refusal(field, extra ?? first?.message ?? `does not fit a "${type}" input`);
   }
   const message = value as InputMessage;
   const broken = inputRuleBroken(message);

@@ -9,23 +9,19 @@
  */
 import { createPrivateKey, type KeyObject } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
+import { DomainError } from '../errors.js';
 
 /** APNs accepts a token for an hour: renew it a little before. */
 export const REUSE_MS = 55 * 60_000;
 /** APNs refuses renewals more often than this. */
 export const MIN_RENEW_MS = 20 * 60_000;
 
-/** The `.p8` key could not be used; the message is one line for the person starting tether. */
-export class PushKeyError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'PushKeyError';
-  }
-}
+/** The `.p8` key could not be used (`push-config-invalid`); the message is one line for the person starting tether. */
+const keyUnusable = (message: string): DomainError => new DomainError('push-config-invalid', message);
 
 /**
  * Reads and checks the push auth key: a PKCS#8 PEM holding an EC P-256 private key, as Apple
- * issues them. Every failure is a PushKeyError naming the file and what is wrong.
+ * issues them. Every failure is `push-config-invalid`, naming the file and what is wrong.
  */
 export async function loadPushKey(path: string): Promise<KeyObject> {
   let pem: string;
@@ -41,13 +37,13 @@ export async function loadPushKey(path: string): Promise<KeyObject> {
           : code === 'EISDIR'
             ? 'is a directory'
             : `cannot be read (${code ?? String(err)})`;
-    throw new PushKeyError(`[push] key_path ${path} ${why}`);
+    throw keyUnusable(`[push] key_path ${path} ${why}`);
   }
   let key: KeyObject;
   try {
     key = createPrivateKey({ key: pem, format: 'pem' });
   } catch {
-    throw new PushKeyError(`[push] key_path ${path} is not a PEM private key (expected the .p8 file from Apple)`);
+    throw keyUnusable(`[push] key_path ${path} is not a PEM private key (expected the .p8 file from Apple)`);
   }
   const curve = key.asymmetricKeyDetails?.namedCurve;
   if (key.asymmetricKeyType !== 'ec' || (curve !== 'prime256v1' && curve !== 'P-256')) {
@@ -55,7 +51,7 @@ export async function loadPushKey(path: string): Promise<KeyObject> {
       key.asymmetricKeyType === 'ec'
         ? `an EC key on ${curve ?? 'an unknown curve'}`
         : `an ${(key.asymmetricKeyType ?? 'unknown').toUpperCase()} key`;
-    throw new PushKeyError(`[push] key_path ${path} holds ${found}; APNs needs an EC P-256 key (ES256)`);
+    throw keyUnusable(`[push] key_path ${path} holds ${found}; APNs needs an EC P-256 key (ES256)`);
   }
   return key;
 }

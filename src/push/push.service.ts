@@ -41,7 +41,7 @@ export interface PushDevices {
 export type { PushAlert, SessionLabel } from './alert.js';
 export { MAX_BODY_CHARS, alertPayload } from './alert.js';
 
-export { PushConfigError, preparePush, type PushConfig, type PushSettings, type PushStatus } from './settings.js';
+export { preparePush, pushConfigInvalid, type PushConfig, type PushSettings, type PushStatus } from './settings.js';
 
 export interface PushServiceDeps {
   readonly settings: PushSettings;

@@ -4,6 +4,7 @@
  * "Memory").
  */
 import type { KeyObject } from 'node:crypto';
+import { DomainError } from '../errors.js';
 import { loadPushKey } from './provider-token.js';
 
 /** The `[push]` config section, as in the file. */
@@ -28,13 +29,8 @@ export type PushSettings =
       readonly urls: { readonly sandbox: string; readonly production: string };
     };
 
-/** Thrown for a `[push]` section that cannot work; the message is one line naming the key. */
-export class PushConfigError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'PushConfigError';
-  }
-}
+/** A `[push]` section that cannot work (`push-config-invalid`); the message is one line naming the key. */
+export const pushConfigInvalid = (message: string): DomainError => new DomainError('push-config-invalid', message);
 
 const REQUIRED = ['team_id', 'key_id', 'key_path', 'bundle_id'] as const;
 
@@ -48,18 +44,18 @@ export async function preparePush(config: PushConfig, configFile: string): Promi
     return { enabled: false, reason: 'push is not configured: set team_id, key_id, key_path and bundle_id in [push]' };
   }
   if (missing.length > 0) {
-    throw new PushConfigError(
+    throw pushConfigInvalid(
       `[push] in ${configFile}: ${missing.join(', ')} must be set too (push needs team_id, key_id, key_path and bundle_id)`,
     );
   }
   for (const k of ['sandbox_url', 'production_url'] as const) {
-    if (config[k] === '') throw new PushConfigError(`[push] in ${configFile}: ${k} must not be empty while push is configured`);
+    if (config[k] === '') throw pushConfigInvalid(`[push] in ${configFile}: ${k} must not be empty while push is configured`);
   }
   let key: KeyObject;
   try {
     key = await loadPushKey(config.key_path);
   } catch (err) {
-    throw new PushConfigError(`${(err as Error).message} (in ${configFile})`);
+    throw pushConfigInvalid(`${(err as Error).message} (in ${configFile})`);
   }
   return {
     enabled: true,

@@ -19,7 +19,10 @@ export interface PinnedTlsOptions {
   readonly checkServerIdentity: (host: string, cert: PeerCertificate) => Error | undefined;
 }
 
-/** The server's certificate is not the pinned one. */
+/**
+ * The server's certificate is not the pinned one. A client-side failure, not one of the daemon's:
+ * kept apart from DomainError because it carries both fingerprints for the app to show.
+ */
 export class PinMismatchError extends Error {
   constructor(
     readonly expected: string,

@@ -10,7 +10,11 @@ import http from 'node:http';
 import https from 'node:https';
 import type { PinnedTlsOptions } from './pinning.js';
 
-/** A refused request: the HTTP status and the server's `{error, message}`. */
+/**
+ * A refused request: the HTTP status and the server's `{error, message}`. A client's view of the
+ * wire, already translated by the daemon's transport: kept apart from DomainError because it
+ * carries the wire's status and code (and `held` of a 416), not a registry code.
+ */
 export class WorkbenchError extends Error {
   constructor(
     readonly status: number,

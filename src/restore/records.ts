@@ -17,6 +17,7 @@ import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Type, type Static } from 'typebox';
 import { Compile } from 'typebox/compile';
+import { DomainError, storeFailure } from '../errors.js';
 import { writeAtomic } from '../files.js';
 import { isValidSessionName } from '../protocol/session-name.js';
 
@@ -65,14 +66,8 @@ export interface BrokenRecord {
   readonly why: string;
 }
 
-export class RecordError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'RecordError';
-  }
-}
-
-const fail = (_code: 'io' | 'locked', message: string) => new RecordError(message);
+/** A record that cannot be written: a name that is no session's, a record off its schema (`record-invalid`). */
+const invalid = (message: string): DomainError => new DomainError('record-invalid', message);
 
 export class SessionRecords {
   readonly dir: string;
@@ -82,7 +77,7 @@ export class SessionRecords {
   }
 
   private file(name: string): string {
-    if (!isValidSessionName(name)) throw new RecordError(`not a session name: ${JSON.stringify(name.slice(0, 80))}`);
+    if (!isValidSessionName(name)) throw invalid(`not a session name: ${JSON.stringify(name.slice(0, 80))}`);
     return join(this.dir, `${name}.json`);
   }
 
@@ -126,10 +121,10 @@ export class SessionRecords {
   /** Writes the whole record, atomically. */
   write(record: SessionRecord): void {
     const value: unknown = record;
-    if (!check.Check(value)) throw new RecordError(`not a valid session record for ${JSON.stringify(record.name).slice(0, 80)}`);
+    if (!check.Check(value)) throw invalid(`not a valid session record for ${JSON.stringify(record.name).slice(0, 80)}`);
     const path = this.file(record.name);
     mkdirSync(this.dir, { recursive: true, mode: 0o700 });
-    writeAtomic(path, `${JSON.stringify(record, null, 2)}\n`, fail);
+    writeAtomic(path, `${JSON.stringify(record, null, 2)}\n`, storeFailure);
   }
 
   /** Changes some fields of an existing record; false when there is none. */

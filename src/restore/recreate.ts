@@ -12,10 +12,11 @@
  */
 import { constants } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
+import { isDomainError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { SessionRecord, SessionRecords } from './records.js';
 import type { TmuxCli } from '../tmux/exec.js';
-import { hasSession, SessionExistsError, setUserOption } from '../tmux/sessions.js';
+import { hasSession, setUserOption } from '../tmux/sessions.js';
 import { createSession } from '../tmux/session-create.js';
 import type { CarriesAttention, SessionAttention } from '../actors/attention.js';
 import type { AgentLaunch } from '../actors/session.actor.js';
@@ -36,7 +37,11 @@ export interface RestoreDeps {
   readonly log: Logger;
 }
 
-/** The session could not be brought back; its record says why. */
+/**
+ * The session could not be brought back; its record says why. Internal (start-up restore, never
+ * a client's answer), and kept apart from DomainError because it carries what the session actor
+ * acts on: the attention to raise with the user (`attentionOf`), once per marking.
+ */
 export class RestoreError extends Error implements CarriesAttention {
   constructor(
     readonly id: string,
@@ -133,7 +138,7 @@ export async function recreateSession(deps: RestoreDeps, id: string): Promise<{ 
       createdAt: record.createdAt,
     });
   } catch (err) {
-    if (err instanceof SessionExistsError) return giveUp('another tmux session has its name now');
+    if (isDomainError(err, 'session-exists')) return giveUp('another tmux session has its name now');
     return giveUp(`tmux could not create it: ${(err as Error).message}`);
   }
   // The description and the positions handed out before come back before the link reads them.

@@ -51,7 +51,7 @@ export class HistoryService {
   /** Positions `[from, to)` (to the end when `to` is null), at most 8 MiB of them. */
   async history(id: string, from: number, to: number | null): Promise<HistoryPage & { buffer: BufferNote }> {
     const files = this.files(id);
-    if (to !== null && to <= from) throw new DomainError('invalid', `must be above from (${from}), got ${to}`, 'querystring/to');
+    if (to !== null && to <= from) throw new DomainError('invalid', `must be above from (${from}), got ${to}`, { field: 'querystring/to' });
     await this.deps.flush(id).catch(() => undefined);
     return { ...(await readHistory(files, from, to)), buffer: this.deps.note(id) };
   }
@@ -59,10 +59,10 @@ export class HistoryService {
   /** Lines of the history that contain `query`, newest first. */
   async search(id: string, query: string, limit: number): Promise<SearchResult & { buffer: BufferNote }> {
     const files = this.files(id);
-    if (query.trim() === '') throw new DomainError('invalid', 'must not be empty', 'querystring/q');
-    if (CONTROL_CHARS.test(query)) throw new DomainError('invalid', 'must not contain control characters', 'querystring/q');
+    if (query.trim() === '') throw new DomainError('invalid', 'must not be empty', { field: 'querystring/q' });
+    if (CONTROL_CHARS.test(query)) throw new DomainError('invalid', 'must not contain control characters', { field: 'querystring/q' });
     if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_SEARCH_LIMIT)
-      throw new DomainError('invalid', `must be an integer from 1 to ${MAX_SEARCH_LIMIT}`, 'querystring/limit');
+      throw new DomainError('invalid', `must be an integer from 1 to ${MAX_SEARCH_LIMIT}`, { field: 'querystring/limit' });
     await this.deps.flush(id).catch(() => undefined);
     return { ...(await this.deps.searches.search(files, query, limit)), buffer: this.deps.note(id) };
   }

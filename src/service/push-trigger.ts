@@ -9,7 +9,7 @@
  *   - unrestorable: a session that could not be restored (reported once per marking).
  */
 import type { SessionAttention } from '../actors/attention.js';
-import type { AgentStateFact } from '../agent/hub.js';
+import type { AgentStateFact } from '../protocol/frames.js';
 import type { PushEvent } from '../config/schema.js';
 import type { PushAlert, SessionLabel } from '../push/push.service.js';
 

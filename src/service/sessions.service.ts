@@ -13,7 +13,7 @@ import { access, stat } from 'node:fs/promises';
 import { isAbsolute } from 'node:path';
 import { mergeCommands, type SlashCommand } from '../agent/commands.js';
 import { BUILTIN_COMMANDS } from '../agent/pi/commands.js';
-import { DomainError } from '../errors.js';
+import { DomainError, isDomainError } from '../errors.js';
 import type { AgentState } from '../protocol/frames.js';
 import type { InputMessage } from '../protocol/input.js';
 import type { TmuxCli } from '../tmux/exec.js';
@@ -22,10 +22,9 @@ import { SESSION_NAME_RE, isValidSessionName } from '../protocol/session-name.js
 import { AGENT_OPTION, readUserOption, setUserOption, unsetUserOption } from '../tmux/sessions.js';
 import { listSessions, type TmuxSessionInfo } from '../tmux/session-list.js';
 import { thumbnailFromCapture } from '../tmux/thumbnail.js';
-import { SessionUnavailableError } from '../tmux/pane-link.js';
 import type { UnrestorableSession } from '../restore/at-start.js';
 
-import { SessionCreateError, SessionNotExitedError, SessionRespawnError, type SidecarSystem } from '../actors/system.js';
+import type { SidecarSystem } from '../actors/system.js';
 
 /**
  * How long input sent to a session that is not linked to tmux (just created, or its link being
@@ -175,7 +174,7 @@ export class SessionsService {
       agent: input.agent ?? DEFAULT_AGENT,
     };
     if (input.name !== undefined) {
-      if (!isValidSessionName(input.name)) throw new DomainError('invalid', `must match ${SESSION_NAME_RE.source}`, 'name');
+      if (!isValidSessionName(input.name)) throw new DomainError('invalid', `must match ${SESSION_NAME_RE.source}`, { field: 'name' });
       await this.createOne(input.name, options);
       return { id: input.name, name: input.name };
     }
@@ -197,21 +196,18 @@ export class SessionsService {
     const names = this.catalog.names();
     if (names.includes(agent)) {
       const problem = this.catalog.problem(agent);
-      if (problem !== null) throw new DomainError('invalid', `the agent "${agent}" cannot be started: ${problem}`, 'agent');
+      if (problem !== null) throw new DomainError('invalid', `the agent "${agent}" cannot be started: ${problem}`, { field: 'agent' });
       return;
     }
     const shown = JSON.stringify([...agent].length > MAX_QUOTED_AGENT ? `${[...agent].slice(0, MAX_QUOTED_AGENT).join('')}…` : agent);
-    throw new DomainError('invalid', `no agent named ${shown} is configured; the configured agents are: ${names.join(', ')}`, 'agent');
+    throw new DomainError('invalid', `no agent named ${shown} is configured; the configured agents are: ${names.join(', ')}`, {
+      field: 'agent',
+    });
   }
 
   /** Creates one session; tmux failing to create it is a 503 that says why. */
   private async createOne(name: string, options: { project?: string; cwd?: string; agent?: string }): Promise<void> {
-    try {
-      await this.system.createSession(name, 'api', options);
-    } catch (err) {
-      if (err instanceof SessionCreateError) throw new DomainError('tmux-unavailable', err.message);
-      throw err;
-    }
+    await this.system.createSession(name, 'api', options);
   }
 
   private async freeName(): Promise<string> {
@@ -271,13 +267,7 @@ export class SessionsService {
    */
   async respawn(id: string): Promise<{ id: string; state: 'running' | 'exited'; exitStatus: number | null }> {
     this.known(id);
-    try {
-      if (!(await this.system.respawnSession(id))) throw notFound(id);
-    } catch (err) {
-      if (err instanceof SessionNotExitedError) throw new DomainError('session-running', err.message);
-      if (err instanceof SessionRespawnError) throw new DomainError('tmux-unavailable', err.message);
-      throw err;
-    }
+    if (!(await this.system.respawnSession(id))) throw notFound(id);
     const live = this.system.session(id);
     if (!live) throw notFound(id);
     return { id, state: live.exited ? 'exited' : 'running', exitStatus: live.exited ? live.exitStatus : null };
@@ -319,7 +309,7 @@ export class SessionsService {
       // The lines are made once the pane is known; an unknown key name is refused as it comes up.
       await session.input.runWhenLinked((pane) => inputCommands(pane, message), linkWaitMs);
     } catch (err) {
-      if (err instanceof SessionUnavailableError) {
+      if (isDomainError(err, 'tmux-unavailable')) {
         throw new DomainError('tmux-unavailable', `session ${id} is not linked to tmux (waited ${Math.round(linkWaitMs / 1000)} s)`);
       }
       throw err;
@@ -345,7 +335,7 @@ export class SessionsService {
  * directory this user can enter. The message names it, so a typo is plain to see.
  */
 export async function checkDirectory(cwd: string): Promise<void> {
-  const refuse = (why: string) => new DomainError('invalid', `${JSON.stringify(cwd)} ${why}`, 'cwd');
+  const refuse = (why: string) => new DomainError('invalid', `${JSON.stringify(cwd)} ${why}`, { field: 'cwd' });
   if (cwd.includes('\u0000')) throw refuse('contains a NUL character');
   if (!isAbsolute(cwd)) throw refuse('is not an absolute path');
   const info = await stat(cwd).catch(() => null);

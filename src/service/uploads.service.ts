@@ -8,9 +8,9 @@
  */
 import { unlink } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
-import { DomainError } from '../errors.js';
+import { DomainError, isDomainError } from '../errors.js';
 import type { InputMessage } from '../protocol/input.js';
-import { UploadRefusal, type StoredUpload, type UploadStore } from '../uploads/upload-store.js';
+import { uploadTooLarge, type StoredUpload, type UploadStore } from '../uploads/upload-store.js';
 
 /** Characters a path may hold and still be typed as it is. */
 const PLAIN_PATH = /^[A-Za-z0-9._/+@%:,=~-]+$/;
@@ -45,15 +45,14 @@ export class UploadsService {
     if (state === null) throw new DomainError('session-not-found', `no session named "${id}"`);
     if (opts.insert && state === 'exited')
       throw new DomainError('session-exited', `the agent of session ${id} has exited: respawn it before inserting a path`);
-    if (opts.declaredBytes !== null && opts.declaredBytes > this.maxBytes) throw tooLarge(this.maxBytes);
+    if (opts.declaredBytes !== null && opts.declaredBytes > this.maxBytes) throw uploadTooLarge(this.maxBytes);
     let stored: StoredUpload;
     try {
       stored = await this.deps.store.save(id, name, body);
     } catch (err) {
-      if (err instanceof UploadRefusal) {
-        if (err.reason === 'too-large') throw tooLarge(this.maxBytes);
-        throw new DomainError('invalid', err.message, err.reason === 'name' ? 'querystring/name' : 'body');
-      }
+      // The store names the upload's `name`, which arrives as `?name=`.
+      if (isDomainError(err, 'invalid') && err.field === 'name')
+        throw new DomainError('invalid', err.reason, { field: 'querystring/name' });
       throw err;
     }
     if (opts.insert) {
@@ -72,5 +71,3 @@ export class UploadsService {
     return this.deps.store.removeSession(id);
   }
 }
-
-const tooLarge = (max: number) => new DomainError('too-large', `an upload may have at most ${max} bytes ([uploads] max_mb)`);

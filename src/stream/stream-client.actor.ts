@@ -10,6 +10,7 @@
  * high watermark plus one chunk plus one snapshot.
  */
 import { createActor, fromPromise, type Actor, type InspectionEvent } from 'xstate';
+import { CLOSE_CODES } from '../errors.js';
 import { streamClientMachine } from '../machines/stream-client.machine.js';
 import { resumeMachine, type TakenSnapshot } from '../machines/resume.machine.js';
 import { encodeChunkFrame, encodeServerFrame, type ServerFrame } from '../protocol/frames.js';
@@ -144,7 +145,7 @@ export class StreamClient {
         reportSnapshotFailed,
         closeSessionEnded: () => {
           this.sendFrame({ type: 'error', code: 'session-ended', message: `session ${deps.sessionId} has ended` });
-          deps.link.close(4404, 'session ended');
+          deps.link.close(CLOSE_CODES.sessionEnded, 'session ended');
         },
         release: () => this.release(),
       },

@@ -12,18 +12,10 @@
 import { CLOSE_CODES, DomainError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { sessionActorId } from '../machines/sidecar.machine.js';
-import type { AgentState, ServerFrame } from '../protocol/frames.js';
+import type { AgentStateFact, ServerFrame } from '../protocol/frames.js';
 import { ChunkFrames, StreamClient, type ClientLink, type Watermarks } from './stream-client.actor.js';
 import type { OpsInspector } from '../ops/inspector.js';
 import type { StreamSource } from './live-pane.js';
-
-/** An agent state as the side channel carries it (docs/api.md "WebSocket", `state`). */
-export interface AgentStateFact {
-  readonly value: AgentState;
-  readonly tool?: string;
-  /** Unix epoch milliseconds. */
-  readonly ts: number;
-}
 
 /** Where agent states come from (the agent hub); optional until an agent reports. */
 export interface AgentStateSource {
@@ -139,6 +131,11 @@ export class StreamHub {
    * one not ready for clients yet (being created); one deleted while its meta was read gets the
    * meta, then `session-ended` and close 4404.
    */
+  /** Whether a session of that id exists (a stream to it opens now or in a moment). */
+  has(sessionId: string): boolean {
+    return this.deps.sessions.hasSession(sessionId);
+  }
+
   async open(sessionId: string, kind: ClientKind, link: ClientLink): Promise<OpenClient> {
     const source = this.deps.sessions.streamOf(sessionId);
     if (!source) {

@@ -16,6 +16,7 @@ import type { ControlEvent } from './control-events.js';
 import { escapeArgvArg } from './quote.js';
 import type { TmuxTarget } from './target.js';
 import { gateTimeout, topologyGate } from './topology-gate.js';
+import { DomainError } from '../errors.js';
 
 /** A command's answer: `ok` false for %error; `body` the raw reply lines joined by "\n". */
 export interface ControlReply {
@@ -71,13 +72,8 @@ interface Pending {
   reject: (err: Error) => void;
 }
 
-/** Raised for commands on a closed client or when the pending queue is full. */
-export class ControlClientError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'ControlClientError';
-  }
-}
+/** Raised for commands on a closed client, a full pending queue, or a command tmux refused: `control-failed`. */
+const controlFailed = (message: string): DomainError => new DomainError('control-failed', message);
 
 export class ControlClient {
   /** The `tmux -C` process, once the topology gate let it start. */
@@ -164,12 +160,12 @@ export class ControlClient {
 
   /** Sends one command line (from `buildControlCommand`) and resolves with its reply. */
   command(line: string): Promise<ControlReply> {
-    if (this.closed) return Promise.reject(new ControlClientError('tmux control client is closed'));
+    if (this.closed) return Promise.reject(controlFailed('tmux control client is closed'));
     if (line.includes('\n') || line.includes('\r')) {
-      return Promise.reject(new ControlClientError('a control command line must be a single line'));
+      return Promise.reject(controlFailed('a control command line must be a single line'));
     }
     if (this.pending.length >= MAX_PENDING_COMMANDS) {
-      return Promise.reject(new ControlClientError('too many tmux commands in flight'));
+      return Promise.reject(controlFailed('too many tmux commands in flight'));
     }
     return new Promise<ControlReply>((resolve, reject) => {
       this.pending.push({ resolve, reject });
@@ -184,12 +180,12 @@ export class ControlClient {
    */
   commandList(lines: readonly string[]): Promise<ControlReply[]> {
     if (lines.length === 0) return Promise.resolve([]);
-    if (this.closed) return Promise.reject(new ControlClientError('tmux control client is closed'));
+    if (this.closed) return Promise.reject(controlFailed('tmux control client is closed'));
     if (lines.some((l) => l.includes('\n') || l.includes('\r'))) {
-      return Promise.reject(new ControlClientError('a control command line must be a single line'));
+      return Promise.reject(controlFailed('a control command line must be a single line'));
     }
     if (this.pending.length + lines.length > MAX_PENDING_COMMANDS) {
-      return Promise.reject(new ControlClientError('too many tmux commands in flight'));
+      return Promise.reject(controlFailed('too many tmux commands in flight'));
     }
     const replies = lines.map(
       () =>
@@ -204,7 +200,7 @@ export class ControlClient {
   /** Like `command`, but a %error reply rejects with tmux's message. */
   async run(line: string): Promise<Buffer> {
     const reply = await this.command(line);
-    if (!reply.ok) throw new ControlClientError(`tmux: ${reply.body.toString('utf8').trim() || 'command failed'}`);
+    if (!reply.ok) throw controlFailed(`tmux: ${reply.body.toString('utf8').trim() || 'command failed'}`);
     return reply.body;
   }
 
@@ -260,7 +256,7 @@ export class ControlClient {
           const why = event.body.toString('utf8').trim();
           if (/can't find session/i.test(why)) this.sessionGone = true;
           this.closeReason = `tmux refused the attach: ${why}`;
-          this.attachSettle.reject(new ControlClientError(this.closeReason));
+          this.attachSettle.reject(controlFailed(this.closeReason));
         }
         return;
       }
@@ -280,7 +276,7 @@ export class ControlClient {
   private finish(reason: string): void {
     if (this.closed) return;
     this.closed = true;
-    const err = new ControlClientError(reason);
+    const err = controlFailed(reason);
     this.attachSettle.reject(err);
     for (const waiter of this.pending.splice(0)) waiter.reject(err);
     this.opts.onClose({ reason, sessionGone: this.sessionGone, serverLost: this.serverLost || SERVER_LOST_RE.test(this.stderr) });

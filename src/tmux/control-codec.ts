@@ -12,7 +12,7 @@
  * - Every line and reply body is bounded, and the bound is checked before anything is allocated.
  * - Every event's buffers belong to the receiver: none is a view into memory reused later.
  */
-import { ProtocolError, type ProtocolErrorCode } from '../errors.js';
+import { DomainError, type ErrorCode } from '../errors.js';
 import { unescapeInto } from './control-escape.js';
 import { typedNotification, type ControlEvent } from './control-events.js';
 
@@ -83,7 +83,7 @@ function indexOfSpace(buf: Buffer, pos: number, end: number): number {
 /**
  * Parses a control-mode byte stream pushed in chunks of any size. `push` takes ownership of
  * the chunk (it may be read until the line or block that uses it is complete). After a
- * `ProtocolError` the parser is dead and every later call throws the same error.
+ * `DomainError` (`control-*`) the parser is dead and every later call throws the same error.
  */
 export class ControlParser {
   private readonly onEvent: (event: ControlEvent) => void;
@@ -102,7 +102,7 @@ export class ControlParser {
   private bsIn: Buffer = EMPTY;
   private bsFrom = 0;
   private bsAt = -1;
-  private failure: ProtocolError | null = null;
+  private failure: DomainError | null = null;
 
   constructor(onEvent: (event: ControlEvent) => void, limits?: Partial<ControlParserLimits>) {
     this.onEvent = onEvent;
@@ -126,8 +126,8 @@ export class ControlParser {
     if (this.block) this.fail('control-unexpected-end', `stream ended inside %begin block ${this.block.number}`);
   }
 
-  private fail(code: ProtocolErrorCode, message: string): never {
-    this.failure = new ProtocolError(code, message);
+  private fail(code: ErrorCode & `control-${string}`, message: string): never {
+    this.failure = new DomainError(code, message);
     throw this.failure;
   }
 

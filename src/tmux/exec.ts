@@ -20,7 +20,12 @@ export const TMUX_DEFAULT_TIMEOUT_MS = 10_000;
 /** How much of tmux's stderr an error keeps. */
 const STDERR_KEEP_CHARS = 2048;
 
-/** A tmux invocation that failed: non-zero exit, killed, timed out, or not runnable at all. */
+/**
+ * A tmux invocation that failed: non-zero exit, killed, timed out, or not runnable at all.
+ * Internal (a client never sees it as itself), and kept apart from DomainError because it is
+ * the record of a process's end that callers act on: `isNoServerError` and its kin read its
+ * stderr, and the launcher fallback retries on `launcherFailed`.
+ */
 export class TmuxCommandError extends Error {
   /** The tmux command name(s), e.g. `kill-session` or `new-session; set-option`. */
   readonly command: string;

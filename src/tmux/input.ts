@@ -9,9 +9,8 @@
 import { randomBytes } from 'node:crypto';
 import { DomainError } from '../errors.js';
 import type { InputMessage } from '../protocol/input.js';
-import { TmuxArgumentError, buildControlCommand } from './quote.js';
-
-const BUFFER_NAME_RE = /^[A-Za-z0-9_-]{1,64}$/;
+import { isValidSessionName, SESSION_NAME_RULE } from '../protocol/session-name.js';
+import { tmuxArgumentRefusal, buildControlCommand } from './quote.js';
 
 /** A resolved key: a tmux key name, or exact bytes to write. */
 export type ResolvedKey = { readonly kind: 'tmux'; readonly key: string } | { readonly kind: 'bytes'; readonly bytes: Buffer };
@@ -64,7 +63,7 @@ export function resolveKey(name: string): ResolvedKey | null {
 }
 
 function checkPaneId(paneId: string): void {
-  if (!/^%\d+$/.test(paneId)) throw new TmuxArgumentError('a pane id looks like %<number>');
+  if (!/^%\d+$/.test(paneId)) throw tmuxArgumentRefusal('a pane id looks like %<number>');
 }
 
 /** `send-keys -H` lines writing `bytes` to the pane exactly (NUL included), in order, chunked. */
@@ -118,9 +117,10 @@ function stripPasteEnd(data: Buffer): Buffer {
  */
 export function pasteCommands(paneId: string, bufferName: string, data: string | Buffer): string[] {
   checkPaneId(paneId);
-  if (!BUFFER_NAME_RE.test(bufferName)) throw new TmuxArgumentError('a paste buffer name is 1-64 letters, digits, "_" or "-"');
+  // A paste buffer is named by the session-name rule: safe as a bare tmux argument.
+  if (!isValidSessionName(bufferName)) throw tmuxArgumentRefusal(`a paste buffer name is ${SESSION_NAME_RULE}`);
   const raw = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
-  if (raw.includes(0)) throw new TmuxArgumentError('a paste cannot contain a NUL byte');
+  if (raw.includes(0)) throw tmuxArgumentRefusal('a paste cannot contain a NUL byte');
   const text = Buffer.from(stripPasteEnd(raw).toString('latin1').replaceAll('\r\n', '\n'), 'latin1');
   if (text.length === 0) return [];
   return [
@@ -138,7 +138,7 @@ export function inputCommands(paneId: string, message: InputMessage): string[] {
   switch (message.type) {
     case 'key': {
       const key = resolveKey(message.name);
-      if (!key) throw new DomainError('unknown-key', `unknown key name "${message.name.slice(0, 32)}"`, 'name');
+      if (!key) throw new DomainError('unknown-key', `unknown key name "${message.name.slice(0, 32)}"`, { field: 'name' });
       return sendKeyCommands(paneId, key);
     }
     case 'keys':

@@ -7,16 +7,12 @@
  * for, over the control client that carries the stream, so input keeps its order ("paste,
  * then Enter") and a snapshot's reply marks an exact stream position.
  */
+import { DomainError } from '../errors.js';
 import type { ControlClient } from './control-client.js';
 import { takeSnapshot, type PaneSnapshot } from './snapshot.js';
 
-/** No control client is linked right now (tmux restarting, session being created). */
-export class SessionUnavailableError extends Error {
-  constructor(id: string) {
-    super(`session ${id} is not linked to tmux right now`);
-    this.name = 'SessionUnavailableError';
-  }
-}
+/** No control client is linked right now (tmux restarting, session being created): `tmux-unavailable`. */
+const sessionUnlinked = (id: string): DomainError => new DomainError('tmux-unavailable', `session ${id} is not linked to tmux right now`);
 
 /** One session's pane link; the session's live pane (src/stream/live-pane.ts) holds it. */
 export class PaneLink {
@@ -54,7 +50,7 @@ export class PaneLink {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.linkWaiters.delete(done);
-        reject(new SessionUnavailableError(this.id));
+        reject(sessionUnlinked(this.id));
       }, timeoutMs);
       const done = () => {
         clearTimeout(timer);
@@ -68,7 +64,7 @@ export class PaneLink {
   capture(): Promise<PaneSnapshot> {
     return this.commands((client) => {
       const pane = this.paneId;
-      if (!pane) throw new SessionUnavailableError(this.id);
+      if (!pane) throw sessionUnlinked(this.id);
       return takeSnapshot(client, pane);
     });
   }
@@ -126,7 +122,7 @@ export class PaneLink {
   commands<T>(fn: (client: ControlClient) => Promise<T>): Promise<T> {
     const run = (): Promise<T> => {
       const client = this.client;
-      if (!client || client.isClosed) return Promise.reject(new SessionUnavailableError(this.id));
+      if (!client || client.isClosed) return Promise.reject(sessionUnlinked(this.id));
       return fn(client);
     };
     const next = this.queue.then(run, run);
@@ -137,7 +133,7 @@ export class PaneLink {
   /**
    * Runs the input lines `make(paneId)` builds, in order with all input sent before, once the
    * link is up: a caller that arrives while the link is down waits up to `linkWaitMs` (counted
-   * from its call), then gets `SessionUnavailableError`. Later input queues behind it, so order
+   * from its call), then gets `tmux-unavailable`. Later input queues behind it, so order
    * is kept whatever the wait.
    *
    * Input keeps its own order, apart from other commands (a capture for a snapshot may take tmux
@@ -166,7 +162,7 @@ export class PaneLink {
       await this.whenLinked(Math.max(0, deadline - Date.now()));
       const linkedClient = this.client;
       const linkedPane = this.paneId;
-      if (!linkedClient || linkedClient.isClosed || !linkedPane) throw new SessionUnavailableError(this.id);
+      if (!linkedClient || linkedClient.isClosed || !linkedPane) throw sessionUnlinked(this.id);
       for (const line of make(linkedPane)) await linkedClient.run(line);
     };
     this.inputsWaiting++;

@@ -9,13 +9,8 @@
  */
 import { DomainError } from '../errors.js';
 
-/** A value that cannot be given to tmux at all (it holds a NUL byte, or a name is malformed). */
-export class TmuxArgumentError extends DomainError {
-  constructor(message: string, field: string | null = null) {
-    super('invalid', message, field);
-    this.name = 'TmuxArgumentError';
-  }
-}
+/** A value that cannot be given to tmux at all (it holds a NUL byte, or a name is malformed): `invalid`. */
+export const tmuxArgumentRefusal = (message: string): DomainError => new DomainError('invalid', message);
 
 /** Bytes written as themselves inside double quotes; every other byte becomes `\ooo`. */
 const SAFE_BYTE = new Uint8Array(256);
@@ -35,7 +30,7 @@ const COMMAND_NAME = /^[a-z][a-z-]*$/;
  */
 export function quoteControlArg(value: string | Buffer): string {
   const bytes = typeof value === 'string' ? Buffer.from(value, 'utf8') : value;
-  if (bytes.includes(0)) throw new TmuxArgumentError('a tmux argument cannot contain a NUL byte');
+  if (bytes.includes(0)) throw tmuxArgumentRefusal('a tmux argument cannot contain a NUL byte');
   let out = '"';
   let runStart = 0;
   for (let i = 0; i < bytes.length; i++) {
@@ -56,7 +51,7 @@ export function quoteControlArg(value: string | Buffer): string {
 export function buildControlCommand(args: readonly (string | Buffer)[]): string {
   const [name, ...rest] = args;
   if (typeof name !== 'string' || !COMMAND_NAME.test(name)) {
-    throw new TmuxArgumentError('a control command must start with a tmux command name');
+    throw tmuxArgumentRefusal('a control command must start with a tmux command name');
   }
   let line = name;
   for (const arg of rest) {
@@ -71,6 +66,6 @@ export function buildControlCommand(args: readonly (string | Buffer)[]): string 
  * trailing `;`. Nothing else in argv is re-parsed. NUL cannot travel in argv at all.
  */
 export function escapeArgvArg(value: string): string {
-  if (value.includes('\0')) throw new TmuxArgumentError('a tmux argument cannot contain a NUL byte');
+  if (value.includes('\0')) throw tmuxArgumentRefusal('a tmux argument cannot contain a NUL byte');
   return value.endsWith(';') ? `${value.slice(0, -1)}\\;` : value;
 }

@@ -8,9 +8,10 @@
  * - Only the session's own options and hooks are set; global options are never touched (an SSH
  *   user of the same server must notice nothing).
  */
+import { DomainError } from '../errors.js';
 import { TmuxCommandError, type TmuxCli } from './exec.js';
-import { TmuxArgumentError, escapeArgvArg } from './quote.js';
-import { AGENT_OPTION, CWD_OPTION, PANE_ID_RE, SessionExistsError, checkSessionName, killSession, readUserOption } from './sessions.js';
+import { tmuxArgumentRefusal, escapeArgvArg } from './quote.js';
+import { AGENT_OPTION, CWD_OPTION, PANE_ID_RE, checkSessionName, killSession, readUserOption, sessionExists } from './sessions.js';
 
 const ENV_NAME_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -62,10 +63,10 @@ export interface RespawnPaneOptions {
  * Without `-k`: tmux refuses a pane whose program still runs, so a respawn never kills an agent.
  */
 export function respawnPaneCommand(opts: RespawnPaneOptions): string[] {
-  if (!PANE_ID_RE.test(opts.paneId)) throw new TmuxArgumentError('a pane id looks like %N');
-  if (opts.command.length === 0) throw new TmuxArgumentError('the agent command is empty');
+  if (!PANE_ID_RE.test(opts.paneId)) throw tmuxArgumentRefusal('a pane id looks like %N');
+  if (opts.command.length === 0) throw tmuxArgumentRefusal('the agent command is empty');
   const env = Object.entries(opts.env ?? {});
-  for (const [key] of env) if (!ENV_NAME_RE.test(key)) throw new TmuxArgumentError('an environment variable name is malformed');
+  for (const [key] of env) if (!ENV_NAME_RE.test(key)) throw tmuxArgumentRefusal('an environment variable name is malformed');
   return [
     'respawn-pane',
     '-t',
@@ -77,30 +78,30 @@ export function respawnPaneCommand(opts: RespawnPaneOptions): string[] {
   ];
 }
 
-/** Starts the agent again in its dead pane; a pane whose program runs is refused by tmux (`PaneStillActiveError`). */
+/** Starts the agent again in its dead pane; a pane whose program runs is refused by tmux (`session-running`). */
 export async function respawnPane(cli: TmuxCli, opts: RespawnPaneOptions): Promise<void> {
   try {
     await cli.run(respawnPaneCommand(opts));
   } catch (err) {
-    if (err instanceof TmuxCommandError && /still active/.test(err.stderr)) throw new PaneStillActiveError(opts.paneId);
+    if (err instanceof TmuxCommandError && /still active/.test(err.stderr))
+      throw new DomainError('session-running', paneStillRuns(opts.paneId));
     throw err;
   }
 }
 
-/** A respawn of a pane whose program still runs. */
-export class PaneStillActiveError extends Error {
-  constructor(readonly paneId: string) {
-    super(`pane ${paneId} still runs its program`);
-    this.name = 'PaneStillActiveError';
-  }
-}
+/**
+ * What a respawn of a pane whose program still runs is refused with; the session machine keeps
+ * only the text of an actor's error, so `isPaneStillRunning` reads it back from there.
+ */
+const paneStillRuns = (paneId: string): string => `pane ${paneId} still runs its program`;
+export const isPaneStillRunning = (error: string): boolean => /pane %\d+ still runs its program/.test(error);
 
 /** The one tmux command list that creates a session (see `createSession`). */
 export function createSessionCommands(opts: CreateSessionOptions): string[][] {
   const { name } = opts;
-  if (opts.command.length === 0) throw new TmuxArgumentError('the agent command is empty');
+  if (opts.command.length === 0) throw tmuxArgumentRefusal('the agent command is empty');
   const env = Object.entries(opts.env ?? {});
-  for (const [key] of env) if (!ENV_NAME_RE.test(key)) throw new TmuxArgumentError('an environment variable name is malformed');
+  for (const [key] of env) if (!ENV_NAME_RE.test(key)) throw tmuxArgumentRefusal('an environment variable name is malformed');
   const cwd = opts.cwd !== undefined ? ['-c', escapeFormat(opts.cwd)] : [];
   const argv = agentArgv(opts.command);
   const session = `=${name}:`;
@@ -165,7 +166,7 @@ export async function createSession(cli: TmuxCli, opts: CreateSessionOptions): P
   try {
     ({ stdout } = await cli.runList(commands));
   } catch (err) {
-    if (err instanceof TmuxCommandError && /duplicate session/.test(err.stderr)) throw new SessionExistsError(opts.name);
+    if (err instanceof TmuxCommandError && /duplicate session/.test(err.stderr)) throw sessionExists(opts.name);
     await removeHalfMadeSession(cli, opts);
     throw err;
   }

@@ -10,7 +10,7 @@
  */
 import { DomainError } from '../errors.js';
 import { isNoServerError, isNoSessionError, type TmuxCli } from './exec.js';
-import { TmuxArgumentError } from './quote.js';
+import { tmuxArgumentRefusal } from './quote.js';
 import { SESSION_NAME_RULE, isValidSessionName } from '../protocol/session-name.js';
 
 /** User options tether owns. */
@@ -18,38 +18,25 @@ const OPTION_NAME_RE = /^@[a-z-]+$/;
 /** A tmux pane id. */
 export const PANE_ID_RE = /^%\d+$/;
 
-/** Creating a session whose name is taken. */
-export class SessionExistsError extends DomainError {
-  constructor(readonly session: string) {
-    super('session-exists', `session ${session} already exists`);
-    this.name = 'SessionExistsError';
-  }
-}
+/** Creating a session whose name is taken: `session-exists`. */
+export const sessionExists = (session: string): DomainError => new DomainError('session-exists', `session ${session} already exists`);
 
-/** A session (or the whole server) is not there. `isNoSessionError` recognises it. */
-export class SessionNotFoundError extends DomainError {
-  constructor(
-    readonly session: string,
-    cause?: unknown,
-  ) {
-    super('session-not-found', `session ${session} does not exist`);
-    this.name = 'SessionNotFoundError';
-    if (cause !== undefined) this.cause = cause;
-  }
-}
+/** A session (or the whole server) is not there: `session-not-found`, which `isNoSessionError` recognises by its cause. */
+const sessionNotFound = (session: string, cause: unknown): DomainError =>
+  new DomainError('session-not-found', `session ${session} does not exist`, { cause });
 
 /** Refuses a name that is not a session name before anything runs. */
 export function checkSessionName(name: string): void {
-  if (!isValidSessionName(name)) throw new TmuxArgumentError(`a session name is ${SESSION_NAME_RULE}`);
+  if (!isValidSessionName(name)) throw tmuxArgumentRefusal(`a session name is ${SESSION_NAME_RULE}`);
 }
 
 function checkOptionName(option: string): void {
-  if (!OPTION_NAME_RE.test(option)) throw new TmuxArgumentError('a tether option name looks like @name');
+  if (!OPTION_NAME_RE.test(option)) throw tmuxArgumentRefusal('a tether option name looks like @name');
 }
 
-/** Maps "no such session" and "no server" to `SessionNotFoundError`; anything else passes. */
+/** Maps "no such session" and "no server" to `session-not-found`; anything else passes. */
 function notFoundOr(err: unknown, name: string): unknown {
-  return isNoSessionError(err) || isNoServerError(err) ? new SessionNotFoundError(name, err) : err;
+  return isNoSessionError(err) || isNoServerError(err) ? sessionNotFound(name, err) : err;
 }
 
 /** The session option holding the directory the agent started in, exactly. */
@@ -69,7 +56,7 @@ export async function hasSession(cli: TmuxCli, name: string): Promise<boolean> {
   }
 }
 
-/** Kills the session; `SessionNotFoundError` when it (or the server) is not there. */
+/** Kills the session; `session-not-found` when it (or the server) is not there. */
 export async function killSession(cli: TmuxCli, name: string): Promise<void> {
   checkSessionName(name);
   try {
@@ -94,7 +81,7 @@ export async function readOption(cli: TmuxCli, sessionTarget: string, option: st
   return stdout.toString('utf8', 0, end);
 }
 
-/** Reads one of tether's user options; null when unset; `SessionNotFoundError` when the session is not there. */
+/** Reads one of tether's user options; null when unset; `session-not-found` when the session is not there. */
 export async function readUserOption(cli: TmuxCli, name: string, option: string): Promise<string | null> {
   checkSessionName(name);
   checkOptionName(option);

@@ -15,6 +15,7 @@
 import type { ControlClient, ControlReply } from './control-client.js';
 import { buildControlCommand } from './quote.js';
 import { TermStateTracker, type TrackedState } from './term-state.js';
+import { DomainError } from '../errors.js';
 
 /** How many lines of history a snapshot carries (docs/contract.md "Limits": snapshot depth). */
 export const SNAPSHOT_HISTORY_LINES = 10_000;
@@ -64,17 +65,12 @@ export interface PaneSnapshot {
   readonly state: PaneState;
 }
 
-/** A snapshot could not be taken (a command failed, or the pane state was unreadable). */
-export class SnapshotError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'SnapshotError';
-  }
-}
+/** A snapshot could not be taken (a command failed, or the pane state was unreadable): `snapshot-failed`. */
+const snapshotFailed = (message: string): DomainError => new DomainError('snapshot-failed', message);
 
 export function parsePaneState(text: string): PaneState {
   const parts = text.trim().split(':');
-  if (parts.length !== STATE_FIELDS.length) throw new SnapshotError(`unreadable pane state: ${JSON.stringify(text)}`);
+  if (parts.length !== STATE_FIELDS.length) throw snapshotFailed(`unreadable pane state: ${JSON.stringify(text)}`);
   const out: Record<string, number | number[]> = {};
   STATE_FIELDS.forEach((field, i) => {
     const v = parts[i]!;
@@ -166,9 +162,9 @@ export function assembleSnapshot(
 
 function assemble(replies: readonly ControlReply[], tracked: TrackedState, withHistory: boolean): { data: Buffer; state: PaneState } {
   const [stateReply, historyReply, visibleReply, savedReply, pendingReply] = replies;
-  if (!stateReply || !historyReply || !visibleReply || !savedReply || !pendingReply) throw new SnapshotError('incomplete snapshot replies');
+  if (!stateReply || !historyReply || !visibleReply || !savedReply || !pendingReply) throw snapshotFailed('incomplete snapshot replies');
   for (const r of [stateReply, historyReply, visibleReply, pendingReply]) {
-    if (!r.ok) throw new SnapshotError(`tmux refused a snapshot command: ${r.body.toString('utf8').trim()}`);
+    if (!r.ok) throw snapshotFailed(`tmux refused a snapshot command: ${r.body.toString('utf8').trim()}`);
   }
   const st = parsePaneState(stateReply.body.toString('utf8'));
   const out = new Pieces();
@@ -220,7 +216,7 @@ function assemble(replies: readonly ControlReply[], tracked: TrackedState, withH
 export async function takeSnapshot(client: ControlClient, paneId: string): Promise<PaneSnapshot> {
   const replies = await client.commandList(snapshotCommands(paneId));
   const mark = replies[0]?.mark as SnapshotMark | undefined;
-  if (!mark) throw new SnapshotError('the control client gives replies no stream mark');
+  if (!mark) throw snapshotFailed('the control client gives replies no stream mark');
   const { data, screen, state } = assembleSnapshot(replies, mark.state);
   return { data, screen, position: mark.position, state };
 }

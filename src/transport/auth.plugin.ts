@@ -10,6 +10,8 @@
  * (the pairing route, which checks its pairing token itself).
  */
 import type { FastifyPluginCallback, FastifyReply, FastifyRequest } from 'fastify';
+import { DomainError } from '../errors.js';
+import { httpFailure } from './error-translation.js';
 import type { TokenVerifier, VerifiedToken } from './handles.js';
 
 declare module 'fastify' {
@@ -53,10 +55,10 @@ function refuse(req: FastifyRequest, reply: FastifyReply): FastifyReply {
     reply.header('connection', 'close');
     reply.raw.once('finish', () => req.raw.socket.destroy());
   }
-  return reply
-    .code(401)
-    .header('www-authenticate', 'Bearer')
-    .send({ error: 'unauthorized', message: 'a valid token is required: Authorization: Bearer <token>, or ?token=<token>' });
+  const failure = httpFailure(
+    new DomainError('unauthorized', 'a valid token is required: Authorization: Bearer <token>, or ?token=<token>'),
+  );
+  return reply.code(failure.status).header('www-authenticate', 'Bearer').send(failure.body);
 }
 
 const auth: FastifyPluginCallback<AuthPluginOptions> = (app, { tokens }, done) => {

@@ -1,14 +1,17 @@
 /**
  * What a failed request tells the client, and what the log is told about any request.
  *
- * Invariants: one error body everywhere, `{error, message}` with a code from src/errors.ts;
+ * Invariants: one error body everywhere, `{error, message}` read off the failure's row of the
+ * one table (src/errors.ts, through src/transport/error-translation.ts); fastify's own errors
+ * become DomainErrors first;
  * validation errors name the field; an unexpected error is a 500 with a generic message and
  * its details go to the log only (never a stack or a secret in an answer). No log line carries
  * a token: the request serializer drops headers and redacts `token` in the URL, and the redact
  * paths catch an `authorization` header or a `token` field logged by hand.
  */
 import { LogController, type FastifyError, type FastifyPluginCallback, type FastifyReply, type FastifyRequest } from 'fastify';
-import { ApiError, DOMAIN_ERRORS, DomainError, HTTP_ERRORS, ProtocolError, type HttpErrorCode } from '../errors.js';
+import { DomainError, type ErrorCode } from '../errors.js';
+import { httpFailure } from './error-translation.js';
 
 /**
  * A URL with the value of every query parameter whose name mentions a token (`token`,
@@ -67,18 +70,18 @@ export class RequestLogController extends LogController {
 }
 
 /** The registry code for a client error fastify raised with only a status. */
-function codeOfStatus(status: number): HttpErrorCode {
+function codeOfStatus(status: number): ErrorCode {
   switch (status) {
     case 401:
       return 'unauthorized';
     case 404:
       return 'not-found';
     case 413:
-      return 'payload-too-large';
+      return 'too-large';
     case 429:
       return 'rate-limited';
     default:
-      return 'bad-request';
+      return 'invalid';
   }
 }
 
@@ -109,40 +112,28 @@ function bodyProblem(err: FastifyError, req: FastifyRequest): string | null {
   }
 }
 
-/** A domain field as a request path: a body field (`name` -> `body/name`) unless it names its place (`querystring/lastSeq`). */
-function fieldPath(field: string): string {
-  return field.includes('/') ? field : `body/${field}`;
+/** fastify's own refusals as the DomainError they are; anything else (a bug) as it is. */
+function asDomainError(err: FastifyError, req: FastifyRequest, bodyLimit: number): unknown {
+  if (err instanceof DomainError) return err;
+  if (err.validation) return new DomainError('invalid', validationMessage(err));
+  if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE')
+    return new DomainError('too-large', `the body is larger than the limit of ${bodyLimit} bytes`);
+  const problem = bodyProblem(err, req);
+  if (problem !== null) return new DomainError('invalid', problem);
+  const status = err.statusCode ?? 500;
+  return status >= 400 && status < 500 ? new DomainError(codeOfStatus(status), err.message) : err;
 }
 
 const errors: FastifyPluginCallback = (app, _opts, done) => {
   app.setErrorHandler((err: FastifyError, req, reply) => {
-    if (err instanceof ApiError) return reply.code(err.status).send({ error: err.code, message: err.message });
-    if (err instanceof DomainError) {
-      const code = DOMAIN_ERRORS[err.code].http;
-      return reply
-        .code(HTTP_ERRORS[code])
-        .send({ error: code, message: err.field === null ? err.reason : `${fieldPath(err.field)}: ${err.reason}` });
-    }
-    if (err instanceof ProtocolError) return reply.code(400).send({ error: 'bad-request', message: err.message });
-    if (err.validation) return reply.code(400).send({ error: 'bad-request', message: validationMessage(err) });
-    if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
-      return reply
-        .code(413)
-        .send({ error: 'payload-too-large', message: `the body is larger than the limit of ${app.initialConfig.bodyLimit ?? 0} bytes` });
-    }
-    const problem = bodyProblem(err, req);
-    if (problem !== null) return reply.code(400).send({ error: 'bad-request', message: problem });
-    const status = err.statusCode ?? 500;
-    if (status >= 400 && status < 500) {
-      const code = codeOfStatus(status);
-      return reply.code(code === 'bad-request' ? 400 : status).send({ error: code, message: err.message });
-    }
-    req.log.error({ err }, 'request failed');
-    return reply.code(500).send({ error: 'internal-error', message: 'an internal error occurred; the tether log has the details' });
+    const failure = httpFailure(asDomainError(err, req, app.initialConfig.bodyLimit ?? 0));
+    if (failure.internal) req.log.error({ err }, 'request failed');
+    return reply.code(failure.status).send(failure.body);
   });
-  app.setNotFoundHandler((req, reply) =>
-    reply.code(404).send({ error: 'not-found', message: `no route ${req.method} ${req.url.split('?')[0]}` }),
-  );
+  app.setNotFoundHandler((req, reply) => {
+    const failure = httpFailure(new DomainError('not-found', `no route ${req.method} ${req.url.split('?')[0]}`));
+    return reply.code(failure.status).send(failure.body);
+  });
   done();
 };
 

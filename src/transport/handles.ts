@@ -4,7 +4,6 @@
  * into a machine's context, and nothing here imports fastify.
  */
 
-import type { AgentState } from '../protocol/frames.js';
 import type { HealthReport } from '../service/health.js';
 
 export type { HealthReport };
@@ -26,19 +25,4 @@ export interface TokenVerifier {
   verify(token: string): VerifiedToken | null;
   /** Notes a use of the token with this id (batched by the implementation); optional. */
   touch?(id: string): void;
-}
-
-/** An agent state as `state` frames carry it (docs/api.md "WebSocket"; ts in Unix epoch ms). */
-export interface AgentStateFrameFact {
-  readonly value: AgentState;
-  readonly tool?: string;
-  readonly ts: number;
-}
-
-/** The agents' states per session (the agent hub), for the stream and side channel. */
-export interface AgentStates {
-  /** The current state, or null while no agent reports from the session. */
-  current(sessionId: string): AgentStateFrameFact | null;
-  /** Calls `listener` on each change; returns the unsubscribe. */
-  subscribe(sessionId: string, listener: (state: AgentStateFrameFact) => void): () => void;
 }

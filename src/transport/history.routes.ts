@@ -8,8 +8,9 @@
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { DomainError } from '../errors.js';
-import { RangeNotHeldError, type HistoryPage } from '../history/history-reader.js';
+import { DomainError, isDomainError } from '../errors.js';
+import type { PositionRange } from '../history/buffer-index.js';
+import type { HistoryPage } from '../history/history-reader.js';
 import type { SearchResult } from '../history/search-scan.js';
 import type { BufferNote } from '../service/history.service.js';
 import { DEFAULT_SEARCH_LIMIT, MAX_QUERY_CHARS } from '../service/history.service.js';
@@ -39,7 +40,7 @@ const SearchQuery = Type.Object(
 /** A query-string position as a number, or a 400 naming it. */
 function position(value: string, field: string): number {
   const n = Number(value);
-  if (!Number.isSafeInteger(n)) throw new DomainError('invalid', 'must be a stream position below 2^53', `querystring/${field}`);
+  if (!Number.isSafeInteger(n)) throw new DomainError('invalid', 'must be a stream position below 2^53', { field: `querystring/${field}` });
   return n;
 }
 
@@ -67,11 +68,10 @@ export const historyRoutes: FastifyPluginAsyncTypebox<{ history: HistoryHandle }
         })
         .send(page.data);
     } catch (err) {
-      if (!(err instanceof RangeNotHeldError)) throw err;
-      return reply
-        .code(416)
-        .header('x-tether-held', err.held.map((r) => `${r.from}-${r.to}`).join(','))
-        .send({ error: 'range-not-held', message: err.message, held: err.held });
+      // The answer is the error body (`held` in it); the header says the same as on a page.
+      const held = isDomainError(err, 'range-not-held') ? (err.extra?.held as readonly PositionRange[] | undefined) : undefined;
+      if (held) reply.header('x-tether-held', held.map((r) => `${r.from}-${r.to}`).join(','));
+      throw err;
     }
   });
 

@@ -12,7 +12,8 @@ import { fileURLToPath } from 'node:url';
 import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { WebSocket } from 'ws';
-import { ApiError } from '../errors.js';
+import { DomainError } from '../errors.js';
+import { SESSION_NAME_PATTERN } from '../protocol/session-name.js';
 import type { OpsActorView, OpsSink } from '../ops/inspector.js';
 import type { ConnectionRegistry } from './connections.js';
 
@@ -36,7 +37,8 @@ export interface OpsRoutesOptions {
   readonly chartsDir?: string;
 }
 
-const ChartParams = Type.Object({ name: Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}\\.svg$' }) });
+/** A chart's file name: a name by the session-name rule, then `.svg` (no path can hide in it). */
+const ChartParams = Type.Object({ name: Type.String({ pattern: `${SESSION_NAME_PATTERN.slice(0, -1)}\\.svg$` }) });
 
 /** The charts, read once: name -> SVG text. A missing directory means no charts, not a crash. */
 function loadCharts(dir: string): Map<string, string> {
@@ -83,7 +85,7 @@ export const opsRoutes: FastifyPluginCallbackTypebox<OpsRoutesOptions> = (app, o
   app.get('/ops/charts/:name', { schema: { params: ChartParams } }, (req, reply) => {
     charts ??= loadCharts(opts.chartsDir ?? CHARTS_DIR);
     const svg = charts.get(req.params.name);
-    if (svg === undefined) throw new ApiError('not-found', `no chart named ${req.params.name}`);
+    if (svg === undefined) throw new DomainError('not-found', `no chart named ${req.params.name}`);
     return reply.header('content-type', 'image/svg+xml; charset=utf-8').header('cache-control', 'no-cache').send(svg);
   });
   app.get('/ops/actors', () => ({ actors: opts.ops.actors() }));

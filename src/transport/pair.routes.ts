@@ -12,7 +12,7 @@ import rateLimit from '@fastify/rate-limit';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { PairRequest, PairResult } from '../auth/pairing.js';
-import { ApiError } from '../errors.js';
+import { DomainError } from '../errors.js';
 import type { DeviceFields } from '../machines/device.machine.js';
 
 /** Attempts of `POST /pair` per address and minute. */
@@ -59,7 +59,7 @@ export const pairRoutes: FastifyPluginAsyncTypebox<PairRoutesOptions> = async (a
   await app.register(rateLimit, {
     global: false,
     errorResponseBuilder: (_req, ctx) =>
-      new ApiError(
+      new DomainError(
         'rate-limited',
         `too many pairing attempts from this address: at most ${ctx.max} a minute, try again in ${Math.ceil(ctx.ttl / 1000)} s`,
       ),
@@ -73,20 +73,20 @@ export const pairRoutes: FastifyPluginAsyncTypebox<PairRoutesOptions> = async (a
     async (req, reply) => {
       const body = req.body;
       if (body.deviceToken !== undefined && body.environment === undefined) {
-        throw new ApiError('bad-request', 'body.environment is required with body.deviceToken ("sandbox" or "production")');
+        throw new DomainError('invalid', 'body.environment is required with body.deviceToken ("sandbox" or "production")');
       }
       if (body.deviceToken === undefined && body.environment !== undefined) {
-        throw new ApiError('bad-request', 'body.environment is only taken with body.deviceToken');
+        throw new DomainError('invalid', 'body.environment is only taken with body.deviceToken');
       }
       const result = pairing.pair(body);
-      if (!result) throw new ApiError('unauthorized', 'the pairing token is wrong, used or expired: run "tether pair" for a new one');
+      if (!result) throw new DomainError('unauthorized', 'the pairing token is wrong, used or expired: run "tether pair" for a new one');
       req.log.info({ tokenId: result.tokenId, name: result.name, device: body.deviceToken !== undefined }, 'device paired');
       return reply.code(201).send(result);
     },
   );
   app.put('/device', { schema: { body: DeviceBody, response: { 200: DeviceAnswer } } }, (req) => {
     const tokenId = req.tetherToken?.id;
-    if (tokenId === undefined) throw new ApiError('unauthorized', 'a valid token is required');
+    if (tokenId === undefined) throw new DomainError('unauthorized', 'a valid token is required');
     pairing.registerDevice(tokenId, req.body);
     return { tokenId, deviceName: req.body.deviceName, environment: req.body.environment, state: 'registered' as const };
   });

@@ -12,6 +12,7 @@
 import type { FastifySchemaCompiler, FastifySchemaValidationError, FastifySerializerCompiler, FastifyServerOptions } from 'fastify';
 import type { TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
+import { DomainError } from '../errors.js';
 
 type Validator = ReturnType<typeof Compile<TSchema>>;
 type TypeBoxError = ReturnType<Validator['Errors']>[number];
@@ -101,13 +102,8 @@ interface JsonSchema {
   readonly anyOf?: readonly JsonSchema[];
 }
 
-/** A serialization that cannot follow its schema: a 500, as fast-json-stringify's was. */
-export class ResponseShapeError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'ResponseShapeError';
-  }
-}
+/** A serialization that cannot follow its schema: a bug (`internal`), a 500 as fast-json-stringify's was. */
+const shapeBroken = (message: string): DomainError => new DomainError('internal', message);
 
 /** A scalar as fast-json-stringify coerced it to its schema's type. */
 function scalar(type: string | undefined, value: unknown, at: string): unknown {
@@ -125,7 +121,7 @@ function scalar(type: string | undefined, value: unknown, at: string): unknown {
     case 'integer':
     case 'number': {
       const n = Number(value);
-      if (Number.isNaN(n)) throw new ResponseShapeError(`the value of ${at || 'the answer'} is not a number`);
+      if (Number.isNaN(n)) throw shapeBroken(`the value of ${at || 'the answer'} is not a number`);
       if (!Number.isFinite(n)) return null;
       return type === 'integer' ? Math.trunc(n) : n;
     }
@@ -138,11 +134,11 @@ function scalar(type: string | undefined, value: unknown, at: string): unknown {
 function project(schema: JsonSchema, value: unknown, at: string): unknown {
   if (schema.anyOf) {
     const branch = schema.anyOf.find((s) => compiled(s as TSchema).Check(value));
-    if (!branch) throw new ResponseShapeError(`the value of ${at || 'the answer'} does not match its schema`);
+    if (!branch) throw shapeBroken(`the value of ${at || 'the answer'} does not match its schema`);
     return project(branch, value, at);
   }
   if (schema.type === 'array' || schema.items) {
-    if (!Array.isArray(value)) throw new ResponseShapeError(`the value of ${at || 'the answer'} is not an array`);
+    if (!Array.isArray(value)) throw shapeBroken(`the value of ${at || 'the answer'} is not an array`);
     return schema.items ? value.map((v, i) => project(schema.items!, v, `${at}/${i}`)) : value;
   }
   if (schema.type !== 'object' && !schema.properties) return scalar(typeof schema.type === 'string' ? schema.type : undefined, value, at);
@@ -151,7 +147,7 @@ function project(schema: JsonSchema, value: unknown, at: string): unknown {
   const out: Record<string, unknown> = {};
   for (const [key, sub] of Object.entries(schema.properties ?? {})) {
     if (source[key] !== undefined) out[key] = project(sub, source[key], `${at}/${key}`);
-    else if (schema.required?.includes(key)) throw new ResponseShapeError(`"${key}" is required in ${at || 'the answer'}`);
+    else if (schema.required?.includes(key)) throw shapeBroken(`"${key}" is required in ${at || 'the answer'}`);
   }
   if (schema.additionalProperties !== undefined && schema.additionalProperties !== false) {
     for (const [key, v] of Object.entries(source)) if (!(key in out) && v !== undefined) out[key] = v;

@@ -13,6 +13,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServ
 import { authPlugin } from './auth.plugin.js';
 import { endSocketAfterError } from './connections.js';
 import { errorsPlugin, LOG_REDACT_PATHS, LOG_SERIALIZERS, RequestLogController } from './errors.plugin.js';
+import { DomainError } from '../errors.js';
 import { MAX_CLIENT_FRAME_BYTES } from '../protocol/frames.js';
 import type { HealthSource, TokenVerifier } from './handles.js';
 import { healthRoutes } from './health.routes.js';
@@ -156,24 +157,16 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   return app;
 }
 
-/** The port is taken: the one line names it, and the key and file to change. */
-export class PortInUseError extends Error {
-  readonly host: string;
-  readonly port: number;
-  constructor(host: string, port: number, configFile: string) {
-    super(`port ${port} on ${host} is in use: set bindAddress in ${configFile} to a free port (or port 0 for any)`);
-    this.name = 'PortInUseError';
-    this.host = host;
-    this.port = port;
-  }
-}
+/** The port is taken (`port-in-use`): the one line names it, and the key and file to change. */
+const portInUse = (host: string, port: number, configFile: string): DomainError =>
+  new DomainError('port-in-use', `port ${port} on ${host} is in use: set bindAddress in ${configFile} to a free port (or port 0 for any)`);
 
-/** Listens on host:port; EADDRINUSE becomes a `PortInUseError` naming `configFile`. */
+/** Listens on host:port; EADDRINUSE becomes `port-in-use`, naming `configFile`. */
 export async function listen(app: FastifyInstance, at: { host: string; port: number }, configFile: string): Promise<void> {
   try {
     await app.listen({ host: at.host, port: at.port });
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') throw new PortInUseError(at.host, at.port, configFile);
+    if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') throw portInUse(at.host, at.port, configFile);
     throw err;
   }
 }

@@ -10,9 +10,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type, type Static } from 'typebox';
 import type { SlashCommand } from '../agent/commands.js';
-import { ApiError } from '../errors.js';
+import { DomainError } from '../errors.js';
 import { AgentStateValue } from '../protocol/frames.js';
-import { InputRefusal, parseInput, type InputMessage } from '../protocol/input.js';
+import { parseInput, type InputMessage } from '../protocol/input.js';
 import { SESSION_NAME_PATTERN } from '../protocol/session-name.js';
 
 /** Longest directory path, in characters (Linux's PATH_MAX). */
@@ -67,7 +67,7 @@ const InputBody = Type.Object({ type: Type.String({ maxLength: 16 }) }, { additi
 const ErrorBody = Type.Object({ error: Type.String(), message: Type.String() });
 const CommandItem = Type.Object({ name: Type.String(), description: Type.String(), args: Type.Optional(Type.Unknown()) });
 
-/** What the routes need from the actor system. Unknown sessions throw ApiError('session-not-found'). */
+/** What the routes need from the actor system. Unknown sessions throw DomainError('session-not-found'). */
 export interface SessionsHandle {
   list(): Promise<SessionListItem[]>;
   create(input: { name?: string; project?: string; cwd?: string; agent?: string }): Promise<{ id: string; name: string }>;
@@ -81,19 +81,9 @@ export interface SessionsHandle {
   commands(id: string): Promise<readonly SlashCommand[]>;
 }
 
-/** The input message of a body, or a 400 naming the field at fault. */
-export function toInputMessage(body: unknown): InputMessage {
-  try {
-    return parseInput(body);
-  } catch (err) {
-    if (err instanceof InputRefusal) throw new ApiError('bad-request', `body/${err.field}: ${err.reason}`);
-    throw err;
-  }
-}
-
 /** Refuses text that tmux cannot store (NUL) with a message naming the field. */
 function refuseNul(field: string, value: string | undefined): void {
-  if (value !== undefined && value.includes('\u0000')) throw new ApiError('bad-request', `${field}: must not contain NUL characters`);
+  if (value !== undefined && value.includes('\u0000')) throw new DomainError('invalid', `${field}: must not contain NUL characters`);
 }
 
 const errors = { 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 409: ErrorBody, 413: ErrorBody, 503: ErrorBody };
@@ -107,7 +97,6 @@ export const sessionsRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsHandl
     async (req, reply) => {
       const body = req.body ?? {};
       refuseNul('body/project', body.project);
-      refuseNul('body/cwd', body.cwd);
       const created = await sessions.create({
         ...(body.name !== undefined ? { name: body.name } : {}),
         ...(body.project !== undefined ? { project: body.project } : {}),
@@ -161,7 +150,8 @@ export const sessionsRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsHandl
     '/sessions/:id/input',
     { schema: { params: IdParams, body: InputBody, response: { 204: Type.Null(), ...errors } } },
     async (req, reply) => {
-      const message = toInputMessage(req.body);
+      // A refusal names its field (`data`), which the error body spells `body/data`.
+      const message = parseInput(req.body);
       if (message.type === 'paste') refuseNul('body/data', message.data);
       await sessions.input(req.params.id, message);
       return reply.code(204).send(null);
@@ -187,9 +177,9 @@ export const sessionsRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsHandl
       // No body, or an empty object: there is nothing to choose (the agent starts as it was created).
       const body: unknown = req.body;
       if (body !== undefined && body !== null) {
-        if (typeof body !== 'object' || Array.isArray(body)) throw new ApiError('bad-request', 'body: must be an empty object or absent');
+        if (typeof body !== 'object' || Array.isArray(body)) throw new DomainError('invalid', 'body: must be an empty object or absent');
         const field = Object.keys(body)[0];
-        if (field !== undefined) throw new ApiError('bad-request', `body/${field}: unknown field (a respawn takes no fields)`);
+        if (field !== undefined) throw new DomainError('invalid', `body/${field}: unknown field (a respawn takes no fields)`);
       }
       return sessions.respawn(req.params.id);
     },

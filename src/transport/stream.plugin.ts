@@ -14,10 +14,11 @@ import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebo
 import type { FastifyBaseLogger } from 'fastify';
 import { Type } from 'typebox';
 import type { WebSocket } from 'ws';
-import { CLOSE_CODES, DOMAIN_ERRORS, DomainError, ProtocolError } from '../errors.js';
+import { DomainError } from '../errors.js';
 import type { ClientLink } from '../stream/stream-client.actor.js';
 import type { ClientKind, OpenClient } from '../stream/stream-hub.js';
 import type { ConnectionRegistry } from './connections.js';
+import { errorFrame, openFailure } from './error-translation.js';
 import { DeflatePolicy } from './deflate-policy.js';
 import type { VerifiedToken } from './handles.js';
 import { Keepalive, PING_INTERVAL_MS, type RawSocket } from './keepalive.js';
@@ -25,18 +26,23 @@ import { encodeServerFrame, MAX_CLIENT_FRAME_BYTES, parseClientFrame, type Clien
 import type { InputMessage } from '../protocol/input.js';
 import { SESSION_NAME_PATTERN } from '../protocol/session-name.js';
 
-/** What the stream routes need of the actor system. */
+/** What the stream routes need of the stream hub (src/stream/stream-hub.ts is one). */
 export interface StreamHandle {
   /** Whether a session of that id exists (checked before the upgrade). */
   has(sessionId: string): boolean;
   open(sessionId: string, kind: ClientKind, link: ClientLink): Promise<OpenClient>;
+}
+
+/** What the stream routes ask of the sessions service (src/service/sessions.service.ts is one). */
+export interface StreamSessions {
   input(sessionId: string, message: InputMessage): Promise<void>;
   /** Starts the session's exited agent again (`session-running` when it runs). */
-  respawn(sessionId: string): Promise<void>;
+  respawn(sessionId: string): Promise<unknown>;
 }
 
 export interface StreamPluginOptions {
   readonly stream: StreamHandle;
+  readonly sessions: StreamSessions;
   readonly connections: ConnectionRegistry;
   /** How often the server pings (default PING_INTERVAL_MS); a pong overdue ends the socket (src/transport/keepalive.ts). */
   readonly pingIntervalMs?: number;
@@ -60,7 +66,8 @@ export function lastSeqOfQuery(value: string | undefined): number | null | undef
   if (value === undefined) return undefined;
   if (value === 'null') return null;
   const n = Number(value);
-  if (!Number.isSafeInteger(n)) throw new DomainError('invalid', 'must be a stream position below 2^53, or null', 'querystring/lastSeq');
+  if (!Number.isSafeInteger(n))
+    throw new DomainError('invalid', 'must be a stream position below 2^53, or null', { field: 'querystring/lastSeq' });
   return n;
 }
 
@@ -84,12 +91,6 @@ function linkOf(socket: WebSocket): ClientLink {
   };
 }
 
-/** The error frame for a failed input: a domain refusal under its frame code, anything else `input-failed`. */
-function inputErrorFrame(err: unknown, what = 'the input could not be delivered to tmux'): ServerFrame {
-  if (err instanceof DomainError) return { type: 'error', code: DOMAIN_ERRORS[err.code].frame, message: err.message };
-  return { type: 'error', code: 'input-failed', message: what };
-}
-
 function serve(
   kind: ClientKind,
   opts: StreamPluginOptions,
@@ -111,7 +112,7 @@ function serve(
   const whenOpen = (fn: (c: OpenClient) => void) => {
     if (client) fn(client);
     else if (early.length < MAX_EARLY_FRAMES) early.push(fn);
-    else send({ type: 'error', code: 'bad-frame', message: 'too many frames before the stream was ready' });
+    else send(errorFrame(new DomainError('invalid', 'too many frames before the stream was ready'), ''));
   };
   const keepalive = new Keepalive(socket, raw, { intervalMs: opts.pingIntervalMs ?? PING_INTERVAL_MS });
   const unregister = opts.connections.add({
@@ -141,38 +142,36 @@ function serve(
         return;
       case 'respawn':
         // The new agent's bytes and a new session-meta say it worked; only a refusal is answered.
-        opts.stream.respawn(sessionId).catch((err: unknown) => send(inputErrorFrame(err, 'the agent could not be respawned')));
+        opts.sessions.respawn(sessionId).catch((err: unknown) => send(errorFrame(err, 'the agent could not be respawned')));
         return;
       default: {
         // Checked against the one input schema and rules when the frame was parsed.
         const message: InputMessage = frame;
-        opts.stream.input(sessionId, message).catch((err: unknown) => send(inputErrorFrame(err)));
+        opts.sessions.input(sessionId, message).catch((err: unknown) => send(errorFrame(err, 'the input could not be delivered to tmux')));
       }
     }
   };
 
   socket.on('message', (data, isBinary) => {
-    const refuse = (message: string) => whenOpen(() => send({ type: 'error', code: 'bad-frame', message }));
+    const refuse = (err: DomainError) => whenOpen(() => send(errorFrame(err, '')));
     if (kind === 'side') {
-      refuse('the side channel takes no messages');
+      refuse(new DomainError('invalid', 'the side channel takes no messages'));
       return;
     }
     if (isBinary) {
-      refuse('binary frames are not accepted: send JSON text frames');
+      refuse(new DomainError('invalid', 'binary frames are not accepted: send JSON text frames'));
       return;
     }
     const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
     if (bytes.length > MAX_CLIENT_FRAME_BYTES) {
-      whenOpen(() =>
-        send({ type: 'error', code: 'payload-too-large', message: `a text frame is at most ${MAX_CLIENT_FRAME_BYTES} bytes` }),
-      );
+      refuse(new DomainError('too-large', `a text frame is at most ${MAX_CLIENT_FRAME_BYTES} bytes`));
       return;
     }
     let frame: ClientFrame;
     try {
       frame = parseClientFrame(bytes.toString('utf8'));
     } catch (err) {
-      refuse(err instanceof ProtocolError ? err.message : 'the frame could not be read');
+      refuse(err instanceof DomainError ? err : new DomainError('frame-malformed', 'the frame could not be read'));
       return;
     }
     whenOpen((c) => handle(frame, c));
@@ -196,15 +195,10 @@ function serve(
     },
     (err: unknown) => {
       // Only a session that is gone ends a client; anything else is for now, and it tries again.
-      if (err instanceof DomainError && err.code === 'session-not-found') {
-        send({ type: 'error', code: 'session-ended', message: err.message });
-        socket.close(CLOSE_CODES.sessionEnded, 'session ended');
-        return;
-      }
-      const known = err instanceof DomainError && err.code === 'stream-unavailable';
-      if (!known) log.warn({ session: sessionId, err: String(err) }, 'a stream could not be opened');
-      send({ type: 'error', code: 'stream-unavailable', message: known ? err.message : 'the stream could not be opened now; try again' });
-      socket.close(CLOSE_CODES.tryAgainLater, 'try again later');
+      const failure = openFailure(err);
+      if (failure.unforeseen) log.warn({ session: sessionId, err: String(err) }, 'a stream could not be opened');
+      send(failure.frame);
+      socket.close(failure.close.code, failure.close.reason);
     },
   );
 }
@@ -222,7 +216,7 @@ export const streamRoutes: FastifyPluginCallbackTypebox<StreamPluginOptions> = (
           const { id } = req.params;
           try {
             if (kind === 'side' && req.query.lastSeq !== undefined)
-              throw new DomainError('invalid', 'the side channel carries no stream position', 'querystring/lastSeq');
+              throw new DomainError('invalid', 'the side channel carries no stream position', { field: 'querystring/lastSeq' });
             lastSeqOfQuery(req.query.lastSeq);
           } catch (err) {
             next(err as Error);

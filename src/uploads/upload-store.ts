@@ -12,6 +12,7 @@ import { constants } from 'node:fs';
 import { lstat, mkdir, open, readdir, rm, unlink, type FileHandle } from 'node:fs/promises';
 import { extname, join, resolve, sep } from 'node:path';
 import type { Readable } from 'node:stream';
+import { DomainError } from '../errors.js';
 import { isValidSessionName } from '../protocol/session-name.js';
 
 /** Longest stored file name, in UTF-8 bytes (file systems allow 255). */
@@ -24,16 +25,11 @@ const CONTROL_CHARS = /[\u0000-\u001f\u007f-\u009f]/g;
 
 const OPEN_NEW = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
 
-/** Why an upload was refused: `name` (it reduces to nothing), `too-large`, `aborted`. */
-export class UploadRefusal extends Error {
-  constructor(
-    readonly reason: 'name' | 'too-large' | 'aborted',
-    message: string,
-  ) {
-    super(message);
-    this.name = 'UploadRefusal';
-  }
-}
+/** An upload past the limit: `too-large`, naming the setting. */
+export const uploadTooLarge = (max: number): DomainError =>
+  new DomainError('too-large', `an upload may have at most ${max} bytes ([uploads] max_mb)`);
+/** An upload whose body ended early (the client went away): `invalid`. */
+const aborted = (): DomainError => new DomainError('invalid', 'the upload stopped halfway', { field: 'body' });
 
 /** A stored upload. */
 export interface StoredUpload {
@@ -134,7 +130,10 @@ export class UploadStore {
    */
   async save(id: string, requestedName: string, body: Readable): Promise<StoredUpload> {
     const name = safeUploadName(requestedName);
-    if (name === '') throw new UploadRefusal('name', `the name ${JSON.stringify(requestedName.slice(0, 80))} leaves no usable file name`);
+    if (name === '')
+      throw new DomainError('invalid', `the name ${JSON.stringify(requestedName.slice(0, 80))} leaves no usable file name`, {
+        field: 'name',
+      });
     const file = await this.create(id, name);
     let bytes = 0;
     try {
@@ -142,19 +141,17 @@ export class UploadStore {
         const data = chunk as Buffer;
         bytes += data.length;
         if (bytes > this.opts.maxBytes) {
-          throw new UploadRefusal('too-large', `an upload may have at most ${this.opts.maxBytes} bytes`);
+          throw uploadTooLarge(this.opts.maxBytes);
         }
         await file.fh.write(data);
       }
-      if (body.readableAborted || (body as { aborted?: boolean }).aborted === true)
-        throw new UploadRefusal('aborted', 'the upload stopped halfway');
+      if (body.readableAborted || (body as { aborted?: boolean }).aborted === true) throw aborted();
       await file.fh.close();
     } catch (err) {
       await file.fh.close().catch(() => undefined);
       await unlink(file.path).catch(() => undefined);
-      if (err instanceof UploadRefusal) throw err;
-      if ((err as NodeJS.ErrnoException).code === 'ECONNRESET' || (err as Error).message === 'aborted')
-        throw new UploadRefusal('aborted', 'the upload stopped halfway');
+      if (err instanceof DomainError) throw err;
+      if ((err as NodeJS.ErrnoException).code === 'ECONNRESET' || (err as Error).message === 'aborted') throw aborted();
       throw err;
     }
     return { path: file.path, bytes, name: file.name };

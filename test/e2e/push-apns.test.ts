@@ -11,7 +11,6 @@ import { silentLogger } from '../../src/log.js';
 import {
   MAX_BODY_CHARS,
   preparePush,
-  PushConfigError,
   PushService,
   type PushConfig,
   type PushDevice,
@@ -268,9 +267,10 @@ describe('push to APNs', () => {
     const off = await preparePush(config({ team_id: '', key_id: '', key_path: '', bundle_id: '' }), 'c.toml');
     expect(off.enabled).toBe(false);
     expect(!off.enabled && off.reason).toContain('push is not configured');
-    await expect(preparePush(config({ key_id: '' }), 'c.toml')).rejects.toThrow(
-      new PushConfigError('[push] in c.toml: key_id must be set too (push needs team_id, key_id, key_path and bundle_id)'),
-    );
+    await expect(preparePush(config({ key_id: '' }), 'c.toml')).rejects.toMatchObject({
+      code: 'push-config-invalid',
+      message: '[push] in c.toml: key_id must be set too (push needs team_id, key_id, key_path and bundle_id)',
+    });
     await expect(preparePush(config({ key_path: join(dir, 'nope.p8') }), 'c.toml')).rejects.toThrow(/key_path .*nope\.p8 does not exist/);
     const junk = join(dir, 'junk.p8');
     writeFileSync(junk, 'not a key');

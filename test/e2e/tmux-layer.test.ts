@@ -11,16 +11,9 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TmuxCli, isNoSessionError } from '../../src/tmux/exec.js';
 import { pasteCommands, resolveKey, sendKeyCommands, sendKeysHexCommands } from '../../src/tmux/input.js';
-import { TmuxArgumentError, buildControlCommand } from '../../src/tmux/quote.js';
-import {
-  SessionExistsError,
-  SessionNotFoundError,
-  hasSession,
-  killSession,
-  readUserOption,
-  setUserOption,
-  unsetUserOption,
-} from '../../src/tmux/sessions.js';
+import { buildControlCommand } from '../../src/tmux/quote.js';
+import { domainError } from '../helpers/domain-error.js';
+import { hasSession, killSession, readUserOption, setUserOption, unsetUserOption } from '../../src/tmux/sessions.js';
 import { AFTER_NEW_WINDOW_HOOK, createSession } from '../../src/tmux/session-create.js';
 import { listSessions } from '../../src/tmux/session-list.js';
 import { readServerVersion, readTmuxVersion } from '../../src/tmux/version.js';
@@ -184,16 +177,18 @@ describe('sessions on real tmux', () => {
     }
   });
 
-  it('refuses an invalid name before running anything, and a taken name with SessionExistsError', async () => {
+  it('refuses an invalid name before running anything, and a taken name with session-exists', async () => {
     const never = new TmuxCli({ bin: '/nonexistent/tmux', socketArgs: [] });
     for (const name of ['', 'a b', 'a;b', 'a:b', 'x'.repeat(65), '=agent-1']) {
-      await expect(createSession(never, { name, command: ['cat'], createdAt: 'now' })).rejects.toThrow(TmuxArgumentError);
+      await expect(createSession(never, { name, command: ['cat'], createdAt: 'now' })).rejects.toThrow(domainError('invalid'));
     }
-    await expect(createSession(never, { name: 'ok', command: ['cat', 'a\0b'], createdAt: 'now' })).rejects.toThrow(TmuxArgumentError);
+    await expect(createSession(never, { name: 'ok', command: ['cat', 'a\0b'], createdAt: 'now' })).rejects.toThrow(domainError('invalid'));
     await expect(createSession(never, { name: 'ok', command: ['cat'], env: { 'A=B': 'x' }, createdAt: 'now' })).rejects.toThrow(
-      TmuxArgumentError,
+      domainError('invalid'),
     );
-    await expect(createSession(tmux.cli, { name: 'agent-1', command: ['cat'], createdAt: 'later' })).rejects.toThrow(SessionExistsError);
+    await expect(createSession(tmux.cli, { name: 'agent-1', command: ['cat'], createdAt: 'later' })).rejects.toThrow(
+      domainError('session-exists'),
+    );
     expect(await readUserOption(tmux.cli, 'agent-1', '@created')).toBe('2026-01-02T03:04:05.678Z');
     expect(await readUserOption(tmux.cli, 'agent-1', '@tether-pane')).toBe(agentPane);
   });
@@ -257,10 +252,10 @@ describe('sessions on real tmux', () => {
     expect(await hasSession(tmux.cli, 'gone')).toBe(false);
     expect(await hasSession(tmux.cli, 'gone-too')).toBe(true);
     const err: unknown = await killSession(tmux.cli, 'gone').catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(SessionNotFoundError);
+    expect(err).toEqual(domainError('session-not-found'));
     expect(isNoSessionError(err)).toBe(true);
-    await expect(readUserOption(tmux.cli, 'gone', '@created')).rejects.toThrow(SessionNotFoundError);
-    await expect(setUserOption(tmux.cli, 'gone', '@x', 'v')).rejects.toThrow(SessionNotFoundError);
+    await expect(readUserOption(tmux.cli, 'gone', '@created')).rejects.toThrow(domainError('session-not-found'));
+    await expect(setUserOption(tmux.cli, 'gone', '@x', 'v')).rejects.toThrow(domainError('session-not-found'));
     await killSession(tmux.cli, 'gone-too');
   });
 
@@ -268,7 +263,7 @@ describe('sessions on real tmux', () => {
     const none = new TmuxCli({ bin: 'tmux', socketArgs: ['-S', join(tmux.dir, 'no-server.sock')] });
     expect(await listSessions(none)).toEqual([]);
     expect(await hasSession(none, 'x')).toBe(false);
-    await expect(killSession(none, 'x')).rejects.toThrow(SessionNotFoundError);
+    await expect(killSession(none, 'x')).rejects.toThrow(domainError('session-not-found'));
     expect(await readServerVersion(none.target)).toBeNull();
     expect(await readServerVersion(tmux.target)).toBe((await readTmuxVersion(tmux.target)).label);
   });
@@ -324,9 +319,9 @@ describe('user options on real tmux', () => {
   });
 
   it('refuses NUL and option names that are not ours', async () => {
-    await expect(setUserOption(tmux.cli, 'opts', '@x', 'a\0b')).rejects.toThrow(TmuxArgumentError);
-    await expect(setUserOption(tmux.cli, 'opts', 'status', 'off')).rejects.toThrow(TmuxArgumentError);
-    await expect(readUserOption(tmux.cli, 'opts', '@X;')).rejects.toThrow(TmuxArgumentError);
+    await expect(setUserOption(tmux.cli, 'opts', '@x', 'a\0b')).rejects.toThrow(domainError('invalid'));
+    await expect(setUserOption(tmux.cli, 'opts', 'status', 'off')).rejects.toThrow(domainError('invalid'));
+    await expect(readUserOption(tmux.cli, 'opts', '@X;')).rejects.toThrow(domainError('invalid'));
     expect(await tmux.tmux('show-options', '-t', '=opts:', 'status')).toBe('');
   });
 });
@@ -431,7 +426,7 @@ describe('input on real tmux', () => {
   it('builds nothing for an empty paste and refuses NUL', () => {
     expect(pasteCommands('%1', 'b', '')).toEqual([]);
     expect(pasteCommands('%1', 'b', '\x1b[201~')).toEqual([]);
-    expect(() => pasteCommands('%1', 'b', 'a\0')).toThrow(TmuxArgumentError);
-    expect(() => pasteCommands('%1', 'b;c', 'a')).toThrow(TmuxArgumentError);
+    expect(() => pasteCommands('%1', 'b', 'a\0')).toThrow(domainError('invalid'));
+    expect(() => pasteCommands('%1', 'b;c', 'a')).toThrow(domainError('invalid'));
   });
 });

@@ -7,7 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { looksLikePi, resolveAgent, resolveAgentCommand } from '../../src/cli/agent.js';
-import { CommandLineError, splitCommandLine } from '../../src/config/command-line.js';
+import { splitCommandLine } from '../../src/config/command-line.js';
+import { domainError } from '../helpers/domain-error.js';
 import { ROOT } from '../helpers/daemon.js';
 
 describe('splitCommandLine', () => {
@@ -33,7 +34,7 @@ describe('splitCommandLine', () => {
       try {
         splitCommandLine(text);
       } catch (err) {
-        expect(err).toBeInstanceOf(CommandLineError);
+        expect(err).toEqual(domainError('command-line-invalid'));
         return (err as Error).message;
       }
       throw new Error(`"${text}" was accepted`);

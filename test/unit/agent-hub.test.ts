@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AgentHub } from '../../src/agent/hub.js';
 import { locatePane } from '../../src/agent/pane-locator.js';
 import { AGENT_PROTOCOL_VERSION, JsonLineReader, encodeLine, type AgentMessage, type DaemonMessage } from '../../src/agent/protocol.js';
-import { AgentSocketError, AgentSocketServer } from '../../src/agent/socket-server.js';
+import { AgentSocketServer } from '../../src/agent/socket-server.js';
 import { silentLogger } from '../../src/log.js';
 import { readUserOption } from '../../src/tmux/sessions.js';
 import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
@@ -140,7 +140,10 @@ describe('agent socket and hub', () => {
   it('takes over a stale socket file, and refuses one another daemon answers on', async () => {
     const stalePath = join(dir, 'stale', 'agent.sock');
     const first = await AgentSocketServer.listen(stalePath, hub, silentLogger);
-    await expect(AgentSocketServer.listen(stalePath, hub, silentLogger)).rejects.toThrow(AgentSocketError);
+    await expect(AgentSocketServer.listen(stalePath, hub, silentLogger)).rejects.toMatchObject({
+      name: 'DomainError',
+      code: 'agent-socket-unusable',
+    });
     await first.close();
     writeFileSync(stalePath, '');
     const second = await AgentSocketServer.listen(stalePath, hub, silentLogger);

@@ -4,9 +4,9 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { DomainError } from '../../src/errors.js';
 import {
   AGENT_PROTOCOL_VERSION,
-  AgentProtocolError,
   JsonLineReader,
   MAX_AGENT_COMMANDS,
   MAX_COMMAND_ARGS_CHARS,
@@ -32,8 +32,9 @@ const refusal = (line: string) => {
   try {
     decodeAgentMessage(line);
   } catch (err) {
-    expect(err).toBeInstanceOf(AgentProtocolError);
-    return (err as AgentProtocolError).message;
+    expect(err).toBeInstanceOf(DomainError);
+    expect((err as DomainError).code).toBe('agent-bad-message');
+    return (err as DomainError).message;
   }
   throw new Error(`accepted: ${line}`);
 };

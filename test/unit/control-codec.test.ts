@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ProtocolError } from '../../src/errors.js';
+import { DomainError } from '../../src/errors.js';
 import { ControlParser, type ControlParserLimits } from '../../src/tmux/control-codec.js';
 import { decodeControlOutputData, encodeControlOutput } from '../../src/tmux/control-escape.js';
 import type { ControlEvent } from '../../src/tmux/control-events.js';
@@ -20,14 +20,14 @@ function parse(chunks: readonly Buffer[], limits?: Partial<ControlParserLimits>)
 const bytes = (s: string): Buffer => Buffer.from(s, 'latin1');
 const hex = (h: string): Buffer => Buffer.from(h.replace(/\s+/g, ''), 'hex');
 
-/** The ProtocolError code `fn` throws, or null. */
+/** The DomainError code `fn` throws, or null. */
 function codeOf(fn: () => void): string | null {
   try {
     fn();
     return null;
   } catch (err) {
-    expect(err).toBeInstanceOf(ProtocolError);
-    return (err as ProtocolError).code;
+    expect(err).toBeInstanceOf(DomainError);
+    return (err as DomainError).code;
   }
 }
 

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ProtocolError } from '../../src/errors.js';
+import { DomainError } from '../../src/errors.js';
+import { domainError } from '../helpers/domain-error.js';
 import { decodeChunkFrame, encodeChunkFrame, parseClientFrame } from '../../src/protocol/frames.js';
 
 describe('chunk frames', () => {
@@ -22,11 +23,11 @@ describe('chunk frames', () => {
   });
 
   it('refuses numbers it cannot carry exactly and frames too short to hold a header', () => {
-    expect(() => encodeChunkFrame(2 ** 53, Buffer.alloc(0))).toThrow(ProtocolError);
-    expect(() => encodeChunkFrame(-1, Buffer.alloc(0))).toThrow(ProtocolError);
-    expect(() => encodeChunkFrame(1.5, Buffer.alloc(0))).toThrow(ProtocolError);
-    expect(() => decodeChunkFrame(new Uint8Array(7))).toThrow(ProtocolError);
-    expect(() => decodeChunkFrame(Buffer.from('0020000000000000', 'hex'))).toThrow(ProtocolError);
+    expect(() => encodeChunkFrame(2 ** 53, Buffer.alloc(0))).toThrow(domainError('frame-malformed'));
+    expect(() => encodeChunkFrame(-1, Buffer.alloc(0))).toThrow(domainError('frame-malformed'));
+    expect(() => encodeChunkFrame(1.5, Buffer.alloc(0))).toThrow(domainError('frame-malformed'));
+    expect(() => decodeChunkFrame(new Uint8Array(7))).toThrow(domainError('frame-malformed'));
+    expect(() => decodeChunkFrame(Buffer.from('0020000000000000', 'hex'))).toThrow(domainError('frame-malformed'));
   });
 });
 
@@ -59,13 +60,13 @@ describe('client frames', () => {
       parseClientFrame(text);
       expect.unreachable();
     } catch (err) {
-      expect(err).toBeInstanceOf(ProtocolError);
-      expect((err as ProtocolError).code).toBe('frame-malformed');
+      expect(err).toBeInstanceOf(DomainError);
+      expect((err as DomainError).code).toBe('frame-malformed');
       expect((err as Error).message).toContain(mention);
     }
   });
 
-  it('never throws anything but ProtocolError on random text', () => {
+  it('never throws anything but DomainError on random text', () => {
     fc.assert(
       fc.property(
         fc.oneof(
@@ -77,7 +78,7 @@ describe('client frames', () => {
           try {
             parseClientFrame(text);
           } catch (err) {
-            expect(err).toBeInstanceOf(ProtocolError);
+            expect(err).toEqual(domainError('frame-malformed'));
           }
         },
       ),

@@ -4,7 +4,8 @@
  * the same against a real daemon and tmux).
  */
 import { describe, expect, it } from 'vitest';
-import { PaneLink, SessionUnavailableError } from '../../src/tmux/pane-link.js';
+import { PaneLink } from '../../src/tmux/pane-link.js';
+import { domainError } from '../helpers/domain-error.js';
 import type { ControlClient } from '../../src/tmux/control-client.js';
 
 function standInClient(lines: string[]): ControlClient {
@@ -23,10 +24,10 @@ describe('input held until the link is up', () => {
     expect(lines).toEqual(['a@%7', 'b@%7', 'c@%7']);
   });
 
-  it('refuses with SessionUnavailableError once the bound passes, and later input still runs in order', async () => {
+  it('refuses with tmux-unavailable once the bound passes, and later input still runs in order', async () => {
     const rt = new PaneLink('s');
     const lines: string[] = [];
-    await expect(rt.runWhenLinked(() => ['never'], 50)).rejects.toBeInstanceOf(SessionUnavailableError);
+    await expect(rt.runWhenLinked(() => ['never'], 50)).rejects.toThrow(domainError('tmux-unavailable'));
     const later = rt.runWhenLinked((pane) => [`later@${pane}`], 30_000);
     rt.attach(standInClient(lines), '%1');
     await later;

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { KEY_NAMES, resolveKey, sendKeyCommands, sendKeysHexCommands } from '../../src/tmux/input.js';
-import { TmuxArgumentError } from '../../src/tmux/quote.js';
+import { domainError } from '../helpers/domain-error.js';
 
 describe('resolveKey', () => {
   it.each([
@@ -96,8 +96,8 @@ describe('sendKeysHexCommands', () => {
   });
 
   it('refuses a pane id that is not one', () => {
-    expect(() => sendKeysHexCommands('%3; kill-server', Buffer.from('a'))).toThrow(TmuxArgumentError);
-    expect(() => sendKeysHexCommands('=s:', Buffer.from('a'))).toThrow(TmuxArgumentError);
+    expect(() => sendKeysHexCommands('%3; kill-server', Buffer.from('a'))).toThrow(domainError('invalid'));
+    expect(() => sendKeysHexCommands('=s:', Buffer.from('a'))).toThrow(domainError('invalid'));
   });
 });
 

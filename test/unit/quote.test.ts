@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { TmuxArgumentError, buildControlCommand, escapeArgvArg, quoteControlArg } from '../../src/tmux/quote.js';
+import { buildControlCommand, escapeArgvArg, quoteControlArg } from '../../src/tmux/quote.js';
+import { domainError } from '../helpers/domain-error.js';
 
 /** Inverse of tmux's double-quote parsing for what quoteControlArg emits: `\ooo` -> byte. */
 function unquote(quoted: string): Buffer {
@@ -48,8 +49,8 @@ describe('quoteControlArg', () => {
   });
 
   it('refuses NUL', () => {
-    expect(() => quoteControlArg('a\0b')).toThrow(TmuxArgumentError);
-    expect(() => quoteControlArg(Buffer.from([0x41, 0]))).toThrow(TmuxArgumentError);
+    expect(() => quoteControlArg('a\0b')).toThrow(domainError('invalid'));
+    expect(() => quoteControlArg(Buffer.from([0x41, 0]))).toThrow(domainError('invalid'));
   });
 });
 
@@ -84,9 +85,9 @@ describe('buildControlCommand', () => {
   });
 
   it('refuses a missing or odd command name', () => {
-    expect(() => buildControlCommand([])).toThrow(TmuxArgumentError);
-    expect(() => buildControlCommand(['kill-server;'])).toThrow(TmuxArgumentError);
-    expect(() => buildControlCommand([Buffer.from('send-keys')])).toThrow(TmuxArgumentError);
+    expect(() => buildControlCommand([])).toThrow(domainError('invalid'));
+    expect(() => buildControlCommand(['kill-server;'])).toThrow(domainError('invalid'));
+    expect(() => buildControlCommand([Buffer.from('send-keys')])).toThrow(domainError('invalid'));
   });
 });
 
@@ -122,6 +123,6 @@ describe('escapeArgvArg', () => {
   });
 
   it('refuses NUL', () => {
-    expect(() => escapeArgvArg('a\0')).toThrow(TmuxArgumentError);
+    expect(() => escapeArgvArg('a\0')).toThrow(domainError('invalid'));
   });
 });

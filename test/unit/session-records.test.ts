@@ -7,7 +7,8 @@ import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { RecordError, SessionRecords, type SessionRecord } from '../../src/restore/records.js';
+import { SessionRecords, type SessionRecord } from '../../src/restore/records.js';
+import { domainError } from '../helpers/domain-error.js';
 
 const record = (name: string, change: Partial<SessionRecord> = {}): SessionRecord => ({
   v: 1,
@@ -67,10 +68,10 @@ describe('session records', () => {
 
   it('never turns a hostile name into a path, and refuses an invalid record without writing it', () => {
     for (const name of ['../../etc/passwd', 'a/b', '', 'a\u0000b', '.', 'x'.repeat(65)]) {
-      expect(() => records.write(record(name))).toThrow(RecordError);
-      expect(() => records.remove(name)).toThrow(RecordError);
+      expect(() => records.write(record(name))).toThrow(domainError('record-invalid'));
+      expect(() => records.remove(name)).toThrow(domainError('record-invalid'));
     }
-    expect(() => records.write(record('ok', { reservedSeq: -1 }))).toThrow(RecordError);
+    expect(() => records.write(record('ok', { reservedSeq: -1 }))).toThrow(domainError('record-invalid'));
     expect(readdirSync(dataDir)).toEqual([]);
   });
 });

@@ -20,29 +20,31 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { TokenStore, TokenStoreError, type TokenRecord } from '../../src/auth/token-store.js';
+import type { TokenRecord } from '../../src/auth/token-file.js';
+import { TokenStore } from '../../src/auth/token-store.js';
+import { DomainError } from '../../src/errors.js';
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 const modeOf = (p: string) => statSync(p).mode & 0o777;
 const fileOf = (dir: string) => join(dir, 'tokens.json');
 const recordsOn = (dir: string) => (JSON.parse(readFileSync(fileOf(dir), 'utf8')) as { tokens: TokenRecord[] }).tokens;
 
-async function rejection(p: Promise<unknown>): Promise<TokenStoreError> {
+async function rejection(p: Promise<unknown>): Promise<DomainError> {
   try {
     await p;
   } catch (err) {
-    expect(err).toBeInstanceOf(TokenStoreError);
-    return err as TokenStoreError;
+    expect(err).toBeInstanceOf(DomainError);
+    return err as DomainError;
   }
   throw new Error('expected a rejection');
 }
 
-function thrown(fn: () => unknown): TokenStoreError {
+function thrown(fn: () => unknown): DomainError {
   try {
     fn();
   } catch (err) {
-    expect(err).toBeInstanceOf(TokenStoreError);
-    return err as TokenStoreError;
+    expect(err).toBeInstanceOf(DomainError);
+    return err as DomainError;
   }
   throw new Error('expected a throw');
 }
@@ -143,7 +145,7 @@ describe('TokenStore', () => {
     const lock = join(dir, 'tokens.json.lock');
     writeFileSync(lock, '');
     const started = Date.now();
-    expect(thrown(() => store.create('a')).code).toBe('locked');
+    expect(thrown(() => store.create('a')).code).toBe('store-locked');
     expect(Date.now() - started).toBeGreaterThanOrEqual(1900);
     expect(store.list()).toEqual([]);
     const old = new Date(Date.now() - 60_000);
@@ -162,16 +164,16 @@ describe('TokenStore', () => {
     expect(s.verify(record.hash)).toBeNull();
     expect(s.rename(record.id, 'work laptop').name).toBe('work laptop');
     expect(s.verify(token)?.name).toBe('work laptop');
-    expect(thrown(() => s.create('work laptop')).code).toBe('name-taken');
+    expect(thrown(() => s.create('work laptop')).code).toBe('token-name-taken');
     const other = s.create('phone', 'device');
-    expect(thrown(() => s.rename('phone', 'work laptop')).code).toBe('name-taken');
-    expect(thrown(() => s.create('')).code).toBe('bad-name');
-    expect(thrown(() => s.create('a\nb')).code).toBe('bad-name');
-    expect(thrown(() => s.create('x'.repeat(65))).code).toBe('bad-name');
+    expect(thrown(() => s.rename('phone', 'work laptop')).code).toBe('token-name-taken');
+    expect(thrown(() => s.create('')).code).toBe('token-name-invalid');
+    expect(thrown(() => s.create('a\nb')).code).toBe('token-name-invalid');
+    expect(thrown(() => s.create('x'.repeat(65))).code).toBe('token-name-invalid');
     expect(s.revoke('work laptop').id).toBe(record.id);
     expect(s.verify(token)).toBeNull();
     expect(s.revoke(other.record.id).name).toBe('phone');
-    expect(thrown(() => s.revoke('nope')).code).toBe('no-such-token');
+    expect(thrown(() => s.revoke('nope')).code).toBe('token-not-found');
     expect(s.list()).toEqual([]);
   });
 
@@ -240,12 +242,12 @@ describe('TokenStore', () => {
       ['a hash that is not a SHA-256', (t: string) => t.replace(/"hash": "[0-9a-f]{64}"/, '"hash": "abc"')],
       ['no version', () => '{"tokens":[]}'],
       ['an array', () => '[]'],
-    ])('%s: open refuses with a TokenStoreError naming the file, and leaves it as it was', async (_name, damage) => {
+    ])('%s: open refuses with a DomainError naming the file, and leaves it as it was', async (_name, damage) => {
       const { text } = await good();
       const broken = damage(text);
       writeFileSync(fileOf(dir), broken);
       const err = await rejection(TokenStore.open(dir));
-      expect(err.code).toBe('corrupt');
+      expect(err.code).toBe('store-corrupt');
       expect(err.message).toContain(fileOf(dir));
       expect(readFileSync(fileOf(dir), 'utf8')).toBe(broken);
     });
@@ -257,7 +259,7 @@ describe('TokenStore', () => {
       writeFileSync(fileOf(dir), text.slice(0, 20));
       expect(daemon.verify(token)?.name).toBe('x');
       expect(daemon.verify('wrong')).toBeNull();
-      expect(thrown(() => daemon.create('y')).code).toBe('corrupt');
+      expect(thrown(() => daemon.create('y')).code).toBe('store-corrupt');
       expect(readFileSync(fileOf(dir), 'utf8')).toBe(text.slice(0, 20));
       writeFileSync(fileOf(dir), JSON.stringify({ version: 1, tokens: [] }));
       expect(daemon.verify(token)).toBeNull();

@@ -17,7 +17,8 @@ import WebSocket from 'ws';
 import { TokenStore } from '../../src/auth/token-store.js';
 import type { HealthReport, VerifiedToken } from '../../src/transport/handles.js';
 import { authPlugin } from '../../src/transport/auth.plugin.js';
-import { buildServer, listen, PortInUseError } from '../../src/transport/server.js';
+import { buildServer, listen } from '../../src/transport/server.js';
+import { domainError } from '../helpers/domain-error.js';
 
 const report: HealthReport = {
   ok: true,
@@ -434,7 +435,7 @@ describe('transport', () => {
           () => null,
           (e: unknown) => e,
         );
-        expect(err).toBeInstanceOf(PortInUseError);
+        expect(err).toEqual(domainError('port-in-use'));
         expect((err as Error).message).toBe(
           `port ${port} on 127.0.0.1 is in use: set bindAddress in /home/u/.config/tether/config.toml to a free port (or port 0 for any)`,
         );
