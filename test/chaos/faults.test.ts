@@ -7,7 +7,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCli } from '../helpers/daemon.js';
+import { runCli, warningsOf } from '../helpers/daemon.js';
 import { Mirror } from '../helpers/stream.js';
 import { eventually } from '../helpers/tmux.js';
 import { useDaemon } from '../helpers/daemon-fixture.js';
@@ -68,7 +68,16 @@ describe('faults around the daemon', () => {
     );
     expect(((await (await fx.d.get('/sessions')).json()) as { id: string }[]).map((s) => s.id)).toEqual(['fault']);
     const m = new Mirror(fx.d.base, fx.d.token, 'fault').connect();
-    await eventually(() => m.kinds().includes('snapshot'), 15_000);
+    try {
+      await eventually(() => m.kinds().includes('snapshot'), 15_000, 50, 'a snapshot of the session made while tmux was away');
+    } catch (err) {
+      // Say what stood: what the client got, whether tmux still runs the session, what the daemon warned of.
+      const tmuxSays = await fx.tmux.tmux('list-sessions', '-F', '#{session_name}').catch((e: Error) => e.message);
+      throw new Error(
+        `${(err as Error).message}\nthe client got: ${m.kinds().join(' ')} (status ${m.stream.status})\ntmux lists: ${tmuxSays}\ndaemon warnings:\n${warningsOf(fx.d, 20)}`,
+        { cause: err },
+      );
+    }
     m.stream.sendKeys('echo back-$((7*6))\r');
     await eventually(async () => (await m.text()).includes('back-42'), 15_000);
     m.close();
