@@ -9,7 +9,6 @@
  *
  * The agents are the pinned test-only installs of test/agents (test/helpers/agent-bins.ts).
  */
-import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,7 +18,7 @@ import { apnsKey, pushToml, startFakeApns, TEST_KEY_ID, TEST_TEAM_ID, type FakeA
 import { claudeHome, type ClaudeHome } from '../helpers/claude-home.js';
 import { codexHome, type CodexHome } from '../helpers/codex-home.js';
 import { useDaemon } from '../helpers/daemon-fixture.js';
-import { CLI, runCli } from '../helpers/daemon.js';
+import { runCli } from '../helpers/daemon.js';
 import { isAgentTurn, startFakeAnthropic, toolResults, type FakeAnthropic } from '../helpers/fake-anthropic.js';
 import { callOutputs, shellCall, startFakeResponses, toolNames, type FakeResponses } from '../helpers/fake-responses.js';
 import type { Mirror } from '../helpers/stream.js';
@@ -185,22 +184,7 @@ describe('Claude Code and Codex as tether sessions', () => {
     expect(now).not.toBe(pid);
   };
   /** Runs `tether attach` in `cwd` (a session it makes runs there) with the daemon's environment. */
-  const attach = (args: string[], cwd: string) =>
-    new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-      const child = spawn(process.execPath, [CLI, 'attach', ...args], { cwd, env: fx.home.env, stdio: ['ignore', 'pipe', 'pipe'] });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-      const timer = setTimeout(() => {
-        child.kill('SIGKILL');
-        reject(new Error(`tether attach ${args.join(' ')} did not finish in 30 s: ${stderr}`));
-      }, 30_000);
-      child.on('close', (code) => {
-        clearTimeout(timer);
-        resolve({ code, stdout, stderr });
-      });
-    });
+  const attach = (args: string[], cwd: string) => runCli(['attach', ...args], fx.home.env, 30_000, [], cwd);
   const explained = async <T>(p: Promise<T>): Promise<T> => {
     try {
       return await p;

@@ -87,16 +87,17 @@ function nodeCommand(args: readonly string[], wrap: Wrap): [string, string[]] {
   return wrap.length === 0 ? [process.execPath, [...args]] : [wrap[0]!, [...wrap.slice(1), process.execPath, ...args]];
 }
 
-/** Runs a tether CLI command to completion: exit code, stdout, stderr. */
+/** Runs a tether CLI command to completion (in `cwd` when given): exit code, stdout, stderr. */
 export function runCli(
   args: string[],
   env: NodeJS.ProcessEnv,
   timeoutMs = 45_000,
   wrap: Wrap = [],
+  cwd?: string,
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   ensureBuilt();
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(...nodeCommand([CLI, ...args], wrap), { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(...nodeCommand([CLI, ...args], wrap), { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
