@@ -12,13 +12,13 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { fakeAgent, type FakeAgent } from '../helpers/agent-socket.js';
-import { apnsKey, startFakeApns, type FakeApns } from '../helpers/apns-server.js';
+import { apnsKey, pushToml, startFakeApns, TEST_KEY_ID, TEST_TEAM_ID, type FakeApns } from '../helpers/apns-server.js';
 import { runCli } from '../helpers/daemon.js';
 import { useDaemon } from '../helpers/daemon-fixture.js';
 import { eventually } from '../helpers/tmux.js';
 
-const TEAM = 'TEAM123456';
-const KID = 'KEY1234567';
+const TEAM = TEST_TEAM_ID;
+const KID = TEST_KEY_ID;
 const PHONE_A = 'a1'.repeat(32);
 const PHONE_B = 'b2'.repeat(32);
 
@@ -48,20 +48,9 @@ describe('push through the daemon', () => {
   });
   const fx = useDaemon(
     () =>
-      [
-        '[agent]',
-        'command = "/bin/cat"',
-        '[stream]',
-        'ping_interval_s = 1',
-        '[push]',
-        `team_id = "${TEAM}"`,
-        `key_id = "${KID}"`,
-        `key_path = ${JSON.stringify(keyPath)}`,
-        'bundle_id = "dev.tether.app"',
-        `sandbox_url = "${sandbox.url}"`,
-        `production_url = "${production.url}"`,
-        '',
-      ].join('\n'),
+      ['[agent]', 'command = "/bin/cat"', '[stream]', 'ping_interval_s = 1', ...pushToml(sandbox.url, keyPath, production.url), ''].join(
+        '\n',
+      ),
     { extraEnv: () => ({ NODE_EXTRA_CA_CERTS: caFile }) },
   );
 

@@ -144,8 +144,11 @@ export async function startFakeApns(
 export const TEST_TEAM_ID = 'TEAM123456';
 export const TEST_KEY_ID = 'KEY1234567';
 
-/** The `[push]` table of a daemon that pushes to the fake APNs at `url` with the key at `keyPath`. */
-export function pushToml(url: string, keyPath: string): string[] {
+/**
+ * The `[push]` table of a daemon that pushes to the fake APNs at `url` (and its production pushes
+ * to `productionUrl`, the same server unless given) with the key at `keyPath`.
+ */
+export function pushToml(url: string, keyPath: string, productionUrl = url): string[] {
   return [
     '[push]',
     `team_id = "${TEST_TEAM_ID}"`,
@@ -153,6 +156,6 @@ export function pushToml(url: string, keyPath: string): string[] {
     `key_path = ${JSON.stringify(keyPath)}`,
     'bundle_id = "dev.tether.app"',
     `sandbox_url = "${url}"`,
-    `production_url = "${url}"`,
+    `production_url = "${productionUrl}"`,
   ];
 }
