@@ -1,13 +1,18 @@
 /**
  * The steps of `tether serve`'s start that stand alone: the certificate (made on first start),
- * and the disk buffers' set-up with the start-up cleanup of what was idle too long.
+ * the control clients a dead predecessor left attached, and the disk buffers' set-up with the
+ * start-up cleanup of what was idle too long.
  */
+import { mkdirSync } from 'node:fs';
 import { statfs } from 'node:fs/promises';
+import { join } from 'node:path';
 import type pino from 'pino';
 import { isDomainError } from '../errors.js';
 import type { DiskBuffers, SessionActivity } from '../actors/disk-buffer.actor.js';
 import { ensureCertificate } from '../auth/certificate.js';
+import { ControlLedger, keepControlLedger, retireStaleControlClients } from '../tmux/control-ledger.js';
 import type { TmuxCli } from '../tmux/exec.js';
+import type { TmuxTarget } from '../tmux/target.js';
 import { killSession } from '../tmux/sessions.js';
 import { listSessions, sessionActivity } from '../tmux/session-list.js';
 import { CliError } from './fail.js';
@@ -50,6 +55,23 @@ export async function setUpBuffers(buffers: DiskBuffers, cli: TmuxCli, log: pino
   } catch (err) {
     log.error({ err: (err as Error).message }, 'the disk buffers could not be set up');
   }
+}
+
+/** The ledger of this data dir's control clients, in the run dir. */
+export const CONTROL_LEDGER_FILE = 'control-clients';
+
+/**
+ * Ends the control clients a daemon that died (SIGKILL, a crash) left attached, before this
+ * one attaches anything, and keeps this daemon's own in the ledger from now on
+ * (src/tmux/control-ledger.ts says why tmux needs it). The result stops the keeping, at the stop.
+ */
+export async function retireStaleLinks(cli: TmuxCli, target: TmuxTarget, runDir: string, log: pino.Logger): Promise<() => void> {
+  mkdirSync(runDir, { recursive: true, mode: 0o700 });
+  const ledger = new ControlLedger(join(runDir, CONTROL_LEDGER_FILE));
+  const { ended, lingering } = await retireStaleControlClients(cli, target, ledger);
+  if (ended > 0) log.info({ ended }, 'ended the tmux control clients a previous daemon left attached');
+  if (lingering > 0) log.warn({ lingering }, 'tmux still holds control clients a previous daemon left attached');
+  return keepControlLedger(target, ledger);
 }
 
 /** The certificate (made on first start); problems become the one-line refusal. */

@@ -44,7 +44,7 @@ import { agentSocketPath } from '../agent/protocol.js';
 import { resolveAgentCommand, type AgentResume } from './agent.js';
 import { prepareAgents } from './agents.js';
 import { CliError } from './fail.js';
-import { loadCertificate, setUpBuffers, statfsFree } from './daemon-start.js';
+import { loadCertificate, retireStaleLinks, setUpBuffers, statfsFree } from './daemon-start.js';
 import { agentLabel, startPush } from './push-wiring.js';
 import { writeRunFile } from './run-file.js';
 import { packageVersion } from '../config/version.js';
@@ -327,6 +327,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     await server.close();
     throw new CliError((err as Error).message);
   }
+  const releaseLedger = await retireStaleLinks(cli, target, paths.runDir, log);
   await setUpBuffers(buffers, cli, log);
   system.start();
   try {
@@ -380,6 +381,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
         hub.stop();
         await agents.stop();
         await system.stop();
+        releaseLedger();
         await buffers.stop();
         tokens.close();
         rmSync(runFile, { force: true });

@@ -15,6 +15,7 @@ import { ControlParser } from './control-codec.js';
 import type { ControlEvent } from './control-events.js';
 import { escapeArgvArg } from './quote.js';
 import type { TmuxTarget } from './target.js';
+import { controlLedgerOf } from './control-ledger.js';
 import { gateTimeout, topologyGate } from './topology-gate.js';
 import { DomainError } from '../errors.js';
 
@@ -84,6 +85,8 @@ export class ControlClient {
   private readonly pending: Pending[] = [];
   private readonly opts: ControlClientOptions;
   private attachReplySeen = false;
+  /** tmux answered the attach with success: the client is attached and its leaving notifies. */
+  private attachedOk = false;
   private closed = false;
   private markGone: () => void = () => undefined;
   private readonly gonePromise = new Promise<void>((resolve) => (this.markGone = resolve));
@@ -126,6 +129,13 @@ export class ControlClient {
     const args = ['-u', ...opts.target.socketArgs, '-C', 'attach-session', '-t', escapeArgvArg(`=${opts.session}`)];
     const child = spawn(opts.target.bin, args, { stdio: ['pipe', 'pipe', 'pipe'], env: opts.env ?? process.env });
     this.child = child;
+    // Recorded until it ends, so that a daemon after this one can end it if this one dies first.
+    const ledger = controlLedgerOf(opts.target);
+    const pid = child.pid;
+    if (ledger && pid !== undefined) {
+      ledger.add(pid);
+      child.once('exit', () => ledger.remove(pid));
+    }
     child.stdout.on('data', (chunk: Buffer) => this.onData(chunk));
     child.stderr.on('data', (chunk: Buffer) => {
       if (this.stderr.length < STDERR_KEEP_BYTES) this.stderr += chunk.toString('utf8');
@@ -233,9 +243,19 @@ export class ControlClient {
       timer.unref();
       await Promise.race([this.gonePromise, gateTimeout(ATTACH_GATE_MS)]);
     };
-    // Not attached yet, it has no session and notifies nobody; and it holds the gate itself.
-    if (!this.attachReplySeen) void go();
-    else void topologyGate(this.opts.target).write(go);
+    if (this.attachReplySeen) {
+      if (this.attachedOk) void topologyGate(this.opts.target).write(go);
+      else void go(); // refused: never attached, it notifies nobody
+      return;
+    }
+    // Still in its handshake: tmux may have attached it already (the answer on its way), and a
+    // client that leaves attached notifies the others, some of them perhaps in their handshake
+    // too. So it leaves once its own answer came, as a writer like any attached client.
+    // A tmux that never answers is left at once (the clock of the gate's own wait).
+    void Promise.race([this.attached.catch(() => undefined), this.gonePromise, gateTimeout(ATTACH_GATE_MS)]).then(() => {
+      if (this.attachedOk) void topologyGate(this.opts.target).write(go);
+      else if (!this.closed) void go();
+    });
   }
 
   private onData(chunk: Buffer): void {
@@ -251,8 +271,10 @@ export class ControlClient {
     if (event.type === 'reply') {
       if (!this.attachReplySeen) {
         this.attachReplySeen = true;
-        if (event.ok) this.attachSettle.resolve();
-        else {
+        if (event.ok) {
+          this.attachedOk = true;
+          this.attachSettle.resolve();
+        } else {
           const why = event.body.toString('utf8').trim();
           if (/can't find session/i.test(why)) this.sessionGone = true;
           this.closeReason = `tmux refused the attach: ${why}`;
