@@ -1,12 +1,12 @@
 #!/usr/bin/env node
 /**
- * The `tether` executable. For `tether serve` it sizes V8's young generation first (heap.ts):
+ * The `tether` executable. For `tether serve` it sets V8's flags for a daemon first (heap.ts):
  * the commands and their libraries load after that, by a dynamic import, because loading them
- * is what grows it. Static imports would all run before any line of this module.
+ * already grows the young generation. Static imports would all run before any line here.
  */
-import { holdYoungGeneration } from './heap.js';
+import { tuneHeapForDaemon } from './heap.js';
 
 const args = process.argv.slice(2);
-if (args[0] === 'serve') holdYoungGeneration();
+if (args[0] === 'serve') tuneHeapForDaemon();
 const { runCli } = await import('./commands.js');
 await runCli(args);
