@@ -14,7 +14,8 @@
  * - `--no-sparkplug`: no baseline-compiled copy of warm functions beside their bytecode; hot
  *   code is still optimized.
  *
- * Measured, the flood and keystroke echo are unchanged by each (docs/benchmarks.md).
+ * Measured, the flood and the keystroke echo are no worse than without them, within the noise
+ * of a shared machine (docs/benchmarks.md "Memory").
  */
 import { setFlagsFromString } from 'node:v8';
 
