@@ -38,6 +38,17 @@ function loadPretty(): typeof PinoPretty {
   return createRequire(import.meta.url)('pino-pretty') as typeof PinoPretty;
 }
 
+/**
+ * pino's error serializer, with the error's type taken from its `name` rather than its class's:
+ * the daemon runs bundled with minified class names (scripts/bundle.ts), and every tether
+ * error sets its name, as node's own do.
+ */
+function serializeError(err: Error): pino.SerializedError {
+  const out = pino.stdSerializers.err(err);
+  if (err instanceof Error) out.type = err.name;
+  return out;
+}
+
 /** How stderr lines are written. */
 export type LogFormat = 'json' | 'pretty';
 
@@ -77,7 +88,7 @@ export function makeLogger(
         })
       : stderr;
   const log = pino(
-    { level },
+    { level, serializers: { err: serializeError } },
     pino.multistream([
       { stream: toStderr, level },
       { stream: toFile, level },

@@ -1,28 +1,12 @@
 #!/usr/bin/env node
 /**
- * The `tether` executable: clipanion commands. The CLI is the composition root and the only
- * code that reads argv and the environment.
+ * The `tether` executable. For `tether serve` it sets V8's flags for a daemon first (heap.ts):
+ * the commands and their libraries load after that, by a dynamic import, because loading them
+ * already grows the young generation. Static imports would all run before any line here.
  */
-import { Builtins, Cli } from 'clipanion';
-import { AttachCommand } from './attach.command.js';
-import { AuthCreateCommand, AuthListCommand, AuthNameCommand, AuthRevokeCommand } from './auth.command.js';
-import { RestartCommand, StopCommand } from './lifecycle.command.js';
-import { PairCommand } from './pair.command.js';
-import { ServeCommand } from './serve.command.js';
-import { ServiceInstallCommand, ServiceStatusCommand, ServiceUninstallCommand } from './service.command.js';
-import { StatusCommand } from './status.command.js';
-import { packageVersion } from '../config/version.js';
+import { tuneHeapForDaemon } from './heap.js';
 
-const cli = new Cli({ binaryLabel: 'tether', binaryName: 'tether', binaryVersion: packageVersion() });
-cli.register(ServeCommand);
-cli.register(AttachCommand);
-cli.register(PairCommand);
-cli.register(StatusCommand);
-cli.register(StopCommand);
-cli.register(RestartCommand);
-for (const c of [ServiceInstallCommand, ServiceUninstallCommand, ServiceStatusCommand]) cli.register(c);
-for (const c of [AuthListCommand, AuthCreateCommand, AuthRevokeCommand, AuthNameCommand]) cli.register(c);
-cli.register(Builtins.HelpCommand);
-cli.register(Builtins.VersionCommand);
-
-void cli.runExit(process.argv.slice(2));
+const args = process.argv.slice(2);
+if (args[0] === 'serve') tuneHeapForDaemon();
+const { runCli } = await import('./commands.js');
+await runCli(args);

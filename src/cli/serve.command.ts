@@ -2,7 +2,6 @@
 import { Writable } from 'node:stream';
 import { Command, Option } from 'clipanion';
 import { reportFailure } from './fail.js';
-import { holdYoungGeneration } from './heap.js';
 
 /** Where log lines go when they are kept off stderr. */
 const discard = (): Writable => new Writable({ write: (_chunk, _enc, done) => done() });
@@ -36,8 +35,6 @@ export class ServeCommand extends Command {
     process.on('SIGINT', onSignal);
     process.on('SIGTERM', onSignal);
     try {
-      // Before the daemon's modules load: their start-up would grow the young generation.
-      holdYoungGeneration();
       // Loaded here: the other commands start without the daemon's libraries.
       const { runDaemon } = await import('./daemon.js');
       const daemon = await runDaemon({

@@ -39,9 +39,11 @@ export class SearchRunner {
   /**
    * `execArgv`: the worker's node flags (by default the process's own); a benchmark run under a
    * TypeScript loader gives none, so its worker starts as the daemon's does, on built code.
+   * The worker's path goes through `../history/` because this code also runs bundled into
+   * dist/cli/main.js (scripts/bundle.ts), beside which the worker is not.
    */
   constructor(
-    private readonly workerUrl: URL = new URL('./search-worker.js', import.meta.url),
+    private readonly workerUrl: URL = new URL('../history/search-worker.js', import.meta.url),
     private readonly execArgv?: string[],
   ) {}
 
