@@ -7,7 +7,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCli, warningsOf } from '../helpers/daemon.js';
+import { logTailOf, runCli, warningsOf } from '../helpers/daemon.js';
 import { Mirror } from '../helpers/stream.js';
 import { eventually } from '../helpers/tmux.js';
 import { useDaemon } from '../helpers/daemon-fixture.js';
@@ -74,12 +74,7 @@ describe('faults around the daemon', () => {
       // Say what stood: what the client got, whether tmux still runs the session, what the daemon warned of.
       const tmuxSays = await fx.tmux.tmux('list-sessions', '-F', '#{session_name}').catch((e: Error) => e.message);
       throw new Error(
-        `${(err as Error).message}\nthe client got: ${m.kinds().join(' ')} (status ${m.stream.status})\ntmux lists: ${tmuxSays}\ndaemon warnings:\n${warningsOf(fx.d, 20)}\n--- daemon log (tail) ---\n${fx.d
-          .stderr()
-          .split('\n')
-          .filter((l) => !l.includes('"reqId"'))
-          .slice(-60)
-          .join('\n')}`,
+        `${(err as Error).message}\nthe client got: ${m.kinds().join(' ')} (status ${m.stream.status})\ntmux lists: ${tmuxSays}\ndaemon warnings:\n${warningsOf(fx.d, 20)}\n--- daemon log (tail) ---\n${logTailOf(fx.d)}`,
         { cause: err },
       );
     }

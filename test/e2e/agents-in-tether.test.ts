@@ -18,7 +18,7 @@ import { apnsKey, pushToml, startFakeApns, TEST_KEY_ID, TEST_TEAM_ID, type FakeA
 import { claudeHome, type ClaudeHome } from '../helpers/claude-home.js';
 import { codexHome, type CodexHome } from '../helpers/codex-home.js';
 import { useDaemon } from '../helpers/daemon-fixture.js';
-import { runCli } from '../helpers/daemon.js';
+import { logTailOf, runCli } from '../helpers/daemon.js';
 import { isAgentTurn, startFakeAnthropic, toolResults, type FakeAnthropic } from '../helpers/fake-anthropic.js';
 import { callOutputs, shellCall, startFakeResponses, toolNames, type FakeResponses } from '../helpers/fake-responses.js';
 import type { Mirror } from '../helpers/stream.js';
@@ -189,15 +189,7 @@ describe('Claude Code and Codex as tether sessions', () => {
     try {
       return await p;
     } catch (err) {
-      throw new Error(
-        `${(err as Error).message}\n--- daemon log (tail) ---\n${fx.d
-          .stderr()
-          .split('\n')
-          .filter((l) => !l.includes('"reqId"'))
-          .slice(-80)
-          .join('\n')}`,
-        { cause: err },
-      );
+      throw new Error(`${(err as Error).message}\n--- daemon log (tail) ---\n${logTailOf(fx.d, 80)}`, { cause: err });
     }
   };
 

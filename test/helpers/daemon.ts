@@ -59,6 +59,16 @@ export interface TestDaemon {
   kill(): Promise<void>;
 }
 
+/** The daemon's last `n` log lines of every level, request lines left out, for a failure message. */
+export function logTailOf(d: TestDaemon, n = 60): string {
+  return d
+    .stderr()
+    .split('\n')
+    .filter((l) => !l.includes('"reqId"'))
+    .slice(-n)
+    .join('\n');
+}
+
 /** The daemon's last `n` warning and error log lines, for a failure message that says what it said. */
 export function warningsOf(d: TestDaemon, n = 10): string {
   return d
