@@ -20,6 +20,7 @@ import { LivePanes, type CreatedPane, type LivePane, type PaneInput, type Stream
 import type { SnapshotCounts } from '../stream/warm-snapshots.js';
 import { createSessionImplementations, type AgentLaunch } from './session.actor.js';
 import type { SessionAttention } from './attention.js';
+import { compareSessionNames } from '../protocol/session-name.js';
 
 export interface SidecarSystemDeps {
   readonly cli: TmuxCli;
@@ -335,7 +336,7 @@ export class SidecarSystem {
           warmBytes: pane?.warmBytes ?? 0,
         };
       })
-      .sort((a, b) => a.id.localeCompare(b.id));
+      .sort((a, b) => compareSessionNames(a.id, b.id));
     return { booted: snap.context.booted, tmuxProblem: snap.context.tmuxProblem, sessions };
   }
 

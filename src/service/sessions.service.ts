@@ -18,7 +18,7 @@ import type { AgentState } from '../protocol/frames.js';
 import type { InputMessage } from '../protocol/input.js';
 import type { TmuxCli } from '../tmux/exec.js';
 import { inputCommands } from '../tmux/input.js';
-import { SESSION_NAME_RE, isValidSessionName } from '../protocol/session-name.js';
+import { SESSION_NAME_RE, compareSessionNames, isValidSessionName } from '../protocol/session-name.js';
 import { AGENT_OPTION, readUserOption, setUserOption, unsetUserOption } from '../tmux/sessions.js';
 import { listSessions, type TmuxSessionInfo } from '../tmux/session-list.js';
 import type { UnrestorableSession } from '../restore/at-start.js';
@@ -124,7 +124,7 @@ export class SessionsService {
       if (listed.has(u.id)) continue;
       items.push({ ...this.absentItem(u.id, 'unrestorable', this.records.record(u.id)), reason: u.reason });
     }
-    return items.sort((a, b) => a.id.localeCompare(b.id));
+    return items.sort((a, b) => compareSessionNames(a.id, b.id));
   }
 
   private absentItem(id: string, state: 'restoring' | 'unrestorable', record: ReturnType<SessionRecordsView['record']>): SessionItem {

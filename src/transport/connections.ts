@@ -12,6 +12,7 @@ import type { WebSocket } from 'ws';
 import { CLOSE_CODES } from '../errors.js';
 import type { ClientConnection } from '../service/health.js';
 import type { LinkFigures } from './keepalive.js';
+import { compareSessionNames } from '../protocol/session-name.js';
 
 /**
  * What ends a socket after an error, for every WebSocket route: a protocol error (bad UTF-8, a
@@ -98,7 +99,7 @@ export class ConnectionRegistry {
         lastAwayMs: d?.lastAwayMs === undefined || d.lastAwayMs === null ? null : Math.round(d.lastAwayMs),
       });
     }
-    return out.sort((a, b) => a.session.localeCompare(b.session) || b.connectedS - a.connectedS);
+    return out.sort((a, b) => compareSessionNames(a.session, b.session) || b.connectedS - a.connectedS);
   }
 
   /** Closes every connection opened with this token (it was revoked); its device is forgotten. */
