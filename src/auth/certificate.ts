@@ -3,20 +3,22 @@
  * a SHA-256 signature (iOS does not accept Ed25519 in TLS), valid 10 years, SANs for
  * localhost, 127.0.0.1, ::1, the host name and the bind/public host. Made on first start in
  * `{data_dir}/tls/` and kept: the phone pins its fingerprint (SHA-256 of the DER, 64 lowercase
- * hex digits), so a new certificate means pairing again.
+ * hex digits), so a new certificate means pairing again. It is made by certificate-maker.ts in a
+ * process of its own, so the generator never loads into the daemon.
  *
  * Invariants: the key file is 0600 in a 0700 directory and written before the certificate
  * (both atomically), so a crash never leaves a certificate without its key; an existing pair is
  * reused as long as it parses and the key matches the certificate; one that does not is an
  * error that says what to do, never silently replaced (that would break every pairing).
  */
+import { spawn } from 'node:child_process';
 import { createHash, createPrivateKey, X509Certificate } from 'node:crypto';
+import { once } from 'node:events';
 import { chmodSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { isIP } from 'node:net';
 import { join } from 'node:path';
-import { DomainError, storeFailure } from '../errors.js';
-import { writeAtomic } from '../files.js';
+import { fileURLToPath } from 'node:url';
+import { DomainError, type ErrorCode } from '../errors.js';
 
 /** Validity of a new certificate. */
 export const CERT_VALID_DAYS = 3650;
@@ -49,9 +51,14 @@ export function certificateNames(hosts: readonly string[]): string[] {
   return [...new Set(names.filter((n) => n !== '' && n !== '0.0.0.0' && n !== '::'))];
 }
 
+/**
+ * The names a certificate carries, as certificateNames writes them: node spells an IPv6 address
+ * in full (`0:0:0:0:0:0:0:1`), written as `::1`; the URL parser gives its short form back.
+ */
 function namesOf(cert: X509Certificate): string[] {
   return (cert.subjectAltName ?? '')
     .split(', ')
+    .map((s) => (s.startsWith('IP Address:') && s.includes(':', 11) ? new URL(`http://[${s.slice(11)}]/`).hostname.slice(1, -1) : s))
     .map((s) => s.replace(/^(DNS|IP Address):/, ''))
     .filter((s) => s !== '');
 }
@@ -76,25 +83,43 @@ export async function ensureCertificate(tlsDir: string, hosts: readonly string[]
     const have = new Set(loaded.names);
     return { ...loaded, missing: wanted.filter((n) => !have.has(n)) };
   }
-  // Loaded only here: making a certificate is a first-start job, and the library is not small.
-  const { generate } = await import('selfsigned');
-  const pems = await generate([{ name: 'commonName', value: `tether on ${hostname()}` }], {
-    keyType: 'rsa',
-    keySize: 2048,
-    algorithm: 'sha256',
-    notAfterDate: new Date(Date.now() + CERT_VALID_DAYS * 86_400_000),
-    extensions: [
-      { name: 'basicConstraints', cA: false },
-      { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, critical: true },
-      { name: 'extKeyUsage', serverAuth: true },
-      { name: 'subjectAltName', altNames: wanted.map((n) => (isIP(n) ? { type: 7 as const, ip: n } : { type: 2 as const, value: n })) },
-    ],
-  });
-  // The key first: a crash between the two writes leaves a key without a certificate, which the
-  // next start reports, never a certificate whose key is lost.
-  writeAtomic(keyPath, pems.private, storeFailure);
-  writeAtomic(certPath, pems.cert, storeFailure);
-  return { cert: pems.cert, key: pems.private, fingerprint: fingerprintOf(pems.cert), created: true, names: wanted, missing: [] };
+  await runMaker(tlsDir, wanted);
+  const made = loadCertificate(certPath, keyPath);
+  return { ...made, created: true, missing: [] };
+}
+
+/**
+ * Where certificate-maker is: beside this module in dist/ (`../auth/` also from the bundle's
+ * dist/cli/), or its TypeScript source when tether runs from source (then with this process's
+ * loader flags).
+ */
+function maker(): { path: string; execArgv: string[] } {
+  const fromSource = import.meta.url.endsWith('.ts');
+  return {
+    path: fileURLToPath(new URL(`../auth/certificate-maker.${fromSource ? 'ts' : 'js'}`, import.meta.url)),
+    execArgv: fromSource ? process.execArgv : [],
+  };
+}
+
+/** Runs certificate-maker; its one-line failure becomes the DomainError it names. */
+async function runMaker(tlsDir: string, names: readonly string[]): Promise<void> {
+  const { path, execArgv } = maker();
+  const child = spawn(process.execPath, [...execArgv, path, tlsDir, JSON.stringify(names)], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr = (stderr + d).slice(-4096)));
+  const [code, signal] = (await once(child, 'close')) as [number | null, NodeJS.Signals | null];
+  if (code === 0) return;
+  let failure: { code?: ErrorCode; message?: string } = {};
+  try {
+    failure = JSON.parse(stderr.trim().split('\n').pop() ?? '') as typeof failure;
+  } catch {
+    // Not its own line: the process died some other way; its output says how.
+  }
+  const how = signal !== null ? `was ended by ${signal}` : `exited with ${code}`;
+  throw new DomainError(
+    failure.code ?? 'certificate-unusable',
+    failure.message ?? `the TLS certificate cannot be made: its maker ${how}: ${stderr.trim()}`,
+  );
 }
 
 /** Reads and checks an existing pair; any problem is `certificate-unusable`, saying what to do. */
