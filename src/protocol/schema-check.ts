@@ -24,8 +24,24 @@ export interface SchemaCheck<T = unknown> {
   Errors(value: unknown): TLocalizedValidationError[];
 }
 
-// Synchronous, so an error path stays a plain function: node >= 20.19 `require`s an ES module.
-const load = createRequire(import.meta.url);
+type Entry = 'typebox' | 'typebox/compile' | 'typebox/value';
+
+// Synchronous, so an error path stays a plain function: node 20.19 and later (22.12 on the 22
+// line) `require` an ES module, and say nothing doing it.
+const requireEntry = createRequire(import.meta.url);
+/** TypeBox's entries imported ahead, where node cannot `require` them (preloadTypeBoxWhereNeeded). */
+const imported = new Map<Entry, unknown>();
+const load = (entry: Entry): unknown => imported.get(entry) ?? requireEntry(entry);
+
+/**
+ * Node 22.0 to 22.11 cannot `require` an ES module (not without a flag): there TypeBox is
+ * imported at start instead, as it was before the checks were generated. Nothing elsewhere.
+ */
+export async function preloadTypeBoxWhereNeeded(): Promise<void> {
+  if ((process.features as { require_module?: boolean }).require_module !== false) return;
+  const [root, compile, value] = await Promise.all([import('typebox'), import('typebox/compile'), import('typebox/value')]);
+  imported.set('typebox', root).set('typebox/compile', compile).set('typebox/value', value);
+}
 
 /** TypeBox's type builder (`Type`), loaded the first time it is asked for. */
 export function typeboxType(): typeof TypeBox.Type {
