@@ -5,6 +5,7 @@
  * Invariants: a chunk frame is encoded once per chunk and the same Buffer goes to every client;
  * sequence numbers are below 2^53 so JSON and JavaScript numbers carry them exactly; a client
  * frame is parsed against its schema or refused with a typed `DomainError` (`frame-malformed`), never half-read.
+ * The JSON frames' schemas are in frames.schemas.ts, checked by the generated frames.checks.ts.
  */
 import { DomainError } from '../errors.js';
 import { CHECKS as GENERATED, ClientFrames, ErrorFrame, SessionMetaFrame, SnapshotFrame, StateFrame } from './frames.checks.js';
@@ -80,7 +81,7 @@ export function parseServerFrame(text: string): ServerFrame | null {
 }
 
 export type { ClientFrame } from './frames.schemas.js';
-/** One compiled validator per frame type, so an error names the field of the frame sent. */
+/** One check per frame type, so an error names the field of the frame sent. */
 const CHECKS = new Map(Object.entries(ClientFrames).map(([type, schema]) => [type, checkOf(GENERATED, schema)]));
 
 /** Parses a client text frame, or throws DomainError('frame-malformed') saying what is wrong. */

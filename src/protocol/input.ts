@@ -1,7 +1,8 @@
 /**
  * One input to the agent's pane, the same whether it comes as `POST /sessions/:id/input` or as
- * a stream frame: its schemas, type, limits and rules live here and nowhere else
- * (docs/api.md, "Input").
+ * a stream frame: its parsing and rules live here, its schemas and limits beside it in
+ * input.schemas.ts (checked by the generated input.checks.ts), and nowhere else (docs/api.md,
+ * "Input").
  *
  * Invariant: a message that passes `parseInput` is fully formed (its type's fields, nothing
  * else, within the limits, the NUL rule kept); what is left to refuse is only what needs the
