@@ -24,8 +24,9 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
  * Packages the daemon loads only on demand, if ever, left out of the bundle so their source
  * is not read with it: fastify's ajv and fast-json-stringify compilers (replaced by
  * src/transport/schema-compilers.ts) and fastify's inject, the certificate generator (first
- * TLS start), the APNs token signer (push only), pino-pretty (a terminal only). They still
- * load from node_modules when asked for.
+ * TLS start), the APNs token signer (push only), pino-pretty (a terminal only), TypeBox (the
+ * daemon checks with generated code and loads TypeBox only to word a refusal:
+ * src/protocol/schema-check.ts). They still load from node_modules when asked for.
  */
 const ON_DEMAND = [
   'ajv',
@@ -37,6 +38,7 @@ const ON_DEMAND = [
   'selfsigned',
   'jose',
   'pino-pretty',
+  'typebox',
 ];
 
 /**

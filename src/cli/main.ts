@@ -8,5 +8,7 @@ import { tuneHeapForDaemon } from './heap.js';
 
 const args = process.argv.slice(2);
 if (args[0] === 'serve') tuneHeapForDaemon();
+// Only where node cannot `require` an ES module: TypeBox, for the words of a refusal (schema-check.ts).
+await (await import('../protocol/schema-check.js')).preloadTypeBoxWhereNeeded();
 const { runCli } = await import('./commands.js');
 await runCli(args);

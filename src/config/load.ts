@@ -10,18 +10,20 @@ import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { parse as parseToml, TomlError } from 'smol-toml';
 import type { TSchema } from 'typebox';
-import type { TAdditionalPropertiesError } from 'typebox/error';
-import { Value } from 'typebox/value';
+import type { TAdditionalPropertiesError, TLocalizedValidationError } from 'typebox/error';
 import { isDomainError } from '../errors.js';
+import { typeboxType, typeboxValue } from '../protocol/schema-check.js';
 import type { TetherPaths } from './paths.js';
 import { splitCommandLine } from './command-line.js';
+import { CHECKS, TetherConfigSchema } from './config.checks.js';
+import { fillDefaults } from './defaults.js';
 import {
   AGENT_NAME_EXPECTED,
   COMMAND_LINE_EXPECTED,
   DEFAULT_AGENT_NAME,
   isValidAgentName,
+  tetherConfigSchema,
   tryParseBindAddress,
-  TetherConfigSchema,
   type BindAddress,
   type TetherConfig,
 } from './schema.js';
@@ -120,7 +122,7 @@ export async function loadConfig(
 
 /** Checks a parsed file against the schema, filling in defaults; `source` names it in errors. */
 export function validateConfig(raw: unknown, source: string): TetherConfig {
-  const value = Value.Default(TetherConfigSchema, fillNamedAgentDefaults(structuredClone(raw)));
+  const value = fillDefaults(TetherConfigSchema, fillNamedAgentDefaults(structuredClone(raw)));
   const problem = firstProblem(value);
   if (problem !== null) throw new ConfigError(source, problem.key, problem.detail);
   return structuredClone(value as TetherConfig);
@@ -222,9 +224,20 @@ interface Problem {
   readonly reason?: string;
 }
 
+const checkConfig = CHECKS.get(TetherConfigSchema)!;
+
+/**
+ * What is wrong with `value` against the schema, in TypeBox's words: none when the generated
+ * check passes it, else TypeBox's own errors over the TypeBox schema (loaded and built only then).
+ */
+function schemaErrors(value: unknown): TLocalizedValidationError[] {
+  if (checkConfig(value)) return [];
+  return typeboxValue().Errors(tetherConfigSchema(typeboxType()), value);
+}
+
 /** The first thing wrong with `value`: unknown keys first (a typo explains the rest), then values. */
 function firstProblem(value: unknown): Problem | null {
-  const errors = Value.Errors(TetherConfigSchema, value);
+  const errors = schemaErrors(value);
   const unknown = errors.find((e): e is TAdditionalPropertiesError & { message: string } => e.keyword === 'additionalProperties');
   if (unknown !== undefined) {
     const parent = pointerToPath(unknown.instancePath);

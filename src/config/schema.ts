@@ -6,9 +6,14 @@
  * Invariant: every object is closed (`additionalProperties: false`), so an unknown key is an
  * error, and every leaf carries an `expected` annotation: the one phrase a user reads after
  * "must be" when the value is wrong (load.ts builds the message from it).
+ *
+ * The schema is built by `tetherConfigSchema(Type)`, given TypeBox: `npm run schemas` builds it
+ * into the generated config.checks.ts (the JSON schema and its check), which is what a daemon
+ * loads; load.ts builds the TypeBox schema itself only to word an error. Its refinements are the
+ * named rules of CONFIG_RULES, so the generated check can call the same functions.
  */
 import { isIPv4, isIPv6 } from 'node:net';
-import { Type, type Static, type TSchema } from 'typebox';
+import type { Static, TSchema, Type as TypeBuilder } from 'typebox';
 import { isValidSessionName } from '../protocol/session-name.js';
 
 /** Session names (docs/configuration.md). */
@@ -68,24 +73,6 @@ function hasNoControlChars(s: string): boolean {
   return true;
 }
 
-/** A string leaf; `check` refines it beyond "is a string". */
-function str(def: string, expected: string, check?: (s: string) => boolean) {
-  const base = Type.String({ default: def, expected });
-  return Type.Refine(
-    base,
-    (s) => hasNoControlChars(s) && (check === undefined || check(s)),
-    () => expected,
-  );
-}
-
-function int(def: number, minimum: number, maximum: number) {
-  return Type.Integer({ default: def, minimum, maximum, expected: `an integer from ${minimum} to ${maximum}` });
-}
-
-function section<P extends Record<string, TSchema>>(table: string, properties: P) {
-  return Type.Object(properties, { default: {}, additionalProperties: false, expected: `a table ([${table}])` });
-}
-
 /**
  * What an agent's `kind` may say: one of the agents tether integrates with (pi, Claude Code,
  * Codex), another program (runs as it is), or decided from the program (docs/agents.md).
@@ -104,101 +91,120 @@ export function isValidAgentName(name: string): boolean {
 export const COMMAND_LINE_EXPECTED =
   'a command line: the program, then its arguments, quoted as in a shell (no variables, globs, pipes or redirections)';
 
-/** The keys that say which program an agent is: `[agent]` and every `[agents.<name>]` have them. */
-function agentProgramKeys(defaultCommand: string | null) {
-  const command =
-    defaultCommand === null
-      ? Type.Refine(
-          Type.String({ expected: COMMAND_LINE_EXPECTED }),
-          (s) => hasNoControlChars(s) && s.trim() !== '',
-          () => COMMAND_LINE_EXPECTED,
-        )
-      : str(defaultCommand, COMMAND_LINE_EXPECTED, (s) => s.trim() !== '');
-  return {
-    command,
-    args: Type.Array(str('', 'a string without control characters'), {
-      default: [],
-      expected: "an array of strings (arguments added after the command line's own)",
-    }),
-    kind: str('auto', `one of ${AGENT_KINDS.map((k) => `"${k}"`).join(', ')}`, (s) => (AGENT_KINDS as readonly string[]).includes(s)),
-  };
-}
 /** What may be pushed (`[push] events`, docs/push.md "When"): every kind by default. */
-const PushEventSchema = Type.Union([Type.Literal('awaiting-input'), Type.Literal('agent-exited'), Type.Literal('unrestorable')]);
-export type PushEvent = Static<typeof PushEventSchema>;
-export const PUSH_EVENTS: readonly PushEvent[] = PushEventSchema.anyOf.map((l) => l.const);
+export const PUSH_EVENTS = ['awaiting-input', 'agent-exited', 'unrestorable'] as const;
+export type PushEvent = (typeof PUSH_EVENTS)[number];
 const PUSH_EVENTS_EXPECTED = `one of ${PUSH_EVENTS.map((k) => `"${k}"`).join(', ')}`;
 
 const APPLE_ID = /^[A-Z0-9]{10}$/;
 const BUNDLE_ID = /^[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+$/;
 const URL_EXPECTED = 'an http:// or https:// URL, or ""';
 
-/** The whole config; every key has its default, so `{}` is a valid file. */
-export const TetherConfigSchema = Type.Object(
-  {
-    bindAddress: str(
-      '127.0.0.1:7777',
-      'host:port with a port from 0 to 65535 (IPv6 in brackets: "[::1]:7777")',
-      (s) => tryParseBindAddress(s) !== null,
-    ),
-    publicBaseUrl: str('', URL_EXPECTED, isEmptyOrHttpUrl),
-    name: str(
-      '',
-      `at most ${MAX_SIDECAR_NAME_LENGTH} characters, no control characters ("" = the host name)`,
-      (s) => [...s].length <= MAX_SIDECAR_NAME_LENGTH,
-    ),
-    tls: Type.Boolean({ default: true, expected: 'true or false' }),
-    agent: section('agent', {
-      ...agentProgramKeys('pi'),
-      default_session: str('pi-main', '1 to 64 letters, digits, "_" or "-"', isValidSessionName),
-      naming_model: str('', '"provider/model", or "" to turn auto-naming off', (s) => s === '' || /^[^/\s]+\/\S+$/.test(s)),
-      restore: Type.Boolean({ default: true, expected: 'true or false' }),
+/**
+ * What a string key must be beyond "a string", by rule name. Every rule keeps control
+ * characters out. Named (not closures made per key) so the generated check refers to them.
+ */
+export const CONFIG_RULES = {
+  text: hasNoControlChars,
+  bindAddress: (s: string) => hasNoControlChars(s) && tryParseBindAddress(s) !== null,
+  url: (s: string) => hasNoControlChars(s) && isEmptyOrHttpUrl(s),
+  sidecarName: (s: string) => hasNoControlChars(s) && [...s].length <= MAX_SIDECAR_NAME_LENGTH,
+  commandLine: (s: string) => hasNoControlChars(s) && s.trim() !== '',
+  agentKind: (s: string) => hasNoControlChars(s) && (AGENT_KINDS as readonly string[]).includes(s),
+  sessionName: (s: string) => hasNoControlChars(s) && isValidSessionName(s),
+  namingModel: (s: string) => hasNoControlChars(s) && (s === '' || /^[^/\s]+\/\S+$/.test(s)),
+  uploadDir: (s: string) => hasNoControlChars(s) && (s === '' || s.startsWith('/')),
+  appleId: (s: string) => hasNoControlChars(s) && (s === '' || APPLE_ID.test(s)),
+  bundleId: (s: string) => hasNoControlChars(s) && (s === '' || BUNDLE_ID.test(s)),
+} as const;
+export type ConfigRule = keyof typeof CONFIG_RULES;
+
+/** The config's schema, built with TypeBox's `Type` (see the header: the daemon loads the generated one). */
+export function tetherConfigSchema(Type: typeof TypeBuilder) {
+  /** A string leaf, held to its rule. */
+  const str = (def: string, expected: string, rule: ConfigRule = 'text') =>
+    Type.Refine(Type.String({ default: def, expected }), CONFIG_RULES[rule], () => expected);
+  const int = (def: number, minimum: number, maximum: number) =>
+    Type.Integer({ default: def, minimum, maximum, expected: `an integer from ${minimum} to ${maximum}` });
+  const section = <P extends Record<string, TSchema>>(table: string, properties: P) =>
+    Type.Object(properties, { default: {}, additionalProperties: false, expected: `a table ([${table}])` });
+
+  /** The keys that say which program an agent is: `[agent]` and every `[agents.<name>]` have them. */
+  const agentProgramKeys = (defaultCommand: string | null) => ({
+    command:
+      defaultCommand === null
+        ? Type.Refine(Type.String({ expected: COMMAND_LINE_EXPECTED }), CONFIG_RULES.commandLine, () => COMMAND_LINE_EXPECTED)
+        : str(defaultCommand, COMMAND_LINE_EXPECTED, 'commandLine'),
+    args: Type.Array(str('', 'a string without control characters'), {
+      default: [],
+      expected: "an array of strings (arguments added after the command line's own)",
     }),
-    /** Further agents by name (`[agents.claude]`); the names are checked in load.ts (`isValidAgentName`). */
-    agents: Type.Optional(
-      Type.Record(
-        Type.String(),
-        Type.Object(agentProgramKeys(null), {
-          additionalProperties: false,
-          expected: 'a table ([agents.<name>]) with command, and optionally args and kind',
-        }),
-        { expected: 'tables of named agents ([agents.<name>])' },
-      ),
-    ),
-    tmux: section('tmux', {
-      socket: str('', 'a tmux socket name or path, or "" for the default server'),
-    }),
-    stream: section('stream', {
-      ring_kb: int(4096, RING_KB_MIN, RING_KB_MAX),
-      ping_interval_s: int(20, 1, 3600),
-    }),
-    buffer: section('buffer', {
-      session_cap_mb: int(100, 1, CAP_MB_MAX),
-      global_cap_mb: int(1024, 1, CAP_MB_MAX),
-      min_free_gb: Type.Number({ default: 1, minimum: 0, maximum: FREE_GB_MAX, expected: `a number from 0 to ${FREE_GB_MAX}` }),
-      idle_days: int(30, 1, IDLE_DAYS_MAX),
-      watchdog_interval_s: int(30, 1, 3600),
-    }),
-    uploads: section('uploads', {
-      dir: str('', 'an absolute path, or "" for a folder per session in the data dir', (s) => s === '' || s.startsWith('/')),
-      max_mb: int(25, 1, UPLOAD_MB_MAX),
-      keep_days: int(7, 1, IDLE_DAYS_MAX),
-    }),
-    push: section('push', {
-      team_id: str('', 'a 10-character Apple team id (A-Z, 0-9), or ""', (s) => s === '' || APPLE_ID.test(s)),
-      key_id: str('', 'a 10-character Apple key id (A-Z, 0-9), or ""', (s) => s === '' || APPLE_ID.test(s)),
-      key_path: str('', 'the path of the .p8 key file, or ""'),
-      bundle_id: str('', 'a bundle id such as "com.example.tether", or ""', (s) => s === '' || BUNDLE_ID.test(s)),
-      sandbox_url: str('https://api.sandbox.push.apple.com', URL_EXPECTED, isEmptyOrHttpUrl),
-      production_url: str('https://api.push.apple.com', URL_EXPECTED, isEmptyOrHttpUrl),
-      events: Type.Array(Type.Union(PushEventSchema.anyOf, { expected: PUSH_EVENTS_EXPECTED }), {
-        default: [...PUSH_EVENTS],
-        expected: `an array of event names, each ${PUSH_EVENTS_EXPECTED}`,
+    kind: str('auto', `one of ${AGENT_KINDS.map((k) => `"${k}"`).join(', ')}`, 'agentKind'),
+  });
+  // The same names as PUSH_EVENTS, in its order (test/unit/schemas.test.ts).
+  const pushEvent = Type.Union([Type.Literal('awaiting-input'), Type.Literal('agent-exited'), Type.Literal('unrestorable')], {
+    expected: PUSH_EVENTS_EXPECTED,
+  });
+
+  /** The whole config; every key has its default, so `{}` is a valid file. */
+  return Type.Object(
+    {
+      bindAddress: str('127.0.0.1:7777', 'host:port with a port from 0 to 65535 (IPv6 in brackets: "[::1]:7777")', 'bindAddress'),
+      publicBaseUrl: str('', URL_EXPECTED, 'url'),
+      name: str('', `at most ${MAX_SIDECAR_NAME_LENGTH} characters, no control characters ("" = the host name)`, 'sidecarName'),
+      tls: Type.Boolean({ default: true, expected: 'true or false' }),
+      agent: section('agent', {
+        ...agentProgramKeys('pi'),
+        default_session: str('pi-main', '1 to 64 letters, digits, "_" or "-"', 'sessionName'),
+        naming_model: str('', '"provider/model", or "" to turn auto-naming off', 'namingModel'),
+        restore: Type.Boolean({ default: true, expected: 'true or false' }),
       }),
-    }),
-  },
-  { additionalProperties: false, expected: 'a table' },
-);
+      /** Further agents by name (`[agents.claude]`); the names are checked in load.ts (`isValidAgentName`). */
+      agents: Type.Optional(
+        Type.Record(
+          Type.String(),
+          Type.Object(agentProgramKeys(null), {
+            additionalProperties: false,
+            expected: 'a table ([agents.<name>]) with command, and optionally args and kind',
+          }),
+          { expected: 'tables of named agents ([agents.<name>])' },
+        ),
+      ),
+      tmux: section('tmux', {
+        socket: str('', 'a tmux socket name or path, or "" for the default server'),
+      }),
+      stream: section('stream', {
+        ring_kb: int(4096, RING_KB_MIN, RING_KB_MAX),
+        ping_interval_s: int(20, 1, 3600),
+      }),
+      buffer: section('buffer', {
+        session_cap_mb: int(100, 1, CAP_MB_MAX),
+        global_cap_mb: int(1024, 1, CAP_MB_MAX),
+        min_free_gb: Type.Number({ default: 1, minimum: 0, maximum: FREE_GB_MAX, expected: `a number from 0 to ${FREE_GB_MAX}` }),
+        idle_days: int(30, 1, IDLE_DAYS_MAX),
+        watchdog_interval_s: int(30, 1, 3600),
+      }),
+      uploads: section('uploads', {
+        dir: str('', 'an absolute path, or "" for a folder per session in the data dir', 'uploadDir'),
+        max_mb: int(25, 1, UPLOAD_MB_MAX),
+        keep_days: int(7, 1, IDLE_DAYS_MAX),
+      }),
+      push: section('push', {
+        team_id: str('', 'a 10-character Apple team id (A-Z, 0-9), or ""', 'appleId'),
+        key_id: str('', 'a 10-character Apple key id (A-Z, 0-9), or ""', 'appleId'),
+        key_path: str('', 'the path of the .p8 key file, or ""'),
+        bundle_id: str('', 'a bundle id such as "com.example.tether", or ""', 'bundleId'),
+        sandbox_url: str('https://api.sandbox.push.apple.com', URL_EXPECTED, 'url'),
+        production_url: str('https://api.push.apple.com', URL_EXPECTED, 'url'),
+        events: Type.Array(pushEvent, {
+          default: [...PUSH_EVENTS],
+          expected: `an array of event names, each ${PUSH_EVENTS_EXPECTED}`,
+        }),
+      }),
+    },
+    { additionalProperties: false, expected: 'a table' },
+  );
+}
 
 /** The validated config, keys as in the file. */
-export type TetherConfig = Static<typeof TetherConfigSchema>;
+export type TetherConfig = Static<ReturnType<typeof tetherConfigSchema>>;

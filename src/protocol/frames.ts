@@ -5,12 +5,13 @@
  * Invariants: a chunk frame is encoded once per chunk and the same Buffer goes to every client;
  * sequence numbers are below 2^53 so JSON and JavaScript numbers carry them exactly; a client
  * frame is parsed against its schema or refused with a typed `DomainError` (`frame-malformed`), never half-read.
+ * The JSON frames' schemas are in frames.schemas.ts, checked by the generated frames.checks.ts.
  */
-import { Type, type Static } from 'typebox';
-import { Compile } from 'typebox/compile';
-import { DomainError, FRAME_ERRORS } from '../errors.js';
-import { InputSchemas, inputRuleBroken } from './input.js';
-import { AGENT_STATE_VALUES, type AgentStateValue as AgentStateName } from '../machines/agent-state.machine.js';
+import { DomainError } from '../errors.js';
+import { CHECKS as GENERATED, ClientFrames, ErrorFrame, SessionMetaFrame, SnapshotFrame, StateFrame } from './frames.checks.js';
+import type { ClientFrame, ClientType, ServerFrame } from './frames.schemas.js';
+import { inputRuleBroken } from './input.js';
+import { checkOf, type SchemaCheck } from './schema-check.js';
 
 /** Bytes of the binary frame header. */
 export const CHUNK_HEADER_BYTES = 8;
@@ -37,42 +38,13 @@ export function decodeChunkFrame(frame: Uint8Array): { seq: number; data: Buffer
   return { seq: hi * TWO_32 + buf.readUInt32BE(4), data: buf.subarray(CHUNK_HEADER_BYTES) };
 }
 
-/** The agent states of the side channel (the agent-state machine's values). */
-export const AgentStateValue = Type.Enum(AGENT_STATE_VALUES);
-export type AgentState = AgentStateName;
+export type { AgentState, AgentStateFact, ErrorFrame, ServerFrame, SessionMetaFrame, SnapshotFrame, StateFrame } from './frames.schemas.js';
 
-export const StateFrame = Type.Object({
-  type: Type.Literal('state'),
-  value: AgentStateValue,
-  tool: Type.Optional(Type.String()),
-  ts: Type.Number(),
-});
-export const SnapshotFrame = Type.Object({ type: Type.Literal('snapshot'), seq: Type.Integer({ minimum: 0 }), data: Type.String() });
-export const SessionMetaFrame = Type.Object({
-  type: Type.Literal('session-meta'),
-  name: Type.String(),
-  description: Type.Optional(Type.String()),
-  createdAt: Type.String(),
-  /** The configured agent the session runs (`default` for `[agent]`); optional for servers before it. */
-  agent: Type.Optional(Type.String()),
-  /** `exited` while the agent is not running (its pane kept by tmux); optional for servers before it. */
-  state: Type.Optional(Type.Union([Type.Literal('running'), Type.Literal('exited')])),
-  exitStatus: Type.Optional(Type.Integer({ minimum: 0 })),
-});
-export const ErrorFrame = Type.Object({ type: Type.Literal('error'), code: Type.Enum(FRAME_ERRORS), message: Type.String() });
-export type StateFrame = Static<typeof StateFrame>;
-/** An agent state as a `state` frame carries it: what the agent hub reports and the streams send. */
-export type AgentStateFact = Readonly<Omit<StateFrame, 'type'>>;
-export type SnapshotFrame = Static<typeof SnapshotFrame>;
-export type SessionMetaFrame = Static<typeof SessionMetaFrame>;
-export type ErrorFrame = Static<typeof ErrorFrame>;
-export type ServerFrame = StateFrame | SnapshotFrame | SessionMetaFrame | ErrorFrame;
-
-const SERVER_CHECKS = new Map<string, ReturnType<typeof Compile>>([
-  ['state', Compile(StateFrame)],
-  ['snapshot', Compile(SnapshotFrame)],
-  ['session-meta', Compile(SessionMetaFrame)],
-  ['error', Compile(ErrorFrame)],
+const SERVER_CHECKS = new Map<string, SchemaCheck>([
+  ['state', checkOf(GENERATED, StateFrame)],
+  ['snapshot', checkOf(GENERATED, SnapshotFrame)],
+  ['session-meta', checkOf(GENERATED, SessionMetaFrame)],
+  ['error', checkOf(GENERATED, ErrorFrame)],
 ]);
 
 /** The JSON object a text frame holds, or DomainError('frame-malformed') for anything else. */
@@ -108,28 +80,9 @@ export function parseServerFrame(text: string): ServerFrame | null {
   return value as ServerFrame;
 }
 
-const ClientFrames = {
-  resume: Type.Object(
-    { type: Type.Literal('resume'), lastSeq: Type.Union([Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }), Type.Null()]) },
-    { additionalProperties: false },
-  ),
-  // The three inputs are the one input schema (protocol/input.ts), the same as over REST.
-  ...InputSchemas,
-  'snapshot-request': Type.Object({ type: Type.Literal('snapshot-request') }, { additionalProperties: false }),
-  respawn: Type.Object({ type: Type.Literal('respawn') }, { additionalProperties: false }),
-};
-export const ClientFrameSchema = Type.Union([
-  ClientFrames.resume,
-  ClientFrames.key,
-  ClientFrames.keys,
-  ClientFrames.paste,
-  ClientFrames['snapshot-request'],
-  ClientFrames.respawn,
-]);
-export type ClientFrame = Static<typeof ClientFrameSchema>;
-type ClientType = keyof typeof ClientFrames;
-/** One compiled validator per frame type, so an error names the field of the frame sent. */
-const CHECKS = new Map(Object.entries(ClientFrames).map(([type, schema]) => [type, Compile(schema)]));
+export type { ClientFrame } from './frames.schemas.js';
+/** One check per frame type, so an error names the field of the frame sent. */
+const CHECKS = new Map(Object.entries(ClientFrames).map(([type, schema]) => [type, checkOf(GENERATED, schema)]));
 
 /** Parses a client text frame, or throws DomainError('frame-malformed') saying what is wrong. */
 export function parseClientFrame(text: string): ClientFrame {
@@ -142,7 +95,7 @@ export function parseClientFrame(text: string): ClientFrame {
     const where = first?.instancePath ? first.instancePath.replace(/^\//, '') : (type as ClientType);
     throw new DomainError('frame-malformed', `${where}: ${first?.message ?? 'does not fit the frame'} (in a "${String(type)}" frame)`);
   }
-  const frame = value as ClientFrame;
+  const frame = value;
   if (frame.type === 'key' || frame.type === 'keys' || frame.type === 'paste') {
     const broken = inputRuleBroken(frame);
     if (broken) throw new DomainError('frame-malformed', broken.message);

@@ -1,37 +1,25 @@
 /**
  * One input to the agent's pane, the same whether it comes as `POST /sessions/:id/input` or as
- * a stream frame: its schemas, type, limits and rules live here and nowhere else
- * (docs/api.md, "Input").
+ * a stream frame: its parsing and rules live here, its schemas and limits beside it in
+ * input.schemas.ts (checked by the generated input.checks.ts), and nowhere else (docs/api.md,
+ * "Input").
  *
  * Invariant: a message that passes `parseInput` is fully formed (its type's fields, nothing
  * else, within the limits, the NUL rule kept); what is left to refuse is only what needs the
  * session (an unknown key name, a pane that is gone).
  */
-import { Type, type Static } from 'typebox';
-import { Compile } from 'typebox/compile';
 import { DomainError } from '../errors.js';
+import { CHECKS as GENERATED, InputSchemas } from './input.checks.js';
+import type { InputMessage, InputType } from './input.schemas.js';
+import { checkOf } from './schema-check.js';
 
-/** Longest `keys` / `paste` text, in characters (a transport's size limit may cap it further). */
-export const MAX_INPUT_CHARS = 1024 * 1024;
-/** Longest key name. */
-export const MAX_KEY_NAME_CHARS = 32;
-
-/** The three inputs, each a closed object. */
-export const InputSchemas = {
-  key: Type.Object({ type: Type.Literal('key'), name: Type.String({ maxLength: MAX_KEY_NAME_CHARS }) }, { additionalProperties: false }),
-  keys: Type.Object({ type: Type.Literal('keys'), data: Type.String({ maxLength: MAX_INPUT_CHARS }) }, { additionalProperties: false }),
-  paste: Type.Object({ type: Type.Literal('paste'), data: Type.String({ maxLength: MAX_INPUT_CHARS }) }, { additionalProperties: false }),
-};
-export type InputType = keyof typeof InputSchemas;
+export type { InputMessage, InputType } from './input.schemas.js';
 export const INPUT_TYPES = Object.keys(InputSchemas) as InputType[];
-
-/** One input, as a client sends it over REST and WebSocket alike. */
-export type InputMessage = Static<typeof InputSchemas.key> | Static<typeof InputSchemas.keys> | Static<typeof InputSchemas.paste>;
 
 /** Why an input was refused: `invalid`, naming the field (a JSON path without the leading slash). */
 const refusal = (field: string, reason: string): DomainError => new DomainError('invalid', reason, { field });
 
-const CHECKS = new Map(Object.entries(InputSchemas).map(([type, schema]) => [type, Compile(schema)]));
+const CHECKS = new Map(Object.entries(InputSchemas).map(([type, schema]) => [type, checkOf(GENERATED, schema)]));
 
 export function isInputType(type: unknown): type is InputType {
   return typeof type === 'string' && CHECKS.has(type);
@@ -59,7 +47,7 @@ export function parseInput(value: unknown): InputMessage {
       first?.keyword === 'additionalProperties' ? `a "${type}" input takes ${type === 'key' ? '"name"' : '"data"'} and nothing else` : null;
     throw refusal(field, extra ?? first?.message ?? `does not fit a "${type}" input`);
   }
-  const message = value as InputMessage;
+  const message = value;
   const broken = inputRuleBroken(message);
   if (broken) throw broken;
   return message;

@@ -15,50 +15,16 @@
  */
 import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { Type, type Static } from 'typebox';
-import { Compile } from 'typebox/compile';
 import { DomainError, storeFailure } from '../errors.js';
 import { writeAtomic } from '../files.js';
+import { checkOf } from '../protocol/schema-check.js';
 import { isValidSessionName } from '../protocol/session-name.js';
+import { CHECKS as GENERATED, SessionRecordSchema } from './records.checks.js';
+import type { SessionRecord } from './records.schemas.js';
 
-export const SessionRecordSchema = Type.Object(
-  {
-    v: Type.Literal(1),
-    name: Type.String({ minLength: 1, maxLength: 64 }),
-    description: Type.String({ maxLength: 4096 }),
-    /** The directory the agent started in; null when tether did not record it. */
-    cwd: Type.Union([Type.String({ minLength: 1 }), Type.Null()]),
-    /** The agent's argv as it was launched (for the record; a restore launches the agent configured now). */
-    command: Type.Array(Type.String()),
-    /** The file pi keeps the conversation in, as the extension last reported it. */
-    sessionFile: Type.Union([Type.String({ minLength: 1 }), Type.Null()]),
-    /** The configured agent the session runs (`default` is `[agent]`); absent in records from before it was kept. */
-    agent: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_-]{1,32}$' })),
-    /** Another agent's conversation id (Claude Code's session id, Codex's thread id), as it last reported it. */
-    conversation: Type.Optional(Type.Union([Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$' }), Type.Null()])),
-    createdAt: Type.String(),
-    /** The highest stream position reserved so far. */
-    reservedSeq: Type.Integer({ minimum: 0 }),
-    /**
-     * The tmux server the session lived in (its pid and start time, epoch seconds): a session
-     * missing from that same server was killed there on purpose; from another server, or with
-     * none running, it was lost with its server.
-     */
-    server: Type.Union([Type.Null(), Type.Object({ pid: Type.Integer({ minimum: 1 }), startTime: Type.Integer({ minimum: 0 }) })]),
-    /**
-     * Why the session is not to be brought back: its agent exited by itself, or a restore could
-     * not be made (its directory gone, its agent missing), with the reason. null: restore it.
-     */
-    ended: Type.Union([
-      Type.Null(),
-      Type.Object({ reason: Type.Union([Type.Literal('exited'), Type.Literal('unrestorable')]), detail: Type.String(), at: Type.String() }),
-    ]),
-  },
-  { additionalProperties: false },
-);
-export type SessionRecord = Static<typeof SessionRecordSchema>;
+export type { SessionRecord } from './records.schemas.js';
 
-const check = Compile(SessionRecordSchema);
+const check = checkOf(GENERATED, SessionRecordSchema);
 
 /** A file in the records directory that holds no valid record, and why. */
 export interface BrokenRecord {

@@ -7,14 +7,13 @@
  * hold is a 416 that names the ranges it does.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from 'typebox';
 import { DomainError, isDomainError } from '../errors.js';
 import type { PositionRange } from '../history/buffer-index.js';
 import type { HistoryPage } from '../history/history-reader.js';
 import type { SearchResult } from '../history/search-scan.js';
 import type { BufferNote } from '../service/history.service.js';
-import { DEFAULT_SEARCH_LIMIT, MAX_QUERY_CHARS } from '../service/history.service.js';
-import { SESSION_NAME_PATTERN } from '../protocol/session-name.js';
+import { DEFAULT_SEARCH_LIMIT } from '../service/history.service.js';
+import { RouteSchemas } from './routes.checks.js';
 
 /** What the routes need of the history. */
 export interface HistoryHandle {
@@ -22,20 +21,7 @@ export interface HistoryHandle {
   search(id: string, query: string, limit: number): Promise<SearchResult & { buffer: BufferNote }>;
 }
 
-const IdParams = Type.Object({ id: Type.String({ pattern: SESSION_NAME_PATTERN }) });
-const Position = Type.String({ pattern: '^[0-9]{1,16}$', description: 'a stream position' });
-const HistoryQuery = Type.Object(
-  { from: Position, to: Type.Optional(Position), token: Type.Optional(Type.String()) },
-  { additionalProperties: false },
-);
-const SearchQuery = Type.Object(
-  {
-    q: Type.String({ maxLength: MAX_QUERY_CHARS }),
-    limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,4}$' })),
-    token: Type.Optional(Type.String()),
-  },
-  { additionalProperties: false },
-);
+const { IdParams, HistoryQuery, SearchQuery } = RouteSchemas;
 
 /** A query-string position as a number, or a 400 naming it. */
 function position(value: string, field: string): number {

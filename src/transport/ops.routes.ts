@@ -10,12 +10,11 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
-import { Type } from 'typebox';
 import type { WebSocket } from 'ws';
 import { DomainError } from '../errors.js';
-import { SESSION_NAME_PATTERN } from '../protocol/session-name.js';
 import type { OpsActorView, OpsSink } from '../ops/inspector.js';
 import type { ConnectionRegistry } from './connections.js';
+import { RouteSchemas } from './routes.checks.js';
 
 /** A viewer's socket with more than this unsent is behind: it is skipped until it drains. */
 export const OPS_HIGH_WATERMARK_BYTES = 256 * 1024;
@@ -36,9 +35,6 @@ export interface OpsRoutesOptions {
   /** Default CHARTS_DIR. */
   readonly chartsDir?: string;
 }
-
-/** A chart's file name: a name by the session-name rule, then `.svg` (no path can hide in it). */
-const ChartParams = Type.Object({ name: Type.String({ pattern: `${SESSION_NAME_PATTERN.slice(0, -1)}\\.svg$` }) });
 
 /** The charts, read once: name -> SVG text. A missing directory means no charts, not a crash. */
 function loadCharts(dir: string): Map<string, string> {
@@ -82,7 +78,7 @@ export const opsRoutes: FastifyPluginCallbackTypebox<OpsRoutesOptions> = (app, o
       .header('referrer-policy', 'no-referrer')
       .send(OPS_PAGE_HTML);
   });
-  app.get('/ops/charts/:name', { schema: { params: ChartParams } }, (req, reply) => {
+  app.get('/ops/charts/:name', { schema: { params: RouteSchemas.ChartParams } }, (req, reply) => {
     charts ??= loadCharts(opts.chartsDir ?? CHARTS_DIR);
     const svg = charts.get(req.params.name);
     if (svg === undefined) throw new DomainError('not-found', `no chart named ${req.params.name}`);

@@ -10,39 +10,14 @@
  */
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from 'typebox';
 import type { PairRequest, PairResult } from '../auth/pairing.js';
 import { DomainError } from '../errors.js';
 import type { DeviceFields } from '../machines/device.machine.js';
+import { RouteSchemas } from './routes.checks.js';
 
 /** Attempts of `POST /pair` per address and minute. */
 export const PAIR_ATTEMPTS_PER_MINUTE = 10;
-/** A device name: printable, 1 to 64 characters (it names the token). */
-const DEVICE_NAME = Type.String({ minLength: 1, maxLength: 64, pattern: '^[^\\u0000-\\u001f\\u007f]*\\S[^\\u0000-\\u001f\\u007f]*$' });
-/** An APNs device token: hex. */
-const DEVICE_TOKEN = Type.String({ pattern: '^[0-9A-Fa-f]{8,200}$' });
-const ENVIRONMENT = Type.Union([Type.Literal('sandbox'), Type.Literal('production')]);
-
-const PairBody = Type.Object(
-  {
-    pairingToken: Type.String({ minLength: 1, maxLength: 256 }),
-    deviceName: DEVICE_NAME,
-    deviceToken: Type.Optional(DEVICE_TOKEN),
-    environment: Type.Optional(ENVIRONMENT),
-  },
-  { additionalProperties: false },
-);
-const PairAnswer = Type.Object({ token: Type.String(), tokenId: Type.String(), name: Type.String() });
-const DeviceBody = Type.Object(
-  { deviceToken: DEVICE_TOKEN, environment: ENVIRONMENT, deviceName: DEVICE_NAME },
-  { additionalProperties: false },
-);
-const DeviceAnswer = Type.Object({
-  tokenId: Type.String(),
-  deviceName: Type.String(),
-  environment: ENVIRONMENT,
-  state: Type.Literal('registered'),
-});
+const { PairBody, PairAnswer, DeviceBody, DeviceAnswer } = RouteSchemas;
 
 /** What the routes ask of the pairing service (src/auth/pairing.ts is one). */
 export interface PairingHandle {

@@ -1,7 +1,9 @@
 /**
- * fastify's request validation and response serialization on TypeBox's own compiler, the one
- * the protocol and the records already use: fastify's default pair (ajv and fast-json-stringify,
+ * fastify's request validation and response serialization on TypeBox's checks, the ones the
+ * protocol and the records already use: fastify's default pair (ajv and fast-json-stringify,
  * which brings ajv along) is never loaded, a daemon's memory less (docs/benchmarks.md "Memory").
+ * The routes' schemas come with their generated checks (routes.checks.ts), so TypeBox itself is
+ * loaded only to word a refused request (protocol/schema-check.ts).
  *
  * Invariants: the answer to a request is what it was with ajv. A bad request fails with one
  * error in ajv's shape and order (the type, then a missing required field, then an unknown
@@ -11,17 +13,18 @@
  */
 import type { FastifySchemaCompiler, FastifySchemaValidationError, FastifySerializerCompiler, FastifyServerOptions } from 'fastify';
 import type { TSchema } from 'typebox';
-import { Compile } from 'typebox/compile';
+import type { TLocalizedValidationError } from 'typebox/error';
 import { DomainError } from '../errors.js';
+import { checkOf, type SchemaCheck } from '../protocol/schema-check.js';
+import { CHECKS as GENERATED } from './routes.checks.js';
 
-type Validator = ReturnType<typeof Compile<TSchema>>;
-type TypeBoxError = ReturnType<Validator['Errors']>[number];
+type TypeBoxError = TLocalizedValidationError;
 
-/** One compiled check per schema object (fastify compiles each route part once). */
-const checks = new WeakMap<object, Validator>();
-function compiled(schema: TSchema): Validator {
+/** One check per schema object (fastify compiles each route part once). */
+const checks = new WeakMap<object, SchemaCheck>();
+function compiled(schema: TSchema): SchemaCheck {
   let c = checks.get(schema);
-  if (!c) checks.set(schema, (c = Compile(schema)));
+  if (!c) checks.set(schema, (c = checkOf(GENERATED, schema)));
   return c;
 }
 

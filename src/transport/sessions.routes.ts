@@ -8,64 +8,15 @@
  * through the quoting layer.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type, type Static } from 'typebox';
 import type { SlashCommand } from '../agent/commands.js';
 import { DomainError } from '../errors.js';
-import { AgentStateValue } from '../protocol/frames.js';
 import { parseInput, type InputMessage } from '../protocol/input.js';
-import { SESSION_NAME_PATTERN } from '../protocol/session-name.js';
+import { RouteSchemas } from './routes.checks.js';
+import type { SessionListItem } from './routes.schemas.js';
 
-/** Longest directory path, in characters (Linux's PATH_MAX). */
-const MAX_CWD_CHARS = 4096;
-/** Longest description and project, in characters. */
-export const MAX_DESCRIPTION_CHARS = 1024;
-export const MAX_PROJECT_CHARS = 256;
+export type { SessionListItem } from './routes.schemas.js';
 
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
-
-export const SessionListItemSchema = Type.Object({
-  id: Type.String(),
-  name: Type.String(),
-  description: Type.String(),
-  state: Type.Union([Type.Literal('running'), Type.Literal('exited'), Type.Literal('restoring'), Type.Literal('unrestorable')]),
-  exitStatus: Nullable(Type.Integer({ description: "the exited agent's exit status, when known" })),
-  agentState: Nullable(AgentStateValue),
-  lastOutputAt: Nullable(Type.String()),
-  createdAt: Nullable(Type.String()),
-  clients: Type.Integer({ minimum: 0 }),
-  project: Nullable(Type.String()),
-  cwd: Nullable(Type.String({ description: 'the directory the agent started in' })),
-  agent: Type.String({ description: 'the configured agent it runs: "default" for [agent], else the name of its [agents.<name>]' }),
-  reason: Type.Optional(Type.String({ description: 'why an unrestorable session could not be brought back' })),
-});
-export type SessionListItem = Static<typeof SessionListItemSchema>;
-
-const IdParams = Type.Object({ id: Type.String({ pattern: SESSION_NAME_PATTERN }) });
-
-const CreateBody = Type.Object(
-  {
-    name: Type.Optional(Type.String({ pattern: SESSION_NAME_PATTERN })),
-    project: Type.Optional(Type.String({ maxLength: MAX_PROJECT_CHARS })),
-    cwd: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_CWD_CHARS, description: 'absolute path of an existing directory' })),
-    agent: Type.Optional(
-      Type.String({ minLength: 1, maxLength: 64, description: 'a configured agent: "default" ([agent]) or an [agents.<name>]' }),
-    ),
-  },
-  { additionalProperties: false },
-);
-const PatchBody = Type.Object(
-  { description: Type.Optional(Type.String({ maxLength: MAX_DESCRIPTION_CHARS })) },
-  { additionalProperties: false },
-);
-
-/**
- * The input body: a `type` the route knows, the rest checked by the one input schema
- * (protocol/input.ts), so REST and the stream refuse the same things with the same words.
- */
-const InputBody = Type.Object({ type: Type.String({ maxLength: 16 }) }, { additionalProperties: true });
-
-const ErrorBody = Type.Object({ error: Type.String(), message: Type.String() });
-const CommandItem = Type.Object({ name: Type.String(), description: Type.String(), args: Type.Optional(Type.Unknown()) });
+const { IdParams, ErrorBody, NoContent } = RouteSchemas;
 
 /** What the routes need from the actor system. Unknown sessions throw DomainError('session-not-found'). */
 export interface SessionsHandle {
@@ -89,11 +40,11 @@ function refuseNul(field: string, value: string | undefined): void {
 const errors = { 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 409: ErrorBody, 413: ErrorBody, 503: ErrorBody };
 
 export const sessionsRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsHandle }> = (app, { sessions }) => {
-  app.get('/sessions', { schema: { response: { 200: Type.Array(SessionListItemSchema), ...errors } } }, async () => sessions.list());
+  app.get('/sessions', { schema: { response: { 200: RouteSchemas.SessionList, ...errors } } }, async () => sessions.list());
 
   app.post(
     '/sessions',
-    { schema: { body: Type.Optional(CreateBody), response: { 201: Type.Object({ id: Type.String(), name: Type.String() }), ...errors } } },
+    { schema: { body: RouteSchemas.CreateSessionBody, response: { 201: RouteSchemas.CreatedSession, ...errors } } },
     async (req, reply) => {
       const body = req.body ?? {};
       refuseNul('body/project', body.project);
@@ -112,8 +63,8 @@ export const sessionsRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsHandl
     {
       schema: {
         params: IdParams,
-        body: PatchBody,
-        response: { 200: Type.Object({ id: Type.String(), description: Type.String() }), ...errors },
+        body: RouteSchemas.DescribeSessionBody,
+        response: { 200: RouteSchemas.DescribedSession, ...errors },
       },
     },
     async (req) => {
@@ -128,11 +79,8 @@ export const sessionsRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsHandl
     {
       schema: {
         params: IdParams,
-        querystring: Type.Object(
-          { keepBuffer: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')])), token: Type.Optional(Type.String()) },
-          { additionalProperties: false },
-        ),
-        response: { 204: Type.Null(), ...errors },
+        querystring: RouteSchemas.DeleteSessionQuery,
+        response: { 204: NoContent, ...errors },
       },
     },
     async (req, reply) => {
@@ -141,14 +89,18 @@ export const sessionsRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsHandl
     },
   );
 
-  app.get('/sessions/:id/thumbnail', { schema: { params: IdParams, response: { 200: Type.String(), ...errors } } }, async (req, reply) => {
-    const text = await sessions.thumbnail(req.params.id);
-    return reply.type('text/plain; charset=utf-8').send(text);
-  });
+  app.get(
+    '/sessions/:id/thumbnail',
+    { schema: { params: IdParams, response: { 200: RouteSchemas.Thumbnail, ...errors } } },
+    async (req, reply) => {
+      const text = await sessions.thumbnail(req.params.id);
+      return reply.type('text/plain; charset=utf-8').send(text);
+    },
+  );
 
   app.post(
     '/sessions/:id/input',
-    { schema: { params: IdParams, body: InputBody, response: { 204: Type.Null(), ...errors } } },
+    { schema: { params: IdParams, body: RouteSchemas.InputBody, response: { 204: NoContent, ...errors } } },
     async (req, reply) => {
       // A refusal names its field (`data`), which the error body spells `body/data`.
       const message = parseInput(req.body);
@@ -164,11 +116,7 @@ export const sessionsRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsHandl
       schema: {
         params: IdParams,
         response: {
-          200: Type.Object({
-            id: Type.String(),
-            state: Type.Union([Type.Literal('running'), Type.Literal('exited')]),
-            exitStatus: Nullable(Type.Integer()),
-          }),
+          200: RouteSchemas.RespawnAnswer,
           ...errors,
         },
       },
@@ -187,7 +135,7 @@ export const sessionsRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsHandl
 
   app.get(
     '/sessions/:id/commands',
-    { schema: { params: IdParams, response: { 200: Type.Array(CommandItem), ...errors } } },
+    { schema: { params: IdParams, response: { 200: RouteSchemas.CommandList, ...errors } } },
     async (req) => [...(await sessions.commands(req.params.id))],
   );
   return Promise.resolve();

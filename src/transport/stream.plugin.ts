@@ -12,7 +12,6 @@
  */
 import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyBaseLogger } from 'fastify';
-import { Type } from 'typebox';
 import type { WebSocket } from 'ws';
 import { DomainError } from '../errors.js';
 import type { ClientLink } from '../stream/stream-client.actor.js';
@@ -22,9 +21,9 @@ import { errorFrame, openFailure } from './error-translation.js';
 import { DeflatePolicy } from './deflate-policy.js';
 import type { VerifiedToken } from './handles.js';
 import { Keepalive, PING_INTERVAL_MS, type RawSocket } from './keepalive.js';
+import { RouteSchemas } from './routes.checks.js';
 import { encodeServerFrame, MAX_CLIENT_FRAME_BYTES, parseClientFrame, type ClientFrame, type ServerFrame } from '../protocol/frames.js';
 import type { InputMessage } from '../protocol/input.js';
-import { SESSION_NAME_PATTERN } from '../protocol/session-name.js';
 
 /** What the stream routes need of the stream hub (src/stream/stream-hub.ts is one). */
 export interface StreamHandle {
@@ -51,15 +50,7 @@ export interface StreamPluginOptions {
 /** Frames kept while a client is being opened (a resume and some input). */
 const MAX_EARLY_FRAMES = 64;
 
-const IdParams = Type.Object({ id: Type.String({ pattern: SESSION_NAME_PATTERN }) });
-/**
- * `?lastSeq=<n|null>` on the upgrade: a `resume` taken at open, so the delta or the snapshot
- * leaves with the first frames instead of a round trip later (docs/api.md "WebSocket").
- */
-const StreamQuery = Type.Object(
-  { lastSeq: Type.Optional(Type.String({ pattern: '^(null|0|[1-9][0-9]{0,15})$' })), token: Type.Optional(Type.String()) },
-  { additionalProperties: false },
-);
+const { IdParams, StreamQuery } = RouteSchemas;
 
 /** The position a `lastSeq` query names: null for a fresh client, undefined when absent. */
 export function lastSeqOfQuery(value: string | undefined): number | null | undefined {

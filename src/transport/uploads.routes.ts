@@ -9,12 +9,8 @@
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Readable } from 'node:stream';
-import { Type } from 'typebox';
-import { SESSION_NAME_PATTERN } from '../protocol/session-name.js';
 import type { StoredUpload } from '../uploads/upload-store.js';
-
-/** Longest `name` a client may send, in characters (the stored one is shorter still). */
-export const MAX_UPLOAD_NAME_CHARS = 1024;
+import { RouteSchemas } from './routes.checks.js';
 
 /** What the route needs of the uploads. */
 export interface UploadsHandle {
@@ -22,15 +18,7 @@ export interface UploadsHandle {
   upload(id: string, name: string, body: Readable, opts: { insert: boolean; declaredBytes: number | null }): Promise<StoredUpload>;
 }
 
-const IdParams = Type.Object({ id: Type.String({ pattern: SESSION_NAME_PATTERN }) });
-const UploadQuery = Type.Object(
-  {
-    name: Type.String({ minLength: 1, maxLength: MAX_UPLOAD_NAME_CHARS }),
-    insert: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')])),
-    token: Type.Optional(Type.String()),
-  },
-  { additionalProperties: false },
-);
+const { IdParams, UploadQuery } = RouteSchemas;
 
 export const uploadsRoutes: FastifyPluginAsyncTypebox<{ uploads: UploadsHandle }> = (app, { uploads }) => {
   // Any content type, JSON included, arrives as the raw stream.

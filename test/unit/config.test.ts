@@ -6,7 +6,8 @@ import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig, parseBindAddress } from '../../src/config/load.js';
 import { resolvePaths, type TetherPaths } from '../../src/config/paths.js';
-import { TetherConfigSchema, type TetherConfig } from '../../src/config/schema.js';
+import { TetherConfigSchema } from '../../src/config/config.checks.js';
+import type { TetherConfig } from '../../src/config/schema.js';
 
 const DEFAULTS: TetherConfig = {
   bindAddress: '127.0.0.1:7777',

@@ -14,6 +14,8 @@ import { historyRoutes } from '../../src/transport/history.routes.js';
 import { healthRoutes } from '../../src/transport/health.routes.js';
 import { opsRoutes } from '../../src/transport/ops.routes.js';
 import { pairRoutes } from '../../src/transport/pair.routes.js';
+import { CHECKS as ROUTE_CHECKS, RouteSchemas as GeneratedRouteSchemas } from '../../src/transport/routes.checks.js';
+import { RouteSchemas } from '../../src/transport/routes.schemas.js';
 import { typeboxCompilersFactory } from '../../src/transport/schema-compilers.js';
 import { sessionsRoutes } from '../../src/transport/sessions.routes.js';
 import { streamRoutes } from '../../src/transport/stream.plugin.js';
@@ -115,10 +117,19 @@ const WRONG: unknown[] = [
 ];
 const QUERY_WRONG = ['', 'x', '-1', '1.5', '12', '99999999999999999', 'a'.repeat(300), 'bad id', '\u0001'];
 
+/**
+ * The routes hand fastify the generated JSON schemas; TypeBox makes values only from its own
+ * schemas, so a value for a route's schema is made from the TypeBox definition of the same name.
+ */
+const DEFINITIONS = new Map<unknown, TSchema>(
+  Object.entries(GeneratedRouteSchemas).map(([name, generated]) => [generated, RouteSchemas[name as keyof typeof RouteSchemas]]),
+);
+const create = (schema: TSchema): unknown => Value.Create(DEFINITIONS.get(schema) ?? schema);
+
 /** A value the schema probably takes, to vary one field at a time from. */
 function base(schema: TSchema): Record<string, unknown> {
   try {
-    const v: unknown = Value.Create(schema);
+    const v: unknown = create(schema);
     if (v && typeof v === 'object' && !Array.isArray(v)) return v as Record<string, unknown>;
   } catch {
     // A pattern TypeBox cannot make a value for: start from nothing.
@@ -164,6 +175,25 @@ describe('request validation and response serialization on TypeBox', () => {
     await ours?.close();
   });
 
+  it('every route hands fastify a generated schema, with a generated check for it and each of its branches', async () => {
+    // A schema without one would be checked by TypeBox compiled at start: the daemon would load it.
+    const branches = (schema: unknown): unknown[] => {
+      if (typeof schema !== 'object' || schema === null) return [];
+      const own = (schema as { anyOf?: unknown[] }).anyOf ?? [];
+      return [...own, ...Object.values(schema).flatMap((v) => (Array.isArray(v) ? v.flatMap(branches) : branches(v)))];
+    };
+    const declared = await routeSchemas();
+    const parts = declared.flatMap(({ schema }) => [
+      ...[schema.body, schema.querystring, schema.params].filter((p) => p !== undefined),
+      ...Object.values((schema.response ?? {}) as Record<string, unknown>),
+    ]);
+    expect(parts.length).toBeGreaterThan(20);
+    for (const part of parts) {
+      expect(ROUTE_CHECKS.has(part as object), JSON.stringify(part).slice(0, 200)).toBe(true);
+      for (const b of branches(part)) expect(ROUTE_CHECKS.has(b as object), JSON.stringify(b)).toBe(true);
+    }
+  });
+
   it('every bad body, query and path gets the same status and body as with ajv', async () => {
     let refused = 0;
     let compared = 0;
@@ -204,7 +234,7 @@ describe('request validation and response serialization on TypeBox', () => {
       for (const [i, { status, schema }] of withResponse.entries()) {
         if (status === 204) continue;
         // A value the schema takes, with a field it does not know at every level.
-        const value: unknown = Value.Create(schema);
+        const value: unknown = create(schema);
         const extra = JSON.parse(
           JSON.stringify(value, (_k, v: unknown) => (v && typeof v === 'object' && !Array.isArray(v) ? { ...v, zz: 'dropped' } : v)),
         ) as unknown;

@@ -1,0 +1,63 @@
+/**
+ * The stream's JSON frames as TypeBox schemas (docs/api.md "WebSocket"): the source of their
+ * types and of the generated checks (frames.checks.ts, `npm run schemas`). The running code
+ * imports only types from here, so TypeBox is not loaded with it (docs/architecture.md
+ * "Schemas and their checks").
+ */
+import { Type, type Static } from 'typebox';
+import { FRAME_ERRORS } from '../errors.js';
+import { InputSchemas } from './input.schemas.js';
+import { AGENT_STATE_VALUES, type AgentStateValue as AgentStateName } from '../machines/agent-state.machine.js';
+
+/** The agent states of the side channel (the agent-state machine's values). */
+export const AgentStateValue = Type.Enum(AGENT_STATE_VALUES);
+export type AgentState = AgentStateName;
+
+export const StateFrame = Type.Object({
+  type: Type.Literal('state'),
+  value: AgentStateValue,
+  tool: Type.Optional(Type.String()),
+  ts: Type.Number(),
+});
+export const SnapshotFrame = Type.Object({ type: Type.Literal('snapshot'), seq: Type.Integer({ minimum: 0 }), data: Type.String() });
+export const SessionMetaFrame = Type.Object({
+  type: Type.Literal('session-meta'),
+  name: Type.String(),
+  description: Type.Optional(Type.String()),
+  createdAt: Type.String(),
+  /** The configured agent the session runs (`default` for `[agent]`); optional for servers before it. */
+  agent: Type.Optional(Type.String()),
+  /** `exited` while the agent is not running (its pane kept by tmux); optional for servers before it. */
+  state: Type.Optional(Type.Union([Type.Literal('running'), Type.Literal('exited')])),
+  exitStatus: Type.Optional(Type.Integer({ minimum: 0 })),
+});
+export const ErrorFrame = Type.Object({ type: Type.Literal('error'), code: Type.Enum(FRAME_ERRORS), message: Type.String() });
+export type StateFrame = Static<typeof StateFrame>;
+/** An agent state as a `state` frame carries it: what the agent hub reports and the streams send. */
+export type AgentStateFact = Readonly<Omit<StateFrame, 'type'>>;
+export type SnapshotFrame = Static<typeof SnapshotFrame>;
+export type SessionMetaFrame = Static<typeof SessionMetaFrame>;
+export type ErrorFrame = Static<typeof ErrorFrame>;
+export type ServerFrame = StateFrame | SnapshotFrame | SessionMetaFrame | ErrorFrame;
+
+/** The frames a client sends, by type. */
+export const ClientFrames = {
+  resume: Type.Object(
+    { type: Type.Literal('resume'), lastSeq: Type.Union([Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }), Type.Null()]) },
+    { additionalProperties: false },
+  ),
+  // The three inputs are the one input schema (protocol/input.ts), the same as over REST.
+  ...InputSchemas,
+  'snapshot-request': Type.Object({ type: Type.Literal('snapshot-request') }, { additionalProperties: false }),
+  respawn: Type.Object({ type: Type.Literal('respawn') }, { additionalProperties: false }),
+};
+export const ClientFrameSchema = Type.Union([
+  ClientFrames.resume,
+  ClientFrames.key,
+  ClientFrames.keys,
+  ClientFrames.paste,
+  ClientFrames['snapshot-request'],
+  ClientFrames.respawn,
+]);
+export type ClientFrame = Static<typeof ClientFrameSchema>;
+export type ClientType = keyof typeof ClientFrames;

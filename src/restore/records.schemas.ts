@@ -1,0 +1,43 @@
+/**
+ * A session record (records.ts) as a TypeBox schema: the source of its type and of the
+ * generated check (records.checks.ts, `npm run schemas`). The running code imports only
+ * types from here.
+ */
+import { Type, type Static } from 'typebox';
+
+export const SessionRecordSchema = Type.Object(
+  {
+    v: Type.Literal(1),
+    name: Type.String({ minLength: 1, maxLength: 64 }),
+    description: Type.String({ maxLength: 4096 }),
+    /** The directory the agent started in; null when tether did not record it. */
+    cwd: Type.Union([Type.String({ minLength: 1 }), Type.Null()]),
+    /** The agent's argv as it was launched (for the record; a restore launches the agent configured now). */
+    command: Type.Array(Type.String()),
+    /** The file pi keeps the conversation in, as the extension last reported it. */
+    sessionFile: Type.Union([Type.String({ minLength: 1 }), Type.Null()]),
+    /** The configured agent the session runs (`default` is `[agent]`); absent in records from before it was kept. */
+    agent: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_-]{1,32}$' })),
+    /** Another agent's conversation id (Claude Code's session id, Codex's thread id), as it last reported it. */
+    conversation: Type.Optional(Type.Union([Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$' }), Type.Null()])),
+    createdAt: Type.String(),
+    /** The highest stream position reserved so far. */
+    reservedSeq: Type.Integer({ minimum: 0 }),
+    /**
+     * The tmux server the session lived in (its pid and start time, epoch seconds): a session
+     * missing from that same server was killed there on purpose; from another server, or with
+     * none running, it was lost with its server.
+     */
+    server: Type.Union([Type.Null(), Type.Object({ pid: Type.Integer({ minimum: 1 }), startTime: Type.Integer({ minimum: 0 }) })]),
+    /**
+     * Why the session is not to be brought back: its agent exited by itself, or a restore could
+     * not be made (its directory gone, its agent missing), with the reason. null: restore it.
+     */
+    ended: Type.Union([
+      Type.Null(),
+      Type.Object({ reason: Type.Union([Type.Literal('exited'), Type.Literal('unrestorable')]), detail: Type.String(), at: Type.String() }),
+    ]),
+  },
+  { additionalProperties: false },
+);
+export type SessionRecord = Static<typeof SessionRecordSchema>;

@@ -1,0 +1,231 @@
+/**
+ * The REST routes' schemas (docs/api.md), as TypeBox schemas: the source of the routes' types
+ * and of the generated checks (routes.checks.ts, `npm run schemas`), which are what fastify is
+ * given (schema-compilers.ts). The route files import only types from here, so TypeBox is not
+ * loaded with them (docs/architecture.md "Schemas and their checks").
+ */
+import { Type, type Static } from 'typebox';
+import { AgentStateValue } from '../protocol/frames.schemas.js';
+import { SESSION_NAME_PATTERN } from '../protocol/session-name.js';
+import { MAX_QUERY_CHARS } from '../service/history.service.js';
+import type { HealthReport } from './handles.js';
+
+/** Longest directory path, in characters (Linux's PATH_MAX). */
+const MAX_CWD_CHARS = 4096;
+/** Longest description and project, in characters. */
+const MAX_DESCRIPTION_CHARS = 1024;
+const MAX_PROJECT_CHARS = 256;
+/** Longest upload `name` a client may send, in characters (the stored one is shorter still). */
+const MAX_UPLOAD_NAME_CHARS = 1024;
+
+const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
+
+// ---- sessions.routes.ts
+
+const SessionListItem = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  description: Type.String(),
+  state: Type.Union([Type.Literal('running'), Type.Literal('exited'), Type.Literal('restoring'), Type.Literal('unrestorable')]),
+  exitStatus: Nullable(Type.Integer({ description: "the exited agent's exit status, when known" })),
+  agentState: Nullable(AgentStateValue),
+  lastOutputAt: Nullable(Type.String()),
+  createdAt: Nullable(Type.String()),
+  clients: Type.Integer({ minimum: 0 }),
+  project: Nullable(Type.String()),
+  cwd: Nullable(Type.String({ description: 'the directory the agent started in' })),
+  agent: Type.String({ description: 'the configured agent it runs: "default" for [agent], else the name of its [agents.<name>]' }),
+  reason: Type.Optional(Type.String({ description: 'why an unrestorable session could not be brought back' })),
+});
+export type SessionListItem = Static<typeof SessionListItem>;
+
+const CreateBody = Type.Object(
+  {
+    name: Type.Optional(Type.String({ pattern: SESSION_NAME_PATTERN })),
+    project: Type.Optional(Type.String({ maxLength: MAX_PROJECT_CHARS })),
+    cwd: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_CWD_CHARS, description: 'absolute path of an existing directory' })),
+    agent: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 64, description: 'a configured agent: "default" ([agent]) or an [agents.<name>]' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const CommandItem = Type.Object({ name: Type.String(), description: Type.String(), args: Type.Optional(Type.Unknown()) });
+
+// ---- pair.routes.ts
+
+/** A device name: printable, 1 to 64 characters (it names the token). */
+const DEVICE_NAME = Type.String({ minLength: 1, maxLength: 64, pattern: '^[^\\u0000-\\u001f\\u007f]*\\S[^\\u0000-\\u001f\\u007f]*$' });
+/** An APNs device token: hex. */
+const DEVICE_TOKEN = Type.String({ pattern: '^[0-9A-Fa-f]{8,200}$' });
+const ENVIRONMENT = Type.Union([Type.Literal('sandbox'), Type.Literal('production')]);
+
+// ---- history.routes.ts
+
+const Position = Type.String({ pattern: '^[0-9]{1,16}$', description: 'a stream position' });
+
+// ---- health.routes.ts
+
+const Health = Type.Object({
+  ok: Type.Boolean({ description: "true exactly when status is 'ok'" }),
+  status: Type.Union([Type.Literal('ok'), Type.Literal('degraded')]),
+  version: Type.String(),
+  uptime: Type.Number({ minimum: 0, description: 'seconds since the daemon started' }),
+  sessions: Type.Integer({ minimum: 0 }),
+  sessionIds: Type.Array(Type.String()),
+  clients: Type.Integer({
+    minimum: 0,
+    description: 'live stream and side-channel clients (a socket whose pong is overdue is closed, not counted)',
+  }),
+  connections: Type.Array(
+    Type.Object({
+      session: Type.String(),
+      kind: Type.Union([Type.Literal('stream'), Type.Literal('side')]),
+      actor: Type.Union([Type.String(), Type.Null()]),
+      device: Type.String({ description: 'the name of the token it opened with' }),
+      tokenId: Type.String(),
+      connectedAt: Type.String(),
+      connectedS: Type.Number({ minimum: 0 }),
+      rttMs: Type.Union([Type.Number({ minimum: 0 }), Type.Null()]),
+      srttMs: Type.Union([Type.Number({ minimum: 0 }), Type.Null()]),
+      bytesSent: Type.Integer({ minimum: 0 }),
+      state: Type.Union([Type.String(), Type.Null()]),
+      behind: Type.Boolean(),
+      reconnects: Type.Integer({ minimum: 0 }),
+      awayMs: Type.Integer({ minimum: 0 }),
+      lastAwayMs: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]),
+    }),
+    { description: "each live client with its link's figures (docs/api.md, GET /health)" },
+  ),
+  bufferMb: Type.Number({ minimum: 0 }),
+  diskFreeGb: Type.Number({ minimum: 0 }),
+  watchdog: Type.Object({ state: Type.String(), reason: Type.Union([Type.String(), Type.Null()]) }),
+  warnings: Type.Array(Type.String()),
+  tls: Type.Object({
+    enabled: Type.Boolean(),
+    fingerprint: Type.Union([Type.String({ description: 'SHA-256 of the certificate DER, lowercase hex' }), Type.Null()]),
+  }),
+  push: Type.Object({
+    configured: Type.Boolean(),
+    reason: Type.Union([Type.String(), Type.Null()]),
+    sent: Type.Integer({ minimum: 0 }),
+    failed: Type.Integer({ minimum: 0 }),
+    lastError: Type.Union([
+      Type.Object({ at: Type.String(), status: Type.Integer(), reason: Type.String(), device: Type.String() }),
+      Type.Null(),
+    ]),
+  }),
+  snapshots: Type.Object(
+    {
+      cold: Type.Integer({ minimum: 0 }),
+      warmCaptures: Type.Integer({ minimum: 0 }),
+      warmServed: Type.Integer({ minimum: 0 }),
+      warmBytes: Type.Integer({ minimum: 0, description: 'bytes the warm captures hold now' }),
+    },
+    { description: "how the running sessions' snapshots were made (docs/architecture.md, Warm snapshots)" },
+  ),
+  restore: Type.Object(
+    {
+      enabled: Type.Boolean(),
+      restoring: Type.Array(Type.String()),
+      unrestorable: Type.Array(Type.Object({ id: Type.String(), reason: Type.String(), at: Type.String() })),
+    },
+    { description: 'sessions lost with their tmux server (docs/reliability.md, Restoring sessions)' },
+  ),
+});
+
+// The schema and the handle's type are the same shape, checked both ways at compile time.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : never) : never;
+const sameShape: Same<Static<typeof Health>, HealthReport> = true;
+void sameShape;
+
+/** Every route schema, by name: each is given to fastify as the generated JSON schema of the same name. */
+export const RouteSchemas = {
+  /** `:id` of every session route. */
+  IdParams: Type.Object({ id: Type.String({ pattern: SESSION_NAME_PATTERN }) }),
+  ErrorBody: Type.Object({ error: Type.String(), message: Type.String() }),
+  NoContent: Type.Null(),
+
+  SessionList: Type.Array(SessionListItem),
+  CreateSessionBody: Type.Optional(CreateBody),
+  CreatedSession: Type.Object({ id: Type.String(), name: Type.String() }),
+  DescribeSessionBody: Type.Object(
+    { description: Type.Optional(Type.String({ maxLength: MAX_DESCRIPTION_CHARS })) },
+    { additionalProperties: false },
+  ),
+  DescribedSession: Type.Object({ id: Type.String(), description: Type.String() }),
+  DeleteSessionQuery: Type.Object(
+    { keepBuffer: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')])), token: Type.Optional(Type.String()) },
+    { additionalProperties: false },
+  ),
+  Thumbnail: Type.String(),
+  /**
+   * The input body: a `type` the route knows, the rest checked by the one input schema
+   * (protocol/input.ts), so REST and the stream refuse the same things with the same words.
+   */
+  InputBody: Type.Object({ type: Type.String({ maxLength: 16 }) }, { additionalProperties: true }),
+  RespawnAnswer: Type.Object({
+    id: Type.String(),
+    state: Type.Union([Type.Literal('running'), Type.Literal('exited')]),
+    exitStatus: Nullable(Type.Integer()),
+  }),
+  CommandList: Type.Array(CommandItem),
+
+  HistoryQuery: Type.Object(
+    { from: Position, to: Type.Optional(Position), token: Type.Optional(Type.String()) },
+    { additionalProperties: false },
+  ),
+  SearchQuery: Type.Object(
+    {
+      q: Type.String({ maxLength: MAX_QUERY_CHARS }),
+      limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,4}$' })),
+      token: Type.Optional(Type.String()),
+    },
+    { additionalProperties: false },
+  ),
+
+  UploadQuery: Type.Object(
+    {
+      name: Type.String({ minLength: 1, maxLength: MAX_UPLOAD_NAME_CHARS }),
+      insert: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')])),
+      token: Type.Optional(Type.String()),
+    },
+    { additionalProperties: false },
+  ),
+
+  PairBody: Type.Object(
+    {
+      pairingToken: Type.String({ minLength: 1, maxLength: 256 }),
+      deviceName: DEVICE_NAME,
+      deviceToken: Type.Optional(DEVICE_TOKEN),
+      environment: Type.Optional(ENVIRONMENT),
+    },
+    { additionalProperties: false },
+  ),
+  PairAnswer: Type.Object({ token: Type.String(), tokenId: Type.String(), name: Type.String() }),
+  DeviceBody: Type.Object(
+    { deviceToken: DEVICE_TOKEN, environment: ENVIRONMENT, deviceName: DEVICE_NAME },
+    { additionalProperties: false },
+  ),
+  DeviceAnswer: Type.Object({
+    tokenId: Type.String(),
+    deviceName: Type.String(),
+    environment: ENVIRONMENT,
+    state: Type.Literal('registered'),
+  }),
+
+  /** A chart's file name: a name by the session-name rule, then `.svg` (no path can hide in it). */
+  ChartParams: Type.Object({ name: Type.String({ pattern: `${SESSION_NAME_PATTERN.slice(0, -1)}\\.svg$` }) }),
+
+  /**
+   * `?lastSeq=<n|null>` on the stream's upgrade: a `resume` taken at open, so the delta or the
+   * snapshot leaves with the first frames instead of a round trip later (docs/api.md "WebSocket").
+   */
+  StreamQuery: Type.Object(
+    { lastSeq: Type.Optional(Type.String({ pattern: '^(null|0|[1-9][0-9]{0,15})$' })), token: Type.Optional(Type.String()) },
+    { additionalProperties: false },
+  ),
+
+  Health,
+};
