@@ -165,7 +165,7 @@ export async function renderChecksModule(g: GeneratedModule): Promise<string> {
   for (const [name, value] of Object.entries(exports)) {
     assertJson(JSON.parse(JSON.stringify(value)), name);
     const type = g.types?.[name] ?? `typeof D.${name}`;
-    literals.push(`export const ${name} = ${JSON.stringify(value, null, 2)} as unknown as ${type};`);
+    literals.push(`export const ${name} = ${JSON.stringify(value)} as unknown as ${type};`);
     for (const [expr, schema] of checkTargets(value, name, g.branches ?? false)) {
       const c = checkExpression(schema, rules);
       c.support.forEach((s) => support.add(s));

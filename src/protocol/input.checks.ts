@@ -15,62 +15,7 @@ function CodePointCount(value) {
 }
 const Guard = { CodePointCount };
 
-export const InputSchemas = {
-  "key": {
-    "type": "object",
-    "required": [
-      "type",
-      "name"
-    ],
-    "properties": {
-      "type": {
-        "type": "string",
-        "const": "key"
-      },
-      "name": {
-        "type": "string",
-        "maxLength": 32
-      }
-    },
-    "additionalProperties": false
-  },
-  "keys": {
-    "type": "object",
-    "required": [
-      "type",
-      "data"
-    ],
-    "properties": {
-      "type": {
-        "type": "string",
-        "const": "keys"
-      },
-      "data": {
-        "type": "string",
-        "maxLength": 1048576
-      }
-    },
-    "additionalProperties": false
-  },
-  "paste": {
-    "type": "object",
-    "required": [
-      "type",
-      "data"
-    ],
-    "properties": {
-      "type": {
-        "type": "string",
-        "const": "paste"
-      },
-      "data": {
-        "type": "string",
-        "maxLength": 1048576
-      }
-    },
-    "additionalProperties": false
-  }
-} as unknown as typeof D.InputSchemas;
+export const InputSchemas = {"key":{"type":"object","required":["type","name"],"properties":{"type":{"type":"string","const":"key"},"name":{"type":"string","maxLength":32}},"additionalProperties":false},"keys":{"type":"object","required":["type","data"],"properties":{"type":{"type":"string","const":"keys"},"data":{"type":"string","maxLength":1048576}},"additionalProperties":false},"paste":{"type":"object","required":["type","data"],"properties":{"type":{"type":"string","const":"paste"},"data":{"type":"string","maxLength":1048576}},"additionalProperties":false}} as unknown as typeof D.InputSchemas;
 
 /** Each schema (and branch) above to its check. */
 export const CHECKS: GeneratedChecks = new Map([
