@@ -25,6 +25,11 @@ interface GeneratedModule {
   readonly types?: Readonly<Record<string, string>>;
   /** Check each `anyOf` branch on its own too (the response serializer picks a branch with them). */
   readonly branches?: boolean;
+  /**
+   * A definitions module whose schemas its own generated module checks: a schema of this one
+   * that is one of those (the client frames spread the inputs) gets no second copy of its check.
+   */
+  readonly checkedBy?: string;
   /** The refinements' functions: a named record in a module the output imports. */
   readonly rules?: { readonly name: string; readonly from: string; readonly values: (source: Record<string, unknown>) => object };
 }
@@ -45,6 +50,7 @@ export const GENERATED: readonly GeneratedModule[] = [
       ErrorFrame: m.ErrorFrame,
       ClientFrames: m.ClientFrames,
     }),
+    checkedBy: 'src/protocol/input.schemas.ts',
   },
   {
     source: 'src/restore/records.schemas.ts',
@@ -67,6 +73,10 @@ export const GENERATED: readonly GeneratedModule[] = [
 ];
 
 const isSchema = (v: unknown): v is TSchema => typeof v === 'object' && v !== null && Object.hasOwn(v, '~kind');
+
+/** The schemas an export holds: itself, or those of a record of schemas. */
+const schemasIn = (v: unknown): unknown[] =>
+  isSchema(v) ? [v] : typeof v === 'object' && v !== null && !Array.isArray(v) ? Object.values(v).filter(isSchema) : [];
 
 /** Fails unless `value` is plain JSON that survives a round trip (no functions, no undefined, no RegExp). */
 function assertJson(value: unknown, at: string): void {
@@ -108,20 +118,8 @@ function branchTargets(schema: unknown, expr: string): [string, TSchema][] {
   return out;
 }
 
-/** TypeBox's helpers a generated check may call, with the same code as TypeBox's own. */
-const SUPPORT: Readonly<Record<string, string>> = {
-  'Guard.CodePointCount': `/** Unicode code points in a string, counted as TypeBox counts them (a surrogate pair is one). */
-function CodePointCount(value) {
-  let result = 0, index = 0, prev = 0;
-  while (index < value.length) {
-    const next = value.charCodeAt(index++) >> 0xa;
-    result += +(((prev << 8) | next) !== 0x3637);
-    prev = next;
-  }
-  return result;
-}
-const Guard = { CodePointCount };`,
-};
+/** TypeBox's helpers a generated check may call: src/protocol/schema-check.ts has their code. */
+const SUPPORT: ReadonlySet<string> = new Set(['Guard.CodePointCount']);
 
 /** One schema's check as an expression: TypeBox's standalone module, its externals inlined. */
 function checkExpression(schema: TSchema, rules: { name: string; values: object } | undefined): { code: string; support: Set<string> } {
@@ -147,7 +145,7 @@ function checkExpression(schema: TSchema, rules: { name: string; values: object 
   const support = new Set<string>();
   for (const [, use] of [...body, entry].join('\n').matchAll(/\b((?:Guard|Hashing|CheckContext)\.?\w*)/g)) {
     if (use === undefined) continue;
-    if (!(use in SUPPORT)) throw new Error(`a check calls ${use}: add it to SUPPORT in scripts/schemas.ts`);
+    if (!SUPPORT.has(use)) throw new Error(`a check calls ${use}: add it to SUPPORT in scripts/schemas.ts and schema-check.ts`);
     support.add(use);
   }
   const code = `((External) => {\n${body.join('\n')}\nreturn (value) => ${entry};\n})([${externals.join(', ')}])`;
@@ -158,6 +156,11 @@ function checkExpression(schema: TSchema, rules: { name: string; values: object 
 export async function renderChecksModule(g: GeneratedModule): Promise<string> {
   const source = (await import(pathToFileURL(join(ROOT, g.source)).href)) as Record<string, unknown>;
   const exports = g.schemas(source);
+  const elsewhere = new Set<unknown>(
+    g.checkedBy
+      ? Object.values((await import(pathToFileURL(join(ROOT, g.checkedBy)).href)) as Record<string, unknown>).flatMap(schemasIn)
+      : [],
+  );
   const rules = g.rules && { name: g.rules.name, values: g.rules.values(source) };
   const support = new Set<string>();
   const literals: string[] = [];
@@ -167,6 +170,7 @@ export async function renderChecksModule(g: GeneratedModule): Promise<string> {
     const type = g.types?.[name] ?? `typeof D.${name}`;
     literals.push(`export const ${name} = ${JSON.stringify(value)} as unknown as ${type};`);
     for (const [expr, schema] of checkTargets(value, name, g.branches ?? false)) {
+      if (elsewhere.has(schema)) continue;
       const c = checkExpression(schema, rules);
       c.support.forEach((s) => support.add(s));
       checks.push(`  [${expr}, ${c.code}],`);
@@ -178,9 +182,7 @@ export async function renderChecksModule(g: GeneratedModule): Promise<string> {
     '// @ts-nocheck -- TypeBox writes the checks as plain JavaScript; the exports are typed below.',
     `import type * as D from './${sourceFile.replace(/\.ts$/, '.js')}';`,
     ...(g.rules ? [`import { ${g.rules.name} } from '${g.rules.from}';`] : []),
-    `import type { GeneratedChecks } from '${g.out.startsWith('src/protocol/') ? './' : '../protocol/'}schema-check.js';`,
-    '',
-    ...[...support].map((s) => SUPPORT[s]!),
+    `import ${support.size > 0 ? '{ Guard, type GeneratedChecks }' : 'type { GeneratedChecks }'} from '${g.out.startsWith('src/protocol/') ? './' : '../protocol/'}schema-check.js';`,
     '',
     ...literals,
     '',

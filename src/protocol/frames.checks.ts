@@ -3,18 +3,6 @@
 import type * as D from './frames.schemas.js';
 import type { GeneratedChecks } from './schema-check.js';
 
-/** Unicode code points in a string, counted as TypeBox counts them (a surrogate pair is one). */
-function CodePointCount(value) {
-  let result = 0, index = 0, prev = 0;
-  while (index < value.length) {
-    const next = value.charCodeAt(index++) >> 0xa;
-    result += +(((prev << 8) | next) !== 0x3637);
-    prev = next;
-  }
-  return result;
-}
-const Guard = { CodePointCount };
-
 export const StateFrame = {"type":"object","required":["type","value","ts"],"properties":{"type":{"type":"string","const":"state"},"value":{"enum":["idle","thinking","tool","awaiting-input"]},"tool":{"type":"string"},"ts":{"type":"number"}}} as unknown as typeof D.StateFrame;
 export const SnapshotFrame = {"type":"object","required":["type","seq","data"],"properties":{"type":{"type":"string","const":"snapshot"},"seq":{"type":"integer","minimum":0},"data":{"type":"string"}}} as unknown as typeof D.SnapshotFrame;
 export const SessionMetaFrame = {"type":"object","required":["type","name","createdAt"],"properties":{"type":{"type":"string","const":"session-meta"},"name":{"type":"string"},"description":{"type":"string"},"createdAt":{"type":"string"},"agent":{"type":"string"},"state":{"anyOf":[{"type":"string","const":"running"},{"type":"string","const":"exited"}]},"exitStatus":{"type":"integer","minimum":0}}} as unknown as typeof D.SessionMetaFrame;
@@ -41,18 +29,6 @@ return (value) => check_0(value);
 })([])],
   [ClientFrames["resume"], ((External) => {
 const check_0 = ((value) => ((typeof value === "object" && value !== null && !(Array.isArray(value))) && ((("type" in value && "lastSeq" in value) && Object.getOwnPropertyNames(value).length === 2) && ((typeof value.type === "string" && value.type === "resume") && ((Number.isInteger(value.lastSeq) && (!((Number.isFinite(value.lastSeq) || typeof value.lastSeq === "bigint")) || (value.lastSeq >= 0 && value.lastSeq <= 9007199254740991))) || value.lastSeq === null)))));
-return (value) => check_0(value);
-})([])],
-  [ClientFrames["key"], ((External) => {
-const check_0 = ((value) => ((typeof value === "object" && value !== null && !(Array.isArray(value))) && ((("type" in value && "name" in value) && Object.getOwnPropertyNames(value).length === 2) && ((typeof value.type === "string" && value.type === "key") && (typeof value.name === "string" && (value.name.length <= 32 || (value.name.length <= 64 && Guard.CodePointCount(value.name) <= 32)))))));
-return (value) => check_0(value);
-})([])],
-  [ClientFrames["keys"], ((External) => {
-const check_0 = ((value) => ((typeof value === "object" && value !== null && !(Array.isArray(value))) && ((("type" in value && "data" in value) && Object.getOwnPropertyNames(value).length === 2) && ((typeof value.type === "string" && value.type === "keys") && (typeof value.data === "string" && (value.data.length <= 1048576 || (value.data.length <= 2097152 && Guard.CodePointCount(value.data) <= 1048576)))))));
-return (value) => check_0(value);
-})([])],
-  [ClientFrames["paste"], ((External) => {
-const check_0 = ((value) => ((typeof value === "object" && value !== null && !(Array.isArray(value))) && ((("type" in value && "data" in value) && Object.getOwnPropertyNames(value).length === 2) && ((typeof value.type === "string" && value.type === "paste") && (typeof value.data === "string" && (value.data.length <= 1048576 || (value.data.length <= 2097152 && Guard.CodePointCount(value.data) <= 1048576)))))));
 return (value) => check_0(value);
 })([])],
   [ClientFrames["snapshot-request"], ((External) => {

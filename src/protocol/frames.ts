@@ -10,7 +10,7 @@
 import { DomainError } from '../errors.js';
 import { CHECKS as GENERATED, ClientFrames, ErrorFrame, SessionMetaFrame, SnapshotFrame, StateFrame } from './frames.checks.js';
 import type { ClientFrame, ClientType, ServerFrame } from './frames.schemas.js';
-import { inputRuleBroken } from './input.js';
+import { inputCheck, inputRuleBroken, isInputType } from './input.js';
 import { checkOf, type SchemaCheck } from './schema-check.js';
 
 /** Bytes of the binary frame header. */
@@ -82,7 +82,9 @@ export function parseServerFrame(text: string): ServerFrame | null {
 
 export type { ClientFrame } from './frames.schemas.js';
 /** One check per frame type, so an error names the field of the frame sent. */
-const CHECKS = new Map(Object.entries(ClientFrames).map(([type, schema]) => [type, checkOf(GENERATED, schema)]));
+const CHECKS = new Map<string, SchemaCheck<ClientFrame>>(
+  Object.entries(ClientFrames).map(([type, schema]) => [type, isInputType(type) ? inputCheck(type) : checkOf(GENERATED, schema)]),
+);
 
 /** Parses a client text frame, or throws DomainError('frame-malformed') saying what is wrong. */
 export function parseClientFrame(text: string): ClientFrame {

@@ -11,7 +11,7 @@
 import { DomainError } from '../errors.js';
 import { CHECKS as GENERATED, InputSchemas } from './input.checks.js';
 import type { InputMessage, InputType } from './input.schemas.js';
-import { checkOf } from './schema-check.js';
+import { checkOf, type SchemaCheck } from './schema-check.js';
 
 export type { InputMessage, InputType } from './input.schemas.js';
 export const INPUT_TYPES = Object.keys(InputSchemas) as InputType[];
@@ -20,6 +20,9 @@ export const INPUT_TYPES = Object.keys(InputSchemas) as InputType[];
 const refusal = (field: string, reason: string): DomainError => new DomainError('invalid', reason, { field });
 
 const CHECKS = new Map(Object.entries(InputSchemas).map(([type, schema]) => [type, checkOf(GENERATED, schema)]));
+
+/** The check of one input type's schema (the client frames of these types use it too). */
+export const inputCheck = (type: InputType): SchemaCheck<InputMessage> => CHECKS.get(type) as SchemaCheck<InputMessage>;
 
 export function isInputType(type: unknown): type is InputType {
   return typeof type === 'string' && CHECKS.has(type);

@@ -15,6 +15,24 @@ import type * as TypeBoxCompile from 'typebox/compile';
 import type { TLocalizedValidationError } from 'typebox/error';
 import type * as TypeBoxValue from 'typebox/value';
 
+/**
+ * TypeBox's helpers that generated checks call, with TypeBox's own code, so a check needs no
+ * part of TypeBox: the Unicode code points of a string, a surrogate pair counted once.
+ */
+export const Guard = {
+  CodePointCount(value: string): number {
+    let result = 0;
+    let index = 0;
+    let prev = 0;
+    while (index < value.length) {
+      const next = value.charCodeAt(index++) >> 0xa;
+      result += +(((prev << 8) | next) !== 0x3637);
+      prev = next;
+    }
+    return result;
+  },
+};
+
 /** What a generated module holds: each of its schemas (and the branches it checks alone) to its check. */
 export type GeneratedChecks = ReadonlyMap<object, (value: unknown) => boolean>;
 
