@@ -3,10 +3,9 @@
  * own process is exercised end to end in test/e2e/agent.test.ts): the real daemon side on a
  * real Unix socket and a private tmux server receive what it reports.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { AgentHub } from '../../src/agent/hub.js';
 import { locatePane } from '../../src/agent/pane-locator.js';
 import { AGENT_SOCKET_ENV } from '../../src/agent/protocol.js';
@@ -15,7 +14,8 @@ import tetherExtension from '../../src/extension/index.js';
 import type { PiApi, PiContext, PiEvent } from '../../src/extension/pi-api.js';
 import { packageVersion } from '../../src/config/version.js';
 import { silentLogger } from '../../src/log.js';
-import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
+import { eventually } from '../helpers/tmux.js';
+import { usePaneOnPrivateTmux } from '../helpers/tmux-fixture.js';
 
 /** pi as the extension sees it: handlers by event, a flag, a command list, a context. */
 function fakePi(flag: boolean | undefined) {
@@ -47,20 +47,10 @@ function fakePi(flag: boolean | undefined) {
 }
 
 describe('the tether extension', () => {
-  let tmux: PrivateTmux;
-  let dir: string;
-  let pane: string;
+  // The agent sockets live beside the tmux socket, in the server's temp dir.
+  const ext = usePaneOnPrivateTmux('ext');
+  const { tmux } = ext;
   const saved = { ...process.env };
-  beforeAll(async () => {
-    tmux = await privateTmux();
-    dir = mkdtempSync(join(tmpdir(), 'tether-ext-'));
-    await tmux.tmux('new-session', '-d', '-s', 'ext', '--', 'cat');
-    pane = (await tmux.tmux('display-message', '-p', '-t', '=ext:', '#{pane_id}')).trim();
-  });
-  afterAll(async () => {
-    await tmux.cleanup();
-    rmSync(dir, { recursive: true, force: true });
-  });
   afterEach(() => {
     process.env = { ...saved };
   });
@@ -80,12 +70,12 @@ describe('the tether extension', () => {
 
   function inTmux(socketPath: string): void {
     process.env.TMUX = `${tmux.socket},1,0`;
-    process.env.TMUX_PANE = pane;
+    process.env.TMUX_PANE = ext.pane;
     process.env[AGENT_SOCKET_ENV] = socketPath;
   }
 
   it('does nothing without --tether', async () => {
-    const path = join(dir, 'a.sock');
+    const path = join(tmux.dir, 'a.sock');
     const d = await daemonSide(path);
     inTmux(path);
     const pi = fakePi(false);
@@ -107,7 +97,7 @@ describe('the tether extension', () => {
   });
 
   it('reports states, commands and user messages; awaiting-input only once pi is idle', async () => {
-    const path = join(dir, 'b.sock');
+    const path = join(tmux.dir, 'b.sock');
     const d = await daemonSide(path);
     inTmux(path);
     const pi = fakePi(true);
@@ -152,7 +142,7 @@ describe('the tether extension', () => {
         `tether: the running daemon is an older tether, this pi extension is tether ${mine}: run "tether restart" to serve with ${mine}`,
       ],
     ] as const) {
-      const path = join(dir, name);
+      const path = join(tmux.dir, name);
       const d = await daemonSide(path, version);
       inTmux(path);
       const pi = fakePi(true);
@@ -167,7 +157,7 @@ describe('the tether extension', () => {
   });
 
   it('lives through the daemon going away, and tells the new one where it is', async () => {
-    const path = join(dir, 'c.sock');
+    const path = join(tmux.dir, 'c.sock');
     let d = await daemonSide(path);
     inTmux(path);
     const pi = fakePi(true);
