@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { eventually } from '../helpers/tmux.js';
 import { useDaemon } from '../helpers/daemon-fixture.js';
+import { watchOpening } from '../helpers/raw-socket.js';
 import type { Mirror } from '../helpers/stream.js';
 
 const AGENT = `[agent]\ncommand = "/bin/sh"\ndefault_session = "pi-main"\n`;
@@ -19,28 +20,19 @@ function rawSocket(base: string, path: string, token: string | null) {
   const texts: { type: string; [k: string]: unknown }[] = [];
   let binaries = 0;
   let closed: { code: number; reason: string } | null = null;
-  let status: number | null = null;
   ws.on('message', (data, isBinary) => {
     if (isBinary) binaries++;
     else texts.push(JSON.parse((data as Buffer).toString('utf8')) as { type: string });
   });
   ws.on('close', (code, reason) => (closed = { code, reason: reason.toString() }));
-  ws.on('unexpected-response', (_req, res) => {
-    status = res.statusCode ?? null;
-    ws.terminate();
-  });
-  ws.on('error', () => undefined);
-  const opened = new Promise<boolean>((resolve) => {
-    ws.once('open', () => resolve(true));
-    ws.once('close', () => resolve(false));
-  });
+  const { opened, status } = watchOpening(ws);
   return {
     ws,
     opened,
     texts,
     binaries: () => binaries,
     closed: () => closed,
-    status: () => status,
+    status,
     send: (v: unknown) => ws.send(typeof v === 'string' ? v : JSON.stringify(v)),
   };
 }
