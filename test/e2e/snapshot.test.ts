@@ -7,9 +7,8 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { RingChunk } from '../../src/stream/ring.js';
-import { livePaneOf, type LivePaneView } from '../helpers/live-pane.js';
-import { SidecarSystem } from '../../src/actors/system.js';
-import { silentLogger } from '../../src/log.js';
+import { startLivePane, type LivePaneView } from '../helpers/live-pane.js';
+import type { SidecarSystem } from '../../src/actors/system.js';
 import { sendKeysHexCommands } from '../../src/tmux/input.js';
 import { screenOf } from '../helpers/screen.js';
 import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
@@ -58,21 +57,10 @@ describe('pane snapshots on real tmux', () => {
     writeFileSync(more, extra);
     const ready = join(tmux.dir, 'ready');
     const script = `stty raw -echo; touch ${ready}; head -c1 >/dev/null; cat ${file}; head -c1 >/dev/null; cat ${more}; exec sleep 100000`;
-    system = new SidecarSystem({
-      cli: tmux.cli,
-      target: tmux.target,
-      ringBytes: 8 << 20,
-      // Every snapshot here is a capture made when asked (warm ones: warm-snapshot.test.ts).
-      warmSnapshots: false,
-      agent: () => ({ command: ['/bin/sh', '-c', script], env: {}, cwd: tmux.dir }),
-      now: Date.now,
-      log: silentLogger,
-    });
-    system.start();
-    await system.booted();
-    await system.createSession('snap', 'api');
-    await eventually(() => system.status().sessions[0]?.linked === true);
-    const rt = livePaneOf(system, 'snap');
+    // Every snapshot here is a capture made when asked (warm ones: warm-snapshot.test.ts).
+    const started = await startLivePane(tmux, 'snap', script, { ringBytes: 8 << 20, warmSnapshots: false });
+    system = started.system;
+    const rt = started.rt;
     await eventually(() => existsSync(ready));
     const chunks: RingChunk[] = [];
     rt.stream.subscribe({ chunk: (c) => chunks.push(c), gap: () => undefined });

@@ -8,11 +8,10 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { SidecarSystem } from '../../src/actors/system.js';
-import { silentLogger } from '../../src/log.js';
+import type { SidecarSystem } from '../../src/actors/system.js';
 import type { RingChunk } from '../../src/stream/ring.js';
 import { WARM_TAIL_MAX_BYTES } from '../../src/stream/warm-snapshots.js';
-import { livePaneOf, type LivePaneView } from '../helpers/live-pane.js';
+import { startLivePane, type LivePaneView } from '../helpers/live-pane.js';
 import { sendKeysHexCommands } from '../../src/tmux/input.js';
 import { screenOf, type Screen } from '../helpers/screen.js';
 import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
@@ -38,19 +37,7 @@ describe('warm snapshots on real tmux', () => {
   /** A session whose pane prints the file named by each key press (raw), `ringKb` of ring. */
   async function start(ringBytes = 8 << 20): Promise<void> {
     const script = `stty raw -echo; while :; do n=$(head -c1); cat ${tmux.dir}/part-$n.bin; done`;
-    system = new SidecarSystem({
-      cli: tmux.cli,
-      target: tmux.target,
-      ringBytes,
-      agent: () => ({ command: ['/bin/sh', '-c', script], env: {}, cwd: tmux.dir }),
-      now: Date.now,
-      log: silentLogger,
-    });
-    system.start();
-    await system.booted();
-    await system.createSession('warm', 'api');
-    await eventually(() => system.status().sessions[0]?.linked === true, 15_000, 25, 'the session to link');
-    rt = livePaneOf(system, 'warm');
+    ({ system, rt } = await startLivePane(tmux, 'warm', script, { ringBytes }));
     // The base every comparison starts from: a capture made now, with the chunks after it.
     continuous = [];
     rt.stream.subscribe({ chunk: (c) => continuous.push(c), gap: () => undefined });
