@@ -179,18 +179,29 @@ describe('Claude Code and Codex as tether sessions', () => {
     }
   };
 
+  /** Creates session `name` running `agent` and a client; resolves once the client shows `ready`. */
+  const createShowing = async (name: string, agent: string, cwd: string, ready: string[]) => {
+    await create(name, agent, cwd);
+    const m = fx.mirror(name);
+    await explained(shows(m, ready, AGENT_START_MS, `${agent} ready on the client`));
+    return m;
+  };
+  /** Types `prompt`; waits until the client shows `answer` (`shown`), then gets the awaiting-input frame (`waiting`). */
+  const turn = async (m: Mirror, prompt: string, answer: string[], shown: string, waiting: string) => {
+    await type(m, prompt);
+    await explained(shows(m, answer, TURN_MS, shown));
+    await explained(eventually(() => states(m).at(-1) === 'awaiting-input', TURN_MS, POLL_MS, waiting));
+  };
+
   test(
     'Claude Code: thinking, Bash, thinking, awaiting-input; its commands; a push when it waits; restored with its conversation; a permission question pushed',
     async () => {
-      await create('cc', 'claude', claude.cwd);
-      const m = fx.mirror('cc');
-      await explained(shows(m, ['Claude Code v2.1.328', '? for shortcuts'], AGENT_START_MS, 'claude ready on the client'));
+      const m = await createShowing('cc', 'claude', claude.cwd, ['Claude Code v2.1.328', '? for shortcuts']);
       await explained(
         eventually(async () => (await listed('cc'))?.agentState === 'idle', AGENT_START_MS, POLL_MS, 'cc idle (SessionStart)'),
       );
-      await type(m, PROMPT);
-      await explained(shows(m, [`Bash(echo ${TOOL_OUTPUT})`, TOOL_OUTPUT, FINAL], TURN_MS, 'the tool output and answer on the client'));
-      await explained(eventually(() => states(m).at(-1) === 'awaiting-input', TURN_MS, POLL_MS, 'the awaiting-input frame'));
+      const answer = [`Bash(echo ${TOOL_OUTPUT})`, TOOL_OUTPUT, FINAL];
+      await turn(m, PROMPT, answer, 'the tool output and answer on the client', 'the awaiting-input frame');
       expect(states(m)).toEqual(['idle', 'thinking', 'tool Bash', 'thinking', 'awaiting-input']);
 
       const commands = (await (await fx.d.get('/sessions/cc/commands')).json()) as { name: string; description: string }[];
@@ -228,13 +239,9 @@ describe('Claude Code and Codex as tether sessions', () => {
   test(
     'Codex: thinking, exec_command, thinking, awaiting-input; its built-in commands; one push per turn; restored with its conversation, and its next turn seen too',
     async () => {
-      await create('cx', 'codex', codex.cwd);
-      const m = fx.mirror('cx');
-      await explained(shows(m, ['OpenAI Codex (v0.169.0)', 'Ask Codex to do anything'], AGENT_START_MS, 'codex ready on the client'));
+      const m = await createShowing('cx', 'codex', codex.cwd, ['OpenAI Codex (v0.169.0)', 'Ask Codex to do anything']);
       const before = alerts().length;
-      await type(m, PROMPT);
-      await explained(shows(m, [`Ran echo ${TOOL_OUTPUT}`, FINAL], TURN_MS, 'the tool output and answer on the client'));
-      await explained(eventually(() => states(m).at(-1) === 'awaiting-input', TURN_MS, POLL_MS, 'the awaiting-input frame'));
+      await turn(m, PROMPT, [`Ran echo ${TOOL_OUTPUT}`, FINAL], 'the tool output and answer on the client', 'the awaiting-input frame');
       // Codex's first record makes it present (idle), then its turn as its rollout file tells it.
       expect(states(m)).toEqual(['idle', ...CODEX_TURN]);
 
@@ -263,11 +270,7 @@ describe('Claude Code and Codex as tether sessions', () => {
       await explained(shows(again, [PROMPT, TOOL_OUTPUT, FINAL], AGENT_START_MS, 'the resumed conversation on a new client'));
       const resumed = alerts().length;
       // The resumed Codex appends to the same rollout file: its next turn is seen as it goes.
-      await type(again, AGAIN_PROMPT);
-      await explained(shows(again, [AGAIN_FINAL], TURN_MS, 'the second answer on the client'));
-      await explained(
-        eventually(() => states(again).at(-1) === 'awaiting-input', TURN_MS, POLL_MS, 'awaiting-input after the second turn'),
-      );
+      await turn(again, AGAIN_PROMPT, [AGAIN_FINAL], 'the second answer on the client', 'awaiting-input after the second turn');
       // Before the turn: the state the client is told on connecting (the old Codex's
       // awaiting-input while the restore is not yet taken for an exit), or idle (the resumed
       // Codex's first record).

@@ -187,12 +187,18 @@ describe('stream and side channel', () => {
     },
   );
 
-  it('closes stream and side clients with session-ended / 4404 when the session is deleted', async () => {
-    expect((await json('POST', '/sessions', { name: 'doomed' })).status).toBe(201);
-    const m = mirror('doomed');
-    const side = rawSocket(fx.d.base, '/sessions/doomed/side', fx.d.token);
+  /** Creates session `name` and opens a stream client (once it has its snapshot) and a side socket to it. */
+  async function newSessionWithClients(name: string) {
+    expect((await json('POST', '/sessions', { name })).status).toBe(201);
+    const m = mirror(name);
+    const side = rawSocket(fx.d.base, `/sessions/${name}/side`, fx.d.token);
     await eventually(() => m.kinds().includes('snapshot'), 15_000);
     expect(await side.opened).toBe(true);
+    return { m, side };
+  }
+
+  it('closes stream and side clients with session-ended / 4404 when the session is deleted', async () => {
+    const { m, side } = await newSessionWithClients('doomed');
     expect((await json('DELETE', '/sessions/doomed')).status).toBe(204);
     await eventually(() => m.stream.status === 'ended', 15_000);
     expect(m.errors().map((e) => e.code)).toContain('session-ended');
@@ -201,11 +207,7 @@ describe('stream and side channel', () => {
   });
 
   it('keeps clients open when the pane dies: session-meta says exited, and a delete still ends them with 4404', async () => {
-    expect((await json('POST', '/sessions', { name: 'mortal' })).status).toBe(201);
-    const m = mirror('mortal');
-    const side = rawSocket(fx.d.base, '/sessions/mortal/side', fx.d.token);
-    await eventually(() => m.kinds().includes('snapshot'), 15_000);
-    expect(await side.opened).toBe(true);
+    const { m, side } = await newSessionWithClients('mortal');
     m.stream.sendKeys('exit\r');
     const exited = (frame: { type: string; state?: unknown; exitStatus?: unknown }) =>
       frame.type === 'session-meta' && frame.state === 'exited' && frame.exitStatus === 0;
