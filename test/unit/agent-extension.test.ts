@@ -74,13 +74,24 @@ describe('the tether extension', () => {
     process.env[AGENT_SOCKET_ENV] = socketPath;
   }
 
-  it('does nothing without --tether', async () => {
-    const path = join(tmux.dir, 'a.sock');
-    const d = await daemonSide(path);
-    inTmux(path);
-    const pi = fakePi(false);
+  /** pi with the extension loaded (with `--tether` when `tether`), its session started. */
+  function startedPi(tether: boolean) {
+    const pi = fakePi(tether);
     tetherExtension(pi.api);
     pi.emit('session_start', { reason: 'startup' });
+    return pi;
+  }
+
+  /** A daemon side on socket `name`, and pi started in the tmux pane with the socket's address. */
+  async function piWithDaemon(name: string, tether = true, version: string | null = packageVersion()) {
+    const path = join(tmux.dir, name);
+    const d = await daemonSide(path, version);
+    inTmux(path);
+    return { path, d, pi: startedPi(tether) };
+  }
+
+  it('does nothing without --tether', async () => {
+    const { d, pi } = await piWithDaemon('a.sock', false);
     pi.emit('agent_start');
     await new Promise((r) => setTimeout(r, 200));
     expect(d.hub.connected('ext')).toBe(false);
@@ -90,19 +101,12 @@ describe('the tether extension', () => {
   it('says it needs tmux outside tmux', () => {
     delete process.env.TMUX;
     delete process.env.TMUX_PANE;
-    const pi = fakePi(true);
-    tetherExtension(pi.api);
-    pi.emit('session_start', { reason: 'startup' });
+    const pi = startedPi(true);
     expect(pi.notices.join('\n')).toMatch(/tether needs tmux.*tether attach/);
   });
 
   it('reports states, commands and user messages; awaiting-input only once pi is idle', async () => {
-    const path = join(tmux.dir, 'b.sock');
-    const d = await daemonSide(path);
-    inTmux(path);
-    const pi = fakePi(true);
-    tetherExtension(pi.api);
-    pi.emit('session_start', { reason: 'startup' });
+    const { d, pi } = await piWithDaemon('b.sock');
     await eventually(() => d.hub.current('ext')?.value === 'idle');
     const seen: string[] = [];
     d.hub.subscribe('ext', (s) => seen.push(s.tool ? `${s.value}:${s.tool}` : s.value));
@@ -142,12 +146,7 @@ describe('the tether extension', () => {
         `tether: the running daemon is an older tether, this pi extension is tether ${mine}: run "tether restart" to serve with ${mine}`,
       ],
     ] as const) {
-      const path = join(tmux.dir, name);
-      const d = await daemonSide(path, version);
-      inTmux(path);
-      const pi = fakePi(true);
-      tetherExtension(pi.api);
-      pi.emit('session_start', { reason: 'startup' });
+      const { d, pi } = await piWithDaemon(name, true, version);
       await eventually(() => d.hub.connected('ext'));
       await eventually(() => pi.notices.includes(says), 5000, 25, 'the version notice');
       expect(pi.notices.filter((n) => n.includes('restart'))).toEqual([says]);
@@ -157,12 +156,9 @@ describe('the tether extension', () => {
   });
 
   it('lives through the daemon going away, and tells the new one where it is', async () => {
-    const path = join(tmux.dir, 'c.sock');
-    let d = await daemonSide(path);
-    inTmux(path);
-    const pi = fakePi(true);
-    tetherExtension(pi.api);
-    pi.emit('session_start', { reason: 'startup' });
+    const started = await piWithDaemon('c.sock');
+    const { path, pi } = started;
+    let d = started.d;
     await eventually(() => d.hub.connected('ext'));
     await d.stop();
     pi.emit('agent_start');
