@@ -50,24 +50,24 @@ describe('[agent] command with arguments, and kind', () => {
       expect((await post({ type: 'keys', data: text })).status).toBe(204);
       expect((await post({ type: 'key', name: 'enter' })).status).toBe(204);
     };
-    return { item, type };
+    /** Types `text` as a prompt; resolves with the model requests that carry it, once one came. */
+    const ask = async (text: string) => {
+      const seen = fp.model.requests.length;
+      await type(text);
+      const asked = () => fp.model.requests.slice(seen).filter((r) => messageText(lastOfRole(r, 'user')) === text);
+      await eventually(() => asked().length > 0, TURN_MS, 50, 'the prompt to reach the model');
+      return asked();
+    };
+    return { item, ask };
   }
 
   describe('a command line with arguments', () => {
-    const { item, type } = serve(() => `command = ${JSON.stringify(`'${PI_LINK}' --model "${FAKE_PROVIDER}/${FAKE_NAMING_MODEL}"`)}\n`);
+    const { item, ask } = serve(() => `command = ${JSON.stringify(`'${PI_LINK}' --model "${FAKE_PROVIDER}/${FAKE_NAMING_MODEL}"`)}\n`);
 
     it('a command line with arguments reaches pi, which keeps the extension', { timeout: 180_000 }, async () => {
       // The extension reports the agent's state: pi got -e and --tether after the configured arguments.
       await eventually(async () => (await item())?.agentState === 'idle', PI_START_MS, 200, 'pi-main to report idle');
-      const seen = fp.model.requests.length;
-      await type('which model are you');
-      await eventually(
-        () => fp.model.requests.slice(seen).some((r) => messageText(lastOfRole(r, 'user')) === 'which model are you'),
-        TURN_MS,
-        50,
-        'the prompt to reach the model',
-      );
-      const asked = fp.model.requests.slice(seen).filter((r) => messageText(lastOfRole(r, 'user')) === 'which model are you');
+      const asked = await ask('which model are you');
       // The settings' default model is fake-agent (FAKE_AGENT_MODEL): only --model from the command line picks fake-namer.
       expect(asked.map((r) => r.model)).toEqual([FAKE_NAMING_MODEL]);
       await eventually(async () => (await item())?.agentState === 'awaiting-input', TURN_MS, 100, 'pi-main to await input');
@@ -82,23 +82,14 @@ describe('[agent] command with arguments, and kind', () => {
       writeFileSync(wrapper(), `#!/bin/sh\necho "$@" > '${ran()}'\nexec '${process.execPath}' '${PI_CLI}' "$@"\n`);
       chmodSync(wrapper(), 0o755);
     });
-    const { item, type } = serve(
+    const { item, ask } = serve(
       () => `command = ${JSON.stringify(`'${wrapper()}'`)}\nargs = ["--model", "${FAKE_PROVIDER}/${FAKE_NAMING_MODEL}"]\nkind = "pi"\n`,
     );
 
     it('a wrapper script not named pi, with kind = "pi", keeps the extension and gets args', { timeout: 180_000 }, async () => {
       await eventually(async () => (await item())?.agentState === 'idle', PI_START_MS, 200, 'the wrapped pi to report idle');
-      const seen = fp.model.requests.length;
-      await type('hello through the wrapper');
-      await eventually(
-        () => fp.model.requests.slice(seen).some((r) => messageText(lastOfRole(r, 'user')) === 'hello through the wrapper'),
-        TURN_MS,
-        50,
-        'the prompt to reach the model',
-      );
-      expect(fp.model.requests.slice(seen).find((r) => messageText(lastOfRole(r, 'user')) === 'hello through the wrapper')?.model).toBe(
-        FAKE_NAMING_MODEL,
-      );
+      const asked = await ask('hello through the wrapper');
+      expect(asked[0]?.model).toBe(FAKE_NAMING_MODEL);
       // What the wrapper was given: the configured args, then the extension, --tether last.
       expect(readFileSync(ran(), 'utf8').trim()).toMatch(
         new RegExp(`^--model ${FAKE_PROVIDER}/${FAKE_NAMING_MODEL} -e \\S+/extension/index\\.js --tether$`),

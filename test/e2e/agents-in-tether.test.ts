@@ -14,10 +14,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { agentBin, AGENT_ENV_CLEARED } from '../helpers/agent-bins.js';
-import { apnsKey, pushToml, startFakeApns, TEST_KEY_ID, TEST_TEAM_ID, type FakeApns } from '../helpers/apns-server.js';
+import { pushToml, startApnsStandIns, type ApnsStandIns } from '../helpers/apns-server.js';
 import { claudeHome, type ClaudeHome } from '../helpers/claude-home.js';
 import { codexHome, type CodexHome } from '../helpers/codex-home.js';
 import { useDaemon } from '../helpers/daemon-fixture.js';
+import { pairDevice } from '../helpers/pair-device.js';
 import { logTailOf, runCli } from '../helpers/daemon.js';
 import { isAgentTurn, startFakeAnthropic, toolResults, type FakeAnthropic } from '../helpers/fake-anthropic.js';
 import { callOutputs, shellCall, startFakeResponses, toolNames, type FakeResponses } from '../helpers/fake-responses.js';
@@ -31,8 +32,6 @@ const TURN_MS = 90_000;
 const TEST_MS = 400_000;
 const POLL_MS = 200;
 
-const TEAM = TEST_TEAM_ID;
-const KID = TEST_KEY_ID;
 const PHONE = 'd4'.repeat(32);
 
 const PROMPT = 'please run the marker command';
@@ -56,9 +55,7 @@ interface Listed {
 
 describe('Claude Code and Codex as tether sessions', () => {
   const dir = mkdtempSync(join(tmpdir(), 'tether-agents-e2e-'));
-  const caFile = join(dir, 'apns-ca.pem');
-  let apns: FakeApns;
-  let keyPath = '';
+  let apns: ApnsStandIns;
   let anthropic: FakeAnthropic;
   let responses: FakeResponses;
   let claude: ClaudeHome;
@@ -69,10 +66,7 @@ describe('Claude Code and Codex as tether sessions', () => {
   const env: NodeJS.ProcessEnv = {};
 
   beforeAll(async () => {
-    const key = apnsKey(dir);
-    keyPath = key.keyPath;
-    apns = await startFakeApns(dir, 'sandbox', key.publicKey, { teamId: TEAM, keyId: KID });
-    writeFileSync(caFile, apns.certPem);
+    apns = await startApnsStandIns(dir);
     anthropic = await startFakeAnthropic((req) => {
       if (!isAgentTurn(req)) return { text: 'Marker command' };
       if (toolResults(req).length > 0) return { text: claudeFinal };
@@ -89,7 +83,7 @@ describe('Claude Code and Codex as tether sessions', () => {
     // tether gives Codex its notify program; the recording hooks would stop Codex on a trust screen.
     rmSync(join(codex.dir, 'hooks.json'));
     // One HOME for the daemon's panes: Claude's; Codex keeps its state in CODEX_HOME.
-    Object.assign(env, { NODE_EXTRA_CA_CERTS: caFile }, claude.env, { CODEX_HOME: codex.dir }, codexKey(codex));
+    Object.assign(env, { NODE_EXTRA_CA_CERTS: apns.caFile }, claude.env, { CODEX_HOME: codex.dir }, codexKey(codex));
     for (const v of AGENT_ENV_CLEARED) env[v] = undefined;
     const commands = join(claude.cwd, '.claude', 'commands');
     mkdirSync(commands, { recursive: true });
@@ -122,26 +116,18 @@ describe('Claude Code and Codex as tether sessions', () => {
         '[agents.codex]',
         `command = ${JSON.stringify(agentBin('codex'))}`,
         'kind = "codex"',
-        ...pushToml(apns.url, keyPath),
+        ...pushToml(apns.sandbox.url, apns.keyPath),
         '',
       ].join('\n'),
     { extraEnv: env },
   );
 
-  beforeAll(async () => {
-    const p = JSON.parse((await runCli(['pair', '--json'], fx.home.env)).stdout) as { pairingToken: string };
-    const r = await fetch(`${fx.d.base}/pair`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ pairingToken: p.pairingToken, deviceName: 'phone', deviceToken: PHONE, environment: 'sandbox' }),
-    });
-    expect(r.status).toBe(201);
-  }, 60_000);
+  beforeAll(() => pairDevice(fx, 'phone', PHONE, 'sandbox'), 60_000);
 
   const listed = async (id: string) => ((await (await fx.d.get('/sessions')).json()) as Listed[]).find((s) => s.id === id);
   /** What the phone got: each alert's session, title and body. */
   const alerts = () =>
-    apns.requests.map((r) => {
+    apns.sandbox.requests.map((r) => {
       expect(r.jwtError).toBeNull();
       const p = r.payload as { aps: { alert: { title: string; body: string } }; sessionId: string };
       return { sessionId: p.sessionId, title: p.aps.alert.title, body: p.aps.alert.body };
@@ -193,18 +179,29 @@ describe('Claude Code and Codex as tether sessions', () => {
     }
   };
 
+  /** Creates session `name` running `agent` and a client; resolves once the client shows `ready`. */
+  const createShowing = async (name: string, agent: string, cwd: string, ready: string[]) => {
+    await create(name, agent, cwd);
+    const m = fx.mirror(name);
+    await explained(shows(m, ready, AGENT_START_MS, `${agent} ready on the client`));
+    return m;
+  };
+  /** Types `prompt`; waits until the client shows `answer` (`shown`), then gets the awaiting-input frame (`waiting`). */
+  const turn = async (m: Mirror, prompt: string, answer: string[], shown: string, waiting: string) => {
+    await type(m, prompt);
+    await explained(shows(m, answer, TURN_MS, shown));
+    await explained(eventually(() => states(m).at(-1) === 'awaiting-input', TURN_MS, POLL_MS, waiting));
+  };
+
   test(
     'Claude Code: thinking, Bash, thinking, awaiting-input; its commands; a push when it waits; restored with its conversation; a permission question pushed',
     async () => {
-      await create('cc', 'claude', claude.cwd);
-      const m = fx.mirror('cc');
-      await explained(shows(m, ['Claude Code v2.1.328', '? for shortcuts'], AGENT_START_MS, 'claude ready on the client'));
+      const m = await createShowing('cc', 'claude', claude.cwd, ['Claude Code v2.1.328', '? for shortcuts']);
       await explained(
         eventually(async () => (await listed('cc'))?.agentState === 'idle', AGENT_START_MS, POLL_MS, 'cc idle (SessionStart)'),
       );
-      await type(m, PROMPT);
-      await explained(shows(m, [`Bash(echo ${TOOL_OUTPUT})`, TOOL_OUTPUT, FINAL], TURN_MS, 'the tool output and answer on the client'));
-      await explained(eventually(() => states(m).at(-1) === 'awaiting-input', TURN_MS, POLL_MS, 'the awaiting-input frame'));
+      const answer = [`Bash(echo ${TOOL_OUTPUT})`, TOOL_OUTPUT, FINAL];
+      await turn(m, PROMPT, answer, 'the tool output and answer on the client', 'the awaiting-input frame');
       expect(states(m)).toEqual(['idle', 'thinking', 'tool Bash', 'thinking', 'awaiting-input']);
 
       const commands = (await (await fx.d.get('/sessions/cc/commands')).json()) as { name: string; description: string }[];
@@ -242,13 +239,9 @@ describe('Claude Code and Codex as tether sessions', () => {
   test(
     'Codex: thinking, exec_command, thinking, awaiting-input; its built-in commands; one push per turn; restored with its conversation, and its next turn seen too',
     async () => {
-      await create('cx', 'codex', codex.cwd);
-      const m = fx.mirror('cx');
-      await explained(shows(m, ['OpenAI Codex (v0.169.0)', 'Ask Codex to do anything'], AGENT_START_MS, 'codex ready on the client'));
+      const m = await createShowing('cx', 'codex', codex.cwd, ['OpenAI Codex (v0.169.0)', 'Ask Codex to do anything']);
       const before = alerts().length;
-      await type(m, PROMPT);
-      await explained(shows(m, [`Ran echo ${TOOL_OUTPUT}`, FINAL], TURN_MS, 'the tool output and answer on the client'));
-      await explained(eventually(() => states(m).at(-1) === 'awaiting-input', TURN_MS, POLL_MS, 'the awaiting-input frame'));
+      await turn(m, PROMPT, [`Ran echo ${TOOL_OUTPUT}`, FINAL], 'the tool output and answer on the client', 'the awaiting-input frame');
       // Codex's first record makes it present (idle), then its turn as its rollout file tells it.
       expect(states(m)).toEqual(['idle', ...CODEX_TURN]);
 
@@ -277,11 +270,7 @@ describe('Claude Code and Codex as tether sessions', () => {
       await explained(shows(again, [PROMPT, TOOL_OUTPUT, FINAL], AGENT_START_MS, 'the resumed conversation on a new client'));
       const resumed = alerts().length;
       // The resumed Codex appends to the same rollout file: its next turn is seen as it goes.
-      await type(again, AGAIN_PROMPT);
-      await explained(shows(again, [AGAIN_FINAL], TURN_MS, 'the second answer on the client'));
-      await explained(
-        eventually(() => states(again).at(-1) === 'awaiting-input', TURN_MS, POLL_MS, 'awaiting-input after the second turn'),
-      );
+      await turn(again, AGAIN_PROMPT, [AGAIN_FINAL], 'the second answer on the client', 'awaiting-input after the second turn');
       // Before the turn: the state the client is told on connecting (the old Codex's
       // awaiting-input while the restore is not yet taken for an exit), or idle (the resumed
       // Codex's first record).

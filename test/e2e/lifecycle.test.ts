@@ -52,20 +52,21 @@ describe('tether stop, restart, and a daemon of another version', () => {
     rmSync(oldInstall, { recursive: true, force: true });
   });
 
+  type RunFile = ReturnType<typeof readRunFile>;
+  /** Waits for the run file `read` finds; its daemon is then one the tests stop at the end. */
+  async function awaitRunFile(read: () => RunFile | Promise<RunFile>, what: string): Promise<NonNullable<RunFile>> {
+    const run = await eventually(read, 30_000, 100, what);
+    if (!run) throw new Error(`no run file: ${what}`);
+    started.add(run.pid);
+    return run;
+  }
+
   /** Starts a daemon with the built pi extension's own launcher; resolves with its run file. */
   async function startAsTheExtensionDoes() {
     const ext = (await import(join(ROOT, 'dist/extension/daemon-start.js'))) as ExtensionStart;
     const failures: string[] = [];
     ext.startDaemon({ runDir, cwd: home.dir, env: home.env, isUp: () => readRunFile(runDir) !== null, onFailed: (w) => failures.push(w) });
-    const run = await eventually(
-      () => (failures.length > 0 ? Promise.reject(new Error(failures[0])) : readRunFile(runDir)),
-      30_000,
-      100,
-      'the run file',
-    );
-    if (!run) throw new Error('no run file');
-    started.add(run.pid);
-    return run;
+    return awaitRunFile(() => (failures.length > 0 ? Promise.reject(new Error(failures[0])) : readRunFile(runDir)), 'the run file');
   }
 
   /** Starts the old install's daemon detached, as its own extension would have. */
@@ -77,15 +78,7 @@ describe('tether stop, restart, and a daemon of another version', () => {
       cwd: home.dir,
       env: home.env,
     });
-    const run = await eventually(
-      () => (readRunFile(runDir)?.pid === child.pid ? readRunFile(runDir) : null),
-      30_000,
-      100,
-      'the old daemon',
-    );
-    if (!run) throw new Error('no run file');
-    started.add(run.pid);
-    return run;
+    return awaitRunFile(() => (readRunFile(runDir)?.pid === child.pid ? readRunFile(runDir) : null), 'the old daemon');
   }
 
   const health = async (port: number) => {

@@ -16,7 +16,7 @@ import {
   type PushDevice,
   type PushSettings,
 } from '../../src/push/push.service.js';
-import { apnsKey, startFakeApns, type FakeApns } from '../helpers/apns-server.js';
+import { startApnsStandIns, type FakeApns } from '../helpers/apns-server.js';
 import { eventually } from '../helpers/tmux.js';
 
 const TEAM = 'TEAM123456';
@@ -60,10 +60,7 @@ describe('push to APNs', () => {
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'tether-push-'));
-    const key = apnsKey(dir);
-    keyPath = key.keyPath;
-    sandbox = await startFakeApns(dir, 'sandbox', key.publicKey, { teamId: TEAM, keyId: KID });
-    production = await startFakeApns(dir, 'production', key.publicKey, { teamId: TEAM, keyId: KID });
+    ({ keyPath, sandbox, production } = await startApnsStandIns(dir, { teamId: TEAM, keyId: KID }));
     settings = await preparePush(config(), '/etc/tether/config.toml');
   });
   afterAll(async () => {

@@ -7,19 +7,17 @@
  * occurrence, naming the session and what happened, none for a clean exit, none of a kind that
  * `[push] events` leaves out. "Exactly one" is shown by a later alert arriving behind it alone.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SessionRecords } from '../../src/restore/records.js';
 import { fakeAgent } from '../helpers/agent-socket.js';
-import { apnsKey, pushToml, startFakeApns, TEST_KEY_ID, TEST_TEAM_ID, type FakeApns } from '../helpers/apns-server.js';
+import { pushToml, startApnsStandIns, type ApnsStandIns } from '../helpers/apns-server.js';
 import { useDaemon, type DaemonFixture } from '../helpers/daemon-fixture.js';
-import { runCli } from '../helpers/daemon.js';
+import { pairDevice } from '../helpers/pair-device.js';
 import { eventually } from '../helpers/tmux.js';
 
-const TEAM = TEST_TEAM_ID;
-const KID = TEST_KEY_ID;
 const PHONE = 'c3'.repeat(32);
 
 interface Alert {
@@ -34,25 +32,24 @@ interface Listed {
 }
 
 /**
- * A daemon whose agent is a shell, pushing to one APNs stand-in, with the phone paired; `events`
- * is the `[push] events` line ('' for the default).
+ * A daemon whose agent is a shell, pushing to the sandbox APNs stand-in (its production URL is
+ * the sandbox's too), with the phone paired; `events` is the `[push] events` line ('' for the default).
  */
 function pushingDaemon(events: string) {
   const dir = mkdtempSync(join(tmpdir(), 'tether-push-attention-'));
-  const caFile = join(dir, 'apns-ca.pem');
-  let apns: FakeApns | null = null;
-  let keyPath = '';
+  let apns: ApnsStandIns | null = null;
   beforeAll(async () => {
-    const key = apnsKey(dir);
-    keyPath = key.keyPath;
-    apns = await startFakeApns(dir, 'sandbox', key.publicKey, { teamId: TEAM, keyId: KID });
-    writeFileSync(caFile, apns.certPem);
+    apns = await startApnsStandIns(dir);
   });
   const fx = useDaemon(
-    () => ['[agent]', 'command = "/bin/sh"', 'default_session = "pi-main"', ...pushToml(apns!.url, keyPath), events, ''].join('\n'),
-    { extraEnv: { NODE_EXTRA_CA_CERTS: caFile } },
+    () =>
+      ['[agent]', 'command = "/bin/sh"', 'default_session = "pi-main"', ...pushToml(apns!.sandbox.url, apns!.keyPath), events, ''].join(
+        '\n',
+      ),
+    { extraEnv: () => ({ NODE_EXTRA_CA_CERTS: apns!.caFile }) },
   );
-  beforeAll(() => pairPhone(fx));
+  // The phone is a debug build: sandbox.
+  beforeAll(() => pairDevice(fx, 'phone', PHONE, 'sandbox'));
   afterAll(async () => {
     await apns?.close();
     rmSync(dir, { recursive: true, force: true });
@@ -62,24 +59,13 @@ function pushingDaemon(events: string) {
     dir,
     /** What the phone got, in order. */
     alerts: (): Alert[] =>
-      apns!.requests.map((r) => {
+      apns!.sandbox.requests.map((r) => {
         expect(r.jwtError).toBeNull();
         expect(r.deviceToken).toBe(PHONE);
         const p = r.payload as { aps: { alert: { title: string; body: string } }; sessionId: string };
         return { title: p.aps.alert.title, body: p.aps.alert.body, sessionId: p.sessionId };
       }),
   };
-}
-
-/** Pairs the phone (a debug build: sandbox). */
-async function pairPhone(fx: DaemonFixture): Promise<void> {
-  const p = JSON.parse((await runCli(['pair', '--json'], fx.home.env)).stdout) as { pairingToken: string };
-  const r = await fetch(`${fx.d.base}/pair`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ pairingToken: p.pairingToken, deviceName: 'phone', deviceToken: PHONE, environment: 'sandbox' }),
-  });
-  expect(r.status).toBe(201);
 }
 
 /** Stops the daemon, leaves a record of a session whose directory is gone, and starts it again. */

@@ -6,15 +6,16 @@
  * checked: one alert per background device, on its environment's endpoint, none while its
  * stream is live, again once that stream went silent, and none after APNs said 410.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { fakeAgent, type FakeAgent } from '../helpers/agent-socket.js';
-import { apnsKey, pushToml, startFakeApns, TEST_KEY_ID, TEST_TEAM_ID, type FakeApns } from '../helpers/apns-server.js';
+import { pushToml, startApnsStandIns, TEST_KEY_ID, TEST_TEAM_ID, type FakeApns } from '../helpers/apns-server.js';
 import { runCli } from '../helpers/daemon.js';
 import { useDaemon } from '../helpers/daemon-fixture.js';
+import { pairDevice, type PairedDevice } from '../helpers/pair-device.js';
 import { eventually } from '../helpers/tmux.js';
 
 const TEAM = TEST_TEAM_ID;
@@ -29,17 +30,12 @@ describe('push through the daemon', () => {
   let sandbox: FakeApns;
   let production: FakeApns;
   let agent: FakeAgent;
-  const paired: Record<'A' | 'B', { token: string; tokenId: string }> = {} as never;
+  const paired: Record<'A' | 'B', PairedDevice> = {} as never;
 
   // The stand-in APNs servers come first (the config names their URLs) and go after the daemon.
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'tether-push-e2e-'));
-    const key = apnsKey(dir);
-    keyPath = key.keyPath;
-    sandbox = await startFakeApns(dir, 'sandbox', key.publicKey, { teamId: TEAM, keyId: KID });
-    production = await startFakeApns(dir, 'production', key.publicKey, { teamId: TEAM, keyId: KID });
-    caFile = join(dir, 'apns-ca.pem');
-    writeFileSync(caFile, `${sandbox.certPem}\n${production.certPem}`);
+    ({ keyPath, sandbox, production, caFile } = await startApnsStandIns(dir));
   });
   afterAll(async () => {
     await sandbox?.close();
@@ -54,16 +50,6 @@ describe('push through the daemon', () => {
     { extraEnv: () => ({ NODE_EXTRA_CA_CERTS: caFile }) },
   );
 
-  const pair = async (deviceName: string, deviceToken: string, environment: string) => {
-    const p = JSON.parse((await runCli(['pair', '--json'], fx.home.env)).stdout) as { pairingToken: string };
-    const r = await fetch(`${fx.d.base}/pair`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ pairingToken: p.pairingToken, deviceName, deviceToken, environment }),
-    });
-    expect(r.status).toBe(201);
-    return (await r.json()) as { token: string; tokenId: string };
-  };
   /** The agent finishes a turn and waits for its human. */
   const turn = () => {
     agent.event('agent.start');
@@ -72,8 +58,8 @@ describe('push through the daemon', () => {
   const sentTo = (fake: FakeApns, deviceToken: string) => fake.requests.filter((r) => r.deviceToken === deviceToken).length;
 
   beforeAll(async () => {
-    paired.A = await pair('dev phone', PHONE_A, 'sandbox');
-    paired.B = await pair('release phone', PHONE_B, 'production');
+    paired.A = await pairDevice(fx, 'dev phone', PHONE_A, 'sandbox');
+    paired.B = await pairDevice(fx, 'release phone', PHONE_B, 'production');
     const pane = (await fx.tmux.tmux('display-message', '-p', '-t', 'pi-main', '#{pane_id}')).trim();
     agent = fakeAgent(fx.home.dataDir, pane, fx.tmux.socket);
     expect((await agent.welcomed).type).toBe('welcome');

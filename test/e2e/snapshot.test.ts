@@ -7,11 +7,10 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { RingChunk } from '../../src/stream/ring.js';
-import { livePaneOf, type LivePaneView } from '../helpers/live-pane.js';
-import { SidecarSystem } from '../../src/actors/system.js';
-import { silentLogger } from '../../src/log.js';
+import { startLivePane, type LivePaneView } from '../helpers/live-pane.js';
+import type { SidecarSystem } from '../../src/actors/system.js';
 import { sendKeysHexCommands } from '../../src/tmux/input.js';
-import { screenOf } from '../helpers/screen.js';
+import { expectSameScreen, expectTmuxText, screenOf } from '../helpers/screen.js';
 import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
 
 const E = '\x1b';
@@ -58,21 +57,10 @@ describe('pane snapshots on real tmux', () => {
     writeFileSync(more, extra);
     const ready = join(tmux.dir, 'ready');
     const script = `stty raw -echo; touch ${ready}; head -c1 >/dev/null; cat ${file}; head -c1 >/dev/null; cat ${more}; exec sleep 100000`;
-    system = new SidecarSystem({
-      cli: tmux.cli,
-      target: tmux.target,
-      ringBytes: 8 << 20,
-      // Every snapshot here is a capture made when asked (warm ones: warm-snapshot.test.ts).
-      warmSnapshots: false,
-      agent: () => ({ command: ['/bin/sh', '-c', script], env: {}, cwd: tmux.dir }),
-      now: Date.now,
-      log: silentLogger,
-    });
-    system.start();
-    await system.booted();
-    await system.createSession('snap', 'api');
-    await eventually(() => system.status().sessions[0]?.linked === true);
-    const rt = livePaneOf(system, 'snap');
+    // Every snapshot here is a capture made when asked (warm ones: warm-snapshot.test.ts).
+    const started = await startLivePane(tmux, 'snap', script, { ringBytes: 8 << 20, warmSnapshots: false });
+    system = started.system;
+    const rt = started.rt;
     await eventually(() => existsSync(ready));
     const chunks: RingChunk[] = [];
     rt.stream.subscribe({ chunk: (c) => chunks.push(c), gap: () => undefined });
@@ -82,15 +70,9 @@ describe('pane snapshots on real tmux', () => {
     return { rt, chunks, start };
   }
 
-  async function expectSameScreen(snapshotBytes: Buffer[], continuous: Buffer[]): Promise<void> {
-    const a = await screenOf(snapshotBytes);
-    const b = await screenOf(continuous);
-    expect(a.buffer).toBe(b.buffer);
-    expect(a.text).toEqual(b.text);
-    expect(a.attrs).toEqual(b.attrs);
-    expect(a.cursor).toEqual(b.cursor);
-    expect(a.modes).toEqual(b.modes);
-    expect(a.scrollback.slice(-100)).toEqual(b.scrollback.slice(-100));
+  /** Asserts that the snapshot's bytes (and any after it) show what the continuous client shows. */
+  async function expectAsContinuous(snapshotBytes: Buffer[], continuous: Buffer[]): Promise<void> {
+    expectSameScreen(await screenOf(snapshotBytes), await screenOf(continuous), 100);
   }
 
   for (const [name, workload] of [
@@ -101,14 +83,12 @@ describe('pane snapshots on real tmux', () => {
       const { rt, chunks } = await sessionPrinting(workload);
       const snap = await rt.snapshot();
       expect(snap.position).toBe(rt.stream.position);
-      await expectSameScreen(
+      await expectAsContinuous(
         [snap.data],
         chunks.map((c) => c.data),
       );
       // And the text tmux itself shows.
-      const live = (await tmux.tmux('capture-pane', '-p', '-t', '=snap:')).split('\n').slice(0, 40);
-      const shown = await screenOf([snap.data]);
-      expect(shown.text.map((l) => l.trimEnd())).toEqual(live.map((l) => l.trimEnd()));
+      expectTmuxText(await screenOf([snap.data]), await tmux.tmux('capture-pane', '-p', '-t', '=snap:'));
     });
   }
 
@@ -124,7 +104,7 @@ describe('pane snapshots on real tmux', () => {
     const after = rt.stream.ring.since(snap.position)!;
     expect(after).not.toBeNull();
     // `chunks` is the continuous client: subscribed before the first byte, still subscribed.
-    await expectSameScreen(
+    await expectAsContinuous(
       [snap.data, ...after.map((c) => c.data)],
       chunks.map((c) => c.data),
     );

@@ -13,7 +13,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useDaemon } from '../helpers/daemon-fixture.js';
-import type { Screen } from '../helpers/screen.js';
+import { expectSameScreen, expectTmuxText, type Screen } from '../helpers/screen.js';
 import type { Mirror } from '../helpers/stream.js';
 import { eventually } from '../helpers/tmux.js';
 
@@ -138,19 +138,8 @@ describe('differential screens: a client that never left vs one that keeps resum
     ).catch(() => undefined); // the checks below say what differs
     const a = await stay.screen();
     const b = await flap.screen();
-    expect(b.buffer).toBe(a.buffer);
-    expect(b.text).toEqual(a.text);
-    expect(b.attrs).toEqual(a.attrs);
-    expect(b.cursor).toEqual(a.cursor);
-    expect(b.modes).toEqual(a.modes);
-    if (a.buffer === 'normal') expect(b.scrollback.slice(-500)).toEqual(a.scrollback.slice(-500));
-    const captured = (await fx.tmux.tmux('capture-pane', '-p', '-t', '=diff:')).split('\n').slice(0, 40);
-    expect(a.text.map((l) => l.trimEnd())).toEqual(
-      captured
-        .map((l) => l.trimEnd())
-        .concat(Array(40).fill(''))
-        .slice(0, 40),
-    );
+    expectSameScreen(b, a, a.buffer === 'normal' ? 500 : 0);
+    expectTmuxText(a, await fx.tmux.tmux('capture-pane', '-p', '-t', '=diff:'));
     const [cx, cy] = (await fx.tmux.tmux('display', '-p', '-t', '=diff:', '#{cursor_x} #{cursor_y}')).trim().split(' ').map(Number);
     expect(a.cursor).toEqual({ x: cx, y: cy });
     expect(flap.stream.paste.on).toBe(a.modes.bracketedPaste);
@@ -230,6 +219,13 @@ describe('differential screens: a client that never left vs one that keeps resum
   const snapshotCounts = async () =>
     ((await (await fx.d.get('/health')).json()) as { snapshots: { cold: number; warmCaptures: number; warmServed: number } }).snapshots;
 
+  /** Waits for a warm capture newer than the counts of now (the pane went quiet); returns those counts. */
+  async function awaitWarmCapture(what: string) {
+    const before = await snapshotCounts();
+    await eventually(async () => (await snapshotCounts()).warmCaptures > before.warmCaptures, 15_000, 50, what);
+    return before;
+  }
+
   /** Reconnects `flap` with no position: it must get a snapshot (warm or cold), then agree. */
   async function resyncFlap(): Promise<void> {
     const before = flap.received.length;
@@ -258,13 +254,7 @@ describe('differential screens: a client that never left vs one that keeps resum
     // The alternate screen, captured warm while quiet.
     run('alt');
     await eventually(async () => (await stay.text()).includes('alt-ready'), 15_000);
-    const inAlt = await snapshotCounts();
-    await eventually(
-      async () => (await snapshotCounts()).warmCaptures > inAlt.warmCaptures,
-      15_000,
-      50,
-      'a warm capture of the alternate screen',
-    );
+    const inAlt = await awaitWarmCapture('a warm capture of the alternate screen');
     await resyncFlap();
     expect((await agree()).buffer).toBe('alternate');
     expect((await snapshotCounts()).warmServed).toBeGreaterThan(inAlt.warmServed);
@@ -276,13 +266,7 @@ describe('differential screens: a client that never left vs one that keeps resum
     // tmux is asked. Short lines, so the reflow moves nothing the continuous client would miss.
     stay.stream.sendKeys('clear; echo resized-$((6*6))\r');
     await eventually(async () => (await stay.text()).includes('resized-36'), 15_000);
-    const quiet = await snapshotCounts();
-    await eventually(
-      async () => (await snapshotCounts()).warmCaptures > quiet.warmCaptures,
-      15_000,
-      50,
-      'a warm capture before the resize',
-    );
+    await awaitWarmCapture('a warm capture before the resize');
     await fx.tmux.tmux('resize-window', '-t', '=diff:', '-x', '100', '-y', '40');
     await fx.tmux.tmux('resize-window', '-t', '=diff:', '-x', '120', '-y', '40');
     const resized = await snapshotCounts();

@@ -12,6 +12,7 @@ import WebSocket from 'ws';
 import { decodeChunkFrame } from '../../src/protocol/frames.js';
 import { SessionStream } from '../../src/reference-client/index.js';
 import { pinnedTlsOptions } from '../../src/reference-client/pinning.js';
+import { watchOpening } from '../helpers/raw-socket.js';
 import { screenOf } from '../helpers/screen.js';
 import { Mirror } from '../helpers/stream.js';
 import { eventually } from '../helpers/tmux.js';
@@ -25,7 +26,6 @@ function recorder(url: string, token: string, from: number | null) {
   const texts: { type: string; seq?: number; data?: string }[] = [];
   const bytes: Buffer[] = [];
   let at = from;
-  let status: number | null = null;
   ws.on('message', (data, isBinary) => {
     const buf = data as Buffer;
     if (!isBinary) {
@@ -40,16 +40,8 @@ function recorder(url: string, token: string, from: number | null) {
     bytes.push(chunk.subarray(Math.max(0, at - start)));
     at = seq;
   });
-  ws.on('unexpected-response', (_req, res) => {
-    status = res.statusCode ?? null;
-    ws.terminate();
-  });
-  ws.on('error', () => undefined);
-  const opened = new Promise<boolean>((resolve) => {
-    ws.once('open', () => resolve(true));
-    ws.once('close', () => resolve(false));
-  });
-  return { ws, texts, opened, at: () => at, bytes: () => Buffer.concat(bytes), status: () => status };
+  const { opened, status } = watchOpening(ws);
+  return { ws, texts, opened, at: () => at, bytes: () => Buffer.concat(bytes), status };
 }
 
 describe('the position in the upgrade URL', () => {

@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { eventually } from '../helpers/tmux.js';
 import { useDaemon } from '../helpers/daemon-fixture.js';
+import { watchOpening } from '../helpers/raw-socket.js';
 import type { Mirror } from '../helpers/stream.js';
 
 const AGENT = `[agent]\ncommand = "/bin/sh"\ndefault_session = "pi-main"\n`;
@@ -19,28 +20,19 @@ function rawSocket(base: string, path: string, token: string | null) {
   const texts: { type: string; [k: string]: unknown }[] = [];
   let binaries = 0;
   let closed: { code: number; reason: string } | null = null;
-  let status: number | null = null;
   ws.on('message', (data, isBinary) => {
     if (isBinary) binaries++;
     else texts.push(JSON.parse((data as Buffer).toString('utf8')) as { type: string });
   });
   ws.on('close', (code, reason) => (closed = { code, reason: reason.toString() }));
-  ws.on('unexpected-response', (_req, res) => {
-    status = res.statusCode ?? null;
-    ws.terminate();
-  });
-  ws.on('error', () => undefined);
-  const opened = new Promise<boolean>((resolve) => {
-    ws.once('open', () => resolve(true));
-    ws.once('close', () => resolve(false));
-  });
+  const { opened, status } = watchOpening(ws);
   return {
     ws,
     opened,
     texts,
     binaries: () => binaries,
     closed: () => closed,
-    status: () => status,
+    status,
     send: (v: unknown) => ws.send(typeof v === 'string' ? v : JSON.stringify(v)),
   };
 }
@@ -195,12 +187,18 @@ describe('stream and side channel', () => {
     },
   );
 
-  it('closes stream and side clients with session-ended / 4404 when the session is deleted', async () => {
-    expect((await json('POST', '/sessions', { name: 'doomed' })).status).toBe(201);
-    const m = mirror('doomed');
-    const side = rawSocket(fx.d.base, '/sessions/doomed/side', fx.d.token);
+  /** Creates session `name` and opens a stream client (once it has its snapshot) and a side socket to it. */
+  async function newSessionWithClients(name: string) {
+    expect((await json('POST', '/sessions', { name })).status).toBe(201);
+    const m = mirror(name);
+    const side = rawSocket(fx.d.base, `/sessions/${name}/side`, fx.d.token);
     await eventually(() => m.kinds().includes('snapshot'), 15_000);
     expect(await side.opened).toBe(true);
+    return { m, side };
+  }
+
+  it('closes stream and side clients with session-ended / 4404 when the session is deleted', async () => {
+    const { m, side } = await newSessionWithClients('doomed');
     expect((await json('DELETE', '/sessions/doomed')).status).toBe(204);
     await eventually(() => m.stream.status === 'ended', 15_000);
     expect(m.errors().map((e) => e.code)).toContain('session-ended');
@@ -209,11 +207,7 @@ describe('stream and side channel', () => {
   });
 
   it('keeps clients open when the pane dies: session-meta says exited, and a delete still ends them with 4404', async () => {
-    expect((await json('POST', '/sessions', { name: 'mortal' })).status).toBe(201);
-    const m = mirror('mortal');
-    const side = rawSocket(fx.d.base, '/sessions/mortal/side', fx.d.token);
-    await eventually(() => m.kinds().includes('snapshot'), 15_000);
-    expect(await side.opened).toBe(true);
+    const { m, side } = await newSessionWithClients('mortal');
     m.stream.sendKeys('exit\r');
     const exited = (frame: { type: string; state?: unknown; exitStatus?: unknown }) =>
       frame.type === 'session-meta' && frame.state === 'exited' && frame.exitStatus === 0;

@@ -5,14 +5,13 @@
  * tmux when the launcher fails before tmux ran. Real tmux on a private socket; the launchers are
  * small scripts standing in for systemd-run (the real one is exercised in service-survival.test.ts).
  */
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { TmuxCli } from '../../src/tmux/exec.js';
 import { chooseServerScope, scopeArgv, serviceOfCgroup } from '../../src/tmux/server-scope.js';
 import { createSession } from '../../src/tmux/session-create.js';
-import { privateTmux, type PrivateTmux } from '../helpers/tmux.js';
+import { usePrivateTmux } from '../helpers/tmux-fixture.js';
 
 describe('which control group is a service', () => {
   it('reads the unified line, else cgroup v1 name=systemd, and only a .service counts', () => {
@@ -35,15 +34,15 @@ describe('which control group is a service', () => {
 });
 
 describe('the launcher around server-starting tmux commands', () => {
-  let tmux: PrivateTmux;
+  // The launchers and their marks live beside the tmux socket, in the server's temp dir.
+  const tmux = usePrivateTmux();
   let dir: string;
   let marks: string;
   let passing: string;
   let failing: string;
 
-  beforeAll(async () => {
-    tmux = await privateTmux();
-    dir = mkdtempSync(join(tmpdir(), 'tether-scope-'));
+  beforeAll(() => {
+    dir = tmux.dir;
     marks = join(dir, 'marks');
     writeFileSync(marks, '');
     // Stands in for systemd-run: notes that it ran, skips its options up to "--", runs the rest.
@@ -52,10 +51,6 @@ describe('the launcher around server-starting tmux commands', () => {
     failing = join(dir, 'failing-run');
     writeFileSync(failing, '#!/bin/sh\necho "Failed to connect to bus: No medium found" >&2\nexit 1\n');
     for (const f of [passing, failing]) chmodSync(f, 0o755);
-  });
-  afterAll(async () => {
-    await tmux.cleanup();
-    rmSync(dir, { recursive: true, force: true });
   });
 
   const cgroupFile = (text: string) => {

@@ -8,13 +8,12 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { SidecarSystem } from '../../src/actors/system.js';
-import { silentLogger } from '../../src/log.js';
+import type { SidecarSystem } from '../../src/actors/system.js';
 import type { RingChunk } from '../../src/stream/ring.js';
 import { WARM_TAIL_MAX_BYTES } from '../../src/stream/warm-snapshots.js';
-import { livePaneOf, type LivePaneView } from '../helpers/live-pane.js';
+import { startLivePane, type LivePaneView } from '../helpers/live-pane.js';
 import { sendKeysHexCommands } from '../../src/tmux/input.js';
-import { screenOf, type Screen } from '../helpers/screen.js';
+import { expectSameScreen, expectTmuxText, screenOf, type Screen } from '../helpers/screen.js';
 import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
 
 const E = '\x1b';
@@ -38,19 +37,7 @@ describe('warm snapshots on real tmux', () => {
   /** A session whose pane prints the file named by each key press (raw), `ringKb` of ring. */
   async function start(ringBytes = 8 << 20): Promise<void> {
     const script = `stty raw -echo; while :; do n=$(head -c1); cat ${tmux.dir}/part-$n.bin; done`;
-    system = new SidecarSystem({
-      cli: tmux.cli,
-      target: tmux.target,
-      ringBytes,
-      agent: () => ({ command: ['/bin/sh', '-c', script], env: {}, cwd: tmux.dir }),
-      now: Date.now,
-      log: silentLogger,
-    });
-    system.start();
-    await system.booted();
-    await system.createSession('warm', 'api');
-    await eventually(() => system.status().sessions[0]?.linked === true, 15_000, 25, 'the session to link');
-    rt = livePaneOf(system, 'warm');
+    ({ system, rt } = await startLivePane(tmux, 'warm', script, { ringBytes }));
     // The base every comparison starts from: a capture made now, with the chunks after it.
     continuous = [];
     rt.stream.subscribe({ chunk: (c) => continuous.push(c), gap: () => undefined });
@@ -73,26 +60,22 @@ describe('warm snapshots on real tmux', () => {
     return rt.stream.position;
   }
 
+  /** Starts a pane, prints `lines` of workload `tag`, waits for its warm capture: the position it covers, and the cold count then. */
+  async function startWarmed(tag: string, lines: number, ringBytes?: number): Promise<{ at: number; cold: number }> {
+    await start(ringBytes);
+    await print(workload(tag, lines));
+    const at = await warmedAt();
+    return { at, cold: rt.counts().cold };
+  }
+
   async function continuousScreen(): Promise<Screen> {
     return screenOf([base, ...continuous.map((c) => c.data)]);
   }
 
   async function expectExact(snapshot: Buffer): Promise<void> {
     const a = await screenOf([snapshot]);
-    const b = await continuousScreen();
-    expect(a.buffer).toBe(b.buffer);
-    expect(a.text).toEqual(b.text);
-    expect(a.attrs).toEqual(b.attrs);
-    expect(a.cursor).toEqual(b.cursor);
-    expect(a.modes).toEqual(b.modes);
-    expect(a.scrollback.slice(-200)).toEqual(b.scrollback.slice(-200));
-    const live = (await tmux.tmux('capture-pane', '-p', '-t', '=warm:')).split('\n').slice(0, 40);
-    expect(a.text.map((l) => l.trimEnd())).toEqual(
-      live
-        .map((l) => l.trimEnd())
-        .concat(Array(40).fill(''))
-        .slice(0, 40),
-    );
+    expectSameScreen(a, await continuousScreen(), 200);
+    expectTmuxText(a, await tmux.tmux('capture-pane', '-p', '-t', '=warm:'));
   }
 
   beforeEach(async () => {
@@ -104,10 +87,7 @@ describe('warm snapshots on real tmux', () => {
   });
 
   it('a quiet pane is captured once; snapshots after it ask tmux nothing and are exact', async () => {
-    await start();
-    await print(workload('first', 300));
-    const at = await warmedAt();
-    const cold = rt.counts().cold;
+    const { at, cold } = await startWarmed('first', 300);
     const captures = rt.counts().warmCaptures;
     for (let i = 0; i < 5; i++) {
       const snap = await rt.snapshot();
@@ -122,10 +102,7 @@ describe('warm snapshots on real tmux', () => {
   });
 
   it('output after the capture (ending inside an escape sequence, into the alternate screen) is served as the tail, exactly', async () => {
-    await start();
-    await print(workload('before', 200));
-    await warmedAt();
-    const cold = rt.counts().cold;
+    const { cold } = await startWarmed('before', 200);
     // More output, ending mid-sequence: the snapshot must end where the stream is.
     await print(`${workload('after', 50)}${E}[3`);
     let snap = await rt.snapshot();
@@ -144,10 +121,7 @@ describe('warm snapshots on real tmux', () => {
   });
 
   it('a resize makes the capture stale: tmux is asked, and the answer is exact', async () => {
-    await start();
-    await print(workload('sized', 100));
-    await warmedAt();
-    const cold = rt.counts().cold;
+    const { cold } = await startWarmed('sized', 100);
     await tmux.tmux('resize-window', '-t', '=warm:', '-x', '100', '-y', '30');
     await eventually(
       async () => (await tmux.tmux('display', '-p', '-t', '=warm:', '#{pane_width}')).trim() === '100',
@@ -176,25 +150,18 @@ describe('warm snapshots on real tmux', () => {
 
   it('is never served for bytes the ring no longer holds, nor past the tail bound', async () => {
     // A ring of 64 KiB: output larger than that since the capture cannot be rebuilt from it.
-    await start(64 * 1024);
-    await print(workload('small-ring', 50));
-    await warmedAt();
-    let cold = rt.counts().cold;
+    let { cold } = await startWarmed('small-ring', 50, 64 * 1024);
     await print(workload('flood', 1200)); // about 150 KB: the ring moved past the capture
     const snap = await rt.snapshot();
     expect(rt.counts().cold).toBe(cold + 1);
     expect(snap.position).toBe(rt.stream.position);
-    const live = (await tmux.tmux('capture-pane', '-p', '-t', '=warm:')).split('\n').slice(0, 40);
-    expect((await screenOf([snap.data])).text.map((l) => l.trimEnd())).toEqual(live.map((l) => l.trimEnd()));
+    expectTmuxText(await screenOf([snap.data]), await tmux.tmux('capture-pane', '-p', '-t', '=warm:'));
     await system.stop();
     await tmux.cleanup();
 
     // A big ring, but more than the tail bound since the capture: tmux is asked.
     tmux = await privateTmux();
-    await start();
-    await print(workload('bound', 20));
-    await warmedAt();
-    cold = rt.counts().cold;
+    ({ cold } = await startWarmed('bound', 20));
     let printed = 0;
     while (printed <= WARM_TAIL_MAX_BYTES) {
       const text = workload('long-tail', 2000);

@@ -1,7 +1,8 @@
 /**
  * A real HTTP/2 TLS server standing in for APNs (both endpoints can be one of these): it
  * checks each request the way APNs does (method, path, the provider token's ES256 signature
- * against the public key, its `kid`/`iss`), records it, and answers what the test asks.
+ * against the public key, its `kid`/`iss`), records it, and answers what the test asks; and
+ * the pair of them a pushing test starts, one per APNs environment, with the key they accept.
  */
 import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
@@ -143,6 +144,36 @@ export async function startFakeApns(
 /** The team and key ids the tests' push config and fake APNs agree on. */
 export const TEST_TEAM_ID = 'TEAM123456';
 export const TEST_KEY_ID = 'KEY1234567';
+
+/** The stand-ins a pushing test needs: APNs' two endpoints, taking tokens signed with one key. */
+export interface ApnsStandIns {
+  /** The key tether signs with (`[push] key_path`). */
+  readonly keyPath: string;
+  readonly sandbox: FakeApns;
+  readonly production: FakeApns;
+  /** Both servers' certificates in one file: what the daemon must trust (NODE_EXTRA_CA_CERTS). */
+  readonly caFile: string;
+  close(): Promise<void>;
+}
+
+/** Makes the key and starts both stand-ins, their files in `dir`; they check the tokens' ids against `ids`. */
+export async function startApnsStandIns(dir: string, ids = { teamId: TEST_TEAM_ID, keyId: TEST_KEY_ID }): Promise<ApnsStandIns> {
+  const key = apnsKey(dir);
+  const sandbox = await startFakeApns(dir, 'sandbox', key.publicKey, ids);
+  const production = await startFakeApns(dir, 'production', key.publicKey, ids);
+  const caFile = join(dir, 'apns-ca.pem');
+  writeFileSync(caFile, `${sandbox.certPem}\n${production.certPem}`);
+  return {
+    keyPath: key.keyPath,
+    sandbox,
+    production,
+    caFile,
+    close: async () => {
+      await sandbox.close();
+      await production.close();
+    },
+  };
+}
 
 /**
  * The `[push]` table of a daemon that pushes to the fake APNs at `url` (and its production pushes

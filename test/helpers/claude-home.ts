@@ -6,9 +6,10 @@
  *
  * Invariant: nothing here reaches the user's own ~/.claude; everything lives in one temp dir.
  */
-import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { readJsonLines, recordingHooks, type HookRecord } from './hook-recorder.js';
 
 /** The fake key; Claude Code remembers a key as approved by its last 20 characters. */
 export const CLAUDE_FAKE_KEY = 'sk-ant-api03-tether-fake-key-0123456789abcdefghij';
@@ -28,11 +29,7 @@ export const CLAUDE_HOOK_EVENTS = [
 ] as const;
 
 /** One recorded hook call: the JSON Claude Code wrote to the hook's stdin. */
-export interface ClaudeHookRecord {
-  readonly hook_event_name: string;
-  readonly session_id: string;
-  readonly [field: string]: unknown;
-}
+export type ClaudeHookRecord = HookRecord;
 
 export interface ClaudeHome {
   /** The temp HOME. */
@@ -51,18 +48,6 @@ export interface ClaudeHome {
   transcriptDir(): string;
   cleanup(): void;
 }
-
-/** A node script that appends its stdin (one JSON object) as one line to the file named by argv[2]. */
-const RECORDER = `const fs = require('node:fs');
-let s = '';
-process.stdin.setEncoding('utf8');
-process.stdin.on('data', (d) => (s += d));
-process.stdin.on('end', () => {
-  let line;
-  try { line = JSON.stringify(JSON.parse(s)); } catch { line = JSON.stringify({ unparsed: s }); }
-  fs.appendFileSync(process.argv[2], line + '\\n');
-});
-`;
 
 export interface ClaudeHomeOptions {
   /** Bash commands allowed without asking (settings `permissions.allow`); none: every command asks. */
@@ -94,11 +79,7 @@ export function claudeHome(baseUrl: string, opts: ClaudeHomeOptions = {}): Claud
     projects: { [cwd]: project },
   };
   writeFileSync(join(home, '.claude.json'), JSON.stringify(config, null, 2));
-  const recorder = join(root, 'record-hook.cjs');
-  writeFileSync(recorder, RECORDER);
-  const hookLog = join(root, 'hooks.jsonl');
-  const command = `"${process.execPath}" "${recorder}" "${hookLog}"`;
-  const hooks = Object.fromEntries(CLAUDE_HOOK_EVENTS.map((e) => [e, [{ matcher: '*', hooks: [{ type: 'command', command }] }]]));
+  const { hooks, hookLog } = recordingHooks(root, CLAUDE_HOOK_EVENTS);
   const settingsFile = join(root, 'settings.json');
   const permissions = opts.allowBash ? { allow: ['Bash'] } : { allow: [] };
   writeFileSync(settingsFile, JSON.stringify({ hooks, permissions }, null, 2));
@@ -116,13 +97,7 @@ export function claudeHome(baseUrl: string, opts: ClaudeHomeOptions = {}): Claud
     },
     settingsFile,
     hookLog,
-    hooks: () =>
-      existsSync(hookLog)
-        ? readFileSync(hookLog, 'utf8')
-            .split('\n')
-            .filter((l) => l !== '')
-            .map((l) => JSON.parse(l) as ClaudeHookRecord)
-        : [],
+    hooks: () => readJsonLines<ClaudeHookRecord>(hookLog),
     transcriptDir: () => join(home, '.claude', 'projects', cwd.replace(/[^A-Za-z0-9]/g, '-')),
     // The agent may still be writing its files for a moment after its tmux server died.
     cleanup: () => rmSync(root, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 }),

@@ -7,9 +7,10 @@
  *
  * Invariant: nothing here reaches the user's own ~/.codex; everything lives in one temp dir.
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { readJsonLines, recordingHooks, type HookRecord } from './hook-recorder.js';
 
 /** The provider id and model the config selects, and the variable that holds the fake key. */
 export const CODEX_PROVIDER = 'fake';
@@ -20,11 +21,7 @@ export const CODEX_KEY_VAR = 'TETHER_FAKE_CODEX_KEY';
 export const CODEX_HOOK_EVENTS = ['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'PermissionRequest', 'PostToolUse', 'Stop'] as const;
 
 /** One recorded hook call: the JSON Codex wrote to the hook's stdin. */
-export interface CodexHookRecord {
-  readonly hook_event_name: string;
-  readonly session_id: string;
-  readonly [field: string]: unknown;
-}
+export type CodexHookRecord = HookRecord;
 
 /** One recorded notification: the JSON Codex passed as the notify program's last argument. */
 export interface CodexNotifyRecord {
@@ -52,26 +49,6 @@ export interface CodexHome {
   /** Every session file under CODEX_HOME/sessions (relative paths), sorted. */
   sessionFiles(): string[];
   cleanup(): void;
-}
-
-/** A node script that appends its stdin (one JSON object) as one line to the file named by argv[2]. */
-const HOOK_RECORDER = `const fs = require('node:fs');
-let s = '';
-process.stdin.setEncoding('utf8');
-process.stdin.on('data', (d) => (s += d));
-process.stdin.on('end', () => {
-  let line;
-  try { line = JSON.stringify(JSON.parse(s)); } catch { line = JSON.stringify({ unparsed: s }); }
-  fs.appendFileSync(process.argv[2], line + '\\n');
-});
-`;
-
-function readLines<T>(path: string): T[] {
-  if (!existsSync(path)) return [];
-  return readFileSync(path, 'utf8')
-    .split('\n')
-    .filter((l) => l !== '')
-    .map((l) => JSON.parse(l) as T);
 }
 
 /** A node script that appends its last argument (one JSON object) as one line to the file named by argv[2]. */
@@ -102,11 +79,7 @@ export function codexHome(baseUrl: string): CodexHome {
   const notifyLog = join(root, 'notify.jsonl');
   const notifyToml = `[${[process.execPath, recorder, notifyLog].map(tomlString).join(', ')}]`;
   // Hooks in Claude Code's format; Codex asks once on screen whether to trust them.
-  const hookRecorder = join(root, 'record-hook.cjs');
-  writeFileSync(hookRecorder, HOOK_RECORDER);
-  const hookLog = join(root, 'hooks.jsonl');
-  const command = `"${process.execPath}" "${hookRecorder}" "${hookLog}"`;
-  const hooks = Object.fromEntries(CODEX_HOOK_EVENTS.map((e) => [e, [{ matcher: '*', hooks: [{ type: 'command', command }] }]]));
+  const { hooks, hookLog } = recordingHooks(root, CODEX_HOOK_EVENTS);
   writeFileSync(join(dir, 'hooks.json'), JSON.stringify({ hooks }, null, 2));
   const config = [
     `model = ${tomlString(CODEX_MODEL)}`,
@@ -146,8 +119,8 @@ export function codexHome(baseUrl: string): CodexHome {
     notifyLog,
     notifyToml,
     hookLog,
-    hooks: () => readLines<CodexHookRecord>(hookLog),
-    notifications: () => readLines<CodexNotifyRecord>(notifyLog),
+    hooks: () => readJsonLines<CodexHookRecord>(hookLog),
+    notifications: () => readJsonLines<CodexNotifyRecord>(notifyLog),
     sessionFiles: () => listFiles(join(dir, 'sessions')).sort(),
     // The agent may still be writing its files for a moment after its tmux server died.
     cleanup: () => rmSync(root, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 }),

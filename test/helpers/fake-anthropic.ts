@@ -8,8 +8,9 @@
  *
  * Invariant: it only ever listens on 127.0.0.1 and answers only what the script says.
  */
-import type { ServerResponse } from 'node:http';
-import { namedEvent as sse, readBody, sendJson, startEvents, startFakeHttp } from './fake-http.js';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { namedEvent as sse, readBody, sendJson, startEvents, startScriptedFake } from './fake-http.js';
+import type { ModelRequest, ScriptedFake, ScriptedReply, ScriptOf } from './fake-http.js';
 
 /** One message of a request (only the fields the tests look at). */
 export interface AnthropicMessage {
@@ -28,36 +29,21 @@ export interface AnthropicBlock {
   readonly is_error?: boolean;
 }
 
-export interface AnthropicRequest {
-  readonly model: string;
+export interface AnthropicRequest extends ModelRequest {
   readonly messages: readonly AnthropicMessage[];
   readonly tools?: readonly { readonly name: string }[];
-  readonly stream?: boolean;
   readonly max_tokens?: number;
 }
 
 /** What the fake answers: text, then tool calls (each becomes a tool_use block). */
-export interface AnthropicReply {
-  readonly text?: string;
+export interface AnthropicReply extends ScriptedReply {
   readonly toolUses?: readonly { readonly name: string; readonly input: Record<string, unknown> }[];
-  /** Answer with this HTTP status and an error body instead. */
-  readonly status?: number;
-  /** Resolves when the reply may be sent (a test holds a turn open with it). */
-  readonly hold?: Promise<void>;
 }
 
-export type AnthropicScript = (req: AnthropicRequest, n: number) => AnthropicReply | Promise<AnthropicReply>;
+export type AnthropicScript = ScriptOf<AnthropicRequest, AnthropicReply>;
 
-export interface FakeAnthropic {
-  /** `http://127.0.0.1:<port>`: ANTHROPIC_BASE_URL (the client adds `/v1/...`). */
-  readonly baseUrl: string;
-  /** Every `/v1/messages` body, in arrival order. */
-  readonly requests: AnthropicRequest[];
-  /** Requests to paths the fake does not know: `METHOD path`. */
-  readonly unknown: string[];
-  setScript(script: AnthropicScript): void;
-  close(): Promise<void>;
-}
+/** The fake; its `baseUrl` is ANTHROPIC_BASE_URL (the client adds `/v1/...`). */
+export type FakeAnthropic = ScriptedFake<AnthropicRequest, AnthropicReply>;
 
 /** The model list answered on `GET /v1/models`. */
 const MODELS = ['claude-sonnet-4-5', 'claude-opus-4-1', 'claude-haiku-4-5'];
@@ -110,53 +96,34 @@ function stream(res: ServerResponse, req: AnthropicRequest, n: number, reply: An
   res.end();
 }
 
-async function answer(res: ServerResponse, req: AnthropicRequest, n: number, reply: AnthropicReply): Promise<void> {
-  if (reply.hold) await reply.hold;
-  if (reply.status !== undefined) {
-    res.writeHead(reply.status, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ type: 'error', error: { type: 'api_error', message: `fake model error ${reply.status}` } }));
-    return;
-  }
+function answer(res: ServerResponse, req: AnthropicRequest, n: number, reply: AnthropicReply): void {
   if (req.stream) return stream(res, req, n, reply);
   const stopReason = (reply.toolUses ?? []).length > 0 ? 'tool_use' : 'end_turn';
   const body = { id: `msg_fake_${n}`, type: 'message', role: 'assistant', model: req.model, content: blocks(reply, n) };
-  res.writeHead(200, { 'content-type': 'application/json' });
-  res.end(JSON.stringify({ ...body, stop_reason: stopReason, stop_sequence: null, usage: { input_tokens: 10, output_tokens: 5 } }));
+  sendJson(res, 200, { ...body, stop_reason: stopReason, stop_sequence: null, usage: { input_tokens: 10, output_tokens: 5 } });
+}
+
+/** Claude Code's calls at start-up besides the model calls. */
+async function startupCall(req: IncomingMessage, res: ServerResponse, path: string): Promise<boolean> {
+  if (req.method === 'POST' && path === '/v1/messages/count_tokens') {
+    await readBody(req);
+    sendJson(res, 200, { input_tokens: 100 });
+  } else if (req.method === 'GET' && path === '/v1/models') {
+    sendJson(res, 200, {
+      data: MODELS.map((id) => ({ type: 'model', id, display_name: id, created_at: '2025-01-01T00:00:00Z' })),
+      has_more: false,
+    });
+  } else return false;
+  return true;
 }
 
 /** Starts the fake on 127.0.0.1 (a random port). */
-export async function startFakeAnthropic(script: AnthropicScript): Promise<FakeAnthropic> {
-  let current = script;
-  const requests: AnthropicRequest[] = [];
-  const unknown: string[] = [];
-  const http = await startFakeHttp(
-    async (req, res, path) => {
-      if (req.method === 'POST' && path === '/v1/messages') {
-        const body = JSON.parse(await readBody(req)) as AnthropicRequest;
-        const n = requests.push(body);
-        await answer(res, body, n, await current(body, n));
-      } else if (req.method === 'POST' && path === '/v1/messages/count_tokens') {
-        await readBody(req);
-        sendJson(res, 200, { input_tokens: 100 });
-      } else if (req.method === 'GET' && path === '/v1/models') {
-        sendJson(res, 200, {
-          data: MODELS.map((id) => ({ type: 'model', id, display_name: id, created_at: '2025-01-01T00:00:00Z' })),
-          has_more: false,
-        });
-      } else {
-        unknown.push(`${req.method} ${req.url}`);
-        sendJson(res, 404, { type: 'error', error: { type: 'not_found_error', message: 'not found' } });
-      }
-    },
-    (message) => ({ type: 'error', error: { type: 'api_error', message } }),
-  );
-  return {
-    baseUrl: `http://127.0.0.1:${http.port}`,
-    requests,
-    unknown,
-    setScript: (s) => {
-      current = s;
-    },
-    close: () => http.close(),
-  };
+export function startFakeAnthropic(script: AnthropicScript): Promise<FakeAnthropic> {
+  return startScriptedFake(script, {
+    basePath: '',
+    isModelCall: (method, path) => method === 'POST' && path === '/v1/messages',
+    answer,
+    other: startupCall,
+    errorBody: (message, status) => ({ type: 'error', error: { type: status === 404 ? 'not_found_error' : 'api_error', message } }),
+  });
 }

@@ -8,7 +8,8 @@
  * can be held until the test releases it, so a state can be observed without sleeping.
  */
 import type { ServerResponse } from 'node:http';
-import { readBody, sendJson, startEvents, startFakeHttp } from './fake-http.js';
+import { startEvents, startScriptedFake } from './fake-http.js';
+import type { ModelRequest, ScriptedFake, ScriptedReply, ScriptOf } from './fake-http.js';
 
 /** One chat message as the agent sends it (only the fields the tests look at). */
 export interface ChatMessage {
@@ -17,10 +18,8 @@ export interface ChatMessage {
   readonly tool_call_id?: string;
 }
 
-export interface ChatRequest {
-  readonly model: string;
+export interface ChatRequest extends ModelRequest {
   readonly messages: readonly ChatMessage[];
-  readonly stream?: boolean;
 }
 
 export interface FakeToolCall {
@@ -28,27 +27,15 @@ export interface FakeToolCall {
   readonly arguments: Record<string, unknown>;
 }
 
-/** What the fake model answers. */
-export interface FakeReply {
-  readonly text?: string;
+/** What the fake model answers (a `status` answers with an error body instead of a stream). */
+export interface FakeReply extends ScriptedReply {
   readonly toolCalls?: readonly FakeToolCall[];
-  /** Answer with this HTTP status and an error body instead of a stream. */
-  readonly status?: number;
-  /** Resolves when the reply may be sent (a test holds a turn open with it). */
-  readonly hold?: Promise<void>;
 }
 
-export type FakeScript = (req: ChatRequest, n: number) => FakeReply | Promise<FakeReply>;
+export type FakeScript = ScriptOf<ChatRequest, FakeReply>;
 
-export interface FakeModel {
-  /** `http://127.0.0.1:<port>/v1`: the provider's baseUrl. */
-  readonly baseUrl: string;
-  /** Every request body, in arrival order. */
-  readonly requests: ChatRequest[];
-  /** Replaces the script. */
-  setScript(script: FakeScript): void;
-  close(): Promise<void>;
-}
+/** The fake; its `baseUrl` (`http://127.0.0.1:<port>/v1`) is the provider's baseUrl. */
+export type FakeModel = ScriptedFake<ChatRequest, FakeReply>;
 
 /** The text of a message's content (string, or the text parts of an array). */
 export function messageText(message: ChatMessage | undefined): string {
@@ -84,12 +71,7 @@ function chunk(
   res.write(`data: ${JSON.stringify(body)}\n\n`);
 }
 
-async function answer(res: ServerResponse, req: ChatRequest, n: number, reply: FakeReply): Promise<void> {
-  if (reply.hold) await reply.hold;
-  if (reply.status !== undefined) {
-    sendJson(res, reply.status, { error: { message: `fake model error ${reply.status}`, type: 'fake_error' } });
-    return;
-  }
+function answer(res: ServerResponse, req: ChatRequest, n: number, reply: FakeReply): void {
   startEvents(res);
   chunk(res, req.model, n, { delta: { role: 'assistant', content: '' }, finish_reason: null });
   if (reply.text !== undefined && reply.text !== '') chunk(res, req.model, n, { delta: { content: reply.text }, finish_reason: null });
@@ -107,27 +89,11 @@ async function answer(res: ServerResponse, req: ChatRequest, n: number, reply: F
 }
 
 /** Starts the fake model on 127.0.0.1 (a random port). */
-export async function startFakeModel(script: FakeScript): Promise<FakeModel> {
-  let current = script;
-  const requests: ChatRequest[] = [];
-  const http = await startFakeHttp(
-    async (req, res, path) => {
-      if (req.method !== 'POST' || !path.endsWith('/chat/completions')) {
-        sendJson(res, 404, { error: { message: 'not found' } });
-        return;
-      }
-      const body = JSON.parse(await readBody(req)) as ChatRequest;
-      const n = requests.push(body);
-      await answer(res, body, n, await current(body, n));
-    },
-    (message) => ({ error: { message } }),
-  );
-  return {
-    baseUrl: `http://127.0.0.1:${http.port}/v1`,
-    requests,
-    setScript: (s) => {
-      current = s;
-    },
-    close: () => http.close(),
-  };
+export function startFakeModel(script: FakeScript): Promise<FakeModel> {
+  return startScriptedFake(script, {
+    basePath: '/v1',
+    isModelCall: (method, path) => method === 'POST' && path.endsWith('/chat/completions'),
+    answer,
+    errorBody: (message) => ({ error: { message, type: 'fake_error' } }),
+  });
 }

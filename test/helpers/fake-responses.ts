@@ -9,7 +9,8 @@
  * Invariant: it only ever listens on 127.0.0.1 and answers only what the script says.
  */
 import type { ServerResponse } from 'node:http';
-import { namedEvent as sse, readBody, sendJson, startEvents, startFakeHttp } from './fake-http.js';
+import { namedEvent as sse, sendJson, startEvents, startScriptedFake } from './fake-http.js';
+import type { ModelRequest, ScriptedFake, ScriptedReply, ScriptOf } from './fake-http.js';
 
 /** One input item of a request (only the fields the tests look at). */
 export interface ResponsesItem {
@@ -21,34 +22,20 @@ export interface ResponsesItem {
   readonly output?: unknown;
 }
 
-export interface ResponsesRequest {
-  readonly model: string;
+export interface ResponsesRequest extends ModelRequest {
   readonly input: readonly ResponsesItem[];
   readonly tools?: readonly { readonly type?: string; readonly name?: string }[];
-  readonly stream?: boolean;
 }
 
 /** What the fake answers: text, then function calls (each an output item). */
-export interface ResponsesReply {
-  readonly text?: string;
+export interface ResponsesReply extends ScriptedReply {
   readonly calls?: readonly { readonly name: string; readonly arguments: Record<string, unknown> }[];
-  readonly status?: number;
-  /** Resolves when the reply may be sent. */
-  readonly hold?: Promise<void>;
 }
 
-export type ResponsesScript = (req: ResponsesRequest, n: number) => ResponsesReply | Promise<ResponsesReply>;
+export type ResponsesScript = ScriptOf<ResponsesRequest, ResponsesReply>;
 
-export interface FakeResponses {
-  /** `http://127.0.0.1:<port>/v1`: the provider's base_url. */
-  readonly baseUrl: string;
-  /** Every `/v1/responses` body, in arrival order. */
-  readonly requests: ResponsesRequest[];
-  /** Requests to paths the fake does not know: `METHOD path`. */
-  readonly unknown: string[];
-  setScript(script: ResponsesScript): void;
-  close(): Promise<void>;
-}
+/** The fake; its `baseUrl` (`http://127.0.0.1:<port>/v1`) is the provider's base_url. */
+export type FakeResponses = ScriptedFake<ResponsesRequest, ResponsesReply>;
 
 /** The text of an item's content (string, or the text parts of an array), or its output. */
 export function responsesText(item: ResponsesItem | undefined): string {
@@ -105,12 +92,7 @@ function callEvents(res: ServerResponse, index: number, n: number, call: { name:
   sse(res, 'response.output_item.done', { output_index: index, item: { ...item, arguments: args, status: 'completed' } });
 }
 
-async function answer(res: ServerResponse, req: ResponsesRequest, n: number, reply: ResponsesReply): Promise<void> {
-  if (reply.hold) await reply.hold;
-  if (reply.status !== undefined) {
-    sendJson(res, reply.status, { error: { message: `fake model error ${reply.status}`, type: 'fake_error' } });
-    return;
-  }
+function answer(res: ServerResponse, req: ResponsesRequest, n: number, reply: ResponsesReply): void {
   startEvents(res);
   const response = { id: `resp_fake_${n}`, object: 'response', created_at: 0, model: req.model, output: [] };
   sse(res, 'response.created', { response: { ...response, status: 'in_progress' } });
@@ -129,32 +111,16 @@ async function answer(res: ServerResponse, req: ResponsesRequest, n: number, rep
 }
 
 /** Starts the fake on 127.0.0.1 (a random port). */
-export async function startFakeResponses(script: ResponsesScript): Promise<FakeResponses> {
-  let current = script;
-  const requests: ResponsesRequest[] = [];
-  const unknown: string[] = [];
-  const http = await startFakeHttp(
-    async (req, res, path) => {
-      if (req.method === 'POST' && path === '/v1/responses') {
-        const body = JSON.parse(await readBody(req)) as ResponsesRequest;
-        const n = requests.push(body);
-        await answer(res, body, n, await current(body, n));
-      } else if (req.method === 'GET' && path === '/v1/models') {
-        sendJson(res, 200, { object: 'list', data: [], models: [] });
-      } else {
-        unknown.push(`${req.method} ${req.url}`);
-        sendJson(res, 404, { error: { message: 'not found' } });
-      }
+export function startFakeResponses(script: ResponsesScript): Promise<FakeResponses> {
+  return startScriptedFake(script, {
+    basePath: '/v1',
+    isModelCall: (method, path) => method === 'POST' && path === '/v1/responses',
+    answer,
+    other: (req, res, path) => {
+      if (req.method !== 'GET' || path !== '/v1/models') return Promise.resolve(false);
+      sendJson(res, 200, { object: 'list', data: [], models: [] });
+      return Promise.resolve(true);
     },
-    (message) => ({ error: { message } }),
-  );
-  return {
-    baseUrl: `http://127.0.0.1:${http.port}/v1`,
-    requests,
-    unknown,
-    setScript: (s) => {
-      current = s;
-    },
-    close: () => http.close(),
-  };
+    errorBody: (message) => ({ error: { message, type: 'fake_error' } }),
+  });
 }

@@ -1,10 +1,11 @@
 /**
  * The screen oracle: bytes replayed into @xterm/headless at the pane's size, read back as
  * rows of cells (text and attributes), cursor, modes and scrollback, so that two byte streams
- * can be compared by what a person would see.
+ * can be compared by what a person would see, with each other and with what tmux shows.
  */
 import { Unicode11Addon } from '@xterm/addon-unicode11';
 import xtermHeadless, { type IBufferCell } from '@xterm/headless';
+import { expect } from 'vitest';
 
 const { Terminal } = xtermHeadless;
 type Term = InstanceType<typeof Terminal>;
@@ -107,4 +108,26 @@ export async function screenOf(chunks: readonly (Buffer | string)[], cols = 120,
   const s = readScreen(term);
   term.dispose();
   return s;
+}
+
+/**
+ * Asserts that `actual` looks as `expected` does: the buffer, each row's text and attributes,
+ * the cursor, the modes, and the last `scrollbackRows` rows of scrollback (none when 0).
+ */
+export function expectSameScreen(actual: Screen, expected: Screen, scrollbackRows: number): void {
+  expect(actual.buffer).toBe(expected.buffer);
+  expect(actual.text).toEqual(expected.text);
+  expect(actual.attrs).toEqual(expected.attrs);
+  expect(actual.cursor).toEqual(expected.cursor);
+  expect(actual.modes).toEqual(expected.modes);
+  if (scrollbackRows > 0) expect(actual.scrollback.slice(-scrollbackRows)).toEqual(expected.scrollback.slice(-scrollbackRows));
+}
+
+/** Asserts that a screen's rows read as tmux's own (`capture-pane -p` output), trailing blanks aside. */
+export function expectTmuxText(screen: Screen, captured: string, rows = 40): void {
+  const live = captured
+    .split('\n')
+    .slice(0, rows)
+    .map((l) => l.trimEnd());
+  expect(screen.text.map((l) => l.trimEnd())).toEqual(live.concat(Array<string>(rows).fill('')).slice(0, rows));
 }

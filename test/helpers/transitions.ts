@@ -17,6 +17,7 @@
  * can take: the shortest path to a state, then an event whose transition no earlier path took.
  */
 import { createActor, type AnyActorLogic, type AnyActorScope, type EventObject, type InspectionEvent, type Snapshot } from 'xstate';
+import { afterAll, beforeAll } from 'vitest';
 import { getAdjacencyMap, getShortestPaths, type TraversalOptions } from 'xstate/graph';
 import { transitionKey, transitionsOf, type Row } from '../../scripts/charts.js';
 
@@ -118,6 +119,15 @@ export class TransitionCoverage {
 }
 
 /** What to do about transitions no planned path takes. */
+/** Watches `machine` (see `TransitionCoverage.watch`) for the tests of the enclosing describe. */
+export function watchCoverageDuring(coverage: TransitionCoverage, machine: Parameters<TransitionCoverage['watch']>[0]): void {
+  let unwatch = (): void => undefined;
+  beforeAll(() => {
+    unwatch = coverage.watch(machine);
+  });
+  afterAll(() => unwatch());
+}
+
 export const UNPLANNED =
   "no path of the model takes these transitions: add the event that takes each to this test's model events, and the way to produce it for real to its switch";
 

@@ -6,11 +6,9 @@
  * exactly what the model says (value and tool), and `null` while no agent is there; and the
  * hub's actors must have taken every transition of the machine (test/helpers/transitions.ts).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
 import { createConnection, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { SnapshotFrom } from 'xstate';
 import { createTestModel } from 'xstate/graph';
 import { AgentHub } from '../../src/agent/hub.js';
@@ -19,7 +17,8 @@ import { AGENT_PROTOCOL_VERSION, JsonLineReader, encodeLine, type AgentMessage, 
 import { AgentSocketServer } from '../../src/agent/socket-server.js';
 import { silentLogger } from '../../src/log.js';
 import { agentStateMachine, agentStateTool, agentStateValue, type AgentStateEvent } from '../../src/machines/agent-state.machine.js';
-import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
+import { eventually } from '../helpers/tmux.js';
+import { usePaneOnPrivateTmux } from '../helpers/tmux-fixture.js';
 import { describeTransition, TransitionCoverage, transitionCoveringPaths, UNPLANNED } from '../helpers/transitions.js';
 
 type Snap = SnapshotFrom<typeof agentStateMachine>;
@@ -101,19 +100,9 @@ function toWire(event: AgentStateEvent): AgentMessage | null {
 }
 
 describe('agent-state machine, model-based, against the real agent socket', () => {
-  let tmux: PrivateTmux;
-  let pane: string;
-  let dir: string;
-  beforeAll(async () => {
-    tmux = await privateTmux();
-    dir = mkdtempSync(join(tmpdir(), 'tether-agents-'));
-    await tmux.tmux('new-session', '-d', '-s', 'work', '--', 'cat');
-    pane = (await tmux.tmux('display-message', '-p', '-t', '=work:', '#{pane_id}')).trim();
-  });
-  afterAll(async () => {
-    await tmux.cleanup();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  // The agent sockets live beside the tmux socket, in the server's temp dir.
+  const work = usePaneOnPrivateTmux('work');
+  const { tmux } = work;
 
   it('reaches every state; every transition is taken by some (state, event) case', () => {
     // The cases are every event in every state, so they take every transition the model can take.
@@ -137,7 +126,7 @@ describe('agent-state machine, model-based, against the real agent socket', () =
         url: () => 'http://127.0.0.1:1/?token=t',
         inspect: () => coverage.inspect,
       });
-      const server = await AgentSocketServer.listen(join(dir, `a${n}.sock`), hub, silentLogger);
+      const server = await AgentSocketServer.listen(join(tmux.dir, `a${n}.sock`), hub, silentLogger);
       const agents: WireAgent[] = [];
       let current: WireAgent | null = null;
       let marker = 0;
@@ -148,7 +137,7 @@ describe('agent-state machine, model-based, against the real agent socket', () =
             const hello: AgentMessage = {
               type: 'hello',
               v: AGENT_PROTOCOL_VERSION,
-              pane,
+              pane: work.pane,
               tmuxSocket: tmux.socket,
               pid: process.pid,
               state: e.value,

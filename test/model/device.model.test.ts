@@ -7,15 +7,13 @@
  * the machine with xstate's pure `transition`, so the transitions it takes are observed on the
  * machine itself (test/helpers/transitions.ts `watch`); it must take every one.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { getSimplePaths } from 'xstate/graph';
 import { DeviceRegistry } from '../../src/auth/devices.js';
 import { TokenStore } from '../../src/auth/token-store.js';
 import { deviceMachine, type DeviceEvent } from '../../src/machines/device.machine.js';
-import { describeTransition, TransitionCoverage, transitionCoveringPaths, UNPLANNED } from '../helpers/transitions.js';
+import { useTempDirs } from '../helpers/temp-dirs.js';
+import { describeTransition, TransitionCoverage, transitionCoveringPaths, UNPLANNED, watchCoverageDuring } from '../helpers/transitions.js';
 
 const AT = '2026-01-01T00:00:00.000Z';
 const PHONE_A = { deviceToken: 'aa'.repeat(32), environment: 'sandbox' as const, deviceName: 'phone A' };
@@ -51,15 +49,8 @@ const pathKey = (p: { steps: { event: DeviceEvent | { type: 'xstate.init' } }[] 
 const paths = [...simple, ...covering.paths.filter((c) => !simple.some((p) => pathKey(p) === pathKey(c)))] as typeof simple;
 
 describe('device registration machine, model-based, against the real registry and token store', () => {
-  let unwatch: () => void;
-  beforeAll(() => {
-    unwatch = coverage.watch(deviceMachine);
-  });
-  afterAll(() => unwatch());
-  const dirs: string[] = [];
-  afterEach(() => {
-    for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-  });
+  watchCoverageDuring(coverage, deviceMachine);
+  const tempDir = useTempDirs('tether-device-');
 
   it('reaches every state, including the contract row registered --410--> removed; and plans every transition', () => {
     expect(covering.unplanned.map(describeTransition), UNPLANNED).toEqual([]);
@@ -69,8 +60,7 @@ describe('device registration machine, model-based, against the real registry an
 
   for (const path of paths) {
     it(`${path.steps.map((s) => label(s.event)).join(' -> ')} => ${String(path.state.value)}`, async () => {
-      const dir = mkdtempSync(join(tmpdir(), 'tether-device-'));
-      dirs.push(dir);
+      const dir = tempDir();
       const tokens = await TokenStore.open(dir);
       const registry = new DeviceRegistry(tokens);
       const { record } = tokens.create('phone', 'device');

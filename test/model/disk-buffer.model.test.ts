@@ -8,16 +8,16 @@
  * actors, and the start-up judgement of idle files) are observed on the machine itself
  * (test/helpers/transitions.ts `watch`); they must take every one.
  */
-import { mkdtempSync, readdirSync, rmSync, statSync, truncateSync, utimesSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, statSync, truncateSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { getAdjacencyMap, getShortestPaths } from 'xstate/graph';
 import { DiskBuffers } from '../../src/actors/disk-buffer.actor.js';
 import { PaneStream } from '../../src/stream/pane-stream.js';
 import { silentLogger } from '../../src/log.js';
 import { diskBufferMachine, type DiskBufferEvent, type DiskBufferLimits } from '../../src/machines/disk-buffer.machine.js';
-import { describeTransition, TransitionCoverage, transitionCoveringPaths, UNPLANNED } from '../helpers/transitions.js';
+import { useTempDirs } from '../helpers/temp-dirs.js';
+import { describeTransition, TransitionCoverage, transitionCoveringPaths, UNPLANNED, watchCoverageDuring } from '../helpers/transitions.js';
 
 const LIMITS: DiskBufferLimits = {
   sessionCapBytes: 1000,
@@ -91,16 +91,12 @@ for (const p of covering.paths) {
 const coverage = new TransitionCoverage(diskBufferMachine);
 
 describe('disk-buffer machine, model-based, against the real disk buffer', () => {
-  let unwatch: () => void;
-  beforeAll(() => {
-    unwatch = coverage.watch(diskBufferMachine);
-  });
-  afterAll(() => unwatch());
-  const dirs: string[] = [];
+  watchCoverageDuring(coverage, diskBufferMachine);
+  const tempDir = useTempDirs('tether-buffer-model-');
   const running: DiskBuffers[] = [];
+  // Registered after the temp dirs' clean-up, so it runs before it: the buffers stop first.
   afterEach(async () => {
     for (const b of running.splice(0)) await b.stop();
-    for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
   });
 
   it('covers every transition, and so every row of its table', () => {
@@ -112,8 +108,7 @@ describe('disk-buffer machine, model-based, against the real disk buffer', () =>
 
   for (const c of cases) {
     it(c.name, async () => {
-      const dir = mkdtempSync(join(tmpdir(), 'tether-buffer-model-'));
-      dirs.push(dir);
+      const dir = tempDir();
       const other = join(dir, 'other.log');
       writeFileSync(other, Buffer.alloc(OTHER, 0x2e));
       let free = PLENTY;

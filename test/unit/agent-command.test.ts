@@ -2,14 +2,14 @@
  * `[agent] command` as a command line: split as a shell would split it, never run by one, with
  * nothing expanded; and which agents count as pi (they get the extension and `--tether`).
  */
-import { chmodSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { symlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { looksLikePi, resolveAgent, resolveAgentCommand } from '../../src/cli/agent.js';
 import { splitCommandLine } from '../../src/config/command-line.js';
 import { domainError } from '../helpers/domain-error.js';
 import { ROOT } from '../helpers/daemon.js';
+import { useProgramDir } from '../helpers/program-dir.js';
 
 describe('splitCommandLine', () => {
   it('splits words as a shell would, honouring quotes and backslashes', () => {
@@ -55,14 +55,7 @@ describe('splitCommandLine', () => {
 });
 
 describe('which agent is pi', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'tether-agent-cmd-'));
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
-  const script = (name: string): string => {
-    const path = join(dir, name);
-    writeFileSync(path, '#!/bin/sh\nexec true "$@"\n');
-    chmodSync(path, 0o755);
-    return path;
-  };
+  const { dir, script } = useProgramDir('tether-agent-cmd-');
   const env = { PATH: `${dir}:/usr/bin:/bin` };
 
   it('auto: a program named pi, or a link to an installed pi CLI; kind decides for a wrapper', () => {

@@ -3,10 +3,9 @@
  * own process is exercised end to end in test/e2e/agent.test.ts): the real daemon side on a
  * real Unix socket and a private tmux server receive what it reports.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { AgentHub } from '../../src/agent/hub.js';
 import { locatePane } from '../../src/agent/pane-locator.js';
 import { AGENT_SOCKET_ENV } from '../../src/agent/protocol.js';
@@ -15,7 +14,8 @@ import tetherExtension from '../../src/extension/index.js';
 import type { PiApi, PiContext, PiEvent } from '../../src/extension/pi-api.js';
 import { packageVersion } from '../../src/config/version.js';
 import { silentLogger } from '../../src/log.js';
-import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
+import { eventually } from '../helpers/tmux.js';
+import { usePaneOnPrivateTmux } from '../helpers/tmux-fixture.js';
 
 /** pi as the extension sees it: handlers by event, a flag, a command list, a context. */
 function fakePi(flag: boolean | undefined) {
@@ -47,20 +47,10 @@ function fakePi(flag: boolean | undefined) {
 }
 
 describe('the tether extension', () => {
-  let tmux: PrivateTmux;
-  let dir: string;
-  let pane: string;
+  // The agent sockets live beside the tmux socket, in the server's temp dir.
+  const ext = usePaneOnPrivateTmux('ext');
+  const { tmux } = ext;
   const saved = { ...process.env };
-  beforeAll(async () => {
-    tmux = await privateTmux();
-    dir = mkdtempSync(join(tmpdir(), 'tether-ext-'));
-    await tmux.tmux('new-session', '-d', '-s', 'ext', '--', 'cat');
-    pane = (await tmux.tmux('display-message', '-p', '-t', '=ext:', '#{pane_id}')).trim();
-  });
-  afterAll(async () => {
-    await tmux.cleanup();
-    rmSync(dir, { recursive: true, force: true });
-  });
   afterEach(() => {
     process.env = { ...saved };
   });
@@ -80,17 +70,28 @@ describe('the tether extension', () => {
 
   function inTmux(socketPath: string): void {
     process.env.TMUX = `${tmux.socket},1,0`;
-    process.env.TMUX_PANE = pane;
+    process.env.TMUX_PANE = ext.pane;
     process.env[AGENT_SOCKET_ENV] = socketPath;
   }
 
-  it('does nothing without --tether', async () => {
-    const path = join(dir, 'a.sock');
-    const d = await daemonSide(path);
-    inTmux(path);
-    const pi = fakePi(false);
+  /** pi with the extension loaded (with `--tether` when `tether`), its session started. */
+  function startedPi(tether: boolean) {
+    const pi = fakePi(tether);
     tetherExtension(pi.api);
     pi.emit('session_start', { reason: 'startup' });
+    return pi;
+  }
+
+  /** A daemon side on socket `name`, and pi started in the tmux pane with the socket's address. */
+  async function piWithDaemon(name: string, tether = true, version: string | null = packageVersion()) {
+    const path = join(tmux.dir, name);
+    const d = await daemonSide(path, version);
+    inTmux(path);
+    return { path, d, pi: startedPi(tether) };
+  }
+
+  it('does nothing without --tether', async () => {
+    const { d, pi } = await piWithDaemon('a.sock', false);
     pi.emit('agent_start');
     await new Promise((r) => setTimeout(r, 200));
     expect(d.hub.connected('ext')).toBe(false);
@@ -100,19 +101,12 @@ describe('the tether extension', () => {
   it('says it needs tmux outside tmux', () => {
     delete process.env.TMUX;
     delete process.env.TMUX_PANE;
-    const pi = fakePi(true);
-    tetherExtension(pi.api);
-    pi.emit('session_start', { reason: 'startup' });
+    const pi = startedPi(true);
     expect(pi.notices.join('\n')).toMatch(/tether needs tmux.*tether attach/);
   });
 
   it('reports states, commands and user messages; awaiting-input only once pi is idle', async () => {
-    const path = join(dir, 'b.sock');
-    const d = await daemonSide(path);
-    inTmux(path);
-    const pi = fakePi(true);
-    tetherExtension(pi.api);
-    pi.emit('session_start', { reason: 'startup' });
+    const { d, pi } = await piWithDaemon('b.sock');
     await eventually(() => d.hub.current('ext')?.value === 'idle');
     const seen: string[] = [];
     d.hub.subscribe('ext', (s) => seen.push(s.tool ? `${s.value}:${s.tool}` : s.value));
@@ -152,12 +146,7 @@ describe('the tether extension', () => {
         `tether: the running daemon is an older tether, this pi extension is tether ${mine}: run "tether restart" to serve with ${mine}`,
       ],
     ] as const) {
-      const path = join(dir, name);
-      const d = await daemonSide(path, version);
-      inTmux(path);
-      const pi = fakePi(true);
-      tetherExtension(pi.api);
-      pi.emit('session_start', { reason: 'startup' });
+      const { d, pi } = await piWithDaemon(name, true, version);
       await eventually(() => d.hub.connected('ext'));
       await eventually(() => pi.notices.includes(says), 5000, 25, 'the version notice');
       expect(pi.notices.filter((n) => n.includes('restart'))).toEqual([says]);
@@ -167,12 +156,9 @@ describe('the tether extension', () => {
   });
 
   it('lives through the daemon going away, and tells the new one where it is', async () => {
-    const path = join(dir, 'c.sock');
-    let d = await daemonSide(path);
-    inTmux(path);
-    const pi = fakePi(true);
-    tetherExtension(pi.api);
-    pi.emit('session_start', { reason: 'startup' });
+    const started = await piWithDaemon('c.sock');
+    const { path, pi } = started;
+    let d = started.d;
     await eventually(() => d.hub.connected('ext'));
     await d.stop();
     pi.emit('agent_start');

@@ -4,10 +4,10 @@
  * Code's hook events as agent state, the settings file with tether's hooks, its command files,
  * and Codex's notify.
  */
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { readClaudeHook } from '../../src/agent/claude/events.js';
 import { claudeCustomCommands, readCommandFile } from '../../src/agent/claude/commands.js';
 import { claudeHookCommand, claudeSettings, shellQuote } from '../../src/agent/claude/settings.js';
@@ -18,15 +18,9 @@ import { integratedArgv, type AgentIntegration } from '../../src/agent/launch.js
 import { decodeAgentMessage } from '../../src/agent/protocol.js';
 import { agentNames, agentTable, resolveAgent } from '../../src/cli/agent.js';
 import { ConfigError, validateConfig } from '../../src/config/load.js';
+import { useProgramDir } from '../helpers/program-dir.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'tether-agents-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-const script = (name: string): string => {
-  const path = join(dir, name);
-  writeFileSync(path, '#!/bin/sh\nexec true "$@"\n');
-  chmodSync(path, 0o755);
-  return path;
-};
+const { dir, script } = useProgramDir('tether-agents-');
 
 describe('[agents.<name>] in the config', () => {
   const refusal = (raw: unknown): ConfigError => {

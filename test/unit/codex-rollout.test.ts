@@ -173,12 +173,18 @@ describe('rollout watch', () => {
     return { watch, file, of: (session: string) => said(got.get(session) ?? []) };
   }
 
-  it("finds a new session's file as the one new file in its directory, and reports its turn from the start", async () => {
-    const { watch, file, of } = setup();
-    watch.watch('a', '/work/a', null);
-    watch.watch('b', '/work/b', null);
+  /** Sessions a and b watched in `dirA` and `dirB`, and a new thread's file in `dirA`, its first prompt begun. */
+  function newThreadBeside(dirA: string, dirB: string) {
+    const s = setup();
+    s.watch.watch('a', dirA, null);
+    s.watch.watch('b', dirB, null);
     const thread = threadAt(Date.now());
-    const path = file(thread, [meta(thread, '/work/a'), started(), prompt('go')]);
+    const path = s.file(thread, [meta(thread, dirA), started(), prompt('go')]);
+    return { ...s, thread, path };
+  }
+
+  it("finds a new session's file as the one new file in its directory, and reports its turn from the start", async () => {
+    const { watch, of, thread, path } = newThreadBeside('/work/a', '/work/b');
     await eventually(() => of('a').length === 2, 10_000, 20, "session a's first records");
     appendFileSync(path, [call('c1'), output('c1'), complete()].map((l) => `${l}\n`).join(''));
     await eventually(() => of('a').length === 5, 10_000, 20, "session a's turn");
@@ -189,11 +195,7 @@ describe('rollout watch', () => {
   });
 
   it('takes no new file that two sessions in one directory could own; a notify names the thread, followed from then on', async () => {
-    const { watch, file, of } = setup();
-    watch.watch('a', '/work/same', null);
-    watch.watch('b', '/work/same', null);
-    const thread = threadAt(Date.now());
-    const path = file(thread, [meta(thread, '/work/same'), started(), prompt('go')]);
+    const { watch, file, of, thread, path } = newThreadBeside('/work/same', '/work/same');
     const control = threadAt(Date.now());
     watch.watch('c', '/work/c', null);
     file(control, [meta(control, '/work/c'), started()]);

@@ -8,13 +8,28 @@ import type { ControlEvent } from '../../src/tmux/control-events.js';
 
 const FIXTURES = new URL('../fixtures/', import.meta.url);
 
+/** A parser whose events are collected in `events`. */
+function recordingParser(limits?: Partial<ControlParserLimits>): { parser: ControlParser; events: ControlEvent[] } {
+  const events: ControlEvent[] = [];
+  return { parser: new ControlParser((e) => events.push(e), limits), events };
+}
+
 /** Every event the parser emits for `chunks`, after `end()`. */
 function parse(chunks: readonly Buffer[], limits?: Partial<ControlParserLimits>): ControlEvent[] {
-  const events: ControlEvent[] = [];
-  const parser = new ControlParser((e) => events.push(e), limits);
+  const { parser, events } = recordingParser(limits);
   for (const c of chunks) parser.push(c);
   parser.end();
   return events;
+}
+
+/** Pushes `first`, then writes `second` (of the same length) over that very buffer and pushes it again, as a caller reusing its read buffer does. */
+function pushThenRefill(parser: ControlParser, first: string, second: string): void {
+  const buf = bytes(first);
+  parser.push(buf);
+  const refill = bytes(second);
+  expect(refill.length).toBe(buf.length);
+  refill.copy(buf);
+  parser.push(buf);
 }
 
 const bytes = (s: string): Buffer => Buffer.from(s, 'latin1');
@@ -308,8 +323,8 @@ describe('escaping, as tmux writes it', () => {
     fc.assert(
       fc.property(fc.array(alphabet, { maxLength: 400, size: 'max' }), fc.nat(3), (chars, pad) => {
         const raw = new Uint8Array([...bytes('p'.repeat(pad)), ...chars]);
-        const events: ControlEvent[] = [];
-        new ControlParser((e) => events.push(e)).push(Buffer.concat([bytes('%output %1 '), raw, bytes('\n')]));
+        const { parser, events } = recordingParser();
+        parser.push(Buffer.concat([bytes('%output %1 '), raw, bytes('\n')]));
         expect(events).toEqual([{ type: 'output', paneId: '%1', data: byRule(raw) }]);
         expect(decodeControlOutputData(Buffer.from(raw))).toEqual(byRule(raw));
       }),
@@ -318,8 +333,7 @@ describe('escaping, as tmux writes it', () => {
   });
 
   it('hands out output the parser does not reuse or share with the input', () => {
-    const events: ControlEvent[] = [];
-    const parser = new ControlParser((e) => events.push(e));
+    const { parser, events } = recordingParser();
     const first = encodeControlOutput('%1', bytes('first line of output'));
     parser.push(first);
     parser.push(encodeControlOutput('%1', bytes('SECOND')));
@@ -328,26 +342,14 @@ describe('escaping, as tmux writes it', () => {
   });
 
   it('reads a buffer the caller refills and pushes again afresh', () => {
-    const events: ControlEvent[] = [];
-    const parser = new ControlParser((e) => events.push(e));
-    const buf = bytes('%output %1 plainplain\n%output %1 x\\134y\n');
-    parser.push(buf);
-    const refill = bytes('%output %1 \\101BCDEFG\n%output %1 x\\134y\n');
-    expect(refill.length).toBe(buf.length);
-    refill.copy(buf);
-    parser.push(buf);
+    const { parser, events } = recordingParser();
+    pushThenRefill(parser, '%output %1 plainplain\n%output %1 x\\134y\n', '%output %1 \\101BCDEFG\n%output %1 x\\134y\n');
     expect(events.map((e) => (e.type === 'output' ? e.data.toString() : ''))).toEqual(['plainplain', 'x\\y', 'ABCDEFG', 'x\\y']);
   });
 
   it('keeps a reply body line whose chunk the caller refills before the %end', () => {
-    const events: ControlEvent[] = [];
-    const parser = new ControlParser((e) => events.push(e));
-    const buf = bytes('%begin 1 2 1\nfirst\n');
-    parser.push(buf);
-    const refill = bytes('second line!\nxyzab\n');
-    expect(refill.length).toBe(buf.length);
-    refill.copy(buf);
-    parser.push(buf);
+    const { parser, events } = recordingParser();
+    pushThenRefill(parser, '%begin 1 2 1\nfirst\n', 'second line!\nxyzab\n');
     parser.push(bytes('%end 1 2 1\n'));
     expect(events).toMatchObject([{ type: 'reply', body: bytes('first\nsecond line!\nxyzab') }]);
   });
@@ -418,8 +420,7 @@ describe('limits and the end of the stream', () => {
   });
 
   it('refuses an over-large reply body before its %end arrives', () => {
-    const events: ControlEvent[] = [];
-    const parser = new ControlParser((e) => events.push(e), { maxReplyBytes: 100 });
+    const { parser, events } = recordingParser({ maxReplyBytes: 100 });
     parser.push(bytes('%begin 1 2 1\n'));
     parser.push(Buffer.concat([Buffer.alloc(49, 0x62), bytes('\n'), Buffer.alloc(50, 0x62), bytes('\n')])); // 49 + 1 + 50 = 100
     expect(codeOf(() => parser.push(bytes('\n')))).toBe('control-reply-too-large');

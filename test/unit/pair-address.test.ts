@@ -191,12 +191,14 @@ describe('choosing the pairing address', () => {
 });
 
 describe('tether pair --host', () => {
-  it('takes host names and IP addresses', () => {
-    expect(parseHostFlag('devbox.example.net')).toBe('devbox.example.net');
-    expect(parseHostFlag('devbox.example.net.')).toBe('devbox.example.net');
-    expect(parseHostFlag('192.168.1.23')).toBe('192.168.1.23');
-    expect(parseHostFlag('[2001:db8::1]')).toBe('2001:db8::1');
-    expect(parseHostFlag('2001:db8::1')).toBe('2001:db8::1');
+  it.each([
+    ['devbox.example.net', 'devbox.example.net'],
+    ['devbox.example.net.', 'devbox.example.net'],
+    ['192.168.1.23', '192.168.1.23'],
+    ['[2001:db8::1]', '2001:db8::1'],
+    ['2001:db8::1', '2001:db8::1'],
+  ])('takes host names and IP addresses: %s is %s', (flag, host) => {
+    expect(parseHostFlag(flag)).toBe(host);
   });
 
   it.each([

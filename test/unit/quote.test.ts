@@ -92,12 +92,14 @@ describe('buildControlCommand', () => {
 });
 
 describe('escapeArgvArg', () => {
-  it('puts a backslash before a trailing semicolon only', () => {
-    expect(escapeArgvArg('a;')).toBe('a\\;');
-    expect(escapeArgvArg(';')).toBe('\\;');
-    expect(escapeArgvArg('a\\;')).toBe('a\\\\;');
-    expect(escapeArgvArg('a;b')).toBe('a;b');
-    expect(escapeArgvArg('')).toBe('');
+  it.each([
+    ['a;', 'a\\;'],
+    [';', '\\;'],
+    ['a\\;', 'a\\\\;'],
+    ['a;b', 'a;b'],
+    ['', ''],
+  ])('puts a backslash before a trailing semicolon only: %j becomes %j', (arg, escaped) => {
+    expect(escapeArgvArg(arg)).toBe(escaped);
   });
 
   it('is undone exactly by tmux\'s rule (drop the trailing ";", a "\\" before it becomes ";")', () => {

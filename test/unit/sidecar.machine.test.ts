@@ -40,6 +40,16 @@ function harness() {
   };
 }
 
+/** A harness whose first scan found no session, and a session `id` created over the API, once it runs. */
+async function harnessWithCreated(id: string) {
+  const h = harness();
+  h.scan([]);
+  h.actor.send({ type: 'session.create', id, origin: 'api' });
+  const ref = h.actor.getSnapshot().context.sessions[id]!;
+  await waitFor(ref, (s) => s.matches('running'));
+  return { h, ref };
+}
+
 describe('sidecar machine', () => {
   it('adopts every session a scan reports, once, and links it', async () => {
     const h = harness();
@@ -53,11 +63,7 @@ describe('sidecar machine', () => {
   });
 
   it('a scan that began before a session was created does not end it; a later one that misses it does', async () => {
-    const h = harness();
-    h.scan([]);
-    h.actor.send({ type: 'session.create', id: 'new', origin: 'api' });
-    const ref = h.actor.getSnapshot().context.sessions.new!;
-    await waitFor(ref, (s) => s.matches('running'));
+    const { h, ref } = await harnessWithCreated('new');
     // This scan's answer was taken before tmux had the session: it does not list it.
     h.scan([], true, []);
     expect(ref.getSnapshot().matches('running')).toBe(true);
@@ -78,11 +84,7 @@ describe('sidecar machine', () => {
   });
 
   it('create spawns a session that reaches running; delete kills it and forgets it', async () => {
-    const h = harness();
-    h.scan([]);
-    h.actor.send({ type: 'session.create', id: 'n', origin: 'api' });
-    const ref = h.actor.getSnapshot().context.sessions.n!;
-    await waitFor(ref, (s) => s.matches('running'));
+    const { h } = await harnessWithCreated('n');
     h.actor.send({ type: 'session.delete', id: 'n', keepBuffer: false });
     await waitFor(h.actor, (s) => !s.context.sessions.n);
     expect(h.killed).toEqual(['n']);

@@ -17,51 +17,59 @@ function task(log: string[], name: string) {
 
 const tick = () => new Promise((r) => setImmediate(r));
 
+/**
+ * Submits the tasks to a new gate in order (an attach is a `read`, a notifying command a
+ * `write`). `log` is the log once pending callbacks ran; `endNext` ends the earliest task not
+ * yet ended and waits for its submission to settle.
+ */
+function gateScenario(tasks: readonly (readonly [name: string, kind: 'read' | 'write'])[]) {
+  const gate = new TopologyGate();
+  const log: string[] = [];
+  const pending = tasks.map(([name, kind]) => {
+    const t = task(log, name);
+    return { end: t.end, done: kind === 'read' ? gate.read(t.fn) : gate.write(t.fn) };
+  });
+  return {
+    log: async () => {
+      await tick();
+      return [...log];
+    },
+    endNext: async () => {
+      const next = pending.shift();
+      if (!next) throw new Error('every task has ended');
+      next.end();
+      await next.done;
+    },
+  };
+}
+
 describe('topology gate', () => {
   it('lets attaches overlap, and holds a notifying command until every attach in progress is done', async () => {
-    const gate = new TopologyGate();
-    const log: string[] = [];
-    const a = task(log, 'a');
-    const b = task(log, 'b');
-    const w = task(log, 'w');
-    const pa = gate.read(a.fn);
-    const pb = gate.read(b.fn);
-    const pw = gate.write(w.fn);
-    await tick();
-    expect(log).toEqual(['a+', 'b+']);
-    a.end();
-    await pa;
-    await tick();
-    expect(log).toEqual(['a+', 'b+', 'a-']);
-    b.end();
-    await pb;
-    await tick();
-    expect(log).toEqual(['a+', 'b+', 'a-', 'b-', 'w+']);
-    w.end();
-    await pw;
+    const s = gateScenario([
+      ['a', 'read'],
+      ['b', 'read'],
+      ['w', 'write'],
+    ]);
+    expect(await s.log()).toEqual(['a+', 'b+']);
+    await s.endNext();
+    expect(await s.log()).toEqual(['a+', 'b+', 'a-']);
+    await s.endNext();
+    expect(await s.log()).toEqual(['a+', 'b+', 'a-', 'b-', 'w+']);
+    await s.endNext();
   });
 
   it('holds a new attach back while a notifying command runs, in arrival order', async () => {
-    const gate = new TopologyGate();
-    const log: string[] = [];
-    const w = task(log, 'w');
-    const a = task(log, 'a');
-    const w2 = task(log, 'w2');
-    const pw = gate.write(w.fn);
-    const pa = gate.read(a.fn);
-    const pw2 = gate.write(w2.fn);
-    await tick();
-    expect(log).toEqual(['w+']);
-    w.end();
-    await pw;
-    await tick();
-    expect(log).toEqual(['w+', 'w-', 'a+']);
-    a.end();
-    await pa;
-    await tick();
-    expect(log.at(-1)).toBe('w2+');
-    w2.end();
-    await pw2;
+    const s = gateScenario([
+      ['w', 'write'],
+      ['a', 'read'],
+      ['w2', 'write'],
+    ]);
+    expect(await s.log()).toEqual(['w+']);
+    await s.endNext();
+    expect(await s.log()).toEqual(['w+', 'w-', 'a+']);
+    await s.endNext();
+    expect((await s.log()).at(-1)).toBe('w2+');
+    await s.endNext();
   });
 
   it('a failing task releases the gate', async () => {

@@ -20,14 +20,19 @@ afterEach(() => rmSync(root, { recursive: true, force: true }));
 const body = (...parts: (string | Buffer)[]) => Readable.from(parts.map((p) => Buffer.from(p)));
 
 describe('safe upload names', () => {
-  it('keeps a plain name and reduces hostile ones to a base name', () => {
-    expect(safeUploadName('screenshot.png')).toBe('screenshot.png');
-    expect(safeUploadName('../../etc/passwd')).toBe('passwd');
-    expect(safeUploadName('C:\\Users\\me\\shot.png')).toBe('shot.png');
-    expect(safeUploadName('a;b $(rm -rf ~) `x`.txt')).toBe('a-b-rm-rf-x-.txt');
-    expect(safeUploadName('.bashrc')).toBe('bashrc');
-    expect(safeUploadName('résumé photo.jpg')).toBe('résumé-photo.jpg');
-    for (const nothing of ['..', '.', '/', '...', '\u0000', '\n', '$$$', '  ']) expect(safeUploadName(nothing)).toBe('');
+  it.each([
+    ['screenshot.png', 'screenshot.png'],
+    ['../../etc/passwd', 'passwd'],
+    ['C:\\Users\\me\\shot.png', 'shot.png'],
+    ['a;b $(rm -rf ~) `x`.txt', 'a-b-rm-rf-x-.txt'],
+    ['.bashrc', 'bashrc'],
+    ['résumé photo.jpg', 'résumé-photo.jpg'],
+  ])('keeps a plain name and reduces hostile ones to a base name: %j becomes %j', (name, safe) => {
+    expect(safeUploadName(name)).toBe(safe);
+  });
+
+  it.each(['..', '.', '/', '...', '\u0000', '\n', '$$$', '  '])('reduces %j to no name at all', (nothing) => {
+    expect(safeUploadName(nothing)).toBe('');
   });
 
   it('never yields a folder, "..", a control character or more than the byte limit, whatever it is given', () => {
