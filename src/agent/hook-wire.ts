@@ -40,8 +40,11 @@ export interface HookReport {
  * A conversation id tether may put on an agent's command line (`--resume <id>`): letters,
  * digits, `-` and `_`, starting with a letter or digit (never read as an option), at most 128.
  */
+export const CONVERSATION_ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$';
+const CONVERSATION_ID_RE = new RegExp(CONVERSATION_ID_PATTERN);
+
 export function isConversationId(id: string): boolean {
-  return /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/.test(id);
+  return CONVERSATION_ID_RE.test(id);
 }
 
 /** The string fields of `value` worth sending, cut to the limits (`keep` names them, in order). */

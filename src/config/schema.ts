@@ -80,7 +80,8 @@ function hasNoControlChars(s: string): boolean {
 export const AGENT_KINDS = ['auto', 'pi', 'claude', 'codex', 'other'] as const;
 export type AgentKind = (typeof AGENT_KINDS)[number];
 /** A named agent (`[agents.<name>]`): letters, digits, `_` and `-`, at most 32; `default` names `[agent]`. */
-export const AGENT_NAME_RE = /^[A-Za-z0-9_-]{1,32}$/;
+export const AGENT_NAME_PATTERN = '^[A-Za-z0-9_-]{1,32}$';
+export const AGENT_NAME_RE = new RegExp(AGENT_NAME_PATTERN);
 export const DEFAULT_AGENT_NAME = 'default';
 export const AGENT_NAME_EXPECTED = '1 to 32 letters, digits, "_" or "-"';
 

@@ -4,6 +4,8 @@
  * types from here.
  */
 import { Type, type Static } from 'typebox';
+import { CONVERSATION_ID_PATTERN } from '../agent/hook-wire.js';
+import { AGENT_NAME_PATTERN } from '../config/schema.js';
 
 export const SessionRecordSchema = Type.Object(
   {
@@ -17,9 +19,9 @@ export const SessionRecordSchema = Type.Object(
     /** The file pi keeps the conversation in, as the extension last reported it. */
     sessionFile: Type.Union([Type.String({ minLength: 1 }), Type.Null()]),
     /** The configured agent the session runs (`default` is `[agent]`); absent in records from before it was kept. */
-    agent: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_-]{1,32}$' })),
+    agent: Type.Optional(Type.String({ pattern: AGENT_NAME_PATTERN })),
     /** Another agent's conversation id (Claude Code's session id, Codex's thread id), as it last reported it. */
-    conversation: Type.Optional(Type.Union([Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$' }), Type.Null()])),
+    conversation: Type.Optional(Type.Union([Type.String({ pattern: CONVERSATION_ID_PATTERN }), Type.Null()])),
     createdAt: Type.String(),
     /** The highest stream position reserved so far. */
     reservedSeq: Type.Integer({ minimum: 0 }),
