@@ -58,8 +58,8 @@ export function certificateNames(hosts: readonly string[]): string[] {
 function namesOf(cert: X509Certificate): string[] {
   return (cert.subjectAltName ?? '')
     .split(', ')
-    .map((s) => (s.startsWith('IP Address:') && s.includes(':', 11) ? new URL(`http://[${s.slice(11)}]/`).hostname.slice(1, -1) : s))
     .map((s) => s.replace(/^(DNS|IP Address):/, ''))
+    .map((n) => (n.includes(':') ? new URL(`http://[${n}]/`).hostname.slice(1, -1) : n))
     .filter((s) => s !== '');
 }
 
