@@ -15,10 +15,9 @@ export function isValidSessionName(name: string): boolean {
 
 /**
  * The order of the characters a name may hold, as the Unicode collation's root order has them,
- * case aside: `_`, `-`, the digits, then the letters. Index 0 is unused so a shorter name's end
- * sorts first.
+ * case aside: `_`, `-`, the digits, then the letters.
  */
-const PRIMARY = ' _-0123456789abcdefghijklmnopqrstuvwxyz';
+const PRIMARY = '_-0123456789abcdefghijklmnopqrstuvwxyz';
 
 /**
  * Sorts session names as the Unicode collation (`localeCompare` in English) does for this
