@@ -143,6 +143,9 @@ export class SidecarSystem {
         releaseSession: (_, params) => {
           this.panes.release(params.id);
           this.removals.set(params.id, ++this.removalSerial);
+          // Its link may have been the last one: tmux may have exited with it, and the next
+          // periodic scan is up to RESCAN_LINKED_MS away. Look now, once this transition is done.
+          queueMicrotask(() => this.requestRescan());
         },
       },
     });
