@@ -59,6 +59,8 @@ export interface DaemonIo {
   readonly freeBytes?: (dir: string) => Promise<number>;
   /** The clock of the disk buffers' idle cleanup (tests move it days ahead). */
   readonly bufferClock?: () => number;
+  /** The uploads' clock: when an upload is stored, and the keep-days clean-up's now (tests move it days ahead). */
+  readonly uploadsClock?: () => number;
 }
 
 export interface RunningDaemon {
@@ -245,7 +247,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     buffers,
     isUnrestorable: (id) => unrestorableSessions(records).some((u) => u.id === id),
     input: (id, message) => sessions.input(id, message),
-    now: Date.now,
+    now: io.uploadsClock ?? Date.now,
     log,
   });
   const connections = new ConnectionRegistry();
@@ -327,6 +329,8 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     await server.close();
     throw new CliError((err as Error).message);
   }
+  // The uploads clean-up removes files: only once the port and the agent socket are held.
+  workbench.start();
   const releaseLedger = await retireStaleLinks(cli, target, paths.runDir, log);
   await setUpBuffers(buffers, cli, log);
   system.start();
