@@ -1,5 +1,6 @@
 /**
- * The steps of `tether serve`'s start that stand alone: the certificate (made on first start),
+ * The steps of `tether serve`'s start that stand alone: the certificate (made on first start,
+ * kept once the port is held),
  * the control clients a dead predecessor left attached, and the disk buffers' set-up with the
  * start-up cleanup of what was idle too long.
  */
@@ -9,7 +10,7 @@ import { join } from 'node:path';
 import type pino from 'pino';
 import { isDomainError } from '../errors.js';
 import type { DiskBuffers, SessionActivity } from '../actors/disk-buffer.actor.js';
-import { ensureCertificate } from '../auth/certificate.js';
+import { findOrMakeCertificate, type FoundCertificate } from '../auth/certificate.js';
 import { ControlLedger, keepControlLedger, retireStaleControlClients } from '../tmux/control-ledger.js';
 import type { TmuxCli } from '../tmux/exec.js';
 import type { TmuxTarget } from '../tmux/target.js';
@@ -74,17 +75,29 @@ export async function retireStaleLinks(cli: TmuxCli, target: TmuxTarget, runDir:
   return keepControlLedger(target, ledger);
 }
 
-/** The certificate (made on first start); problems become the one-line refusal. */
-export async function loadCertificate(tlsDir: string, host: string, publicBaseUrl: string, log: pino.Logger) {
+/**
+ * The certificate: read, or on first start made in memory (written by `keepCertificate` once the
+ * port is held); problems become the one-line refusal.
+ */
+export async function loadCertificate(tlsDir: string, host: string, publicBaseUrl: string, log: pino.Logger): Promise<FoundCertificate> {
   const hosts = [host, ...(publicBaseUrl !== '' ? [new URL(publicBaseUrl).hostname.replace(/^\[|\]$/g, '')] : [])];
   try {
-    const cert = await ensureCertificate(tlsDir, hosts);
-    if (cert.created)
-      log.info({ fingerprint: cert.fingerprint, names: cert.names }, 'made a new TLS certificate: phones pin its fingerprint');
+    const cert = await findOrMakeCertificate(tlsDir, hosts);
     if (cert.missing.length > 0)
       log.warn({ missing: cert.missing }, 'the TLS certificate does not name every host; paired phones pin its fingerprint, so it is kept');
     return cert;
   } catch (err) {
     throw isDomainError(err, 'certificate-unusable') ? new CliError(err.message) : err;
   }
+}
+
+/** Writes the certificate this start made (nothing for one it read); problems become the one-line refusal. */
+export function keepCertificate(cert: FoundCertificate, log: pino.Logger): void {
+  if (!cert.save) return;
+  try {
+    cert.save();
+  } catch (err) {
+    throw isDomainError(err, 'certificate-unusable') ? new CliError(err.message) : err;
+  }
+  log.info({ fingerprint: cert.fingerprint, names: cert.names }, 'made a new TLS certificate: phones pin its fingerprint');
 }

@@ -5,6 +5,11 @@
  * reattach to every tether session; create the default session when there is none;
  * print exactly one line on stdout once listening; shut down cleanly on a signal, leaving tmux
  * sessions running.
+ *
+ * Invariant: nothing changes on disk before the port is held (a first start's certificate is
+ * made in memory, the log lines wait in memory, Claude's settings and the uploads clean-up wait),
+ * and nothing but the local token of a first start before the agent socket is held too: a
+ * refused daemon leaves every file as it found it (docs/configuration.md "Start-up").
  */
 import { rmSync } from 'node:fs';
 import { hostname } from 'node:os';
@@ -44,7 +49,7 @@ import { agentSocketPath } from '../agent/protocol.js';
 import { resolveAgentCommand, type AgentResume } from './agent.js';
 import { prepareAgents } from './agents.js';
 import { CliError } from './fail.js';
-import { loadCertificate, retireStaleLinks, setUpBuffers, statfsFree } from './daemon-start.js';
+import { keepCertificate, loadCertificate, retireStaleLinks, setUpBuffers, statfsFree } from './daemon-start.js';
 import { agentLabel, startPush } from './push-wiring.js';
 import { writeRunFile } from './run-file.js';
 import { packageVersion } from '../config/version.js';
@@ -94,7 +99,8 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
   // The default agent is resolved before anything starts: a missing one is the start's refusal.
   resolveAgentCommand(config.agent, io.env);
 
-  const { log, close: closeLog } = makeLogger(paths, io.env, io.stderr);
+  // Log lines reach the file only once the port is held (`openLogFile`); stderr has them at once.
+  const { log, openFile: openLogFile, close: closeLog } = makeLogger(paths, io.env, io.stderr);
   const configured = prepareAgents(config, io.env, paths.dataDir, agentSocketPath(paths.dataDir), log);
   for (const w of warnings) log.warn(w);
   const tls = config.tls ? await loadCertificate(paths.tlsDir, host, config.publicBaseUrl, log) : null;
@@ -102,11 +108,6 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     throw isDomainError(err, 'push-config-invalid') ? new CliError(err.message) : err;
   });
   const tokens = await TokenStore.open(paths.authDir);
-  const local = await tokens.ensureLocalToken();
-  if (!local.token)
-    throw new CliError(
-      `the local token's plaintext is missing from ${paths.authDir}: run "tether auth revoke local" and start again for a new one`,
-    );
 
   const startedAt = Date.now();
   // A tmux server this daemon starts must outlive it, under a service too (docs/service.md).
@@ -312,24 +313,49 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
       ...workbench.plugins,
     ],
   });
+  // A refused start stops what it started (timers, the push client) and leaves with its one line.
+  const refuse = async (err: unknown, listening: boolean): Promise<never> => {
+    stopWatchingTokens();
+    push.stop();
+    if (listening) await server.close();
+    await closeLog();
+    throw err instanceof CliError ? err : new CliError((err as Error).message);
+  };
   // The port and the agent socket are held before anything is touched: a second daemon (the
   // port taken, or another daemon answering on this data dir's agent socket) is refused having
-  // adopted no session, written no buffer or record and removed nothing.
+  // adopted no session, written no buffer, record, log line or certificate and removed nothing.
   try {
     await listen(server, { host, port }, paths.configFile);
   } catch (err) {
-    throw new CliError((err as Error).message);
+    return refuse(err, false);
   }
   const address = server.server.address();
   const boundPort = typeof address === 'object' && address ? address.port : port;
+  // The local token: read, or made on a first start (only then is it written, the port held).
+  const local = await tokens.ensureLocalToken().catch((err: unknown) => refuse(err, true));
+  if (!local.token)
+    return refuse(
+      new CliError(
+        `the local token's plaintext is missing from ${paths.authDir}: run "tether auth revoke local" and start again for a new one`,
+      ),
+      true,
+    );
   const url = startupUrl(config, scheme, host, boundPort, local.token);
   try {
     await agents.listen(url);
   } catch (err) {
-    await server.close();
-    throw new CliError((err as Error).message);
+    return refuse(err, true);
   }
-  // The uploads clean-up removes files: only once the port and the agent socket are held.
+  // Held: from here this daemon changes files. The log lines so far, the certificate a first
+  // start made, Claude's settings, then the uploads clean-up.
+  openLogFile();
+  try {
+    if (tls) keepCertificate(tls, log);
+  } catch (err) {
+    await agents.stop();
+    return refuse(err, true);
+  }
+  configured.writeSettings();
   workbench.start();
   const releaseLedger = await retireStaleLinks(cli, target, paths.runDir, log);
   await setUpBuffers(buffers, cli, log);
