@@ -14,7 +14,6 @@
 import { rmSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { isDomainError } from '../errors.js';
-import { DiskBuffers, GIB, MIB } from '../actors/disk-buffer.actor.js';
 import { SessionsService } from '../service/sessions.service.js';
 import { SessionRecords } from '../restore/records.js';
 import { RecordKeeper } from '../restore/record-keeper.js';
@@ -49,7 +48,7 @@ import { agentSocketPath } from '../agent/protocol.js';
 import { resolveAgentCommand, type AgentResume } from './agent.js';
 import { prepareAgents } from './agents.js';
 import { CliError } from './fail.js';
-import { keepCertificate, loadCertificate, retireStaleLinks, setUpBuffers, statfsFree } from './daemon-start.js';
+import { keepCertificate, loadCertificate, localToken, makeDiskBuffers, retireStaleLinks, setUpBuffers } from './daemon-start.js';
 import { agentLabel, startPush } from './push-wiring.js';
 import { writeRunFile } from './run-file.js';
 import { packageVersion } from '../config/version.js';
@@ -118,26 +117,9 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     ...(scope.launcher ? { serverLauncher: scope.launcher } : {}),
     onLauncherFailed: (why) => log.warn({ why }, "systemd-run failed: this tmux command ran in the daemon's own control group"),
   });
-  const minFreeBytes = Math.round(config.buffer.min_free_gb * GIB);
   // The /ops view: inspection of every actor system (nothing is sent while no one watches).
   const ops = new OpsInspector();
-  const buffers = new DiskBuffers({
-    inspect: (id) =>
-      ops.observer(id === null ? { label: 'diskBuffer', parent: 'sidecar' } : { label: 'buffer', parent: sessionActorId(id) }),
-    dir: paths.buffersDir,
-    limits: {
-      sessionCapBytes: config.buffer.session_cap_mb * MIB,
-      globalCapBytes: config.buffer.global_cap_mb * MIB,
-      minFreeBytes,
-      // Hysteresis: writing resumes only a tenth above the minimum (at least 1 MB), so it does not flap.
-      resumeMarginBytes: Math.max(MIB, Math.round(minFreeBytes / 10)),
-      idleMs: config.buffer.idle_days * 86_400_000,
-    },
-    freeBytes: () => (io.freeBytes ?? statfsFree)(paths.buffersDir),
-    watchdogIntervalMs: config.buffer.watchdog_interval_s * 1000,
-    now: io.bufferClock ?? Date.now,
-    log,
-  });
+  const buffers = makeDiskBuffers(config, paths.buffersDir, ops, { freeBytes: io.freeBytes, now: io.bufferClock }, log);
   const launchFor = (id: string, name?: string, resume?: AgentResume) =>
     configured.launch(id, id === config.agent.default_session ? io.cwd : (io.env.HOME ?? io.cwd), name, resume);
   // What it takes to bring each session back, kept in step with it (docs/reliability.md).
@@ -332,15 +314,8 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
   const address = server.server.address();
   const boundPort = typeof address === 'object' && address ? address.port : port;
   // The local token: read, or made on a first start (only then is it written, the port held).
-  const local = await tokens.ensureLocalToken().catch((err: unknown) => refuse(err, true));
-  if (!local.token)
-    return refuse(
-      new CliError(
-        `the local token's plaintext is missing from ${paths.authDir}: run "tether auth revoke local" and start again for a new one`,
-      ),
-      true,
-    );
-  const url = startupUrl(config, scheme, host, boundPort, local.token);
+  const token = await localToken(tokens, paths.authDir).catch((err: unknown) => refuse(err, true));
+  const url = startupUrl(config, scheme, host, boundPort, token);
   try {
     await agents.listen(url);
   } catch (err) {
