@@ -274,9 +274,10 @@ export class UploadStore {
         await file.fh.write(data);
       }
       if (body.readableAborted || (body as { aborted?: boolean }).aborted === true) throw aborted();
+      // Noted while the file is still open, so its inode cannot have gone to another file.
       const st = await file.fh.stat({ bigint: true });
-      await file.fh.close();
       await this.exclusive(() => Promise.resolve(this.written(file.path, st)));
+      await file.fh.close();
     } catch (err) {
       await file.fh.close().catch(() => undefined);
       await this.discard(file.path).catch(() => undefined);
@@ -287,13 +288,17 @@ export class UploadStore {
     return { path: file.path, bytes, name: file.name };
   }
 
-  /** Notes that an upload's body is written: from now on a change to the file makes it the user's. */
+  /**
+   * Notes that an upload's body is written (`st` is its open file's): from now on a change to
+   * the file makes it the user's. Its identity is taken again too: where a system gives no birth
+   * time and node reports the change time in its place, writing the body changed it.
+   */
   private written(path: string, st: BigIntStats): void {
     this.opts.ledger.change((c) => {
-      const i = c.files.findIndex((f) => f.path === path && sameIdentity(f, identityOf(st)));
+      const i = c.files.findIndex((f) => f.path === path && f.dev === st.dev.toString() && f.ino === st.ino.toString());
       if (i < 0) return c; // removed meanwhile (its session was deleted)
       const files = [...c.files];
-      files[i] = { ...files[i]!, written: { size: st.size.toString(), mtime: st.mtimeNs.toString() } };
+      files[i] = { ...files[i]!, ...identityOf(st), written: { size: st.size.toString(), mtime: st.mtimeNs.toString() } };
       return { ...c, files };
     });
   }
