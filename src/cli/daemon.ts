@@ -5,11 +5,15 @@
  * reattach to every tether session; create the default session when there is none;
  * print exactly one line on stdout once listening; shut down cleanly on a signal, leaving tmux
  * sessions running.
+ *
+ * Invariant: nothing changes on disk before the port is held (a first start's certificate is
+ * made in memory, the log lines wait in memory, Claude's settings and the uploads clean-up wait),
+ * and nothing but the local token of a first start before the agent socket is held too: a
+ * refused daemon leaves every file as it found it (docs/configuration.md "Start-up").
  */
 import { rmSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { isDomainError } from '../errors.js';
-import { DiskBuffers, GIB, MIB } from '../actors/disk-buffer.actor.js';
 import { SessionsService } from '../service/sessions.service.js';
 import { SessionRecords } from '../restore/records.js';
 import { RecordKeeper } from '../restore/record-keeper.js';
@@ -44,7 +48,7 @@ import { agentSocketPath } from '../agent/protocol.js';
 import { resolveAgentCommand, type AgentResume } from './agent.js';
 import { prepareAgents } from './agents.js';
 import { CliError } from './fail.js';
-import { loadCertificate, retireStaleLinks, setUpBuffers, statfsFree } from './daemon-start.js';
+import { keepCertificate, loadCertificate, localToken, makeDiskBuffers, retireStaleLinks, setUpBuffers } from './daemon-start.js';
 import { agentLabel, startPush } from './push-wiring.js';
 import { writeRunFile } from './run-file.js';
 import { packageVersion } from '../config/version.js';
@@ -59,6 +63,8 @@ export interface DaemonIo {
   readonly freeBytes?: (dir: string) => Promise<number>;
   /** The clock of the disk buffers' idle cleanup (tests move it days ahead). */
   readonly bufferClock?: () => number;
+  /** The uploads' clock: when an upload is stored, and the keep-days clean-up's now (tests move it days ahead). */
+  readonly uploadsClock?: () => number;
 }
 
 export interface RunningDaemon {
@@ -92,7 +98,8 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
   // The default agent is resolved before anything starts: a missing one is the start's refusal.
   resolveAgentCommand(config.agent, io.env);
 
-  const { log, close: closeLog } = makeLogger(paths, io.env, io.stderr);
+  // Log lines reach the file only once the port is held (`openLogFile`); stderr has them at once.
+  const { log, openFile: openLogFile, close: closeLog } = makeLogger(paths, io.env, io.stderr);
   const configured = prepareAgents(config, io.env, paths.dataDir, agentSocketPath(paths.dataDir), log);
   for (const w of warnings) log.warn(w);
   const tls = config.tls ? await loadCertificate(paths.tlsDir, host, config.publicBaseUrl, log) : null;
@@ -100,11 +107,6 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     throw isDomainError(err, 'push-config-invalid') ? new CliError(err.message) : err;
   });
   const tokens = await TokenStore.open(paths.authDir);
-  const local = await tokens.ensureLocalToken();
-  if (!local.token)
-    throw new CliError(
-      `the local token's plaintext is missing from ${paths.authDir}: run "tether auth revoke local" and start again for a new one`,
-    );
 
   const startedAt = Date.now();
   // A tmux server this daemon starts must outlive it, under a service too (docs/service.md).
@@ -115,26 +117,9 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     ...(scope.launcher ? { serverLauncher: scope.launcher } : {}),
     onLauncherFailed: (why) => log.warn({ why }, "systemd-run failed: this tmux command ran in the daemon's own control group"),
   });
-  const minFreeBytes = Math.round(config.buffer.min_free_gb * GIB);
   // The /ops view: inspection of every actor system (nothing is sent while no one watches).
   const ops = new OpsInspector();
-  const buffers = new DiskBuffers({
-    inspect: (id) =>
-      ops.observer(id === null ? { label: 'diskBuffer', parent: 'sidecar' } : { label: 'buffer', parent: sessionActorId(id) }),
-    dir: paths.buffersDir,
-    limits: {
-      sessionCapBytes: config.buffer.session_cap_mb * MIB,
-      globalCapBytes: config.buffer.global_cap_mb * MIB,
-      minFreeBytes,
-      // Hysteresis: writing resumes only a tenth above the minimum (at least 1 MB), so it does not flap.
-      resumeMarginBytes: Math.max(MIB, Math.round(minFreeBytes / 10)),
-      idleMs: config.buffer.idle_days * 86_400_000,
-    },
-    freeBytes: () => (io.freeBytes ?? statfsFree)(paths.buffersDir),
-    watchdogIntervalMs: config.buffer.watchdog_interval_s * 1000,
-    now: io.bufferClock ?? Date.now,
-    log,
-  });
+  const buffers = makeDiskBuffers(config, paths.buffersDir, ops, { freeBytes: io.freeBytes, now: io.bufferClock }, log);
   const launchFor = (id: string, name?: string, resume?: AgentResume) =>
     configured.launch(id, id === config.agent.default_session ? io.cwd : (io.env.HOME ?? io.cwd), name, resume);
   // What it takes to bring each session back, kept in step with it (docs/reliability.md).
@@ -245,7 +230,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     buffers,
     isUnrestorable: (id) => unrestorableSessions(records).some((u) => u.id === id),
     input: (id, message) => sessions.input(id, message),
-    now: Date.now,
+    now: io.uploadsClock ?? Date.now,
     log,
   });
   const connections = new ConnectionRegistry();
@@ -310,23 +295,43 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
       ...workbench.plugins,
     ],
   });
+  // A refused start stops what it started (timers, the push client) and leaves with its one line.
+  const refuse = async (err: unknown, listening: boolean): Promise<never> => {
+    stopWatchingTokens();
+    push.stop();
+    if (listening) await server.close();
+    await closeLog();
+    throw err instanceof CliError ? err : new CliError((err as Error).message);
+  };
   // The port and the agent socket are held before anything is touched: a second daemon (the
   // port taken, or another daemon answering on this data dir's agent socket) is refused having
-  // adopted no session, written no buffer or record and removed nothing.
+  // adopted no session, written no buffer, record, log line or certificate and removed nothing.
   try {
     await listen(server, { host, port }, paths.configFile);
   } catch (err) {
-    throw new CliError((err as Error).message);
+    return refuse(err, false);
   }
   const address = server.server.address();
   const boundPort = typeof address === 'object' && address ? address.port : port;
-  const url = startupUrl(config, scheme, host, boundPort, local.token);
+  // The local token: read, or made on a first start (only then is it written, the port held).
+  const token = await localToken(tokens, paths.authDir).catch((err: unknown) => refuse(err, true));
+  const url = startupUrl(config, scheme, host, boundPort, token);
   try {
     await agents.listen(url);
   } catch (err) {
-    await server.close();
-    throw new CliError((err as Error).message);
+    return refuse(err, true);
   }
+  // Held: from here this daemon changes files. The log lines so far, the certificate a first
+  // start made, Claude's settings, then the uploads clean-up.
+  openLogFile();
+  try {
+    if (tls) keepCertificate(tls, log);
+  } catch (err) {
+    await agents.stop();
+    return refuse(err, true);
+  }
+  configured.writeSettings();
+  workbench.start();
   const releaseLedger = await retireStaleLinks(cli, target, paths.runDir, log);
   await setUpBuffers(buffers, cli, log);
   system.start();
