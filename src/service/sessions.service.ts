@@ -217,9 +217,9 @@ export class SessionsService {
     return `${this.namePrefix}-${n}`;
   }
 
-  /** Throws session-not-found unless `id` is a tether session with an actor. */
-  private known(id: string): void {
-    if (!isValidSessionName(id) || !this.system.hasSession(id)) throw notFound(id);
+  /** Throws session-not-found unless `id` is a tether session with an actor (adopted now when tmux holds it: `knows`). */
+  private async known(id: string): Promise<void> {
+    if (!isValidSessionName(id) || !(await this.system.knows(id))) throw notFound(id);
   }
 
   /**
@@ -227,7 +227,7 @@ export class SessionsService {
    * Without one, changes nothing. Answers the description in effect.
    */
   async describe(id: string, description?: string): Promise<string> {
-    this.known(id);
+    await this.known(id);
     if (description === undefined) return (await readUserOption(this.cli, id, '@description').catch(() => null)) ?? '';
     if (description === '') await unsetUserOption(this.cli, id, '@description');
     else await setUserOption(this.cli, id, '@description', description);
@@ -265,7 +265,7 @@ export class SessionsService {
    * (`session-running`) and left alone.
    */
   async respawn(id: string): Promise<{ id: string; state: 'running' | 'exited'; exitStatus: number | null }> {
-    this.known(id);
+    await this.known(id);
     if (!(await this.system.respawnSession(id))) throw notFound(id);
     const live = this.system.session(id);
     if (!live) throw notFound(id);
@@ -278,14 +278,14 @@ export class SessionsService {
       this.deleted(id, keepBuffer);
       return;
     }
-    this.known(id);
+    await this.known(id);
     if (!(await this.system.deleteSession(id, keepBuffer))) throw notFound(id);
     this.deleted(id, keepBuffer);
   }
 
   /** The 40x12 text thumbnail of the agent pane. */
   async thumbnail(id: string): Promise<string> {
-    this.known(id);
+    await this.known(id);
     const pane = this.system.session(id)?.input.paneId;
     const target = pane ?? `=${id}:`;
     const { stdout } = await this.cli.run(['capture-pane', '-p', '-t', target]);
@@ -302,7 +302,7 @@ export class SessionsService {
    * `linkWaitMs`, then refused with `tmux-unavailable`.
    */
   async input(id: string, message: InputMessage, linkWaitMs = INPUT_LINK_WAIT_MS): Promise<void> {
-    this.known(id);
+    await this.known(id);
     const session = this.system.session(id);
     if (!session) throw new DomainError('tmux-unavailable', `session ${id} is not linked to tmux right now`);
     // tmux takes keys for a dead pane and drops them: say so instead.
@@ -323,7 +323,7 @@ export class SessionsService {
    * files), else pi's built-ins, then what its extension reported (extension commands, templates, skills).
    */
   async commands(id: string): Promise<readonly SlashCommand[]> {
-    this.known(id);
+    await this.known(id);
     const agent = (await readUserOption(this.cli, id, AGENT_OPTION).catch(() => null)) ?? DEFAULT_AGENT;
     const listed = this.catalog.commands(id, agent);
     if (listed) return listed;
