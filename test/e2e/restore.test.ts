@@ -12,6 +12,7 @@
 import { mkdirSync, realpathSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { processExists } from '../../src/process.js';
 import { SessionRecords } from '../../src/restore/records.js';
 import { RESTORE_RETRY_INTERVAL_MS } from '../../src/restore/retry.js';
 import type { TestDaemon } from '../helpers/daemon.js';
@@ -94,19 +95,7 @@ describe('sessions restored after their tmux server is lost', () => {
     const pid = await serverPid();
     expect(pid).toBeGreaterThan(0);
     process.kill(pid, 'SIGKILL');
-    await eventually(
-      () => {
-        try {
-          process.kill(pid, 0);
-          return false;
-        } catch {
-          return true;
-        }
-      },
-      15_000,
-      25,
-      'the tmux server gone',
-    );
+    await eventually(() => !processExists(pid), 15_000, 25, 'the tmux server gone');
     return pid;
   };
   /** Every named session runs again, in its directory, with its description, pi showing its conversation. */

@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { processExists } from '../../src/process.js';
 import { TmuxCli } from '../../src/tmux/exec.js';
 import type { TmuxTarget } from '../../src/tmux/target.js';
 import { makesNotifications, topologyGate } from '../../src/tmux/topology-gate.js';
@@ -52,16 +53,9 @@ export function privateTmux(): Promise<PrivateTmux> {
       );
       await run('tmux', ['-S', socket, 'kill-server']).catch(() => undefined);
       if (Number.isSafeInteger(pid) && pid > 0) {
-        const alive = () => {
-          try {
-            process.kill(pid, 0);
-            return true;
-          } catch {
-            return false;
-          }
-        };
-        for (let i = 0; i < 30 && alive(); i++) await new Promise((r) => setTimeout(r, 100));
-        if (alive()) process.kill(pid, 'SIGKILL');
+        // Exited is enough: a zombie waiting for a slow init to reap it is gone (src/process.ts).
+        for (let i = 0; i < 300 && processExists(pid); i++) await new Promise((r) => setTimeout(r, 10));
+        if (processExists(pid)) process.kill(pid, 'SIGKILL');
       }
       rmSync(dir, { recursive: true, force: true });
     },
