@@ -4,7 +4,7 @@
  * it) does not either, though signal 0 still finds it.
  */
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { processExists } from '../../src/process.js';
 import { eventually } from '../helpers/tmux.js';
@@ -43,12 +43,18 @@ describe('processExists', () => {
   it.skipIf(!existsSync('/proc/self/stat'))(
     'is false for a process that exited and waits to be reaped, which signal 0 still finds',
     async () => {
-      // `true` runs in the background, exits at once, and its parent then becomes `sleep`, which
-      // never reaps a child: `true` stays a zombie until the sleep ends.
-      const { line } = await sh('true & echo $!; exec sleep 60');
+      // A subshell in the background exits a second later, when its parent has become `sleep`
+      // (exec), which never reaps a child: the subshell stays a zombie until the sleep ends.
+      const { line } = await sh('(sleep 1) & echo $!; exec sleep 60');
       const zombie = Number(line);
       expect(zombie).toBeGreaterThan(0);
-      await eventually(() => !processExists(zombie), 15_000, 10, 'the background true to exit');
+      const state = () => {
+        const stat = readFileSync(`/proc/${zombie}/stat`, 'latin1');
+        return stat.charAt(stat.lastIndexOf(')') + 2);
+      };
+      expect(processExists(zombie)).toBe(true);
+      await eventually(() => state() === 'Z', 15_000, 10, 'the background subshell to exit, unreaped');
+      expect(processExists(zombie)).toBe(false);
       // Still in the process table: signal 0 finds it.
       expect(() => process.kill(zombie, 0)).not.toThrow();
     },
