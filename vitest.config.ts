@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { LongestFirst } from './test/sequencer.js';
 
 export default defineConfig({
   test: {
@@ -8,5 +9,7 @@ export default defineConfig({
     // Real tmux servers and daemons: keep parallelism at the machine's two cores.
     pool: 'forks',
     maxWorkers: 2,
+    // The longest files first (test/times.json): docs/testing.md "Time".
+    sequence: { sequencer: LongestFirst },
   },
 });
