@@ -11,6 +11,7 @@ import { hostname } from 'node:os';
 import { isDomainError } from '../errors.js';
 import { DiskBuffers, GIB, MIB } from '../actors/disk-buffer.actor.js';
 import { SessionsService } from '../service/sessions.service.js';
+import { makeWorkspaces } from './workspaces.js';
 import { SessionRecords } from '../restore/records.js';
 import { RecordKeeper } from '../restore/record-keeper.js';
 import { restoreAtStart, unrestorableSessions } from '../restore/at-start.js';
@@ -213,6 +214,8 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     );
     log.warn(warnings[warnings.length - 1]);
   }
+  const isUnrestorable = (id: string) => unrestorableSessions(records).some((u) => u.id === id);
+  const workspaces = makeWorkspaces({ config, dataDir: paths.dataDir, cli, system, records, isUnrestorable, log });
   const sessions = new SessionsService(
     system,
     cli,
@@ -228,14 +231,10 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     },
     {
       unrestorable: () => unrestorableSessions(records),
-      record: (id) => {
-        const r = records.read(id);
-        return r
-          ? { description: r.description, createdAt: r.createdAt, cwd: r.cwd, ...(r.agent !== undefined ? { agent: r.agent } : {}) }
-          : null;
-      },
+      record: (id) => records.read(id),
     },
     configured.catalog((id) => agents.hub.agentCwd(id) ?? records.read(id)?.cwd ?? null),
+    workspaces.service,
   );
   const workbench = makeWorkbench({
     config,
@@ -243,7 +242,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     buffersDir: paths.buffersDir,
     system,
     buffers,
-    isUnrestorable: (id) => unrestorableSessions(records).some((u) => u.id === id),
+    isUnrestorable,
     input: (id, message) => sessions.input(id, message),
     now: Date.now,
     log,
@@ -308,6 +307,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
       async (app) => void (await app.register(pairRoutes, { pairing })),
       async (app) => void (await app.register(opsRoutes, { ops, connections })),
       ...workbench.plugins,
+      workspaces.plugin,
     ],
   });
   // The port and the agent socket are held before anything is touched: a second daemon (the
