@@ -7,7 +7,8 @@
  * and a stale entry is refreshed in the background, at most `SUMMARY_JOBS` git runs at a time,
  * each a child process, so the event loop never waits on a large repository. An entry is stale
  * once a session in that tree wrote output after it was begun (the agent is at work), or after
- * `SUMMARY_TTL_MS` (changes made from elsewhere), and is refreshed at most every
+ * `SUMMARY_TTL_MS` (changes made from elsewhere; a directory in no repository is looked at again
+ * only then), and is refreshed at most every
  * `SUMMARY_MIN_INTERVAL_MS`. Sessions in the same tree against the same base share one entry, so
  * the list's work per session is one map look-up.
  */
@@ -48,6 +49,8 @@ export type SessionChanges = TreeChanges & { readonly id: string; readonly workt
 
 interface SummaryEntry {
   value: ChangesSummary | null;
+  /** The last computation found a repository there (output cannot make one: only the TTL looks again). */
+  repository: boolean;
   /** When the last computation began (0: never). */
   begun: number;
   running: boolean;
@@ -144,12 +147,13 @@ export class Workspaces {
     const key = `${tree.dir}\0${tree.base ?? ''}`;
     let entry = this.summaries.get(key);
     if (!entry) {
-      entry = { value: null, begun: 0, running: false };
+      entry = { value: null, repository: true, begun: 0, running: false };
       this.summaries.set(key, entry);
       if (this.summaries.size > SUMMARY_ENTRIES) this.summaries.delete(this.summaries.keys().next().value!);
     }
     const now = this.deps.now();
-    const stale = entry.begun === 0 || now - entry.begun >= SUMMARY_TTL_MS || (lastOutputAt !== null && lastOutputAt >= entry.begun);
+    const touched = entry.repository && lastOutputAt !== null && lastOutputAt >= entry.begun;
+    const stale = entry.begun === 0 || now - entry.begun >= SUMMARY_TTL_MS || touched;
     if (stale && !entry.running && now - entry.begun >= SUMMARY_MIN_INTERVAL_MS) {
       entry.running = true;
       this.queue.push({ key, ...tree });
@@ -178,6 +182,7 @@ export class Workspaces {
         .then(
           (changes) => {
             entry.value = changes?.summary ?? null;
+            entry.repository = changes !== null;
           },
           (err: Error) => this.deps.log.debug({ dir: job.dir, err: err.message }, 'the changes summary could not be computed'),
         )
