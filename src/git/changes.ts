@@ -83,7 +83,11 @@ interface TreeStatus {
 }
 
 async function statusOf(top: string): Promise<TreeStatus> {
-  const fields = nulFields(await gitOutput(top, ['status', '--porcelain=v2', '-z', '--branch', '--untracked-files=all']));
+  const args = ['status', '--porcelain=v2', '-z', '--branch', '--untracked-files=all'];
+  const result = await runGit(top, args);
+  if (result.code !== 0 && !result.truncated) throw gitFailed(args, result);
+  const fields = nulFields(result.stdout);
+  if (result.truncated) fields.pop(); // cut off: the last field may be half a path
   let head: string | null = null;
   let branch: string | null = null;
   const untracked: string[] = [];
@@ -94,7 +98,7 @@ async function statusOf(top: string): Promise<TreeStatus> {
     else if (f.startsWith('? ')) untracked.push(f.slice(2));
     else if (f.startsWith('2 ')) i++; // a rename's original path follows as its own field
   }
-  return { head, branch, untracked: untracked.slice(0, MAX_UNTRACKED), untrackedCut: untracked.length > MAX_UNTRACKED };
+  return { head, branch, untracked: untracked.slice(0, MAX_UNTRACKED), untrackedCut: result.truncated || untracked.length > MAX_UNTRACKED };
 }
 
 /** Runs `use` with the environment of a scratch index in which `untracked` are intent-to-add. */

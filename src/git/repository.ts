@@ -59,7 +59,10 @@ export interface WorktreeEntry {
 
 /** Every worktree of the repository `dir` is in, the main one first. */
 export async function worktreesOf(dir: string): Promise<WorktreeEntry[]> {
-  const fields = nulFields(await gitOutput(dir, ['worktree', 'list', '--porcelain', '-z']));
+  const nul = await runGit(dir, ['worktree', 'list', '--porcelain', '-z']);
+  // git before 2.36 has no -z here: its lines then (a folder name holding a newline is not told right).
+  const fields =
+    nul.code === 0 ? nulFields(nul.stdout) : (await gitOutput(dir, ['worktree', 'list', '--porcelain'])).toString('utf8').split('\n');
   const out: WorktreeEntry[] = [];
   let current: { path: string; head: string | null; branch: string | null } | null = null;
   for (const field of fields) {

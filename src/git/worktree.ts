@@ -100,28 +100,37 @@ export async function makeWorktree(req: WorktreeRequest): Promise<MadeWorktree> 
   return add(repo.top, path, req.root, ['worktree', 'add', '-b', req.branch, '--', path, base], facts(base, true));
 }
 
-/** Runs `git worktree add`; on any failure takes back whatever it left. */
+/**
+ * Runs `git worktree add` into a folder claimed first (made empty, exclusively: a second request
+ * for the same branch meets it and is refused having touched nothing), so `undo` only ever removes
+ * what this call made. On any failure it takes back whatever it left.
+ */
 async function add(top: string, path: string, root: string, args: string[], worktree: SessionWorktree): Promise<MadeWorktree> {
-  if (await exists(path)) throw conflict(`${path} exists already`);
   const made = await missingAncestor(path);
+  await mkdir(root, { recursive: true, mode: 0o700 });
+  await mkdir(dirname(path), { recursive: true });
+  try {
+    await mkdir(path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    throw conflict(`${path} exists already`);
+  }
   const undo = async () => {
     await runGit(top, ['worktree', 'remove', '--force', '--', path]).catch(() => undefined);
     await rm(path, { recursive: true, force: true });
     await runGit(top, ['worktree', 'prune']).catch(() => undefined);
+    // git makes a new branch before it checks it out, and leaves it when the checkout fails.
     if (worktree.newBranch) await deleteBranchAt(top, worktree.branch, worktree.base);
     await removeEmptyFolders(dirname(path), made ?? root);
   };
   try {
-    await mkdir(root, { recursive: true, mode: 0o700 });
     const result = await runGit(top, args, { timeoutMs: 120_000 });
     if (result.code !== 0) {
-      if (/already (checked out|used by worktree)|already exists/.test(result.stderr))
-        throw conflict(
-          result.stderr
-            .split('\n')
-            .pop()!
-            .replace(/^fatal: /, ''),
-        );
+      const said = result.stderr
+        .split('\n')
+        .pop()!
+        .replace(/^fatal: /, '');
+      if (/already (checked out|used by worktree)|already exists/.test(result.stderr)) throw conflict(said);
       throw gitFailed(args, result);
     }
   } catch (err) {

@@ -66,6 +66,8 @@ export class Workspaces {
   private readonly summaries = new Map<string, SummaryEntry>();
   private readonly queue: { key: string; dir: string; base: string | null }[] = [];
   private running = 0;
+  /** The worktree-session creation under way; the next waits for it. */
+  private making: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly deps: WorkspacesDeps) {}
 
@@ -80,6 +82,17 @@ export class Workspaces {
   ): Promise<T> {
     if (repoDir === undefined)
       throw new DomainError('invalid', 'a worktree needs cwd: a directory of the repository', { field: 'worktree' });
+    // One at a time: a worktree in use is told by the sessions made before this one.
+    const turn = this.making.then(() => this.makeAndCreate(repoDir, spec, create));
+    this.making = turn.catch(() => undefined);
+    return turn;
+  }
+
+  private async makeAndCreate<T>(
+    repoDir: string,
+    spec: { branch: string; from?: string },
+    create: (cwd: string, worktree: SessionWorktree) => Promise<T>,
+  ): Promise<T> {
     const inUse = await this.deps.worktreesInUse();
     const made: MadeWorktree = await makeWorktree({ repoDir, ...spec, root: this.deps.root, inUse: (path) => inUse.has(path) });
     try {

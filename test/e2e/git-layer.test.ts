@@ -244,6 +244,18 @@ describe("a session's worktree", () => {
     expect(leftIn(root)).toEqual([]);
   });
 
+  it('two requests for one new branch at once: one worktree, the other refused without touching it', async () => {
+    const { repo, request } = setup();
+    const results = await Promise.allSettled([makeWorktree({ ...request, branch: 'race' }), makeWorktree({ ...request, branch: 'race' })]);
+    const made = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+    const refused = results.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));
+    expect(made).toHaveLength(1);
+    expect(refused).toEqual([domainError('worktree-conflict')]);
+    expect(repo.worktrees()).toEqual([repo.dir, made[0]!.worktree.path]);
+    expect(repo.git(['symbolic-ref', '--short', 'HEAD'], made[0]!.worktree.path).trim()).toBe('race');
+    expect(existsSync(join(made[0]!.worktree.path, 'README.md'))).toBe(true);
+  });
+
   it('refuses a directory outside any repository, and a worktree folder inside the repository', async () => {
     const { repo, request } = setup();
     await expectDomainError(makeWorktree({ ...request, repoDir: tempDir(), branch: 'x' }), 'invalid', /is not in a git repository/);
