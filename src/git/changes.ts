@@ -156,7 +156,10 @@ function parseDiff(out: Buffer, untracked: ReadonlySet<string>): ChangedFile[] {
       else raw.push({ status: letter, oldPath: null, path: fields[++i]! });
       continue;
     }
-    const [a = '-', r = '-', path = ''] = f.split('\t');
+    // `added\tremoved\tpath`: the path may hold tabs itself.
+    const t1 = f.indexOf('\t');
+    const t2 = f.indexOf('\t', t1 + 1);
+    const [a, r, path] = [f.slice(0, t1), f.slice(t1 + 1, t2), f.slice(t2 + 1)];
     const name = path === '' ? (i++, fields[++i]!) : path; // a rename: the old path, then the new
     counts.set(name, { added: a === '-' ? null : Number(a), removed: r === '-' ? null : Number(r) });
   }

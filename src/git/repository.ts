@@ -88,8 +88,9 @@ export async function checkBranchName(dir: string, branch: string, field: string
   if ([...branch].length > MAX_BRANCH_CHARS)
     throw new DomainError('invalid', `${shown}… is longer than ${MAX_BRANCH_CHARS} characters`, { field });
   const result = await runGit(dir, ['check-ref-format', '--branch', branch]);
-  // `--branch` also expands `@{-1}` and the like: only a name that comes back as it went is one.
-  if (result.code !== 0 || result.stdout.toString('utf8').replace(/\n$/, '') !== branch)
+  // `--branch` also expands `@{-1}` and the like: only a name that comes back as it went is one
+  // (and not `@`, which git takes but every revision reads as HEAD).
+  if (result.code !== 0 || result.stdout.toString('utf8').replace(/\n$/, '') !== branch || branch === '@')
     throw new DomainError('invalid', `${shown} is not a branch name git accepts`, { field });
 }
 

@@ -66,8 +66,10 @@ export async function makeWorktree(req: WorktreeRequest): Promise<MadeWorktree> 
   const worktrees = await worktreesOf(repo.top);
   const main = worktrees[0]?.path ?? repo.top;
   const path = resolve(worktreeFolder(req.root, repo), req.branch);
+  // Judged by real paths too: a root reached through a symlink into the repository is inside it.
+  const realPath = resolve(worktreeFolder(await realExisting(req.root), repo), req.branch);
   for (const tree of [repo.top, main])
-    if (isInside(path, tree))
+    if (isInside(path, tree) || isInside(realPath, tree))
       throw new DomainError(
         'invalid',
         `the worktree folder ${path} would be inside the repository ${tree}: set [worktrees] dir elsewhere`,
@@ -143,6 +145,15 @@ async function add(top: string, path: string, root: string, args: string[], work
 /** Deletes a branch tether made, only while it still points where tether made it. */
 async function deleteBranchAt(top: string, branch: string, base: string): Promise<void> {
   await runGit(top, ['update-ref', '-d', `refs/heads/${branch}`, base]).catch(() => undefined);
+}
+
+/** `path` with its existing part resolved to its real path. */
+async function realExisting(path: string): Promise<string> {
+  for (let p = resolve(path); ; p = dirname(p)) {
+    const real = await realpath(p).catch(() => null);
+    if (real !== null) return join(real, relative(p, resolve(path)));
+    if (p === dirname(p)) return resolve(path);
+  }
 }
 
 /** The outermost folder of `path` that does not exist yet (what making it creates), or null. */

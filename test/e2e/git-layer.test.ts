@@ -128,6 +128,22 @@ describe('what changed in a tree', () => {
     expect(await readFileDiff(repo.dir, null, 'src/keep.ts')).toMatchObject({ status: null, diff: '' });
   });
 
+  it.each([['tab\there.txt'], ['new\nline.txt'], ['-dash.txt'], ['--output=x'], ['ünï cödé ✓.md'], ['*.txt'], ['a;b $(c) #{d}.txt']])(
+    'tells a file named %j exactly, and gives its diff',
+    async (name) => {
+      const repo = seeded();
+      repo.write(name, 'first\n');
+      repo.write(`tracked-${name}`, 'x\n');
+      repo.commit('tracked');
+      repo.write(`tracked-${name}`, 'y\n');
+      const changes = (await readChanges(repo.dir, null))!;
+      expect(changes.files.map((f) => [f.path, f.status, f.added, f.removed])).toEqual([[`tracked-${name}`, 'modified', 1, 1]]);
+      repo.write(name, 'second\n');
+      expect((await readFileDiff(repo.dir, null, name))!.diff).toMatch(/-first\n\+second\n$/);
+      expect(existsSync(join(repo.dir, 'x'))).toBe(false);
+    },
+  );
+
   it('cuts a diff at its bound, at a line end, and says so', async () => {
     const repo = seeded();
     const line = `${'x'.repeat(99)}\n`;
@@ -231,6 +247,7 @@ describe("a session's worktree", () => {
     ['a name that is an option', { branch: '--upload-pack=touch /tmp/x' }, 'invalid', /must not start with "-"/],
     ['a short option', { branch: '-x' }, 'invalid', /must not start with "-"/],
     ['the previous branch', { branch: '@{-1}' }, 'invalid', /not a branch name/],
+    ['a branch named like HEAD', { branch: '@' }, 'invalid', /not a branch name/],
     ['a from that names no commit', { branch: 'ok', from: 'no-such-ref' }, 'invalid', /names no commit/],
     ['a from that is an option', { branch: 'ok', from: '--all' }, 'invalid', /must not start with "-"/],
     ['a branch checked out elsewhere', { branch: 'main' }, 'worktree-conflict', /checked out at/],
@@ -260,6 +277,9 @@ describe("a session's worktree", () => {
     const { repo, request } = setup();
     await expectDomainError(makeWorktree({ ...request, repoDir: tempDir(), branch: 'x' }), 'invalid', /is not in a git repository/);
     await expectDomainError(makeWorktree({ ...request, root: join(repo.dir, 'wt'), branch: 'x' }), 'invalid', /inside the repository/);
+    const link = join(tempDir(), 'data-link');
+    symlinkSync(repo.dir, link);
+    await expectDomainError(makeWorktree({ ...request, root: join(link, 'wt'), branch: 'x' }), 'invalid', /inside the repository/);
     expect(repo.branches()).toEqual(['main']);
     expect(existsSync(join(repo.dir, 'wt'))).toBe(false);
   });
