@@ -9,7 +9,8 @@
  * once a session in that tree wrote output after it was begun (the agent is at work), or after
  * `SUMMARY_TTL_MS` (changes made from elsewhere; a directory in no repository is looked at again
  * only then), and is refreshed at most every
- * `SUMMARY_MIN_INTERVAL_MS`. Sessions in the same tree against the same base share one entry, so
+ * `SUMMARY_MIN_INTERVAL_MS` (and no sooner than ten times its last computation took: a large
+ * repository is not kept busy). Sessions in the same tree against the same base share one entry, so
  * the list's work per session is one map look-up.
  */
 import { stat } from 'node:fs/promises';
@@ -23,6 +24,8 @@ import type { SessionWorktree } from '../machines/session.machine.js';
 export const SUMMARY_TTL_MS = 30_000;
 /** The shortest time between two computations of one tree's summary. */
 export const SUMMARY_MIN_INTERVAL_MS = 2_000;
+/** A tree is computed again no sooner than this many times its last computation took (git busy at most a tenth of the time on it). */
+const SUMMARY_BUSY_FACTOR = 10;
 /** How many summaries are computed at once. */
 const SUMMARY_JOBS = 2;
 /** Most trees whose summary is kept. */
@@ -53,6 +56,8 @@ interface SummaryEntry {
   repository: boolean;
   /** When the last computation began (0: never). */
   begun: number;
+  /** How long the last computation took: a tree that takes long is computed less often. */
+  tookMs: number;
   running: boolean;
 }
 
@@ -160,14 +165,14 @@ export class Workspaces {
     const key = `${tree.dir}\0${tree.base ?? ''}`;
     let entry = this.summaries.get(key);
     if (!entry) {
-      entry = { value: null, repository: true, begun: 0, running: false };
+      entry = { value: null, repository: true, begun: 0, tookMs: 0, running: false };
       this.summaries.set(key, entry);
       if (this.summaries.size > SUMMARY_ENTRIES) this.summaries.delete(this.summaries.keys().next().value!);
     }
     const now = this.deps.now();
     const touched = entry.repository && lastOutputAt !== null && lastOutputAt >= entry.begun;
     const stale = entry.begun === 0 || now - entry.begun >= SUMMARY_TTL_MS || touched;
-    if (stale && !entry.running && now - entry.begun >= SUMMARY_MIN_INTERVAL_MS) {
+    if (stale && !entry.running && now - entry.begun >= Math.max(SUMMARY_MIN_INTERVAL_MS, SUMMARY_BUSY_FACTOR * entry.tookMs)) {
       entry.running = true;
       this.queue.push({ key, ...tree });
       this.pump();
@@ -200,6 +205,7 @@ export class Workspaces {
           (err: Error) => this.deps.log.debug({ dir: job.dir, err: err.message }, 'the changes summary could not be computed'),
         )
         .finally(() => {
+          entry.tookMs = this.deps.now() - begun;
           entry.running = false;
           this.running--;
           this.pump();

@@ -12,6 +12,9 @@ import { lossesRefusal, makeWorktree, removeWorktree, worktreeLosses } from '../
 import { makeRepo, type TestRepo } from '../helpers/git-repo.js';
 import { useTempDirs } from '../helpers/temp-dirs.js';
 import { domainError } from '../helpers/domain-error.js';
+import { silentLogger } from '../../src/log.js';
+import { SUMMARY_MIN_INTERVAL_MS, SUMMARY_TTL_MS, Workspaces } from '../../src/service/workspaces.service.js';
+import { eventually } from '../helpers/tmux.js';
 import type { ErrorCode } from '../../src/errors.js';
 
 const tempDir = useTempDirs('tether-git-');
@@ -192,6 +195,41 @@ describe('what changed in a tree', () => {
         if (v === undefined) delete process.env[k];
         else process.env[k] = v;
     }
+  });
+});
+
+describe("the list's summary of a tree", () => {
+  it('is answered at once from what was computed, computed again in the background once output or time made it stale', async () => {
+    const repo = seeded();
+    let now = 1_000_000;
+    const ws = new Workspaces({
+      root: tempDir(),
+      workspace: () => Promise.reject(new Error('not asked')),
+      worktreesInUse: () => Promise.resolve(new Set()),
+      now: () => now,
+      log: silentLogger,
+    });
+    const tree = { cwd: repo.dir, worktree: null };
+    expect(ws.summary(tree, null)).toBeNull(); // nothing computed yet: asked, not waited for
+    await eventually(() => ws.summary(tree, null) !== null, 15_000, 10, 'the first summary');
+    expect(ws.summary(tree, null)).toEqual({ files: 0, added: 0, removed: 0 });
+    repo.write('edit.txt', 'changed\n');
+    // Cached: no output since, and the clock has not moved.
+    expect(ws.summary(tree, null)).toEqual({ files: 0, added: 0, removed: 0 });
+    // Output after it was computed makes it stale, computed again no sooner than the minimum interval.
+    expect(ws.summary(tree, now)).toEqual({ files: 0, added: 0, removed: 0 });
+    now += SUMMARY_MIN_INTERVAL_MS;
+    await eventually(() => ws.summary(tree, now - 1)?.files === 1, 15_000, 10, 'the summary after output');
+    expect(ws.summary(tree, null)).toEqual({ files: 1, added: 1, removed: 3 });
+    // Changed from elsewhere, no output: the time-to-live makes it stale.
+    repo.write('new.txt', 'n\n');
+    now += SUMMARY_TTL_MS;
+    await eventually(() => ws.summary(tree, null)?.files === 2, 15_000, 10, 'the summary after its time to live');
+    // A directory in no repository: null.
+    const plain = { cwd: tempDir(), worktree: null };
+    ws.summary(plain, null);
+    now += SUMMARY_TTL_MS;
+    await eventually(() => ws.summary(plain, now) === null, 15_000, 10, 'no summary outside git');
   });
 });
 
