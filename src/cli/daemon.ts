@@ -7,7 +7,6 @@
  * sessions running.
  */
 import { rmSync } from 'node:fs';
-import { hostname } from 'node:os';
 import { isDomainError } from '../errors.js';
 import { DiskBuffers, GIB, MIB } from '../actors/disk-buffer.actor.js';
 import { SessionsService } from '../service/sessions.service.js';
@@ -49,6 +48,7 @@ import { agentLabel, startPush } from './push-wiring.js';
 import { writeRunFile } from './run-file.js';
 import { packageVersion } from '../config/version.js';
 import { makeWorkbench } from './workbench.js';
+import { hostPresence } from './host-presence.js';
 
 export interface DaemonIo {
   readonly env: NodeJS.ProcessEnv;
@@ -96,6 +96,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
   const configured = prepareAgents(config, io.env, paths.dataDir, agentSocketPath(paths.dataDir), log);
   for (const w of warnings) log.warn(w);
   const tls = config.tls ? await loadCertificate(paths.tlsDir, host, config.publicBaseUrl, log) : null;
+  const presence = hostPresence({ config, dataDir: paths.dataDir, bindHost: host, tls: tls !== null, version: packageVersion(), log });
   const pushSettings = await preparePush(config.push, paths.configFile).catch((err: Error) => {
     throw isDomainError(err, 'push-config-invalid') ? new CliError(err.message) : err;
   });
@@ -272,6 +273,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
   const health = (): HealthReport =>
     healthReport({
       version: packageVersion(),
+      presence: presence.report,
       startedAt,
       now: Date.now,
       system,
@@ -305,7 +307,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
           connections,
           pingIntervalMs: config.stream.ping_interval_s * 1000,
         })),
-      async (app) => void (await app.register(pairRoutes, { pairing })),
+      async (app) => void (await app.register(pairRoutes, { pairing, daemon: presence })),
       async (app) => void (await app.register(opsRoutes, { ops, connections })),
       ...workbench.plugins,
     ],
@@ -358,12 +360,14 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     host,
     port: boundPort,
     fingerprint: tls?.fingerprint ?? null,
-    name: config.name || hostname(),
+    id: presence.id,
+    name: presence.name,
     version: packageVersion(),
     cwd: io.cwd,
   });
   io.stdout.write(`${url}\n`);
-  log.info({ host, port: boundPort, sessions: system.sessionIds(), name: config.name || hostname() }, 'tether is listening');
+  log.info({ host, port: boundPort, sessions: system.sessionIds(), name: presence.name, id: presence.id }, 'tether is listening');
+  presence.advertise(typeof address === 'object' && address ? address.address : host, boundPort, tls?.fingerprint ?? null);
 
   let stopping: Promise<void> | null = null;
   return {
@@ -373,6 +377,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
       (stopping ??= (async () => {
         log.info('shutting down: tmux sessions keep running');
         stopWatchingTokens();
+        await presence.stop(); // goodbye packets, while the network still reaches this daemon
         workbench.stop();
         push.stop();
         connections.closeAll();

@@ -28,6 +28,7 @@ const DEFAULTS: TetherConfig = {
     events: ['awaiting-input', 'agent-exited', 'unrestorable'],
   },
   uploads: { dir: '', max_mb: 25, keep_days: 7 },
+  discovery: { mdns: true },
 };
 
 let dir: string;
