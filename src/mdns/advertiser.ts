@@ -75,6 +75,9 @@ export interface AdvertiserDeps {
   readonly workerUrl?: URL;
   /** The interfaces to answer on now (reachableInterfaces by default). */
   readonly interfaces?: () => string[];
+  /** RETRY_FIRST_MS and INTERFACE_POLL_MS by default (tests shorten them). */
+  readonly retryFirstMs?: number;
+  readonly pollMs?: number;
 }
 
 export class MdnsAdvertiser {
@@ -99,7 +102,7 @@ export class MdnsAdvertiser {
   start(): void {
     if (this.stopped || this.pollTimer !== null) return;
     this.launch();
-    this.pollTimer = setInterval(() => this.look(), INTERFACE_POLL_MS);
+    this.pollTimer = setInterval(() => this.look(), this.deps.pollMs ?? INTERFACE_POLL_MS);
     this.pollTimer.unref();
   }
 
@@ -190,7 +193,7 @@ export class MdnsAdvertiser {
     this.worker = null;
     void worker.terminate();
     this.failures++;
-    const wait = Math.min(RETRY_MAX_MS, RETRY_FIRST_MS * 2 ** (this.failures - 1));
+    const wait = Math.min(RETRY_MAX_MS, (this.deps.retryFirstMs ?? RETRY_FIRST_MS) * 2 ** (this.failures - 1));
     this.state = 'retrying';
     this.reason = `mDNS advertising failed (${why}); trying again in ${Math.round(wait / 1000)} s`;
     this.deps.log.warn({ err: why, retryInS: wait / 1000 }, 'mDNS advertising failed');
