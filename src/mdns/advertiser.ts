@@ -14,7 +14,7 @@
  * Invariant: advertising never takes the daemon down or writes to its stdout; a failure is a
  * state (`retrying`, with the reason) that `/health` shows.
  */
-import { networkInterfaces } from 'node:os';
+import { networkInterfaces, type NetworkInterfaceInfo } from 'node:os';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { Worker } from 'node:worker_threads';
@@ -59,13 +59,48 @@ export const INTERFACE_POLL_MS = 15_000;
 /** Longest line of the worker's output kept in the log. */
 const MAX_LOG_LINE = 1000;
 
-/** The interfaces with an address other devices can reach (IPv4; IPv6 too when `ipv6`), by name, sorted. */
-export function reachableInterfaces(ipv6: boolean, all = networkInterfaces()): string[] {
-  const names: string[] = [];
-  for (const [name, addresses] of Object.entries(all)) {
-    if (addresses?.some((a) => !a.internal && (a.family === 'IPv4' || (ipv6 && a.family === 'IPv6')))) names.push(name);
+/** The machine's interfaces and their addresses, as `os.networkInterfaces()` gives them. */
+export type InterfaceMap = NodeJS.Dict<NetworkInterfaceInfo[]>;
+
+/** Where the advertisement can answer now: the interfaces (by name, sorted), or why nowhere. */
+export interface Answering {
+  readonly names: readonly string[];
+  readonly why: string | null;
+}
+
+/** The kind of address the responder keeps one of per interface: IPv4, IPv6 link-local, unique local, global. */
+function kindOf(a: NetworkInterfaceInfo): string {
+  if (a.family === 'IPv4') return 'v4';
+  if (a.scopeid) return 'v6-link';
+  return /^f[cd]/i.test(a.address) ? 'v6-ula' : 'v6-global';
+}
+
+/**
+ * Where `ad` is answered for. Listening on every interface: those with an address other devices
+ * reach (IPv4; IPv6 too when `ad.ipv6`). Listening on one address: its interface, when the
+ * address is the first of its kind there, since the responder keeps one address of each kind per
+ * interface (the first) and would otherwise announce an address the daemon does not listen on.
+ */
+export function answeringInterfaces(ad: Advertisement, all: InterfaceMap): Answering {
+  const only = ad.onlyAddress;
+  if (only === null) {
+    const names = Object.entries(all)
+      .filter(([, addresses]) => addresses?.some((a) => !a.internal && (a.family === 'IPv4' || (ad.ipv6 && a.family === 'IPv6'))))
+      .map(([name]) => name)
+      .sort();
+    return { names, why: names.length > 0 ? null : 'no network interface has an address: advertised once one has' };
   }
-  return names.sort();
+  for (const [name, addresses = []] of Object.entries(all)) {
+    const held = addresses.find((a) => a.address === only);
+    if (!held) continue;
+    const first = addresses.find((a) => kindOf(a) === kindOf(held))!;
+    if (first === held) return { names: [name], why: null };
+    return {
+      names: [],
+      why: `tether listens on ${only}, not the first such address of ${name} (${first.address}): the mDNS responder announces only that one; bind ${first.address} or every interface to be advertised`,
+    };
+  }
+  return { names: [], why: `no interface has ${only} now: advertised once one has` };
 }
 
 export interface AdvertiserDeps {
@@ -73,8 +108,8 @@ export interface AdvertiserDeps {
   readonly log: Logger;
   /** The worker's module (built code); tests of the built daemon use the default. */
   readonly workerUrl?: URL;
-  /** The interfaces to answer on now (reachableInterfaces by default). */
-  readonly interfaces?: () => string[];
+  /** The machine's interfaces now (`os.networkInterfaces` by default). */
+  readonly networkInterfaces?: () => InterfaceMap;
   /** RETRY_FIRST_MS and INTERFACE_POLL_MS by default (tests shorten them). */
   readonly retryFirstMs?: number;
   readonly pollMs?: number;
@@ -123,18 +158,18 @@ export class MdnsAdvertiser {
     if (worker) await goodbye(worker);
   }
 
-  private interfaces(): string[] {
-    return this.deps.ad.onlyAddress !== null ? [] : (this.deps.interfaces ?? (() => reachableInterfaces(this.deps.ad.ipv6)))();
+  private answering(): Answering {
+    return answeringInterfaces(this.deps.ad, (this.deps.networkInterfaces ?? networkInterfaces)());
   }
 
   /** Starts a worker for the interfaces there are now; with none, waits for one (the poll starts it). */
   private launch(): void {
     if (this.stopped || this.worker !== null || this.replacing !== null) return;
-    const names = this.interfaces();
+    const { names, why } = this.answering();
     this.answeringOn = names.join(' ');
-    if (this.deps.ad.onlyAddress === null && names.length === 0) {
+    if (why !== null) {
       this.state = 'off';
-      this.reason = 'no network interface has an address: advertised once one has';
+      this.reason = why;
       return;
     }
     this.state = this.failures > 0 ? 'retrying' : 'starting';
@@ -159,10 +194,11 @@ export class MdnsAdvertiser {
   /** The poll: an interface came or went (or the first one came up): advertise on the new set. */
   private look(): void {
     if (this.stopped || this.retryTimer !== null || this.replacing !== null) return;
-    if (this.interfaces().join(' ') === this.answeringOn) return;
+    const { names } = this.answering();
+    if (names.join(' ') === this.answeringOn) return;
     const old = this.worker;
     this.worker = null;
-    this.deps.log.info({ interfaces: this.interfaces() }, 'the network interfaces changed: advertising on them anew');
+    this.deps.log.info({ interfaces: names }, 'the network interfaces changed: advertising on them anew');
     if (!old) return this.launch();
     this.replacing = goodbye(old).then(() => {
       this.replacing = null;
@@ -177,7 +213,7 @@ export class MdnsAdvertiser {
       this.state = 'advertising';
       this.reason = null;
       this.deps.log.info(
-        { instance: this.instance, port: this.deps.ad.port, interfaces: this.answeringOn || this.deps.ad.onlyAddress },
+        { instance: this.instance, port: this.deps.ad.port, interfaces: this.answeringOn },
         'advertised on the local network (mDNS, _tether._tcp)',
       );
     } else if (news.type === 'renamed') {

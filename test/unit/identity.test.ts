@@ -1,7 +1,8 @@
 /**
  * The daemon's id (src/auth/identity.ts) and what its mDNS advertisement says
- * (src/mdns/advertisement.ts), with when it is made (src/cli/host-presence.ts `mdnsPlan`): pure
- * parts and the data dir's file, without a daemon.
+ * (src/mdns/advertisement.ts) and where (src/mdns/advertiser.ts `answeringInterfaces`), with when
+ * it is made (src/cli/host-presence.ts `mdnsPlan`): pure parts and the data dir's file, without a
+ * daemon.
  */
 import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -15,7 +16,7 @@ import { fillDefaults } from '../../src/config/defaults.js';
 import { TetherConfigSchema } from '../../src/config/config.checks.js';
 import type { TetherConfig } from '../../src/config/schema.js';
 import { advertisementOf, cutUtf8, MAX_INSTANCE_BYTES } from '../../src/mdns/advertisement.js';
-import { reachableInterfaces } from '../../src/mdns/advertiser.js';
+import { answeringInterfaces } from '../../src/mdns/advertiser.js';
 import { domainError } from '../helpers/domain-error.js';
 
 /** The DomainError `fn` throws, held to its code. */
@@ -130,17 +131,37 @@ describe('the mDNS advertisement', () => {
     expect(cutUtf8('', 3)).toBe('');
   });
 
-  it('answers on the interfaces with an address others reach: not loopback, IPv6 only when asked', () => {
-    const iface = (address: string, family: 'IPv4' | 'IPv6', internal = false) =>
-      ({ address, family, internal, netmask: '', mac: '', cidr: null }) as const;
-    const all = {
-      lo: [iface('127.0.0.1', 'IPv4', true), iface('::1', 'IPv6', true)],
-      wlan0: [iface('192.168.1.23', 'IPv4')],
-      'eth0.10': [iface('10.10.0.2', 'IPv4')],
-      wg0: [iface('fd00::2', 'IPv6')],
-    };
-    expect(reachableInterfaces(false, all as never)).toEqual(['eth0.10', 'wlan0']);
-    expect(reachableInterfaces(true, all as never)).toEqual(['eth0.10', 'wg0', 'wlan0']);
+  const iface = (address: string, family: 'IPv4' | 'IPv6', scopeid?: number) =>
+    ({ address, family, internal: address === '127.0.0.1' || address === '::1', netmask: '', mac: '', cidr: null, scopeid }) as never;
+  const machine = {
+    lo: [iface('127.0.0.1', 'IPv4'), iface('::1', 'IPv6', 0)],
+    wlan0: [iface('192.168.1.23', 'IPv4'), iface('192.168.1.77', 'IPv4'), iface('fe80::1', 'IPv6', 3), iface('2001:db8::23', 'IPv6', 0)],
+    'eth0.10': [iface('10.10.0.2', 'IPv4')],
+    wg0: [iface('fd00::2', 'IPv6', 0)],
+  };
+  const at = (address: string) => advertisementOf({ ...base, address });
+
+  it.each([
+    ['0.0.0.0', ['eth0.10', 'wlan0'], null],
+    ['::', ['eth0.10', 'wg0', 'wlan0'], null],
+    ['192.168.1.23', ['wlan0'], null],
+    ['2001:db8::23', ['wlan0'], null],
+    ['fd00::2', ['wg0'], null],
+    [
+      '192.168.1.77',
+      [],
+      'tether listens on 192.168.1.77, not the first such address of wlan0 (192.168.1.23): the mDNS responder announces only that one; bind 192.168.1.23 or every interface to be advertised',
+    ],
+    ['192.168.9.9', [], 'no interface has 192.168.9.9 now: advertised once one has'],
+  ])('bound to %s, it answers on %j (or says why not: %s)', (address, names, why) => {
+    expect(answeringInterfaces(at(address), machine)).toEqual({ names, why });
+  });
+
+  it('bound to every interface of a machine with no address yet, it waits for one', () => {
+    expect(answeringInterfaces(at('0.0.0.0'), { lo: machine.lo })).toEqual({
+      names: [],
+      why: 'no network interface has an address: advertised once one has',
+    });
   });
 });
 

@@ -42,6 +42,12 @@ parentPort.on('message', (m) => {
   if (m.type === 'stop') { console.log('goodbye sent on ' + workerData.interfaces.join(',')); parentPort.postMessage({ type: 'stopped' }); }
 });`);
 
+/** A machine whose interfaces are `names`, each with an IPv4 address. */
+const machineWith = (names: readonly string[]) =>
+  Object.fromEntries(
+    names.map((name, i) => [name, [{ address: `10.0.${i}.2`, family: 'IPv4', internal: false, netmask: '', mac: '', cidr: null }]]),
+  ) as never;
+
 const ad = advertisementOf({
   id: 'Xq3v9LZkQm2uR7bT1cWd0A',
   name: 'devbox',
@@ -72,7 +78,7 @@ describe('the mDNS worker, kept by the daemon', () => {
       return write(chunk, ...rest);
     };
     try {
-      const a = start({ log, workerUrl: GOOD, interfaces: () => ['eth0'] });
+      const a = start({ log, workerUrl: GOOD, networkInterfaces: () => machineWith(['eth0']) });
       expect(a.status()).toEqual({ state: 'starting', reason: null, instance: 'devbox' });
       await eventually(() => a.status().state === 'advertising', 15_000, 25, 'the worker says it advertises');
       await eventually(
@@ -92,7 +98,7 @@ describe('the mDNS worker, kept by the daemon', () => {
 
   it('a worker that ends is started again after a back-off that doubles, and the status says why', async () => {
     const { log, lines } = capturingLog();
-    const a = start({ log, workerUrl: workerOf('process.exit(3);'), interfaces: () => ['eth0'], retryFirstMs: 200 });
+    const a = start({ log, workerUrl: workerOf('process.exit(3);'), networkInterfaces: () => machineWith(['eth0']), retryFirstMs: 200 });
     await eventually(() => a.status().state === 'retrying', 15_000, 25, 'the first failure');
     expect(a.status().reason).toBe('mDNS advertising failed (its thread ended (exit code 3)); trying again in 0 s');
     const failures = () => lines.filter((l) => l.msg === 'mDNS advertising failed');
@@ -107,7 +113,7 @@ describe('the mDNS worker, kept by the daemon', () => {
   it('with no interface that has an address it waits, and advertises once one comes up; a new one starts it anew on both', async () => {
     const { log, lines } = capturingLog();
     let names: string[] = [];
-    const a = start({ log, workerUrl: GOOD, interfaces: () => names, pollMs: 50 });
+    const a = start({ log, workerUrl: GOOD, networkInterfaces: () => machineWith(names), pollMs: 50 });
     expect(a.status()).toEqual({ state: 'off', reason: 'no network interface has an address: advertised once one has', instance: null });
     names = ['wlan0'];
     await eventually(() => a.status().state === 'advertising', 15_000, 25, 'advertising once wlan0 has an address');
