@@ -28,6 +28,7 @@ const DEFAULTS: TetherConfig = {
     events: ['awaiting-input', 'agent-exited', 'unrestorable'],
   },
   uploads: { dir: '', max_mb: 25, keep_days: 7 },
+  discovery: { mdns: true },
 };
 
 let dir: string;
@@ -169,6 +170,9 @@ bundle_id = "com.example.tether"
 sandbox_url = "http://127.0.0.1:9999"
 production_url = "https://push.example.com"
 events = ["agent-exited", "unrestorable"]
+
+[discovery]
+mdns = false
 `);
     const { config } = await loadConfig(paths, {});
     expect(config).toEqual({
@@ -197,6 +201,7 @@ events = ["agent-exited", "unrestorable"]
         production_url: 'https://push.example.com',
         events: ['agent-exited', 'unrestorable'],
       },
+      discovery: { mdns: false },
     });
     expect(Object.getPrototypeOf(config.agent)).toBe(Object.prototype);
   });
@@ -273,7 +278,7 @@ events = ["agent-exited", "unrestorable"]
     let e = await configError();
     expect(e.key).toBe('bind_address');
     expect(e.message).toBe(
-      `${paths.configFile}: unknown key bind_address (did you mean bindAddress?); known keys at the top level: bindAddress, publicBaseUrl, name, tls, agent, agents, tmux, stream, buffer, uploads, push`,
+      `${paths.configFile}: unknown key bind_address (did you mean bindAddress?); known keys at the top level: bindAddress, publicBaseUrl, name, tls, agent, agents, tmux, stream, buffer, uploads, push, discovery`,
     );
 
     await writeToml('[buffer]\nidle_days = 3\nidle_dayz = 4');
