@@ -43,6 +43,7 @@ import { tmuxTarget } from '../tmux/target.js';
 import { checkTmuxVersion, readTmuxVersion } from '../tmux/version.js';
 import { healthReport, type HealthReport } from '../service/health.js';
 import { buildServer, listen, type ServedRoute } from '../transport/server.js';
+import type { PeerLimits } from '../transport/peer-limits.js';
 import { AgentService } from '../agent/agent-service.js';
 import { agentSocketPath } from '../agent/protocol.js';
 import { resolveAgentCommand, type AgentResume } from './agent.js';
@@ -65,6 +66,8 @@ export interface DaemonIo {
   readonly bufferClock?: () => number;
   /** The uploads' clock: when an upload is stored, and the keep-days clean-up's now (tests move it days ahead). */
   readonly uploadsClock?: () => number;
+  /** The connection limits (docs/reliability.md; tests shorten them). */
+  readonly peerLimits?: Partial<PeerLimits>;
 }
 
 export interface RunningDaemon {
@@ -278,6 +281,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
   const server = await buildServer({
     ready,
     logger: log,
+    ...(io.peerLimits ? { peerLimits: io.peerLimits } : {}),
     tokens,
     health: { health },
     sessions,

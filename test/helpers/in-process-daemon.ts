@@ -4,9 +4,24 @@
  * ahead). Everything else runs the built daemon (daemon.ts). Its log lines are kept for
  * `stderr()`, as a child's would be.
  */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { runDaemon, type DaemonIo, type RunningDaemon } from '../../src/cli/daemon.js';
+import { ROOT } from '../../testkit/built-cli.js';
 import type { DaemonHome, TestDaemon } from './daemon.js';
+
+/**
+ * Makes the daemon's TLS certificate in `home` before an in-process daemon with `tls = true`
+ * starts (as `prepare`): from source, the daemon would start its certificate maker as a .ts
+ * file under this process's loader flags, which a test worker does not have; the built maker
+ * is the one a user's daemon runs.
+ */
+export function makeCertificate(home: DaemonHome): void {
+  mkdirSync(join(home.dataDir, 'tls'), { recursive: true, mode: 0o700 });
+  execFileSync(process.execPath, [join(ROOT, 'dist/auth/certificate-maker.js'), join(home.dataDir, 'tls'), JSON.stringify(['127.0.0.1'])]);
+}
 
 /** What a test may inject into the daemon (env, streams and cwd come from the home). */
 export type DaemonParts = Omit<Partial<DaemonIo>, 'env' | 'stdout' | 'stderr' | 'cwd'>;
