@@ -10,10 +10,11 @@
  *
  * Invariants: a connection is counted from its TCP accept (before any TLS) until it closes, as
  * unauthenticated until a request on it passes auth and as authenticated from then on, never
- * both. Over its address's cap a new connection is reset at once; with the unauthenticated total
- * full, the oldest connection of the address holding the most is closed to make room, so a
- * newcomer from an address of its own always gets in. Every bound is checked every
- * `checkIntervalMs`, so a connection outlives its bound by at most that.
+ * both. Over its address's cap a new connection is reset at once, before any TLS. With the
+ * unauthenticated total full, a newcomer whose address already holds `perAddressWhenFull` is
+ * reset too (the flood pays, not the daemon's CPU), and any other makes room by closing the oldest
+ * connection of the address holding the most: a phone from an address of its own always gets
+ * in. Every bound is checked every `checkIntervalMs`, so a connection outlives it by at most that.
  */
 import type { IncomingMessage, Server as HttpServer } from 'node:http';
 import type { Socket } from 'node:net';
@@ -37,6 +38,11 @@ export interface PeerLimits {
   readonly checkIntervalMs: number;
   /** Unauthenticated connections from one address (an IPv6 address counts by its /64). */
   readonly perAddress: number;
+  /**
+   * With the unauthenticated total full, an address holding this many is refused; one holding
+   * fewer (a phone's few) makes room by closing the oldest connection of the busiest address.
+   */
+  readonly perAddressWhenFull: number;
   /** Unauthenticated connections in all. */
   readonly unauthenticated: number;
   /** Authenticated connections in all. */
@@ -53,6 +59,7 @@ export const PEER_LIMITS: PeerLimits = {
   keepAliveMs: 5_000,
   checkIntervalMs: 1_000,
   perAddress: 128,
+  perAddressWhenFull: 16,
   unauthenticated: 256,
   authenticated: 256,
 };
@@ -120,8 +127,8 @@ export interface PeerCounts {
 const endpointOf = (s: { remoteAddress?: string | undefined; remotePort?: number | undefined }): string | null =>
   s.remoteAddress === undefined || s.remotePort === undefined ? null : `${s.remoteAddress}|${s.remotePort}`;
 
-/** How often the guard may say in the log what it refused (at most once a minute, and only then). */
-const REPORT_EVERY_MS = 60_000;
+/** How often the guard may say in the log what it refused or closed (only when it did). */
+export const REPORT_EVERY_MS = 10_000;
 
 export class PeerGuard {
   /** Every counted connection, by its remote endpoint (the raw and the TLS socket share it). */
@@ -135,6 +142,8 @@ export class PeerGuard {
   private counts = { refused: 0, evicted: 0, expired: 0, slowBodies: 0, unansweredUpgrades: 0, overAuthenticatedCap: 0 };
   private reported = { ...this.counts };
   private reportedAt = Number.NEGATIVE_INFINITY;
+  /** The longest an unauthenticated connection lived, of those that ended since the last report. */
+  private longestUnauthenticatedMs = 0;
   private timer: NodeJS.Timeout | null = null;
   private lastCheck: number | null = null;
   private skipped = false;
@@ -213,12 +222,14 @@ export class PeerGuard {
     }
     const address = addressKey(socket.remoteAddress!);
     const mine = this.byAddress.get(address);
-    if (mine && mine.size >= this.limits.perAddress) {
+    const held = mine?.size ?? 0;
+    const full = this.pending.size >= this.limits.unauthenticated;
+    if (held >= this.limits.perAddress || (full && held >= this.limits.perAddressWhenFull)) {
       this.counts.refused++;
       socket.resetAndDestroy();
       return;
     }
-    if (this.pending.size >= this.limits.unauthenticated) this.evict();
+    if (full) this.evict();
     const peer: Peer = { socket, address, endpoint, at: this.now(), authenticated: false, released: false };
     this.peers.set(endpoint, peer);
     this.pending.add(peer);
@@ -256,7 +267,10 @@ export class PeerGuard {
     peer.released = true;
     if (this.peers.get(peer.endpoint) === peer) this.peers.delete(peer.endpoint);
     if (peer.authenticated) this.authenticatedCount--;
-    else this.leavePending(peer);
+    else {
+      this.leavePending(peer);
+      this.longestUnauthenticatedMs = Math.max(this.longestUnauthenticatedMs, this.now() - peer.at);
+    }
   }
 
   /** Every `checkIntervalMs`: the bounds node does not keep itself. */
@@ -316,8 +330,10 @@ export class PeerGuard {
     if (Object.values(since).every((n) => n === 0)) return;
     this.reportedAt = now;
     this.reported = { ...this.counts };
+    const longestUnauthenticatedMs = Math.round(this.longestUnauthenticatedMs);
+    this.longestUnauthenticatedMs = 0;
     this.log.warn(
-      { ...since, unauthenticated: this.pending.size, authenticated: this.authenticatedCount },
+      { ...since, longestUnauthenticatedMs, unauthenticated: this.pending.size, authenticated: this.authenticatedCount },
       'connections refused or closed by the connection limits since the last such line (docs/reliability.md)',
     );
   }

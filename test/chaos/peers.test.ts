@@ -253,6 +253,7 @@ describe('connections without a token are capped per address and in total; the p
     upgradeMs: 120_000,
     keepAliveMs: 120_000,
     perAddress: 3,
+    perAddressWhenFull: 2,
     unauthenticated: 6,
     authenticated: 8,
   };
@@ -296,20 +297,31 @@ describe('connections without a token are capped per address and in total; the p
     expect(first.every((w) => w.open())).toBe(true);
   });
 
-  it('with the unauthenticated total full, closes the oldest connection of the busiest address so the phone gets in', async () => {
-    // .2 holds three from the test before; .3 three more: six, the total.
-    for (let i = 0; i < 3; i++) await silentAfterTls('127.0.0.3');
+  it('with the unauthenticated total full, refuses more from a busy address and makes room for the phone', async () => {
+    // .2 holds three from the test before; .3 two and .4 one more: six, the total.
+    await silentAfterTls('127.0.0.3');
+    await silentAfterTls('127.0.0.3');
+    await silentAfterTls('127.0.0.4');
     const flood = held.filter((w) => w.open());
     expect(flood).toHaveLength(6);
+    // .3 already holds perAddressWhenFull: refused at once, and nobody made room for it.
+    const more = tls(port, '127.0.0.3');
+    held.push(more);
+    expect(await more.secured).toBe(false);
+    expect(await closedByDaemon(more, 'a connection from a busy address while the total is full')).toEqual({
+      secured: false,
+      received: '',
+    });
+    expect(flood.every((w) => w.open())).toBe(true);
+    // The phone's address holds none: the oldest connection of the busiest address (.2) makes room.
     const phone = new Phone(`https://127.0.0.1:${port}`, fx.d.token, pinned);
     try {
       await phone.wake('full');
     } finally {
       phone.close();
     }
-    // One made room for the phone's connection: the oldest of an address holding three.
-    await eventually(() => flood.filter((w) => !w.open()).length === 1, CLOSED_WITHIN_MS, 50, 'one flood connection closed');
-    expect(flood.findIndex((w) => !w.open())).toBe(0);
+    await eventually(() => !flood[0]!.open(), CLOSED_WITHIN_MS, 50, 'the oldest connection of .2 closed');
+    expect(flood.slice(1).every((w) => w.open())).toBe(true);
   });
 
   it('refuses an authenticated connection over the authenticated cap with a 429 and closes it', async () => {
