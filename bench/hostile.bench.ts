@@ -93,6 +93,16 @@ class DaemonWatch {
   }
 }
 
+/** The kernel's count of connections dropped because a listen queue was full (this network namespace, every socket). */
+function listenOverflows(): number {
+  const [keys, values] = readFileSync('/proc/net/netstat', 'utf8')
+    .split('\n')
+    .filter((l) => l.startsWith('TcpExt:'))
+    .map((l) => l.split(/\s+/));
+  const i = keys?.indexOf('ListenOverflows') ?? -1;
+  return i < 0 ? 0 : Number(values?.[i] ?? 0);
+}
+
 /** What the daemon's connection limits said in its log (each line counts since the one before). */
 function limitsLog(dataDir: string): Record<string, number> {
   const sums: Record<string, number> = {};
@@ -197,6 +207,7 @@ export async function runHostileBench(): Promise<Row[]> {
         const quiet = await rounds(phone, n, 300);
         const watch = new DaemonWatch(bd.pid);
         const cpu0 = procUsage(bd.pid).cpuSeconds;
+        const overflows0 = listenOverflows();
         let ramped!: () => void;
         const rampedP = new Promise<void>((r) => (ramped = r));
         let opened = false;
@@ -210,6 +221,7 @@ export async function runHostileBench(): Promise<Row[]> {
         const flood = await rounds(phone, n, 1000, () => opened);
         const summary = await attacked;
         const floodCpu = procUsage(bd.pid).cpuSeconds - cpu0;
+        const overflows = listenOverflows() - overflows0;
         // The log line of the last closes comes within a report interval of them.
         await sleep(REPORT_EVERY_MS + 2 * PEER_LIMITS.checkIntervalMs);
         watch.sample();
@@ -224,7 +236,7 @@ export async function runHostileBench(): Promise<Row[]> {
           value: `${watch.rss[0]!.toFixed(0)} / ${Math.max(...watch.rss).toFixed(0)} / ${watch.rss.at(-1)!.toFixed(0)} MB`,
           ratio: ratio(Math.max(...watch.rss), watch.rss[0]!),
           target: '-',
-          baseline: `descriptors ${watch.fds[0]} / ${Math.max(...watch.fds)} / ${watch.fds.at(-1)}; daemon CPU ${floodCpu.toFixed(1)} s during the flood, the peers' ${summary.cpuSeconds.toFixed(1)} s; opened over ${s1(summary.openingSeconds)}`,
+          baseline: `descriptors ${watch.fds[0]} / ${Math.max(...watch.fds)} / ${watch.fds.at(-1)}; daemon CPU ${floodCpu.toFixed(1)} s during the flood, the peers' ${summary.cpuSeconds.toFixed(1)} s; opened over ${s1(summary.openingSeconds)}; listen queue overflows ${overflows}`,
         });
         rows.push({
           name: "hostile: what the daemon's limits did (its log)",

@@ -156,8 +156,14 @@ export class PeerGuard {
 
   /** Counts the server's connections from their TCP accept and starts the checks (stopped when it closes). */
   attach(server: HttpServer): void {
-    // First, before TLS wraps the socket: a refused connection costs no handshake.
-    server.prependListener('connection', (socket: Socket) => this.accepted(socket));
+    // Before TLS wraps the socket, and in its place for a refused one: the server's own
+    // listeners (TLS's, or node's HTTP) only ever see a connection the guard let in, so a refusal
+    // costs no TLS socket, no handshake and no parser.
+    const own = server.listeners('connection') as ((socket: Socket) => void)[];
+    server.removeAllListeners('connection');
+    server.on('connection', (socket: Socket) => {
+      if (this.accepted(socket)) for (const listener of own) listener.call(server, socket);
+    });
     server.on('upgrade', (_req: IncomingMessage, socket: Socket) => {
       this.upgrades.set(socket, this.now());
       socket.once('close', () => this.upgrades.delete(socket));
@@ -213,21 +219,24 @@ export class PeerGuard {
     return { unauthenticated: this.pending.size, authenticated: this.authenticatedCount, ...this.counts };
   }
 
-  private accepted(socket: Socket): void {
+  /** Counts a new connection, or refuses it (false: it was reset). */
+  private accepted(socket: Socket): boolean {
     const endpoint = endpointOf(socket);
-    if (endpoint === null) {
-      // The peer was gone before the daemon saw it.
-      socket.destroy();
-      return;
-    }
+    // A refused socket has no other listener: whatever it reports on its way out is not a crash.
+    const refuse = () => {
+      socket.on('error', () => undefined);
+      socket.resetAndDestroy();
+      return false;
+    };
+    // The peer was gone before the daemon saw it.
+    if (endpoint === null) return refuse();
     const address = addressKey(socket.remoteAddress!);
     const mine = this.byAddress.get(address);
     const held = mine?.size ?? 0;
     const full = this.pending.size >= this.limits.unauthenticated;
     if (held >= this.limits.perAddress || (full && held >= this.limits.perAddressWhenFull)) {
       this.counts.refused++;
-      socket.resetAndDestroy();
-      return;
+      return refuse();
     }
     if (full) this.evict();
     const peer: Peer = { socket, address, endpoint, at: this.now(), authenticated: false, released: false };
@@ -237,6 +246,7 @@ export class PeerGuard {
     set.add(peer);
     if (!mine) this.byAddress.set(address, set);
     socket.once('close', () => this.release(peer));
+    return true;
   }
 
   /** Makes room: the oldest unauthenticated connection of the address that holds the most. */
