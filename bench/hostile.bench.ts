@@ -2,10 +2,11 @@
  * The phone while hostile peers try to hold the daemon's sockets (docs/reliability.md "Peers
  * that hold sockets"): a TLS daemon with its documented limits; 5000 hostile connections
  * (`TETHER_BENCH_HOSTILE`) from eight loopback addresses, one of them sending 40 %, opened at
- * 250 a second by a process of their own (bench/hostile-peers.ts; on the same two cores, so its
- * CPU competes with the daemon's and the phone's, which a peer on another machine's would not); a
- * third each half-open requests that dribble a byte a second after their TLS handshake, silent
- * TCP, and ClientHellos sent a byte at a time.
+ * 200 a second by a process of their own (bench/hostile-peers.ts), a third each half-open
+ * requests that dribble a byte a second after their TLS handshake, silent TCP, and ClientHellos
+ * sent a byte at a time. The hostile process runs at `nice 19` (`TETHER_BENCH_HOSTILE_NICE`, 0
+ * for none): a peer on the network uses another machine's CPU, and on this one's two cores its
+ * CPU would otherwise be measured as the daemon's slowness.
  *
  * The phone is the reference client pinned to the daemon's certificate, waking as a phone does
  * (a new connection carrying its position, its TLS ticket offered), then typing into a pane that
@@ -29,6 +30,8 @@ import { HOSTILE_KINDS, type HostileKind, type HostileOptions, type HostileSumma
 const SESSION = 'hostile';
 const KEYS = 'abcdefghijklmnopqrstuvwxyz0123456789';
 const ECHOES_PER_ROUND = 5;
+/** Between two rounds, quiet or not: the same idle time before each wake-up. */
+const GAP_MS = 1000;
 
 interface Round {
   readonly connect: number;
@@ -170,9 +173,10 @@ function kindRow(kind: HostileKind, k: KindSummary): Row {
 }
 
 async function attack(opts: HostileOptions, onEvent: (event: string) => void): Promise<HostileSummary> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'hostile-peers.ts'), JSON.stringify(opts)], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const niceness = envNiceness();
+  const argv = [process.execPath, '--import', 'tsx', join(import.meta.dirname, 'hostile-peers.ts'), JSON.stringify(opts)];
+  const [program, ...args] = niceness > 0 ? ['nice', '-n', String(niceness), ...argv] : argv;
+  const child = spawn(program!, args, { stdio: ['ignore', 'pipe', 'inherit'] });
   let done: HostileSummary | null = null;
   for await (const line of createInterface({ input: child.stdout })) {
     const msg = JSON.parse(line) as { event: string };
@@ -181,6 +185,15 @@ async function attack(opts: HostileOptions, onEvent: (event: string) => void): P
   }
   if (!done) throw new Error('the hostile peers ended without their summary');
   return done;
+}
+
+/** The hostile process's niceness: `TETHER_BENCH_HOSTILE_NICE` (0 for none), 19 by default. */
+function envNiceness(): number {
+  const raw = process.env.TETHER_BENCH_HOSTILE_NICE;
+  if (raw === undefined || raw === '') return 19;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0 || n > 19) throw new Error(`TETHER_BENCH_HOSTILE_NICE must be an integer from 0 to 19, not "${raw}"`);
+  return n;
 }
 
 async function rounds(phone: Phone, n: number, gapMs: number, until?: () => boolean): Promise<Round[]> {
@@ -194,7 +207,7 @@ async function rounds(phone: Phone, n: number, gapMs: number, until?: () => bool
 
 export async function runHostileBench(): Promise<Row[]> {
   const total = envNumber('TETHER_BENCH_HOSTILE', 5000);
-  const n = envNumber('TETHER_BENCH_HOSTILE_ROUNDS', 12);
+  const n = envNumber('TETHER_BENCH_HOSTILE_ROUNDS', 15);
   return withBenchDaemon(
     SESSION,
     async (bd: BenchDaemon) => {
@@ -204,7 +217,7 @@ export async function runHostileBench(): Promise<Row[]> {
       const phone = new Phone(`https://127.0.0.1:${run.port}`, bd.token, tls);
       try {
         await rounds(phone, 3, 100); // warm-up: the JIT, the TLS ticket
-        const quiet = await rounds(phone, n, 300);
+        const quiet = await rounds(phone, n, GAP_MS);
         const watch = new DaemonWatch(bd.pid);
         const cpu0 = procUsage(bd.pid).cpuSeconds;
         const overflows0 = listenOverflows();
@@ -212,13 +225,13 @@ export async function runHostileBench(): Promise<Row[]> {
         const rampedP = new Promise<void>((r) => (ramped = r));
         let opened = false;
         const addresses = Array.from({ length: 8 }, (_, i) => `127.0.0.${i + 2}`);
-        const attacked = attack({ port: run.port, addresses, heavyShare: 0.4, total, perSecond: 250 }, (event) => {
+        const attacked = attack({ port: run.port, addresses, heavyShare: 0.4, total, perSecond: 200 }, (event) => {
           if (event === 'ramped') ramped();
           if (event === 'opened') opened = true;
         });
         await Promise.race([rampedP, attacked]);
         // One round a second while the hostile connections keep coming.
-        const flood = await rounds(phone, n, 1000, () => opened);
+        const flood = await rounds(phone, n, GAP_MS, () => opened);
         const summary = await attacked;
         const floodCpu = procUsage(bd.pid).cpuSeconds - cpu0;
         const overflows = listenOverflows() - overflows0;
@@ -229,7 +242,7 @@ export async function runHostileBench(): Promise<Row[]> {
         const said = limitsLog(bd.dataDir);
         // The quiet baseline again, now that every hostile connection is gone: before and after
         // together, so a machine that got busier or quieter meanwhile shows in the baseline too.
-        quiet.push(...(await rounds(phone, n, 300)));
+        quiet.push(...(await rounds(phone, n, GAP_MS)));
         const rows = [...phoneRows(quiet, flood), ...HOSTILE_KINDS.map((k) => kindRow(k, summary.kinds[k]))];
         rows.push({
           name: `hostile: daemon RSS before / peak / after (${total} hostile)`,
