@@ -42,8 +42,7 @@ import { chooseServerScope } from '../tmux/server-scope.js';
 import { tmuxTarget } from '../tmux/target.js';
 import { checkTmuxVersion, readTmuxVersion } from '../tmux/version.js';
 import { healthReport, type HealthReport } from '../service/health.js';
-import { buildServer, listen, type ServedRoute } from '../transport/server.js';
-import type { PeerLimits } from '../transport/peer-limits.js';
+import { buildServer, listen, type ServedRoute, type ServerOptions } from '../transport/server.js';
 import { AgentService } from '../agent/agent-service.js';
 import { agentSocketPath } from '../agent/protocol.js';
 import { resolveAgentCommand, type AgentResume } from './agent.js';
@@ -66,8 +65,7 @@ export interface DaemonIo {
   readonly bufferClock?: () => number;
   /** The uploads' clock: when an upload is stored, and the keep-days clean-up's now (tests move it days ahead). */
   readonly uploadsClock?: () => number;
-  /** The connection limits (docs/reliability.md; tests shorten them). */
-  readonly peerLimits?: Partial<PeerLimits>;
+  /** The connection limits (tests shorten them). */ readonly peerLimits?: ServerOptions['peerLimits'];
 }
 
 export interface RunningDaemon {
