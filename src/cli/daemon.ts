@@ -37,7 +37,7 @@ import { makeLogger } from './logger.js';
 import { resolvePaths } from '../config/paths.js';
 import { isLoopback, type TetherConfig } from '../config/schema.js';
 import { healthReport, type HealthReport } from '../service/health.js';
-import { buildServer, listen, type ServedRoute } from '../transport/server.js';
+import { buildServer, listen, type ServedRoute, type ServerOptions } from '../transport/server.js';
 import { AgentService } from '../agent/agent-service.js';
 import { agentSocketPath } from '../agent/protocol.js';
 import { resolveAgentCommand, type AgentResume } from './agent.js';
@@ -70,6 +70,7 @@ export interface DaemonIo {
   readonly bufferClock?: () => number;
   /** The uploads' clock: when an upload is stored, and the keep-days clean-up's now (tests move it days ahead). */
   readonly uploadsClock?: () => number;
+  /** The connection limits (tests shorten them). */ readonly peerLimits?: ServerOptions['peerLimits'];
 }
 
 export interface RunningDaemon {
@@ -270,6 +271,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
   const server = await buildServer({
     ready,
     logger: log,
+    ...(io.peerLimits ? { peerLimits: io.peerLimits } : {}),
     tokens,
     health: { health },
     sessions,
