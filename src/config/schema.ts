@@ -205,6 +205,9 @@ export function tetherConfigSchema(Type: typeof TypeBuilder) {
           expected: `an array of event names, each ${PUSH_EVENTS_EXPECTED}`,
         }),
       }),
+      discovery: section('discovery', {
+        mdns: Type.Boolean({ default: true, expected: 'true or false' }),
+      }),
     },
     { additionalProperties: false, expected: 'a table' },
   );

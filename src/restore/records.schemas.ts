@@ -58,6 +58,11 @@ export const SessionRecordSchema = Type.Object(
       Type.Null(),
       Type.Object({ reason: Type.Union([Type.Literal('exited'), Type.Literal('unrestorable')]), detail: Type.String(), at: Type.String() }),
     ]),
+    /**
+     * The reasons the user was told (pushed) that the session could not be restored, since it
+     * last ran: a failure for one of them is not told again (docs/push.md). Absent once it runs.
+     */
+    told: Type.Optional(Type.Array(Type.String(), { maxItems: 16 })),
   },
   { additionalProperties: false },
 );

@@ -265,9 +265,9 @@ export class SessionsService {
     return `${this.namePrefix}-${n}`;
   }
 
-  /** Throws session-not-found unless `id` is a tether session with an actor. */
-  private known(id: string): void {
-    if (!isValidSessionName(id) || !this.system.hasSession(id)) throw notFound(id);
+  /** Throws session-not-found unless `id` is a tether session with an actor (adopted now when tmux holds it: `knows`). */
+  private async known(id: string): Promise<void> {
+    if (!isValidSessionName(id) || !(await this.system.knows(id))) throw notFound(id);
   }
 
   /**
@@ -275,7 +275,7 @@ export class SessionsService {
    * Without one, changes nothing. Answers the description in effect.
    */
   async describe(id: string, description?: string): Promise<string> {
-    this.known(id);
+    await this.known(id);
     if (description === undefined) return (await readUserOption(this.cli, id, '@description').catch(() => null)) ?? '';
     if (description === '') await unsetUserOption(this.cli, id, '@description');
     else await setUserOption(this.cli, id, '@description', description);
@@ -321,7 +321,7 @@ export class SessionsService {
    * (`session-running`) and left alone.
    */
   async respawn(id: string): Promise<{ id: string; state: 'running' | 'exited'; exitStatus: number | null }> {
-    this.known(id);
+    await this.known(id);
     if (!(await this.system.respawnSession(id))) throw notFound(id);
     const live = this.system.session(id);
     if (!live) throw notFound(id);
@@ -338,7 +338,7 @@ export class SessionsService {
       // It could not be restored: deleting it forgets it (its buffer goes too unless kept).
       this.deleted(id, keepBuffer);
     } else {
-      this.known(id);
+      await this.known(id);
       if (!(await this.system.deleteSession(id, keepBuffer))) throw notFound(id);
       this.deleted(id, keepBuffer);
     }
@@ -347,7 +347,7 @@ export class SessionsService {
 
   /** The 40x12 text thumbnail of the agent pane. */
   async thumbnail(id: string): Promise<string> {
-    this.known(id);
+    await this.known(id);
     const pane = this.system.session(id)?.input.paneId;
     const target = pane ?? `=${id}:`;
     const { stdout } = await this.cli.run(['capture-pane', '-p', '-t', target]);
@@ -364,7 +364,7 @@ export class SessionsService {
    * `linkWaitMs`, then refused with `tmux-unavailable`.
    */
   async input(id: string, message: InputMessage, linkWaitMs = INPUT_LINK_WAIT_MS): Promise<void> {
-    this.known(id);
+    await this.known(id);
     const session = this.system.session(id);
     if (!session) throw new DomainError('tmux-unavailable', `session ${id} is not linked to tmux right now`);
     // tmux takes keys for a dead pane and drops them: say so instead.
@@ -385,7 +385,7 @@ export class SessionsService {
    * files), else pi's built-ins, then what its extension reported (extension commands, templates, skills).
    */
   async commands(id: string): Promise<readonly SlashCommand[]> {
-    this.known(id);
+    await this.known(id);
     const agent = (await readUserOption(this.cli, id, AGENT_OPTION).catch(() => null)) ?? DEFAULT_AGENT;
     const listed = this.catalog.commands(id, agent);
     if (listed) return listed;

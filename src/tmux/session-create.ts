@@ -56,6 +56,18 @@ function escapeFormat(text: string): string {
   return text.replaceAll('#', '##');
 }
 
+/**
+ * The agent window's name: its program's (`pi`, `claude`, `codex`), fixed. A window named at its
+ * creation has tmux's automatic-rename off; with it on, every command the agent runs renamed the
+ * window twice, and each rename is a notification to every control client of the server, which
+ * no gate of tether's can hold back from a client in its handshake (tmux 3.3a crashes then:
+ * src/tmux/topology-gate.ts).
+ */
+export function agentWindowName(command: readonly string[]): string {
+  const program = command[0] ?? '';
+  return program.slice(program.lastIndexOf('/') + 1) || 'agent';
+}
+
 /** The agent's argv as tmux gets it: tmux runs a one-word command through the shell; env(1) keeps it a plain exec. */
 function agentArgv(command: readonly string[]): string[] {
   return command.length === 1 ? ['/usr/bin/env', '--', ...command] : [...command];
@@ -147,6 +159,9 @@ export function createSessionCommands(opts: CreateSessionOptions): string[][] {
       '-P',
       '-F',
       '#{pane_id}',
+      // Named, so automatic-rename is off for it (`-n` is a format: `##` is a literal `#`).
+      '-n',
+      escapeFormat(agentWindowName(opts.command)),
       ...cwd,
       ...env.flatMap(([k, v]) => ['-e', `${k}=${v}`]),
       '--',

@@ -3,7 +3,7 @@
  * (with the options tether set once at creation, read once per session), and each session's
  * latest activity.
  */
-import { isNoServerError, isNoSessionError, type TmuxCli } from './exec.js';
+import { isEmptyServerError, isNoServerError, isNoSessionError, type TmuxCli } from './exec.js';
 import { AGENT_OPTION, CWD_OPTION, PANE_ID_RE, WORKTREE_OPTION, parseWorktreeOption, readOption } from './sessions.js';
 import type { SessionWorktree } from '../machines/session.machine.js';
 
@@ -129,7 +129,7 @@ export async function listSessions(cli: TmuxCli): Promise<TmuxSessionInfo[]> {
   try {
     ({ stdout } = await cli.run(['list-panes', '-a', '-F', LIST_FORMAT]));
   } catch (err) {
-    if (isNoServerError(err)) return [];
+    if (isNoServerError(err) || isEmptyServerError(err)) return [];
     throw err;
   }
   const bySession = new Map<string, PaneRow[]>();

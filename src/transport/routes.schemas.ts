@@ -127,6 +127,16 @@ const Health = Type.Object({
   ok: Type.Boolean({ description: "true exactly when status is 'ok'" }),
   status: Type.Union([Type.Literal('ok'), Type.Literal('degraded')]),
   version: Type.String(),
+  id: Type.String({ description: "the daemon's id: made once, kept in the data dir (docs/pairing.md)" }),
+  name: Type.String({ description: "the daemon's name: config name, else the host name" }),
+  mdns: Type.Object(
+    {
+      state: Type.Union([Type.Literal('off'), Type.Literal('starting'), Type.Literal('advertising'), Type.Literal('retrying')]),
+      reason: Type.Union([Type.String(), Type.Null()]),
+      instance: Type.Union([Type.String(), Type.Null()]),
+    },
+    { description: 'the advertisement on the local network (docs/pairing.md, Finding the daemon again)' },
+  ),
   uptime: Type.Number({ minimum: 0, description: 'seconds since the daemon started' }),
   sessions: Type.Integer({ minimum: 0 }),
   sessionIds: Type.Array(Type.String()),
@@ -270,7 +280,15 @@ export const RouteSchemas = {
     },
     { additionalProperties: false },
   ),
-  PairAnswer: Type.Object({ token: Type.String(), tokenId: Type.String(), name: Type.String() }),
+  PairAnswer: Type.Object({
+    token: Type.String(),
+    tokenId: Type.String(),
+    name: Type.String(),
+    daemon: Type.Object(
+      { id: Type.String(), name: Type.String() },
+      { description: 'the daemon paired with: its id and name, as in GET /health (docs/pairing.md)' },
+    ),
+  }),
   DeviceBody: Type.Object(
     { deviceToken: DEVICE_TOKEN, environment: ENVIRONMENT, deviceName: DEVICE_NAME },
     { additionalProperties: false },

@@ -29,6 +29,7 @@ const DEFAULTS: TetherConfig = {
   },
   uploads: { dir: '', max_mb: 25, keep_days: 7 },
   worktrees: { dir: '' },
+  discovery: { mdns: true },
 };
 
 let dir: string;
@@ -173,6 +174,9 @@ bundle_id = "com.example.tether"
 sandbox_url = "http://127.0.0.1:9999"
 production_url = "https://push.example.com"
 events = ["agent-exited", "unrestorable"]
+
+[discovery]
+mdns = false
 `);
     const { config } = await loadConfig(paths, {});
     expect(config).toEqual({
@@ -202,6 +206,7 @@ events = ["agent-exited", "unrestorable"]
         production_url: 'https://push.example.com',
         events: ['agent-exited', 'unrestorable'],
       },
+      discovery: { mdns: false },
     });
     expect(Object.getPrototypeOf(config.agent)).toBe(Object.prototype);
   });
@@ -279,7 +284,7 @@ events = ["agent-exited", "unrestorable"]
     let e = await configError();
     expect(e.key).toBe('bind_address');
     expect(e.message).toBe(
-      `${paths.configFile}: unknown key bind_address (did you mean bindAddress?); known keys at the top level: bindAddress, publicBaseUrl, name, tls, agent, agents, tmux, stream, buffer, uploads, worktrees, push`,
+      `${paths.configFile}: unknown key bind_address (did you mean bindAddress?); known keys at the top level: bindAddress, publicBaseUrl, name, tls, agent, agents, tmux, stream, buffer, uploads, worktrees, push, discovery`,
     );
 
     await writeToml('[buffer]\nidle_days = 3\nidle_dayz = 4');

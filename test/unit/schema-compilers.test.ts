@@ -45,7 +45,7 @@ async function routeSchemas(): Promise<Captured[]> {
   await app.register(historyRoutes, { history: none });
   await app.register(uploadsRoutes, { uploads: none });
   await app.register(changesRoutes, { changes: none });
-  await app.register(pairRoutes, { pairing: none });
+  await app.register(pairRoutes, { pairing: none, daemon: none });
   await app.register(opsRoutes, { ops: none, chartsDir: '/nonexistent' });
   await app.register(streamRoutes, { stream: none, connections: none, pingIntervalMs: 1000 } as never);
   await app.ready();
