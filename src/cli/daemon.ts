@@ -14,6 +14,7 @@
 import { rmSync } from 'node:fs';
 import { isDomainError } from '../errors.js';
 import { SessionsService } from '../service/sessions.service.js';
+import { makeWorkspaces } from './workspaces.js';
 import { SessionRecords } from '../restore/records.js';
 import { RecordKeeper } from '../restore/record-keeper.js';
 import { restoreAtStart, unrestorableSessions } from '../restore/at-start.js';
@@ -190,6 +191,8 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     );
     log.warn(warnings[warnings.length - 1]);
   }
+  const isUnrestorable = (id: string) => unrestorableSessions(records).some((u) => u.id === id);
+  const workspaces = makeWorkspaces({ config, dataDir: paths.dataDir, cli, system, records, isUnrestorable, log });
   const sessions = new SessionsService(
     system,
     cli,
@@ -205,14 +208,10 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     },
     {
       unrestorable: () => unrestorableSessions(records),
-      record: (id) => {
-        const r = records.read(id);
-        return r
-          ? { description: r.description, createdAt: r.createdAt, cwd: r.cwd, ...(r.agent !== undefined ? { agent: r.agent } : {}) }
-          : null;
-      },
+      record: (id) => records.read(id),
     },
     configured.catalog((id) => agents.hub.agentCwd(id) ?? records.read(id)?.cwd ?? null),
+    workspaces.service,
   );
   const workbench = makeWorkbench({
     config,
@@ -220,7 +219,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     buffersDir: paths.buffersDir,
     system,
     buffers,
-    isUnrestorable: (id) => unrestorableSessions(records).some((u) => u.id === id),
+    isUnrestorable,
     input: (id, message) => sessions.input(id, message),
     now: io.uploadsClock ?? Date.now,
     log,
@@ -287,6 +286,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
       async (app) => void (await app.register(pairRoutes, { pairing, daemon: presence })),
       async (app) => void (await app.register(opsRoutes, { ops, connections })),
       ...workbench.plugins,
+      workspaces.plugin,
     ],
   });
   // A refused start stops what it started (timers, the push client) and leaves with its one line.
