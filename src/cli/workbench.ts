@@ -72,15 +72,16 @@ export function makeWorkbench(deps: WorkbenchDeps): Workbench {
   });
   const uploads = new UploadsService({
     store,
-    sessionState: (id) => {
-      const s = system.session(id);
+    sessionState: async (id) => {
+      // A session tmux holds but discovery has not adopted yet is adopted now, not refused.
+      const s = (await system.knows(id)) ? system.session(id) : null;
       return s ? (s.exited ? 'exited' : 'running') : null;
     },
     input: deps.input,
   });
   const history = new HistoryService({
     buffersDir: deps.buffersDir,
-    exists: (id) => system.hasSession(id) || deps.isUnrestorable(id),
+    exists: async (id) => deps.isUnrestorable(id) || (await system.knows(id)),
     flush: (id) => buffers.flushSession(id),
     note: (id) => bufferNote(buffers, id),
     searches: new SearchRunner(),

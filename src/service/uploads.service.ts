@@ -23,7 +23,7 @@ export function typedPath(path: string): string {
 export interface UploadsDeps {
   readonly store: UploadStore;
   /** The session runs (its agent may be typed to), has exited, or is unknown. */
-  readonly sessionState: (id: string) => 'running' | 'exited' | null;
+  readonly sessionState: (id: string) => Promise<'running' | 'exited' | null>;
   /** Types into the agent's pane, in order with all other input. */
   readonly input: (id: string, message: InputMessage) => Promise<void>;
 }
@@ -41,7 +41,7 @@ export class UploadsService {
    * before anything is read.
    */
   async upload(id: string, name: string, body: Readable, opts: { insert: boolean; declaredBytes: number | null }): Promise<StoredUpload> {
-    const state = this.deps.sessionState(id);
+    const state = await this.deps.sessionState(id);
     if (state === null) throw new DomainError('session-not-found', `no session named "${id}"`);
     if (opts.insert && state === 'exited')
       throw new DomainError('session-exited', `the agent of session ${id} has exited: respawn it before inserting a path`);
