@@ -1,8 +1,8 @@
 /**
  * `npm run bench`: every benchmark, each reported against a baseline measured in the same run
  * (never a timed assertion). Add a scenario by exporting a `run…Bench` from a bench file and
- * listing it in SCENARIOS. `TETHER_BENCH_ONLY=flood,echo` runs a subset; docs/benchmarks.md
- * lists the other knobs.
+ * listing it in SCENARIOS. `npm run bench -- scale` (or `TETHER_BENCH_ONLY=flood,echo`) runs a
+ * subset; docs/benchmarks.md lists the other knobs.
  */
 import { ControlParser } from '../src/tmux/control-codec.js';
 import { runDeflateBench } from './deflate.bench.js';
@@ -62,8 +62,11 @@ async function parserRows(): Promise<Row[]> {
   return rows;
 }
 
+/** What a scenario answers: its rows, and optionally a markdown table printed after the report (docs/benchmarks.md shows it). */
+type ScenarioResult = Row[] | { readonly rows: Row[]; readonly markdown: string };
+
 /** Every scenario, in the order they run; each starts and stops its own daemon and tmux. */
-const SCENARIOS: readonly { readonly name: string; readonly run: () => Promise<Row[]> }[] = [
+const SCENARIOS: readonly { readonly name: string; readonly run: () => Promise<ScenarioResult> }[] = [
   { name: 'parser', run: parserRows },
   { name: 'flood', run: async () => (await runFloodBench()).rows },
   { name: 'echo', run: async () => (await runEchoBench()).rows },
@@ -80,9 +83,9 @@ const SCENARIOS: readonly { readonly name: string; readonly run: () => Promise<R
 ];
 
 async function main(): Promise<void> {
-  const only = process.env.TETHER_BENCH_ONLY?.split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
+  // `npm run bench -- scale echo` names scenarios as TETHER_BENCH_ONLY=scale,echo does.
+  const named = process.argv.slice(2).flatMap((a) => a.split(','));
+  const only = (named.length > 0 ? named : process.env.TETHER_BENCH_ONLY?.split(','))?.map((s) => s.trim()).filter(Boolean);
   const unknown = only?.filter((n) => !SCENARIOS.some((s) => s.name === n)) ?? [];
   if (unknown.length > 0)
     throw new Error(`TETHER_BENCH_ONLY: unknown scenario ${unknown.join(', ')} (known: ${SCENARIOS.map((s) => s.name).join(', ')})`);
@@ -92,15 +95,21 @@ async function main(): Promise<void> {
   const w = (s: string, n: number) => s.padEnd(n);
   const header = `${w('benchmark', 64)}${w('value', 22)}${w('ratio', 12)}${w('target', 16)}baseline (same run)\n`;
   const all: Row[] = [];
+  const tables: string[] = [];
   for (const scenario of SCENARIOS) {
     if (only && !only.includes(scenario.name)) continue;
     const start = performance.now();
-    const rows = await scenario.run();
-    all.push(...rows);
+    const result = await scenario.run();
+    if (Array.isArray(result)) all.push(...result);
+    else {
+      all.push(...result.rows);
+      tables.push(`${scenario.name}:\n\n${result.markdown}\n`);
+    }
     process.stderr.write(`[${scenario.name}: ${((performance.now() - start) / 1000).toFixed(0)} s]\n`);
   }
   process.stdout.write(header);
   for (const r of all) process.stdout.write(`${w(r.name, 64)}${w(r.value, 22)}${w(r.ratio, 12)}${w(r.target, 16)}${r.baseline}\n`);
+  for (const t of tables) process.stdout.write(`\n${t}`);
   const peersRan = process.env.BENCH_PEERS !== '0' && (!only || only.includes('peers'));
   for (const peer of PEERS)
     process.stdout.write(
