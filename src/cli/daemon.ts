@@ -204,7 +204,10 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     'pi',
     agents.hub,
     // Live clients only: a socket whose pong is overdue is not counted (it is being closed).
-    (id: string): number => connections.clients().filter((c) => c.session === id).length,
+    // Counted without building each connection's figures: the list asks once per session.
+    (id: string): number =>
+      connections.count({ kind: 'stream', sessionId: id, liveOnly: true }) +
+      connections.count({ kind: 'side', sessionId: id, liveOnly: true }),
     (id, keepBuffer) => {
       keeper.forget(id);
       workbench.sessionDeleted(id);

@@ -19,11 +19,12 @@ import type { InputMessage } from '../protocol/input.js';
 import type { TmuxCli } from '../tmux/exec.js';
 import { inputCommands } from '../tmux/input.js';
 import { SESSION_NAME_RE, compareSessionNames, isValidSessionName } from '../protocol/session-name.js';
-import { AGENT_OPTION, readUserOption, setUserOption, unsetUserOption } from '../tmux/sessions.js';
+import { AGENT_OPTION, DESCRIPTION_OPTION, readUserOption, setUserOption, unsetUserOption } from '../tmux/sessions.js';
+import { optionStoreOf } from '../tmux/session-options.js';
 import { listSessions, type TmuxSessionInfo } from '../tmux/session-list.js';
 import type { UnrestorableSession } from '../restore/at-start.js';
 
-import type { SidecarSystem } from '../actors/system.js';
+import type { SessionStatus, SidecarSystem } from '../actors/system.js';
 
 /**
  * How long input sent to a session that is not linked to tmux (just created, or its link being
@@ -108,10 +109,12 @@ export class SessionsService {
    * server was lost, and those that could not be, with the reason.
    */
   async list(): Promise<SessionItem[]> {
-    const infos = (await listSessions(this.cli)).filter((s) => s.isTether);
-    const items = await Promise.all(infos.map((info) => this.item(info)));
+    const infos = (await this.listTmux()).filter((s) => s.isTether);
+    const status = this.system.status().sessions;
+    const byId = new Map(status.map((s) => [s.id, s]));
+    const items = infos.map((info) => this.item(info, byId.get(info.name)));
     const listed = new Set(items.map((i) => i.id));
-    for (const live of this.system.status().sessions) {
+    for (const live of status) {
       if (live.state !== 'restoring' || listed.has(live.id)) continue;
       const record = this.records.record(live.id);
       listed.add(live.id);
@@ -144,13 +147,19 @@ export class SessionsService {
     };
   }
 
-  private async item(info: TmuxSessionInfo): Promise<SessionItem> {
-    const live = this.system.status().sessions.find((s) => s.id === info.name);
-    const description = (await readUserOption(this.cli, info.name, '@description').catch(() => null)) ?? '';
+  /**
+   * Every session tmux holds, read over a session's control client and with the options tether
+   * keeps (src/tmux/session-options.ts): no process per request, let alone per session.
+   */
+  private listTmux(): Promise<TmuxSessionInfo[]> {
+    return listSessions(this.cli, { query: (command) => this.system.queryTmux(command) });
+  }
+
+  private item(info: TmuxSessionInfo, live: SessionStatus | undefined): SessionItem {
     return {
       id: info.name,
       name: info.name,
-      description,
+      description: info.description ?? '',
       state: live ? (live.state === 'exited' ? 'exited' : 'running') : info.paneDead ? 'exited' : 'running',
       exitStatus: live ? (live.state === 'exited' ? live.exitStatus : null) : info.paneDead ? info.paneDeadStatus : null,
       agentState: this.agents.current(info.name)?.value ?? null,
@@ -210,7 +219,7 @@ export class SessionsService {
   }
 
   private async freeName(): Promise<string> {
-    const taken = new Set((await listSessions(this.cli)).map((s) => s.name));
+    const taken = new Set((await this.listTmux()).map((s) => s.name));
     for (const id of this.system.sessionIds()) taken.add(id);
     let n = 1;
     while (taken.has(`${this.namePrefix}-${n}`)) n++;
@@ -240,11 +249,15 @@ export class SessionsService {
   async meta(
     id: string,
   ): Promise<{ name: string; description?: string; createdAt: string; agent: string; state: 'running' | 'exited'; exitStatus?: number }> {
-    const [description, created, agent] = await Promise.all([
-      readUserOption(this.cli, id, '@description').catch(() => null),
-      readUserOption(this.cli, id, '@created').catch(() => null),
-      readUserOption(this.cli, id, AGENT_OPTION).catch(() => null),
-    ]);
+    // As tether keeps them (no process for each client that connects), else as tmux holds them.
+    const known = optionStoreOf(this.cli).known(id);
+    const [description, created, agent] = known
+      ? [known.description, known.fixed.createdAt, known.fixed.agent]
+      : await Promise.all([
+          readUserOption(this.cli, id, DESCRIPTION_OPTION).catch(() => null),
+          readUserOption(this.cli, id, '@created').catch(() => null),
+          readUserOption(this.cli, id, AGENT_OPTION).catch(() => null),
+        ]);
     // Read last: the agent's state as it is now, after the reads above.
     const live = this.system.session(id);
     const exited = live?.exited ?? false;
@@ -286,13 +299,18 @@ export class SessionsService {
   /** The 40x12 text thumbnail of the agent pane. */
   async thumbnail(id: string): Promise<string> {
     await this.known(id);
-    const pane = this.system.session(id)?.input.paneId;
-    const target = pane ?? `=${id}:`;
-    const { stdout } = await this.cli.run(['capture-pane', '-p', '-t', target]);
+    // Over the session's control client (no process) while it is linked, else as a process.
+    const linked = this.system.captureVisible(id);
+    const stdout = linked ? await linked.catch(() => this.captureByProcess(id)) : await this.captureByProcess(id);
     // Loaded on the first thumbnail: its grapheme segmenters load ICU's break rules (~2.5 MB
     // resident), which a daemon nobody asks for a thumbnail never needs.
     const { thumbnailFromCapture } = await import('../tmux/thumbnail.js');
     return thumbnailFromCapture(stdout.toString('utf8'));
+  }
+
+  private async captureByProcess(id: string): Promise<Buffer> {
+    const target = this.system.session(id)?.input.paneId ?? `=${id}:`;
+    return (await this.cli.run(['capture-pane', '-p', '-t', target])).stdout;
   }
 
   /**
