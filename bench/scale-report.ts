@@ -63,6 +63,8 @@ export interface Step {
   readonly clients: ClientsStats;
   /** Snapshots beyond the first on the echo client of the idle session. */
   readonly echoResyncs: number;
+  /** Warm captures (docs/architecture.md "Warm snapshots") taken in each window. */
+  readonly warmCaptures: { readonly load: number; readonly list: number; readonly thumbnails: number };
 }
 
 /** The quiet daemon's figures (one idle session, its own tmux server). */
@@ -225,6 +227,10 @@ export function scaleMarkdown(steps: readonly Step[], quiet: Quiet, rate: number
       'garbage collection under load: pauses a second, share of the time, longest; mark-compacts',
       (s) =>
         `${((1000 * s.loadGc.count) / s.loadMs).toFixed(1)}/s, ${pct((100 * s.loadGc.totalMs) / s.loadMs)}, ${ms(s.loadGc.maxMs)}; ${s.loadGc.major} (${ms(s.loadGc.majorMs)} in all)`,
+    ),
+    line(
+      'warm captures taken: under load; during the list; during thumbnails',
+      (s) => `${s.warmCaptures.load}; ${s.warmCaptures.list}; ${s.warmCaptures.thumbnails}`,
     ),
     line('resyncs / reconnects (all live clients)', (s) => `**${resyncs(s)}** / ${s.clients.reconnects}`, '0'),
   ];

@@ -145,6 +145,11 @@ async function echoAll(quiet: RawStream, busy: RawStream, bare: BareControlReade
 /** The busy tmux server's idle session that tether does not know: the bare echo's. */
 const BARE_SESSION = 'bare-echo';
 
+/** Warm captures the daemon has taken so far (`GET /health`). */
+async function warmCaptures(bd: BenchDaemon): Promise<number> {
+  return (JSON.parse((await bd.request('GET', '/health')).text) as { snapshots: { warmCaptures: number } }).snapshots.warmCaptures;
+}
+
 async function get(bd: BenchDaemon, path: string): Promise<void> {
   const res = await bd.request('GET', path);
   if (res.status !== 200) throw new Error(`GET ${path}: HTTP ${res.status} ${res.text.slice(0, 200)}`);
@@ -247,16 +252,19 @@ async function scaleRun(
       await sleep(2000);
       // Window A: the load alone, with the echo probe.
       await readProbe(busy);
+      const warm0 = await warmCaptures(busy);
       const loadEnd = await cpuWindow(busy, clients.pid);
       const echo = await echoAll(quietEcho, busyEcho, bareEcho, keys);
       const loadCpu = loadEnd();
       const loadProbe = await readProbe(busy);
+      const warm1 = await warmCaptures(busy);
       const underLoad = await memoryOf(busy);
       quietEchoAll.push(...echo.quiet);
       // Window B: the list, then every busy session's thumbnail at once.
       await readProbe(busy);
       const list = await timedRepeat(() => get(busy, '/sessions'), LIST_REQUESTS, 50, 90_000);
       const listProbe = await readProbe(busy);
+      const warm2 = await warmCaptures(busy);
       const names = Array.from({ length: count }, (_, i) => `s-${i}`);
       const thumbnails = await timedRepeat(
         () => Promise.all(names.map((s) => get(busy, `/sessions/${s}/thumbnail`))),
@@ -265,6 +273,7 @@ async function scaleRun(
         90_000,
       );
       const thumbProbe = await readProbe(busy);
+      const warm3 = await warmCaptures(busy);
       const stats = await clients.stats();
       steps.push({
         count,
@@ -288,6 +297,7 @@ async function scaleRun(
         thumbSpawns: tmuxSpawns(thumbProbe) / Math.max(1, thumbnails.length * count),
         clients: stats,
         echoResyncs: Math.max(0, busyEcho.snapshots - 1),
+        warmCaptures: { load: warm1 - warm0, list: warm2 - warm1, thumbnails: warm3 - warm2 },
       });
       before = withClients;
       const per = (r: ProbeReading, n: number) =>

@@ -51,6 +51,7 @@ import { CliError } from './fail.js';
 import { keepCertificate, loadCertificate, localToken, makeDiskBuffers, retireStaleLinks, setUpBuffers } from './daemon-start.js';
 import { agentLabel, startPush } from './push-wiring.js';
 import { writeRunFile } from './run-file.js';
+import { fitYoungGeneration } from './heap.js';
 import { packageVersion } from '../config/version.js';
 import { makeWorkbench } from './workbench.js';
 
@@ -134,6 +135,8 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     now: Date.now,
     log,
   });
+  /** Sessions with a live pane: with many, V8's young generation may grow (heap.ts). */
+  let livePanes = 0;
   const system = new SidecarSystem({
     inspect: ops.observer(),
     cli,
@@ -147,6 +150,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
       ? { restore: (id: string) => recreateSession({ cli, records, agent: launchFor, now: Date.now, log }, id) }
       : {}),
     paneCreated: (pane) => {
+      fitYoungGeneration(++livePanes);
       const unbuffer = buffers.attach(pane.id, pane.stream);
       const unwatch = pane.onChange((what) => {
         if (what !== 'linked') return keeper.note(pane.id, { reservedSeq: pane.reservedSeq });
@@ -154,6 +158,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
         void agents.sessionSeen(pane.id); // a Codex session's rollout file is followed
       });
       return () => {
+        fitYoungGeneration(--livePanes);
         unwatch();
         unbuffer();
       };
