@@ -106,6 +106,20 @@ export async function warmSnapshotRow(bd: BenchDaemon, seconds = 20): Promise<Ro
       60_000,
       200,
     );
+    // The other sessions went quiet just before: each takes its one warm capture first, which
+    // the window must not count.
+    let last = -1;
+    await waitFor(
+      'the quiet sessions to have taken their warm captures',
+      async () => {
+        const now = (await snapshotCounts(bd)).warmCaptures;
+        const settled = now === last;
+        last = now;
+        return settled;
+      },
+      120_000,
+      3000,
+    );
     await bd.typeLine('=scale-agent:', AGENT);
     await sleep(2000);
     const tmuxPid = await bd.tmux.serverPid();

@@ -1,7 +1,9 @@
 /**
  * The sessions operations the REST routes and the stream use, on top of the actor system and
- * tmux. Session facts are read from tmux (tether keeps no session store of its own; see
- * docs/architecture.md), live facts (clients, last output, agent state) from the actors.
+ * tmux. Session facts are read from tmux (tether keeps no session store of its own: tmux is the
+ * store, with tether's options of each session kept as read or written, src/tmux/session-options.ts;
+ * see docs/architecture.md "Session facts without a process per request"), live facts (clients,
+ * last output, agent state) from the actors.
  * Refusals are `DomainError`s; each transport names them its own way.
  *
  * Invariant: every value a client sent reaches tmux only through the quoting layer (argv with
