@@ -8,17 +8,21 @@
  * place) and starts counting afresh.
  *
  * It changes nothing the daemon does: the two child-process functions are wrapped to count
- * their calls and then call the originals with the same arguments. With
+ * their calls and then call the originals with the same arguments. A reading asked for with the
+ * GC file beside the readings (PROBE_GC_FILE_NAME) runs a full garbage collection first, so
+ * that memory per session compares what is live, not what a burst left for later. With
  * `TETHER_BENCH_PROBE_PROFILE=<dir>` it also profiles the CPU and samples allocations, one
  * profile of each per window (`window-<serial>.cpuprofile`, `.heapprofile`).
  */
 import childProcess from 'node:child_process';
-import { renameSync, writeFileSync } from 'node:fs';
+import { existsSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { syncBuiltinESMExports } from 'node:module';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { join } from 'node:path';
 import { Session } from 'node:inspector';
 import { constants, monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
-import { PROBE_FILE_NAME } from './probe-file.js';
+import { PROBE_FILE_NAME, PROBE_GC_FILE_NAME } from './probe-file.js';
 
 /** What the probe writes on each SIGUSR2. */
 export interface ProbeReading {
@@ -110,7 +114,18 @@ if (dataDir) {
     );
   }
   const ms = (ns: number): number => Math.max(0, ns / 1e6 - RESOLUTION_MS);
+  const gcFlag = join(dataDir, PROBE_GC_FILE_NAME);
+  let fullGc: (() => void) | null = null;
   process.on('SIGUSR2', () => {
+    if (existsSync(gcFlag)) {
+      rmSync(gcFlag, { force: true });
+      // The memory that is live, not the garbage a burst left (V8 collects it only later).
+      if (!fullGc) {
+        setFlagsFromString('--expose-gc');
+        fullGc = runInNewContext('gc') as () => void;
+      }
+      fullGc();
+    }
     const now = performance.now();
     const reading: ProbeReading = {
       serial: ++serial,

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { buildSync } from 'esbuild';
 import type { ProbeReading } from './daemon-probe.js';
-import { PROBE_FILE_NAME } from './probe-file.js';
+import { PROBE_FILE_NAME, PROBE_GC_FILE_NAME } from './probe-file.js';
 import { sleep, waitFor, type BenchDaemon } from './harness.js';
 import type { ClientsRequest, ClientsStats } from './scale-clients.js';
 
@@ -142,9 +142,13 @@ export function compileProbe(dir: string): string {
 /** Where a daemon's probe writes. */
 export const probeFile = (bd: BenchDaemon): string => join(bd.dataDir, PROBE_FILE_NAME);
 
-/** Asks the daemon's probe for what it counted since the last reading (and starts a new window). */
-export async function readProbe(bd: BenchDaemon): Promise<ProbeReading> {
+/**
+ * Asks the daemon's probe for what it counted since the last reading (and starts a new window);
+ * with `collect`, after a full garbage collection.
+ */
+export async function readProbe(bd: BenchDaemon, collect = false): Promise<ProbeReading> {
   const file = probeFile(bd);
+  if (collect) writeFileSync(join(bd.dataDir, PROBE_GC_FILE_NAME), '');
   const before = existsSync(file) ? statSync(file).mtimeMs : 0;
   const previous = before > 0 ? (JSON.parse(readFileSync(file, 'utf8')) as ProbeReading).serial : 0;
   process.kill(bd.pid, 'SIGUSR2');
@@ -165,6 +169,18 @@ export const tmuxSpawns = (r: ProbeReading): number =>
   Object.entries(r.spawned)
     .filter(([k]) => k === 'tmux' || k.startsWith('tmux '))
     .reduce((n, [, v]) => n + v, 0);
+
+/**
+ * A process's proportional set size, MB (/proc/<pid>/smaps_rollup): its private pages and its
+ * share of those it shares (a hundred `tmux -C` clients share one tmux binary and libc). 0 once gone.
+ */
+export function pssMb(pid: number): number {
+  try {
+    return Number(/^Pss:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'))?.[1] ?? 0) / 1024;
+  } catch {
+    return 0;
+  }
+}
 
 /** Anonymous and file-backed resident memory of a process, MB (/proc/<pid>/status). */
 export function rssParts(pid: number): { anonMb: number; fileMb: number } {

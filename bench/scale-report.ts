@@ -22,8 +22,9 @@ export interface Memory {
   readonly heapUsedMb: number;
   /** Memory outside V8's heap that node tracks (buffers, zlib): `external`. */
   readonly externalMb: number;
-  /** The daemon's `tmux -C` clients together. */
+  /** The daemon's `tmux -C` clients together: resident, and their proportional share (PSS: shared pages split). */
   readonly controlRssMb: number;
+  readonly controlPssMb: number;
 }
 
 type Loop = ProbeReading['loop'];
@@ -96,6 +97,7 @@ function perSession(from: Memory, to: Memory, n: number): Memory {
     heapUsedMb: d('heapUsedMb'),
     externalMb: d('externalMb'),
     controlRssMb: d('controlRssMb'),
+    controlPssMb: d('controlPssMb'),
   };
 }
 const added = (s: Step): number => s.count - s.previousCount;
@@ -103,7 +105,7 @@ const sessionCost = (s: Step): Memory => perSession(s.previous, s.sessionsOnly, 
 const clientCost = (s: Step): Memory => perSession(s.sessionsOnly, s.withClients, added(s));
 const kb = (v: number): string => `${(v * 1024).toFixed(0)} KB`;
 const parts = (m: Memory): string =>
-  `${kb(m.rssMb)} (anon ${kb(m.anonMb)}, V8 heap ${kb(m.heapUsedMb)}, external ${kb(m.externalMb)}); tmux -C ${kb(m.controlRssMb)}`;
+  `${kb(m.rssMb)} (anon ${kb(m.anonMb)}, V8 heap ${kb(m.heapUsedMb)}, external ${kb(m.externalMb)}); tmux -C ${kb(m.controlRssMb)} resident, ${kb(m.controlPssMb)} its own (PSS)`;
 
 export function scaleRows(steps: readonly Step[], quiet: Quiet, rate: number): Row[] {
   const rows: Row[] = [];
@@ -124,7 +126,7 @@ export function scaleRows(steps: readonly Step[], quiet: Quiet, rate: number): R
       {
         name: `scale ${n}: daemon RSS under load; per session; per client`,
         value: `${mb(s.underLoad.rssMb)}; ${kb(sessionCost(s).rssMb)}; ${kb(clientCost(s).rssMb)}`,
-        baseline: `per session ${parts(sessionCost(s))}; per client ${parts(clientCost(s))}; tmux -C clients ${mb(s.underLoad.controlRssMb)} in all`,
+        baseline: `per session ${parts(sessionCost(s))}; per client ${parts(clientCost(s))}; tmux -C clients ${mb(s.underLoad.controlRssMb)} resident in all, ${mb(s.underLoad.controlPssMb)} their own (PSS)`,
         ratio: '-',
         target: 'linear',
       },
@@ -184,7 +186,7 @@ export function scaleMarkdown(steps: readonly Step[], quiet: Quiet, rate: number
       (s) => `${pct(s.loadCpu.tmuxServerPct)} (daemon ${ratio(s.loadCpu.daemonPct, s.loadCpu.tmuxServerPct)})`,
     ),
     line('idle: every client connected, nothing printed', (s) => pct(s.idleCpu.daemonPct)),
-    line('daemon RSS under load (node)', (s) => mb(s.underLoad.rssMb)),
+    line('daemon RSS under load (node; every RSS here read after a full collection)', (s) => mb(s.underLoad.rssMb)),
     line(
       'RSS per session, no client: node / its tmux -C',
       (s) => `${kb(sessionCost(s).rssMb)} / ${kb(sessionCost(s).controlRssMb)}`,

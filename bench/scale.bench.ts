@@ -39,7 +39,7 @@ import {
 } from './harness.js';
 import { scaleMarkdown, scaleRows, type CpuShare, type Memory, type Quiet, type Step } from './scale-report.js';
 import type { ProbeReading } from './daemon-probe.js';
-import { AgentLoad, compileProbe, LoadClients, readProbe, rssParts, timedRepeat, tmuxSpawns } from './scale-load.js';
+import { AgentLoad, compileProbe, LoadClients, pssMb, readProbe, rssParts, timedRepeat, tmuxSpawns } from './scale-load.js';
 import { emptyNodeRssMb, memoryRows, warmSnapshotRow } from './scale-memory.js';
 
 /** How long the daemon is left alone before a memory reading. */
@@ -95,14 +95,17 @@ async function cpuWindow(bd: BenchDaemon, clientsPid: number): Promise<() => Cpu
   };
 }
 
-/** The daemon's memory now: /proc's figures, the probe's V8 figures, its `tmux -C` clients. */
+/** The daemon's live memory now (after a full collection): /proc's figures, the probe's V8 figures, its `tmux -C` clients. */
 async function memoryOf(bd: BenchDaemon): Promise<Memory> {
-  const probe = await readProbe(bd);
+  const probe = await readProbe(bd, true);
+  await sleep(500);
   const { anonMb, fileMb } = rssParts(bd.pid);
   let controlRssMb = 0;
+  let controlPssMb = 0;
   for (const p of childPids(bd.pid)) {
     try {
       controlRssMb += procUsage(p).rssMb;
+      controlPssMb += pssMb(p);
     } catch {
       // gone
     }
@@ -114,6 +117,7 @@ async function memoryOf(bd: BenchDaemon): Promise<Memory> {
     heapUsedMb: probe.memory.heapUsed / 2 ** 20,
     externalMb: probe.memory.external / 2 ** 20,
     controlRssMb,
+    controlPssMb,
   };
 }
 
@@ -169,6 +173,9 @@ async function quietBaseline(quiet: BenchDaemon): Promise<Omit<Quiet, 'echo'>> {
     const res = await quiet.request('DELETE', `/sessions/q-${i}`);
     if (res.status !== 204) throw new Error(`DELETE q-${i}: HTTP ${res.status}`);
   }
+  // Once each first: the first request of a daemon's life loads what it needs.
+  await get(quiet, '/sessions');
+  await get(quiet, '/sessions/quiet/thumbnail');
   const list = await timedRepeat(() => get(quiet, '/sessions'), LIST_REQUESTS, 50, 60_000);
   const thumbnail = await timedRepeat(() => get(quiet, '/sessions/quiet/thumbnail'), 10, 50, 30_000);
   return { create, list, thumbnail };
@@ -220,6 +227,8 @@ async function scaleRun(
   const quietEchoAll: number[] = [];
   try {
     const base = await quietBaseline(quietBd);
+    // The first thumbnail of a daemon's life loads its grapheme segmenters: not what a count costs.
+    await get(busy, '/sessions/idle/thumbnail');
     for (let i = 0; i < 20; i++) {
       await tetherKeystroke(quietEcho, KEYS[i % KEYS.length]!);
       await tetherKeystroke(busyEcho, KEYS[i % KEYS.length]!);
