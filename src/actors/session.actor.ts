@@ -90,6 +90,7 @@ export function createSessionImplementations(deps: SessionDeps) {
           env: { ...launch.env },
           ...((input.cwd ?? launch.cwd) !== undefined ? { cwd: input.cwd ?? launch.cwd } : {}),
           ...(input.project !== undefined ? { project: input.project } : {}),
+          ...(input.worktree !== undefined ? { worktree: input.worktree } : {}),
           createdAt: new Date(deps.now()).toISOString(),
         });
         deps.log.info({ session: input.id, origin: input.origin }, 'session created');

@@ -8,7 +8,7 @@
 import { createActor, waitFor, type Actor, type InspectionEvent } from 'xstate';
 import { DomainError } from '../errors.js';
 import type { Logger } from '../log.js';
-import { sessionMachine, type SessionOrigin } from '../machines/session.machine.js';
+import { sessionMachine, type SessionOrigin, type SessionWorktree } from '../machines/session.machine.js';
 import { sidecarMachine, type SessionActorRef } from '../machines/sidecar.machine.js';
 import type { TmuxCli } from '../tmux/exec.js';
 import { hasSession, readUserOption, sessionExists } from '../tmux/sessions.js';
@@ -247,7 +247,11 @@ export class SidecarSystem {
   }
 
   /** Creates a tmux session running the agent and waits until its actor runs it. */
-  async createSession(id: string, origin: SessionOrigin, options: { project?: string; cwd?: string; agent?: string } = {}): Promise<void> {
+  async createSession(
+    id: string,
+    origin: SessionOrigin,
+    options: { project?: string; cwd?: string; agent?: string; worktree?: SessionWorktree } = {},
+  ): Promise<void> {
     if (this.ref(id) || (await this.tmuxHasSession(id))) throw sessionExists(id);
     this.actor.send({
       type: 'session.create',
@@ -256,6 +260,7 @@ export class SidecarSystem {
       ...(options.project !== undefined ? { project: options.project } : {}),
       ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
       ...(options.agent !== undefined ? { agent: options.agent } : {}),
+      ...(options.worktree !== undefined ? { worktree: options.worktree } : {}),
     });
     const ref = this.ref(id);
     if (!ref) throw notCreated(id, 'the sidecar is not accepting sessions');

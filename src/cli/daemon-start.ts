@@ -1,5 +1,6 @@
 /**
- * The steps of `tether serve`'s start that stand alone: the certificate (made on first start,
+ * The steps of `tether serve`'s start that stand alone: the tmux it may use (its version checked,
+ * its commands run in a scope that outlives a service's daemon), the certificate (made on first start,
  * kept once the port is held), the local token, the disk buffers as configured,
  * the control clients a dead predecessor left attached, and the disk buffers' set-up with the
  * start-up cleanup of what was idle too long.
@@ -16,11 +17,38 @@ import type { OpsInspector } from '../ops/inspector.js';
 import { findOrMakeCertificate, type FoundCertificate } from '../auth/certificate.js';
 import type { TokenStore } from '../auth/token-store.js';
 import { ControlLedger, keepControlLedger, retireStaleControlClients } from '../tmux/control-ledger.js';
-import type { TmuxCli } from '../tmux/exec.js';
-import type { TmuxTarget } from '../tmux/target.js';
+import { TmuxCli } from '../tmux/exec.js';
+import { chooseServerScope } from '../tmux/server-scope.js';
+import { tmuxTarget, type TmuxTarget } from '../tmux/target.js';
+import { checkTmuxVersion, readTmuxVersion } from '../tmux/version.js';
 import { killSession } from '../tmux/sessions.js';
 import { listSessions, sessionActivity } from '../tmux/session-list.js';
 import { CliError } from './fail.js';
+
+/** The tmux that `[tmux] socket` names, refused (one line) when it cannot be run or is too old. */
+export async function usableTmux(socket: string): Promise<TmuxTarget> {
+  const target = tmuxTarget(socket);
+  const version = await readTmuxVersion(target).catch((err: Error) => {
+    throw new CliError(`tmux could not be run: ${err.message}`);
+  });
+  try {
+    checkTmuxVersion(version);
+  } catch (err) {
+    throw new CliError((err as Error).message);
+  }
+  return target;
+}
+
+/** The daemon's tmux commands: a tmux server it starts must outlive it, under a service too (docs/service.md). */
+export async function daemonTmuxCli(target: TmuxTarget, log: pino.Logger): Promise<TmuxCli> {
+  const scope = await chooseServerScope({ tmuxBin: target.bin });
+  if (scope.service !== null)
+    log[scope.launcher ? 'info' : 'warn']({ service: scope.service }, `running as a systemd service: ${scope.why}`);
+  return new TmuxCli(target, {
+    ...(scope.launcher ? { serverLauncher: scope.launcher } : {}),
+    onLauncherFailed: (why) => log.warn({ why }, "systemd-run failed: this tmux command ran in the daemon's own control group"),
+  });
+}
 
 /** Free bytes on the file system of `dir`, for the watchdog. */
 export async function statfsFree(dir: string): Promise<number> {

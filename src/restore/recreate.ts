@@ -146,6 +146,8 @@ export async function recreateSession(deps: RestoreDeps, id: string): Promise<{ 
       env: { ...launch.env },
       ...(launch.agent !== undefined ? { agent: launch.agent } : {}),
       ...((record.cwd ?? launch.cwd) !== undefined ? { cwd: record.cwd ?? launch.cwd } : {}),
+      // The same worktree: the session comes back where its agent worked, and says so.
+      worktree: record.worktree ?? null,
       createdAt: record.createdAt,
     });
   } catch (err) {
@@ -159,6 +161,7 @@ export async function recreateSession(deps: RestoreDeps, id: string): Promise<{ 
     {
       session: id,
       cwd: record.cwd,
+      ...(record.worktree ? { worktree: record.worktree.branch } : {}),
       agent: record.agent ?? 'default',
       conversation: sessionFile ?? record.conversation ?? null,
       ...(record.sessionFile !== sessionFile ? { missing: record.sessionFile } : {}),

@@ -11,7 +11,18 @@
 import { DomainError } from '../errors.js';
 import { TmuxCommandError, type TmuxCli } from './exec.js';
 import { tmuxArgumentRefusal, escapeArgvArg } from './quote.js';
-import { AGENT_OPTION, CWD_OPTION, PANE_ID_RE, checkSessionName, killSession, readUserOption, sessionExists } from './sessions.js';
+import {
+  AGENT_OPTION,
+  CWD_OPTION,
+  PANE_ID_RE,
+  WORKTREE_OPTION,
+  checkSessionName,
+  encodeWorktreeOption,
+  killSession,
+  readUserOption,
+  sessionExists,
+} from './sessions.js';
+import type { SessionWorktree } from '../machines/session.machine.js';
 
 const ENV_NAME_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -36,6 +47,8 @@ export interface CreateSessionOptions {
   readonly createdAt: string;
   /** The configured agent's name (`default` for `[agent]`), stored as `@tether-agent`. */
   readonly agent?: string;
+  /** The git worktree `cwd` is, stored as `@tether-worktree`. */
+  readonly worktree?: SessionWorktree | null;
 }
 
 /** `new-window -c` expands formats in the directory: `##` is a literal `#`. */
@@ -162,6 +175,7 @@ export function createSessionCommands(opts: CreateSessionOptions): string[][] {
     // The directory exactly as given: `session_path` is the same, but formats rewrite control characters.
     ...(opts.cwd !== undefined ? [['set-option', '-t', session, CWD_OPTION, opts.cwd]] : []),
     ...(opts.agent !== undefined ? [['set-option', '-t', session, AGENT_OPTION, opts.agent]] : []),
+    ...(opts.worktree ? [['set-option', '-t', session, WORKTREE_OPTION, encodeWorktreeOption(opts.worktree)]] : []),
     // Last, so it does not fire for the agent window itself.
     ['set-hook', '-t', session, 'after-new-window', AFTER_NEW_WINDOW_HOOK],
   ];

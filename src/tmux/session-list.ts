@@ -5,7 +5,8 @@
  */
 import { isEmptyServerError, isNoServerError, type TmuxCli } from './exec.js';
 import { optionStoreOf, sessionKey, type SessionKey, type SessionOptionStore } from './session-options.js';
-import { AGENT_OPTION, CWD_OPTION, DESCRIPTION_OPTION, PANE_ID_RE, readOptions } from './sessions.js';
+import { AGENT_OPTION, CWD_OPTION, DESCRIPTION_OPTION, PANE_ID_RE, WORKTREE_OPTION, parseWorktreeOption, readOptions } from './sessions.js';
+import type { SessionWorktree } from '../machines/session.machine.js';
 
 export interface TmuxSessionInfo {
   readonly name: string;
@@ -25,6 +26,8 @@ export interface TmuxSessionInfo {
   readonly agent: string | null;
   /** Its `@description` (null when unset, or not tether's), as tether last read or wrote it. */
   readonly description: string | null;
+  /** The git worktree it was made in (`@tether-worktree`); null for any other session. */
+  readonly worktree: SessionWorktree | null;
   /** `@tether-pane` while that pane exists, else the session's first pane. */
   readonly paneId: string;
   readonly paneDead: boolean;
@@ -98,7 +101,7 @@ function parsePaneRow(line: string): PaneRow | null {
 }
 
 /** The options read once per session, in the order `readFixed` reads them. */
-const FIXED_OPTIONS = ['@created', '@project', CWD_OPTION, AGENT_OPTION] as const;
+const FIXED_OPTIONS = ['@created', '@project', CWD_OPTION, AGENT_OPTION, WORKTREE_OPTION] as const;
 
 export interface ListOptions {
   /**
@@ -174,10 +177,19 @@ async function readMissing(cli: TmuxCli, store: SessionOptionStore, sessions: re
       store.filled(p.key, { description }, p.writes);
       continue;
     }
-    const [created = null, project = null, cwd = null, agent = null] = read;
+    const [created = null, project = null, cwd = null, agent = null, worktree = null] = read;
     store.filled(
       p.key,
-      { fixed: { createdAt: created !== null && CREATED_RE.test(created) ? created : null, project, cwd, agent }, description },
+      {
+        fixed: {
+          createdAt: created !== null && CREATED_RE.test(created) ? created : null,
+          project,
+          cwd,
+          agent,
+          worktree: parseWorktreeOption(worktree),
+        },
+        description,
+      },
       p.writes,
     );
   }
@@ -200,6 +212,7 @@ function describeSession(rows: PaneRow[], store: SessionOptionStore): TmuxSessio
     cwd: fixed?.cwd ?? null,
     agent: fixed?.agent ?? null,
     description: first.tether ? (store.description(key) ?? null) : null,
+    worktree: fixed?.worktree ?? null,
     paneId: pane.paneId,
     paneDead: pane.dead,
     paneDeadStatus: pane.dead ? pane.deadStatus : null,

@@ -3,7 +3,8 @@
  * so that answering a request costs no tmux process (docs/architecture.md "Session facts").
  *
  * - The options tether sets once, when it creates or adopts a session (`@created`, `@project`,
- *   `@tether-cwd`, `@tether-agent`), are read once per session and kept for its life.
+ *   `@tether-cwd`, `@tether-agent`, `@tether-worktree`), are read once per session and kept for
+ *   its life.
  * - The description (`@description`) is kept as tether wrote it, and read again from tmux by
  *   every discovery scan (`listSessions` with `refresh`), so a value set by hand in tmux shows
  *   within one scan.
@@ -15,6 +16,7 @@
  * Invariant: a read that began before a write never overwrites what the write set.
  */
 import type { TmuxCli } from './exec.js';
+import type { SessionWorktree } from '../machines/session.machine.js';
 
 /** The options tether sets once per session; null where unset. */
 export interface FixedOptions {
@@ -22,6 +24,8 @@ export interface FixedOptions {
   readonly project: string | null;
   readonly cwd: string | null;
   readonly agent: string | null;
+  /** The git worktree it was made in; null for any other session. */
+  readonly worktree: SessionWorktree | null;
 }
 
 interface Entry {
