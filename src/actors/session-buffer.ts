@@ -14,8 +14,13 @@ import type { RingChunk } from '../stream/ring.js';
 import type { FileHandle } from 'node:fs/promises';
 import { appendTo, openToAppend } from './disk-buffer-files.js';
 
-/** Output waits at most this long before it is written. */
-export const FLUSH_MS = 100;
+/**
+ * Output waits at most this long before it is written: one write a second per busy session (at
+ * 100 ms, the writes of a hundred agents' trickles were a quarter of the daemon's busy time).
+ * Readers of the history flush first, so they never miss it; a daemon killed loses at most this
+ * much of the file, which tmux's own history still holds.
+ */
+export const FLUSH_MS = 1000;
 /** A batch this large is written at once. */
 export const FLUSH_BYTES = 256 * 1024;
 /** A session's waiting batch never grows past this; beyond it the batch is dropped (a gap). */

@@ -25,6 +25,12 @@ const SINGLES =
 const widths = new Map<string, number>();
 const MAX_KNOWN_WIDTHS = 4096;
 
+// Our segmenter and string-width's (its segmenter and Unicode-property regexes) load ICU's break
+// rules and compile on their first use, a one-time cost measured at 250 ms on a busy daemon.
+// Taken here, when the first thumbnail loads this module, not in the middle of a burst of them.
+for (const _ of segmenter.segment('e\u0301')) void _;
+stringWidth('\u00b7');
+
 function widthOf(segment: string): number {
   if (segment.length === 1) {
     const c = segment.charCodeAt(0);
