@@ -15,7 +15,7 @@
  * server's own CPU for the same output is the CPU baseline.
  *
  * `TETHER_BENCH_SCALE` ("10,50,100"), `TETHER_BENCH_SCALE_LINES` (20 a second),
- * `TETHER_BENCH_SCALE_ECHO_KEYS` (200 a daemon per count) change it. The memory rows at 10
+ * `TETHER_BENCH_SCALE_ECHO_KEYS` (400 a daemon per count: a p99 that is not one outlier) change it. The memory rows at 10
  * idle sessions (the 65 MB target) come first, from a daemon of their own (scale-memory.ts;
  * `TETHER_BENCH_SCALE_MEMORY=0` leaves them out).
  */
@@ -47,8 +47,8 @@ const SETTLE_MS = 8000;
 /** Keystrokes per block; the two daemons' blocks alternate, the order flipping every block. */
 const ECHO_BLOCK = 25;
 const ECHO_GAP_MS = 20;
-/** Sequential `GET /sessions` per count, and rounds of every thumbnail at once. */
-const LIST_REQUESTS = 40;
+/** Sequential `GET /sessions` per count (100: a p99 that is not the single worst), and rounds of every thumbnail at once. */
+const LIST_REQUESTS = 100;
 const THUMBNAIL_ROUNDS = 5;
 
 const KEYS = 'abcdefghijklmnopqrstuvwxyz0123456789';
@@ -188,7 +188,7 @@ export async function runScaleBench(): Promise<{ rows: Row[]; markdown: string }
     .filter((n) => n > 0)
     .sort((a, b) => a - b);
   const rate = envNumber('TETHER_BENCH_SCALE_LINES', 20);
-  const keys = envNumber('TETHER_BENCH_SCALE_ECHO_KEYS', 200);
+  const keys = envNumber('TETHER_BENCH_SCALE_ECHO_KEYS', 400);
   // TETHER_BENCH_SCALE_MEMORY=0 leaves out the memory rows' own daemon (about 40 s).
   const memory = process.env.TETHER_BENCH_SCALE_MEMORY === '0' ? [] : await memoryRows(await emptyNodeRssMb());
   const work = mkdtempSync(join(tmpdir(), 'tether-scale-'));
