@@ -18,17 +18,7 @@ import type { InputMessage } from '../protocol/input.js';
 import type { TmuxCli } from '../tmux/exec.js';
 import { inputCommands } from '../tmux/input.js';
 import { SESSION_NAME_RE, compareSessionNames, isValidSessionName } from '../protocol/session-name.js';
-import {
-  AGENT_OPTION,
-  DESCRIPTION_OPTION,
-  WORKTREE_OPTION,
-  parseWorktreeOption,
-  readUserOption,
-  sessionExists,
-  setUserOption,
-  unsetUserOption,
-} from '../tmux/sessions.js';
-import { optionStoreOf } from '../tmux/session-options.js';
+import { readSessionOptions, readUserOption, sessionExists, setUserOption, unsetUserOption } from '../tmux/sessions.js';
 import { listSessions, type TmuxSessionInfo } from '../tmux/session-list.js';
 import type { UnrestorableSession } from '../restore/at-start.js';
 import type { ChangesSummary } from '../git/changes.js';
@@ -306,18 +296,7 @@ export class SessionsService {
     exitStatus?: number;
     worktree: SessionWorktree | null;
   }> {
-    // As tether keeps them (no process for each client that connects), else as tmux holds them.
-    const known = optionStoreOf(this.cli).known(id);
-    const [description, created, agent, worktree] = known
-      ? [known.description, known.fixed.createdAt, known.fixed.agent, known.fixed.worktree]
-      : await Promise.all([
-          readUserOption(this.cli, id, DESCRIPTION_OPTION).catch(() => null),
-          readUserOption(this.cli, id, '@created').catch(() => null),
-          readUserOption(this.cli, id, AGENT_OPTION).catch(() => null),
-          readUserOption(this.cli, id, WORKTREE_OPTION)
-            .then(parseWorktreeOption)
-            .catch(() => null),
-        ]);
+    const { description, createdAt: created, agent, worktree } = await readSessionOptions(this.cli, id);
     // Read last: the agent's state as it is now, after the reads above.
     const live = this.system.session(id);
     const exited = live?.exited ?? false;
@@ -409,7 +388,7 @@ export class SessionsService {
    */
   async commands(id: string): Promise<readonly SlashCommand[]> {
     await this.known(id);
-    const agent = (await readUserOption(this.cli, id, AGENT_OPTION).catch(() => null)) ?? DEFAULT_AGENT;
+    const agent = (await readSessionOptions(this.cli, id)).agent ?? DEFAULT_AGENT;
     const listed = this.catalog.commands(id, agent);
     if (listed) return listed;
     const reported = this.agents.commands(id);

@@ -11,7 +11,7 @@
 import { randomBytes } from 'node:crypto';
 import { DomainError } from '../errors.js';
 import { isNoServerError, isNoSessionError, type TmuxCli } from './exec.js';
-import { optionStoreOf } from './session-options.js';
+import { optionStoreOf, type FixedOptions } from './session-options.js';
 import { tmuxArgumentRefusal } from './quote.js';
 import { SESSION_NAME_RULE, isValidSessionName } from '../protocol/session-name.js';
 import type { SessionWorktree } from '../machines/session.machine.js';
@@ -192,4 +192,25 @@ export async function unsetUserOption(cli: TmuxCli, name: string, option: string
     throw notFoundOr(err, name);
   }
   if (option === DESCRIPTION_OPTION) optionStoreOf(cli).describedAs(name, null);
+}
+
+/**
+ * tether's options of session `name` as tether keeps them (no process, src/tmux/session-options.ts),
+ * else as tmux holds them; each null when unset or unreadable.
+ */
+export async function readSessionOptions(
+  cli: TmuxCli,
+  name: string,
+): Promise<Pick<FixedOptions, 'createdAt' | 'agent' | 'worktree'> & { description: string | null }> {
+  const known = optionStoreOf(cli).known(name);
+  if (known)
+    return { description: known.description, createdAt: known.fixed.createdAt, agent: known.fixed.agent, worktree: known.fixed.worktree };
+  const read = (option: string) => readUserOption(cli, name, option).catch(() => null);
+  const [description, createdAt, agent, worktree] = await Promise.all([
+    read(DESCRIPTION_OPTION),
+    read('@created'),
+    read(AGENT_OPTION),
+    read(WORKTREE_OPTION),
+  ]);
+  return { description, createdAt, agent, worktree: parseWorktreeOption(worktree) };
 }
