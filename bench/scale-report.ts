@@ -209,7 +209,7 @@ export function scaleMarkdown(steps: readonly Step[], quiet: Quiet, rate: number
       (s) => `${ms(median(s.list))} / **${ms(percentile(s.list, 99))}** / ${ms(worst(s.list))}`,
       `p99 < ${LIST_P99_TARGET_MS} ms at 100`,
     ),
-    line('tmux processes per list request', (s) => s.listSpawns.toFixed(1)),
+    line('tmux processes per list request', (s) => s.listSpawns.toFixed(2)),
     line(
       `every busy session's thumbnail at once, median / worst (one on the quiet daemon: ${ms(median(quiet.thumbnail))})`,
       (s) => `${ms(median(s.thumbnails))} / **${ms(worst(s.thumbnails))}**`,
