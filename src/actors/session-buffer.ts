@@ -11,7 +11,7 @@ import { diskBufferMachine, type DiskBufferLimits } from '../machines/disk-buffe
 import type { Logger } from '../log.js';
 import type { PaneStream, StreamListener } from '../stream/pane-stream.js';
 import type { RingChunk } from '../stream/ring.js';
-import type { FileHandle } from 'node:fs/promises';
+import { lstat, type FileHandle } from 'node:fs/promises';
 import { appendTo, openToAppend } from './disk-buffer-files.js';
 
 /**
@@ -58,10 +58,14 @@ export class SessionBuffer implements StreamListener {
    * The log file while output keeps coming: one write a batch instead of an open, a write and a
    * close (a hundred busy sessions made three thousand file operations a second of it). Closed
    * after LOG_IDLE_CLOSE_MS without a batch, after a failed write, when the watchdog finds the
-   * file gone, and when the buffer closes; the next batch opens it again, so a file removed or
-   * replaced by hand is met anew.
+   * file gone, and when the buffer closes. Each batch first looks whether the path still names
+   * the open file (one lstat); when it was removed or replaced by hand (a new file, a directory),
+   * the old one is closed and the path opened again, so the batch lands where an open per batch
+   * would have put it, or fails as that open would.
    */
   private log: FileHandle | null = null;
+  /** The open log file's identity, to tell it from whatever the path names now. */
+  private logId: { dev: number; ino: number } | null = null;
   private logIdle: NodeJS.Timeout | null = null;
 
   constructor(
@@ -175,7 +179,17 @@ export class SessionBuffer implements StreamListener {
     if (this.logIdle) clearTimeout(this.logIdle);
     this.logIdle = null;
     try {
-      this.log ??= await openToAppend(this.paths.log);
+      if (this.log && !(await this.pathStillNamesLog())) {
+        const replaced = this.log;
+        this.log = null;
+        await replaced.close().catch(() => undefined);
+      }
+      if (!this.log) {
+        const opened = await openToAppend(this.paths.log);
+        this.log = opened;
+        const st = await opened.stat();
+        this.logId = { dev: st.dev, ino: st.ino };
+      }
       const { bytesWritten } = await this.log.write(data, 0, data.length);
       return bytesWritten;
     } catch (err) {
@@ -187,6 +201,12 @@ export class SessionBuffer implements StreamListener {
         this.logIdle.unref();
       }
     }
+  }
+
+  /** The log's path still names the file open for it: not removed, not replaced. */
+  private async pathStillNamesLog(): Promise<boolean> {
+    const st = await lstat(this.paths.log).catch(() => null);
+    return st !== null && st.isFile() && this.logId !== null && st.ino === this.logId.ino && st.dev === this.logId.dev;
   }
 
   /**
