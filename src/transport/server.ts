@@ -46,6 +46,8 @@ export interface ServedRoute {
   readonly websocket: boolean;
   /** `token` (a bearer token) or `none` (authenticated by other means, e.g. a pairing token). */
   readonly auth: string;
+  /** The JSON schemas its request is checked against (so a fuzzer can make requests for a route added later). */
+  readonly schema: { readonly params?: unknown; readonly querystring?: unknown; readonly body?: unknown };
 }
 
 declare module 'fastify' {
@@ -121,7 +123,13 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   const routes: ServedRoute[] = [];
   app.addHook('onRoute', (r) => {
     for (const method of [r.method].flat())
-      routes.push({ method, url: r.url, websocket: (r as { websocket?: boolean }).websocket === true, auth: r.config?.auth ?? 'token' });
+      routes.push({
+        method,
+        url: r.url,
+        websocket: (r as { websocket?: boolean }).websocket === true,
+        auth: r.config?.auth ?? 'token',
+        schema: { params: r.schema?.params, querystring: r.schema?.querystring, body: r.schema?.body },
+      });
   });
   app.decorate('tetherRoutes', routes);
   const ready = opts.ready;
