@@ -74,10 +74,14 @@ export const ERRORS = {
   'session-exited': { status: 409, http: 'session-exited', frame: 'session-exited' },
   /** A respawn of a session whose agent runs. */
   'session-running': { status: 409, http: 'session-running', frame: 'session-running' },
+  /** A request that did not arrive whole in time (node's HTTP server's own timeouts). */
+  'request-timeout': { status: 408, http: 'request-timeout' },
   /** A body past its limit (a request body, an upload past `[uploads] max_mb`, a text frame). */
   'too-large': { status: 413, http: 'payload-too-large', frame: 'payload-too-large' },
   /** A history range of which the disk buffer holds nothing (details: `held`, the ranges it holds). */
   'range-not-held': { status: 416, http: 'range-not-held' },
+  /** Request headers past node's limit (16 KiB). */
+  'headers-too-large': { status: 431, http: 'headers-too-large' },
   'rate-limited': { status: 429, http: 'rate-limited' },
   /** tmux cannot be reached, the session is not linked now, or tmux failed to create it. */
   'tmux-unavailable': { status: 503, http: 'tmux-unavailable', frame: 'tmux-unavailable' },

@@ -13,6 +13,14 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServ
 import { authPlugin } from './auth.plugin.js';
 import { endSocketAfterError } from './connections.js';
 import { errorsPlugin, LOG_REDACT_PATHS, LOG_SERIALIZERS, RequestLogController } from './errors.plugin.js';
+import {
+  ignoreExpectations,
+  NODE_SERVER_OPTIONS,
+  refuseHandshake,
+  refuseUnreadable,
+  refuseUnroutable,
+  upgradeGuard,
+} from './protocol-refusals.js';
 import { DomainError } from '../errors.js';
 import { MAX_CLIENT_FRAME_BYTES } from '../protocol/frames.js';
 import type { HealthSource, TokenVerifier } from './handles.js';
@@ -116,7 +124,12 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     // TypeBox's compiler validates and serializes; ajv is never loaded. Wrong types and unknown
     // fields are errors, not coerced or dropped (TypeBox's check neither coerces nor defaults).
     schemaController: { compilersFactory: typeboxCompilersFactory },
-    ...(opts.tls ? { https: { key: opts.tls.key, cert: opts.tls.cert, sessionTimeout: TLS_SESSION_SECONDS } } : {}),
+    // What no route sees (bytes that are not HTTP, a URL the router cannot read) is refused in the one error shape.
+    clientErrorHandler: refuseUnreadable,
+    frameworkErrors: refuseUnroutable,
+    ...(opts.tls
+      ? { https: { key: opts.tls.key, cert: opts.tls.cert, sessionTimeout: TLS_SESSION_SECONDS, ...NODE_SERVER_OPTIONS } }
+      : { http: NODE_SERVER_OPTIONS }),
   }).withTypeProvider<TypeBoxTypeProvider>();
   // The route table as the server itself knows it, so a test can check every route (even one
   // added later) for authentication.
@@ -132,6 +145,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
       });
   });
   app.decorate('tetherRoutes', routes);
+  ignoreExpectations(app.server);
   const ready = opts.ready;
   if (ready) app.addHook('onRequest', async () => void (await ready));
   await app.register(errorsPlugin);
@@ -158,6 +172,8 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
       endSocketAfterError(socket);
     },
   });
+  app.websocketServer.on('wsClientError', refuseHandshake);
+  await app.register(upgradeGuard);
   await app.register(authPlugin, { tokens: opts.tokens });
   await app.register(healthRoutes, { health: opts.health });
   if (opts.sessions) await app.register(sessionsRoutes, { sessions: opts.sessions });

@@ -16,6 +16,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DOCUMENTED_STATUSES, routeKey } from '../../testkit/fuzz/oracle.js';
+import { exchange } from '../../testkit/fuzz/raw-http.js';
+import { upgradeHeaders, upgradeRequest } from '../../testkit/fuzz/raw-ws.js';
 import { expectHealthy, FuzzLedger, fuzzSurface, verifyLedger, type FuzzTarget, type SurfaceName } from '../../testkit/fuzz/run.js';
 import { FUZZ_SESSION, fuzzProbes, fuzzTarget, fuzzWorld, prepareCertificate, sinkReady } from '../../testkit/fuzz/world.js';
 import { useInProcessDaemon } from '../helpers/daemon-fixture.js';
@@ -34,6 +36,10 @@ const RUNS: readonly { surface: SurfaceName; runs: number }[] = [
 ];
 /** One exchange's bound: generous, a busy machine is slow; a daemon that hangs still fails. */
 const EXCHANGE_MS = 20_000;
+
+/** A WebSocket handshake to `path` with the token, by hand. */
+const upgrade = (path: string, token: string, host: string): string =>
+  upgradeRequest(path, [...upgradeHeaders(host), ['Authorization', `Bearer ${token}`]]).toString('latin1');
 
 describe('fuzz: everything a peer can send, before and after the token', () => {
   const world = fuzzWorld();
@@ -60,6 +66,92 @@ describe('fuzz: everything a peer can send, before and after the token', () => {
     const keys = fx.d.routes.filter((r) => r.method !== 'HEAD').map((r) => routeKey(r.method, r.url));
     expect(keys.filter((k) => !(k in DOCUMENTED_STATUSES))).toEqual([]);
     expect(fx.d.routes.filter((r) => r.method === 'POST' && r.url === '/sessions')[0]?.schema.body).toBeDefined();
+  });
+
+  /** What the fuzzer found answered outside the one error shape, or not as docs/api.md says: each fixed, each kept here. */
+  const FOUND: { what: string; request: (token: string, host: string) => string; status: number; error: string | null }[] = [
+    { what: 'bytes that are not HTTP', request: () => 'HELLO\r\n\r\n', status: 400, error: 'bad-request' },
+    {
+      what: 'a header folded over two lines',
+      request: (_t, h) => `GET /health HTTP/1.1\r\nHost: ${h}\r\nX-A: a\r\n b\r\n\r\n`,
+      status: 400,
+      error: 'bad-request',
+    },
+    {
+      what: 'headers over 16 KiB',
+      request: (_t, h) => `GET /health HTTP/1.1\r\nHost: ${h}\r\nX-A: ${'a'.repeat(17_000)}\r\n\r\n`,
+      status: 431,
+      error: 'headers-too-large',
+    },
+    {
+      what: 'a path part over 100 characters (was a 414)',
+      request: (t, h) => `GET /sessions/${'%3B'.repeat(120)}/thumbnail HTTP/1.1\r\nHost: ${h}\r\nAuthorization: Bearer ${t}\r\n\r\n`,
+      status: 400,
+      error: 'bad-request',
+    },
+    {
+      what: 'a broken percent-encoding',
+      request: (t, h) => `GET /sessions/%ZZ/thumbnail HTTP/1.1\r\nHost: ${h}\r\nAuthorization: Bearer ${t}\r\n\r\n`,
+      status: 400,
+      error: 'bad-request',
+    },
+    {
+      what: 'an HTTP/1.1 request without Host (was an empty 400)',
+      request: (t) => `GET /health HTTP/1.1\r\nAuthorization: Bearer ${t}\r\n\r\n`,
+      status: 400,
+      error: 'bad-request',
+    },
+    {
+      what: 'an unknown Expect, without the token (was an empty 417)',
+      request: (_t, h) => `GET /health HTTP/1.1\r\nHost: ${h}\r\nExpect: 200-ok\r\n\r\n`,
+      status: 401,
+      error: 'unauthorized',
+    },
+    {
+      what: 'an unknown Expect, with the token (was an empty 417)',
+      request: (t, h) => `GET /health HTTP/1.1\r\nHost: ${h}\r\nExpect: 200-ok\r\nAuthorization: Bearer ${t}\r\n\r\n`,
+      status: 200,
+      error: null,
+    },
+    {
+      what: 'a plain GET of a WebSocket route (was an empty 404)',
+      request: (t, h) => `GET /sessions/${FUZZ_SESSION}/stream HTTP/1.1\r\nHost: ${h}\r\nAuthorization: Bearer ${t}\r\n\r\n`,
+      status: 400,
+      error: 'bad-request',
+    },
+    {
+      what: 'a plain GET of /ops/events (was an empty 404)',
+      request: (t, h) => `GET /ops/events HTTP/1.1\r\nHost: ${h}\r\nAuthorization: Bearer ${t}\r\n\r\n`,
+      status: 400,
+      error: 'bad-request',
+    },
+    {
+      what: 'an upgrade of GET /health (was a 101, then a close without a code)',
+      request: (t, h) => upgrade('/health', t, h),
+      status: 400,
+      error: 'bad-request',
+    },
+    {
+      what: 'a handshake with version 99 (was a text/html 400)',
+      request: (t, h) => upgrade(`/sessions/${FUZZ_SESSION}/stream`, t, h).replace('Version: 13', 'Version: 99'),
+      status: 400,
+      error: 'bad-request',
+    },
+    {
+      what: 'a handshake without a key (was a text/html 400)',
+      request: (t, h) => upgrade(`/sessions/${FUZZ_SESSION}/stream`, t, h).replace(/Sec-WebSocket-Key: \S+\r\n/, ''),
+      status: 400,
+      error: 'bad-request',
+    },
+  ];
+
+  it.each(FOUND)('found by fuzzing: $what is a $status in the one error shape', async ({ request, status, error }) => {
+    const ex = await exchange(t.peer, Buffer.from(request(t.token, t.host), 'latin1'), { timeoutMs: EXCHANGE_MS, keepOpen: true });
+    ex.socket.destroy();
+    const res = ex.responses[0];
+    expect(res?.status).toBe(status);
+    if (error !== null) expect(JSON.parse(res!.body.toString('utf8'))).toEqual({ error, message: expect.any(String) as string });
+    await expectHealthy(t, EXCHANGE_MS, 'after it');
   });
 
   it.each(RUNS)(

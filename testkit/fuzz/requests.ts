@@ -12,6 +12,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { InputSchemas } from '../../src/protocol/input.checks.js';
+import { UNREADABLE } from '../../src/transport/protocol-refusals.js';
 import { allowedStatuses, errorShapeProblem } from './oracle.js';
 import { exchange, httpRequest, type RawResponse } from './raw-http.js';
 import { anyJson, fitting, hostileValue, type JsonSchema } from './schema-arbitrary.js';
@@ -197,10 +198,7 @@ export async function runRequestCase(t: FuzzTarget, ledger: FuzzLedger, original
   await checkSuccess(t, ledger, c, res, opts, evidence);
 }
 
-/** How the daemon words the refusal of a request it could not read at all (refused before its token is looked at). */
-const UNREADABLE = 'the request cannot be read';
-
-/** A refusal of a request that could not be read. */
+/** A refusal of a request that could not be read (src/transport/protocol-refusals.ts). */
 export const unreadable = (r: RawResponse): boolean => r.body.toString('utf8').includes(`"message":"${UNREADABLE}`);
 
 const show = (r: RawResponse) => ({ status: r.status, headers: r.headers, body: r.body.subarray(0, 400) });
