@@ -203,7 +203,8 @@ export const streamRoutes: FastifyPluginCallbackTypebox<StreamPluginOptions> = (
       {
         websocket: true,
         schema: { params: IdParams, querystring: StreamQuery },
-        preValidation: (req, _reply, next) => {
+        // After the schema checked the id and the query: a malformed id is a 400, not an unknown session.
+        preHandler: (req, _reply, next) => {
           const { id } = req.params;
           try {
             if (kind === 'side' && req.query.lastSeq !== undefined)

@@ -143,6 +143,12 @@ describe('fuzz: everything a peer can send, before and after the token', () => {
       status: 400,
       error: 'bad-request',
     },
+    {
+      what: 'an upgrade for an id that is no session name (was a 404)',
+      request: (t, h) => upgrade('/sessions/a%3Bb/stream', t, h),
+      status: 400,
+      error: 'bad-request',
+    },
   ];
 
   it.each(FOUND)('found by fuzzing: $what is a $status in the one error shape', async ({ request, status, error }) => {
