@@ -16,6 +16,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DOCUMENTED_STATUSES, routeKey } from '../../testkit/fuzz/oracle.js';
+import { runPairCase } from '../../testkit/fuzz/pairing.js';
 import { exchange } from '../../testkit/fuzz/raw-http.js';
 import { upgradeHeaders, upgradeRequest } from '../../testkit/fuzz/raw-ws.js';
 import { expectHealthy, FuzzLedger, fuzzSurface, verifyLedger, type FuzzTarget, type SurfaceName } from '../../testkit/fuzz/run.js';
@@ -157,6 +158,13 @@ describe('fuzz: everything a peer can send, before and after the token', () => {
     const res = ex.responses[0];
     expect(res?.status).toBe(status);
     if (error !== null) expect(JSON.parse(res!.body.toString('utf8'))).toEqual({ error, message: expect.any(String) as string });
+    await expectHealthy(t, EXCHANGE_MS, 'after it');
+  });
+
+  it('found by fuzzing: a device named with 64 emoji pairs, and so does the next one of that name (was a 500)', async () => {
+    // The token name counted UTF-16 units where the device name's schema counts code points.
+    const emoji = { pairingToken: 'x', deviceName: '\u{1f600}'.repeat(64) };
+    for (let i = 0; i < 2; i++) await runPairCase(t, ledger, { token: 'fresh', body: emoji, burst: false }, { timeoutMs: EXCHANGE_MS });
     await expectHealthy(t, EXCHANGE_MS, 'after it');
   });
 
