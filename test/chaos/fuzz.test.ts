@@ -168,6 +168,15 @@ describe('fuzz: everything a peer can send, before and after the token', () => {
     await expectHealthy(t, EXCHANGE_MS, 'after it');
   });
 
+  it.each(['\u007f', ';\u007f', '\u0001'])(
+    'found by fuzzing: a device name %j is a 400 that leaves the pairing token unspent (was a 500)',
+    async (deviceName) => {
+      // The name's pattern let one control character through where it wanted one that is not blank.
+      await runPairCase(t, ledger, { token: 'fresh', body: { pairingToken: 'x', deviceName }, burst: false }, { timeoutMs: EXCHANGE_MS });
+      await expectHealthy(t, EXCHANGE_MS, 'after it');
+    },
+  );
+
   it.each(RUNS)(
     '$surface: $runs cases, each answered as docs/api.md says',
     async ({ surface, runs }) => {
