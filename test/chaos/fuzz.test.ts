@@ -20,7 +20,15 @@ import { runPairCase } from '../../testkit/fuzz/pairing.js';
 import { exchange } from '../../testkit/fuzz/raw-http.js';
 import { upgradeHeaders, upgradeRequest } from '../../testkit/fuzz/raw-ws.js';
 import { expectHealthy, FuzzLedger, fuzzSurface, verifyLedger, type FuzzTarget, type SurfaceName } from '../../testkit/fuzz/run.js';
-import { FUZZ_SESSION, fuzzProbes, fuzzTarget, fuzzWorld, prepareCertificate, sinkReady } from '../../testkit/fuzz/world.js';
+import {
+  FUZZ_SESSION,
+  fuzzProbes,
+  fuzzTarget,
+  fuzzWorld,
+  prepareCertificate,
+  sinkReady,
+  type FuzzWorld,
+} from '../../testkit/fuzz/world.js';
 import { useInProcessDaemon } from '../helpers/daemon-fixture.js';
 import { eventually } from '../helpers/tmux.js';
 
@@ -43,8 +51,13 @@ const upgrade = (path: string, token: string, host: string): string =>
   upgradeRequest(path, [...upgradeHeaders(host), ['Authorization', `Bearer ${token}`]]).toString('latin1');
 
 describe('fuzz: everything a peer can send, before and after the token', () => {
-  const world = fuzzWorld();
-  const fx = useInProcessDaemon(world.toml, { prepare: ({ home }) => prepareCertificate(home.dataDir), after: () => world.cleanup() });
+  // Made when the fixture starts (not when the file is collected), removed after the daemon.
+  let world: FuzzWorld;
+  const fx = useInProcessDaemon(() => world.toml, {
+    before: () => void (world = fuzzWorld()),
+    prepare: ({ home }) => prepareCertificate(home.dataDir),
+    after: () => world.cleanup(),
+  });
   const ledger = new FuzzLedger();
   let t: FuzzTarget;
   let detach = () => undefined as void;
