@@ -47,7 +47,7 @@ export async function runFuzzBench(): Promise<Row[]> {
   mkdirSync(dataDir, { recursive: true });
   const configFile = join(dir, 'config.toml');
   writeFileSync(configFile, `bindAddress = "127.0.0.1:0"\n${world.toml}\n[tmux]\nsocket = ${JSON.stringify(socket)}\n`);
-  prepareCertificate(dataDir);
+  await prepareCertificate(dataDir);
   let log = '';
   const stderr = new PassThrough();
   // Only its error lines are kept (the fuzzer reads nothing else of the log).

@@ -76,6 +76,12 @@ export const ERRORS = {
   'session-running': { status: 409, http: 'session-running', frame: 'session-running' },
   /** A request that did not arrive whole in time (node's HTTP server's own timeouts). */
   'request-timeout': { status: 408, http: 'request-timeout' },
+  /** A worktree that cannot be made: its branch is checked out elsewhere, exists already (with `from`), or its folder is taken. */
+  'worktree-conflict': { status: 409, http: 'worktree-conflict' },
+  /** Removing a worktree would lose uncommitted changes or unpushed commits (`force` not given); the message lists them. */
+  'work-would-be-lost': { status: 409, http: 'work-would-be-lost' },
+  /** The changes of a session whose directory is not in a git repository. */
+  'not-a-repository': { status: 409, http: 'not-a-repository' },
   /** A body past its limit (a request body, an upload past `[uploads] max_mb`, a text frame). */
   'too-large': { status: 413, http: 'payload-too-large', frame: 'payload-too-large' },
   /** A history range of which the disk buffer holds nothing (details: `held`, the ranges it holds). */
@@ -95,6 +101,8 @@ export const ERRORS = {
     frame: 'stream-unavailable',
     close: { code: CLOSE_CODES.tryAgainLater, reason: 'try again later' },
   },
+  /** git cannot be run, failed where it should not, or ran past its time. */
+  'git-unavailable': { status: 503, http: 'git-unavailable' },
   /** Too many searches wait already, or a search failed or ran out of time. */
   'search-unavailable': { status: 503, http: 'search-unavailable' },
   /** tmux could not give a snapshot of the pane (the link is down, a reply was unreadable). */

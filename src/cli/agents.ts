@@ -4,12 +4,15 @@
  * dir, and the catalog the sessions service asks (names, and the slash commands of agents whose
  * adapter lists them). Part of the composition root (docs/agents.md).
  *
+ * Preparing them writes nothing: Claude Code's settings file is written by `writeSettings`,
+ * which the daemon calls once it holds its port (a refused daemon changes no file).
+ *
  * Invariant: the default agent must resolve (the daemon refuses to start otherwise, as before);
  * a named agent whose program is missing is refused when a session asks for it, naming why.
  */
 import type { AgentLaunch } from '../actors/session.actor.js';
 import { claudeCustomCommands, CLAUDE_BUILTIN_COMMANDS } from '../agent/claude/commands.js';
-import { claudeHookCommand, writeClaudeSettings } from '../agent/claude/settings.js';
+import { claudeHookCommand, claudeSettingsPath, writeClaudeSettings } from '../agent/claude/settings.js';
 import { CODEX_BUILTIN_COMMANDS } from '../agent/codex/commands.js';
 import { mergeCommands, type SlashCommand } from '../agent/commands.js';
 import type { AgentKindResolved } from '../agent/kinds.js';
@@ -26,6 +29,11 @@ export interface DaemonAgents {
   kind(name: string): AgentKindResolved | null;
   /** The catalog for the sessions service; `cwdOf` says where a session's agent works. */
   catalog(cwdOf: (id: string) => string | null): AgentCatalog;
+  /**
+   * Writes Claude Code's settings file in the data dir when it does not hold them already; when
+   * it cannot be written, Claude sessions run without it (and report no state), as said in the log.
+   */
+  writeSettings(): void;
 }
 
 interface Resolved {
@@ -43,25 +51,25 @@ export function prepareAgents(
   agentSocket: string,
   log: Logger,
 ): DaemonAgents {
-  let claudeSettings: string | undefined;
-  try {
-    claudeSettings = writeClaudeSettings(dataDir, claudeHookCommand(process.execPath, claudeHookProgram()));
-  } catch (err) {
-    log.warn({ err: (err as Error).message }, "Claude Code's settings file could not be written: Claude sessions report no state");
-  }
-  const agents = new Map<string, Resolved>();
-  for (const name of agentNames(config)) {
-    const table = agentTable(config, name)!;
-    try {
-      const { kind } = resolveAgentProgram(table.config, env, table.table);
-      const launch = resolveAgent(table.config, env, { agentSocket, table: table.table, ...(claudeSettings ? { claudeSettings } : {}) });
-      agents.set(name, { launch, kind, problem: null });
-    } catch (err) {
-      if (name === DEFAULT_AGENT_NAME) throw err;
-      log.warn({ agent: name, err: (err as Error).message }, 'a configured agent cannot be started');
-      agents.set(name, { launch: null, kind: null, problem: (err as Error).message });
+  const hookCommand = claudeHookCommand(process.execPath, claudeHookProgram());
+  const resolveAll = (claudeSettings: string | null, quiet: boolean): Map<string, Resolved> => {
+    const resolved = new Map<string, Resolved>();
+    for (const name of agentNames(config)) {
+      const table = agentTable(config, name)!;
+      try {
+        const { kind } = resolveAgentProgram(table.config, env, table.table);
+        const launch = resolveAgent(table.config, env, { agentSocket, table: table.table, ...(claudeSettings ? { claudeSettings } : {}) });
+        resolved.set(name, { launch, kind, problem: null });
+      } catch (err) {
+        if (name === DEFAULT_AGENT_NAME) throw err;
+        if (!quiet) log.warn({ agent: name, err: (err as Error).message }, 'a configured agent cannot be started');
+        resolved.set(name, { launch: null, kind: null, problem: (err as Error).message });
+      }
     }
-  }
+    return resolved;
+  };
+  // Launched with the settings file, which is written before any session starts (`writeSettings`).
+  let agents = resolveAll(claudeSettingsPath(dataDir), false);
   const get = (name: string): Resolved => agents.get(name) ?? agents.get(DEFAULT_AGENT_NAME)!;
   return {
     launch(id, cwd, name = DEFAULT_AGENT_NAME, resume) {
@@ -71,6 +79,14 @@ export function prepareAgents(
       return { ...agent.launch(cwd, resume), agent: name };
     },
     kind: (name) => agents.get(name)?.kind ?? null,
+    writeSettings: () => {
+      try {
+        writeClaudeSettings(dataDir, hookCommand);
+      } catch (err) {
+        log.warn({ err: (err as Error).message }, "Claude Code's settings file could not be written: Claude sessions report no state");
+        agents = resolveAll(null, true);
+      }
+    },
     catalog: (cwdOf) => ({
       names: () => [...agents.keys()],
       problem: (name) => agents.get(name)?.problem ?? null,

@@ -20,16 +20,9 @@ import { runPairCase } from '../../testkit/fuzz/pairing.js';
 import { exchange } from '../../testkit/fuzz/raw-http.js';
 import { upgradeHeaders, upgradeRequest } from '../../testkit/fuzz/raw-ws.js';
 import { expectHealthy, FuzzLedger, fuzzSurface, verifyLedger, type FuzzTarget, type SurfaceName } from '../../testkit/fuzz/run.js';
-import {
-  FUZZ_SESSION,
-  fuzzProbes,
-  fuzzTarget,
-  fuzzWorld,
-  prepareCertificate,
-  sinkReady,
-  type FuzzWorld,
-} from '../../testkit/fuzz/world.js';
+import { FUZZ_SESSION, fuzzProbes, fuzzTarget, fuzzWorld, sinkReady, type FuzzWorld } from '../../testkit/fuzz/world.js';
 import { useInProcessDaemon } from '../helpers/daemon-fixture.js';
+import { makeCertificate } from '../helpers/in-process-daemon.js';
 import { eventually } from '../helpers/tmux.js';
 
 const SEED = Number(process.env.TETHER_FUZZ_SEED ?? 20_261_126);
@@ -55,7 +48,7 @@ describe('fuzz: everything a peer can send, before and after the token', () => {
   let world: FuzzWorld;
   const fx = useInProcessDaemon(() => world.toml, {
     before: () => void (world = fuzzWorld()),
-    prepare: ({ home }) => prepareCertificate(home.dataDir),
+    prepare: ({ home }) => makeCertificate(home),
     after: () => world.cleanup(),
   });
   const ledger = new FuzzLedger();

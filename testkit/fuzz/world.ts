@@ -8,11 +8,12 @@
  * Invariant: only what this module made is removed, and its process listeners are taken off
  * again by `detach`.
  */
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { ROOT } from '../built-cli.js';
+import type { ensureCertificate } from '../../src/auth/certificate.js';
 import { PairingStore } from '../../src/auth/pairing-store.js';
 import { TokenStore } from '../../src/auth/token-store.js';
 import type { FuzzProbes } from './run.js';
@@ -60,18 +61,15 @@ export function fuzzWorld(): FuzzWorld {
 }
 
 /**
- * Makes the daemon's certificate in `dataDir` before it starts, as its certificate maker would:
- * a daemon in a test runner's process cannot start the maker from source itself (the runner's
- * TypeScript loader is not node's).
+ * Makes the daemon's certificate in `dataDir` before it starts, with the built certificate
+ * module (as the tests' `makeCertificate` does): from source, a daemon in this process would
+ * start its certificate maker as a .ts file, which node without a TypeScript loader cannot run.
  */
-export function prepareCertificate(dataDir: string): void {
-  const tlsDir = join(dataDir, 'tls');
-  mkdirSync(tlsDir, { recursive: true, mode: 0o700 });
-  const made = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'src/auth/certificate-maker.ts'), tlsDir, '["127.0.0.1"]'], {
-    cwd: ROOT,
-    encoding: 'utf8',
-  });
-  if (made.status !== 0) throw new Error(`the fuzzed daemon's certificate could not be made: ${made.stderr}`);
+export async function prepareCertificate(dataDir: string): Promise<void> {
+  const built = (await import(pathToFileURL(join(ROOT, 'dist/auth/certificate.js')).href)) as {
+    ensureCertificate: typeof ensureCertificate;
+  };
+  await built.ensureCertificate(join(dataDir, 'tls'), ['127.0.0.1']);
 }
 
 export interface FuzzTargetParts {
