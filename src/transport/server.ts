@@ -24,6 +24,7 @@ import {
 } from './protocol-refusals.js';
 import { DomainError } from '../errors.js';
 import { MAX_CLIENT_FRAME_BYTES } from '../protocol/frames.js';
+import { illFormedAt, illFormedMessage } from '../protocol/well-formed.js';
 import type { HealthSource, TokenVerifier } from './handles.js';
 import { healthRoutes } from './health.routes.js';
 import { PEER_LIMITS, PeerGuard, serverTimeouts, type PeerLimits } from './peer-limits.js';
@@ -174,7 +175,12 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
       done(null, undefined);
       return;
     }
-    void parseJson(req, typeof body === 'string' ? body : body.toString('utf8'), done);
+    void parseJson(req, typeof body === 'string' ? body : body.toString('utf8'), (err, value) => {
+      // What tether stores or types must be what it answers: a lone surrogate has no UTF-8 form.
+      const at = err ? null : illFormedAt(value);
+      if (at !== null) done(new DomainError('invalid', illFormedMessage(`body${at === '/' ? '' : at}`)), undefined);
+      else done(err, value);
+    });
   });
   // Before auth: its onRequest hook marks upgrade requests, and its onResponse hook then closes
   // the socket of any upgrade answered over HTTP (a 401, a 404).

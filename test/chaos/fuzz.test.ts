@@ -151,6 +151,15 @@ describe('fuzz: everything a peer can send, before and after the token', () => {
       error: 'bad-request',
     },
     {
+      what: 'a description holding a lone surrogate (was a 200, and tmux kept U+FFFD in its place)',
+      request: (t, h) => {
+        const body = '{"description":"\\udfff1p"}';
+        return `PATCH /sessions/${FUZZ_SESSION} HTTP/1.1\r\nHost: ${h}\r\nAuthorization: Bearer ${t}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
+      },
+      status: 400,
+      error: 'bad-request',
+    },
+    {
       what: 'an upgrade for an id that is no session name (was a 404)',
       request: (t, h) => upgrade('/sessions/a%3Bb/stream', t, h),
       status: 400,

@@ -11,6 +11,7 @@ import fc from 'fast-check';
 import { Value } from 'typebox/value';
 import { FRAME_ERRORS } from '../../src/errors.js';
 import { ClientFrames } from '../../src/protocol/frames.schemas.js';
+import { illFormedAt } from '../../src/protocol/well-formed.js';
 import { build, EARLY_BOUND, WS_LIMITS, type FramesCase } from './frame-runs.js';
 import { DOCUMENTED_CLOSE_CODES } from './oracle.js';
 import { exchange } from './raw-http.js';
@@ -32,7 +33,7 @@ function fitsStream(text: string): boolean {
   const type = (v as { type?: unknown }).type;
   const schema =
     typeof type === 'string' && Object.hasOwn(ClientFrames, type) ? ClientFrames[type as keyof typeof ClientFrames] : undefined;
-  if (!schema || !Value.Check(schema, v)) return false;
+  if (!schema || illFormedAt(v) !== null || !Value.Check(schema, v)) return false;
   return !(type === 'paste' && (v as { data: string }).data.includes('\u0000'));
 }
 
