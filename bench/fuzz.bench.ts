@@ -18,7 +18,15 @@ import { promisify } from 'node:util';
 import { runDaemon } from '../src/cli/daemon.js';
 import { api } from '../testkit/fuzz/requests.js';
 import { FuzzLedger, fuzzSurface, SURFACES, verifyLedger, type SurfaceName } from '../testkit/fuzz/run.js';
-import { FUZZ_SESSION, fuzzProbes, fuzzTarget, fuzzWorld, prepareCertificate, sinkReady } from '../testkit/fuzz/world.js';
+import {
+  FUZZ_GIT_SESSION,
+  FUZZ_SESSION,
+  fuzzProbes,
+  fuzzTarget,
+  fuzzWorld,
+  prepareCertificate,
+  worldReady,
+} from '../testkit/fuzz/world.js';
 import { envNumber, waitFor, type Row } from './harness.js';
 
 const run = promisify(execFile);
@@ -74,7 +82,7 @@ export async function runFuzzBench(): Promise<Row[]> {
   });
   const eventually = async (fn: () => boolean | Promise<boolean>, what: string) => void (await waitFor(what, fn, 60_000, 50));
   try {
-    await sinkReady(tmux, eventually);
+    await worldReady(target, tmux, eventually, EXCHANGE_MS);
     // The baseline: what one plain authenticated request costs here, now (after a warm-up).
     for (let i = 0; i < 20; i++) await api(target, 'GET', '/health', undefined, EXCHANGE_MS);
     const healthStart = performance.now();
@@ -101,7 +109,7 @@ export async function runFuzzBench(): Promise<Row[]> {
         target: '0 findings',
       });
     }
-    await verifyLedger(target, ledger, fuzzProbes(world, tmux, eventually), [FUZZ_SESSION]);
+    await verifyLedger(target, ledger, fuzzProbes(world, dataDir, tmux, eventually), [FUZZ_SESSION, FUZZ_GIT_SESSION]);
     process.stderr.write(`${ledger.summary()}\n`);
     return rows;
   } catch (err) {

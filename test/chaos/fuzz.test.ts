@@ -19,8 +19,9 @@ import { DOCUMENTED_STATUSES, routeKey } from '../../testkit/fuzz/oracle.js';
 import { runPairCase } from '../../testkit/fuzz/pairing.js';
 import { exchange } from '../../testkit/fuzz/raw-http.js';
 import { upgradeHeaders, upgradeRequest } from '../../testkit/fuzz/raw-ws.js';
+import { api, runRequestCase } from '../../testkit/fuzz/requests.js';
 import { expectHealthy, FuzzLedger, fuzzSurface, verifyLedger, type FuzzTarget, type SurfaceName } from '../../testkit/fuzz/run.js';
-import { FUZZ_SESSION, fuzzProbes, fuzzTarget, fuzzWorld, sinkReady, type FuzzWorld } from '../../testkit/fuzz/world.js';
+import { FUZZ_GIT_SESSION, FUZZ_SESSION, fuzzProbes, fuzzTarget, fuzzWorld, worldReady, type FuzzWorld } from '../../testkit/fuzz/world.js';
 import { useInProcessDaemon } from '../helpers/daemon-fixture.js';
 import { makeCertificate } from '../helpers/in-process-daemon.js';
 import { eventually } from '../helpers/tmux.js';
@@ -65,7 +66,7 @@ describe('fuzz: everything a peer can send, before and after the token', () => {
       dataDir: fx.home.dataDir,
       log: () => fx.d.stderr(),
     }));
-    await sinkReady(tmux, wait);
+    await worldReady(t, tmux, wait, EXCHANGE_MS);
   }, 60_000);
   afterAll(() => detach());
 
@@ -192,6 +193,55 @@ describe('fuzz: everything a peer can send, before and after the token', () => {
     },
   );
 
+  /** Worktrees and diffs in the fuzzer's repository, the cases the random ones must not miss (docs/api.md "Worktrees and changes"). */
+  const wtBody = (branch: string, from?: string) => ({ cwd: world.repo, worktree: { branch, ...(from === undefined ? {} : { from }) } });
+  const diffOf = (path: string) =>
+    api(t, 'GET', `/sessions/${FUZZ_GIT_SESSION}/changes/diff?path=${encodeURIComponent(path)}`, undefined, EXCHANGE_MS);
+
+  it('a session asked for in a worktree of the repository is made in it, listed with it, and removed with it', async () => {
+    const route = t.routes.find((r) => r.method === 'POST' && r.url === '/sessions')!;
+    const body = { kind: 'json' as const, value: { name: 'fzwt', ...wtBody('fz/fixed', 'side') }, contentType: 'application/json' };
+    await runRequestCase(
+      t,
+      ledger,
+      { route, auth: { header: 'good', query: 'none', bad: 0 }, params: {}, query: [], body },
+      { timeoutMs: EXCHANGE_MS },
+    );
+    expect(ledger.counts.get('git')?.get('worktree made and removed')).toBe(1);
+    expect(world.repoState()).toEqual(world.repoAtStart);
+  });
+
+  it.each([
+    ['a branch that is an option', () => wtBody(`--upload-pack=touch ${world.canaryDir}/upload-pack`)],
+    ['a branch that is a short option', () => wtBody('-b')],
+    ['a branch that names another (@{-1})', () => wtBody('@{-1}')],
+    ['a branch with shell in it', () => wtBody(`$(touch ${world.canaryDir}/branch)`)],
+    ['a from that is an option', () => wtBody('fz-from', `--output=${world.canaryDir}/from`)],
+    ['a from that names no commit', () => wtBody('fz-from', 'HEAD~9')],
+    ['a cwd in no repository', () => ({ cwd: world.canaryDir, worktree: { branch: 'fz-none' } })],
+  ])('a worktree with %s is a 400 that leaves nothing', async (_what, body) => {
+    const res = await api(t, 'POST', '/sessions', body(), EXCHANGE_MS);
+    expect(res).toEqual({ status: 400, json: { error: 'bad-request', message: expect.any(String) as string } });
+    expect(world.repoState()).toEqual(world.repoAtStart);
+  });
+
+  it("the diff of a changed file of the repository session is that file's diff", async () => {
+    const res = await diffOf('src/a.txt');
+    expect(res.status).toBe(200);
+    expect(res.json).toMatchObject({ path: 'src/a.txt', status: 'modified', binary: false, truncated: false });
+    expect((res.json as { diff: string }).diff).toContain('+three');
+  });
+
+  it.each(['../repo/new.txt', '/etc/passwd', 'out/x', 'out', '--output=CANARY/diff', '-R', ':!x', ':(glob)*', '*', 'semi;$(x) `y`.txt'])(
+    'a diff of %j is refused or names just that path, and runs nothing',
+    async (path) => {
+      const asked = path.replace('CANARY', world.canaryDir);
+      const res = await diffOf(asked);
+      if (res.status === 200) expect(res.json).toMatchObject({ path: asked });
+      else expect(res).toEqual({ status: 400, json: { error: 'bad-request', message: expect.any(String) as string } });
+    },
+  );
+
   it.each(RUNS)(
     '$surface: $runs cases, each answered as docs/api.md says',
     async ({ surface, runs }) => {
@@ -201,7 +251,7 @@ describe('fuzz: everything a peer can send, before and after the token', () => {
   );
 
   it('ran nothing, kept exactly the sessions it reported, and the pane read exactly the input it took', async () => {
-    await verifyLedger(t, ledger, fuzzProbes(world, tmux, wait), [FUZZ_SESSION]);
+    await verifyLedger(t, ledger, fuzzProbes(world, fx.home.dataDir, tmux, wait), [FUZZ_SESSION, FUZZ_GIT_SESSION]);
     await expectHealthy(t, EXCHANGE_MS, 'after the fuzzing');
     process.stdout.write(`fuzz (seed ${SEED}):\n${ledger.summary()}\n`);
   }, 120_000);

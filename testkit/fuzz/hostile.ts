@@ -24,6 +24,10 @@ export function canaries(dir: string): readonly string[] {
     `'$(touch ${mark('quoted-subst')})'`,
     `"; touch ${mark('dq-seq')}; "`,
     `\${IFS}touch\${IFS}${mark('ifs')}`,
+    // Options git would take if a value reached its argv before `--`.
+    `--output=${mark('git-output')}`,
+    `--upload-pack=touch ${mark('git-upload-pack')}`,
+    `-o${mark('git-o')}`,
   ];
 }
 

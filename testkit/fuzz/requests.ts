@@ -15,9 +15,20 @@ import { InputSchemas } from '../../src/protocol/input.checks.js';
 import { UNREADABLE } from '../../src/transport/protocol-refusals.js';
 import { allowedStatuses, errorShapeProblem } from './oracle.js';
 import { exchange, httpRequest, type RawResponse } from './raw-http.js';
+import { canaries } from './hostile.js';
 import { anyJson, fitting, hostileValue, type JsonSchema } from './schema-arbitrary.js';
 import { FuzzFinding, type FuzzLedger, type FuzzRoute, type FuzzTarget } from './target.js';
 import { authCases, authenticated, authParts, contentTypes, fillPath, paramNames, queryString, takesBody, type AuthCase } from './wire.js';
+import {
+  checkChanges,
+  checkDiff,
+  checkWorktreeSession,
+  CHANGES_ROUTE,
+  CREATE_ROUTE,
+  createBodies,
+  DIFF_ROUTE,
+  diffPaths,
+} from './worktrees.js';
 
 /** The input route's body: the one input schema (src/protocol/input.ts), not the route's loose `{type}`. */
 const INPUT_BODY: JsonSchema = { anyOf: Object.values(InputSchemas) };
@@ -45,15 +56,20 @@ const TEXT_BODIES = fc.oneof(
   fc.string({ maxLength: 64, unit: 'binary' }),
 );
 
-function bodyCases(route: FuzzRoute, text: fc.Arbitrary<string>): fc.Arbitrary<BodyCase> {
+function bodyCases(route: FuzzRoute, t: FuzzTarget, text: fc.Arbitrary<string>): fc.Arbitrary<BodyCase> {
   if (!takesBody(route.method)) return fc.constant({ kind: 'none' });
   const key = `${route.method} ${route.url}`;
   const schema = key === INPUT_ROUTE ? INPUT_BODY : (route.schema?.body as JsonSchema | undefined);
   // Input is text on its way to tmux: most of it fits, so that the pane can be searched for it.
   const fits = key === INPUT_ROUTE ? 3 : 1;
-  const json = schema
+  const fromSchema = schema
     ? fc.oneof({ weight: fits, arbitrary: fitting(schema, text) }, { weight: 1, arbitrary: hostileValue(schema, text) })
     : anyJson;
+  // A session is asked for in the fuzzer's repository as often as anywhere: git runs then.
+  const json =
+    key === CREATE_ROUTE
+      ? fc.oneof({ weight: 1, arbitrary: fromSchema }, { weight: 2, arbitrary: createBodies(t, text, canaries(t.canaryDir)) })
+      : fromSchema;
   return fc.oneof(
     { weight: 16, arbitrary: fc.record({ kind: fc.constant('json' as const), value: json, contentType: contentTypes }) },
     { weight: 3, arbitrary: fc.record({ kind: fc.constant('text' as const), text: TEXT_BODIES, contentType: contentTypes }) },
@@ -82,13 +98,18 @@ function paramCases(route: FuzzRoute, t: FuzzTarget, text: fc.Arbitrary<string>)
 const asQueryValues = (v: unknown): string[] =>
   Array.isArray(v) ? v.map((x) => (typeof x === 'string' ? x : JSON.stringify(x))) : [typeof v === 'string' ? v : JSON.stringify(v)];
 
-function queryCases(route: FuzzRoute, text: fc.Arbitrary<string>): fc.Arbitrary<[string, string][]> {
+function queryCases(route: FuzzRoute, t: FuzzTarget, text: fc.Arbitrary<string>): fc.Arbitrary<[string, string][]> {
   const schema = route.schema?.querystring as JsonSchema | undefined;
   const props = Object.fromEntries(Object.entries(schema?.properties ?? {}).filter(([k]) => k !== 'token'));
-  const own =
+  const fromSchema =
     Object.keys(props).length === 0
       ? fc.constant<unknown>({})
       : fc.oneof(fitting({ ...schema, properties: props }, text), hostileValue({ ...schema, properties: props, required: [] }, text));
+  // A diff's path names the repository's own files as often as anything: git runs then.
+  const own =
+    `${route.method} ${route.url}` === DIFF_ROUTE
+      ? fc.oneof(fromSchema, diffPaths(t, text, canaries(t.canaryDir)) as fc.Arbitrary<unknown>)
+      : fromSchema;
   const extra = fc.array(fc.tuple(fc.oneof(fc.constantFrom('lastSeq', 'from', 'q', 'name', 'keepBuffer', 'x'), text), text), {
     maxLength: 2,
   });
@@ -110,10 +131,12 @@ export function requestCases(t: FuzzTarget, text: fc.Arbitrary<string>): fc.Arbi
   const withBody = routes.filter((r) => takesBody(r.method));
   const heads = t.routes.filter((r) => !r.websocket && r.method === 'HEAD');
   const input = routes.filter((r) => `${r.method} ${r.url}` === INPUT_ROUTE);
+  const git = routes.filter((r) => [CREATE_ROUTE, CHANGES_ROUTE, DIFF_ROUTE].includes(`${r.method} ${r.url}`));
   const route = fc.oneof(
     { weight: 8, arbitrary: fc.constantFrom(...routes) },
     ...(withBody.length > 0 ? [{ weight: 4, arbitrary: fc.constantFrom(...withBody) }] : []),
     ...(input.length > 0 ? [{ weight: 2, arbitrary: fc.constantFrom(...input) }] : []),
+    ...(git.length > 0 ? [{ weight: 2, arbitrary: fc.constantFrom(...git) }] : []),
     ...(heads.length > 0 ? [{ weight: 1, arbitrary: fc.constantFrom(...heads) }] : []),
   );
   return route.chain((route) =>
@@ -121,8 +144,8 @@ export function requestCases(t: FuzzTarget, text: fc.Arbitrary<string>): fc.Arbi
       route: fc.constant(route),
       auth: authCases,
       params: paramCases(route, t, text),
-      query: queryCases(route, text),
-      body: bodyCases(route, text),
+      query: queryCases(route, t, text),
+      body: bodyCases(route, t, text),
     }),
   );
 }
@@ -240,9 +263,14 @@ async function checkSuccess(t: FuzzTarget, ledger: FuzzLedger, c: RequestCase, r
   const key = `${c.route.method} ${c.route.url}`;
   const sent = (c.body.kind === 'json' ? c.body.value : undefined) as Record<string, unknown> | undefined;
   const answer = () => JSON.parse(res.body.toString('utf8')) as Record<string, unknown>;
-  if (key === 'POST /sessions' && res.status === 201) {
+  if (key === CREATE_ROUTE && res.status === 201) {
     const { id } = answer() as { id: string };
     ledger.created.add(id);
+    if (typeof sent?.worktree === 'object' && sent.worktree !== null) {
+      await checkWorktreeSession((m, p) => api(t, m, p, undefined, opts.timeoutMs), ledger, id, sent, evidence);
+      ledger.created.delete(id);
+      return;
+    }
     const list = (await api(t, 'GET', '/sessions', undefined, opts.timeoutMs)).json as Record<string, unknown>[];
     const item = list.find((s) => s.id === id);
     const want = { id: sent?.name ?? id, project: sent?.project ?? null, ...(sent?.cwd !== undefined ? { cwd: sent.cwd } : {}) };
@@ -253,6 +281,11 @@ async function checkSuccess(t: FuzzTarget, ledger: FuzzLedger, c: RequestCase, r
     if (deleted.status !== 204)
       throw new FuzzFinding(`deleting the session just created answered ${deleted.status}`, { ...evidence, deleted });
     ledger.created.delete(id);
+  }
+  if (key === CHANGES_ROUTE && res.status === 200) checkChanges(t, ledger, c.params.id!, answer(), evidence);
+  if (key === DIFF_ROUTE && res.status === 200) {
+    const asked = c.query.find(([k]) => k === 'path')?.[1];
+    if (asked !== undefined) checkDiff(ledger, asked, answer(), evidence);
   }
   if (key === 'PATCH /sessions/:id' && typeof sent?.description === 'string') {
     const got = answer().description;

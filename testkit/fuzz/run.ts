@@ -98,6 +98,8 @@ export interface FuzzProbes {
   sessions(): Promise<string[]>;
   /** Everything the live session's pane program has read so far. */
   paneInput(): Buffer;
+  /** What changed in the fuzzer's repository (branches, worktrees) and is left in the worktrees folder, or null when nothing. */
+  repoChanged(): Record<string, unknown> | null;
   /** A session's `@description` as tmux holds it. */
   description(id: string): Promise<string>;
   /** Waits until `fn` holds (or throws after its bound, saying what it waited for). */
@@ -106,13 +108,17 @@ export interface FuzzProbes {
 
 /**
  * Checks the ledger against the world: no canary ran, tmux holds exactly the sessions it held
- * (`sessions`) plus none the daemon did not create, every input the daemon took reached the pane
+ * (`sessions`) plus none the daemon did not create, the repository has the branches and
+ * worktrees it had and no worktree folder is left, every input the daemon took reached the pane
  * as sent and no input it refused did, descriptions read back from tmux as set.
  */
 export async function verifyLedger(t: FuzzTarget, ledger: FuzzLedger, probes: FuzzProbes, sessions: readonly string[]): Promise<void> {
   const ran = readdirSync(t.canaryDir);
   if (ran.length > 0) throw new FuzzFinding('hostile input was run: canaries fired', { ran });
   if (ledger.created.size > 0) throw new FuzzFinding('sessions the fuzzer made could not be deleted', { created: [...ledger.created] });
+  if (ledger.worktrees.size > 0) throw new FuzzFinding('worktrees the fuzzer made could not be removed', { made: [...ledger.worktrees] });
+  const repo = probes.repoChanged();
+  if (repo) throw new FuzzFinding('the repository or the worktrees folder is not as it was', repo);
   const now = (await probes.sessions()).sort();
   if (JSON.stringify(now) !== JSON.stringify([...sessions].sort()))
     throw new FuzzFinding('tmux holds other sessions than the daemon said', { now, expected: sessions });

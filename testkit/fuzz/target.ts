@@ -30,6 +30,14 @@ export interface FuzzTarget {
   readonly routes: readonly FuzzRoute[];
   /** The sessions input may go to; never deleted by the fuzzer. */
   readonly live: readonly string[];
+  /** A git repository of the fuzzer's: a live session works in it, and sessions are asked for worktrees of it. */
+  readonly repo: {
+    readonly dir: string;
+    /** The live session started in `dir`. */
+    readonly session: string;
+    /** The paths its changes must list. */
+    readonly changes: readonly string[];
+  };
   /** The folder the canaries would write to. */
   readonly canaryDir: string;
   /** Where uploads may be stored (the daemon's data dir): an upload's path must lie under it. */
@@ -59,6 +67,8 @@ export class FuzzLedger {
   readonly origin = new Map<string, string>();
   /** The description each session was last given (200), to read back from tmux. */
   readonly descriptions = new Map<string, string>();
+  /** Worktrees the daemon said it made and has not yet said it removed (their folders). */
+  readonly worktrees = new Set<string>();
   /** Sessions the daemon said it created and has not yet said it deleted. */
   readonly created = new Set<string>();
   /** Cases run per surface, and what they were answered. */
