@@ -8,6 +8,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type net from 'node:net';
+import { constants, createInflateRaw, type InflateRaw } from 'node:zlib';
 
 export const OP = { continuation: 0, text: 1, binary: 2, close: 8, ping: 9, pong: 10 } as const;
 
@@ -121,7 +122,9 @@ export interface WsConversation {
 /**
  * Reads the server's side of an open WebSocket from the moment it is made (`initial` is what
  * arrived with the 101) for as long as the socket lives, so no frame is lost between two waits.
- * Pings are answered, so the server's keepalive does not end the socket.
+ * Pings are answered, so the server's keepalive does not end the socket. A compressed message
+ * (RSV1: permessage-deflate, which the server uses for larger text) is inflated as a client
+ * must, with the context kept from message to message; texts are kept in the order they came.
  */
 export class WsReader implements WsConversation {
   readonly texts: string[] = [];
@@ -131,7 +134,11 @@ export class WsReader implements WsConversation {
   private buf: Buffer;
   private fragments: Buffer[] | null = null;
   private fragmentedText = false;
+  private fragmentedCompressed = false;
   private wake: (() => void) | null = null;
+  /** The texts still being inflated, in order. */
+  private pending: Promise<void> = Promise.resolve();
+  private inflater: InflateRaw | null = null;
 
   constructor(
     private readonly socket: net.Socket,
@@ -164,6 +171,7 @@ export class WsReader implements WsConversation {
       });
       this.wake = null;
     }
+    await this.pending;
     return done(this);
   }
 
@@ -189,18 +197,49 @@ export class WsReader implements WsConversation {
     if (f.opcode === OP.close) this.closeCode = f.payload.length >= 2 ? f.payload.readUInt16BE(0) : 1005;
     else if (f.opcode === OP.ping) this.send({ fin: true, rsv: 0, opcode: OP.pong, masked: true, payload: Buffer.from(f.payload) });
     else if (f.opcode === OP.text || f.opcode === OP.binary) {
+      const compressed = (f.rsv & 4) !== 0;
       if (f.fin) {
-        if (f.opcode === OP.text && f.rsv === 0) this.texts.push(f.payload.toString('utf8'));
+        if (f.opcode === OP.text) this.text(Buffer.from(f.payload), compressed);
       } else {
         this.fragments = [Buffer.from(f.payload)];
-        this.fragmentedText = f.opcode === OP.text && f.rsv === 0;
+        this.fragmentedText = f.opcode === OP.text;
+        this.fragmentedCompressed = compressed;
       }
     } else if (f.opcode === OP.continuation && this.fragments) {
       this.fragments.push(Buffer.from(f.payload));
       if (f.fin) {
-        if (this.fragmentedText) this.texts.push(Buffer.concat(this.fragments).toString('utf8'));
+        if (this.fragmentedText) this.text(Buffer.concat(this.fragments), this.fragmentedCompressed);
         this.fragments = null;
       }
     } else if (f.opcode !== OP.pong) this.problem ??= `the server sent opcode ${f.opcode}`;
+  }
+
+  /** Keeps a text message, inflated first when compressed, after those before it. */
+  private text(payload: Buffer, compressed: boolean): void {
+    this.pending = this.pending.then(async () => {
+      try {
+        this.texts.push((compressed ? await this.inflate(payload) : payload).toString('utf8'));
+      } catch (err) {
+        this.problem ??= `a compressed message did not inflate: ${String(err)}`;
+      }
+      this.wake?.();
+    });
+  }
+
+  /** Inflates one message (RFC 7692: its bytes and the sync flush's tail), keeping the context. */
+  private inflate(data: Buffer): Promise<Buffer> {
+    const inflater = (this.inflater ??= createInflateRaw());
+    return new Promise((resolve, reject) => {
+      const out: Buffer[] = [];
+      const onData = (d: Buffer) => out.push(d);
+      inflater.on('data', onData);
+      inflater.once('error', reject);
+      inflater.write(Buffer.concat([data, Buffer.from([0x00, 0x00, 0xff, 0xff])]));
+      inflater.flush(constants.Z_SYNC_FLUSH, () => {
+        inflater.off('data', onData);
+        inflater.off('error', reject);
+        resolve(Buffer.concat(out));
+      });
+    });
   }
 }
