@@ -39,6 +39,10 @@ export const DOCUMENTED_STATUSES: Readonly<Record<string, readonly number[]>> = 
   'GET /sessions/:id/stream': [101, 404],
   'GET /sessions/:id/side': [101, 404],
   'GET /ops/events': [101],
+  // Asks and answers (#33), documented before they reach this branch's table: a route not served
+  // is never looked up here.
+  'POST /sessions/:id/answer': [200, 404, 409, 503],
+  'GET /ops/answers': [200],
 };
 
 /**
