@@ -41,6 +41,7 @@ export const DOCUMENTED_STATUSES: Readonly<Record<string, readonly number[]>> = 
   'GET /ops/events': [101],
   // Asks and answers (#33), documented before they reach this branch's table: a route not served
   // is never looked up here.
+  'GET /sessions/:id': [200, 404],
   'POST /sessions/:id/answer': [200, 404, 409, 503],
   'GET /ops/answers': [200],
 };
