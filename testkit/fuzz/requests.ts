@@ -1,13 +1,15 @@
 /**
  * The route surface: every route of the server's table with its path parameters, query and body
- * made from the route's own schemas (fitting values and hostile ones), before the token (none,
- * a wrong, revoked or pairing token, the token where it does not count) and after it.
+ * made from the route's own schemas (fitting values and hostile ones), and for the git routes
+ * also aimed at the fuzzer's repository (worktrees.ts), before the token (none, a wrong, revoked
+ * or pairing token, the token where it does not count) and after it.
  *
  * What each answer must be: before the token, a 401 in the one error shape and nothing done;
  * after it, a status docs/api.md gives the route, errors in the one shape with a code of the
  * registry, and what a success says is true: a session created is there with its fields as sent
- * (then deleted), a description reads back from tmux as sent, input taken reaches the pane and
- * input refused never does, an upload holds the bytes sent.
+ * (then deleted; one with a worktree is in it, and removed with it), a description reads back
+ * from tmux as sent, input taken reaches the pane and input refused never does, an upload holds
+ * the bytes sent, the repository session's changes are its tree's, a diff is the file's asked.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import fc from 'fast-check';
