@@ -1,18 +1,19 @@
 /**
  * Hostile input, always: a fuzzer over everything a peer can send, before and after the token,
  * against a daemon serving TLS as it does by default (testkit/fuzz: every route of the server's
- * own table with bodies and queries from its schemas, HTTP framing spoiled byte by byte,
- * WebSocket handshakes and frames, pairing, bytes that are not the protocol). A fixed seed and a
- * few hundred cases here; `npm run bench` runs a long one with a random seed
- * (docs/benchmarks.md "Fuzzing").
+ * own table with bodies and queries from its schemas, sessions with worktrees of a repository
+ * of its own and diffs of its files, HTTP framing spoiled byte by byte, WebSocket handshakes and
+ * frames, pairing, bytes that are not the protocol). A fixed seed and a few hundred cases here;
+ * `npm run bench -- fuzz` runs a long one with a random seed (docs/benchmarks.md "Fuzzing").
  *
  * Nothing crashes, every refusal is a status or close code docs/api.md gives, and no input ever
  * reaches tmux or a shell: canaries that would leave a file if anything ran them leave none,
- * tmux holds exactly the sessions the daemon said it made, and the pane's program read exactly
- * the input the daemon took, and none it refused.
+ * tmux holds exactly the sessions the daemon said it made, the repository keeps its branches and
+ * worktrees, and the panes' programs read exactly the input the daemon took, and none it refused.
  *
  * A failure prints the seed, the path and the shrunk case; run it again with
- * TETHER_FUZZ_SEED=<seed> TETHER_FUZZ_PATH=<path> and `-t '<surface>'`.
+ * TETHER_FUZZ_SEED=<seed> TETHER_FUZZ_PATH=<path> and `-t '<surface>'` (docs/testing.md
+ * "Replaying a failing seed").
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DOCUMENTED_STATUSES, routeKey } from '../../testkit/fuzz/oracle.js';
