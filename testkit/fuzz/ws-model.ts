@@ -44,10 +44,14 @@ function lengthField(f: WsFrame): number {
   return len < 126 ? len : len < 65536 ? 126 : 127;
 }
 
-/** Inflates one compressed message as ws does (sync flush, bounded); a code on failure. */
-function inflate(data: Buffer, maxPayload: number): { data: Buffer } | { code: number; why: string } {
+/**
+ * Inflates a compressed message as ws does (sync flush, bounded): `whole` with the tail RFC 7692
+ * drops, else the fragments so far (ws inflates each fragment as it comes); a code on failure.
+ */
+function inflate(data: Buffer, maxPayload: number, whole = true): { data: Buffer } | { code: number; why: string } {
   try {
-    const out = inflateRawSync(Buffer.concat([data, TRAILER]), { finishFlush: constants.Z_SYNC_FLUSH, maxOutputLength: maxPayload + 1 });
+    const input = whole ? Buffer.concat([data, TRAILER]) : data;
+    const out = inflateRawSync(input, { finishFlush: constants.Z_SYNC_FLUSH, maxOutputLength: maxPayload + 1 });
     if (out.length > maxPayload) return { code: 1009, why: 'a compressed message that inflates past the limit' };
     return { data: out };
   } catch (err) {
@@ -97,7 +101,13 @@ export function expectedWsOutcome(frames: readonly WsFrame[], limits: WsLimits):
     const m = msg!;
     if (++m.fragments > limits.maxFragments) return refused(1008, 'too many fragments');
     m.parts.push(f.payload);
-    if (!f.fin) continue;
+    if (!f.fin) {
+      // ws inflates a compressed message fragment by fragment: data that cannot inflate, or
+      // inflates past the limit, is a fault at that fragment, before any frame after it is read.
+      const sofar = m.compressed ? inflate(Buffer.concat(m.parts), limits.maxPayload, false) : null;
+      if (sofar && 'code' in sofar) return refused(sofar.code, sofar.why);
+      continue;
+    }
     let data: Buffer = Buffer.concat(m.parts);
     if (m.compressed) {
       const inflated = inflate(data, limits.maxPayload);
