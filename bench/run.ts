@@ -1,13 +1,14 @@
 /**
  * `npm run bench`: every benchmark, each reported against a baseline measured in the same run
  * (never a timed assertion). Add a scenario by exporting a `run…Bench` from a bench file and
- * listing it in SCENARIOS. `npm run bench -- scale` (or `TETHER_BENCH_ONLY=flood,echo`) runs a
- * subset; docs/benchmarks.md lists the other knobs.
+ * listing it in SCENARIOS. `TETHER_BENCH_ONLY=flood,echo` (or `npm run bench -- flood echo`)
+ * runs a subset; docs/benchmarks.md lists the other knobs.
  */
 import { ControlParser } from '../src/tmux/control-codec.js';
 import { runDeflateBench } from './deflate.bench.js';
 import { runEchoBench } from './echo.bench.js';
 import { runFloodBench } from './flood.bench.js';
+import { runFuzzBench } from './fuzz.bench.js';
 import { runHostileBench } from './hostile.bench.js';
 import { benchWantsTls, type Row } from './harness.js';
 import { runParserBench } from './parser.bench.js';
@@ -77,6 +78,7 @@ const SCENARIOS: readonly { readonly name: string; readonly run: () => Promise<S
   { name: 'scale', run: runScaleBench },
   { name: 'search', run: runSearchBench },
   { name: 'tokens', run: runTokenVerifyBench },
+  { name: 'fuzz', run: runFuzzBench },
   { name: 'hostile', run: runHostileBench },
   // BENCH_PEERS=0 leaves the peers out (they install from the registry on first use).
   ...(process.env.BENCH_PEERS === '0'
@@ -85,9 +87,12 @@ const SCENARIOS: readonly { readonly name: string; readonly run: () => Promise<S
 ];
 
 async function main(): Promise<void> {
-  // `npm run bench -- scale echo` names scenarios as TETHER_BENCH_ONLY=scale,echo does.
-  const named = process.argv.slice(2).flatMap((a) => a.split(','));
-  const only = (named.length > 0 ? named : process.env.TETHER_BENCH_ONLY?.split(','))?.map((s) => s.trim()).filter(Boolean);
+  // `npm run bench -- fuzz echo` names scenarios as TETHER_BENCH_ONLY=fuzz,echo does.
+  const named = process.argv.slice(2).join(',') || process.env.TETHER_BENCH_ONLY;
+  const only = named
+    ?.split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const unknown = only?.filter((n) => !SCENARIOS.some((s) => s.name === n)) ?? [];
   if (unknown.length > 0)
     throw new Error(`TETHER_BENCH_ONLY: unknown scenario ${unknown.join(', ')} (known: ${SCENARIOS.map((s) => s.name).join(', ')})`);
