@@ -1,13 +1,14 @@
 /**
  * `npm run bench`: every benchmark, each reported against a baseline measured in the same run
  * (never a timed assertion). Add a scenario by exporting a `run…Bench` from a bench file and
- * listing it in SCENARIOS. `TETHER_BENCH_ONLY=flood,echo` runs a subset; docs/benchmarks.md
- * lists the other knobs.
+ * listing it in SCENARIOS. `TETHER_BENCH_ONLY=flood,echo` (or `npm run bench -- flood echo`)
+ * runs a subset; docs/benchmarks.md lists the other knobs.
  */
 import { ControlParser } from '../src/tmux/control-codec.js';
 import { runDeflateBench } from './deflate.bench.js';
 import { runEchoBench } from './echo.bench.js';
 import { runFloodBench } from './flood.bench.js';
+import { runFuzzBench } from './fuzz.bench.js';
 import { runHostileBench } from './hostile.bench.js';
 import { benchWantsTls, type Row } from './harness.js';
 import { runParserBench } from './parser.bench.js';
@@ -64,8 +65,11 @@ async function parserRows(): Promise<Row[]> {
   return rows;
 }
 
+/** What a scenario answers: its rows, and optionally a markdown table printed after the report (docs/benchmarks.md shows it). */
+type ScenarioResult = Row[] | { readonly rows: Row[]; readonly markdown: string };
+
 /** Every scenario, in the order they run; each starts and stops its own daemon and tmux. */
-const SCENARIOS: readonly { readonly name: string; readonly run: () => Promise<Row[]> }[] = [
+const SCENARIOS: readonly { readonly name: string; readonly run: () => Promise<ScenarioResult> }[] = [
   { name: 'parser', run: parserRows },
   { name: 'flood', run: async () => (await runFloodBench()).rows },
   { name: 'echo', run: async () => (await runEchoBench()).rows },
@@ -77,6 +81,7 @@ const SCENARIOS: readonly { readonly name: string; readonly run: () => Promise<R
   { name: 'paused', run: runPausedBench },
   { name: 'soak', run: runSoakBench },
   { name: 'tokens', run: runTokenVerifyBench },
+  { name: 'fuzz', run: runFuzzBench },
   { name: 'hostile', run: runHostileBench },
   // BENCH_PEERS=0 leaves the peers out (they install from the registry on first use).
   ...(process.env.BENCH_PEERS === '0'
@@ -85,7 +90,10 @@ const SCENARIOS: readonly { readonly name: string; readonly run: () => Promise<R
 ];
 
 async function main(): Promise<void> {
-  const only = process.env.TETHER_BENCH_ONLY?.split(',')
+  // `npm run bench -- fuzz echo` names scenarios as TETHER_BENCH_ONLY=fuzz,echo does.
+  const named = process.argv.slice(2).join(',') || process.env.TETHER_BENCH_ONLY;
+  const only = named
+    ?.split(',')
     .map((s) => s.trim())
     .filter(Boolean);
   const unknown = only?.filter((n) => !SCENARIOS.some((s) => s.name === n)) ?? [];
@@ -97,15 +105,21 @@ async function main(): Promise<void> {
   const w = (s: string, n: number) => s.padEnd(n);
   const header = `${w('benchmark', 64)}${w('value', 22)}${w('ratio', 12)}${w('target', 16)}baseline (same run)\n`;
   const all: Row[] = [];
+  const tables: string[] = [];
   for (const scenario of SCENARIOS) {
     if (only && !only.includes(scenario.name)) continue;
     const start = performance.now();
-    const rows = await scenario.run();
-    all.push(...rows);
+    const result = await scenario.run();
+    if (Array.isArray(result)) all.push(...result);
+    else {
+      all.push(...result.rows);
+      tables.push(`${scenario.name}:\n\n${result.markdown}\n`);
+    }
     process.stderr.write(`[${scenario.name}: ${((performance.now() - start) / 1000).toFixed(0)} s]\n`);
   }
   process.stdout.write(header);
   for (const r of all) process.stdout.write(`${w(r.name, 64)}${w(r.value, 22)}${w(r.ratio, 12)}${w(r.target, 16)}${r.baseline}\n`);
+  for (const t of tables) process.stdout.write(`\n${t}`);
   const peersRan = process.env.BENCH_PEERS !== '0' && (!only || only.includes('peers'));
   for (const peer of PEERS)
     process.stdout.write(

@@ -74,6 +74,8 @@ export const ERRORS = {
   'session-exited': { status: 409, http: 'session-exited', frame: 'session-exited' },
   /** A respawn of a session whose agent runs. */
   'session-running': { status: 409, http: 'session-running', frame: 'session-running' },
+  /** A request that did not arrive whole in time (node's HTTP server's own timeouts). */
+  'request-timeout': { status: 408, http: 'request-timeout' },
   /** A worktree that cannot be made: its branch is checked out elsewhere, exists already (with `from`), or its folder is taken. */
   'worktree-conflict': { status: 409, http: 'worktree-conflict' },
   /** Removing a worktree would lose uncommitted changes or unpushed commits (`force` not given); the message lists them. */
@@ -84,6 +86,8 @@ export const ERRORS = {
   'too-large': { status: 413, http: 'payload-too-large', frame: 'payload-too-large' },
   /** A history range of which the disk buffer holds nothing (details: `held`, the ranges it holds). */
   'range-not-held': { status: 416, http: 'range-not-held' },
+  /** Request headers past node's limit (16 KiB). */
+  'headers-too-large': { status: 431, http: 'headers-too-large' },
   'rate-limited': { status: 429, http: 'rate-limited' },
   /** tmux cannot be reached, the session is not linked now, or tmux failed to create it. */
   'tmux-unavailable': { status: 503, http: 'tmux-unavailable', frame: 'tmux-unavailable' },

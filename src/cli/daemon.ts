@@ -56,6 +56,7 @@ import {
 } from './daemon-start.js';
 import { agentLabel, startPush } from './push-wiring.js';
 import { writeRunFile } from './run-file.js';
+import { fitYoungGeneration } from './heap.js';
 import { packageVersion } from '../config/version.js';
 import { makeWorkbench } from './workbench.js';
 import { hostPresence } from './host-presence.js';
@@ -129,6 +130,8 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     now: Date.now,
     log,
   });
+  /** Sessions with a live pane: with many, V8's young generation may grow (heap.ts). */
+  let livePanes = 0;
   const system = new SidecarSystem({
     inspect: ops.observer(),
     cli,
@@ -142,6 +145,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
       ? { restore: (id: string) => recreateSession({ cli, records, agent: launchFor, now: Date.now, log }, id) }
       : {}),
     paneCreated: (pane) => {
+      fitYoungGeneration(++livePanes);
       const unbuffer = buffers.attach(pane.id, pane.stream);
       const unwatch = pane.onChange((what) => {
         if (what !== 'linked') return keeper.note(pane.id, { reservedSeq: pane.reservedSeq });
@@ -149,6 +153,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
         void agents.sessionSeen(pane.id); // a Codex session's rollout file is followed
       });
       return () => {
+        fitYoungGeneration(--livePanes);
         unwatch();
         unbuffer();
       };
@@ -201,7 +206,10 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     'pi',
     agents.hub,
     // Live clients only: a socket whose pong is overdue is not counted (it is being closed).
-    (id: string): number => connections.clients().filter((c) => c.session === id).length,
+    // Counted without building each connection's figures: the list asks once per session.
+    (id: string): number =>
+      connections.count({ kind: 'stream', sessionId: id, liveOnly: true }) +
+      connections.count({ kind: 'side', sessionId: id, liveOnly: true }),
     (id, keepBuffer) => {
       keeper.forget(id);
       workbench.sessionDeleted(id);
