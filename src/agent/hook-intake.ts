@@ -48,7 +48,13 @@ export class HookIntake {
       return;
     }
     const conversation = this.agents.get(where.session)?.conversation ?? null;
-    this.take(where.session, report.agent, read(report.agent, report.fields, conversation, where.session), { pane: report.pane });
+    const outcome = read(report.agent, report.fields, conversation, where.session);
+    if (outcome === null) {
+      link.send({ type: 'refused', message: `this tether daemon reads no reports of an agent of kind "${report.agent}"` });
+      link.close();
+      return;
+    }
+    this.take(where.session, report.agent, outcome, { pane: report.pane });
     link.send({ type: 'ok' });
     link.close();
   }

@@ -1,22 +1,21 @@
 /**
  * The configured agents as the daemon runs them: one launcher per name (`default` for `[agent]`,
- * then every `[agents.<name>]`), the kind of each, Claude Code's settings file written in the data
- * dir, and the catalog the sessions service asks (names, and the slash commands of agents whose
- * adapter lists them). Part of the composition root (docs/agents.md).
+ * then every `[agents.<name>]`), the kind of each, what each adapter's integration needs written
+ * in the data dir, and the catalog the sessions service asks (names, and each session's slash
+ * commands from its agent's adapter). Part of the composition root (docs/agents.md).
  *
  * Invariant: the default agent must resolve (the daemon refuses to start otherwise, as before);
  * a named agent whose program is missing is refused when a session asks for it, naming why.
  */
 import type { AgentLaunch } from '../actors/session.actor.js';
-import { claudeCustomCommands, CLAUDE_BUILTIN_COMMANDS } from '../agent/claude/commands.js';
-import { claudeHookCommand, writeClaudeSettings } from '../agent/claude/settings.js';
-import { CODEX_BUILTIN_COMMANDS } from '../agent/codex/commands.js';
-import { mergeCommands, type SlashCommand } from '../agent/commands.js';
-import type { AgentKindResolved } from '../agent/kinds.js';
+import { AGENT_ADAPTERS } from '../agent/adapters.js';
+import type { SlashCommand } from '../agent/commands.js';
+import { adapterOf, type AgentKindResolved } from '../agent/kinds.js';
+import type { ReportedCommand } from '../agent/protocol.js';
 import type { Logger } from '../log.js';
 import { DEFAULT_AGENT_NAME, type TetherConfig } from '../config/schema.js';
 import type { AgentCatalog } from '../service/sessions.service.js';
-import { agentNames, agentTable, claudeHookProgram, resolveAgent, resolveAgentProgram, type AgentResume } from './agent.js';
+import { agentNames, agentTable, prepareAdapters, resolveAgent, resolveAgentProgram, type AgentResume } from './agent.js';
 
 /** The agents of one daemon run. */
 export interface DaemonAgents {
@@ -24,8 +23,8 @@ export interface DaemonAgents {
   launch(id: string, cwd: string, name?: string, resume?: AgentResume): AgentLaunch;
   /** The kind of agent `name`, or null when it is not configured. */
   kind(name: string): AgentKindResolved | null;
-  /** The catalog for the sessions service; `cwdOf` says where a session's agent works. */
-  catalog(cwdOf: (id: string) => string | null): AgentCatalog;
+  /** The catalog for the sessions service; `cwdOf` says where a session's agent works, `reported` what its agent reported. */
+  catalog(cwdOf: (id: string) => string | null, reported: (id: string) => readonly ReportedCommand[] | null): AgentCatalog;
 }
 
 interface Resolved {
@@ -43,18 +42,15 @@ export function prepareAgents(
   agentSocket: string,
   log: Logger,
 ): DaemonAgents {
-  let claudeSettings: string | undefined;
-  try {
-    claudeSettings = writeClaudeSettings(dataDir, claudeHookCommand(process.execPath, claudeHookProgram()));
-  } catch (err) {
-    log.warn({ err: (err as Error).message }, "Claude Code's settings file could not be written: Claude sessions report no state");
-  }
+  const prepared = prepareAdapters(dataDir, (label, err) =>
+    log.warn({ err: err.message }, `${label}'s integration could not be written: its sessions report no state`),
+  );
   const agents = new Map<string, Resolved>();
   for (const name of agentNames(config)) {
     const table = agentTable(config, name)!;
     try {
       const { kind } = resolveAgentProgram(table.config, env, table.table);
-      const launch = resolveAgent(table.config, env, { agentSocket, table: table.table, ...(claudeSettings ? { claudeSettings } : {}) });
+      const launch = resolveAgent(table.config, env, { agentSocket, table: table.table, prepared });
       agents.set(name, { launch, kind, problem: null });
     } catch (err) {
       if (name === DEFAULT_AGENT_NAME) throw err;
@@ -71,16 +67,12 @@ export function prepareAgents(
       return { ...agent.launch(cwd, resume), agent: name };
     },
     kind: (name) => agents.get(name)?.kind ?? null,
-    catalog: (cwdOf) => ({
+    catalog: (cwdOf, reported) => ({
       names: () => [...agents.keys()],
       problem: (name) => agents.get(name)?.problem ?? null,
-      commands: (id, name): Promise<readonly SlashCommand[]> | null => {
-        const kind = get(name).kind;
-        // Codex 0.169 reads no custom commands: its built-ins are the list.
-        if (kind === 'codex') return Promise.resolve(CODEX_BUILTIN_COMMANDS);
-        if (kind !== 'claude') return null;
-        return claudeCustomCommands(cwdOf(id), env).then((custom) => mergeCommands(CLAUDE_BUILTIN_COMMANDS, custom));
-      },
+      // An agent tether does not integrate with lists what the first adapter's would (tether's default agent).
+      commands: (id, name): Promise<readonly SlashCommand[]> =>
+        Promise.resolve((adapterOf(get(name).kind) ?? AGENT_ADAPTERS[0]!).commands({ cwd: cwdOf(id), env, reported: reported(id) })),
     }),
   };
 }

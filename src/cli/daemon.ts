@@ -29,6 +29,7 @@ import { pairRoutes } from '../transport/pair.routes.js';
 import { StreamHub } from '../stream/stream-hub.js';
 import { ConnectionRegistry } from '../transport/connections.js';
 import { streamRoutes } from '../transport/stream.plugin.js';
+import { agentKinds } from '../agent/kinds.js';
 import { loadConfig, parseBindAddress } from '../config/load.js';
 import { makeLogger } from './logger.js';
 import { resolvePaths } from '../config/paths.js';
@@ -41,7 +42,8 @@ import { healthReport, type HealthReport } from '../service/health.js';
 import { buildServer, listen, type ServedRoute } from '../transport/server.js';
 import { AgentService } from '../agent/agent-service.js';
 import { agentSocketPath } from '../agent/protocol.js';
-import { resolveAgentCommand, type AgentResume } from './agent.js';
+import { UNNAMED_SESSION_PREFIX } from '../agent/adapters.js';
+import { resolveAgentProgram, type AgentResume } from './agent.js';
 import { prepareAgents } from './agents.js';
 import { CliError } from './fail.js';
 import { loadCertificate, retireStaleLinks, setUpBuffers, statfsFree } from './daemon-start.js';
@@ -78,7 +80,7 @@ export function startupUrl(config: TetherConfig, scheme: 'http' | 'https', host:
 
 export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
   const paths = resolvePaths(io.env);
-  const { config, warnings } = await loadConfig(paths, io.env);
+  const { config, warnings } = await loadConfig(paths, io.env, { agentKinds: agentKinds() });
   const target = tmuxTarget(config.tmux.socket);
   const version = await readTmuxVersion(target).catch((err: Error) => {
     throw new CliError(`tmux could not be run: ${err.message}`);
@@ -90,7 +92,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
   }
   const { host, port } = parseBindAddress(config.bindAddress);
   // The default agent is resolved before anything starts: a missing one is the start's refusal.
-  resolveAgentCommand(config.agent, io.env);
+  resolveAgentProgram(config.agent, io.env);
 
   const { log, close: closeLog } = makeLogger(paths, io.env, io.stderr);
   const configured = prepareAgents(config, io.env, paths.dataDir, agentSocketPath(paths.dataDir), log);
@@ -177,7 +179,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
   const agents = new AgentService({
     cli,
     socketPath: agentSocketPath(paths.dataDir),
-    namingCommand: resolveAgentCommand(config.agent, io.env).argv,
+    namingCommand: resolveAgentProgram(config.agent, io.env).argv,
     namingModel: config.agent.naming_model,
     env: io.env,
     now: Date.now,
@@ -216,7 +218,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
   const sessions = new SessionsService(
     system,
     cli,
-    'pi',
+    UNNAMED_SESSION_PREFIX,
     agents.hub,
     // Live clients only: a socket whose pong is overdue is not counted (it is being closed).
     (id: string): number => connections.clients().filter((c) => c.session === id).length,
@@ -235,7 +237,10 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
           : null;
       },
     },
-    configured.catalog((id) => agents.hub.agentCwd(id) ?? records.read(id)?.cwd ?? null),
+    configured.catalog(
+      (id) => agents.hub.agentCwd(id) ?? records.read(id)?.cwd ?? null,
+      (id) => agents.hub.commands(id),
+    ),
   );
   const workbench = makeWorkbench({
     config,

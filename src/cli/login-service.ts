@@ -70,7 +70,7 @@ export function systemdUnit(launch: DaemonLaunch, logFile: string): string {
     `# ${MARKER}`,
     `# Logs: journalctl --user -u ${SYSTEMD_UNIT_NAME}, and the daemon's own ${systemdComment(logFile)}`,
     '[Unit]',
-    "Description=tether: the pi agent's terminal on your phone",
+    "Description=tether: your coding agent's terminal on your phone",
     'After=network-online.target',
     '',
     '[Service]',

@@ -7,6 +7,9 @@ import type { PushTriggerDeps } from '../service/push-trigger.js';
 import type { PushDevices, PushServiceDeps } from '../push/push.service.js';
 import type { PushSettings, PushStatus } from '../push/settings.js';
 import type { Logger } from '../log.js';
+import { AGENT_ADAPTERS } from '../agent/adapters.js';
+import { adapterOf } from '../agent/kinds.js';
+import { DEFAULT_AGENT_NAME } from '../config/schema.js';
 
 /** What the daemon keeps of push: its status for health, and how to stop it. */
 export interface DaemonPush {
@@ -23,11 +26,12 @@ export interface DaemonPushDeps extends Omit<PushTriggerDeps, 'send'> {
   readonly log: Logger;
 }
 
-/** How the push title names an agent: by its kind where tether knows it, else by its configured name. */
+/**
+ * How the push title names an agent: by its adapter's label where tether integrates with it, else
+ * by its configured name; the default agent of another kind by the first adapter's (tether's own).
+ */
 export function agentLabel(kind: string | null, name: string): string {
-  if (kind === 'claude') return 'Claude';
-  if (kind === 'codex') return 'Codex';
-  return kind === 'pi' || name === 'default' ? 'pi' : name;
+  return adapterOf(kind)?.label ?? (name === DEFAULT_AGENT_NAME ? AGENT_ADAPTERS[0]!.label : name);
 }
 
 /** Starts push when it is configured; otherwise only says why it is off. */
@@ -47,7 +51,7 @@ export async function startPush(deps: DaemonPushDeps): Promise<DaemonPush> {
     devices: deps.devices,
     inForeground: deps.inForeground,
     describe: deps.describe,
-    agentName: 'pi',
+    agentName: AGENT_ADAPTERS[0]!.label,
     now: deps.now,
     log: deps.log,
   });

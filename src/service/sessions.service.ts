@@ -11,8 +11,7 @@
 import { constants } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import { isAbsolute } from 'node:path';
-import { mergeCommands, type SlashCommand } from '../agent/commands.js';
-import { BUILTIN_COMMANDS } from '../agent/pi/commands.js';
+import type { SlashCommand } from '../agent/commands.js';
 import { DomainError, isDomainError } from '../errors.js';
 import type { AgentState } from '../protocol/frames.js';
 import type { InputMessage } from '../protocol/input.js';
@@ -60,23 +59,22 @@ export interface SessionRecordsView {
 }
 const NO_RECORDS: SessionRecordsView = { unrestorable: () => [], record: () => null };
 
-/** What the sessions need of the agents (the agent hub): their state and reported commands. */
+/** What the sessions need of the agents (the agent hub): their state. */
 export interface SessionAgents {
   current(id: string): { value: NonNullable<SessionItem['agentState']> } | null;
-  commands(id: string): readonly { name: string; description: string; args?: unknown }[] | null;
 }
-const NO_AGENTS: SessionAgents = { current: () => null, commands: () => null };
+const NO_AGENTS: SessionAgents = { current: () => null };
 
-/** The configured agents: their names, and the commands of agents whose adapter lists them itself. */
+/** The configured agents: their names, and each session's slash commands (its agent's adapter lists them). */
 export interface AgentCatalog {
   /** Every configured agent's name, `default` first. */
   names(): readonly string[];
   /** Why agent `agent` cannot be started (its program is missing), or null. */
   problem(agent: string): string | null;
-  /** The slash commands of session `id` running agent `agent`, or null where the agent reports them itself (pi). */
-  commands(id: string, agent: string): Promise<readonly SlashCommand[]> | null;
+  /** The slash commands of session `id` running agent `agent`. */
+  commands(id: string, agent: string): Promise<readonly SlashCommand[]>;
 }
-const DEFAULT_ONLY: AgentCatalog = { names: () => [DEFAULT_AGENT], problem: () => null, commands: () => null };
+const DEFAULT_ONLY: AgentCatalog = { names: () => [DEFAULT_AGENT], problem: () => null, commands: () => Promise.resolve([]) };
 /** The name of `[agent]`, and of a session made before tether recorded its agent. */
 const DEFAULT_AGENT = 'default';
 /** Longest agent name quoted back in a refusal. */
@@ -93,7 +91,8 @@ export class SessionsService {
   constructor(
     private readonly system: SidecarSystem,
     private readonly cli: TmuxCli,
-    private readonly namePrefix = 'pi',
+    /** Names of sessions created without one: `<namePrefix>-<n>`. */
+    private readonly namePrefix: string,
     private readonly agents: SessionAgents = NO_AGENTS,
     /** Live stream and side clients of a session (the stream hub counts them). */
     private readonly clients: (id: string) => number = () => 0,
@@ -318,17 +317,11 @@ export class SessionsService {
     }
   }
 
-  /**
-   * The agent's slash commands: what its adapter lists (Claude Code: its built-ins and command
-   * files), else pi's built-ins, then what its extension reported (extension commands, templates, skills).
-   */
+  /** The agent's slash commands, as its adapter lists them (its built-ins, its command files, what it reported). */
   async commands(id: string): Promise<readonly SlashCommand[]> {
     this.known(id);
     const agent = (await readUserOption(this.cli, id, AGENT_OPTION).catch(() => null)) ?? DEFAULT_AGENT;
-    const listed = this.catalog.commands(id, agent);
-    if (listed) return listed;
-    const reported = this.agents.commands(id);
-    return reported ? mergeCommands(BUILTIN_COMMANDS, reported) : BUILTIN_COMMANDS;
+    return this.catalog.commands(id, agent);
   }
 }
 

@@ -13,8 +13,9 @@ import { claudeCustomCommands, readCommandFile } from '../../src/agent/claude/co
 import { claudeHookCommand, claudeSettings, shellQuote } from '../../src/agent/claude/settings.js';
 import { readCodexNotify } from '../../src/agent/codex/events.js';
 import { codexSessionsDir, isSavedThread } from '../../src/agent/codex/rollout.js';
-import { detectAgentKind, resolveAgentKind } from '../../src/agent/kinds.js';
-import { integratedArgv, type AgentIntegration } from '../../src/agent/launch.js';
+import { notifyOfArgs, userNotify } from '../../src/agent/codex/user-notify.js';
+import { agentKinds, detectAgentKind, resolveAgentKind } from '../../src/agent/kinds.js';
+import { integratedArgv, type LaunchContext } from '../../src/agent/launch.js';
 import { decodeAgentMessage } from '../../src/agent/protocol.js';
 import { agentNames, agentTable, resolveAgent } from '../../src/cli/agent.js';
 import { ConfigError, validateConfig } from '../../src/config/load.js';
@@ -25,7 +26,7 @@ const { dir, script } = useProgramDir('tether-agents-');
 describe('[agents.<name>] in the config', () => {
   const refusal = (raw: unknown): ConfigError => {
     try {
-      validateConfig(raw, 'config.toml');
+      validateConfig(raw, 'config.toml', { agentKinds: agentKinds() });
     } catch (err) {
       expect(err).toBeInstanceOf(ConfigError);
       return err as ConfigError;
@@ -90,11 +91,8 @@ describe('which kind an agent is', () => {
 });
 
 describe('the argv of each kind', () => {
-  const integration: AgentIntegration = {
-    piExtension: '/t/dist/extension/index.js',
-    claudeSettings: '/d/agents/claude-settings.json',
-    codexNotify: ['/usr/bin/node', '/t/dist/agent/codex/notify.js'],
-  };
+  // What the daemon gives each adapter: its node, its built tree, what it wrote for the agent (Claude Code's settings).
+  const integration: LaunchContext = { node: '/usr/bin/node', distDir: '/t/dist', prepared: '/d/agents/claude-settings.json' };
   const hostile = ['--model', "x'; rm -rf ~ #", '$(id)', '`id`', 'a b', ''];
 
   it('adds exactly the integration after the configured words, each value one word', () => {
@@ -137,7 +135,11 @@ describe('the argv of each kind', () => {
         '--settings',
         '/d/agents/claude-settings.json',
       ]);
-      expect(integratedArgv('codex', ['/bin/codex'], { ...integration, codexNotify: null }, { conversation: bad })).toEqual(['/bin/codex']);
+      expect(integratedArgv('codex', ['/bin/codex'], integration, { conversation: bad })).toEqual([
+        '/bin/codex',
+        '-c',
+        'notify=["/usr/bin/node", "/t/dist/agent/codex/notify.js"]',
+      ]);
     }
   });
 
@@ -148,7 +150,7 @@ describe('the argv of each kind', () => {
       { PATH: dir },
       {
         agentSocket: '/run/a.sock',
-        claudeSettings: '/d/s.json',
+        prepared: { claude: '/d/s.json' },
       },
     )('/tmp');
     expect(launch.command).toEqual([claude, '--model', 'opus 4', '--verbose', '--settings', '/d/s.json']);
@@ -288,7 +290,8 @@ describe('a hook report on the agent socket', () => {
     const proto = decodeAgentMessage(JSON.stringify(report).replace('"hook_event_name"', '"__proto__"'));
     expect(proto.type === 'hook' && Object.getPrototypeOf(proto.fields)).toBe(Object.prototype);
     for (const bad of [
-      { ...report, agent: 'pi' },
+      { ...report, agent: 'Claude Code' },
+      { ...report, agent: 3 },
       { ...report, pane: '3' },
       { ...report, fields: { 'a b': 'x' } },
       { ...report, fields: { a: 1 } },
@@ -329,5 +332,40 @@ describe("Claude Code's command files", () => {
       { name: 'standup', description: 'Write my standup (user)' },
     ]);
     expect(await claudeCustomCommands(join(dir, 'none'), {})).toEqual([]);
+  });
+});
+
+describe("the user's own Codex notify", () => {
+  it("a notify among the configured arguments is handed to tether's program, which replaces it on the command line", () => {
+    const ctx: LaunchContext = { node: '/usr/bin/node', distDir: '/t/dist', prepared: null };
+    const argv = integratedArgv('codex', ['/bin/codex', '-c', 'notify=["notify-send", "Codex"]'], ctx);
+    expect(argv).toEqual([
+      '/bin/codex',
+      '-c',
+      'notify=["notify-send", "Codex"]',
+      '-c',
+      'notify=["/usr/bin/node", "/t/dist/agent/codex/notify.js", "--then", "[\\"notify-send\\",\\"Codex\\"]"]',
+    ]);
+    // The last -c wins, as in Codex; a value that is not a program is not one.
+    expect(notifyOfArgs(['-c', 'notify=["a"]', '--config', 'notify = ["b", "c d"]'])).toEqual(['b', 'c d']);
+    expect(notifyOfArgs(['-c', 'notify="just a string"'])).toBeNull();
+    expect(notifyOfArgs(['-c', 'model=o3'])).toBeNull();
+    // tether's own program is never run again from it.
+    expect(notifyOfArgs(['-c', 'notify=["node", "/x/dist/agent/codex/notify.js"]'])).toBeNull();
+  });
+
+  it("otherwise the config file's top-level notify; --then wins over it", () => {
+    const home = mkdtempSync(join(tmpdir(), 'tether-codex-notify-'));
+    try {
+      const env = { CODEX_HOME: home };
+      expect(userNotify([], env)).toBeNull();
+      writeFileSync(join(home, 'config.toml'), 'model = "o3"\nnotify = ["/usr/bin/notify-send", "done"]\n[tui]\nnotifications = true\n');
+      expect(userNotify([], env)).toEqual(['/usr/bin/notify-send', 'done']);
+      expect(userNotify(['--then', '["x"]'], env)).toEqual(['x']);
+      writeFileSync(join(home, 'config.toml'), 'notify = [');
+      expect(userNotify([], env)).toBeNull();
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
   });
 });

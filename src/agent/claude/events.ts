@@ -77,3 +77,12 @@ export function readClaudeHook(f: Readonly<Record<string, string>>): HookOutcome
       return base.conversation !== undefined || base.cwd !== undefined ? { ...base, events: [] } : NO_OUTCOME;
   }
 }
+
+/** Reads each session's Claude Code hook reports. */
+export class ClaudeReader {
+  read(_session: string, fields: Readonly<Record<string, string>>): HookOutcome {
+    return readClaudeHook(fields);
+  }
+
+  forget(_session: string): void {}
+}
