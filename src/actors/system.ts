@@ -45,6 +45,8 @@ export interface SessionHandle {
   readonly exited: boolean;
   readonly exitStatus: number | null;
   readonly input: PaneInput;
+  /** Its stream's position now, and when the pane last wrote (epoch ms; null when none is known). */
+  activity(): { readonly position: number; readonly lastOutputAt: number | null };
 }
 
 /** One session as the outside world sees it. */
@@ -279,7 +281,12 @@ export class SidecarSystem {
     const pane = this.paneOf(id);
     if (!pane) return null;
     const snap = this.ref(id)!.getSnapshot();
-    return { input: pane.link, exited: paneExited(snap), exitStatus: snap.context.exitStatus };
+    return {
+      input: pane.link,
+      exited: paneExited(snap),
+      exitStatus: snap.context.exitStatus,
+      activity: () => ({ position: pane.stream.position, lastOutputAt: pane.stream.lastOutputAt }),
+    };
   }
 
   /** A known session's stream and its snapshots (the stream hub's view); null for an unknown one. */

@@ -8,11 +8,12 @@
  * Invariants: every text is cut to its limit here, once, before anything keeps it; an ask's id
  * is never reused (a random UUID); what a client sees (`Ask`) never carries the keys.
  */
+import { CHOICE_ID_PATTERN, type AskKind } from '../protocol/ask.js';
+import type { Ask } from '../protocol/frames.js';
 import type { InputMessage } from '../protocol/input.js';
 
-/** The kinds of ask: a permission (run this tool?) and a question with the agent's options. */
-export const ASK_KINDS = ['permission', 'question'] as const;
-export type AskKind = (typeof ASK_KINDS)[number];
+export type { Ask } from '../protocol/frames.js';
+export type { AskKind } from '../protocol/ask.js';
 
 /** Longest `concern` (the command, path, URL or question) and `detail` kept. */
 export const MAX_ASK_CONCERN_CHARS = 500;
@@ -20,8 +21,6 @@ export const MAX_ASK_DETAIL_CHARS = 500;
 /** Longest choice label, and most choices an ask carries. */
 export const MAX_CHOICE_LABEL_CHARS = 200;
 export const MAX_ASK_CHOICES = 12;
-/** A choice id: a short word, stable for the dialog it belongs to. */
-export const CHOICE_ID_PATTERN = '^[a-z0-9][a-z0-9-]{0,31}$';
 const CHOICE_ID_RE = new RegExp(CHOICE_ID_PATTERN);
 
 /**
@@ -66,20 +65,6 @@ export interface AskOpening {
   readonly choices: readonly AskChoiceSpec[];
   readonly readiness: AskReadiness;
   readonly landing: AskLanding;
-}
-
-/** An ask as the side channel, the session list and the push carry it. */
-export interface Ask {
-  readonly id: string;
-  readonly kind: AskKind;
-  /** The agent's kind (`claude`, `codex`, ...). */
-  readonly agent: string;
-  readonly tool?: string;
-  readonly concern: string;
-  readonly detail?: string;
-  readonly choices: readonly { readonly id: string; readonly label: string }[];
-  /** When it was asked (ISO 8601). */
-  readonly askedAt: string;
 }
 
 /** An ask as the hub keeps it: what clients see, and how each choice is typed. */

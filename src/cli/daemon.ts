@@ -47,10 +47,12 @@ import { resolveAgentProgram, type AgentResume } from './agent.js';
 import { prepareAgents } from './agents.js';
 import { CliError } from './fail.js';
 import { loadCertificate, retireStaleLinks, setUpBuffers, statfsFree } from './daemon-start.js';
-import { agentLabel, startPush } from './push-wiring.js';
+import { startPush } from './push-wiring.js';
 import { writeRunFile } from './run-file.js';
 import { packageVersion } from '../config/version.js';
 import { makeWorkbench } from './workbench.js';
+import { startAnswers } from './answers-wiring.js';
+import { answersRoutes } from '../transport/answers.routes.js';
 
 export interface DaemonIo {
   readonly env: NodeJS.ProcessEnv;
@@ -253,6 +255,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     now: Date.now,
     log,
   });
+  const answers = startAnswers({ hub: agents.hub, system, sessions, dataDir: paths.dataDir, now: Date.now, log });
   const connections = new ConnectionRegistry();
   const hub: StreamHub = new StreamHub({ sessions: system, meta: (id) => sessions.meta(id), agentStates: agents.hub, log, ops });
   const devices = new DeviceRegistry(tokens);
@@ -261,14 +264,10 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     settings: pushSettings,
     devices,
     inForeground: (tokenId) => connections.count({ kind: 'stream', tokenId, liveOnly: true }) > 0,
-    describe: async (id) => {
-      if (!system.hasSession(id)) return null;
-      const meta = await sessions.meta(id);
-      const asks = agents.hub.asks(id);
-      return { ...meta, agentLabel: agentLabel(configured.kind(meta.agent), meta.agent), ...(asks !== null ? { asks } : {}) };
-    },
+    describe: async (id) => (system.hasSession(id) ? await sessions.meta(id) : null),
+    agents: agents.hub,
+    kindOf: (name) => configured.kind(name),
     events: config.push.events,
-    subscribeEvery: (listener) => agents.hub.subscribeEvery(listener),
     onSessionEnded: (listener) => system.onSessionEnded(listener),
     onAttention: (listener) => system.onAttention(listener),
     now: Date.now,
@@ -307,11 +306,13 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
         void (await app.register(streamRoutes, {
           stream: hub,
           sessions,
+          answers,
           connections,
           pingIntervalMs: config.stream.ping_interval_s * 1000,
         })),
       async (app) => void (await app.register(pairRoutes, { pairing })),
       async (app) => void (await app.register(opsRoutes, { ops, connections })),
+      async (app) => void (await app.register(answersRoutes, { answers })),
       ...workbench.plugins,
     ],
   });
@@ -380,6 +381,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
         stopWatchingTokens();
         workbench.stop();
         push.stop();
+        answers.stop();
         connections.closeAll();
         await retry?.stop();
         await server.close();

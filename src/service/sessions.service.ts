@@ -13,7 +13,7 @@ import { access, stat } from 'node:fs/promises';
 import { isAbsolute } from 'node:path';
 import type { SlashCommand } from '../agent/commands.js';
 import { DomainError, isDomainError } from '../errors.js';
-import type { AgentState } from '../protocol/frames.js';
+import type { AgentState, Ask } from '../protocol/frames.js';
 import type { InputMessage } from '../protocol/input.js';
 import type { TmuxCli } from '../tmux/exec.js';
 import { inputCommands } from '../tmux/input.js';
@@ -47,6 +47,8 @@ export interface SessionItem {
   cwd: string | null;
   /** The configured agent the session runs: `default` for `[agent]`, else its `[agents.<name>]`. */
   agent: string;
+  /** What the agent asks while it waits (docs/api.md "Asks"), or null. */
+  ask: Ask | null;
   /** Why an unrestorable session could not be brought back. */
   reason?: string;
 }
@@ -61,7 +63,7 @@ const NO_RECORDS: SessionRecordsView = { unrestorable: () => [], record: () => n
 
 /** What the sessions need of the agents (the agent hub): their state. */
 export interface SessionAgents {
-  current(id: string): { value: NonNullable<SessionItem['agentState']> } | null;
+  current(id: string): { value: NonNullable<SessionItem['agentState']>; ask?: Ask } | null;
 }
 const NO_AGENTS: SessionAgents = { current: () => null };
 
@@ -140,26 +142,38 @@ export class SessionsService {
       project: null,
       cwd: record?.cwd ?? null,
       agent: record?.agent ?? DEFAULT_AGENT,
+      ask: null,
     };
   }
 
   private async item(info: TmuxSessionInfo): Promise<SessionItem> {
     const live = this.system.status().sessions.find((s) => s.id === info.name);
     const description = (await readUserOption(this.cli, info.name, '@description').catch(() => null)) ?? '';
+    // Read last: the agent's state (and its ask) as it is now, after the read above.
+    const agent = this.agents.current(info.name);
     return {
       id: info.name,
       name: info.name,
       description,
       state: live ? (live.state === 'exited' ? 'exited' : 'running') : info.paneDead ? 'exited' : 'running',
       exitStatus: live ? (live.state === 'exited' ? live.exitStatus : null) : info.paneDead ? info.paneDeadStatus : null,
-      agentState: this.agents.current(info.name)?.value ?? null,
+      agentState: agent?.value ?? null,
       lastOutputAt: live?.lastOutputAt ? new Date(live.lastOutputAt).toISOString() : null,
       createdAt: info.createdAt,
       clients: this.clients(info.name),
       project: info.project,
       cwd: info.cwd,
       agent: info.agent ?? DEFAULT_AGENT,
+      ask: agent?.ask ?? null,
     };
+  }
+
+  /** One session, as `list` gives it; `session-not-found` when there is none. */
+  async get(id: string): Promise<SessionItem> {
+    if (!isValidSessionName(id)) throw notFound(id);
+    const item = (await this.list()).find((s) => s.id === id);
+    if (!item) throw notFound(id);
+    return item;
   }
 
   /** Creates a session running the configured agent `agent` (default: `[agent]`); without a name, the first free `pi-<n>`. */

@@ -129,7 +129,8 @@ describe('/ops in a real browser', () => {
     expect(await highlighted(page, 'session:pi-main/agent')).not.toContain('agentState.reporting.idle');
     await shot('3-agent-thinking');
     agent.event('agent.end', { idle: true });
-    await waitHighlighted(page, 'session:pi-main/agent', 'agentState.reporting.awaiting-input');
+    // awaiting-input is waiting for a prompt (no ask): its inner state is the one highlighted.
+    await waitHighlighted(page, 'session:pi-main/agent', 'agentState.reporting.awaiting-input.waiting');
     // Its recent events are listed on its card.
     await page
       .locator(`${card('session:pi-main/agent')} .events li`, { hasText: 'agent.end' })
@@ -172,7 +173,7 @@ describe('/ops in a real browser', () => {
     expect(row?.split(/\s+/).slice(0, 4)).toEqual(['pi-main', 'exited', 'awaiting-input', '0']);
     expect(stdout).toMatch(/^sidecar\s+sidecar\s+serving\.tmux\.up$/m);
     expect(stdout).toMatch(/^ {2}session:pi-main\s+session\s+running\.link\.attached\.live, running\.pane\.exited$/m);
-    expect(stdout).toMatch(/^ {4}session:pi-main\/agent\s+agentState\s+reporting\.awaiting-input$/m);
+    expect(stdout).toMatch(/^ {4}session:pi-main\/agent\s+agentState\s+reporting\.awaiting-input\.waiting$/m);
     const json = JSON.parse((await runCli(['status', '--json'], fx.home.env)).stdout) as {
       health: { status: string };
       sessions: { id: string; agentState: string }[];

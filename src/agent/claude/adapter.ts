@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { AgentAdapter } from '../adapter.js';
 import { mergeCommands } from '../commands.js';
 import { claudeCustomCommands, CLAUDE_BUILTIN_COMMANDS } from './commands.js';
-import { ClaudeReader } from './events.js';
+import { ClaudeReader } from './reader.js';
 import { claudeArgv } from './launch.js';
 import { claudeHookCommand, writeClaudeSettings } from './settings.js';
 
@@ -24,11 +24,12 @@ export const claudeAdapter: AgentAdapter = {
   prepare: (dataDir, ctx) => writeClaudeSettings(dataDir, claudeHookCommand(ctx.node, join(ctx.distDir, 'agent', 'claude', 'hook.js'))),
   argv: (argv, ctx, resume) => claudeArgv(argv, ctx.prepared, resume.conversation ?? null),
   commands: async ({ cwd, env }) => mergeCommands(CLAUDE_BUILTIN_COMMANDS, await claudeCustomCommands(cwd, env)),
-  start: () => {
-    const reader = new ClaudeReader();
+  start: (rt) => {
+    const reader = new ClaudeReader(rt);
     return {
       readHook: (session, fields) => reader.read(session, fields),
       forget: (session) => reader.forget(session),
+      stop: () => reader.stop(),
     };
   },
 };
