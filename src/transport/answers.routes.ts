@@ -20,7 +20,7 @@ export interface AnswersHandle {
 }
 
 const { ErrorBody, IdParams } = RouteSchemas;
-const errors = { 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 409: ErrorBody, 413: ErrorBody, 503: ErrorBody };
+const errors = { 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 409: RouteSchemas.AnswerRefusal, 413: ErrorBody, 503: ErrorBody };
 
 export const answersRoutes: FastifyPluginAsyncTypebox<{ answers: AnswersHandle }> = (app, { answers }) => {
   app.post(

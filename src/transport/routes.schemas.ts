@@ -159,6 +159,19 @@ export const RouteSchemas = {
     { additionalProperties: false },
   ),
   AnswerReply: Type.Object({ ask: Type.String(), choice: Type.String(), landed: Type.Boolean(), by: Type.String() }),
+  /** An answer refused because the ask is over: who or what answered it (docs/api.md "Asks"). */
+  AnswerRefusal: Type.Object({
+    error: Type.String(),
+    message: Type.String(),
+    closed: Type.Optional(
+      Type.Object({
+        how: Type.String({ description: 'answered, terminal, moved-on or agent-gone' }),
+        by: Type.Optional(Type.String({ description: "the device's token name, or terminal" })),
+        choice: Type.Optional(Type.String()),
+        at: Type.String(),
+      }),
+    ),
+  }),
   CreateSessionBody: Type.Optional(CreateBody),
   CreatedSession: Type.Object({ id: Type.String(), name: Type.String() }),
   DescribeSessionBody: Type.Object(

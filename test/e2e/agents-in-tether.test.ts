@@ -227,7 +227,8 @@ describe('Claude Code and Codex as tether sessions', () => {
       await type(again, ASK_PROMPT);
       await explained(shows(again, ['Do you want to proceed?'], TURN_MS, 'the permission question on the client'));
       await explained(eventually(() => alerts().length > before, 30_000, POLL_MS, 'a push for the permission question'));
-      expect(alerts()[before]).toEqual({ sessionId: 'cc', title: 'Claude is waiting for you', body: 'cc: permission to use Bash' });
+      // The alert is the ask: who asks for what, and the command (docs/push.md "Asks").
+      expect(alerts()[before]).toEqual({ sessionId: 'cc', title: 'Claude asks to use Bash', body: claudeCommand });
       again.stream.sendKey('enter'); // "1. Yes" is selected
       await explained(shows(again, [ASK_FINAL], TURN_MS, 'the answer after the approval'));
       await explained(eventually(() => states(again).at(-1) === 'awaiting-input', TURN_MS, POLL_MS, 'awaiting-input after the approval'));
