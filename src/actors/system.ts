@@ -34,6 +34,8 @@ export interface SidecarSystemDeps {
   readonly deleteBuffer?: (id: string) => Promise<void>;
   /** Brings a session back after its tmux server was lost (`[agent] restore`); absent: lost sessions end. */
   readonly restore?: (id: string) => Promise<{ paneId: string }>;
+  /** The OSC numbers whose notices each pane hands to its `onNotice` listeners (the agents' adapters read them). */
+  readonly notices?: ReadonlySet<number>;
   /** Called for each session's live pane created (the disk buffer subscribes to its stream); returns the undo. */
   readonly paneCreated?: (pane: CreatedPane) => () => void;
   /** XState inspection of the root and its session actors (the /ops view). */
@@ -106,6 +108,7 @@ export class SidecarSystem {
       ringBytes: deps.ringBytes,
       now: deps.now,
       ...(deps.warmSnapshots !== undefined ? { warmSnapshots: deps.warmSnapshots } : {}),
+      ...(deps.notices ? { notices: deps.notices } : {}),
       ...(deps.paneCreated ? { created: deps.paneCreated } : {}),
     });
     const session = sessionMachine.provide(

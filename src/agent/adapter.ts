@@ -122,6 +122,8 @@ export interface AgentAdapter {
   readonly needsSocketPath: boolean;
   /** The argv of a copy of the program tether ships, used when the configured one is not on PATH; null: none can run here. */
   bundled?(): string[] | null;
+  /** The OSC numbers its program writes to its terminal that its runner's `notice` reads. */
+  readonly notices?: readonly number[];
   /** Writes what its integration needs in the data dir (for the daemon, and for `tether attach`); returns it. Throws on I/O failure. */
   prepare?(dataDir: string, ctx: Omit<LaunchContext, 'prepared'>): string;
   /** The argv a session runs: the configured words, then tether's integration, then what reopens `resume`. */

@@ -118,6 +118,11 @@ export class AgentService {
     }
   }
 
+  /** The OSC numbers some adapter reads (the panes hand their strings to `notice`). */
+  static noticeNumbers(): ReadonlySet<number> {
+    return new Set(AGENT_ADAPTERS.flatMap((a) => a.notices ?? []));
+  }
+
   /** A notice the agent of `session` wrote to its terminal (an OSC string): its adapter reads it. */
   notice(session: string, notice: TerminalNotice): void {
     const kind = this.kinds.get(session);

@@ -101,12 +101,22 @@ export class AgentHub {
     return agent ? this.agents.openAsk(sessionId, agent, agentKind, opening) : null;
   }
 
-  /** The session's open ask ended without tether's answer (what a report's `askEnded` does). */
+  /**
+   * The agent says its open ask is over (what a report's `askEnded` does): when tether typed an
+   * answer to it, the agent took that answer and the state follows its choice; otherwise it was
+   * answered at the terminal, or left (`hint` says which).
+   */
   askEnded(sessionId: string, hint: NonNullable<AskRecord['hint']>): void {
     const agent = this.agents.get(sessionId);
     if (!agent || agent.askId === null) return;
+    const record = this.agents.desk.current(sessionId);
+    const ts = this.deps.now();
+    if (record?.claim?.typed && record.open.ask.id === agent.askId) {
+      this.agents.send(agent, { type: 'ask.answered', id: agent.askId, effect: record.claim.choice.effect, ts });
+      return;
+    }
     this.agents.desk.hint(sessionId, hint);
-    this.agents.send(agent, { type: 'ask.ended', id: agent.askId, ts: this.deps.now() });
+    this.agents.send(agent, { type: 'ask.ended', id: agent.askId, ts });
   }
 
   /** Claims an answer to ask `id` (docs/api.md "Asks"); throws `ask-not-found`, `invalid`, `ask-closed`. */

@@ -23,8 +23,14 @@ export interface DaemonAgents {
   launch(id: string, cwd: string, name?: string, resume?: AgentResume): AgentLaunch;
   /** The kind of agent `name`, or null when it is not configured. */
   kind(name: string): AgentKindResolved | null;
-  /** The catalog for the sessions service; `cwdOf` says where a session's agent works, `reported` what its agent reported. */
-  catalog(cwdOf: (id: string) => string | null, reported: (id: string) => readonly ReportedCommand[] | null): AgentCatalog;
+  /**
+   * The catalog for the sessions service: `agents` says where a session's agent works and what it
+   * reported; `recordedCwd` where the session started (when its agent said nothing).
+   */
+  catalog(
+    agents: { agentCwd(id: string): string | null; commands(id: string): readonly ReportedCommand[] | null },
+    recordedCwd: (id: string) => string | null,
+  ): AgentCatalog;
 }
 
 interface Resolved {
@@ -67,12 +73,18 @@ export function prepareAgents(
       return { ...agent.launch(cwd, resume), agent: name };
     },
     kind: (name) => agents.get(name)?.kind ?? null,
-    catalog: (cwdOf, reported) => ({
+    catalog: (view, recordedCwd) => ({
       names: () => [...agents.keys()],
       problem: (name) => agents.get(name)?.problem ?? null,
       // An agent tether does not integrate with lists what the first adapter's would (tether's default agent).
       commands: (id, name): Promise<readonly SlashCommand[]> =>
-        Promise.resolve((adapterOf(get(name).kind) ?? AGENT_ADAPTERS[0]!).commands({ cwd: cwdOf(id), env, reported: reported(id) })),
+        Promise.resolve(
+          (adapterOf(get(name).kind) ?? AGENT_ADAPTERS[0]!).commands({
+            cwd: view.agentCwd(id) ?? recordedCwd(id),
+            env,
+            reported: view.commands(id),
+          }),
+        ),
     }),
   };
 }

@@ -165,8 +165,10 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     ...(config.agent.restore
       ? { restore: (id: string) => recreateSession({ cli, records, agent: launchFor, now: Date.now, log }, id) }
       : {}),
+    notices: AgentService.noticeNumbers(),
     paneCreated: (pane) => {
       const unbuffer = buffers.attach(pane.id, pane.stream);
+      const unnotice = pane.onNotice((n) => agents.notice(pane.id, n));
       const unwatch = pane.onChange((what) => {
         if (what !== 'linked') return keeper.note(pane.id, { reservedSeq: pane.reservedSeq });
         void keeper.sync(pane.id);
@@ -175,6 +177,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
       return () => {
         unwatch();
         unbuffer();
+        unnotice();
       };
     },
   });
@@ -239,10 +242,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
           : null;
       },
     },
-    configured.catalog(
-      (id) => agents.hub.agentCwd(id) ?? records.read(id)?.cwd ?? null,
-      (id) => agents.hub.commands(id),
-    ),
+    configured.catalog(agents.hub, (id) => records.read(id)?.cwd ?? null),
   );
   const workbench = makeWorkbench({
     config,
