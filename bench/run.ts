@@ -8,6 +8,7 @@ import { ControlParser } from '../src/tmux/control-codec.js';
 import { runDeflateBench } from './deflate.bench.js';
 import { runEchoBench } from './echo.bench.js';
 import { runFloodBench } from './flood.bench.js';
+import { runHostileBench } from './hostile.bench.js';
 import { benchWantsTls, type Row } from './harness.js';
 import { runParserBench } from './parser.bench.js';
 import { PEERS } from './peers.js';
@@ -73,6 +74,7 @@ const SCENARIOS: readonly { readonly name: string; readonly run: () => Promise<R
   { name: 'scale', run: runScaleBench },
   { name: 'search', run: runSearchBench },
   { name: 'tokens', run: runTokenVerifyBench },
+  { name: 'hostile', run: runHostileBench },
   // BENCH_PEERS=0 leaves the peers out (they install from the registry on first use).
   ...(process.env.BENCH_PEERS === '0'
     ? []

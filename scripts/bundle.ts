@@ -5,8 +5,9 @@
  * each one's source text, module record and namespace in V8's heap for its whole life; one
  * file without comments or whitespace holds a fraction (docs/benchmarks.md "Memory").
  *
- * Everything else stays tsc's: the pi extension, the agent hooks and the history search
- * worker are their own entry points, loaded from dist/ by path.
+ * The mDNS worker (src/mdns/advertise-worker.ts) is bundled the same way, into its own file in
+ * place of tsc's (below). Everything else stays tsc's: the pi extension, the agent hooks and
+ * the history search worker are their own entry points, loaded from dist/ by path.
  *
  * Identifiers are minified too (keeping them costs ~4 MB resident, measured; esbuild's
  * keepNames costs more than it saves). So a stack trace in the log names minified functions:
@@ -97,5 +98,36 @@ await build({
   external: ON_DEMAND,
   banner: { js: BANNER },
   plugins: [lazyHttp2ForFastify],
+  logLevel: 'warning',
+});
+
+/**
+ * The mDNS worker, with its responder library (@homebridge/ciao) and what that requires, in one
+ * minified file: a worker that loads them file by file holds ~11 MB more (docs/benchmarks.md
+ * "Memory"). The library's `source-map-support/register` is left out: it loads a source-map
+ * parser to rewrite stack traces, which the daemon maps itself (`--enable-source-maps`).
+ */
+const noStackTraceHook: Plugin = {
+  name: 'no-stack-trace-hook',
+  setup(b) {
+    b.onResolve({ filter: /^source-map-support\/register$/ }, () => ({ path: 'no-stack-trace-hook', namespace: 'tether' }));
+    b.onLoad({ filter: /^no-stack-trace-hook$/, namespace: 'tether' }, () => ({ contents: '', loader: 'js' }));
+  },
+};
+
+await build({
+  absWorkingDir: ROOT,
+  entryPoints: ['src/mdns/advertise-worker.ts'],
+  outfile: 'dist/mdns/advertise-worker.js',
+  allowOverwrite: true,
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node20',
+  minify: true,
+  sourcemap: true,
+  legalComments: 'none',
+  banner: { js: BANNER },
+  plugins: [noStackTraceHook],
   logLevel: 'warning',
 });

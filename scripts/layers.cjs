@@ -6,7 +6,7 @@ const LAYERS = [
   ['errors', 'log', 'process', 'files'], // plain facts and helpers, no tether imports
   ['machines'], // pure statecharts: no I/O
   ['protocol'], // wire shapes: frames, input, session names
-  ['config', 'tmux', 'ops', 'push', 'history', 'uploads'], // each talks to one outside thing
+  ['config', 'tmux', 'ops', 'push', 'history', 'uploads', 'mdns', 'git'], // each talks to one outside thing
   ['stream'], // ring, pane stream, per-client streaming, hub
   ['actors', 'agent', 'auth'], // the live actors; the agent link; pairing and tokens
   ['restore'], // a session outliving its tmux server: its record, kept and brought back

@@ -59,6 +59,11 @@ export const GENERATED: readonly GeneratedModule[] = [
     schemas: (m) => ({ SessionRecordSchema: m.SessionRecordSchema }),
   },
   {
+    source: 'src/uploads/ledger.schemas.ts',
+    out: 'src/uploads/ledger.checks.ts',
+    schemas: (m) => ({ UploadLedgerSchema: m.UploadLedgerSchema }),
+  },
+  {
     source: 'src/config/schema.ts',
     out: 'src/config/config.checks.ts',
     schemas: (m) => ({ TetherConfigSchema: (m.tetherConfigSchema as (t: typeof Type) => TSchema)(Type) }),

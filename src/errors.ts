@@ -80,6 +80,12 @@ export const ERRORS = {
   'ask-closed': { status: 409, http: 'ask-closed', frame: 'ask-closed' },
   /** An answer that could not be typed: the agent's screen did not settle on its dialog (nothing was typed). */
   'ask-not-ready': { status: 409, http: 'ask-not-ready', frame: 'ask-not-ready' },
+  /** A worktree that cannot be made: its branch is checked out elsewhere, exists already (with `from`), or its folder is taken. */
+  'worktree-conflict': { status: 409, http: 'worktree-conflict' },
+  /** Removing a worktree would lose uncommitted changes or unpushed commits (`force` not given); the message lists them. */
+  'work-would-be-lost': { status: 409, http: 'work-would-be-lost' },
+  /** The changes of a session whose directory is not in a git repository. */
+  'not-a-repository': { status: 409, http: 'not-a-repository' },
   /** A body past its limit (a request body, an upload past `[uploads] max_mb`, a text frame). */
   'too-large': { status: 413, http: 'payload-too-large', frame: 'payload-too-large' },
   /** A history range of which the disk buffer holds nothing (details: `held`, the ranges it holds). */
@@ -97,6 +103,8 @@ export const ERRORS = {
     frame: 'stream-unavailable',
     close: { code: CLOSE_CODES.tryAgainLater, reason: 'try again later' },
   },
+  /** git cannot be run, failed where it should not, or ran past its time. */
+  'git-unavailable': { status: 503, http: 'git-unavailable' },
   /** Too many searches wait already, or a search failed or ran out of time. */
   'search-unavailable': { status: 503, http: 'search-unavailable' },
   /** tmux could not give a snapshot of the pane (the link is down, a reply was unreadable). */

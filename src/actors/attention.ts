@@ -6,7 +6,8 @@
  * Invariant: each occurrence is told once. An agent's exit is one program's death: the pane's
  * pid and the time tmux says it died (a respawned agent is a new program), told only once its
  * outcome (status or signal) is known, and only when it died while this daemon was watching;
- * a failed restore is told when it marks the record, not when the same reason is met again.
+ * a failed restore is told once per reason until the session runs again (the record keeps the
+ * reasons told: src/restore/recreate.ts), not each time a retry meets the same reason.
  */
 import { outcomeKnown, type PaneState } from '../tmux/pane-watch.js';
 

@@ -90,6 +90,7 @@ export function createSessionImplementations(deps: SessionDeps) {
           env: { ...launch.env },
           ...((input.cwd ?? launch.cwd) !== undefined ? { cwd: input.cwd ?? launch.cwd } : {}),
           ...(input.project !== undefined ? { project: input.project } : {}),
+          ...(input.worktree !== undefined ? { worktree: input.worktree } : {}),
           createdAt: new Date(deps.now()).toISOString(),
         });
         deps.log.info({ session: input.id, origin: input.origin }, 'session created');
@@ -112,7 +113,7 @@ export function createSessionImplementations(deps: SessionDeps) {
       restoreTmuxSession: fromPromise<{ paneId: string }, RestoreSessionInput>(({ input }) => {
         if (!deps.restore) return Promise.reject(new Error('restoring sessions is turned off'));
         return deps.restore(input.id).catch((err: unknown) => {
-          // A failure that marked the session unrestorable (not one met again) is told once.
+          // A failure whose reason was not told yet since the session last ran is told (once per reason).
           const attention = attentionOf(err);
           if (attention) deps.attention?.(input.id, attention);
           throw err;

@@ -8,10 +8,10 @@
 import { createActor, waitFor, type Actor, type InspectionEvent } from 'xstate';
 import { DomainError } from '../errors.js';
 import type { Logger } from '../log.js';
-import { sessionMachine, type SessionOrigin } from '../machines/session.machine.js';
+import { sessionMachine, type SessionOrigin, type SessionWorktree } from '../machines/session.machine.js';
 import { sidecarMachine, type SessionActorRef } from '../machines/sidecar.machine.js';
 import type { TmuxCli } from '../tmux/exec.js';
-import { hasSession, sessionExists } from '../tmux/sessions.js';
+import { hasSession, readUserOption, sessionExists } from '../tmux/sessions.js';
 import { isPaneStillRunning } from '../tmux/session-create.js';
 import type { TmuxTarget } from '../tmux/target.js';
 import { discoveryLogic } from './discovery.actor.js';
@@ -79,6 +79,12 @@ export const CREATE_TIMEOUT_MS = 30_000;
 /** Creation failed for a reason other than the name being taken: tmux's side (`tmux-unavailable`). */
 const notCreated = (id: string, why: string): DomainError =>
   new DomainError('tmux-unavailable', `session ${id} could not be created: ${why}`);
+
+/**
+ * How long a request names a session tmux holds that discovery has not adopted yet may wait for
+ * its actor (one scan of tmux, slow on a loaded machine).
+ */
+export const ADOPT_WAIT_MS = 10_000;
 
 /** How long a respawn may take: tmux starting the agent, and the link seeing it. */
 export const RESPAWN_TIMEOUT_MS = 15_000;
@@ -148,6 +154,9 @@ export class SidecarSystem {
         releaseSession: (_, params) => {
           this.panes.release(params.id);
           this.removals.set(params.id, ++this.removalSerial);
+          // Its link may have been the last one: tmux may have exited with it, and the next
+          // periodic scan is up to RESCAN_LINKED_MS away. Look now, once this transition is done.
+          queueMicrotask(() => this.requestRescan());
         },
       },
     });
@@ -214,12 +223,37 @@ export class SidecarSystem {
     return Object.hasOwn(this.actor.getSnapshot().context.sessions, id);
   }
 
+  /**
+   * Whether the session is known, as the session list sees it: it has an actor, or tmux holds a
+   * tether session of that name that discovery has not adopted yet (made by `tether attach` a
+   * moment ago, while no control client could tell the daemon), which is then adopted first.
+   * The list reads tmux itself, so a session it shows is never "not found" to its routes and its
+   * stream for the time of a scan. An unknown name costs one tmux command.
+   */
+  async knows(id: string): Promise<boolean> {
+    if (this.hasSession(id)) return true;
+    const tether = await readUserOption(this.deps.cli, id, '@created').then(
+      (created) => created !== null,
+      () => false,
+    );
+    if (!tether) return false;
+    this.requestRescan();
+    await waitFor(this.actor, (s) => Object.hasOwn(s.context.sessions, id) || s.status !== 'active', {
+      timeout: ADOPT_WAIT_MS,
+    }).catch(() => undefined);
+    return this.hasSession(id);
+  }
+
   private ref(id: string): SessionActorRef | undefined {
     return this.actor.getSnapshot().context.sessions[id];
   }
 
   /** Creates a tmux session running the agent and waits until its actor runs it. */
-  async createSession(id: string, origin: SessionOrigin, options: { project?: string; cwd?: string; agent?: string } = {}): Promise<void> {
+  async createSession(
+    id: string,
+    origin: SessionOrigin,
+    options: { project?: string; cwd?: string; agent?: string; worktree?: SessionWorktree } = {},
+  ): Promise<void> {
     if (this.ref(id) || (await this.tmuxHasSession(id))) throw sessionExists(id);
     this.actor.send({
       type: 'session.create',
@@ -228,6 +262,7 @@ export class SidecarSystem {
       ...(options.project !== undefined ? { project: options.project } : {}),
       ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
       ...(options.agent !== undefined ? { agent: options.agent } : {}),
+      ...(options.worktree !== undefined ? { worktree: options.worktree } : {}),
     });
     const ref = this.ref(id);
     if (!ref) throw notCreated(id, 'the sidecar is not accepting sessions');

@@ -126,6 +126,8 @@ export interface AgentAdapter {
   readonly notices?: readonly number[];
   /** Writes what its integration needs in the data dir (for the daemon, and for `tether attach`); returns it. Throws on I/O failure. */
   prepare?(dataDir: string, ctx: Omit<LaunchContext, 'prepared'>): string;
+  /** Where `prepare` writes, known without writing (a daemon writes only once it holds its port). */
+  preparedAt?(dataDir: string): string;
   /** The argv a session runs: the configured words, then tether's integration, then what reopens `resume`. */
   argv(argv: readonly string[], ctx: LaunchContext, resume: AgentResume): string[];
   /** Its slash commands (`GET /sessions/:id/commands`). */

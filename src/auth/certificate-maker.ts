@@ -4,18 +4,18 @@
  * never needs again; in the daemon they stayed resident for its whole life (~3 MB,
  * docs/benchmarks.md "Memory"). Here they end with the process.
  *
- * Usage: `node certificate-maker.js <tls-dir> <names as a JSON array>`. Writes the key, then
- * the certificate (both atomically, 0600). On failure it exits 1 with one JSON line on stderr,
- * `{"code": ..., "message": ...}`, which the daemon raises as that DomainError.
+ * Usage: `node certificate-maker.js <names as a JSON array>`. Prints one JSON line on stdout,
+ * `{"key": <PEM>, "cert": <PEM>}`, and writes nothing: the daemon keeps the pair once it holds
+ * its port (certificate.ts), so a start that is refused leaves no certificate behind. On failure
+ * it exits 1 with one JSON line on stderr, `{"code": ..., "message": ...}`, which the daemon
+ * raises as that DomainError.
  */
 import { hostname } from 'node:os';
 import { isIP } from 'node:net';
-import { join } from 'node:path';
-import { DomainError, storeFailure } from '../errors.js';
-import { writeAtomic } from '../files.js';
-import { CERT_FILE, CERT_VALID_DAYS, KEY_FILE } from './certificate.js';
+import { DomainError } from '../errors.js';
+import { CERT_VALID_DAYS } from './certificate.js';
 
-async function make(tlsDir: string, names: readonly string[]): Promise<void> {
+async function make(names: readonly string[]): Promise<{ key: string; cert: string }> {
   const { generate } = await import('selfsigned');
   const pems = await generate([{ name: 'commonName', value: `tether on ${hostname()}` }], {
     keyType: 'rsa',
@@ -29,16 +29,13 @@ async function make(tlsDir: string, names: readonly string[]): Promise<void> {
       { name: 'subjectAltName', altNames: names.map((n) => (isIP(n) ? { type: 7 as const, ip: n } : { type: 2 as const, value: n })) },
     ],
   });
-  // The key first: a crash between the two writes leaves a key without a certificate, which the
-  // next start reports, never a certificate whose key is lost.
-  writeAtomic(join(tlsDir, KEY_FILE), pems.private, storeFailure);
-  writeAtomic(join(tlsDir, CERT_FILE), pems.cert, storeFailure);
+  return { key: pems.private, cert: pems.cert };
 }
 
-const [tlsDir, namesJson] = process.argv.slice(2);
+const [namesJson] = process.argv.slice(2);
 try {
-  if (tlsDir === undefined || namesJson === undefined) throw new Error('usage: certificate-maker <tls-dir> <names as JSON>');
-  await make(tlsDir, JSON.parse(namesJson) as string[]);
+  if (namesJson === undefined) throw new Error('usage: certificate-maker <names as JSON>');
+  process.stdout.write(`${JSON.stringify(await make(JSON.parse(namesJson) as string[]))}\n`);
 } catch (err) {
   const code = err instanceof DomainError ? err.code : 'certificate-unusable';
   process.stderr.write(`${JSON.stringify({ code, message: `the TLS certificate cannot be made: ${(err as Error).message}` })}\n`);

@@ -9,16 +9,20 @@
  * Invariants: the key file is 0600 in a 0700 directory and written before the certificate
  * (both atomically), so a crash never leaves a certificate without its key; an existing pair is
  * reused as long as it parses and the key matches the certificate; one that does not is an
- * error that says what to do, never silently replaced (that would break every pairing).
+ * error that says what to do, never silently replaced (that would break every pairing). A new
+ * pair is made in memory and written by its `save`, which the daemon calls once it holds its
+ * port: a refused start writes no certificate. Reading an existing pair changes nothing (modes
+ * are set only when they are wrong).
  */
 import { spawn } from 'node:child_process';
 import { createHash, createPrivateKey, X509Certificate } from 'node:crypto';
 import { once } from 'node:events';
-import { chmodSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DomainError, type ErrorCode } from '../errors.js';
+import { DomainError, storeFailure, type ErrorCode } from '../errors.js';
+import { writeAtomic } from '../files.js';
 
 /** Validity of a new certificate. */
 export const CERT_VALID_DAYS = 3650;
@@ -63,29 +67,60 @@ function namesOf(cert: X509Certificate): string[] {
     .filter((s) => s !== '');
 }
 
+/** Sets `path`'s mode when it is not `mode` already (a start that finds it right changes nothing). */
+function keepMode(path: string, mode: number): void {
+  if ((statSync(path).mode & 0o777) !== mode) chmodSync(path, mode);
+}
+
+/** A certificate read or made, with the hosts it does not name; a new one is kept by `save`. */
+export type FoundCertificate = DaemonCertificate & {
+  readonly missing: string[];
+  /** For a pair made by this call: writes it in `tlsDir` (the key first); null for one read from there. */
+  readonly save: (() => void) | null;
+};
+
 /**
- * The certificate in `tlsDir`, made there first when there is none. `hosts` are the bind and
- * public hosts; an existing certificate that lacks one is still used (the phone pins the
- * fingerprint, not the name) and the missing names are returned for a log line.
+ * The certificate in `tlsDir`, or a new one made in memory when there is none (written by its
+ * `save`). `hosts` are the bind and public hosts; an existing certificate that lacks one is still
+ * used (the phone pins the fingerprint, not the name) and the missing names are returned for a
+ * log line.
  */
-export async function ensureCertificate(tlsDir: string, hosts: readonly string[]): Promise<DaemonCertificate & { missing: string[] }> {
+export async function findOrMakeCertificate(tlsDir: string, hosts: readonly string[]): Promise<FoundCertificate> {
   const certPath = join(tlsDir, CERT_FILE);
   const keyPath = join(tlsDir, KEY_FILE);
-  try {
-    mkdirSync(tlsDir, { recursive: true, mode: 0o700 });
-    chmodSync(tlsDir, 0o700);
-  } catch (err) {
-    throw unusable(`${tlsDir} cannot be created: ${(err as Error).message}`);
-  }
   const wanted = certificateNames(hosts);
   if (existsSync(certPath) || existsSync(keyPath)) {
+    try {
+      keepMode(tlsDir, 0o700);
+    } catch (err) {
+      throw unusable(`${tlsDir} cannot be made private: ${(err as Error).message}`);
+    }
     const loaded = loadCertificate(certPath, keyPath);
     const have = new Set(loaded.names);
-    return { ...loaded, missing: wanted.filter((n) => !have.has(n)) };
+    return { ...loaded, missing: wanted.filter((n) => !have.has(n)), save: null };
   }
-  await runMaker(tlsDir, wanted);
-  const made = loadCertificate(certPath, keyPath);
-  return { ...made, created: true, missing: [] };
+  const { key, cert } = await runMaker(wanted);
+  const made = readCertificate(cert, key, (why) => `the new TLS certificate is not usable (${why})`);
+  const save = () => {
+    try {
+      mkdirSync(tlsDir, { recursive: true, mode: 0o700 });
+      chmodSync(tlsDir, 0o700);
+      // The key first: a crash between the two writes leaves a key without a certificate, which
+      // the next start reports, never a certificate whose key is lost.
+      writeAtomic(keyPath, key, storeFailure);
+      writeAtomic(certPath, cert, storeFailure);
+    } catch (err) {
+      throw unusable(`the TLS certificate cannot be written in ${tlsDir}: ${(err as Error).message}`);
+    }
+  };
+  return { ...made, created: true, missing: [], save };
+}
+
+/** The certificate in `tlsDir`, made and written there first when there is none. */
+export async function ensureCertificate(tlsDir: string, hosts: readonly string[]): Promise<DaemonCertificate & { missing: string[] }> {
+  const { save, ...found } = await findOrMakeCertificate(tlsDir, hosts);
+  save?.();
+  return found;
 }
 
 /**
@@ -101,14 +136,24 @@ function maker(): { path: string; execArgv: string[] } {
   };
 }
 
-/** Runs certificate-maker; its one-line failure becomes the DomainError it names. */
-async function runMaker(tlsDir: string, names: readonly string[]): Promise<void> {
+/** Runs certificate-maker; resolves with the pair it printed. Its one-line failure becomes the DomainError it names. */
+async function runMaker(names: readonly string[]): Promise<{ key: string; cert: string }> {
   const { path, execArgv } = maker();
-  const child = spawn(process.execPath, [...execArgv, path, tlsDir, JSON.stringify(names)], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [...execArgv, path, JSON.stringify(names)], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
   let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
   child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr = (stderr + d).slice(-4096)));
   const [code, signal] = (await once(child, 'close')) as [number | null, NodeJS.Signals | null];
-  if (code === 0) return;
+  if (code === 0) {
+    try {
+      const pair = JSON.parse(stdout) as { key?: unknown; cert?: unknown };
+      if (typeof pair.key === 'string' && typeof pair.cert === 'string') return { key: pair.key, cert: pair.cert };
+    } catch {
+      // Told below.
+    }
+    throw unusable('the TLS certificate cannot be made: its maker printed no certificate');
+  }
   let failure: { code?: ErrorCode; message?: string } = {};
   try {
     failure = JSON.parse(stderr.trim().split('\n').pop() ?? '') as typeof failure;
@@ -122,6 +167,18 @@ async function runMaker(tlsDir: string, names: readonly string[]): Promise<void>
   );
 }
 
+/** Checks a pair: the certificate parses and the key is its own; any problem is `certificate-unusable`. */
+function readCertificate(cert: string, key: string, problem: (why: string) => string): DaemonCertificate {
+  let x509: X509Certificate;
+  try {
+    x509 = new X509Certificate(cert);
+    if (!x509.checkPrivateKey(createPrivateKey(key))) throw new Error('the key does not belong to the certificate');
+  } catch (err) {
+    throw unusable(problem((err as Error).message));
+  }
+  return { cert, key, fingerprint: fingerprintOf(cert), created: false, names: namesOf(x509) };
+}
+
 /** Reads and checks an existing pair; any problem is `certificate-unusable`, saying what to do. */
 export function loadCertificate(certPath: string, keyPath: string): DaemonCertificate {
   const redo = `remove ${certPath} and ${keyPath} to make a new certificate (phones must then pair again)`;
@@ -130,16 +187,9 @@ export function loadCertificate(certPath: string, keyPath: string): DaemonCertif
   try {
     cert = readFileSync(certPath, 'utf8');
     key = readFileSync(keyPath, 'utf8');
-    chmodSync(keyPath, 0o600);
+    keepMode(keyPath, 0o600);
   } catch (err) {
     throw unusable(`the TLS certificate cannot be read (${(err as Error).message}); ${redo}`);
   }
-  let x509: X509Certificate;
-  try {
-    x509 = new X509Certificate(cert);
-    if (!x509.checkPrivateKey(createPrivateKey(key))) throw new Error('the key does not belong to the certificate');
-  } catch (err) {
-    throw unusable(`the TLS certificate in ${certPath} is not usable (${(err as Error).message}); ${redo}`);
-  }
-  return { cert, key, fingerprint: fingerprintOf(cert), created: false, names: namesOf(x509) };
+  return readCertificate(cert, key, (why) => `the TLS certificate in ${certPath} is not usable (${why}); ${redo}`);
 }

@@ -49,9 +49,7 @@ export class PairingStore {
     /** The auth directory (shared with the token store). */
     readonly dir: string,
     private readonly now: () => number = Date.now,
-  ) {
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-  }
+  ) {}
 
   private get file(): string {
     return join(this.dir, FILE);
@@ -89,7 +87,13 @@ export class PairingStore {
     chmodSync(this.file, 0o600);
   }
 
+  /** Runs `fn` under the lock; the directory is made here, by the first use, never when the store is made. */
   private locked<T>(fn: () => T): T {
+    try {
+      mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    } catch (err) {
+      throw storeFailure('io', `${this.dir} cannot be created: ${(err as Error).message}`);
+    }
     return withLock(join(this.dir, LOCK), fn, storeFailure);
   }
 

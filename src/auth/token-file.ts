@@ -4,6 +4,7 @@
  * it is written (atomically, under its lock). The store (token-store.ts) keeps it live.
  */
 import { createHash, randomBytes } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { DomainError, storeFailure } from '../errors.js';
 import { withLock, writeAtomic } from '../files.js';
@@ -49,8 +50,18 @@ export const newToken = (): string => randomBytes(32).toString('base64url');
 export const digestOf = (token: string): Buffer => createHash('sha256').update(token, 'utf8').digest();
 
 export const writeFile = (path: string, text: string): void => writeAtomic(path, text, storeFailure);
-/** Runs `fn` holding `<dir>/tokens.json.lock`, so that the daemon and the CLI never interleave writes. */
-export const locked = <T>(dir: string, fn: () => T): T => withLock(join(dir, LOCK_FILE), fn, storeFailure);
+/**
+ * Runs `fn` holding `<dir>/tokens.json.lock`, so that the daemon and the CLI never interleave
+ * writes; makes the directory (0700) first when there is none (a store only read never makes it).
+ */
+export const locked = <T>(dir: string, fn: () => T): T => {
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+  } catch (err) {
+    throw storeFailure('io', `${dir} cannot be created: ${(err as Error).message}`);
+  }
+  return withLock(join(dir, LOCK_FILE), fn, storeFailure);
+};
 
 function isDevice(v: unknown): v is StoredDevice {
   if (typeof v !== 'object' || v === null) return false;

@@ -13,7 +13,7 @@
  * `watchRevocations` timer) tells the revocation listeners, which close that token's sockets.
  */
 import { randomUUID, timingSafeEqual } from 'node:crypto';
-import { chmodSync, closeSync, fstatSync, mkdirSync, openSync, readFileSync, rmSync, statSync, type Stats } from 'node:fs';
+import { chmodSync, closeSync, fstatSync, openSync, readFileSync, rmSync, statSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
 import { DomainError } from '../errors.js';
 import { errnoOf } from '../files.js';
@@ -62,14 +62,19 @@ export class TokenStore {
     private readonly now: () => number,
   ) {}
 
-  /** Opens the store in `authDir`, creating the directory (0700); a corrupt file rejects. */
+  /**
+   * Opens the store in `authDir`; a corrupt file rejects. Opening writes nothing: the directory
+   * (0700) is made by the first write, and modes are set only where they are wrong.
+   */
   static open(authDir: string, now: () => number = Date.now): Promise<TokenStore> {
     try {
-      mkdirSync(authDir, { recursive: true, mode: 0o700 });
-      chmodSync(authDir, 0o700);
-      for (const f of [TOKENS_FILE, LOCAL_TOKEN_FILE]) {
+      for (const [path, mode] of [
+        [authDir, 0o700],
+        [join(authDir, TOKENS_FILE), 0o600],
+        [join(authDir, LOCAL_TOKEN_FILE), 0o600],
+      ] as const) {
         try {
-          chmodSync(join(authDir, f), 0o600);
+          if ((statSync(path).mode & 0o777) !== mode) chmodSync(path, mode);
         } catch (err) {
           if (errnoOf(err) !== 'ENOENT') throw err;
         }
@@ -198,21 +203,31 @@ export class TokenStore {
     }
   }
 
+  /** The local token as stored, or null when there is no local record (read only: no lock, no write). */
+  private storedLocalToken(): { token: string | null; created: false } | null {
+    const local = this.entries.find((e) => e.record.kind === 'local');
+    if (!local) return null;
+    const plainPath = join(this.dir, LOCAL_TOKEN_FILE);
+    let plain: string | null = null;
+    try {
+      plain = readFileSync(plainPath, 'utf8').trim();
+    } catch (err) {
+      if (errnoOf(err) !== 'ENOENT') throw new DomainError('store-io', `${plainPath} cannot be read: ${(err as Error).message}`);
+    }
+    const valid = plain !== null && timingSafeEqual(digestOf(plain), local.digest);
+    return { token: valid ? plain : null, created: false };
+  }
+
   private ensureLocalTokenSync(): { token: string | null; created: boolean } {
     const plainPath = join(this.dir, LOCAL_TOKEN_FILE);
+    // A start that finds its token changes nothing, not even the lock file's directory.
+    this.load();
+    const stored = this.storedLocalToken();
+    if (stored) return stored;
     return locked(this.dir, () => {
       this.load();
-      const local = this.entries.find((e) => e.record.kind === 'local');
-      if (local) {
-        let plain: string | null = null;
-        try {
-          plain = readFileSync(plainPath, 'utf8').trim();
-        } catch (err) {
-          if (errnoOf(err) !== 'ENOENT') throw new DomainError('store-io', `${plainPath} cannot be read: ${(err as Error).message}`);
-        }
-        const valid = plain !== null && timingSafeEqual(digestOf(plain), local.digest);
-        return { token: valid ? plain : null, created: false };
-      }
+      const found = this.storedLocalToken();
+      if (found) return found;
       const token = newToken();
       // The plaintext first: a crash between the two writes leaves no local record, so the next
       // start simply creates one again, instead of a record whose plaintext is lost.

@@ -151,6 +151,13 @@ export function prepareAdapters(
   return out;
 }
 
+/** Where each adapter's `prepare` writes in the data dir, by kind; writes nothing. */
+export function preparedPaths(dataDir: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const adapter of AGENT_ADAPTERS) if (adapter.preparedAt) out[adapter.kind] = adapter.preparedAt(dataDir);
+  return out;
+}
+
 /** The config table of a named agent (`default` is `[agent]`), or null when none is configured by that name. */
 export function agentTable(
   config: Pick<TetherConfig, 'agent' | 'agents'>,

@@ -4,6 +4,10 @@
  * in the data dir, and the catalog the sessions service asks (names, and each session's slash
  * commands from its agent's adapter). Part of the composition root (docs/agents.md).
  *
+ * Preparing them writes nothing: what the adapters' integrations need in the data dir (Claude
+ * Code's settings file) is written by `writeSettings`, which the daemon calls once it holds its
+ * port (a refused daemon changes no file).
+ *
  * Invariant: the default agent must resolve (the daemon refuses to start otherwise, as before);
  * a named agent whose program is missing is refused when a session asks for it, naming why.
  */
@@ -15,7 +19,7 @@ import type { ReportedCommand } from '../agent/protocol.js';
 import type { Logger } from '../log.js';
 import { DEFAULT_AGENT_NAME, type TetherConfig } from '../config/schema.js';
 import type { AgentCatalog } from '../service/sessions.service.js';
-import { agentNames, agentTable, prepareAdapters, resolveAgent, resolveAgentProgram, type AgentResume } from './agent.js';
+import { agentNames, agentTable, prepareAdapters, preparedPaths, resolveAgent, resolveAgentProgram, type AgentResume } from './agent.js';
 
 /** The agents of one daemon run. */
 export interface DaemonAgents {
@@ -31,6 +35,12 @@ export interface DaemonAgents {
     agents: { agentCwd(id: string): string | null; commands(id: string): readonly ReportedCommand[] | null },
     recordedCwd: (id: string) => string | null,
   ): AgentCatalog;
+  /**
+   * Writes what each adapter's integration needs in the data dir (Claude Code's settings file)
+   * when it does not hold it already; an agent whose files cannot be written runs without them
+   * (and reports no state), as said in the log.
+   */
+  writeSettings(): void;
 }
 
 interface Resolved {
@@ -48,22 +58,24 @@ export function prepareAgents(
   agentSocket: string,
   log: Logger,
 ): DaemonAgents {
-  const prepared = prepareAdapters(dataDir, (label, err) =>
-    log.warn({ err: err.message }, `${label}'s integration could not be written: its sessions report no state`),
-  );
-  const agents = new Map<string, Resolved>();
-  for (const name of agentNames(config)) {
-    const table = agentTable(config, name)!;
-    try {
-      const { kind } = resolveAgentProgram(table.config, env, table.table);
-      const launch = resolveAgent(table.config, env, { agentSocket, table: table.table, prepared });
-      agents.set(name, { launch, kind, problem: null });
-    } catch (err) {
-      if (name === DEFAULT_AGENT_NAME) throw err;
-      log.warn({ agent: name, err: (err as Error).message }, 'a configured agent cannot be started');
-      agents.set(name, { launch: null, kind: null, problem: (err as Error).message });
+  const resolveAll = (prepared: Record<string, string>, quiet: boolean): Map<string, Resolved> => {
+    const resolved = new Map<string, Resolved>();
+    for (const name of agentNames(config)) {
+      const table = agentTable(config, name)!;
+      try {
+        const { kind } = resolveAgentProgram(table.config, env, table.table);
+        const launch = resolveAgent(table.config, env, { agentSocket, table: table.table, prepared });
+        resolved.set(name, { launch, kind, problem: null });
+      } catch (err) {
+        if (name === DEFAULT_AGENT_NAME) throw err;
+        if (!quiet) log.warn({ agent: name, err: (err as Error).message }, 'a configured agent cannot be started');
+        resolved.set(name, { launch: null, kind: null, problem: (err as Error).message });
+      }
     }
-  }
+    return resolved;
+  };
+  // Launched with the adapters' files, which are written before any session starts (`writeSettings`).
+  let agents = resolveAll(preparedPaths(dataDir), false);
   const get = (name: string): Resolved => agents.get(name) ?? agents.get(DEFAULT_AGENT_NAME)!;
   return {
     launch(id, cwd, name = DEFAULT_AGENT_NAME, resume) {
@@ -73,6 +85,14 @@ export function prepareAgents(
       return { ...agent.launch(cwd, resume), agent: name };
     },
     kind: (name) => agents.get(name)?.kind ?? null,
+    writeSettings: () => {
+      let failed = false;
+      const written = prepareAdapters(dataDir, (label, err) => {
+        failed = true;
+        log.warn({ err: err.message }, `${label}'s integration could not be written: its sessions report no state`);
+      });
+      if (failed) agents = resolveAll(written, true);
+    },
     catalog: (view, recordedCwd) => ({
       names: () => [...agents.keys()],
       problem: (name) => agents.get(name)?.problem ?? null,

@@ -11,7 +11,10 @@ import { resolvePaths } from '../config/paths.js';
 import { agentSocketPath } from '../agent/protocol.js';
 import { TmuxCli } from '../tmux/exec.js';
 import { isValidSessionName } from '../protocol/session-name.js';
-import { hasSession } from '../tmux/sessions.js';
+import { listSessions } from '../tmux/session-list.js';
+import { makeWorktree, worktreesRoot, type MadeWorktree } from '../git/worktree.js';
+import { DomainError } from '../errors.js';
+import type { TetherConfig } from '../config/schema.js';
 import { createSession } from '../tmux/session-create.js';
 import { tmuxTarget } from '../tmux/target.js';
 import { checkTmuxVersion, readTmuxVersion } from '../tmux/version.js';
@@ -27,6 +30,7 @@ export class AttachCommand extends Command {
       ['Attach to the default session', 'tether attach'],
       ['Create a session for a project without attaching', 'tether attach webapp --detach'],
       ['Create a session running the agent configured as [agents.reviewer]', 'tether attach review --agent reviewer'],
+      ['Start an agent on a new branch in its own git worktree (session "fix-login")', 'tether attach --worktree fix/login'],
     ],
   });
 
@@ -35,6 +39,11 @@ export class AttachCommand extends Command {
   agent = Option.String('--agent', {
     description: 'The configured agent a new session runs: "default" ([agent]) or the name of an [agents.<name>]',
   });
+
+  worktree = Option.String('--worktree', {
+    description: 'A new session works in a git worktree of its own on this branch (made from HEAD, or --from), outside the repository',
+  });
+  from = Option.String('--from', { description: 'With --worktree: the ref a new branch starts from (default HEAD)' });
 
   async execute(): Promise<number> {
     try {
@@ -47,7 +56,8 @@ export class AttachCommand extends Command {
   private async run(): Promise<number> {
     const env = process.env;
     const { config } = await loadConfig(resolvePaths(env), env, { agentKinds: agentKinds() });
-    const name = this.session ?? config.agent.default_session;
+    if (this.from !== undefined && this.worktree === undefined) throw new CliError('--from needs --worktree', 2);
+    const name = this.session ?? (this.worktree !== undefined ? sessionNameOf(this.worktree) : config.agent.default_session);
     if (!isValidSessionName(name)) {
       throw new CliError(`invalid session name "${name}": use 1-64 letters, digits, "_" or "-"`, 2);
     }
@@ -62,7 +72,10 @@ export class AttachCommand extends Command {
     const target = tmuxTarget(config.tmux.socket);
     checkTmuxVersion(await readTmuxVersion(target));
     const cli = new TmuxCli(target);
-    if (!(await hasSession(cli, name))) {
+    const existing = (await listSessions(cli)).find((s) => s.name === name);
+    if (existing && this.worktree !== undefined && existing.worktree?.branch !== this.worktree)
+      throw new CliError(`session ${name} exists already and does not work on branch ${this.worktree}: name another session`, 2);
+    if (!existing) {
       const paths = resolvePaths(env);
       const kind = resolveAgentProgram(table.config, env, table.table).kind;
       // A session made here reports to the daemon through the same integration as one the daemon makes.
@@ -73,21 +86,29 @@ export class AttachCommand extends Command {
         },
         (k) => k === kind,
       );
+      const made = this.worktree !== undefined ? await this.makeWorktree(cli, config, paths.dataDir, this.worktree) : null;
       const launch = resolveAgent(table.config, env, {
         table: table.table,
         // Hook programs are told where the socket is; a plugin that finds it itself is not (as it always was).
         ...(adapterOf(kind)?.needsSocketPath ? { agentSocket: agentSocketPath(paths.dataDir) } : {}),
         prepared,
-      })(process.cwd());
-      await createSession(cli, {
-        name,
-        agent: agentName,
-        command: launch.command,
-        env: { ...launch.env },
-        ...(launch.cwd !== undefined ? { cwd: launch.cwd } : {}),
-        createdAt: new Date().toISOString(),
-      });
-      this.context.stdout.write(`created session ${name}\n`);
+      })(made?.worktree.path ?? process.cwd());
+      try {
+        await createSession(cli, {
+          name,
+          agent: agentName,
+          command: launch.command,
+          env: { ...launch.env },
+          ...(launch.cwd !== undefined ? { cwd: launch.cwd } : {}),
+          worktree: made?.worktree ?? null,
+          createdAt: new Date().toISOString(),
+        });
+      } catch (err) {
+        await made?.undo();
+        throw err;
+      }
+      const where = made ? ` in worktree ${made.worktree.path} (branch ${made.worktree.branch})` : '';
+      this.context.stdout.write(`created session ${name}${where}\n`);
     }
     if (this.detach) return 0;
     // Inside tmux already: switch this client instead of nesting tmux in tmux.
@@ -95,4 +116,30 @@ export class AttachCommand extends Command {
     const result = spawnSync(target.bin, [...target.socketArgs, ...args], { stdio: 'inherit' });
     return result.status ?? 1;
   }
+
+  /** The worktree of a new session, from the repository of the current directory; a refusal is exit 2 and leaves nothing. */
+  private async makeWorktree(cli: TmuxCli, config: TetherConfig, dataDir: string, branch: string): Promise<MadeWorktree> {
+    const inUse = new Set((await listSessions(cli)).flatMap((s) => (s.worktree ? [s.worktree.path] : [])));
+    try {
+      return await makeWorktree({
+        repoDir: process.cwd(),
+        branch,
+        ...(this.from !== undefined ? { from: this.from } : {}),
+        root: worktreesRoot(config.worktrees.dir, dataDir),
+        inUse: (path) => inUse.has(path),
+      });
+    } catch (err) {
+      if (err instanceof DomainError && err.code !== 'git-unavailable') throw new CliError(err.reason, 2);
+      throw err;
+    }
+  }
+}
+
+/** A session name made of a branch name: what a session name cannot hold becomes `-`. */
+export function sessionNameOf(branch: string): string {
+  const name = branch
+    .replace(/[^A-Za-z0-9_-]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 64);
+  return name === '' ? 'worktree' : name;
 }

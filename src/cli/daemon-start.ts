@@ -1,5 +1,7 @@
 /**
- * The steps of `tether serve`'s start that stand alone: the certificate (made on first start),
+ * The steps of `tether serve`'s start that stand alone: the tmux it may use (its version checked,
+ * its commands run in a scope that outlives a service's daemon), the certificate (made on first start,
+ * kept once the port is held), the local token, the disk buffers as configured,
  * the control clients a dead predecessor left attached, and the disk buffers' set-up with the
  * start-up cleanup of what was idle too long.
  */
@@ -8,19 +10,81 @@ import { statfs } from 'node:fs/promises';
 import { join } from 'node:path';
 import type pino from 'pino';
 import { isDomainError } from '../errors.js';
-import type { DiskBuffers, SessionActivity } from '../actors/disk-buffer.actor.js';
-import { ensureCertificate } from '../auth/certificate.js';
+import { DiskBuffers, GIB, MIB, type SessionActivity } from '../actors/disk-buffer.actor.js';
+import type { TetherConfig } from '../config/schema.js';
+import { sessionActorId } from '../machines/sidecar.machine.js';
+import type { OpsInspector } from '../ops/inspector.js';
+import { findOrMakeCertificate, type FoundCertificate } from '../auth/certificate.js';
+import type { TokenStore } from '../auth/token-store.js';
 import { ControlLedger, keepControlLedger, retireStaleControlClients } from '../tmux/control-ledger.js';
-import type { TmuxCli } from '../tmux/exec.js';
-import type { TmuxTarget } from '../tmux/target.js';
+import { TmuxCli } from '../tmux/exec.js';
+import { chooseServerScope } from '../tmux/server-scope.js';
+import { tmuxTarget, type TmuxTarget } from '../tmux/target.js';
+import { checkTmuxVersion, readTmuxVersion } from '../tmux/version.js';
 import { killSession } from '../tmux/sessions.js';
 import { listSessions, sessionActivity } from '../tmux/session-list.js';
 import { CliError } from './fail.js';
+
+/** The tmux that `[tmux] socket` names, refused (one line) when it cannot be run or is too old. */
+export async function usableTmux(socket: string): Promise<TmuxTarget> {
+  const target = tmuxTarget(socket);
+  const version = await readTmuxVersion(target).catch((err: Error) => {
+    throw new CliError(`tmux could not be run: ${err.message}`);
+  });
+  try {
+    checkTmuxVersion(version);
+  } catch (err) {
+    throw new CliError((err as Error).message);
+  }
+  return target;
+}
+
+/** The daemon's tmux commands: a tmux server it starts must outlive it, under a service too (docs/service.md). */
+export async function daemonTmuxCli(target: TmuxTarget, log: pino.Logger): Promise<TmuxCli> {
+  const scope = await chooseServerScope({ tmuxBin: target.bin });
+  if (scope.service !== null)
+    log[scope.launcher ? 'info' : 'warn']({ service: scope.service }, `running as a systemd service: ${scope.why}`);
+  return new TmuxCli(target, {
+    ...(scope.launcher ? { serverLauncher: scope.launcher } : {}),
+    onLauncherFailed: (why) => log.warn({ why }, "systemd-run failed: this tmux command ran in the daemon's own control group"),
+  });
+}
 
 /** Free bytes on the file system of `dir`, for the watchdog. */
 export async function statfsFree(dir: string): Promise<number> {
   const s = await statfs(dir);
   return s.bavail * s.bsize;
+}
+
+/**
+ * The disk buffers as `[buffer]` configures them, watched by `/ops`; `parts` are what a test
+ * injects (a free-space source, a clock days ahead). Making them touches no file.
+ */
+export function makeDiskBuffers(
+  config: TetherConfig,
+  dir: string,
+  ops: OpsInspector,
+  parts: { readonly freeBytes?: ((dir: string) => Promise<number>) | undefined; readonly now?: (() => number) | undefined },
+  log: pino.Logger,
+): DiskBuffers {
+  const minFreeBytes = Math.round(config.buffer.min_free_gb * GIB);
+  return new DiskBuffers({
+    inspect: (id) =>
+      ops.observer(id === null ? { label: 'diskBuffer', parent: 'sidecar' } : { label: 'buffer', parent: sessionActorId(id) }),
+    dir,
+    limits: {
+      sessionCapBytes: config.buffer.session_cap_mb * MIB,
+      globalCapBytes: config.buffer.global_cap_mb * MIB,
+      minFreeBytes,
+      // Hysteresis: writing resumes only a tenth above the minimum (at least 1 MB), so it does not flap.
+      resumeMarginBytes: Math.max(MIB, Math.round(minFreeBytes / 10)),
+      idleMs: config.buffer.idle_days * 86_400_000,
+    },
+    freeBytes: () => (parts.freeBytes ?? statfsFree)(dir),
+    watchdogIntervalMs: config.buffer.watchdog_interval_s * 1000,
+    now: parts.now ?? Date.now,
+    log,
+  });
 }
 
 /** What the start-up cleanup needs to know of each tmux session. */
@@ -74,17 +138,38 @@ export async function retireStaleLinks(cli: TmuxCli, target: TmuxTarget, runDir:
   return keepControlLedger(target, ledger);
 }
 
-/** The certificate (made on first start); problems become the one-line refusal. */
-export async function loadCertificate(tlsDir: string, host: string, publicBaseUrl: string, log: pino.Logger) {
+/** The local token, made on a first start; one whose plaintext is lost is the refusal that says what to do. */
+export async function localToken(tokens: TokenStore, authDir: string): Promise<string> {
+  const local = await tokens.ensureLocalToken();
+  if (local.token) return local.token;
+  throw new CliError(
+    `the local token's plaintext is missing from ${authDir}: run "tether auth revoke local" and start again for a new one`,
+  );
+}
+
+/**
+ * The certificate: read, or on first start made in memory (written by `keepCertificate` once the
+ * port is held); problems become the one-line refusal.
+ */
+export async function loadCertificate(tlsDir: string, host: string, publicBaseUrl: string, log: pino.Logger): Promise<FoundCertificate> {
   const hosts = [host, ...(publicBaseUrl !== '' ? [new URL(publicBaseUrl).hostname.replace(/^\[|\]$/g, '')] : [])];
   try {
-    const cert = await ensureCertificate(tlsDir, hosts);
-    if (cert.created)
-      log.info({ fingerprint: cert.fingerprint, names: cert.names }, 'made a new TLS certificate: phones pin its fingerprint');
+    const cert = await findOrMakeCertificate(tlsDir, hosts);
     if (cert.missing.length > 0)
       log.warn({ missing: cert.missing }, 'the TLS certificate does not name every host; paired phones pin its fingerprint, so it is kept');
     return cert;
   } catch (err) {
     throw isDomainError(err, 'certificate-unusable') ? new CliError(err.message) : err;
   }
+}
+
+/** Writes the certificate this start made (nothing for one it read); problems become the one-line refusal. */
+export function keepCertificate(cert: FoundCertificate, log: pino.Logger): void {
+  if (!cert.save) return;
+  try {
+    cert.save();
+  } catch (err) {
+    throw isDomainError(err, 'certificate-unusable') ? new CliError(err.message) : err;
+  }
+  log.info({ fingerprint: cert.fingerprint, names: cert.names }, 'made a new TLS certificate: phones pin its fingerprint');
 }

@@ -5,12 +5,16 @@
  * reattach to every tether session; create the default session when there is none;
  * print exactly one line on stdout once listening; shut down cleanly on a signal, leaving tmux
  * sessions running.
+ *
+ * Invariant: nothing changes on disk before the port is held (a first start's certificate is
+ * made in memory, the log lines wait in memory, Claude's settings and the uploads clean-up wait),
+ * and nothing but the local token of a first start before the agent socket is held too: a
+ * refused daemon leaves every file as it found it (docs/configuration.md "Start-up").
  */
 import { rmSync } from 'node:fs';
-import { hostname } from 'node:os';
 import { isDomainError } from '../errors.js';
-import { DiskBuffers, GIB, MIB } from '../actors/disk-buffer.actor.js';
 import { SessionsService } from '../service/sessions.service.js';
+import { makeWorkspaces } from './workspaces.js';
 import { SessionRecords } from '../restore/records.js';
 import { RecordKeeper } from '../restore/record-keeper.js';
 import { restoreAtStart, unrestorableSessions } from '../restore/at-start.js';
@@ -34,25 +38,30 @@ import { loadConfig, parseBindAddress } from '../config/load.js';
 import { makeLogger } from './logger.js';
 import { resolvePaths } from '../config/paths.js';
 import { isLoopback, type TetherConfig } from '../config/schema.js';
-import { TmuxCli } from '../tmux/exec.js';
-import { chooseServerScope } from '../tmux/server-scope.js';
-import { tmuxTarget } from '../tmux/target.js';
-import { checkTmuxVersion, readTmuxVersion } from '../tmux/version.js';
 import { healthReport, type HealthReport } from '../service/health.js';
-import { buildServer, listen, type ServedRoute } from '../transport/server.js';
+import { buildServer, listen, type ServedRoute, type ServerOptions } from '../transport/server.js';
 import { AgentService } from '../agent/agent-service.js';
 import { agentSocketPath } from '../agent/protocol.js';
 import { UNNAMED_SESSION_PREFIX } from '../agent/adapters.js';
 import { resolveAgentProgram, type AgentResume } from './agent.js';
 import { prepareAgents } from './agents.js';
 import { CliError } from './fail.js';
-import { loadCertificate, retireStaleLinks, setUpBuffers, statfsFree } from './daemon-start.js';
+import {
+  daemonTmuxCli,
+  keepCertificate,
+  loadCertificate,
+  localToken,
+  makeDiskBuffers,
+  retireStaleLinks,
+  setUpBuffers,
+  usableTmux,
+} from './daemon-start.js';
 import { startPush } from './push-wiring.js';
 import { writeRunFile } from './run-file.js';
 import { packageVersion } from '../config/version.js';
 import { makeWorkbench } from './workbench.js';
+import { hostPresence } from './host-presence.js';
 import { startAnswers } from './answers-wiring.js';
-import { answersRoutes } from '../transport/answers.routes.js';
 
 export interface DaemonIo {
   readonly env: NodeJS.ProcessEnv;
@@ -63,6 +72,9 @@ export interface DaemonIo {
   readonly freeBytes?: (dir: string) => Promise<number>;
   /** The clock of the disk buffers' idle cleanup (tests move it days ahead). */
   readonly bufferClock?: () => number;
+  /** The uploads' clock: when an upload is stored, and the keep-days clean-up's now (tests move it days ahead). */
+  readonly uploadsClock?: () => number;
+  /** The connection limits (tests shorten them). */ readonly peerLimits?: ServerOptions['peerLimits'];
 }
 
 export interface RunningDaemon {
@@ -83,62 +95,27 @@ export function startupUrl(config: TetherConfig, scheme: 'http' | 'https', host:
 export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
   const paths = resolvePaths(io.env);
   const { config, warnings } = await loadConfig(paths, io.env, { agentKinds: agentKinds() });
-  const target = tmuxTarget(config.tmux.socket);
-  const version = await readTmuxVersion(target).catch((err: Error) => {
-    throw new CliError(`tmux could not be run: ${err.message}`);
-  });
-  try {
-    checkTmuxVersion(version);
-  } catch (err) {
-    throw new CliError((err as Error).message);
-  }
+  const target = await usableTmux(config.tmux.socket);
   const { host, port } = parseBindAddress(config.bindAddress);
   // The default agent is resolved before anything starts: a missing one is the start's refusal.
   resolveAgentProgram(config.agent, io.env);
 
-  const { log, close: closeLog } = makeLogger(paths, io.env, io.stderr);
+  // Log lines reach the file only once the port is held (`openLogFile`); stderr has them at once.
+  const { log, openFile: openLogFile, close: closeLog } = makeLogger(paths, io.env, io.stderr);
   const configured = prepareAgents(config, io.env, paths.dataDir, agentSocketPath(paths.dataDir), log);
   for (const w of warnings) log.warn(w);
   const tls = config.tls ? await loadCertificate(paths.tlsDir, host, config.publicBaseUrl, log) : null;
+  const presence = hostPresence({ config, dataDir: paths.dataDir, bindHost: host, tls: tls !== null, version: packageVersion(), log });
   const pushSettings = await preparePush(config.push, paths.configFile).catch((err: Error) => {
     throw isDomainError(err, 'push-config-invalid') ? new CliError(err.message) : err;
   });
   const tokens = await TokenStore.open(paths.authDir);
-  const local = await tokens.ensureLocalToken();
-  if (!local.token)
-    throw new CliError(
-      `the local token's plaintext is missing from ${paths.authDir}: run "tether auth revoke local" and start again for a new one`,
-    );
 
   const startedAt = Date.now();
-  // A tmux server this daemon starts must outlive it, under a service too (docs/service.md).
-  const scope = await chooseServerScope({ tmuxBin: target.bin });
-  if (scope.service !== null)
-    log[scope.launcher ? 'info' : 'warn']({ service: scope.service }, `running as a systemd service: ${scope.why}`);
-  const cli = new TmuxCli(target, {
-    ...(scope.launcher ? { serverLauncher: scope.launcher } : {}),
-    onLauncherFailed: (why) => log.warn({ why }, "systemd-run failed: this tmux command ran in the daemon's own control group"),
-  });
-  const minFreeBytes = Math.round(config.buffer.min_free_gb * GIB);
+  const cli = await daemonTmuxCli(target, log);
   // The /ops view: inspection of every actor system (nothing is sent while no one watches).
   const ops = new OpsInspector();
-  const buffers = new DiskBuffers({
-    inspect: (id) =>
-      ops.observer(id === null ? { label: 'diskBuffer', parent: 'sidecar' } : { label: 'buffer', parent: sessionActorId(id) }),
-    dir: paths.buffersDir,
-    limits: {
-      sessionCapBytes: config.buffer.session_cap_mb * MIB,
-      globalCapBytes: config.buffer.global_cap_mb * MIB,
-      minFreeBytes,
-      // Hysteresis: writing resumes only a tenth above the minimum (at least 1 MB), so it does not flap.
-      resumeMarginBytes: Math.max(MIB, Math.round(minFreeBytes / 10)),
-      idleMs: config.buffer.idle_days * 86_400_000,
-    },
-    freeBytes: () => (io.freeBytes ?? statfsFree)(paths.buffersDir),
-    watchdogIntervalMs: config.buffer.watchdog_interval_s * 1000,
-    now: io.bufferClock ?? Date.now,
-    log,
-  });
+  const buffers = makeDiskBuffers(config, paths.buffersDir, ops, { freeBytes: io.freeBytes, now: io.bufferClock }, log);
   const launchFor = (id: string, name?: string, resume?: AgentResume) =>
     configured.launch(id, id === config.agent.default_session ? io.cwd : (io.env.HOME ?? io.cwd), name, resume);
   // What it takes to bring each session back, kept in step with it (docs/reliability.md).
@@ -175,9 +152,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
         void agents.sessionSeen(pane.id); // a Codex session's rollout file is followed
       });
       return () => {
-        unwatch();
-        unbuffer();
-        unnotice();
+        for (const stop of [unwatch, unbuffer, unnotice]) stop();
       };
     },
   });
@@ -220,6 +195,8 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     );
     log.warn(warnings[warnings.length - 1]);
   }
+  const isUnrestorable = (id: string) => unrestorableSessions(records).some((u) => u.id === id);
+  const workspaces = makeWorkspaces({ config, dataDir: paths.dataDir, cli, system, records, isUnrestorable, log });
   const sessions = new SessionsService(
     system,
     cli,
@@ -235,14 +212,10 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     },
     {
       unrestorable: () => unrestorableSessions(records),
-      record: (id) => {
-        const r = records.read(id);
-        return r
-          ? { description: r.description, createdAt: r.createdAt, cwd: r.cwd, ...(r.agent !== undefined ? { agent: r.agent } : {}) }
-          : null;
-      },
+      record: (id) => records.read(id),
     },
     configured.catalog(agents.hub, (id) => records.read(id)?.cwd ?? null),
+    workspaces.service,
   );
   const workbench = makeWorkbench({
     config,
@@ -250,9 +223,9 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     buffersDir: paths.buffersDir,
     system,
     buffers,
-    isUnrestorable: (id) => unrestorableSessions(records).some((u) => u.id === id),
+    isUnrestorable,
     input: (id, message) => sessions.input(id, message),
-    now: Date.now,
+    now: io.uploadsClock ?? Date.now,
     log,
   });
   const answers = startAnswers({ hub: agents.hub, system, sessions, dataDir: paths.dataDir, now: Date.now, log });
@@ -276,6 +249,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
   const health = (): HealthReport =>
     healthReport({
       version: packageVersion(),
+      presence: presence.report,
       startedAt,
       now: Date.now,
       system,
@@ -297,6 +271,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
   const server = await buildServer({
     ready,
     logger: log,
+    ...(io.peerLimits ? { peerLimits: io.peerLimits } : {}),
     tokens,
     health: { health },
     sessions,
@@ -306,33 +281,55 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
         void (await app.register(streamRoutes, {
           stream: hub,
           sessions,
-          answers,
+          answers: answers.service,
           connections,
           pingIntervalMs: config.stream.ping_interval_s * 1000,
         })),
-      async (app) => void (await app.register(pairRoutes, { pairing })),
+      async (app) => void (await app.register(pairRoutes, { pairing, daemon: presence })),
       async (app) => void (await app.register(opsRoutes, { ops, connections })),
-      async (app) => void (await app.register(answersRoutes, { answers })),
+      answers.plugin,
       ...workbench.plugins,
+      workspaces.plugin,
     ],
   });
+  // A refused start stops what it started (timers, the push client) and leaves with its one line.
+  const refuse = async (err: unknown, listening: boolean): Promise<never> => {
+    stopWatchingTokens();
+    push.stop();
+    if (listening) await server.close();
+    await closeLog();
+    throw err instanceof CliError ? err : new CliError((err as Error).message);
+  };
   // The port and the agent socket are held before anything is touched: a second daemon (the
   // port taken, or another daemon answering on this data dir's agent socket) is refused having
-  // adopted no session, written no buffer or record and removed nothing.
+  // adopted no session, written no buffer, record, log line or certificate and removed nothing.
   try {
     await listen(server, { host, port }, paths.configFile);
   } catch (err) {
-    throw new CliError((err as Error).message);
+    return refuse(err, false);
   }
   const address = server.server.address();
   const boundPort = typeof address === 'object' && address ? address.port : port;
-  const url = startupUrl(config, scheme, host, boundPort, local.token);
+  // The local token: read, or made on a first start (only then is it written, the port held).
+  const token = await localToken(tokens, paths.authDir).catch((err: unknown) => refuse(err, true));
+  const url = startupUrl(config, scheme, host, boundPort, token);
   try {
     await agents.listen(url);
   } catch (err) {
-    await server.close();
-    throw new CliError((err as Error).message);
+    return refuse(err, true);
   }
+  // Held: from here this daemon changes files. The log lines so far, the certificate and the id
+  // a first start made, Claude's settings, then the uploads clean-up.
+  openLogFile();
+  try {
+    if (tls) keepCertificate(tls, log);
+    presence.keep();
+  } catch (err) {
+    await agents.stop();
+    return refuse(err, true);
+  }
+  configured.writeSettings();
+  workbench.start();
   const releaseLedger = await retireStaleLinks(cli, target, paths.runDir, log);
   await setUpBuffers(buffers, cli, log);
   system.start();
@@ -364,12 +361,14 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     host,
     port: boundPort,
     fingerprint: tls?.fingerprint ?? null,
-    name: config.name || hostname(),
+    id: presence.id,
+    name: presence.name,
     version: packageVersion(),
     cwd: io.cwd,
   });
   io.stdout.write(`${url}\n`);
-  log.info({ host, port: boundPort, sessions: system.sessionIds(), name: config.name || hostname() }, 'tether is listening');
+  log.info({ host, port: boundPort, sessions: system.sessionIds(), name: presence.name, id: presence.id }, 'tether is listening');
+  presence.advertise(typeof address === 'object' && address ? address.address : host, boundPort, tls?.fingerprint ?? null);
 
   let stopping: Promise<void> | null = null;
   return {
@@ -379,9 +378,10 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
       (stopping ??= (async () => {
         log.info('shutting down: tmux sessions keep running');
         stopWatchingTokens();
+        await presence.stop(); // goodbye packets, while the network still reaches this daemon
         workbench.stop();
         push.stop();
-        answers.stop();
+        answers.service.stop();
         connections.closeAll();
         await retry?.stop();
         await server.close();

@@ -4,6 +4,11 @@
  * lines (a terminal: for the person who ran `npm start`). `TETHER_LOG_FORMAT=json|pretty`
  * overrides the choice; `TETHER_LOG_LEVEL` sets the level; `TETHER_LOG_MAX_MB` the cap of one
  * log file (docs/configuration.md "Logs").
+ *
+ * The file is opened only by `openFile`, which the daemon calls once it holds its port and its
+ * agent socket: the lines logged before wait in memory (at most MAX_HELD_BYTES) and are written
+ * then, so a daemon refused at start writes no log file, creates no data dir and rotates nothing
+ * (its refusal is on stderr).
  */
 import { mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -12,6 +17,9 @@ import type PinoPretty from 'pino-pretty';
 import type { TetherPaths } from '../config/paths.js';
 import { CliError } from './fail.js';
 import { DEFAULT_LOG_MAX_BYTES, RotatingLogFile } from './log-file.js';
+
+/** What the lines logged before `openFile` may take in memory; later ones reach stderr only. */
+const MAX_HELD_BYTES = 1024 * 1024;
 
 /** Bounds of `TETHER_LOG_MAX_MB`. */
 const LOG_MAX_MB_MIN = 0.01;
@@ -59,24 +67,40 @@ export function stderrLogFormat(env: NodeJS.ProcessEnv, stderr: NodeJS.WritableS
   return (stderr as { isTTY?: boolean }).isTTY === true ? 'pretty' : 'json';
 }
 
+/** The daemon's logger and its file. */
+export interface DaemonLogger {
+  readonly log: pino.Logger;
+  /** Creates the data dir if needed, opens the log file and writes the lines held until now. */
+  readonly openFile: () => void;
+  /** Closes the file; resolves once it is closed. */
+  readonly close: () => Promise<void>;
+}
+
 /**
- * stderr and the log file. `close` closes the file and resolves once it is closed; a line
- * logged after it (a late callback) still reaches stderr and is dropped from the file, never
- * thrown. Throws a `CliError` for a bad `TETHER_LOG_MAX_MB`.
+ * stderr and the log file (once `openFile` is called). A line logged after `close` (a late
+ * callback) still reaches stderr and is dropped from the file, never thrown. Throws a
+ * `CliError` for a bad `TETHER_LOG_MAX_MB`.
  */
-export function makeLogger(
-  paths: TetherPaths,
-  env: NodeJS.ProcessEnv,
-  stderr: NodeJS.WritableStream,
-): { log: pino.Logger; close: () => Promise<void> } {
-  mkdirSync(paths.dataDir, { recursive: true, mode: 0o700 });
+export function makeLogger(paths: TetherPaths, env: NodeJS.ProcessEnv, stderr: NodeJS.WritableStream): DaemonLogger {
   const level = env.TETHER_LOG_LEVEL ?? 'info';
-  const file = new RotatingLogFile(paths.logFile, logMaxBytes(env));
-  // The lines of the last turn reach the file even when the process ends on an error.
-  const flushOnExit = () => file.flush();
-  process.once('exit', flushOnExit);
+  const maxBytes = logMaxBytes(env);
+  let file: RotatingLogFile | null = null;
+  let held: string[] = [];
+  let heldBytes = 0;
   let open = true;
-  const toFile = { write: (line: string) => (open ? file.write(line) : true) };
+  // The lines of the last turn reach the file even when the process ends on an error.
+  const flushOnExit = () => file?.flush();
+  const toFile = {
+    write: (line: string) => {
+      if (!open) return true;
+      if (file) return file.write(line);
+      if (heldBytes + line.length <= MAX_HELD_BYTES) {
+        held.push(line);
+        heldBytes += line.length;
+      }
+      return true;
+    },
+  };
   const toStderr =
     stderrLogFormat(env, stderr) === 'pretty'
       ? loadPretty()({
@@ -96,10 +120,20 @@ export function makeLogger(
   );
   return {
     log,
+    openFile: () => {
+      if (file || !open) return;
+      mkdirSync(paths.dataDir, { recursive: true, mode: 0o700 });
+      file = new RotatingLogFile(paths.logFile, maxBytes);
+      process.once('exit', flushOnExit);
+      for (const line of held) file.write(line);
+      held = [];
+      heldBytes = 0;
+    },
     close: () => {
       open = false;
+      held = [];
       process.off('exit', flushOnExit);
-      file.close();
+      file?.close();
       return Promise.resolve();
     },
   };

@@ -1,7 +1,7 @@
 /**
  * `tether pair [--json]` (docs/pairing.md): makes a pairing token (5 minutes,
  * single use) and prints the QR code a phone scans, with the same pairing URL as text under it:
- * `tether://<host>:<port>?pair=<pairing token>&fp=<fingerprint>&name=<sidecar name>`.
+ * `tether://<host>:<port>?pair=<pairing token>&fp=<fingerprint>&name=<sidecar name>&id=<daemon id>`.
  *
  * The host and port are the ones a phone can reach: `--host` or `publicBaseUrl` when given, else
  * the address the running daemon is bound to (its run file), else `bindAddress`; a daemon bound
@@ -14,6 +14,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { Command, Option } from 'clipanion';
 import { CERT_FILE, KEY_FILE, loadCertificate } from '../auth/certificate.js';
+import { ensureIdentity } from '../auth/identity.js';
 import { PAIRING_TTL_MS, PairingStore } from '../auth/pairing-store.js';
 import { loadConfig, parseBindAddress } from '../config/load.js';
 import { resolvePaths, type TetherPaths } from '../config/paths.js';
@@ -30,6 +31,8 @@ export interface PairingTarget {
   /** SHA-256 of the certificate DER (null when tether serves plain http behind a proxy). */
   readonly fingerprint: string | null;
   readonly name: string;
+  /** The daemon's id (docs/pairing.md "Which daemon is which"): the phone knows it by this at any address. */
+  readonly id: string;
   /** The phone must use plain http/ws (tls = false and no https publicBaseUrl). */
   readonly plainHttp: boolean;
 }
@@ -40,6 +43,7 @@ export function pairingUrl(target: PairingTarget, pairingToken: string): string 
   const q = new URLSearchParams({ pair: pairingToken });
   if (target.fingerprint !== null) q.set('fp', target.fingerprint);
   q.set('name', target.name);
+  q.set('id', target.id);
   if (target.plainHttp) q.set('scheme', 'http');
   return `tether://${host}:${target.port}?${q.toString()}`;
 }
@@ -63,19 +67,21 @@ export interface PairingOptions {
   readonly facts: () => Promise<NetFacts>;
 }
 
-/** The certificate fingerprint the phone pins, and the sidecar's name. */
+/** The certificate fingerprint the phone pins, and the daemon's name and id. */
 function identity(
   config: TetherConfig,
   paths: TetherPaths,
   run: RunFile | null,
   warnings: string[],
-): { fingerprint: string | null; name: string } {
+): { fingerprint: string | null; name: string; id: string } {
   const name = run?.name || config.name || hostname();
-  if (run) return { fingerprint: run.fingerprint, name };
+  // The daemon made the id at its start; one from before ids has it in the same data dir.
+  const id = run?.id ?? ensureIdentity(paths.dataDir).id;
+  if (run) return { fingerprint: run.fingerprint, name, id };
   warnings.push('tether is not running: the phone can pair once "tether serve" runs (within 5 minutes)');
-  if (!config.tls) return { fingerprint: null, name };
+  if (!config.tls) return { fingerprint: null, name, id };
   try {
-    return { fingerprint: loadCertificate(join(paths.tlsDir, CERT_FILE), join(paths.tlsDir, KEY_FILE)).fingerprint, name };
+    return { fingerprint: loadCertificate(join(paths.tlsDir, CERT_FILE), join(paths.tlsDir, KEY_FILE)).fingerprint, name, id };
   } catch {
     throw new CliError('there is no TLS certificate yet: start "tether serve" once, then pair');
   }
@@ -85,8 +91,7 @@ function identity(
 function publicTarget(
   config: TetherConfig,
   hostFlag: string | null,
-  fingerprint: string | null,
-  name: string,
+  { fingerprint, name, id }: { fingerprint: string | null; name: string; id: string },
   warnings: string[],
 ): PairingTarget {
   const u = new URL(config.publicBaseUrl);
@@ -95,7 +100,7 @@ function publicTarget(
   const fp = config.tls ? fingerprint : null;
   if (hostFlag !== null && fp === null && u.protocol === 'https:')
     warnings.push(`the phone checks the proxy's certificate, which must name ${hostFlag}`);
-  return { host: hostFlag ?? u.hostname.replace(/^\[|\]$/g, ''), port, fingerprint: fp, name, plainHttp: u.protocol === 'http:' };
+  return { host: hostFlag ?? u.hostname.replace(/^\[|\]$/g, ''), port, fingerprint: fp, name, id, plainHttp: u.protocol === 'http:' };
 }
 
 /**
@@ -107,7 +112,8 @@ function publicTarget(
 export async function pairingTarget(config: TetherConfig, paths: TetherPaths, opts: PairingOptions): Promise<PairingPlan> {
   const warnings: string[] = [];
   const run = readRunFile(paths.runDir);
-  const { fingerprint, name } = identity(config, paths, run, warnings);
+  const who = identity(config, paths, run, warnings);
+  const { fingerprint, name, id } = who;
   const bind = parseBindAddress(config.bindAddress);
   const boundHost = run?.host ?? bind.host;
   const wildcard = boundHost === '0.0.0.0' || boundHost === '::';
@@ -115,7 +121,7 @@ export async function pairingTarget(config: TetherConfig, paths: TetherPaths, op
   const ranked = wildcard ? rankAddresses(await opts.facts(), { ipv4: true, ipv6: boundHost !== '0.0.0.0' }) : null;
   const candidates = ranked?.candidates ?? [];
   if (config.publicBaseUrl !== '') {
-    const target = publicTarget(config, opts.host, fingerprint, name, warnings);
+    const target = publicTarget(config, opts.host, who, warnings);
     return { target, hostFrom: opts.host !== null ? 'host-flag' : 'publicBaseUrl', candidates, chosen: null, warnings };
   }
   const port = run?.port ?? bind.port;
@@ -125,6 +131,7 @@ export async function pairingTarget(config: TetherConfig, paths: TetherPaths, op
     port,
     fingerprint: config.tls ? fingerprint : null,
     name,
+    id,
     plainHttp: !config.tls,
   });
   if (opts.host !== null) {

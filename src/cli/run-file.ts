@@ -1,12 +1,13 @@
 /**
  * `{data_dir}/run/daemon.json`: where the running daemon can be found (its pid, base URL,
- * port, scheme, certificate fingerprint, tether version and working directory), for the
+ * port, scheme, certificate fingerprint, id and name, tether version and working directory), for the
  * commands that talk about it (`tether pair`, `tether status`, `tether stop`, `tether restart`).
  * Written once the daemon listens, removed when it stops; a file left by a daemon that died is
  * recognised by its pid and ignored.
  */
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { isDaemonId } from '../auth/identity.js';
 import { writeAtomic } from '../files.js';
 import { CliError } from './fail.js';
 import { processExists } from '../process.js';
@@ -19,6 +20,8 @@ export interface RunFile {
   readonly host: string;
   readonly port: number;
   readonly fingerprint: string | null;
+  /** The daemon's id (auth/identity.ts); null for a daemon from before it was written. */
+  readonly id: string | null;
   readonly name: string;
   /** The daemon's tether version; null for a daemon from before it was written. */
   readonly version: string | null;
@@ -29,7 +32,10 @@ export interface RunFile {
 export const RUN_FILE = 'daemon.json';
 
 /** Writes the run file (0600, atomically); returns its path. */
-export function writeRunFile(runDir: string, info: Omit<RunFile, 'version' | 'cwd'> & { version: string; cwd: string }): string {
+export function writeRunFile(
+  runDir: string,
+  info: Omit<RunFile, 'version' | 'cwd' | 'id'> & { version: string; cwd: string; id?: string },
+): string {
   const path = join(runDir, RUN_FILE);
   mkdirSync(runDir, { recursive: true, mode: 0o700 });
   writeAtomic(path, JSON.stringify(info) + '\n', (_code, message) => new CliError(message));
@@ -60,6 +66,7 @@ export function readRunFile(runDir: string): RunFile | null {
     host: parsed.host,
     port: parsed.port,
     fingerprint: typeof parsed.fingerprint === 'string' ? parsed.fingerprint : null,
+    id: isDaemonId(parsed.id) ? parsed.id : null,
     name: typeof parsed.name === 'string' ? parsed.name : '',
     version: typeof parsed.version === 'string' ? parsed.version : null,
     cwd: typeof parsed.cwd === 'string' ? parsed.cwd : null,

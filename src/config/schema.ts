@@ -191,6 +191,9 @@ export function tetherConfigSchema(Type: typeof TypeBuilder) {
         max_mb: int(25, 1, UPLOAD_MB_MAX),
         keep_days: int(7, 1, IDLE_DAYS_MAX),
       }),
+      worktrees: section('worktrees', {
+        dir: str('', 'an absolute path, or "" for worktrees/ in the data dir', 'uploadDir'),
+      }),
       push: section('push', {
         team_id: str('', 'a 10-character Apple team id (A-Z, 0-9), or ""', 'appleId'),
         key_id: str('', 'a 10-character Apple key id (A-Z, 0-9), or ""', 'appleId'),
@@ -202,6 +205,9 @@ export function tetherConfigSchema(Type: typeof TypeBuilder) {
           default: [...PUSH_EVENTS],
           expected: `an array of event names, each ${PUSH_EVENTS_EXPECTED}`,
         }),
+      }),
+      discovery: section('discovery', {
+        mdns: Type.Boolean({ default: true, expected: 'true or false' }),
       }),
     },
     { additionalProperties: false, expected: 'a table' },

@@ -12,6 +12,19 @@ import { and, assign, fromCallback, fromPromise, not, setup, stateIn } from 'xst
 /** How a session came to be created: the REST API or the `attach` CLI (two rows of the table). */
 export type SessionOrigin = 'api' | 'cli';
 
+/**
+ * The git worktree a session was made in (docs/api.md "Worktrees and changes"): the repository,
+ * the branch, the worktree's folder (where the agent starts) and the commit it started from;
+ * `newBranch` when tether made the branch for it (removing the worktree removes that branch).
+ */
+export interface SessionWorktree {
+  readonly repo: string;
+  readonly branch: string;
+  readonly path: string;
+  readonly base: string;
+  readonly newBranch: boolean;
+}
+
 export interface SessionInput {
   /** The tmux session name: the session's id, fixed at creation. */
   readonly id: string;
@@ -32,7 +45,7 @@ export interface SessionContext {
 }
 
 export type SessionEvent =
-  | { type: 'session.create'; origin: SessionOrigin; project?: string; cwd?: string; agent?: string }
+  | { type: 'session.create'; origin: SessionOrigin; project?: string; cwd?: string; agent?: string; worktree?: SessionWorktree }
   | { type: 'session.adopt' }
   | { type: 'session.restore' }
   | { type: 'session.delete'; keepBuffer: boolean }
@@ -52,6 +65,8 @@ export interface CreateSessionInput {
   readonly cwd?: string;
   /** The configured agent to run (`default`, or an `[agents.<name>]`); the default when absent. */
   readonly agent?: string;
+  /** The worktree `cwd` is (made by the service before the session). */
+  readonly worktree?: SessionWorktree;
 }
 export interface DeleteSessionInput {
   readonly id: string;
@@ -160,6 +175,7 @@ export const sessionMachine = setup({
           ...(event.type === 'session.create' && event.project !== undefined ? { project: event.project } : {}),
           ...(event.type === 'session.create' && event.cwd !== undefined ? { cwd: event.cwd } : {}),
           ...(event.type === 'session.create' && event.agent !== undefined ? { agent: event.agent } : {}),
+          ...(event.type === 'session.create' && event.worktree !== undefined ? { worktree: event.worktree } : {}),
         }),
         onDone: [
           {

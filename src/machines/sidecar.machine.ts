@@ -8,7 +8,7 @@
  * state is removed (the name can then be created again).
  */
 import { assign, enqueueActions, fromCallback, sendTo, setup, type ActorRefFrom } from 'xstate';
-import { sessionMachine, type SessionOrigin } from './session.machine.js';
+import { sessionMachine, type SessionOrigin, type SessionWorktree } from './session.machine.js';
 
 /** What discovery saw in tmux: the server's reachability and the tether sessions in it. */
 export interface TmuxScan {
@@ -27,7 +27,15 @@ export interface TmuxScan {
 export type SidecarEvent =
   | { type: 'tmux.scanned'; scan: TmuxScan }
   | { type: 'tmux.unreachable'; reason: string }
-  | { type: 'session.create'; id: string; origin: SessionOrigin; project?: string; cwd?: string; agent?: string }
+  | {
+      type: 'session.create';
+      id: string;
+      origin: SessionOrigin;
+      project?: string;
+      cwd?: string;
+      agent?: string;
+      worktree?: SessionWorktree;
+    }
   | { type: 'session.restore'; id: string }
   | { type: 'session.delete'; id: string; keepBuffer: boolean }
   | { type: 'sidecar.stop' };
@@ -150,6 +158,7 @@ export const sidecarMachine = setup({
                 ...(event.project !== undefined ? { project: event.project } : {}),
                 ...(event.cwd !== undefined ? { cwd: event.cwd } : {}),
                 ...(event.agent !== undefined ? { agent: event.agent } : {}),
+                ...(event.worktree !== undefined ? { worktree: event.worktree } : {}),
               }),
             ),
           ],

@@ -27,6 +27,15 @@ export const Ask = Type.Object({
 });
 export type Ask = Static<typeof Ask>;
 
+/** A session's git worktree (docs/api.md "Worktrees and changes"), in the session list and `session-meta`. */
+export const WorktreeFacts = Type.Object({
+  repo: Type.String({ description: "the repository's main working tree" }),
+  branch: Type.String(),
+  path: Type.String({ description: "the worktree's folder, where the agent started" }),
+  base: Type.String({ description: 'the commit the session started from' }),
+  newBranch: Type.Boolean({ description: 'tether made the branch: removing the worktree removes it' }),
+});
+
 export const StateFrame = Type.Object({
   type: Type.Literal('state'),
   value: AgentStateValue,
@@ -53,6 +62,8 @@ export const SessionMetaFrame = Type.Object({
   /** `exited` while the agent is not running (its pane kept by tmux); optional for servers before it. */
   state: Type.Optional(Type.Union([Type.Literal('running'), Type.Literal('exited')])),
   exitStatus: Type.Optional(Type.Integer({ minimum: 0 })),
+  /** The git worktree tether made the session in, or null; optional for servers before it. */
+  worktree: Type.Optional(Type.Union([WorktreeFacts, Type.Null()])),
 });
 export const ErrorFrame = Type.Object({ type: Type.Literal('error'), code: Type.Enum(FRAME_ERRORS), message: Type.String() });
 export type StateFrame = Static<typeof StateFrame>;

@@ -100,6 +100,7 @@ export class RecordKeeper {
       sessionFile: this.deps.sessionFile(id) ?? previous?.sessionFile ?? null,
       agent,
       conversation: this.deps.conversation?.(id) ?? previous?.conversation ?? null,
+      worktree: info.worktree ?? previous?.worktree ?? null,
       createdAt: info.createdAt ?? previous?.createdAt ?? at,
       reservedSeq: Math.max(this.deps.reservedSeq(id) ?? 0, previous?.reservedSeq ?? 0),
       server: pid && startTime !== undefined && Number.isInteger(startTime) ? { pid, startTime } : (previous?.server ?? null),

@@ -22,6 +22,25 @@ export const SessionRecordSchema = Type.Object(
     agent: Type.Optional(Type.String({ pattern: AGENT_NAME_PATTERN })),
     /** Another agent's conversation id (Claude Code's session id, Codex's thread id), as it last reported it. */
     conversation: Type.Optional(Type.Union([Type.String({ pattern: CONVERSATION_ID_PATTERN }), Type.Null()])),
+    /**
+     * The git worktree tether made the session in (its repository, branch, folder, the commit it
+     * started from, and whether tether made the branch); absent in records from before it was kept.
+     */
+    worktree: Type.Optional(
+      Type.Union([
+        Type.Null(),
+        Type.Object(
+          {
+            repo: Type.String({ minLength: 1 }),
+            branch: Type.String({ minLength: 1 }),
+            path: Type.String({ minLength: 1 }),
+            base: Type.String({ pattern: '^[0-9a-f]{40,64}$' }),
+            newBranch: Type.Boolean(),
+          },
+          { additionalProperties: false },
+        ),
+      ]),
+    ),
     createdAt: Type.String(),
     /** The highest stream position reserved so far. */
     reservedSeq: Type.Integer({ minimum: 0 }),
@@ -39,6 +58,11 @@ export const SessionRecordSchema = Type.Object(
       Type.Null(),
       Type.Object({ reason: Type.Union([Type.Literal('exited'), Type.Literal('unrestorable')]), detail: Type.String(), at: Type.String() }),
     ]),
+    /**
+     * The reasons the user was told (pushed) that the session could not be restored, since it
+     * last ran: a failure for one of them is not told again (docs/push.md). Absent once it runs.
+     */
+    told: Type.Optional(Type.Array(Type.String(), { maxItems: 16 })),
   },
   { additionalProperties: false },
 );

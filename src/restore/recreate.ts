@@ -7,8 +7,10 @@
  *
  * Invariant: a record that cannot be restored is marked so, with the reason, before the failure
  * is reported: it is shown to the user, and tried again only once `restoreObstacle` finds the
- * reason gone (src/restore/retry.ts), never in a loop of failures. The failure that marks
- * it carries the attention (docs/push.md); one that meets the reason the record already holds does not.
+ * reason gone (src/restore/retry.ts), never in a loop of failures. A failure carries the
+ * attention (docs/push.md) once per reason: the record keeps the reasons told (`told`) until the
+ * session runs again, so a restore that keeps failing while its retry comes and goes tells each
+ * reason once, and a new reason, or the first failure after the session came back, is told.
  */
 import { constants } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
@@ -20,6 +22,9 @@ import { hasSession, setUserOption } from '../tmux/sessions.js';
 import { createSession } from '../tmux/session-create.js';
 import type { CarriesAttention, SessionAttention } from '../actors/attention.js';
 import type { AgentLaunch } from '../actors/session.actor.js';
+
+/** How many told reasons a record keeps (the oldest is dropped past it). */
+export const MAX_TOLD_REASONS = 16;
 
 export interface RestoreDeps {
   readonly cli: TmuxCli;
@@ -40,13 +45,13 @@ export interface RestoreDeps {
 /**
  * The session could not be brought back; its record says why. Internal (start-up restore, never
  * a client's answer), and kept apart from DomainError because it carries what the session actor
- * acts on: the attention to raise with the user (`attentionOf`), once per marking.
+ * acts on: the attention to raise with the user (`attentionOf`), once per reason until the session runs again.
  */
 export class RestoreError extends Error implements CarriesAttention {
   constructor(
     readonly id: string,
     readonly why: string,
-    /** Set when this failure marked the record unrestorable: the user is told (once per marking). */
+    /** Set when this failure's reason was not told yet since the session last ran: the user is told (once per reason). */
     readonly attention: SessionAttention | null = null,
   ) {
     super(`session ${id} could not be restored: ${why}`);
@@ -104,16 +109,22 @@ export async function recreateSession(deps: RestoreDeps, id: string): Promise<{ 
   if (!record) throw new RestoreError(id, 'it has no record');
   if (record.ended) throw new RestoreError(id, record.ended.detail);
   const giveUp = (why: string): never => {
-    // Marked already for this very reason (a retry that failed the same way): nothing new to tell.
-    const before = deps.records.read(id)?.ended;
-    const again = before?.reason === 'unrestorable' && before.detail === why;
+    const before = deps.records.read(id);
+    // Marked already for this very reason, or told it since the session last ran (a retry that
+    // failed the same way, after its mark was cleared to try): nothing new to tell.
+    const marked = before?.ended?.reason === 'unrestorable' && before.ended.detail === why;
+    const told = before?.told ?? [];
+    const known = marked || told.includes(why);
     try {
-      if (!again) deps.records.update(id, { ended: { reason: 'unrestorable', detail: why, at: new Date(deps.now()).toISOString() } });
+      deps.records.update(id, {
+        ...(marked ? {} : { ended: { reason: 'unrestorable', detail: why, at: new Date(deps.now()).toISOString() } }),
+        ...(known ? {} : { told: [...told, why].slice(-MAX_TOLD_REASONS) }),
+      });
     } catch (err) {
       deps.log.warn({ session: id, err: (err as Error).message }, 'the session record could not be updated');
     }
     deps.log.warn({ session: id, why }, 'session could not be restored');
-    const attention: SessionAttention | null = again
+    const attention: SessionAttention | null = known
       ? null
       : { kind: 'unrestorable', reason: why, name: record.name, description: record.description };
     throw new RestoreError(id, why, attention);
@@ -135,6 +146,8 @@ export async function recreateSession(deps: RestoreDeps, id: string): Promise<{ 
       env: { ...launch.env },
       ...(launch.agent !== undefined ? { agent: launch.agent } : {}),
       ...((record.cwd ?? launch.cwd) !== undefined ? { cwd: record.cwd ?? launch.cwd } : {}),
+      // The same worktree: the session comes back where its agent worked, and says so.
+      worktree: record.worktree ?? null,
       createdAt: record.createdAt,
     });
   } catch (err) {
@@ -148,6 +161,7 @@ export async function recreateSession(deps: RestoreDeps, id: string): Promise<{ 
     {
       session: id,
       cwd: record.cwd,
+      ...(record.worktree ? { worktree: record.worktree.branch } : {}),
       agent: record.agent ?? 'default',
       conversation: sessionFile ?? record.conversation ?? null,
       ...(record.sessionFile !== sessionFile ? { missing: record.sessionFile } : {}),

@@ -7,6 +7,7 @@
  */
 import { GIB, MIB, type DiskBufferStatus } from '../actors/disk-buffer.actor.js';
 import type { SidecarStatus } from '../actors/system.js';
+import type { MdnsStatus } from '../mdns/advertiser.js';
 import type { PushStatus } from '../push/push.service.js';
 import type { UnrestorableSession } from '../restore/at-start.js';
 
@@ -46,6 +47,12 @@ export interface HealthReport {
   ok: boolean;
   status: 'ok' | 'degraded';
   version: string;
+  /** The daemon's id: made once, kept in the data dir, never changed (docs/pairing.md "Which daemon is which"). */
+  id: string;
+  /** The daemon's name: config `name`, else the host name. */
+  name: string;
+  /** Whether the daemon is advertised on the local network (mDNS), and why not. */
+  mdns: MdnsStatus;
   /** Seconds since the daemon started. */
   uptime: number;
   sessions: number;
@@ -74,8 +81,16 @@ export interface HealthReport {
   restore: { enabled: boolean; restoring: string[]; unrestorable: UnrestorableSession[] };
 }
 
+/** Who the daemon is, and its advertisement on the local network. */
+export interface Presence {
+  readonly id: string;
+  readonly name: string;
+  readonly mdns: MdnsStatus;
+}
+
 export interface HealthDeps {
   readonly version: string;
+  readonly presence: () => Presence;
   readonly startedAt: number;
   readonly now: () => number;
   readonly system: { status(): SidecarStatus };
@@ -111,10 +126,15 @@ export function healthReport(deps: HealthDeps): HealthReport {
   if (!push.configured && push.reason) warnings.push(push.reason);
   const unrestorable = [...(deps.restore?.unrestorable() ?? [])];
   for (const u of unrestorable) warnings.push(`session ${u.id} could not be restored: ${u.reason}`);
+  const { id, name, mdns } = deps.presence();
+  if (mdns.state === 'retrying' && mdns.reason) warnings.push(mdns.reason);
   return {
     ok: !degraded,
     status: degraded ? 'degraded' : 'ok',
     version: deps.version,
+    id,
+    name,
+    mdns,
     uptime: Math.round((deps.now() - deps.startedAt) / 1000),
     sessions: status.sessions.length,
     sessionIds: status.sessions.map((s) => s.id),

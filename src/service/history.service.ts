@@ -32,8 +32,8 @@ export interface BufferNote {
 
 export interface HistoryDeps {
   readonly buffersDir: string;
-  /** The session is known (live, or kept as unrestorable): its buffer may be read. */
-  readonly exists: (id: string) => boolean;
+  /** The session is known (live, adopted now when tmux holds it, or kept as unrestorable): its buffer may be read. */
+  readonly exists: (id: string) => Promise<boolean>;
   /** Writes what waits of the session's buffer. */
   readonly flush: (id: string) => Promise<void>;
   readonly note: (id: string) => BufferNote;
@@ -43,14 +43,14 @@ export interface HistoryDeps {
 export class HistoryService {
   constructor(private readonly deps: HistoryDeps) {}
 
-  private files(id: string): { log: string; idx: string } {
-    if (!this.deps.exists(id)) throw new DomainError('session-not-found', `no session named "${id}"`);
+  private async files(id: string): Promise<{ log: string; idx: string }> {
+    if (!(await this.deps.exists(id))) throw new DomainError('session-not-found', `no session named "${id}"`);
     return bufferPaths(this.deps.buffersDir, id);
   }
 
   /** Positions `[from, to)` (to the end when `to` is null), at most 8 MiB of them. */
   async history(id: string, from: number, to: number | null): Promise<HistoryPage & { buffer: BufferNote }> {
-    const files = this.files(id);
+    const files = await this.files(id);
     if (to !== null && to <= from) throw new DomainError('invalid', `must be above from (${from}), got ${to}`, { field: 'querystring/to' });
     await this.deps.flush(id).catch(() => undefined);
     return { ...(await readHistory(files, from, to)), buffer: this.deps.note(id) };
@@ -58,7 +58,7 @@ export class HistoryService {
 
   /** Lines of the history that contain `query`, newest first. */
   async search(id: string, query: string, limit: number): Promise<SearchResult & { buffer: BufferNote }> {
-    const files = this.files(id);
+    const files = await this.files(id);
     if (query.trim() === '') throw new DomainError('invalid', 'must not be empty', { field: 'querystring/q' });
     if (CONTROL_CHARS.test(query)) throw new DomainError('invalid', 'must not contain control characters', { field: 'querystring/q' });
     if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_SEARCH_LIMIT)

@@ -7,7 +7,8 @@
  *     ends is forgotten, so a new session of the same name starts afresh.
  *   - agent-exited: an agent that exited with a non-zero status or was killed by a signal (the
  *     actors report each exit once); a clean exit (status 0) sends nothing.
- *   - unrestorable: a session that could not be restored (reported once per marking).
+ *   - unrestorable: a session that could not be restored (reported once per reason until the
+ *     session runs again, however often its retry fails the same way).
  */
 import type { SessionAttention } from '../actors/attention.js';
 import type { AgentStateFact } from '../protocol/frames.js';

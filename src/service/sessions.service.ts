@@ -8,9 +8,6 @@
  * `escapeArgvArg`, control lines with `buildControlCommand`) or as hex bytes; unknown sessions
  * are `session-not-found` before any tmux command names them.
  */
-import { constants } from 'node:fs';
-import { access, stat } from 'node:fs/promises';
-import { isAbsolute } from 'node:path';
 import type { SlashCommand } from '../agent/commands.js';
 import { DomainError, isDomainError } from '../errors.js';
 import type { AgentState, Ask } from '../protocol/frames.js';
@@ -18,9 +15,21 @@ import type { InputMessage } from '../protocol/input.js';
 import type { TmuxCli } from '../tmux/exec.js';
 import { inputCommands } from '../tmux/input.js';
 import { SESSION_NAME_RE, compareSessionNames, isValidSessionName } from '../protocol/session-name.js';
-import { AGENT_OPTION, readUserOption, setUserOption, unsetUserOption } from '../tmux/sessions.js';
+import {
+  AGENT_OPTION,
+  WORKTREE_OPTION,
+  parseWorktreeOption,
+  readUserOption,
+  sessionExists,
+  setUserOption,
+  unsetUserOption,
+} from '../tmux/sessions.js';
 import { listSessions, type TmuxSessionInfo } from '../tmux/session-list.js';
 import type { UnrestorableSession } from '../restore/at-start.js';
+import type { ChangesSummary } from '../git/changes.js';
+import type { SessionWorktree } from '../machines/session.machine.js';
+import type { Workspaces } from './workspaces.service.js';
+import { checkDirectory } from './directory.js';
 
 import type { SidecarSystem } from '../actors/system.js';
 
@@ -51,13 +60,19 @@ export interface SessionItem {
   ask: Ask | null;
   /** Why an unrestorable session could not be brought back. */
   reason?: string;
+  /** The git worktree tether made it in, or null. */
+  worktree: SessionWorktree | null;
+  /** Files changed and lines added and removed in its tree, as last computed (null: not yet, or not in git). */
+  changes: ChangesSummary | null;
 }
 
 /** What the sessions need of the records: the sessions that could not be restored, and their facts. */
 export interface SessionRecordsView {
   unrestorable(): readonly UnrestorableSession[];
   /** The recorded facts of a session (for one being restored, which tmux does not hold yet). */
-  record(id: string): { description: string; createdAt: string; cwd: string | null; agent?: string } | null;
+  record(
+    id: string,
+  ): { description: string; createdAt: string; cwd: string | null; agent?: string; worktree?: SessionWorktree | null } | null;
 }
 const NO_RECORDS: SessionRecordsView = { unrestorable: () => [], record: () => null };
 
@@ -87,6 +102,16 @@ export const DESCRIPTION_SOURCE_OPTION = '@description-source';
 /** How many `pi-<n>` names a create without a name tries before giving up. */
 const MAX_NAME_ATTEMPTS = 16;
 
+/** What a new session is made of (`POST /sessions`). */
+export interface CreateInput {
+  name?: string;
+  project?: string;
+  cwd?: string;
+  agent?: string;
+  /** A worktree of its own: a new branch from `from` (default HEAD), or an existing branch checked out nowhere else. */
+  worktree?: { branch: string; from?: string };
+}
+
 const notFound = (id: string) => new DomainError('session-not-found', `no session named "${id}"`);
 
 export class SessionsService {
@@ -102,6 +127,8 @@ export class SessionsService {
     private readonly deleted: (id: string, keepBuffer: boolean) => void = () => undefined,
     private readonly records: SessionRecordsView = NO_RECORDS,
     private readonly catalog: AgentCatalog = DEFAULT_ONLY,
+    /** Worktrees and changes (docs/api.md "Worktrees and changes"); absent: none. */
+    private readonly workspaces: Workspaces | null = null,
   ) {}
 
   /**
@@ -143,6 +170,8 @@ export class SessionsService {
       cwd: record?.cwd ?? null,
       agent: record?.agent ?? DEFAULT_AGENT,
       ask: null,
+      worktree: record?.worktree ?? null,
+      changes: null,
     };
   }
 
@@ -165,6 +194,8 @@ export class SessionsService {
       cwd: info.cwd,
       agent: info.agent ?? DEFAULT_AGENT,
       ask: agent?.ask ?? null,
+      worktree: info.worktree,
+      changes: this.workspaces?.summary(info, live?.lastOutputAt ?? null) ?? null,
     };
   }
 
@@ -176,17 +207,34 @@ export class SessionsService {
     return item;
   }
 
-  /** Creates a session running the configured agent `agent` (default: `[agent]`); without a name, the first free `pi-<n>`. */
-  async create(input: { name?: string; project?: string; cwd?: string; agent?: string }): Promise<{ id: string; name: string }> {
+  /**
+   * Creates a session running the configured agent `agent` (default: `[agent]`); without a name, the
+   * first free `pi-<n>`. With `worktree`, in a git worktree made for it from the repository `cwd` is
+   * in; a session that cannot be made takes the worktree back with it.
+   */
+  async create(input: CreateInput): Promise<{ id: string; name: string }> {
     if (input.agent !== undefined) this.checkAgent(input.agent);
     if (input.cwd !== undefined) await checkDirectory(input.cwd);
+    if (input.name !== undefined && !isValidSessionName(input.name))
+      throw new DomainError('invalid', `must match ${SESSION_NAME_RE.source}`, { field: 'name' });
+    if (!input.worktree || !this.workspaces) return this.createIn(input, input.cwd, undefined);
+    // A taken name is refused before a worktree is made for it.
+    if (input.name !== undefined && this.system.hasSession(input.name)) throw sessionExists(input.name);
+    return this.workspaces.around(input.cwd, input.worktree, (cwd, worktree) => this.createIn(input, cwd, worktree));
+  }
+
+  private async createIn(
+    input: CreateInput,
+    cwd: string | undefined,
+    worktree: SessionWorktree | undefined,
+  ): Promise<{ id: string; name: string }> {
     const options = {
       ...(input.project !== undefined ? { project: input.project } : {}),
-      ...(input.cwd !== undefined ? { cwd: input.cwd } : {}),
+      ...(cwd !== undefined ? { cwd } : {}),
       agent: input.agent ?? DEFAULT_AGENT,
+      ...(worktree !== undefined ? { worktree } : {}),
     };
     if (input.name !== undefined) {
-      if (!isValidSessionName(input.name)) throw new DomainError('invalid', `must match ${SESSION_NAME_RE.source}`, { field: 'name' });
       await this.createOne(input.name, options);
       return { id: input.name, name: input.name };
     }
@@ -218,7 +266,7 @@ export class SessionsService {
   }
 
   /** Creates one session; tmux failing to create it is a 503 that says why. */
-  private async createOne(name: string, options: { project?: string; cwd?: string; agent?: string }): Promise<void> {
+  private async createOne(name: string, options: Parameters<SidecarSystem['createSession']>[2]): Promise<void> {
     await this.system.createSession(name, 'api', options);
   }
 
@@ -230,9 +278,9 @@ export class SessionsService {
     return `${this.namePrefix}-${n}`;
   }
 
-  /** Throws session-not-found unless `id` is a tether session with an actor. */
-  private known(id: string): void {
-    if (!isValidSessionName(id) || !this.system.hasSession(id)) throw notFound(id);
+  /** Throws session-not-found unless `id` is a tether session with an actor (adopted now when tmux holds it: `knows`). */
+  private async known(id: string): Promise<void> {
+    if (!isValidSessionName(id) || !(await this.system.knows(id))) throw notFound(id);
   }
 
   /**
@@ -240,7 +288,7 @@ export class SessionsService {
    * Without one, changes nothing. Answers the description in effect.
    */
   async describe(id: string, description?: string): Promise<string> {
-    this.known(id);
+    await this.known(id);
     if (description === undefined) return (await readUserOption(this.cli, id, '@description').catch(() => null)) ?? '';
     if (description === '') await unsetUserOption(this.cli, id, '@description');
     else await setUserOption(this.cli, id, '@description', description);
@@ -250,13 +298,20 @@ export class SessionsService {
   }
 
   /** What a stream client is told about the session (`session-meta`). */
-  async meta(
-    id: string,
-  ): Promise<{ name: string; description?: string; createdAt: string; agent: string; state: 'running' | 'exited'; exitStatus?: number }> {
-    const [description, created, agent] = await Promise.all([
+  async meta(id: string): Promise<{
+    name: string;
+    description?: string;
+    createdAt: string;
+    agent: string;
+    state: 'running' | 'exited';
+    exitStatus?: number;
+    worktree: SessionWorktree | null;
+  }> {
+    const [description, created, agent, worktree] = await Promise.all([
       readUserOption(this.cli, id, '@description').catch(() => null),
       readUserOption(this.cli, id, '@created').catch(() => null),
       readUserOption(this.cli, id, AGENT_OPTION).catch(() => null),
+      readUserOption(this.cli, id, WORKTREE_OPTION).catch(() => null),
     ]);
     // Read last: the agent's state as it is now, after the reads above.
     const live = this.system.session(id);
@@ -268,6 +323,7 @@ export class SessionsService {
       agent: agent ?? DEFAULT_AGENT,
       state: exited ? 'exited' : 'running',
       ...(exited && live?.exitStatus !== null && live?.exitStatus !== undefined ? { exitStatus: live.exitStatus } : {}),
+      worktree: parseWorktreeOption(worktree),
     };
   }
 
@@ -278,27 +334,33 @@ export class SessionsService {
    * (`session-running`) and left alone.
    */
   async respawn(id: string): Promise<{ id: string; state: 'running' | 'exited'; exitStatus: number | null }> {
-    this.known(id);
+    await this.known(id);
     if (!(await this.system.respawnSession(id))) throw notFound(id);
     const live = this.system.session(id);
     if (!live) throw notFound(id);
     return { id, state: live.exited ? 'exited' : 'running', exitStatus: live.exited ? live.exitStatus : null };
   }
 
-  async remove(id: string, keepBuffer: boolean): Promise<void> {
+  /**
+   * Deletes a session; with `worktree: 'remove'` its worktree too, refused first (nothing deleted)
+   * when that would lose work and `force` is not given.
+   */
+  async remove(id: string, keepBuffer: boolean, opts: { worktree?: 'keep' | 'remove'; force?: boolean } = {}): Promise<void> {
+    const worktree = opts.worktree === 'remove' && this.workspaces ? await this.workspaces.removable(id, opts.force === true) : null;
     if (isValidSessionName(id) && !this.system.sessionIds().includes(id) && this.records.unrestorable().some((u) => u.id === id)) {
       // It could not be restored: deleting it forgets it (its buffer goes too unless kept).
       this.deleted(id, keepBuffer);
-      return;
+    } else {
+      await this.known(id);
+      if (!(await this.system.deleteSession(id, keepBuffer))) throw notFound(id);
+      this.deleted(id, keepBuffer);
     }
-    this.known(id);
-    if (!(await this.system.deleteSession(id, keepBuffer))) throw notFound(id);
-    this.deleted(id, keepBuffer);
+    if (worktree) await this.workspaces!.remove(worktree, opts.force === true);
   }
 
   /** The 40x12 text thumbnail of the agent pane. */
   async thumbnail(id: string): Promise<string> {
-    this.known(id);
+    await this.known(id);
     const pane = this.system.session(id)?.input.paneId;
     const target = pane ?? `=${id}:`;
     const { stdout } = await this.cli.run(['capture-pane', '-p', '-t', target]);
@@ -315,7 +377,7 @@ export class SessionsService {
    * `linkWaitMs`, then refused with `tmux-unavailable`.
    */
   async input(id: string, message: InputMessage, linkWaitMs = INPUT_LINK_WAIT_MS): Promise<void> {
-    this.known(id);
+    await this.known(id);
     const session = this.system.session(id);
     if (!session) throw new DomainError('tmux-unavailable', `session ${id} is not linked to tmux right now`);
     // tmux takes keys for a dead pane and drops them: say so instead.
@@ -333,28 +395,8 @@ export class SessionsService {
 
   /** The agent's slash commands, as its adapter lists them (its built-ins, its command files, what it reported). */
   async commands(id: string): Promise<readonly SlashCommand[]> {
-    this.known(id);
+    await this.known(id);
     const agent = (await readUserOption(this.cli, id, AGENT_OPTION).catch(() => null)) ?? DEFAULT_AGENT;
     return this.catalog.commands(id, agent);
   }
-}
-
-/**
- * Checks the directory a new session's agent is to start in: an absolute path to an existing
- * directory this user can enter. The message names it, so a typo is plain to see.
- */
-export async function checkDirectory(cwd: string): Promise<void> {
-  const refuse = (why: string) => new DomainError('invalid', `${JSON.stringify(cwd)} ${why}`, { field: 'cwd' });
-  if (cwd.includes('\u0000')) throw refuse('contains a NUL character');
-  if (!isAbsolute(cwd)) throw refuse('is not an absolute path');
-  const info = await stat(cwd).catch(() => null);
-  if (!info) throw refuse('does not exist');
-  if (!info.isDirectory()) throw refuse('is not a directory');
-  if (
-    !(await access(cwd, constants.X_OK).then(
-      () => true,
-      () => false,
-    ))
-  )
-    throw refuse('cannot be entered (no search permission)');
 }

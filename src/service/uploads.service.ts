@@ -4,9 +4,9 @@
  * (quoted when it needs to be, no Enter) so the person only adds their words.
  *
  * Invariant: a refused upload changes nothing: the session and the size are checked before a
- * byte is stored, and a file whose path could not be typed is removed again.
+ * byte is stored, and a file whose path could not be typed is removed again (by the store,
+ * which removes only the very file it wrote).
  */
-import { unlink } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { DomainError, isDomainError } from '../errors.js';
 import type { InputMessage } from '../protocol/input.js';
@@ -23,7 +23,7 @@ export function typedPath(path: string): string {
 export interface UploadsDeps {
   readonly store: UploadStore;
   /** The session runs (its agent may be typed to), has exited, or is unknown. */
-  readonly sessionState: (id: string) => 'running' | 'exited' | null;
+  readonly sessionState: (id: string) => Promise<'running' | 'exited' | null>;
   /** Types into the agent's pane, in order with all other input. */
   readonly input: (id: string, message: InputMessage) => Promise<void>;
 }
@@ -41,7 +41,7 @@ export class UploadsService {
    * before anything is read.
    */
   async upload(id: string, name: string, body: Readable, opts: { insert: boolean; declaredBytes: number | null }): Promise<StoredUpload> {
-    const state = this.deps.sessionState(id);
+    const state = await this.deps.sessionState(id);
     if (state === null) throw new DomainError('session-not-found', `no session named "${id}"`);
     if (opts.insert && state === 'exited')
       throw new DomainError('session-exited', `the agent of session ${id} has exited: respawn it before inserting a path`);
@@ -59,15 +59,15 @@ export class UploadsService {
       try {
         await this.deps.input(id, { type: 'keys', data: `${typedPath(stored.path)} ` });
       } catch (err) {
-        await unlink(stored.path).catch(() => undefined);
+        await this.deps.store.discard(stored.path).catch(() => undefined);
         throw err;
       }
     }
     return stored;
   }
 
-  /** Removes the uploads of a deleted session. */
-  removeSession(id: string): Promise<void> {
+  /** Removes the uploads of a deleted session (what tether wrote for it, nothing else); resolves with the files removed. */
+  removeSession(id: string): Promise<string[]> {
     return this.deps.store.removeSession(id);
   }
 }

@@ -68,6 +68,8 @@ export interface HubSessions {
   streamOf(id: string): StreamSource | null;
   /** Whether the session is known at all (it may have no stream yet). */
   hasSession(id: string): boolean;
+  /** The same, and a tether session tmux holds but discovery has not adopted yet is adopted first. */
+  knows(id: string): Promise<boolean>;
   /** Calls `listener` when a session is gone (`deleted`) or its agent exited (`exited`: it stays, clients keep it). */
   onSessionEnded(listener: (id: string, why: 'deleted' | 'exited') => void): () => void;
   /** Calls `listener` when a session's metadata changed (description, agent exited or running). */
@@ -132,8 +134,8 @@ export class StreamHub {
    * meta, then `session-ended` and close 4404.
    */
   /** Whether a session of that id exists (a stream to it opens now or in a moment). */
-  has(sessionId: string): boolean {
-    return this.deps.sessions.hasSession(sessionId);
+  has(sessionId: string): Promise<boolean> {
+    return this.deps.sessions.knows(sessionId);
   }
 
   async open(sessionId: string, kind: ClientKind, link: ClientLink): Promise<OpenClient> {

@@ -170,6 +170,15 @@ export function isNoServerError(err: unknown): boolean {
   return e !== null && /no server running|error connecting to|No such file or directory/.test(e.stderr);
 }
 
+/**
+ * True when the server answered but holds no session (`list-panes -a` on an empty server, which
+ * is what a server still exiting after its last session went looks like).
+ */
+export function isEmptyServerError(err: unknown): boolean {
+  const e = commandErrorOf(err);
+  return e !== null && /no current target/.test(e.stderr);
+}
+
 /** True when nothing listens on the socket at all (not a refused or failed connection). */
 export function isNoServerListeningError(err: unknown): boolean {
   const e = commandErrorOf(err);

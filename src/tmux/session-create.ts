@@ -11,7 +11,18 @@
 import { DomainError } from '../errors.js';
 import { TmuxCommandError, type TmuxCli } from './exec.js';
 import { tmuxArgumentRefusal, escapeArgvArg } from './quote.js';
-import { AGENT_OPTION, CWD_OPTION, PANE_ID_RE, checkSessionName, killSession, readUserOption, sessionExists } from './sessions.js';
+import {
+  AGENT_OPTION,
+  CWD_OPTION,
+  PANE_ID_RE,
+  WORKTREE_OPTION,
+  checkSessionName,
+  encodeWorktreeOption,
+  killSession,
+  readUserOption,
+  sessionExists,
+} from './sessions.js';
+import type { SessionWorktree } from '../machines/session.machine.js';
 
 const ENV_NAME_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -36,11 +47,25 @@ export interface CreateSessionOptions {
   readonly createdAt: string;
   /** The configured agent's name (`default` for `[agent]`), stored as `@tether-agent`. */
   readonly agent?: string;
+  /** The git worktree `cwd` is, stored as `@tether-worktree`. */
+  readonly worktree?: SessionWorktree | null;
 }
 
 /** `new-window -c` expands formats in the directory: `##` is a literal `#`. */
 function escapeFormat(text: string): string {
   return text.replaceAll('#', '##');
+}
+
+/**
+ * The agent window's name: its program's (`pi`, `claude`, `codex`), fixed. A window named at its
+ * creation has tmux's automatic-rename off; with it on, every command the agent runs renamed the
+ * window twice, and each rename is a notification to every control client of the server, which
+ * no gate of tether's can hold back from a client in its handshake (tmux 3.3a crashes then:
+ * src/tmux/topology-gate.ts).
+ */
+export function agentWindowName(command: readonly string[]): string {
+  const program = command[0] ?? '';
+  return program.slice(program.lastIndexOf('/') + 1) || 'agent';
 }
 
 /** The agent's argv as tmux gets it: tmux runs a one-word command through the shell; env(1) keeps it a plain exec. */
@@ -134,6 +159,9 @@ export function createSessionCommands(opts: CreateSessionOptions): string[][] {
       '-P',
       '-F',
       '#{pane_id}',
+      // Named, so automatic-rename is off for it (`-n` is a format: `##` is a literal `#`).
+      '-n',
+      escapeFormat(agentWindowName(opts.command)),
       ...cwd,
       ...env.flatMap(([k, v]) => ['-e', `${k}=${v}`]),
       '--',
@@ -147,6 +175,7 @@ export function createSessionCommands(opts: CreateSessionOptions): string[][] {
     // The directory exactly as given: `session_path` is the same, but formats rewrite control characters.
     ...(opts.cwd !== undefined ? [['set-option', '-t', session, CWD_OPTION, opts.cwd]] : []),
     ...(opts.agent !== undefined ? [['set-option', '-t', session, AGENT_OPTION, opts.agent]] : []),
+    ...(opts.worktree ? [['set-option', '-t', session, WORKTREE_OPTION, encodeWorktreeOption(opts.worktree)]] : []),
     // Last, so it does not fire for the agent window itself.
     ['set-hook', '-t', session, 'after-new-window', AFTER_NEW_WINDOW_HOOK],
   ];

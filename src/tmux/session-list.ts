@@ -3,8 +3,9 @@
  * (with the options tether set once at creation, read once per session), and each session's
  * latest activity.
  */
-import { isNoServerError, isNoSessionError, type TmuxCli } from './exec.js';
-import { AGENT_OPTION, CWD_OPTION, PANE_ID_RE, readOption } from './sessions.js';
+import { isEmptyServerError, isNoServerError, isNoSessionError, type TmuxCli } from './exec.js';
+import { AGENT_OPTION, CWD_OPTION, PANE_ID_RE, WORKTREE_OPTION, parseWorktreeOption, readOption } from './sessions.js';
+import type { SessionWorktree } from '../machines/session.machine.js';
 
 export interface TmuxSessionInfo {
   readonly name: string;
@@ -22,6 +23,8 @@ export interface TmuxSessionInfo {
   readonly cwd: string | null;
   /** The configured agent it runs (`@tether-agent`); null for a session made before tether recorded it, or not tether's. */
   readonly agent: string | null;
+  /** The git worktree it was made in (`@tether-worktree`); null for any other session. */
+  readonly worktree: SessionWorktree | null;
   /** `@tether-pane` while that pane exists, else the session's first pane. */
   readonly paneId: string;
   readonly paneDead: boolean;
@@ -111,6 +114,7 @@ interface FixedOptions {
   readonly project: string | null;
   readonly cwd: string | null;
   readonly agent: string | null;
+  readonly worktree: SessionWorktree | null;
 }
 
 /**
@@ -125,7 +129,7 @@ export async function listSessions(cli: TmuxCli): Promise<TmuxSessionInfo[]> {
   try {
     ({ stdout } = await cli.run(['list-panes', '-a', '-F', LIST_FORMAT]));
   } catch (err) {
-    if (isNoServerError(err)) return [];
+    if (isNoServerError(err) || isEmptyServerError(err)) return [];
     throw err;
   }
   const bySession = new Map<string, PaneRow[]>();
@@ -152,7 +156,7 @@ function projectKey(row: PaneRow): string {
 /** Builds one session's info; null when it vanished while its options were being read. */
 async function describeSession(cli: TmuxCli, rows: PaneRow[], cache: Map<string, FixedOptions>): Promise<TmuxSessionInfo | null> {
   const first = rows[0]!;
-  let fixed: FixedOptions = { project: null, cwd: null, agent: null };
+  let fixed: FixedOptions = { project: null, cwd: null, agent: null, worktree: null };
   if (first.tether) {
     const key = projectKey(first);
     const known = cache.get(key);
@@ -163,6 +167,7 @@ async function describeSession(cli: TmuxCli, rows: PaneRow[], cache: Map<string,
           project: await readOption(cli, first.sessionId, '@project'),
           cwd: await readOption(cli, first.sessionId, CWD_OPTION),
           agent: await readOption(cli, first.sessionId, AGENT_OPTION),
+          worktree: parseWorktreeOption(await readOption(cli, first.sessionId, WORKTREE_OPTION)),
         };
       } catch (err) {
         if (isNoSessionError(err) || isNoServerError(err)) return null;
@@ -182,6 +187,7 @@ async function describeSession(cli: TmuxCli, rows: PaneRow[], cache: Map<string,
     project: fixed.project,
     cwd: fixed.cwd,
     agent: fixed.agent,
+    worktree: fixed.worktree,
     paneId: pane.paneId,
     paneDead: pane.dead,
     paneDeadStatus: pane.dead ? pane.deadStatus : null,

@@ -12,6 +12,7 @@ import { DomainError } from '../errors.js';
 import { isNoServerError, isNoSessionError, type TmuxCli } from './exec.js';
 import { tmuxArgumentRefusal } from './quote.js';
 import { SESSION_NAME_RULE, isValidSessionName } from '../protocol/session-name.js';
+import type { SessionWorktree } from '../machines/session.machine.js';
 
 /** User options tether owns. */
 const OPTION_NAME_RE = /^@[a-z-]+$/;
@@ -43,6 +44,31 @@ function notFoundOr(err: unknown, name: string): unknown {
 export const CWD_OPTION = '@tether-cwd';
 /** The session option naming the configured agent it runs (`default`, or an `[agents.<name>]`). */
 export const AGENT_OPTION = '@tether-agent';
+
+/** The session option holding the session's git worktree (`SessionWorktree` as JSON), set at creation. */
+export const WORKTREE_OPTION = '@tether-worktree';
+
+/** A worktree as its option stores it. */
+export function encodeWorktreeOption(worktree: SessionWorktree): string {
+  const { repo, branch, path, base, newBranch } = worktree;
+  return JSON.stringify({ repo, branch, path, base, newBranch });
+}
+
+/** The worktree an option value holds; null when unset or not in the shape tether writes (set by hand). */
+export function parseWorktreeOption(value: string | null): SessionWorktree | null {
+  if (value === null) return null;
+  let v: unknown;
+  try {
+    v = JSON.parse(value);
+  } catch {
+    return null;
+  }
+  if (typeof v !== 'object' || v === null) return null;
+  const o = v as Record<string, unknown>;
+  const text = (k: string) => typeof o[k] === 'string' && o[k] !== '';
+  if (!text('repo') || !text('branch') || !text('path') || !text('base') || typeof o.newBranch !== 'boolean') return null;
+  return { repo: o.repo as string, branch: o.branch as string, path: o.path as string, base: o.base as string, newBranch: o.newBranch };
+}
 
 /** True when the session exists (false too when no server runs). */
 export async function hasSession(cli: TmuxCli, name: string): Promise<boolean> {

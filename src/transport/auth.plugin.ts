@@ -8,6 +8,11 @@
  * @fastify/websocket completes an upgrade: a refused upgrade is an HTTP 401 on a socket that is
  * then closed, never an open WebSocket. A route opts out only with `config: { auth: 'none' }`
  * (the pairing route, which checks its pairing token itself).
+ *
+ * Only an authenticated peer keeps its connection: a refused request's connection, and the
+ * connection of a request on a route that opts out, close after the answer, so a peer without a
+ * token never reaches a keep-alive (docs/reliability.md "Peers that hold sockets"). A request that
+ * passes auth moves its connection out of the unauthenticated counts (`peers`).
  */
 import type { FastifyPluginCallback, FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError } from '../errors.js';
@@ -25,8 +30,16 @@ declare module 'fastify' {
   }
 }
 
+/** What auth tells the connection limits (transport/peer-limits.ts `PeerGuard`). */
+export interface AuthenticatedConnections {
+  /** A request on this socket passed auth; false when no more authenticated connections fit. */
+  authenticate(socket: { remoteAddress?: string | undefined; remotePort?: number | undefined }): boolean;
+  readonly limits: { readonly authenticated: number };
+}
+
 export interface AuthPluginOptions {
   readonly tokens: TokenVerifier;
+  readonly peers?: AuthenticatedConnections;
 }
 
 const BEARER = /^Bearer +(\S+) *$/i;
@@ -47,27 +60,44 @@ export function tokenOf(req: FastifyRequest): string | null {
 /** A request that asks to switch protocols (a WebSocket handshake). */
 const isUpgrade = (req: FastifyRequest): boolean => typeof req.headers.upgrade === 'string';
 
-function refuse(req: FastifyRequest, reply: FastifyReply): FastifyReply {
-  if (isUpgrade(req)) {
-    // An upgrade request's socket has left node's HTTP parser: nothing closes it after the
-    // answer unless someone does. @fastify/websocket does, but only when its own onRequest hook
-    // ran before this one; closing it here keeps the refusal safe in any registration order.
-    reply.header('connection', 'close');
-    reply.raw.once('finish', () => req.raw.socket.destroy());
-  }
-  const failure = httpFailure(
-    new DomainError('unauthorized', 'a valid token is required: Authorization: Bearer <token>, or ?token=<token>'),
-  );
-  return reply.code(failure.status).header('www-authenticate', 'Bearer').send(failure.body);
+/** The connection ends after this answer: node closes it once the answer is written. */
+function closeAfter(req: FastifyRequest, reply: FastifyReply): void {
+  reply.header('connection', 'close');
+  // An upgrade request's socket has left node's HTTP parser: nothing closes it after the
+  // answer unless someone does. @fastify/websocket does, but only when its own onRequest hook
+  // ran before this one; closing it here keeps the refusal safe in any registration order.
+  if (isUpgrade(req)) reply.raw.once('finish', () => req.raw.socket.destroy());
 }
 
-const auth: FastifyPluginCallback<AuthPluginOptions> = (app, { tokens }, done) => {
+function refuse(req: FastifyRequest, reply: FastifyReply, error: DomainError): FastifyReply {
+  closeAfter(req, reply);
+  const failure = httpFailure(error);
+  if (failure.status === 401) reply.header('www-authenticate', 'Bearer');
+  return reply.code(failure.status).send(failure.body);
+}
+
+const auth: FastifyPluginCallback<AuthPluginOptions> = (app, { tokens, peers }, done) => {
   app.decorateRequest('tetherToken', null);
   app.addHook('onRequest', async (req, reply) => {
-    if (req.routeOptions.config.auth === 'none') return;
+    if (req.routeOptions.config.auth === 'none') {
+      // Authenticated by other means, later (a pairing token in the body): the connection is not.
+      closeAfter(req, reply);
+      return;
+    }
     const token = tokenOf(req);
     const verified = token === null ? null : tokens.verify(token);
-    if (!verified) return refuse(req, reply);
+    if (!verified)
+      return refuse(
+        req,
+        reply,
+        new DomainError('unauthorized', 'a valid token is required: Authorization: Bearer <token>, or ?token=<token>'),
+      );
+    if (peers && !peers.authenticate(req.raw.socket))
+      return refuse(
+        req,
+        reply,
+        new DomainError('rate-limited', `too many open connections: at most ${peers.limits.authenticated} authenticated ones at once`),
+      );
     // Only the identity travels with the request: never the hash, never the plaintext.
     req.tetherToken = { id: verified.id, name: verified.name };
     tokens.touch?.(verified.id);

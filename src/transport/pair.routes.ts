@@ -28,9 +28,11 @@ export interface PairingHandle {
 
 export interface PairRoutesOptions {
   readonly pairing: PairingHandle;
+  /** The daemon's id and name, given in the answer (docs/pairing.md "Which daemon is which"). */
+  readonly daemon: { readonly id: string; readonly name: string };
 }
 
-export const pairRoutes: FastifyPluginAsyncTypebox<PairRoutesOptions> = async (app, { pairing }) => {
+export const pairRoutes: FastifyPluginAsyncTypebox<PairRoutesOptions> = async (app, { pairing, daemon }) => {
   await app.register(rateLimit, {
     global: false,
     errorResponseBuilder: (_req, ctx) =>
@@ -56,7 +58,7 @@ export const pairRoutes: FastifyPluginAsyncTypebox<PairRoutesOptions> = async (a
       const result = pairing.pair(body);
       if (!result) throw new DomainError('unauthorized', 'the pairing token is wrong, used or expired: run "tether pair" for a new one');
       req.log.info({ tokenId: result.tokenId, name: result.name, device: body.deviceToken !== undefined }, 'device paired');
-      return reply.code(201).send(result);
+      return reply.code(201).send({ ...result, daemon: { id: daemon.id, name: daemon.name } });
     },
   );
   app.put('/device', { schema: { body: DeviceBody, response: { 200: DeviceAnswer } } }, (req) => {

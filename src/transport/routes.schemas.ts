@@ -6,13 +6,16 @@
  */
 import { Type, type Static } from 'typebox';
 import { CHOICE_ID_PATTERN, MAX_ASK_ID_CHARS } from '../protocol/ask.js';
-import { AgentStateValue, Ask } from '../protocol/frames.schemas.js';
+import { AgentStateValue, Ask, WorktreeFacts } from '../protocol/frames.schemas.js';
 import { SESSION_NAME_PATTERN } from '../protocol/session-name.js';
 import { MAX_QUERY_CHARS } from '../service/history.service.js';
+import { MAX_BRANCH_CHARS } from '../git/repository.js';
 import type { HealthReport } from './handles.js';
 
 /** Longest directory path, in characters (Linux's PATH_MAX). */
 const MAX_CWD_CHARS = 4096;
+/** Longest ref a new worktree's branch may start from. */
+const MAX_REF_CHARS = 1024;
 /** Longest description and project, in characters. */
 const MAX_DESCRIPTION_CHARS = 1024;
 const MAX_PROJECT_CHARS = 256;
@@ -22,6 +25,11 @@ const MAX_UPLOAD_NAME_CHARS = 1024;
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
 
 // ---- sessions.routes.ts
+
+const ChangesSummary = Type.Object(
+  { files: Type.Integer({ minimum: 0 }), added: Type.Integer({ minimum: 0 }), removed: Type.Integer({ minimum: 0 }) },
+  { description: 'files changed and lines added and removed against the base, as last computed' },
+);
 
 const SessionListItem = Type.Object({
   id: Type.String(),
@@ -38,6 +46,8 @@ const SessionListItem = Type.Object({
   agent: Type.String({ description: 'the configured agent it runs: "default" for [agent], else the name of its [agents.<name>]' }),
   ask: Nullable(Ask),
   reason: Type.Optional(Type.String({ description: 'why an unrestorable session could not be brought back' })),
+  worktree: Nullable(WorktreeFacts),
+  changes: Nullable(ChangesSummary),
 });
 export type SessionListItem = Static<typeof SessionListItem>;
 
@@ -49,9 +59,55 @@ const CreateBody = Type.Object(
     agent: Type.Optional(
       Type.String({ minLength: 1, maxLength: 64, description: 'a configured agent: "default" ([agent]) or an [agents.<name>]' }),
     ),
+    worktree: Type.Optional(
+      Type.Object(
+        {
+          branch: Type.String({ minLength: 1, maxLength: MAX_BRANCH_CHARS, description: 'a new branch, or one checked out nowhere else' }),
+          from: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_REF_CHARS, description: 'where a new branch starts (HEAD)' })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
   },
   { additionalProperties: false },
 );
+
+const ChangeStatus = Type.Union([
+  Type.Literal('added'),
+  Type.Literal('modified'),
+  Type.Literal('deleted'),
+  Type.Literal('renamed'),
+  Type.Literal('untracked'),
+]);
+const ChangedFile = Type.Object({
+  path: Type.String(),
+  oldPath: Nullable(Type.String()),
+  status: ChangeStatus,
+  added: Nullable(Type.Integer({ minimum: 0 })),
+  removed: Nullable(Type.Integer({ minimum: 0 })),
+  binary: Type.Boolean(),
+});
+const Changes = Type.Object({
+  id: Type.String(),
+  worktree: Nullable(WorktreeFacts),
+  root: Type.String({ description: 'the top of the working tree' }),
+  base: Type.String({ description: 'the commit compared with' }),
+  head: Nullable(Type.String()),
+  branch: Nullable(Type.String()),
+  files: Type.Array(ChangedFile),
+  filesTruncated: Type.Boolean(),
+  commits: Type.Array(Type.Object({ sha: Type.String(), subject: Type.String(), author: Type.String(), date: Type.String() })),
+  commitsTruncated: Type.Boolean(),
+  summary: ChangesSummary,
+});
+const FileDiff = Type.Object({
+  path: Type.String(),
+  oldPath: Nullable(Type.String()),
+  status: Nullable(ChangeStatus),
+  binary: Type.Boolean(),
+  diff: Nullable(Type.String()),
+  truncated: Type.Boolean(),
+});
 
 const CommandItem = Type.Object({ name: Type.String(), description: Type.String(), args: Type.Optional(Type.Unknown()) });
 
@@ -73,6 +129,16 @@ const Health = Type.Object({
   ok: Type.Boolean({ description: "true exactly when status is 'ok'" }),
   status: Type.Union([Type.Literal('ok'), Type.Literal('degraded')]),
   version: Type.String(),
+  id: Type.String({ description: "the daemon's id: made once, kept in the data dir (docs/pairing.md)" }),
+  name: Type.String({ description: "the daemon's name: config name, else the host name" }),
+  mdns: Type.Object(
+    {
+      state: Type.Union([Type.Literal('off'), Type.Literal('starting'), Type.Literal('advertising'), Type.Literal('retrying')]),
+      reason: Type.Union([Type.String(), Type.Null()]),
+      instance: Type.Union([Type.String(), Type.Null()]),
+    },
+    { description: 'the advertisement on the local network (docs/pairing.md, Finding the daemon again)' },
+  ),
   uptime: Type.Number({ minimum: 0, description: 'seconds since the daemon started' }),
   sessions: Type.Integer({ minimum: 0 }),
   sessionIds: Type.Array(Type.String()),
@@ -180,7 +246,12 @@ export const RouteSchemas = {
   ),
   DescribedSession: Type.Object({ id: Type.String(), description: Type.String() }),
   DeleteSessionQuery: Type.Object(
-    { keepBuffer: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')])), token: Type.Optional(Type.String()) },
+    {
+      keepBuffer: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')])),
+      worktree: Type.Optional(Type.Union([Type.Literal('keep'), Type.Literal('remove')])),
+      force: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')])),
+      token: Type.Optional(Type.String()),
+    },
     { additionalProperties: false },
   ),
   Thumbnail: Type.String(),
@@ -195,6 +266,12 @@ export const RouteSchemas = {
     exitStatus: Nullable(Type.Integer()),
   }),
   CommandList: Type.Array(CommandItem),
+  Changes,
+  DiffQuery: Type.Object(
+    { path: Type.String({ minLength: 1, maxLength: 4096 }), token: Type.Optional(Type.String()) },
+    { additionalProperties: false },
+  ),
+  FileDiff,
 
   HistoryQuery: Type.Object(
     { from: Position, to: Type.Optional(Position), token: Type.Optional(Type.String()) },
@@ -227,7 +304,15 @@ export const RouteSchemas = {
     },
     { additionalProperties: false },
   ),
-  PairAnswer: Type.Object({ token: Type.String(), tokenId: Type.String(), name: Type.String() }),
+  PairAnswer: Type.Object({
+    token: Type.String(),
+    tokenId: Type.String(),
+    name: Type.String(),
+    daemon: Type.Object(
+      { id: Type.String(), name: Type.String() },
+      { description: 'the daemon paired with: its id and name, as in GET /health (docs/pairing.md)' },
+    ),
+  }),
   DeviceBody: Type.Object(
     { deviceToken: DEVICE_TOKEN, environment: ENVIRONMENT, deviceName: DEVICE_NAME },
     { additionalProperties: false },

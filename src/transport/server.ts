@@ -5,7 +5,8 @@
  *
  * Invariants: registration order is errors, websocket, auth, routes, so every route (and the
  * not-found handler) sits behind auth and answers errors in one shape; no log line carries a
- * token, whatever logger is passed in (see errors.plugin.ts).
+ * token, whatever logger is passed in (see errors.plugin.ts); every stage a connection can stall
+ * in is bounded and connections without a token are capped (peer-limits.ts).
  */
 import websocket from '@fastify/websocket';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -17,6 +18,7 @@ import { DomainError } from '../errors.js';
 import { MAX_CLIENT_FRAME_BYTES } from '../protocol/frames.js';
 import type { HealthSource, TokenVerifier } from './handles.js';
 import { healthRoutes } from './health.routes.js';
+import { PEER_LIMITS, PeerGuard, serverTimeouts, type PeerLimits } from './peer-limits.js';
 import { typeboxCompilersFactory } from './schema-compilers.js';
 import { sessionsRoutes, type SessionsHandle } from './sessions.routes.js';
 
@@ -69,11 +71,13 @@ export interface ServerOptions {
   /** More routes (the stream), registered after auth, so behind it. */
   readonly plugins?: readonly ((app: FastifyInstance) => Promise<void> | void)[];
   /**
-   * Requests wait for this before anything else (the daemon listens before it has adopted its
-   * sessions, so a second daemon is refused before touching them; a phone that reconnects
-   * meanwhile waits instead of hearing of no session).
+   * Authenticated requests wait for this before anything else (the daemon listens before it has
+   * adopted its sessions, so a second daemon is refused before touching them; a phone that
+   * reconnects meanwhile waits instead of hearing of no session).
    */
   readonly ready?: Promise<void>;
+  /** The connection limits (default PEER_LIMITS; tests shorten them). */
+  readonly peerLimits?: Partial<PeerLimits>;
 }
 
 type RedactOption = string[] | { paths: string[]; censor?: unknown; remove?: boolean } | undefined;
@@ -105,6 +109,8 @@ export function safeLoggerOptions(logger: ServerLogger): Pick<FastifyServerOptio
 
 /** Builds the server, not yet listening (tests can `inject`). */
 export async function buildServer(opts: ServerOptions): Promise<FastifyInstance> {
+  const limits: PeerLimits = { ...PEER_LIMITS, ...opts.peerLimits };
+  const timeouts = serverTimeouts(limits);
   const app = Fastify({
     ...safeLoggerOptions(opts.logger),
     logController: new RequestLogController(),
@@ -114,8 +120,23 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     // TypeBox's compiler validates and serializes; ajv is never loaded. Wrong types and unknown
     // fields are errors, not coerced or dropped (TypeBox's check neither coerces nor defaults).
     schemaController: { compilersFactory: typeboxCompilersFactory },
-    ...(opts.tls ? { https: { key: opts.tls.key, cert: opts.tls.cert, sessionTimeout: TLS_SESSION_SECONDS } } : {}),
+    // Every stage a connection can stall in is bounded (transport/peer-limits.ts).
+    keepAliveTimeout: timeouts.keepAliveTimeout,
+    requestTimeout: timeouts.requestTimeout,
+    ...(opts.tls
+      ? {
+          https: {
+            key: opts.tls.key,
+            cert: opts.tls.cert,
+            sessionTimeout: TLS_SESSION_SECONDS,
+            handshakeTimeout: limits.handshakeMs,
+            ...timeouts,
+          },
+        }
+      : { http: timeouts }),
   }).withTypeProvider<TypeBoxTypeProvider>();
+  const peers = new PeerGuard(limits, app.log);
+  peers.attach(app.server);
   // The route table as the server itself knows it, so a test can check every route (even one
   // added later) for authentication.
   const routes: ServedRoute[] = [];
@@ -124,8 +145,6 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
       routes.push({ method, url: r.url, websocket: (r as { websocket?: boolean }).websocket === true, auth: r.config?.auth ?? 'token' });
   });
   app.decorate('tetherRoutes', routes);
-  const ready = opts.ready;
-  if (ready) app.addHook('onRequest', async () => void (await ready));
   await app.register(errorsPlugin);
   // Clients send a JSON content type on bodiless requests (DELETE); an empty body is no body.
   const parseJson = app.getDefaultJsonParser('error', 'error');
@@ -150,7 +169,18 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
       endSocketAfterError(socket);
     },
   });
-  await app.register(authPlugin, { tokens: opts.tokens });
+  // The 101 is being written: the upgrade completed within its bound.
+  app.websocketServer.on('headers', (_headers, request) => peers.upgraded(request.socket));
+  await app.register(authPlugin, { tokens: opts.tokens, peers });
+  // After auth: an authenticated request's body must keep coming; an unauthenticated one (only
+  // `auth: 'none'` routes get here) is bounded by its connection's life.
+  app.addHook('onRequest', (req, _reply, done) => {
+    peers.requestStarted(req.raw);
+    done();
+  });
+  // After auth too: a refused request is answered at once, even while the daemon is starting.
+  const ready = opts.ready;
+  if (ready) app.addHook('onRequest', async () => void (await ready));
   await app.register(healthRoutes, { health: opts.health });
   if (opts.sessions) await app.register(sessionsRoutes, { sessions: opts.sessions });
   for (const plugin of opts.plugins ?? []) await plugin(app);

@@ -23,10 +23,17 @@ export interface SessionsHandle {
   list(): Promise<SessionListItem[]>;
   /** One session, as the list gives it. */
   get(id: string): Promise<SessionListItem>;
-  create(input: { name?: string; project?: string; cwd?: string; agent?: string }): Promise<{ id: string; name: string }>;
+  create(input: {
+    name?: string;
+    project?: string;
+    cwd?: string;
+    agent?: string;
+    worktree?: { branch: string; from?: string };
+  }): Promise<{ id: string; name: string }>;
   /** Sets the description (none given: changes nothing); answers the description in effect. */
   describe(id: string, description?: string): Promise<string>;
-  remove(id: string, keepBuffer: boolean): Promise<void>;
+  /** `worktree: 'remove'` removes its worktree too (refused when that loses work, unless `force`). */
+  remove(id: string, keepBuffer: boolean, opts?: { worktree?: 'keep' | 'remove'; force?: boolean }): Promise<void>;
   thumbnail(id: string): Promise<string>;
   input(id: string, message: InputMessage): Promise<void>;
   /** Starts an exited agent again; answers its state once the pane was seen again. */
@@ -59,6 +66,7 @@ export const sessionsRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsHandl
         ...(body.project !== undefined ? { project: body.project } : {}),
         ...(body.cwd !== undefined ? { cwd: body.cwd } : {}),
         ...(body.agent !== undefined ? { agent: body.agent } : {}),
+        ...(body.worktree !== undefined ? { worktree: body.worktree } : {}),
       });
       return reply.code(201).send(created);
     },
@@ -90,7 +98,10 @@ export const sessionsRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsHandl
       },
     },
     async (req, reply) => {
-      await sessions.remove(req.params.id, req.query.keepBuffer === 'true');
+      const { worktree, force } = req.query;
+      if (force !== undefined && worktree !== 'remove')
+        throw new DomainError('invalid', 'force applies to worktree=remove only', { field: 'querystring/force' });
+      await sessions.remove(req.params.id, req.query.keepBuffer === 'true', { ...(worktree ? { worktree } : {}), force: force === 'true' });
       return reply.code(204).send(null);
     },
   );

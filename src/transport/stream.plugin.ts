@@ -28,7 +28,7 @@ import type { InputMessage } from '../protocol/input.js';
 /** What the stream routes need of the stream hub (src/stream/stream-hub.ts is one). */
 export interface StreamHandle {
   /** Whether a session of that id exists (checked before the upgrade). */
-  has(sessionId: string): boolean;
+  has(sessionId: string): Promise<boolean>;
   open(sessionId: string, kind: ClientKind, link: ClientLink): Promise<OpenClient>;
 }
 
@@ -223,17 +223,12 @@ export const streamRoutes: FastifyPluginCallbackTypebox<StreamPluginOptions> = (
       {
         websocket: true,
         schema: { params: IdParams, querystring: StreamQuery },
-        preValidation: (req, _reply, next) => {
+        preValidation: async (req) => {
           const { id } = req.params;
-          try {
-            if (kind === 'side' && req.query.lastSeq !== undefined)
-              throw new DomainError('invalid', 'the side channel carries no stream position', { field: 'querystring/lastSeq' });
-            lastSeqOfQuery(req.query.lastSeq);
-          } catch (err) {
-            next(err as Error);
-            return;
-          }
-          next(opts.stream.has(id) ? undefined : notFound(id));
+          if (kind === 'side' && req.query.lastSeq !== undefined)
+            throw new DomainError('invalid', 'the side channel carries no stream position', { field: 'querystring/lastSeq' });
+          lastSeqOfQuery(req.query.lastSeq);
+          if (!(await opts.stream.has(id))) throw notFound(id);
         },
       },
       (socket, req) => serve(kind, opts, socket, req.params.id, req.tetherToken, req.socket, lastSeqOfQuery(req.query.lastSeq), req.log),

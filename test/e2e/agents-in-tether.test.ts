@@ -186,11 +186,17 @@ describe('Claude Code and Codex as tether sessions', () => {
     await explained(shows(m, ready, AGENT_START_MS, `${agent} ready on the client`));
     return m;
   };
-  /** Types `prompt`; waits until the client shows `answer` (`shown`), then gets the awaiting-input frame (`waiting`). */
+  /**
+   * Types `prompt`; waits until the client shows `answer` (`shown`), then for the awaiting-input
+   * frame that ends this turn (`waiting`). A frame from before the prompt does not count: a client
+   * that connected to a waiting agent was told awaiting-input at once, and the turn's own states
+   * (Codex's read from its rollout file) may reach it a moment after the answer reached its screen.
+   */
   const turn = async (m: Mirror, prompt: string, answer: string[], shown: string, waiting: string) => {
+    const before = states(m).length;
     await type(m, prompt);
     await explained(shows(m, answer, TURN_MS, shown));
-    await explained(eventually(() => states(m).at(-1) === 'awaiting-input', TURN_MS, POLL_MS, waiting));
+    await explained(eventually(() => states(m).length > before && states(m).at(-1) === 'awaiting-input', TURN_MS, POLL_MS, waiting));
   };
 
   test(
@@ -276,7 +282,6 @@ describe('Claude Code and Codex as tether sessions', () => {
       // awaiting-input while the restore is not yet taken for an exit), or idle (the resumed
       // Codex's first record).
       const seen = states(again);
-      // Once seen only under a full run's load (nothing but the end): the daemon's log says why.
       await explained(
         Promise.resolve().then(() =>
           expect(seen.slice(seen.indexOf('thinking')), `states of the resumed Codex's turn: ${seen.join(', ')}`).toEqual(CODEX_TURN),

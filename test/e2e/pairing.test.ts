@@ -28,6 +28,7 @@ interface PairingJson {
   port: number;
   fingerprint: string;
   name: string;
+  id: string;
   warnings: string[];
 }
 
@@ -78,6 +79,12 @@ describe('pairing, tokens and TLS', () => {
     const fp = createHash('sha256').update(new X509Certificate(certPem()).raw).digest('hex');
     expect(u.searchParams.get('fp')).toBe(fp);
     expect(u.searchParams.get('name')).toBe('devbox');
+    // The daemon's id, as kept in the data dir (0600) and as the run file has it.
+    const kept = JSON.parse(readFileSync(join(fx.home.dataDir, 'identity.json'), 'utf8')) as { id: string };
+    expect(statSync(join(fx.home.dataDir, 'identity.json')).mode & 0o777).toBe(0o600);
+    expect(u.searchParams.get('id')).toBe(kept.id);
+    expect(kept.id).toMatch(/^[A-Za-z0-9_-]{22}$/);
+    expect(JSON.parse(readFileSync(join(fx.home.dataDir, 'run/daemon.json'), 'utf8'))).toMatchObject({ id: kept.id, name: 'devbox' });
     // Bound to loopback with no publicBaseUrl: the user is told a phone cannot reach it.
     expect(r.stderr).toMatch(/cannot reach it.*publicBaseUrl/);
   });
@@ -88,11 +95,19 @@ describe('pairing, tokens and TLS', () => {
     const health = await request('/health', { token: fx.d.token });
     expect(health.status).toBe(200);
     expect(health.json<{ tls: { fingerprint: string } }>().tls.fingerprint).toBe(p.fingerprint);
+    // The same daemon in /health as in the code; bound to loopback, it is not advertised, and says why.
+    expect(p.id).toMatch(/^[A-Za-z0-9_-]{22}$/);
+    expect(health.json()).toMatchObject({
+      id: p.id,
+      name: 'devbox',
+      mdns: { state: 'off', reason: expect.stringMatching(/127\.0\.0\.1, which no other device reaches/) as unknown, instance: null },
+    });
 
     const paired = await request('/pair', { method: 'POST', body: { pairingToken: p.pairingToken, deviceName: 'Ada’s iPhone' } });
     expect(paired.status, paired.text).toBe(201);
-    const { token, tokenId, name } = paired.json<{ token: string; tokenId: string; name: string }>();
+    const { token, tokenId, name, daemon } = paired.json<{ token: string; tokenId: string; name: string; daemon: unknown }>();
     expect(name).toBe('Ada’s iPhone');
+    expect(daemon).toEqual({ id: p.id, name: 'devbox' });
     expect(tokenId).toMatch(/^[0-9a-f-]{36}$/);
     expect((await request('/sessions', { token })).status).toBe(200);
 

@@ -6,12 +6,16 @@
  * session that cannot be restored at start-up. What the phone gets is checked: one alert per
  * occurrence, naming the session and what happened, none for a clean exit, none of a kind that
  * `[push] events` leaves out. "Exactly one" is shown by a later alert arriving behind it alone.
+ * A restore that keeps failing while its retry's condition comes and goes (its directory made
+ * and removed again, tmux refusing the session whenever the directory is there) alerts once
+ * per reason, and again only after the session came back.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SessionRecords } from '../../src/restore/records.js';
+import { RESTORE_RETRY_INTERVAL_MS } from '../../src/restore/retry.js';
 import { fakeAgent } from '../helpers/agent-socket.js';
 import { pushToml, startApnsStandIns, type ApnsStandIns } from '../helpers/apns-server.js';
 import { useDaemon, type DaemonFixture } from '../helpers/daemon-fixture.js';
@@ -207,4 +211,87 @@ describe('[push] events leaves kinds out', () => {
       agent.close();
     }
   });
+});
+
+describe('a restore that keeps failing while its reason comes and goes', () => {
+  const { fx, dir, alerts } = pushingDaemon('');
+  const { listed, input, running } = helpers(fx);
+
+  it(
+    'one alert per reason however often the retry fails; once the session came back, its next failure alerts again',
+    { timeout: 300_000 },
+    async () => {
+      const records = new SessionRecords(fx.home.dataDir);
+      const cwd = join(dir, 'flaky-mount');
+      const dirGone = `its directory ${cwd} is gone`;
+      expect(await fx.d.stop()).toBe(0);
+      records.write({
+        v: 1,
+        name: 'flaky',
+        description: 'on the other disk',
+        cwd,
+        command: ['/bin/sh'],
+        sessionFile: null,
+        // tmux takes no NUL in an argument: whenever its directory is there, making the session fails.
+        createdAt: `${new Date().toISOString()}\u0000`,
+        reservedSeq: 0,
+        server: null,
+        ended: null,
+      });
+      await fx.startAgain(60_000);
+      const failures = () =>
+        fx.d
+          .stderr()
+          .split('\n')
+          .filter((l) => l.includes('"session":"flaky"') && l.includes('could not be restored')).length;
+      const told = () => alerts().filter((a) => a.sessionId === 'flaky');
+      await eventually(() => told().length === 1, 20_000, 50, 'the alert of the missing directory');
+      expect(told()[0]).toEqual({
+        title: 'A session could not be restored',
+        body: `flaky: on the other disk — ${dirGone}`,
+        sessionId: 'flaky',
+      });
+
+      // The directory comes and goes; each time it is there the retry tries, and tmux refuses.
+      for (let round = 1; round <= 2; round++) {
+        const before = failures();
+        mkdirSync(cwd);
+        await eventually(() => failures() > before, 60_000, 100, `attempt ${round} with the directory there`);
+        rmSync(cwd, { recursive: true });
+        const gone = Date.now();
+        await eventually(() => Date.now() > gone + RESTORE_RETRY_INTERVAL_MS + 1000, 30_000, 100, 'a retry round with the directory gone');
+      }
+      expect(failures()).toBe(3);
+      expect(told().map((a) => a.body)).toEqual([
+        `flaky: on the other disk — ${dirGone}`,
+        expect.stringMatching(/^flaky: on the other disk — tmux could not create it: .*NUL/),
+      ]);
+
+      // Made right (the directory still gone, so no attempt meets the edit half way) and the
+      // directory back: restored, and its record, kept afresh, holds no reason told.
+      const record = records.read('flaky')!;
+      records.write({ ...record, createdAt: new Date().toISOString() });
+      mkdirSync(cwd);
+      await eventually(async () => (await listed('flaky'))?.state === 'running', 120_000, 200, 'flaky restored');
+      await eventually(() => records.read('flaky')?.told === undefined, 15_000, 50, "flaky's record without told reasons");
+
+      // Lost again with its directory gone: a reason told before, but the session came back since.
+      rmSync(cwd, { recursive: true });
+      const pid = Number((await fx.tmux.tmux('display-message', '-p', '#{pid}')).trim());
+      process.kill(pid, 'SIGKILL');
+      await eventually(() => told().length === 3, 60_000, 100, 'the alert of the directory gone again');
+      expect(told()[2]!.body).toBe(`flaky: on the other disk — ${dirGone}`);
+
+      // Nothing else was sent: the next alert arrives right behind.
+      await running('pi-main');
+      await input('pi-main', 'exit 3');
+      await eventually(() => alerts().length === 4, 20_000, 50, 'the alert of the exit');
+      expect(alerts().map((a) => `${a.sessionId}: ${a.title}`)).toEqual([
+        'flaky: A session could not be restored',
+        'flaky: A session could not be restored',
+        'flaky: A session could not be restored',
+        'pi-main: pi exited with status 3',
+      ]);
+    },
+  );
 });

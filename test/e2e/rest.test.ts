@@ -140,6 +140,8 @@ describe('REST sessions', () => {
       ['GET', '/sessions/pi-main/thumbnail', undefined],
       ['POST', '/sessions/pi-main/input', { type: 'keys', data: 'touch /tmp/unauth' }],
       ['GET', '/sessions/pi-main/commands', undefined],
+      ['GET', '/sessions/pi-main/changes', undefined],
+      ['GET', '/sessions/pi-main/changes/diff?path=README.md', undefined],
     ];
     for (const [method, path, body] of routes) {
       const init = { method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) };

@@ -61,6 +61,26 @@ describe('tether serve', () => {
     await eventually(async () => (await health(d)).sessionIds.includes('side-1'), 15_000);
   });
 
+  withDaemon('a session made by `tether attach` is served as soon as the list shows it, before discovery looked again', async (fx) => {
+    // No session linked: no control client hears tmux tell of a new session; discovery looks once a second.
+    expect((await fx.d.get('/sessions/pi-main', { method: 'DELETE' })).status).toBe(204);
+    expect((await runCli(['attach', 'side-2', '--detach'], fx.home.env)).code).toBe(0);
+    // At once, as a phone that just listed it would: its stream and a route of its own.
+    const m = fx.mirror('side-2');
+    const commands = await fx.d.get('/sessions/side-2/commands');
+    expect(commands.status, await commands.clone().text()).toBe(200);
+    await eventually(
+      () => {
+        if (m.kinds().includes('snapshot')) return true;
+        throw new Error(`the client got: ${m.kinds().join(' ')} (status ${m.stream.status})`);
+      },
+      15_000,
+      50,
+      'a snapshot of side-2',
+    );
+    expect(m.stream.status).toBe('open');
+  });
+
   withDaemon('reattaches every session after a SIGKILL, and loses none', async (fx) => {
     const { d: d1, home, tmux } = fx;
     expect((await runCli(['attach', 'work-a', '--detach'], home.env)).code).toBe(0);

@@ -127,6 +127,9 @@ describe('sessions on real tmux', () => {
     chmodSync(script, 0o755);
     const { paneId } = await createSession(tmux.cli, { name: 'one-word', command: [script], createdAt: new Date().toISOString() });
     await eventually(async () => (await tmux.capture(paneId)).includes('ran-directly'));
+    // The window is named after the program, exactly, and keeps the name (automatic-rename is off).
+    expect(await tmux.tmux('display', '-p', '-t', paneId, '#{automatic-rename}')).toBe('0\n');
+    expect(await tmux.tmux('display', '-p', '-t', paneId, '#{window_name}')).toBe('run me;$HOME #x\n');
     await killSession(tmux.cli, 'one-word');
   });
 

@@ -59,12 +59,15 @@ export interface TestDaemon {
   kill(): Promise<void>;
 }
 
-/** The daemon's last `n` log lines of every level, request lines left out, for a failure message. */
+/**
+ * The daemon's last `n` log lines of every level, for a failure message: request lines left out,
+ * but for a refused one (a 404 for a session a test had just seen listed once told the story).
+ */
 export function logTailOf(d: TestDaemon, n = 60): string {
   return d
     .stderr()
     .split('\n')
-    .filter((l) => !l.includes('"reqId"'))
+    .filter((l) => !l.includes('"reqId"') || /"statusCode":[45]\d\d/.test(l))
     .slice(-n)
     .join('\n');
 }

@@ -4,9 +4,26 @@
  * ahead). Everything else runs the built daemon (daemon.ts). Its log lines are kept for
  * `stderr()`, as a child's would be.
  */
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { PassThrough } from 'node:stream';
+import type { ensureCertificate } from '../../src/auth/certificate.js';
 import { runDaemon, type DaemonIo, type RunningDaemon } from '../../src/cli/daemon.js';
+import { ROOT } from '../../testkit/built-cli.js';
 import type { DaemonHome, TestDaemon } from './daemon.js';
+
+/**
+ * Makes the daemon's TLS certificate in `home` before an in-process daemon with `tls = true`
+ * starts (as `prepare`): from source, the daemon would start its certificate maker as a .ts
+ * file under this process's loader flags, which a test worker does not have; the built module
+ * starts the built maker, as a user's daemon does.
+ */
+export async function makeCertificate(home: DaemonHome): Promise<void> {
+  const built = (await import(pathToFileURL(join(ROOT, 'dist/auth/certificate.js')).href)) as {
+    ensureCertificate: typeof ensureCertificate;
+  };
+  await built.ensureCertificate(join(home.dataDir, 'tls'), ['127.0.0.1']);
+}
 
 /** What a test may inject into the daemon (env, streams and cwd come from the home). */
 export type DaemonParts = Omit<Partial<DaemonIo>, 'env' | 'stdout' | 'stderr' | 'cwd'>;

@@ -16,8 +16,10 @@ import { join } from 'node:path';
 export interface TestNetwork {
   readonly host: string;
   readonly lan: string;
-  /** The uplink's address in "host" (what a phone in "lan" reaches). */
+  /** The uplink's address in "host" (what a phone in "lan" reaches), as the network was made. */
   readonly uplinkAddress: string;
+  /** The address of the other end of the uplink, in "lan" (the phone's). */
+  readonly lanAddress: string;
   readonly bridge: string;
   readonly bridgeAddress: string;
   readonly vethAddress: string;
@@ -25,6 +27,8 @@ export interface TestNetwork {
   readonly exec: (ns: string) => readonly string[];
   /** Makes `name` resolve to `address` for programs run in "lan" (/etc/netns/<lan>/hosts). */
   readonly nameInLan: (name: string, address: string) => void;
+  /** Gives the uplink `address` (same /24) in place of its own, as a new DHCP lease would, default route included. */
+  readonly renumberUplink: (address: string) => void;
   remove(): void;
 }
 
@@ -63,6 +67,7 @@ export function makeTestNetwork(): TestNetwork {
     host,
     lan,
     uplinkAddress: '10.201.0.2',
+    lanAddress: '10.201.0.1',
     bridge: 'tbr-x',
     bridgeAddress: '172.31.77.1',
     vethAddress: '10.99.0.1',
@@ -70,6 +75,11 @@ export function makeTestNetwork(): TestNetwork {
     nameInLan: (name, address) => {
       mkdirSync(join(ETC_NETNS, lan), { recursive: true });
       writeFileSync(join(ETC_NETNS, lan, 'hosts'), `127.0.0.1 localhost\n::1 localhost\n${address} ${name}\n`);
+    },
+    renumberUplink: (address) => {
+      ip('-n', host, 'addr', 'flush', 'dev', 'uplink0', 'scope', 'global');
+      ip('-n', host, 'addr', 'add', `${address}/24`, 'dev', 'uplink0');
+      ip('-n', host, 'route', 'replace', 'default', 'via', net.lanAddress, 'dev', 'uplink0');
     },
     remove,
   };
@@ -84,10 +94,10 @@ export function makeTestNetwork(): TestNetwork {
     inHost('addr', 'add', `${net.vethAddress}/24`, 'dev', 'veth-tx0');
     inHost('link', 'add', 'uplink0', 'type', 'veth', 'peer', 'name', 'lan0', 'netns', lan);
     inHost('addr', 'add', `${net.uplinkAddress}/24`, 'dev', 'uplink0');
-    ip('-n', lan, 'addr', 'add', '10.201.0.1/24', 'dev', 'lan0');
+    ip('-n', lan, 'addr', 'add', `${net.lanAddress}/24`, 'dev', 'lan0');
     for (const dev of ['lo', net.bridge, 'veth-tx0', 'veth-tx1', 'uplink0']) inHost('link', 'set', dev, 'up');
     for (const dev of ['lo', 'lan0']) ip('-n', lan, 'link', 'set', dev, 'up');
-    inHost('route', 'add', 'default', 'via', '10.201.0.1', 'dev', 'uplink0');
+    inHost('route', 'add', 'default', 'via', net.lanAddress, 'dev', 'uplink0');
   } catch (err) {
     remove();
     const stderr = (err as { stderr?: Buffer }).stderr?.toString() ?? '';

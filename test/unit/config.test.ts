@@ -29,6 +29,8 @@ const DEFAULTS: TetherConfig = {
     events: ['awaiting-input', 'agent-exited', 'unrestorable'],
   },
   uploads: { dir: '', max_mb: 25, keep_days: 7 },
+  worktrees: { dir: '' },
+  discovery: { mdns: true },
 };
 
 let dir: string;
@@ -162,6 +164,9 @@ dir = "/srv/uploads"
 max_mb = 10
 keep_days = 2
 
+[worktrees]
+dir = "/srv/worktrees"
+
 [push]
 team_id = "ABCDE12345"
 key_id = "KEY1234567"
@@ -170,6 +175,9 @@ bundle_id = "com.example.tether"
 sandbox_url = "http://127.0.0.1:9999"
 production_url = "https://push.example.com"
 events = ["agent-exited", "unrestorable"]
+
+[discovery]
+mdns = false
 `);
     const { config } = await loadConfig(paths, {});
     expect(config).toEqual({
@@ -189,6 +197,7 @@ events = ["agent-exited", "unrestorable"]
       stream: { ring_kb: 64, ping_interval_s: 45 },
       buffer: { session_cap_mb: 50, global_cap_mb: 500, min_free_gb: 0.5, idle_days: 3, watchdog_interval_s: 30 },
       uploads: { dir: '/srv/uploads', max_mb: 10, keep_days: 2 },
+      worktrees: { dir: '/srv/worktrees' },
       push: {
         team_id: 'ABCDE12345',
         key_id: 'KEY1234567',
@@ -198,6 +207,7 @@ events = ["agent-exited", "unrestorable"]
         production_url: 'https://push.example.com',
         events: ['agent-exited', 'unrestorable'],
       },
+      discovery: { mdns: false },
     });
     expect(Object.getPrototypeOf(config.agent)).toBe(Object.prototype);
   });
@@ -205,6 +215,7 @@ events = ["agent-exited", "unrestorable"]
   const BAD: [toml: string, key: string, says: string][] = [
     ['[uploads]\ndir = "relative/dir"', 'uploads.dir', 'an absolute path'],
     ['[uploads]\nmax_mb = 0', 'uploads.max_mb', 'must be an integer from 1 to 4096, got 0'],
+    ['[worktrees]\ndir = "worktrees"', 'worktrees.dir', 'an absolute path'],
     ['[buffer]\nsession_cap_mb = "abc"', 'buffer.session_cap_mb', 'must be an integer from 1 to 1048576, got "abc"'],
     ['[buffer]\nsession_cap_mb = 0', 'buffer.session_cap_mb', 'got 0'],
     ['[buffer]\nidle_days = 1.5', 'buffer.idle_days', 'must be an integer from 1 to 36500, got 1.5'],
@@ -274,7 +285,7 @@ events = ["agent-exited", "unrestorable"]
     let e = await configError();
     expect(e.key).toBe('bind_address');
     expect(e.message).toBe(
-      `${paths.configFile}: unknown key bind_address (did you mean bindAddress?); known keys at the top level: bindAddress, publicBaseUrl, name, tls, agent, agents, tmux, stream, buffer, uploads, push`,
+      `${paths.configFile}: unknown key bind_address (did you mean bindAddress?); known keys at the top level: bindAddress, publicBaseUrl, name, tls, agent, agents, tmux, stream, buffer, uploads, worktrees, push, discovery`,
     );
 
     await writeToml('[buffer]\nidle_days = 3\nidle_dayz = 4');

@@ -27,7 +27,8 @@ async function logTo(tty: boolean, env: NodeJS.ProcessEnv = {}) {
   dirs.push(dataDir);
   const paths = resolvePaths({ TETHER_DATA_DIR: dataDir, HOME: dataDir });
   const err = fakeStderr(tty);
-  const { log, close } = makeLogger(paths, env, err.stream);
+  const { log, openFile, close } = makeLogger(paths, env, err.stream);
+  openFile();
   log.info({ session: 'pi-main' }, 'listening on https://127.0.0.1:7777');
   await close();
   return { stderr: err.text(), file: readFileSync(paths.logFile, 'utf8') };
@@ -53,6 +54,36 @@ describe('daemon logs', () => {
     expect(JSON.parse((await logTo(true, { TETHER_LOG_FORMAT: 'json' })).stderr.trim())).toMatchObject({ session: 'pi-main' });
     expect((await logTo(false, { TETHER_LOG_FORMAT: 'pretty' })).stderr).toMatch(/INFO.*listening/);
     expect(stderrLogFormat({ TETHER_LOG_FORMAT: 'xml' }, fakeStderr(false).stream)).toBe('json');
+  });
+});
+
+describe('the log file before the port is held', () => {
+  it('holds the lines until the file is opened, then writes them first; a logger never opened writes no file', async () => {
+    const dataDir = path.join(mkdtempSync(path.join(tmpdir(), 'tether-log-held-')), 'data');
+    dirs.push(path.dirname(dataDir));
+    const paths = resolvePaths({ TETHER_DATA_DIR: dataDir, HOME: dataDir });
+    const refused = makeLogger(paths, {}, fakeStderr(false).stream);
+    refused.log.warn('a warning of a start that is refused');
+    await new Promise((r) => setImmediate(r));
+    await refused.close();
+    // No data dir, no log file: the refusal went to stderr only.
+    expect(existsSync(dataDir)).toBe(false);
+
+    const err = fakeStderr(false);
+    const started = makeLogger(paths, {}, err.stream);
+    started.log.info('before the port');
+    await new Promise((r) => setImmediate(r));
+    expect(err.text()).toContain('before the port');
+    expect(existsSync(paths.logFile)).toBe(false);
+    started.openFile();
+    started.log.info('after the port');
+    await started.close();
+    const lines = readFileSync(paths.logFile, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => (JSON.parse(l) as { msg: string }).msg);
+    expect(lines).toEqual(['before the port', 'after the port']);
+    expect(statSync(paths.logFile).mode & 0o777).toBe(0o600);
   });
 });
 
@@ -99,7 +130,8 @@ describe('the log file cap', () => {
     const script = `
       const { makeLogger } = await import(${logger});
       const { resolvePaths } = await import(${pathsOf});
-      const { log } = makeLogger(resolvePaths({ TETHER_DATA_DIR: ${JSON.stringify(dataDir)}, HOME: ${JSON.stringify(dataDir)} }), {}, process.stderr);
+      const { log, openFile } = makeLogger(resolvePaths({ TETHER_DATA_DIR: ${JSON.stringify(dataDir)}, HOME: ${JSON.stringify(dataDir)} }), {}, process.stderr);
+      openFile();
       log.error('last words before the crash');
       throw new Error('boom');`;
     const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8' });

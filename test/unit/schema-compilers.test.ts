@@ -9,6 +9,7 @@ import Fastify, { type FastifyInstance, type FastifySchema, type HTTPMethods, ty
 import { Type, type TSchema } from 'typebox';
 import { Value } from 'typebox/value';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { changesRoutes } from '../../src/transport/changes.routes.js';
 import { errorsPlugin } from '../../src/transport/errors.plugin.js';
 import { historyRoutes } from '../../src/transport/history.routes.js';
 import { healthRoutes } from '../../src/transport/health.routes.js';
@@ -43,7 +44,8 @@ async function routeSchemas(): Promise<Captured[]> {
   await app.register(sessionsRoutes, { sessions: none });
   await app.register(historyRoutes, { history: none });
   await app.register(uploadsRoutes, { uploads: none });
-  await app.register(pairRoutes, { pairing: none });
+  await app.register(changesRoutes, { changes: none });
+  await app.register(pairRoutes, { pairing: none, daemon: none });
   await app.register(opsRoutes, { ops: none, chartsDir: '/nonexistent' });
   await app.register(streamRoutes, { stream: none, connections: none, pingIntervalMs: 1000 } as never);
   await app.ready();

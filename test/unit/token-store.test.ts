@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import {
   chmodSync,
   closeSync,
+  existsSync,
   mkdirSync,
   openSync,
   mkdtempSync,
@@ -140,8 +141,17 @@ describe('TokenStore', () => {
     expect(readdirSync(dir).sort()).toEqual(['local-token', 'tokens.json']);
   });
 
+  it('opening writes nothing: no directory until the first write, which makes it 0700', async () => {
+    const store = await TokenStore.open(dir);
+    expect(store.list()).toEqual([]);
+    expect(existsSync(join(root, 'data'))).toBe(false);
+    store.create('a');
+    expect(statSync(dir).mode & 0o777).toBe(0o700);
+  });
+
   it('waits for another writer’s lock, and takes over one left by a crash', async () => {
     const store = await TokenStore.open(dir);
+    mkdirSync(dir, { recursive: true });
     const lock = join(dir, 'tokens.json.lock');
     writeFileSync(lock, '');
     const started = Date.now();

@@ -10,7 +10,7 @@ import { mergeCommands } from '../commands.js';
 import { claudeCustomCommands, CLAUDE_BUILTIN_COMMANDS } from './commands.js';
 import { ClaudeReader } from './reader.js';
 import { claudeArgv } from './launch.js';
-import { claudeHookCommand, writeClaudeSettings } from './settings.js';
+import { claudeHookCommand, claudeSettingsPath, writeClaudeSettings } from './settings.js';
 
 export const claudeAdapter: AgentAdapter = {
   kind: 'claude',
@@ -22,6 +22,7 @@ export const claudeAdapter: AgentAdapter = {
   passedEnv: [],
   needsSocketPath: true,
   prepare: (dataDir, ctx) => writeClaudeSettings(dataDir, claudeHookCommand(ctx.node, join(ctx.distDir, 'agent', 'claude', 'hook.js'))),
+  preparedAt: claudeSettingsPath,
   argv: (argv, ctx, resume) => claudeArgv(argv, ctx.prepared, resume.conversation ?? null),
   commands: async ({ cwd, env }) => mergeCommands(CLAUDE_BUILTIN_COMMANDS, await claudeCustomCommands(cwd, env)),
   start: (rt) => {

@@ -1,0 +1,264 @@
+/**
+ * Advertises the daemon on the local network by DNS-SD over mDNS (docs/pairing.md "Finding the
+ * daemon again"), from a worker thread (advertise-worker.ts) that holds the responder library;
+ * nothing of it loads until `start()`. This side keeps the worker running: what the worker
+ * writes goes to the log, a worker that fails is started again after a back-off, and `stop()`
+ * sends the goodbye packets before the daemon goes.
+ *
+ * The worker is told which interfaces to answer on (those with an address, read here): the
+ * library's own search for them on Linux misses every interface iproute2 names `name@link`
+ * (veth, VLANs, a container's eth0). The library follows address changes on those interfaces
+ * itself (a new DHCP lease: it announces the new address); an interface that comes or goes is
+ * seen here, within INTERFACE_POLL_MS, and the worker is started again with the new set.
+ *
+ * Invariant: advertising never takes the daemon down or writes to its stdout; a failure is a
+ * state (`retrying`, with the reason) that `/health` shows.
+ */
+import { networkInterfaces, type NetworkInterfaceInfo } from 'node:os';
+import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
+import { Worker } from 'node:worker_threads';
+import type { Logger } from '../log.js';
+import type { Advertisement } from './advertisement.js';
+
+/**
+ * `off` (not advertised; the reason says why), `starting` (probing the name on the network),
+ * `advertising`, `retrying` (failed; the reason says why).
+ */
+export type MdnsState = 'off' | 'starting' | 'advertising' | 'retrying';
+
+/** What `/health` says of the advertisement (docs/api.md "GET /health", `mdns`). */
+export interface MdnsStatus {
+  readonly state: MdnsState;
+  /** Why it is off or retrying; null otherwise. */
+  readonly reason: string | null;
+  /** The instance name on the network (`name`, or `name (2)` when another took it); null when off. */
+  readonly instance: string | null;
+}
+
+/** What the worker is given: the advertisement, and the interfaces to answer on (null: the one of `onlyAddress`). */
+export interface WorkerData extends Advertisement {
+  readonly interfaces: readonly string[] | null;
+}
+/** What the worker tells. */
+export type WorkerNews =
+  | { readonly type: 'advertising' }
+  | { readonly type: 'renamed'; readonly instance: string }
+  | { readonly type: 'hostname'; readonly hostname: string }
+  | { readonly type: 'stopped'; readonly error?: string };
+/** What the worker is told. */
+export type WorkerOrder = { readonly type: 'stop' };
+
+/** The first wait before a failed worker is started again; it doubles up to RETRY_MAX_MS. */
+export const RETRY_FIRST_MS = 5_000;
+export const RETRY_MAX_MS = 300_000;
+/** How long a stop waits for the goodbye packets before ending the worker. */
+export const GOODBYE_WAIT_MS = 2_000;
+/** How often the set of interfaces is looked at (the library looks at their addresses as often). */
+export const INTERFACE_POLL_MS = 15_000;
+/** Longest line of the worker's output kept in the log. */
+const MAX_LOG_LINE = 1000;
+
+/** The machine's interfaces and their addresses, as `os.networkInterfaces()` gives them. */
+export type InterfaceMap = NodeJS.Dict<NetworkInterfaceInfo[]>;
+
+/** Where the advertisement can answer now: the interfaces (by name, sorted), or why nowhere. */
+export interface Answering {
+  readonly names: readonly string[];
+  readonly why: string | null;
+}
+
+/** The kind of address the responder keeps one of per interface: IPv4, IPv6 link-local, unique local, global. */
+function kindOf(a: NetworkInterfaceInfo): string {
+  if (a.family === 'IPv4') return 'v4';
+  if (a.scopeid) return 'v6-link';
+  return /^f[cd]/i.test(a.address) ? 'v6-ula' : 'v6-global';
+}
+
+/**
+ * Where `ad` is answered for. Listening on every interface: those with an address other devices
+ * reach (IPv4; IPv6 too when `ad.ipv6`). Listening on one address: its interface, when the
+ * address is the first of its kind there, since the responder keeps one address of each kind per
+ * interface (the first) and would otherwise announce an address the daemon does not listen on.
+ */
+export function answeringInterfaces(ad: Advertisement, all: InterfaceMap): Answering {
+  const only = ad.onlyAddress;
+  if (only === null) {
+    const names = Object.entries(all)
+      .filter(([, addresses]) => addresses?.some((a) => !a.internal && (a.family === 'IPv4' || (ad.ipv6 && a.family === 'IPv6'))))
+      .map(([name]) => name)
+      .sort();
+    return { names, why: names.length > 0 ? null : 'no network interface has an address: advertised once one has' };
+  }
+  for (const [name, addresses = []] of Object.entries(all)) {
+    const held = addresses.find((a) => a.address === only);
+    if (!held) continue;
+    const first = addresses.find((a) => kindOf(a) === kindOf(held))!;
+    if (first === held) return { names: [name], why: null };
+    return {
+      names: [],
+      why: `tether listens on ${only}, not the first such address of ${name} (${first.address}): the mDNS responder announces only that one; bind ${first.address} or every interface to be advertised`,
+    };
+  }
+  return { names: [], why: `no interface has ${only} now: advertised once one has` };
+}
+
+export interface AdvertiserDeps {
+  readonly ad: Advertisement;
+  readonly log: Logger;
+  /** The worker's module (built code); tests of the built daemon use the default. */
+  readonly workerUrl?: URL;
+  /** The machine's interfaces now (`os.networkInterfaces` by default). */
+  readonly networkInterfaces?: () => InterfaceMap;
+  /** RETRY_FIRST_MS and INTERFACE_POLL_MS by default (tests shorten them). */
+  readonly retryFirstMs?: number;
+  readonly pollMs?: number;
+}
+
+export class MdnsAdvertiser {
+  private worker: Worker | null = null;
+  /** The interfaces the running worker answers on (joined), to see a change. */
+  private answeringOn = '';
+  private state: MdnsState = 'starting';
+  private reason: string | null = null;
+  private instance: string;
+  private failures = 0;
+  private retryTimer: NodeJS.Timeout | null = null;
+  private pollTimer: NodeJS.Timeout | null = null;
+  private stopped = false;
+  /** A worker being replaced (its goodbye under way): the next starts once it is done. */
+  private replacing: Promise<void> | null = null;
+
+  constructor(private readonly deps: AdvertiserDeps) {
+    this.instance = deps.ad.instance;
+  }
+
+  /** Starts advertising (the worker and the library load now), and watches the interfaces. */
+  start(): void {
+    if (this.stopped || this.pollTimer !== null) return;
+    this.launch();
+    this.pollTimer = setInterval(() => this.look(), this.deps.pollMs ?? INTERFACE_POLL_MS);
+    this.pollTimer.unref();
+  }
+
+  status(): MdnsStatus {
+    return { state: this.state, reason: this.reason, instance: this.state === 'off' ? null : this.instance };
+  }
+
+  /** Says goodbye on the network (records with TTL 0) and ends the worker; waits at most GOODBYE_WAIT_MS. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    if (this.pollTimer) clearInterval(this.pollTimer);
+    const worker = this.worker;
+    this.worker = null;
+    this.state = 'off';
+    this.reason = 'the daemon stopped';
+    await this.replacing;
+    if (worker) await goodbye(worker);
+  }
+
+  private answering(): Answering {
+    return answeringInterfaces(this.deps.ad, (this.deps.networkInterfaces ?? networkInterfaces)());
+  }
+
+  /** Starts a worker for the interfaces there are now; with none, waits for one (the poll starts it). */
+  private launch(): void {
+    if (this.stopped || this.worker !== null || this.replacing !== null) return;
+    const { names, why } = this.answering();
+    this.answeringOn = names.join(' ');
+    if (why !== null) {
+      this.state = 'off';
+      this.reason = why;
+      return;
+    }
+    this.state = this.failures > 0 ? 'retrying' : 'starting';
+    const data: WorkerData = { ...this.deps.ad, interfaces: this.deps.ad.onlyAddress !== null ? null : names };
+    // The worker's path goes through `../mdns/`: this code also runs bundled into dist/cli/main.js.
+    const worker = new Worker(this.deps.workerUrl ?? new URL('../mdns/advertise-worker.js', import.meta.url), {
+      workerData: data,
+      stdout: true,
+      stderr: true,
+      // A responder holds a few records and sockets: a small heap is plenty.
+      resourceLimits: { maxOldGenerationSizeMb: 32, maxYoungGenerationSizeMb: 2 },
+    });
+    worker.unref();
+    this.worker = worker;
+    this.logLines(worker.stdout);
+    this.logLines(worker.stderr);
+    worker.on('message', (news: WorkerNews) => this.heard(worker, news));
+    worker.on('error', (err: Error) => this.failed(worker, err.message));
+    worker.on('exit', (code) => this.failed(worker, `its thread ended (exit code ${code})`));
+  }
+
+  /** The poll: an interface came or went (or the first one came up): advertise on the new set. */
+  private look(): void {
+    if (this.stopped || this.retryTimer !== null || this.replacing !== null) return;
+    const { names } = this.answering();
+    if (names.join(' ') === this.answeringOn) return;
+    const old = this.worker;
+    this.worker = null;
+    this.deps.log.info({ interfaces: names }, 'the network interfaces changed: advertising on them anew');
+    if (!old) return this.launch();
+    this.replacing = goodbye(old).then(() => {
+      this.replacing = null;
+      this.launch();
+    });
+  }
+
+  private heard(worker: Worker, news: WorkerNews): void {
+    if (this.worker !== worker) return;
+    if (news.type === 'advertising') {
+      this.failures = 0;
+      this.state = 'advertising';
+      this.reason = null;
+      this.deps.log.info(
+        { instance: this.instance, port: this.deps.ad.port, interfaces: this.answeringOn },
+        'advertised on the local network (mDNS, _tether._tcp)',
+      );
+    } else if (news.type === 'renamed') {
+      this.instance = news.instance;
+      this.deps.log.info({ instance: news.instance }, 'another device on the network has this name: advertised under a new one');
+    } else if (news.type === 'hostname') {
+      this.deps.log.info({ hostname: news.hostname }, 'the mDNS host name was taken on the network: another one is used');
+    }
+  }
+
+  private failed(worker: Worker, why: string): void {
+    if (this.worker !== worker) return; // stopped, replaced, or already counted (an error is followed by an exit)
+    this.worker = null;
+    void worker.terminate();
+    this.failures++;
+    const wait = Math.min(RETRY_MAX_MS, (this.deps.retryFirstMs ?? RETRY_FIRST_MS) * 2 ** (this.failures - 1));
+    this.state = 'retrying';
+    this.reason = `mDNS advertising failed (${why}); trying again in ${Math.round(wait / 1000)} s`;
+    this.deps.log.warn({ err: why, retryInS: wait / 1000 }, 'mDNS advertising failed');
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = null;
+      this.launch();
+    }, wait);
+    this.retryTimer.unref();
+  }
+
+  /** The library's console output, line by line, into the log (never the daemon's stdout). */
+  private logLines(stream: Readable): void {
+    createInterface({ input: stream, crlfDelay: Infinity }).on('line', (line: string) => {
+      if (line.trim() !== '') this.deps.log.warn({ mdns: line.slice(0, MAX_LOG_LINE) }, 'the mDNS responder said');
+    });
+  }
+}
+
+/** Tells a worker to say goodbye on the network, waits for it (at most GOODBYE_WAIT_MS), and ends it. */
+async function goodbye(worker: Worker): Promise<void> {
+  await new Promise<void>((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    const timer = setTimeout(done, GOODBYE_WAIT_MS);
+    worker.on('message', (news: WorkerNews) => news.type === 'stopped' && done());
+    worker.once('exit', done);
+    worker.postMessage({ type: 'stop' } satisfies WorkerOrder);
+  });
+  await worker.terminate();
+}

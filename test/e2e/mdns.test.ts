@@ -1,0 +1,124 @@
+/**
+ * Finding the daemon again on the local network (docs/pairing.md "Finding the daemon again"),
+ * on a network the test makes (test/helpers/netns.ts): the daemon listens on every interface of
+ * a "host" namespace, and a phone in the "lan" namespace browses for `_tether._tcp` with a real
+ * mDNS browser (another implementation than the daemon's responder, on the wire). The phone must
+ * find the daemon by the id it paired with, reach it at the address the browser gives, find it
+ * again at a new address after a new DHCP lease, see it leave when it stops (its goodbye), and
+ * find it again, same id and same certificate, when it is back.
+ */
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { packageVersion } from '../../src/config/version.js';
+import { runCli } from '../helpers/daemon.js';
+import { useDaemon } from '../helpers/daemon-fixture.js';
+import { browseMdns, phoneRequest, type MdnsBrowser, type PhoneRequest, type SeenService } from '../helpers/lan-phone.js';
+import { canMakeNetworks, makeTestNetwork, type TestNetwork } from '../helpers/netns.js';
+
+const CONFIG = `bindAddress = "0.0.0.0:0"\ntls = true\nname = "devbox"\n[agent]\ncommand = "/bin/cat"\ndefault_session = "pi-main"\n`;
+
+interface PairJson {
+  url: string;
+  pairingToken: string;
+  port: number;
+  fingerprint: string;
+  name: string;
+  id: string;
+}
+
+// Only a machine without root skips it; root without iproute2 is a missing install and fails.
+describe.skipIf(process.getuid?.() !== 0)('finding the daemon on the local network by mDNS (network namespaces; root)', () => {
+  beforeAll(() => {
+    if (!canMakeNetworks()) throw new Error('ip is missing: apt-get install iproute2 (.ci/run does)');
+  });
+  let net: TestNetwork | null = null;
+  const network = () => {
+    if (net === null) throw new Error('the test network was not made');
+    return net;
+  };
+  const f = useDaemon(CONFIG, {
+    before: () => {
+      net = makeTestNetwork();
+    },
+    after: () => net?.remove(),
+    get wrap() {
+      return net?.exec(net.host) ?? [];
+    },
+  });
+  let browser: MdnsBrowser | null = null;
+  afterEach(async () => {
+    await browser?.stop();
+    browser = null;
+  });
+  const browse = (mode: 'watch' | 'fresh') => (browser = browseMdns(network().exec(network().lan), f.home.dir, network().lanAddress, mode));
+  const phone = async (request: PhoneRequest) => {
+    const answer = await phoneRequest(network().exec(network().lan), f.home.dir, request);
+    if (!answer.ok) expect.fail(`the phone's ${request.method} ${request.path} at ${request.host} failed: ${answer.message}`);
+    return { status: answer.status, body: JSON.parse(answer.text) as Record<string, unknown> };
+  };
+  const pairJson = async (): Promise<PairJson> => {
+    const r = await runCli(['pair', '--json'], f.home.env, 20_000, network().exec(network().host));
+    expect(r.code, r.stderr).toBe(0);
+    return JSON.parse(r.stdout) as PairJson;
+  };
+  const isDaemon = (id: string) => (s: SeenService) => s.ev === 'up' && s.txt.id === id;
+  /** What the first test learns: the daemon's id and certificate, and the token the phone got. */
+  let known: { id: string; fp: string; deviceToken: string } | null = null;
+  const paired = () => {
+    if (known === null) throw new Error('the first test did not pair the phone');
+    return known;
+  };
+
+  it('a browser on the lan finds it by its id: name, version and fingerprint in TXT, never a token; the phone pairs where it points', async () => {
+    const p = await pairJson();
+    const b = browse('watch');
+    const s = await b.waitFor(isDaemon(p.id), `the service of the daemon ${p.id}`);
+    expect(s).toMatchObject({ name: 'devbox', port: Number(f.d.url.port) });
+    // Answered on the interface the question came in on: the uplink's address, not the bridge's.
+    expect(s.addresses).toEqual([network().uplinkAddress]);
+    expect(s.txt).toEqual({ id: p.id, name: 'devbox', version: packageVersion(), fp: p.fingerprint });
+    expect([...s.rawTxt].sort()).toEqual([`fp=${p.fingerprint}`, `id=${p.id}`, 'name=devbox', `version=${packageVersion()}`]);
+    const everything = JSON.stringify(b.seen);
+    for (const secret of [f.d.token, p.pairingToken]) expect(everything).not.toContain(secret);
+
+    // The phone goes where the browser points, pinning the fingerprint the TXT carries.
+    const pair = await phone({
+      host: s.addresses[0]!,
+      port: s.port,
+      fp: s.txt.fp!,
+      method: 'POST',
+      path: '/pair',
+      body: { pairingToken: p.pairingToken, deviceName: 'phone on the lan' },
+    });
+    expect(pair.status).toBe(201);
+    expect(pair.body.daemon).toEqual({ id: p.id, name: 'devbox' });
+    const deviceToken = pair.body.token as string;
+    const health = await phone({ host: s.addresses[0]!, port: s.port, fp: s.txt.fp!, method: 'GET', path: '/health', token: deviceToken });
+    expect(health.body).toMatchObject({ id: p.id, name: 'devbox', mdns: { state: 'advertising', reason: null, instance: 'devbox' } });
+    known = { id: p.id, fp: p.fingerprint, deviceToken };
+  }, 120_000);
+
+  it('given a new address (a new DHCP lease), it is found there, and the phone reaches the same daemon', async () => {
+    const { id, fp, deviceToken } = paired();
+    const moved = '10.201.0.9';
+    network().renumberUplink(moved);
+    // A browser with nothing cached, asking every second: the responder notices the change by itself.
+    const s = await browse('fresh').waitFor((x) => isDaemon(id)(x) && x.addresses.includes(moved), `the daemon at ${moved}`, 90_000);
+    expect(s.txt.fp).toBe(fp);
+    const health = await phone({ host: moved, port: s.port, fp, method: 'GET', path: '/health', token: deviceToken });
+    expect(health.status).toBe(200);
+    expect(health.body).toMatchObject({ id, name: 'devbox' });
+  }, 120_000);
+
+  it('stopped, it says goodbye and a watching browser sees it leave; started again, it is back with the same id and certificate', async () => {
+    const { id, fp } = paired();
+    const b = browse('watch');
+    await b.waitFor(isDaemon(id), 'the daemon before it stops');
+    expect(await f.d.stop()).toBe(0);
+    const gone = await b.waitFor((s) => s.ev === 'down' && s.name === 'devbox', 'the goodbye of the stopped daemon', 30_000);
+    const after = b.seen.indexOf(gone);
+    await f.startAgain();
+    const back = await b.waitFor((s) => b.seen.indexOf(s) > after && isDaemon(id)(s), 'the daemon started again');
+    expect(back.txt).toMatchObject({ id, fp, name: 'devbox' });
+    expect(back.port).toBe(Number(f.d.url.port));
+  }, 120_000);
+});
