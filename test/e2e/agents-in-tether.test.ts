@@ -9,19 +9,19 @@
  *
  * The agents are the pinned test-only installs of test/agents (test/helpers/agent-bins.ts).
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { agentBin, AGENT_ENV_CLEARED } from '../helpers/agent-bins.js';
-import { pushToml, startApnsStandIns, type ApnsStandIns } from '../helpers/apns-server.js';
-import { claudeHome, type ClaudeHome } from '../helpers/claude-home.js';
-import { codexHome, type CodexHome } from '../helpers/codex-home.js';
+import { agentBin, AGENT_ENV_CLEARED } from '../../testkit/agent-bins.js';
+import { pushToml, startApnsStandIns, type ApnsStandIns } from '../../testkit/apns-server.js';
+import { claudeHome, type ClaudeHome } from '../../testkit/claude-home.js';
+import { codexHome, type CodexHome } from '../../testkit/codex-home.js';
 import { useDaemon } from '../helpers/daemon-fixture.js';
 import { pairDevice } from '../helpers/pair-device.js';
 import { logTailOf, runCli } from '../helpers/daemon.js';
-import { isAgentTurn, startFakeAnthropic, toolResults, type FakeAnthropic } from '../helpers/fake-anthropic.js';
-import { callOutputs, shellCall, startFakeResponses, toolNames, type FakeResponses } from '../helpers/fake-responses.js';
+import { isAgentTurn, startFakeAnthropic, toolResults, type FakeAnthropic } from '../../testkit/fake-anthropic.js';
+import { callOutputs, shellCall, startFakeResponses, toolNames, type FakeResponses } from '../../testkit/fake-responses.js';
 import type { Mirror } from '../helpers/stream.js';
 import { eventually } from '../helpers/tmux.js';
 

@@ -12,9 +12,9 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { agentBin, AGENT_ENV_CLEARED } from '../helpers/agent-bins.js';
-import { pushToml, startApnsStandIns, type ApnsStandIns } from '../helpers/apns-server.js';
-import { claudeHome, type ClaudeHome } from '../helpers/claude-home.js';
+import { agentBin, AGENT_ENV_CLEARED } from '../../testkit/agent-bins.js';
+import { pushToml, startApnsStandIns, type ApnsStandIns } from '../../testkit/apns-server.js';
+import { claudeHome, type ClaudeHome } from '../../testkit/claude-home.js';
 import { useDaemon } from '../helpers/daemon-fixture.js';
 import { logTailOf, runCli } from '../helpers/daemon.js';
 import {
@@ -24,7 +24,7 @@ import {
   toolResults,
   type AnthropicReply,
   type FakeAnthropic,
-} from '../helpers/fake-anthropic.js';
+} from '../../testkit/fake-anthropic.js';
 import { pairDevice, type PairedDevice } from '../helpers/pair-device.js';
 import type { Mirror } from '../helpers/stream.js';
 import { eventually } from '../helpers/tmux.js';

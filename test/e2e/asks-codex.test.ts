@@ -13,12 +13,12 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { agentBin, AGENT_ENV_CLEARED } from '../helpers/agent-bins.js';
-import { pushToml, startApnsStandIns, type ApnsStandIns } from '../helpers/apns-server.js';
-import { codexHome, type CodexHome } from '../helpers/codex-home.js';
+import { agentBin, AGENT_ENV_CLEARED } from '../../testkit/agent-bins.js';
+import { pushToml, startApnsStandIns, type ApnsStandIns } from '../../testkit/apns-server.js';
+import { codexHome, type CodexHome } from '../../testkit/codex-home.js';
 import { useDaemon } from '../helpers/daemon-fixture.js';
 import { logTailOf } from '../helpers/daemon.js';
-import { callOutputs, responsesText, shellCall, startFakeResponses, toolNames, type FakeResponses } from '../helpers/fake-responses.js';
+import { callOutputs, responsesText, shellCall, startFakeResponses, toolNames, type FakeResponses } from '../../testkit/fake-responses.js';
 import { pairDevice, type PairedDevice } from '../helpers/pair-device.js';
 import type { Mirror } from '../helpers/stream.js';
 import { eventually } from '../helpers/tmux.js';

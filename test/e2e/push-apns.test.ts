@@ -17,7 +17,7 @@ import {
   type PushDevice,
   type PushSettings,
 } from '../../src/push/push.service.js';
-import { startApnsStandIns, type FakeApns } from '../helpers/apns-server.js';
+import { startApnsStandIns, type FakeApns } from '../../testkit/apns-server.js';
 import { eventually } from '../helpers/tmux.js';
 
 const TEAM = 'TEAM123456';
