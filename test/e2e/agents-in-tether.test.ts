@@ -271,6 +271,16 @@ describe('Claude Code and Codex as tether sessions', () => {
       // One alert: the notify and the rollout's own end of the turn, and Codex's title thread, make one.
       expect(alerts().slice(before)).toEqual([{ sessionId: 'cx', title: 'Codex is waiting for you', body: 'cx' }]);
       m.close();
+      // The conversation id comes with Codex's notify at the turn's end, which may come after the
+      // rollout file's own end of the turn (that one pushed): the record must hold it first.
+      await explained(
+        eventually(
+          () => /"conversation": "[0-9a-f-]{36}"/.test(readFileSync(join(fx.home.dataDir, 'sessions', 'cx.json'), 'utf8')),
+          30_000,
+          POLL_MS,
+          "cx's record holding its conversation",
+        ),
+      );
 
       await explained(killServerAndRestore('cx'));
       const again = fx.mirror('cx');
