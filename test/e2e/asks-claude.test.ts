@@ -250,11 +250,15 @@ describe('Claude Code asks, answered from the phone', () => {
       expect(await r.json()).toEqual({ ask: a.id, choice: 'yes', landed: true, by: 'phone' });
       await turnEnded('the allow');
       expect(runs('allow.txt')).toBe(1);
-      // After the allow the tool ran: its state, then the turn's end.
-      const after = states().slice(states().findIndex((s) => s.ask?.id === a.id) + 1);
-      expect(after.map((s) => (s.tool ? `${s.value} ${s.tool}` : s.value))).toEqual(
-        expect.arrayContaining(['tool Bash', 'awaiting-input']),
-      );
+      // After the allow: `tool` while the command runs, then `thinking` (the model reads its
+      // output), then the turn's end.
+      const after = states()
+        .slice(states().findIndex((s) => s.ask?.id === a.id) + 1)
+        .map((s) => (s.ask ? `ask ${s.ask.id}` : s.tool ? `${s.value} ${s.tool}` : s.value));
+      const wanted = ['tool Bash', 'thinking', 'awaiting-input'];
+      let found = 0;
+      for (const v of after) if (v === wanted[found]) found++;
+      expect(found, `the states after the allow: ${after.join(', ')}`).toBe(wanted.length);
       // A second answer to the same ask is refused, naming who answered it.
       const again = await answer(a.id, 'no');
       expect(again.status).toBe(409);
