@@ -5,6 +5,7 @@
  * lists the other knobs.
  */
 import { ControlParser } from '../src/tmux/control-codec.js';
+import { runAsksBench } from './asks.bench.js';
 import { runDeflateBench } from './deflate.bench.js';
 import { runEchoBench } from './echo.bench.js';
 import { runFloodBench } from './flood.bench.js';
@@ -75,6 +76,7 @@ const SCENARIOS: readonly { readonly name: string; readonly run: () => Promise<R
   { name: 'search', run: runSearchBench },
   { name: 'tokens', run: runTokenVerifyBench },
   { name: 'hostile', run: runHostileBench },
+  { name: 'asks', run: runAsksBench },
   // BENCH_PEERS=0 leaves the peers out (they install from the registry on first use).
   ...(process.env.BENCH_PEERS === '0'
     ? []
