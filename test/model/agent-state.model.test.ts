@@ -6,7 +6,7 @@
  * its asks go through the hub's ask entry points, the ones the hook intake calls when an
  * adapter reads an ask from a report (`asked`, `askEnded`) and the answer service calls when it
  * saw an answer taken (`claim`, `typed`, `answered`) (the real agents produce them in
- * test/e2e/asks.test.ts). After each step the hub must report exactly what the model says
+ * test/e2e/asks-claude.test.ts and asks-codex.test.ts). After each step the hub must report exactly what the model says
  * (value, tool, ask), and `null` while no agent is there; and the hub's actors must have taken
  * every transition of the machine (test/helpers/transitions.ts).
  */
