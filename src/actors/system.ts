@@ -319,12 +319,8 @@ export class SidecarSystem {
     const pane = this.paneOf(id);
     if (!pane) return null;
     const snap = this.ref(id)!.getSnapshot();
-    return {
-      input: pane.link,
-      exited: paneExited(snap),
-      exitStatus: snap.context.exitStatus,
-      activity: () => ({ position: pane.stream.position, lastOutputAt: pane.stream.lastOutputAt }),
-    };
+    const activity = () => ({ position: pane.stream.position, lastOutputAt: pane.stream.lastOutputAt });
+    return { input: pane.link, exited: paneExited(snap), exitStatus: snap.context.exitStatus, activity };
   }
 
   /** A known session's stream and its snapshots (the stream hub's view); null for an unknown one. */

@@ -30,13 +30,9 @@ import type { ChangesSummary } from '../git/changes.js';
 import type { SessionWorktree } from '../machines/session.machine.js';
 import type { Workspaces } from './workspaces.service.js';
 import { checkDirectory } from './directory.js';
-
 import type { SidecarSystem } from '../actors/system.js';
 
-/**
- * How long input sent to a session that is not linked to tmux (just created, or its link being
- * re-made) is held, in order, before it is refused with `tmux-unavailable`.
- */
+/** How long input to a session not linked to tmux (just created, its link re-made) is held, in order, before `tmux-unavailable`. */
 export const INPUT_LINK_WAIT_MS = 10_000;
 
 export interface SessionItem {
@@ -201,8 +197,7 @@ export class SessionsService {
 
   /** One session, as `list` gives it; `session-not-found` when there is none. */
   async get(id: string): Promise<SessionItem> {
-    if (!isValidSessionName(id)) throw notFound(id);
-    const item = (await this.list()).find((s) => s.id === id);
+    const item = isValidSessionName(id) ? (await this.list()).find((s) => s.id === id) : undefined;
     if (!item) throw notFound(id);
     return item;
   }
