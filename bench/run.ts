@@ -1,14 +1,15 @@
 /**
  * `npm run bench`: every benchmark, each reported against a baseline measured in the same run
  * (never a timed assertion). Add a scenario by exporting a `run…Bench` from a bench file and
- * listing it in SCENARIOS. `TETHER_BENCH_ONLY=flood,echo` runs a subset; docs/benchmarks.md
- * lists the other knobs.
+ * listing it in SCENARIOS. `TETHER_BENCH_ONLY=flood,echo` (or `npm run bench -- flood echo`)
+ * runs a subset; docs/benchmarks.md lists the other knobs.
  */
 import { ControlParser } from '../src/tmux/control-codec.js';
 import { runAsksBench } from './asks.bench.js';
 import { runDeflateBench } from './deflate.bench.js';
 import { runEchoBench } from './echo.bench.js';
 import { runFloodBench } from './flood.bench.js';
+import { runFuzzBench } from './fuzz.bench.js';
 import { runHostileBench } from './hostile.bench.js';
 import { benchWantsTls, type Row } from './harness.js';
 import { runParserBench } from './parser.bench.js';
@@ -75,6 +76,7 @@ const SCENARIOS: readonly { readonly name: string; readonly run: () => Promise<R
   { name: 'scale', run: runScaleBench },
   { name: 'search', run: runSearchBench },
   { name: 'tokens', run: runTokenVerifyBench },
+  { name: 'fuzz', run: runFuzzBench },
   { name: 'hostile', run: runHostileBench },
   { name: 'asks', run: runAsksBench },
   // BENCH_PEERS=0 leaves the peers out (they install from the registry on first use).
@@ -84,7 +86,10 @@ const SCENARIOS: readonly { readonly name: string; readonly run: () => Promise<R
 ];
 
 async function main(): Promise<void> {
-  const only = process.env.TETHER_BENCH_ONLY?.split(',')
+  // `npm run bench -- fuzz echo` names scenarios as TETHER_BENCH_ONLY=fuzz,echo does.
+  const named = process.argv.slice(2).join(',') || process.env.TETHER_BENCH_ONLY;
+  const only = named
+    ?.split(',')
     .map((s) => s.trim())
     .filter(Boolean);
   const unknown = only?.filter((n) => !SCENARIOS.some((s) => s.name === n)) ?? [];

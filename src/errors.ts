@@ -80,6 +80,8 @@ export const ERRORS = {
   'ask-closed': { status: 409, http: 'ask-closed', frame: 'ask-closed' },
   /** An answer that could not be typed: the agent's screen did not settle on its dialog (nothing was typed). */
   'ask-not-ready': { status: 409, http: 'ask-not-ready', frame: 'ask-not-ready' },
+  /** A request that did not arrive whole in time (node's HTTP server's own timeouts). */
+  'request-timeout': { status: 408, http: 'request-timeout' },
   /** A worktree that cannot be made: its branch is checked out elsewhere, exists already (with `from`), or its folder is taken. */
   'worktree-conflict': { status: 409, http: 'worktree-conflict' },
   /** Removing a worktree would lose uncommitted changes or unpushed commits (`force` not given); the message lists them. */
@@ -90,6 +92,8 @@ export const ERRORS = {
   'too-large': { status: 413, http: 'payload-too-large', frame: 'payload-too-large' },
   /** A history range of which the disk buffer holds nothing (details: `held`, the ranges it holds). */
   'range-not-held': { status: 416, http: 'range-not-held' },
+  /** Request headers past node's limit (16 KiB). */
+  'headers-too-large': { status: 431, http: 'headers-too-large' },
   'rate-limited': { status: 429, http: 'rate-limited' },
   /** tmux cannot be reached, the session is not linked now, or tmux failed to create it. */
   'tmux-unavailable': { status: 503, http: 'tmux-unavailable', frame: 'tmux-unavailable' },

@@ -33,7 +33,8 @@ export function freeTokenName(name: string, taken: ReadonlySet<string>): string 
   if (!taken.has(base)) return base;
   for (let n = 2; ; n++) {
     const suffix = ` (${n})`;
-    const candidate = base.slice(0, MAX_TOKEN_NAME_CHARS - suffix.length) + suffix;
+    // Cut by code points, so the name keeps at most its limit and never half an emoji.
+    const candidate = [...base].slice(0, MAX_TOKEN_NAME_CHARS - suffix.length).join('') + suffix;
     if (!taken.has(candidate)) return candidate;
   }
 }

@@ -111,7 +111,8 @@ export function parseTokensFile(path: string, text: string): TokenRecord[] {
 
 export function checkName(name: string): string {
   const trimmed = name.trim();
-  if (trimmed === '' || trimmed.length > MAX_TOKEN_NAME_CHARS || CONTROL_CHARS.test(trimmed)) {
+  // Characters are code points, as a device name's schema counts them (an emoji is one, not two).
+  if (trimmed === '' || [...trimmed].length > MAX_TOKEN_NAME_CHARS || CONTROL_CHARS.test(trimmed)) {
     throw new DomainError('token-name-invalid', `a token name has 1 to ${MAX_TOKEN_NAME_CHARS} printable characters`);
   }
   return trimmed;

@@ -20,6 +20,7 @@ import {
 import type { ClientFrame, ClientType, ServerFrame } from './frames.schemas.js';
 import { inputCheck, inputRuleBroken, isInputType } from './input.js';
 import { checkOf, type SchemaCheck } from './schema-check.js';
+import { illFormedAt, illFormedMessage } from './well-formed.js';
 
 /** Bytes of the binary frame header. */
 export const CHUNK_HEADER_BYTES = 8;
@@ -111,6 +112,9 @@ export function parseClientFrame(text: string): ClientFrame {
   const type = value.type;
   const check = typeof type === 'string' ? CHECKS.get(type) : undefined;
   if (!check) throw new DomainError('frame-malformed', `type: must be one of ${Object.keys(ClientFrames).join(', ')}`);
+  const illFormed = illFormedAt(value);
+  if (illFormed !== null)
+    throw new DomainError('frame-malformed', `${illFormedMessage(illFormed.slice(1))} (in a "${String(type)}" frame)`);
   if (!check.Check(value)) {
     const first = [...check.Errors(value)][0];
     const where = first?.instancePath ? first.instancePath.replace(/^\//, '') : (type as ClientType);

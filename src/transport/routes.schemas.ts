@@ -113,8 +113,16 @@ const CommandItem = Type.Object({ name: Type.String(), description: Type.String(
 
 // ---- pair.routes.ts
 
-/** A device name: printable, 1 to 64 characters (it names the token). */
-const DEVICE_NAME = Type.String({ minLength: 1, maxLength: 64, pattern: '^[^\\u0000-\\u001f\\u007f]*\\S[^\\u0000-\\u001f\\u007f]*$' });
+/**
+ * A device name: printable, 1 to 64 characters (it names the token), not all blank. The one
+ * character that is not blank is printable too (the fuzzer found `\S` letting a DEL through,
+ * which the token store then refused with a 500).
+ */
+const DEVICE_NAME = Type.String({
+  minLength: 1,
+  maxLength: 64,
+  pattern: '^[^\\u0000-\\u001f\\u007f]*[^\\s\\u0000-\\u001f\\u007f][^\\u0000-\\u001f\\u007f]*$',
+});
 /** An APNs device token: hex. */
 const DEVICE_TOKEN = Type.String({ pattern: '^[0-9A-Fa-f]{8,200}$' });
 const ENVIRONMENT = Type.Union([Type.Literal('sandbox'), Type.Literal('production')]);

@@ -14,8 +14,17 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServ
 import { authPlugin } from './auth.plugin.js';
 import { endSocketAfterError } from './connections.js';
 import { errorsPlugin, LOG_REDACT_PATHS, LOG_SERIALIZERS, RequestLogController } from './errors.plugin.js';
+import {
+  ignoreExpectations,
+  NODE_SERVER_OPTIONS,
+  refuseHandshake,
+  refuseUnreadable,
+  refuseUnroutable,
+  upgradeGuard,
+} from './protocol-refusals.js';
 import { DomainError } from '../errors.js';
 import { MAX_CLIENT_FRAME_BYTES } from '../protocol/frames.js';
+import { illFormedAt, illFormedMessage } from '../protocol/well-formed.js';
 import type { HealthSource, TokenVerifier } from './handles.js';
 import { healthRoutes } from './health.routes.js';
 import { PEER_LIMITS, PeerGuard, serverTimeouts, type PeerLimits } from './peer-limits.js';
@@ -48,6 +57,8 @@ export interface ServedRoute {
   readonly websocket: boolean;
   /** `token` (a bearer token) or `none` (authenticated by other means, e.g. a pairing token). */
   readonly auth: string;
+  /** The JSON schemas its request is checked against (so a fuzzer can make requests for a route added later). */
+  readonly schema: { readonly params?: unknown; readonly querystring?: unknown; readonly body?: unknown };
 }
 
 declare module 'fastify' {
@@ -120,6 +131,9 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
     // TypeBox's compiler validates and serializes; ajv is never loaded. Wrong types and unknown
     // fields are errors, not coerced or dropped (TypeBox's check neither coerces nor defaults).
     schemaController: { compilersFactory: typeboxCompilersFactory },
+    // What no route sees (bytes that are not HTTP, a URL the router cannot read) is refused in the one error shape.
+    clientErrorHandler: refuseUnreadable,
+    frameworkErrors: refuseUnroutable,
     // Every stage a connection can stall in is bounded (transport/peer-limits.ts).
     keepAliveTimeout: timeouts.keepAliveTimeout,
     requestTimeout: timeouts.requestTimeout,
@@ -131,9 +145,10 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
             sessionTimeout: TLS_SESSION_SECONDS,
             handshakeTimeout: limits.handshakeMs,
             ...timeouts,
+            ...NODE_SERVER_OPTIONS,
           },
         }
-      : { http: timeouts }),
+      : { http: { ...timeouts, ...NODE_SERVER_OPTIONS } }),
   }).withTypeProvider<TypeBoxTypeProvider>();
   const peers = new PeerGuard(limits, app.log);
   peers.attach(app.server);
@@ -142,9 +157,16 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   const routes: ServedRoute[] = [];
   app.addHook('onRoute', (r) => {
     for (const method of [r.method].flat())
-      routes.push({ method, url: r.url, websocket: (r as { websocket?: boolean }).websocket === true, auth: r.config?.auth ?? 'token' });
+      routes.push({
+        method,
+        url: r.url,
+        websocket: (r as { websocket?: boolean }).websocket === true,
+        auth: r.config?.auth ?? 'token',
+        schema: { params: r.schema?.params, querystring: r.schema?.querystring, body: r.schema?.body },
+      });
   });
   app.decorate('tetherRoutes', routes);
+  ignoreExpectations(app.server);
   await app.register(errorsPlugin);
   // Clients send a JSON content type on bodiless requests (DELETE); an empty body is no body.
   const parseJson = app.getDefaultJsonParser('error', 'error');
@@ -153,7 +175,12 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
       done(null, undefined);
       return;
     }
-    void parseJson(req, typeof body === 'string' ? body : body.toString('utf8'), done);
+    void parseJson(req, typeof body === 'string' ? body : body.toString('utf8'), (err, value) => {
+      // What tether stores or types must be what it answers: a lone surrogate has no UTF-8 form.
+      const at = err ? null : illFormedAt(value);
+      if (at !== null) done(new DomainError('invalid', illFormedMessage(`body${at === '/' ? '' : at}`)), undefined);
+      else done(err, value);
+    });
   });
   // Before auth: its onRequest hook marks upgrade requests, and its onResponse hook then closes
   // the socket of any upgrade answered over HTTP (a 401, a 404).
@@ -169,8 +196,10 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
       endSocketAfterError(socket);
     },
   });
+  app.websocketServer.on('wsClientError', refuseHandshake);
   // The 101 is being written: the upgrade completed within its bound.
   app.websocketServer.on('headers', (_headers, request) => peers.upgraded(request.socket));
+  await app.register(upgradeGuard);
   await app.register(authPlugin, { tokens: opts.tokens, peers });
   // After auth: an authenticated request's body must keep coming; an unauthenticated one (only
   // `auth: 'none'` routes get here) is bounded by its connection's life.

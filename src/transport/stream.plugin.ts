@@ -223,7 +223,8 @@ export const streamRoutes: FastifyPluginCallbackTypebox<StreamPluginOptions> = (
       {
         websocket: true,
         schema: { params: IdParams, querystring: StreamQuery },
-        preValidation: async (req) => {
+        // After the schema checked the id and the query: a malformed id is a 400, not an unknown session.
+        preHandler: async (req) => {
           const { id } = req.params;
           if (kind === 'side' && req.query.lastSeq !== undefined)
             throw new DomainError('invalid', 'the side channel carries no stream position', { field: 'querystring/lastSeq' });

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { DomainError } from '../../src/errors.js';
 import { domainError } from '../helpers/domain-error.js';
 import { decodeChunkFrame, encodeChunkFrame, parseClientFrame } from '../../src/protocol/frames.js';
+import { illFormedAt } from '../../src/protocol/well-formed.js';
 
 describe('chunk frames', () => {
   it('round-trip any sequence number below 2^53 and any bytes', () => {
@@ -38,6 +39,8 @@ describe('client frames', () => {
     expect(parseClientFrame('{"type":"key","name":"enter"}')).toEqual({ type: 'key', name: 'enter' });
     expect(parseClientFrame('{"type":"keys","data":"a;b"}')).toEqual({ type: 'keys', data: 'a;b' });
     expect(parseClientFrame('{"type":"paste","data":"x"}')).toEqual({ type: 'paste', data: 'x' });
+    // A surrogate pair is one character: well-formed.
+    expect(parseClientFrame('{"type":"keys","data":"\\ud83d\\ude00"}')).toEqual({ type: 'keys', data: '\u{1f600}' });
     expect(parseClientFrame('{"type":"snapshot-request"}')).toEqual({ type: 'snapshot-request' });
   });
 
@@ -55,6 +58,8 @@ describe('client frames', () => {
     ['{"type":"keys","data":5}', 'data'],
     ['{"type":"keys","data":"x","extra":1}', 'keys'],
     ['{"type":"key"}', 'key'],
+    ['{"type":"keys","data":"a\\udfffb"}', 'data: text that is not well-formed Unicode'],
+    ['{"type":"paste","data":"\\ud83d"}', 'data: text that is not well-formed Unicode'],
   ])('refuses %s, naming what is wrong', (text, mention) => {
     try {
       parseClientFrame(text);
@@ -84,5 +89,20 @@ describe('client frames', () => {
       ),
       { numRuns: 500 },
     );
+  });
+});
+
+describe('well-formed text', () => {
+  it('finds the first string, key or value, holding a lone surrogate, by its path', () => {
+    expect(illFormedAt({ a: 'x', b: ['\u{1f600}', { c: 'y' }] })).toBeNull();
+    expect(illFormedAt('\udfff')).toBe('/');
+    expect(illFormedAt({ a: ['ok', 'x\ud800'] })).toBe('/a/1');
+    expect(illFormedAt({ ['k\udc00']: 1 })).toBe('/k\ufffd');
+    expect(illFormedAt(JSON.parse('{"description":"\\udfff1p"}'))).toBe('/description');
+  });
+
+  it('walks a body nested as deep as JSON.parse takes without running out of stack', () => {
+    const deep = JSON.parse(`${'['.repeat(100_000)}"\\udfff"${']'.repeat(100_000)}`) as unknown;
+    expect(illFormedAt(deep)).toBe(`${'/0'.repeat(100_000)}`);
   });
 });
