@@ -56,7 +56,7 @@ export async function tetherKeystroke(client: KeystrokeClient, key: string, time
   return performance.now() - start;
 }
 
-async function bareKeystroke(reader: BareControlReader, session: string, key: string): Promise<number> {
+export async function bareKeystroke(reader: BareControlReader, session: string, key: string): Promise<number> {
   const start = performance.now();
   let buf = '';
   await new Promise<void>((resolve, reject) => {

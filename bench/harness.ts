@@ -7,7 +7,7 @@
  * Only processes started here are ever signalled; the tmux server lives on a socket in a temp
  * dir and is killed through it.
  */
-import { execFile, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { execFile, spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
@@ -263,6 +263,7 @@ export async function benchDaemon(
       await tmux('send-keys', '-t', target, 'Enter');
     },
     stop: async () => {
+      running.delete(bd);
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
       const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
       await exited;
@@ -271,8 +272,14 @@ export async function benchDaemon(
       cleanup();
     },
   };
+  stopOnInterrupt(bd, dir);
   // The default session is made at start; wait until tether serves it.
-  await waitFor(`session ${defaultSession}`, async () => (await request('GET', '/sessions')).text.includes(`"${defaultSession}"`));
+  try {
+    await waitFor(`session ${defaultSession}`, async () => (await request('GET', '/sessions')).text.includes(`"${defaultSession}"`));
+  } catch (err) {
+    await bd.stop();
+    throw err;
+  }
   return bd;
 }
 
@@ -403,6 +410,26 @@ export async function baselineSession(tmux: BenchTmux, name: string): Promise<vo
   // history-limit applies to panes made after it is set: the same 10000 lines tether gives its panes.
   await tmux.tmux('set-option', '-g', 'history-limit', '10000');
   await tmux.tmux('new-session', '-d', '-s', name, '-x', '120', '-y', '40', '/bin/sh');
+}
+
+/** Daemons started and not yet stopped: a bench interrupted (Ctrl-C, a timeout's SIGTERM) stops them on its way out. */
+const running = new Map<BenchDaemon, () => void>();
+let exitHooked = false;
+
+function stopOnInterrupt(bd: BenchDaemon, dir: string): void {
+  running.set(bd, () => {
+    bd.child.kill('SIGKILL');
+    spawnSync('tmux', ['-S', bd.tmux.socket, 'kill-server'], { stdio: 'ignore', timeout: 5000 });
+    rmSync(dir, { recursive: true, force: true });
+  });
+  if (exitHooked) return;
+  exitHooked = true;
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      for (const stop of running.values()) stop();
+      process.exit(130);
+    });
+  }
 }
 
 /** Runs `fn` with a benchmark daemon, stopping it whatever happens. */

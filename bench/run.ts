@@ -65,8 +65,11 @@ async function parserRows(): Promise<Row[]> {
   return rows;
 }
 
+/** What a scenario answers: its rows, and optionally a markdown table printed after the report (docs/benchmarks.md shows it). */
+type ScenarioResult = Row[] | { readonly rows: Row[]; readonly markdown: string };
+
 /** Every scenario, in the order they run; each starts and stops its own daemon and tmux. */
-const SCENARIOS: readonly { readonly name: string; readonly run: () => Promise<Row[]> }[] = [
+const SCENARIOS: readonly { readonly name: string; readonly run: () => Promise<ScenarioResult> }[] = [
   { name: 'parser', run: parserRows },
   { name: 'flood', run: async () => (await runFloodBench()).rows },
   { name: 'echo', run: async () => (await runEchoBench()).rows },
@@ -101,15 +104,21 @@ async function main(): Promise<void> {
   const w = (s: string, n: number) => s.padEnd(n);
   const header = `${w('benchmark', 64)}${w('value', 22)}${w('ratio', 12)}${w('target', 16)}baseline (same run)\n`;
   const all: Row[] = [];
+  const tables: string[] = [];
   for (const scenario of SCENARIOS) {
     if (only && !only.includes(scenario.name)) continue;
     const start = performance.now();
-    const rows = await scenario.run();
-    all.push(...rows);
+    const result = await scenario.run();
+    if (Array.isArray(result)) all.push(...result);
+    else {
+      all.push(...result.rows);
+      tables.push(`${scenario.name}:\n\n${result.markdown}\n`);
+    }
     process.stderr.write(`[${scenario.name}: ${((performance.now() - start) / 1000).toFixed(0)} s]\n`);
   }
   process.stdout.write(header);
   for (const r of all) process.stdout.write(`${w(r.name, 64)}${w(r.value, 22)}${w(r.ratio, 12)}${w(r.target, 16)}${r.baseline}\n`);
+  for (const t of tables) process.stdout.write(`\n${t}`);
   const peersRan = process.env.BENCH_PEERS !== '0' && (!only || only.includes('peers'));
   for (const peer of PEERS)
     process.stdout.write(

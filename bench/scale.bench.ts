@@ -1,233 +1,333 @@
 /**
- * Scale: 10 and then 50 sessions, each with one stream client (permessage-deflate offered) and
- * modest output (a short coloured line every 200 ms), then the same with nothing happening.
- * Daemon CPU (node and its tmux control clients) and RSS from /proc; the baseline is the tmux
- * server's CPU over the same window (the work tmux itself does for the same output).
- * `TETHER_BENCH_SCALE` ("10,50") and `TETHER_BENCH_SCALE_SECONDS` (10) change it.
+ * Scale (docs/benchmarks.md "Scale"): 10, 50 and 100 busy sessions beside one idle session, on a
+ * daemon started as a user starts it (`tether serve`, no node flags but the bench's probe).
+ * Each busy session runs an agent-like printer (bench/scale-load.ts: ~20 coloured lines a
+ * second over a redrawn spinner) and has a live reference client (bench/scale-clients.ts, a
+ * process of its own). At each count the bench measures: creation time per session, RSS per
+ * session and per client (and what it is made of), the daemon's CPU share (node, its `tmux -C`
+ * clients and the tmux processes it ran), keystroke echo on the idle session, `GET /sessions`,
+ * every busy session's thumbnail fetched at once, the daemon's event-loop delay, the tmux
+ * processes it ran per request, and resyncs.
  *
- * The daemon starts exactly as a user starts it: `tether serve`, no node flags. Its memory is
- * measured first, by a daemon of its own with the user's defaults (TLS on, its certificate made
- * at this first start), against an empty node process measured in the same run. The target (65 MB
- * at 10 idle sessions) is checked twice: with the sessions made and no client yet, and with a
- * client on each. Idle means nothing asked of the daemon for SETTLE_SECONDS: V8 collects the
- * garbage of a burst of work only once the process has gone quiet (its memory reducer starts
- * 8 s after the last full collection), so a reading taken sooner measures the burst, not the
- * idle daemon; that reading is reported too.
+ * Baselines, measured in the same run: a second, quiet daemon (one idle session, nothing else)
+ * on its own tmux server; its echo is sampled in blocks alternating with the busy daemon's, so
+ * both see the same host; its list, thumbnail and creation are timed at the start. The tmux
+ * server's own CPU for the same output is the CPU baseline.
+ *
+ * `TETHER_BENCH_SCALE` ("10,50,100"), `TETHER_BENCH_SCALE_LINES` (20 a second),
+ * `TETHER_BENCH_SCALE_ECHO_KEYS` (400 a daemon per count: a p99 that is not one outlier) change it. The memory rows at 10
+ * idle sessions (the 65 MB target) come first, from a daemon of their own (scale-memory.ts;
+ * `TETHER_BENCH_SCALE_MEMORY=0` leaves them out).
  */
-import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { bareKeystroke, startEchoPane, tetherKeystroke } from './echo.bench.js';
 import {
+  BareControlReader,
+  baselineSession,
   childPids,
-  cpuOf,
   envNumber,
+  percentile,
   procUsage,
-  ratio,
-  RawStream,
   sleep,
-  sumOfProcs,
-  waitFor,
+  streamWithBase,
   withBenchDaemon,
   type BenchDaemon,
+  type RawStream,
   type Row,
 } from './harness.js';
+import { scaleMarkdown, scaleRows, type CpuShare, type Memory, type Quiet, type Step } from './scale-report.js';
+import type { ProbeReading } from './daemon-probe.js';
+import { AgentLoad, compileProbe, LoadClients, pssMb, readProbe, rssParts, timedRepeat, tmuxSpawns } from './scale-load.js';
+import { emptyNodeRssMb, memoryRows, warmSnapshotRow } from './scale-memory.js';
 
-interface Window {
-  /** Warm captures taken during the window, and the bytes warm captures held at its end. */
-  readonly warmCaptures: number;
-  readonly warmBytes: number;
-  readonly daemonPct: number;
-  readonly nodePct: number;
-  readonly tmuxPct: number;
-  readonly rssMb: number;
-  readonly controlRssMb: number;
+/** How long the daemon is left alone before a memory reading. */
+const SETTLE_MS = 8000;
+/** Keystrokes per block; the two daemons' blocks alternate, the order flipping every block. */
+const ECHO_BLOCK = 25;
+const ECHO_GAP_MS = 20;
+/** Sequential `GET /sessions` per count (100: a p99 that is not the single worst), and rounds of every thumbnail at once. */
+const LIST_REQUESTS = 100;
+const THUMBNAIL_ROUNDS = 5;
+
+const KEYS = 'abcdefghijklmnopqrstuvwxyz0123456789';
+
+/** CPU seconds of a process and of its children it has reaped (/proc/<pid>/stat utime, stime, cutime, cstime). */
+function cpuWithReaped(pid: number): number {
+  const stat = readFileSyncSafe(`/proc/${pid}/stat`);
+  if (stat === null) return 0;
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) / 100;
 }
 
-const rssOf = (pids: readonly number[]): number => sumOfProcs(pids, 'rssMb');
-
-interface HealthSnapshots {
-  readonly warmCaptures: number;
-  readonly warmBytes: number;
-}
-
-async function snapshotCounts(bd: BenchDaemon): Promise<HealthSnapshots> {
-  return (JSON.parse((await bd.request('GET', '/health')).text) as { snapshots: HealthSnapshots }).snapshots;
-}
-
-async function measure(bd: BenchDaemon, seconds: number): Promise<Window> {
-  const tmuxPid = await bd.tmux.serverPid();
-  const w0 = await snapshotCounts(bd);
-  const children = childPids(bd.pid);
-  const all = [bd.pid, ...children];
-  const d0 = cpuOf(all);
-  const n0 = cpuOf([bd.pid]);
-  const t0 = procUsage(tmuxPid).cpuSeconds;
-  const start = performance.now();
-  await sleep(seconds * 1000);
-  const wall = (performance.now() - start) / 1000;
-  const w1 = await snapshotCounts(bd);
-  return {
-    warmCaptures: w1.warmCaptures - w0.warmCaptures,
-    warmBytes: w1.warmBytes,
-    daemonPct: (100 * (cpuOf(all) - d0)) / wall,
-    nodePct: (100 * (cpuOf([bd.pid]) - n0)) / wall,
-    tmuxPct: (100 * (procUsage(tmuxPid).cpuSeconds - t0)) / wall,
-    rssMb: procUsage(bd.pid).rssMb,
-    controlRssMb: rssOf(children),
-  };
-}
-
-/**
- * An agent at work: a burst of output (a tool's result, a diff), then a pause while it thinks,
- * long enough for the pane to count as quiet, so warm captures are taken (at most one per 5 s).
- */
-const AGENT = `i=0; while :; do i=$((i+1)); j=0; while [ $j -lt 40 ]; do j=$((j+1)); printf '\\033[3%dm● step %d.%d\\033[0m a line of a tool result in src/module-%d.ts\\n' $((j%7+1)) $i $j $j; done; sleep 1.5; done`;
-/** Fills a pane's history to its 10000-line limit, as a long agent session has. */
-const HISTORY = `i=0; while [ $i -lt 10500 ]; do i=$((i+1)); printf '\\033[3%dmhistory line %d of a long session, with some colour\\033[0m\\n' $((i%7+1)) $i; done`;
-
-const LOOP = `i=0; while :; do i=$((i+1)); printf '\\033[3%dm● step %d\\033[0m working on src/module-%d.ts, a line of modest output\\n' $((i%7+1)) $i $i; sleep 0.2; done`;
-
-/** The resident size of a node process that does nothing: the floor of any node daemon. */
-async function emptyNodeRssMb(): Promise<number> {
-  const child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60_000)'], { stdio: 'ignore' });
+function readFileSyncSafe(path: string): string | null {
   try {
-    await sleep(1500);
-    return procUsage(child.pid!).rssMb;
-  } finally {
-    child.kill('SIGKILL');
+    return readFileSync(path, 'utf8');
+  } catch {
+    return null;
   }
 }
 
-/** Resident size at 10 idle sessions, with and without clients (as `tether serve` runs). */
-const RSS_TARGET_MB = 65;
-/** How long the daemon is left alone before an idle reading. */
-const SETTLE_SECONDS = 15;
-
 /**
- * The memory rows: a daemon with the user's defaults (TLS, the certificate made at its first
- * start), 10 sessions, read when idle before any client and again with a client on each (and
- * after a `GET /health`, as the ops page and a phone's status read make).
+ * Starts counting CPU; the returned function ends the window and answers the shares. The
+ * daemon's share counts its `tmux -C` clients and the tmux commands it ran and reaped.
  */
-async function memoryRows(emptyNode: number): Promise<Row[]> {
-  return withBenchDaemon(
-    'scale-0',
-    async (bd) => {
-      const clients: RawStream[] = [];
-      try {
-        for (let i = 1; i < 10; i++) await bd.createSession(`scale-${i}`);
-        await sleep(2000);
-        const busyNoClient = procUsage(bd.pid).rssMb;
-        await sleep((SETTLE_SECONDS - 2) * 1000);
-        const noClient = procUsage(bd.pid).rssMb;
-        for (let i = 0; i < 10; i++) clients.push(new RawStream(bd, `scale-${i}`, null, true));
-        await waitFor('10 bases', () => clients.every((c) => c.snapshots > 0), 60_000, 100);
-        await snapshotCounts(bd);
-        await sleep(2000);
-        const busyClients = procUsage(bd.pid).rssMb;
-        await sleep((SETTLE_SECONDS - 2) * 1000);
-        const withClients = procUsage(bd.pid).rssMb;
-        const row = (name: string, rss: number, busy: number): Row => ({
-          name,
-          value: `${rss.toFixed(1)} MB`,
-          baseline: `empty node process ${emptyNode.toFixed(0)} MB (tether's own: ${(rss - emptyNode).toFixed(0)} MB); 2 s after the work, before V8 collected it: ${busy.toFixed(1)} MB`,
-          ratio: ratio(rss, emptyNode),
-          target: `< ${RSS_TARGET_MB} MB${rss < RSS_TARGET_MB ? '' : ': missed'}`,
-        });
-        return [
-          row('10 idle sessions, no client yet: daemon RSS (`tether serve`, defaults: TLS on)', noClient, busyNoClient),
-          row('10 idle sessions, a client on each (deflate offered): daemon RSS (defaults: TLS on)', withClients, busyClients),
-        ];
-      } finally {
-        for (const c of clients) await c.close();
-      }
-    },
-    '',
-    true,
-    [],
-  );
+async function cpuWindow(bd: BenchDaemon, clientsPid: number): Promise<() => CpuShare> {
+  const tmuxPid = await bd.tmux.serverPid();
+  const children = childPids(bd.pid);
+  const daemon = () => cpuWithReaped(bd.pid) + children.reduce((n, p) => n + cpuWithReaped(p), 0);
+  const node = () => procUsage(bd.pid).cpuSeconds;
+  const d0 = daemon();
+  const n0 = node();
+  const t0 = procUsage(tmuxPid).cpuSeconds;
+  const c0 = cpuWithReaped(clientsPid);
+  const start = performance.now();
+  return () => {
+    const wall = (performance.now() - start) / 1000;
+    const pct = (v: number) => (100 * v) / wall;
+    return {
+      daemonPct: pct(daemon() - d0),
+      nodePct: pct(node() - n0),
+      tmuxServerPct: pct(procUsage(tmuxPid).cpuSeconds - t0),
+      clientsPct: pct(cpuWithReaped(clientsPid) - c0),
+    };
+  };
 }
 
-export async function runScaleBench(): Promise<Row[]> {
-  const counts = (process.env.TETHER_BENCH_SCALE ?? '10,50')
+/** The daemon's live memory now (after a full collection): /proc's figures, the probe's V8 figures, its `tmux -C` clients. */
+async function memoryOf(bd: BenchDaemon): Promise<Memory> {
+  const probe = await readProbe(bd, true);
+  await sleep(500);
+  const { anonMb, fileMb } = rssParts(bd.pid);
+  let controlRssMb = 0;
+  let controlPssMb = 0;
+  for (const p of childPids(bd.pid)) {
+    try {
+      controlRssMb += procUsage(p).rssMb;
+      controlPssMb += pssMb(p);
+    } catch {
+      // gone
+    }
+  }
+  return {
+    rssMb: procUsage(bd.pid).rssMb,
+    anonMb,
+    fileMb,
+    heapUsedMb: probe.memory.heapUsed / 2 ** 20,
+    externalMb: probe.memory.external / 2 ** 20,
+    controlRssMb,
+    controlPssMb,
+  };
+}
+
+type EchoSide = 'quiet' | 'busy' | 'bare';
+const ECHO_SIDES: readonly EchoSide[] = ['quiet', 'busy', 'bare'];
+
+/**
+ * Keystrokes on both daemons' idle sessions and, as the floor the busy tmux server sets, through
+ * a bare `tmux -C` client on an idle session of that server that tether does not know; in blocks
+ * whose order rotates.
+ */
+async function echoAll(quiet: RawStream, busy: RawStream, bare: BareControlReader, keys: number): Promise<Record<EchoSide, number[]>> {
+  const out: Record<EchoSide, number[]> = { quiet: [], busy: [], bare: [] };
+  for (let block = 0; block * ECHO_BLOCK < keys; block++) {
+    const rotated = ECHO_SIDES.map((_, i) => ECHO_SIDES[(i + block) % ECHO_SIDES.length]!);
+    for (const side of block % 2 === 0 ? rotated : rotated.reverse()) {
+      for (let i = 0; i < ECHO_BLOCK; i++) {
+        const key = KEYS[(block * ECHO_BLOCK + i) % KEYS.length]!;
+        out[side].push(
+          side === 'bare' ? await bareKeystroke(bare, BARE_SESSION, key) : await tetherKeystroke(side === 'quiet' ? quiet : busy, key),
+        );
+        await sleep(ECHO_GAP_MS);
+      }
+    }
+  }
+  return out;
+}
+
+/** The busy tmux server's idle session that tether does not know: the bare echo's. */
+const BARE_SESSION = 'bare-echo';
+
+/** Warm captures the daemon has taken so far (`GET /health`). */
+async function warmCaptures(bd: BenchDaemon): Promise<number> {
+  return (JSON.parse((await bd.request('GET', '/health')).text) as { snapshots: { warmCaptures: number } }).snapshots.warmCaptures;
+}
+
+async function get(bd: BenchDaemon, path: string): Promise<void> {
+  const res = await bd.request('GET', path);
+  if (res.status !== 200) throw new Error(`GET ${path}: HTTP ${res.status} ${res.text.slice(0, 200)}`);
+}
+
+async function timedCreate(bd: BenchDaemon, name: string): Promise<number> {
+  const start = performance.now();
+  await bd.createSession(name);
+  return performance.now() - start;
+}
+
+/** The quiet daemon's figures: creation, list and thumbnail with one session. */
+async function quietBaseline(quiet: BenchDaemon): Promise<Omit<Quiet, 'echo'>> {
+  const create: number[] = [];
+  for (let i = 1; i <= 3; i++) {
+    create.push(await timedCreate(quiet, `q-${i}`));
+    const res = await quiet.request('DELETE', `/sessions/q-${i}`);
+    if (res.status !== 204) throw new Error(`DELETE q-${i}: HTTP ${res.status}`);
+  }
+  // Once each first: the first request of a daemon's life loads what it needs.
+  await get(quiet, '/sessions');
+  await get(quiet, '/sessions/quiet/thumbnail');
+  const list = await timedRepeat(() => get(quiet, '/sessions'), LIST_REQUESTS, 50, 60_000);
+  const thumbnail = await timedRepeat(() => get(quiet, '/sessions/quiet/thumbnail'), 10, 50, 30_000);
+  return { create, list, thumbnail };
+}
+
+export async function runScaleBench(): Promise<{ rows: Row[]; markdown: string }> {
+  const counts = (process.env.TETHER_BENCH_SCALE ?? '10,50,100')
     .split(',')
     .map(Number)
-    .filter((n) => n > 0);
-  const seconds = envNumber('TETHER_BENCH_SCALE_SECONDS', 10);
-  const emptyNode = await emptyNodeRssMb();
-  const memory = await memoryRows(emptyNode);
-  const scale = await withBenchDaemon(
-    'scale-0',
-    async (bd) => {
-      const rows: Row[] = [];
-      const clients: RawStream[] = [];
-      let sessions = 1;
-      await sleep(2000);
-      const atStart = procUsage(bd.pid).rssMb;
-      try {
-        for (const count of counts) {
-          for (; sessions < count; sessions++) await bd.createSession(`scale-${sessions}`);
-          await sleep(2000);
-          for (let i = clients.length; i < count; i++) {
-            const c = new RawStream(bd, `scale-${i}`, null, true);
-            clients.push(c);
-          }
-          await waitFor(`${count} bases`, () => clients.every((c) => c.snapshots > 0), 60_000, 100);
-          // Idle first: every client connected, nothing printed.
-          await sleep(2000);
-          const idle = await measure(bd, seconds);
-          for (let i = 0; i < count; i++) await bd.typeLine(`=scale-${i}:`, LOOP);
-          await sleep(2000);
-          const busy = await measure(bd, seconds);
-          for (let i = 0; i < count; i++) await bd.tmux.tmux('send-keys', '-t', `=scale-${i}:`, 'C-c');
-          const received = clients.reduce((n, c) => n + c.dataBytes, 0);
-          rows.push(
-            {
-              name: `scale ${count} sessions idle, a client on each: daemon CPU / RSS`,
-              value: `${idle.daemonPct.toFixed(1)}% / ${idle.rssMb.toFixed(0)} MB`,
-              baseline: `empty node process ${emptyNode.toFixed(0)} MB; tmux server ${idle.tmuxPct.toFixed(1)}% core; node alone ${idle.nodePct.toFixed(1)}%; RSS at start (1 session, no client) ${atStart.toFixed(0)} MB; ${count} tmux -C clients ${idle.controlRssMb.toFixed(0)} MB RSS; warm captures in the window ${idle.warmCaptures}, holding ${(idle.warmBytes / 1024).toFixed(0)} KiB`,
-              ratio: idle.tmuxPct > 0 ? ratio(idle.daemonPct, idle.tmuxPct) : '-',
-              target: count <= 10 ? '~0% (RSS: the memory rows)' : '-',
-            },
-            {
-              name: `scale ${count} sessions, 5 lines/s each: daemon CPU / RSS`,
-              value: `${busy.daemonPct.toFixed(1)}% / ${busy.rssMb.toFixed(0)} MB`,
-              baseline: `tmux server ${busy.tmuxPct.toFixed(1)}% core; node alone ${busy.nodePct.toFixed(1)}%; ${(received / 1024).toFixed(0)} KiB delivered so far; warm captures ${busy.warmCaptures}`,
-              ratio: ratio(busy.daemonPct, busy.tmuxPct),
-              target: '-',
-            },
-          );
-          await sleep(1000);
-        }
-        // One busy agent whose pane holds a full history: what warm captures cost tmux.
-        await bd.createSession('scale-agent');
-        const agentClient = new RawStream(bd, 'scale-agent', null, true);
-        clients.push(agentClient);
-        await waitFor('the agent base', () => agentClient.snapshots > 0, 60_000, 100);
-        await bd.typeLine('=scale-agent:', HISTORY);
-        await waitFor(
-          'a full history',
-          async () => Number((await bd.tmux.tmux('display-message', '-p', '-t', '=scale-agent:', '#{history_size}')).trim()) >= 9000,
-          60_000,
-          200,
-        );
-        await bd.typeLine('=scale-agent:', AGENT);
-        await sleep(2000);
-        const agentSeconds = Math.max(seconds, 20);
-        const agent = await measure(bd, agentSeconds);
-        await bd.tmux.tmux('send-keys', '-t', '=scale-agent:', 'C-c');
-        rows.push({
-          name: `warm snapshots, 1 busy agent (10000-line history; 40-line bursts, 1.5 s pauses), ${agentSeconds} s`,
-          value: `${agent.warmCaptures} captures (${((60 * agent.warmCaptures) / agentSeconds).toFixed(0)}/min)`,
-          baseline: `tmux server ${agent.tmuxPct.toFixed(1)}% core, daemon ${agent.daemonPct.toFixed(1)}% (all sessions above still running idle); warm captures hold ${(agent.warmBytes / 1024).toFixed(0)} KiB; RSS ${agent.rssMb.toFixed(0)} MB`,
-          ratio: '-',
-          target: '<= 12/min',
-        });
-      } finally {
-        for (const c of clients) await c.close();
+    .filter((n) => n > 0)
+    .sort((a, b) => a - b);
+  const rate = envNumber('TETHER_BENCH_SCALE_LINES', 20);
+  const keys = envNumber('TETHER_BENCH_SCALE_ECHO_KEYS', 400);
+  // TETHER_BENCH_SCALE_MEMORY=0 leaves out the memory rows' own daemon (about 40 s).
+  const memory = process.env.TETHER_BENCH_SCALE_MEMORY === '0' ? [] : await memoryRows(await emptyNodeRssMb());
+  const work = mkdtempSync(join(tmpdir(), 'tether-scale-'));
+  const probe = ['--import', compileProbe(work)];
+  try {
+    const { steps, quiet, warm } = await withBenchDaemon(
+      'quiet',
+      (q) => withBenchDaemon('idle', (busy) => scaleRun(q, busy, counts, rate, keys), '', undefined, probe),
+      '',
+      undefined,
+      probe,
+    );
+    return { rows: [...memory, ...scaleRows(steps, quiet, rate), warm], markdown: scaleMarkdown(steps, quiet, rate) };
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+async function scaleRun(
+  quietBd: BenchDaemon,
+  busy: BenchDaemon,
+  counts: readonly number[],
+  rate: number,
+  keys: number,
+): Promise<{ steps: Step[]; quiet: Quiet; warm: Row }> {
+  await startEchoPane(quietBd, '=quiet:');
+  await startEchoPane(busy, '=idle:');
+  await baselineSession(busy.tmux, BARE_SESSION);
+  await startEchoPane(busy, `=${BARE_SESSION}:`);
+  const quietEcho = await streamWithBase(quietBd, 'quiet');
+  const busyEcho = await streamWithBase(busy, 'idle');
+  const bareEcho = new BareControlReader(busy.tmux, BARE_SESSION);
+  const load = new AgentLoad(busy.tmux.dir, rate);
+  const clients = new LoadClients();
+  const steps: Step[] = [];
+  const quietEchoAll: number[] = [];
+  try {
+    const base = await quietBaseline(quietBd);
+    // The first thumbnail of a daemon's life loads its grapheme segmenters: not what a count costs.
+    await get(busy, '/sessions/idle/thumbnail');
+    for (let i = 0; i < 20; i++) {
+      await tetherKeystroke(quietEcho, KEYS[i % KEYS.length]!);
+      await tetherKeystroke(busyEcho, KEYS[i % KEYS.length]!);
+      await bareKeystroke(bareEcho, BARE_SESSION, KEYS[i % KEYS.length]!);
+    }
+    let made = 0;
+    let before = await memoryOf(busy);
+    for (const count of counts) {
+      load.pause();
+      const fresh: string[] = [];
+      const create: number[] = [];
+      await readProbe(busy);
+      for (; made < count; made++) {
+        const name = `s-${made}`;
+        create.push(await timedCreate(busy, name));
+        fresh.push(name);
       }
-      return rows;
-    },
-    '',
-    undefined,
-    [],
-  );
-  return [...memory, ...scale];
+      const createProbe = await readProbe(busy);
+      await load.start(busy, fresh);
+      await sleep(SETTLE_MS);
+      const sessionsOnly = await memoryOf(busy);
+      await clients.connect(busy, fresh);
+      await clients.based();
+      const idleEnd = await cpuWindow(busy, clients.pid);
+      await sleep(SETTLE_MS);
+      const idleCpu = idleEnd();
+      const connectProbe = await readProbe(busy);
+      const withClients = await memoryOf(busy);
+      load.resume();
+      await sleep(2000);
+      // Window A: the load alone, with the echo probe.
+      await readProbe(busy);
+      const warm0 = await warmCaptures(busy);
+      const loadEnd = await cpuWindow(busy, clients.pid);
+      const echo = await echoAll(quietEcho, busyEcho, bareEcho, keys);
+      const loadCpu = loadEnd();
+      const loadProbe = await readProbe(busy);
+      const warm1 = await warmCaptures(busy);
+      const underLoad = await memoryOf(busy);
+      quietEchoAll.push(...echo.quiet);
+      // Window B: the list, then every busy session's thumbnail at once.
+      await readProbe(busy);
+      const list = await timedRepeat(() => get(busy, '/sessions'), LIST_REQUESTS, 50, 90_000);
+      const listProbe = await readProbe(busy);
+      const warm2 = await warmCaptures(busy);
+      const names = Array.from({ length: count }, (_, i) => `s-${i}`);
+      const thumbnails = await timedRepeat(
+        () => Promise.all(names.map((s) => get(busy, `/sessions/${s}/thumbnail`))),
+        THUMBNAIL_ROUNDS,
+        200,
+        90_000,
+      );
+      const thumbProbe = await readProbe(busy);
+      const warm3 = await warmCaptures(busy);
+      const stats = await clients.stats();
+      steps.push({
+        count,
+        create,
+        sessionsOnly,
+        withClients,
+        underLoad,
+        previous: before,
+        previousCount: made - fresh.length,
+        idleCpu,
+        loadCpu,
+        echo,
+        loadLoop: loadProbe.loop,
+        loadGc: loadProbe.gc,
+        loadMs: loadProbe.windowMs,
+        list,
+        listLoop: listProbe.loop,
+        listSpawns: tmuxSpawns(listProbe) / Math.max(1, list.length),
+        thumbnails,
+        thumbLoop: thumbProbe.loop,
+        thumbSpawns: tmuxSpawns(thumbProbe) / Math.max(1, thumbnails.length * count),
+        clients: stats,
+        echoResyncs: Math.max(0, busyEcho.snapshots - 1),
+        warmCaptures: { load: warm1 - warm0, list: warm2 - warm1, thumbnails: warm3 - warm2 },
+      });
+      before = withClients;
+      const per = (r: ProbeReading, n: number) =>
+        Object.entries(r.spawned)
+          .map(([k, v]) => `${k} ${(v / n).toFixed(2)}`)
+          .join(', ');
+      process.stderr.write(
+        `[scale ${count}: processes per session created: ${per(createProbe, fresh.length)}; per client connected and idle settle: ${per(connectProbe, fresh.length)}; per second under load: ${per(loadProbe, loadProbe.windowMs / 1000)}; per list: ${per(listProbe, list.length)}]\n`,
+      );
+      process.stderr.write(
+        `[scale ${count}: list p99 ${percentile(list, 99).toFixed(0)} ms, thumbnails ${percentile(thumbnails, 100).toFixed(0)} ms, echo p99 ${percentile(echo.busy, 99).toFixed(1)} / ${percentile(echo.quiet, 99).toFixed(1)} ms]\n`,
+      );
+    }
+    load.pause();
+    const warm = await warmSnapshotRow(busy);
+    return { steps, quiet: { ...base, echo: quietEchoAll }, warm };
+  } finally {
+    load.pause();
+    await clients.close();
+    await quietEcho.close();
+    await busyEcho.close();
+    await bareEcho.close();
+  }
 }

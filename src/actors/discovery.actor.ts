@@ -32,7 +32,8 @@ export interface DiscoveryDeps {
 
 /** One look at tmux: is a server running, and which sessions are tether sessions. */
 export async function scanTmux(cli: TmuxCli): Promise<TmuxScan> {
-  const sessions = await listSessions(cli);
+  // Each scan reads the descriptions again: one set by hand in tmux shows within a scan.
+  const sessions = await listSessions(cli, { refresh: true });
   if (sessions.length === 0) {
     try {
       await cli.run(['list-sessions', '-F', '#{session_id}']);

@@ -4,7 +4,7 @@
  * measuring what the dir holds.
  */
 import { constants, type Stats } from 'node:fs';
-import { lstat, open, readdir } from 'node:fs/promises';
+import { lstat, open, readdir, type FileHandle } from 'node:fs/promises';
 import { join, resolve, sep } from 'node:path';
 import { isValidSessionName } from '../protocol/session-name.js';
 
@@ -19,9 +19,14 @@ export function bufferPaths(dir: string, id: string): { log: string; idx: string
   return { log, idx: resolve(root, `${id}.idx`) };
 }
 
+/** Opens a file to append to: created 0600, never through a symlink. */
+export function openToAppend(path: string): Promise<FileHandle> {
+  return open(path, OPEN_APPEND, 0o600);
+}
+
 /** Appends to a file opened 0600, never through a symlink; returns the bytes written. */
 export async function appendTo(path: string, data: Buffer): Promise<number> {
-  const fh = await open(path, OPEN_APPEND, 0o600);
+  const fh = await openToAppend(path);
   try {
     const { bytesWritten } = await fh.write(data, 0, data.length);
     return bytesWritten;

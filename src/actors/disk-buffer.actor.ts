@@ -196,7 +196,7 @@ export class DiskBuffers {
   private detach(id: string): void {
     const buffer = this.sessions.get(id);
     if (!buffer) return;
-    buffer.close(false);
+    void buffer.close(false);
     this.sessions.delete(id);
     this.others.set(id, buffer.size);
   }
@@ -205,9 +205,10 @@ export class DiskBuffers {
   async delete(id: string): Promise<void> {
     const paths = bufferPaths(this.deps.dir, id);
     const buffer = this.sessions.get(id);
-    buffer?.close(true);
+    const closed = buffer?.close(true);
     this.sessions.delete(id);
     this.others.delete(id);
+    await closed;
     await rm(paths.log, { force: true });
     await rm(paths.idx, { force: true });
   }
@@ -215,8 +216,9 @@ export class DiskBuffers {
   /** A batch was written: the machines hear the new sizes. */
   written(buffer: SessionBuffer): void {
     const before = buffer.state;
-    buffer.actor.send({ type: 'output.written', sessionBytes: buffer.size, totalBytes: this.total });
-    this.global.send({ type: 'output.written', sessionBytes: 0, totalBytes: this.total });
+    const totalBytes = this.total;
+    buffer.actor.send({ type: 'output.written', sessionBytes: buffer.size, totalBytes });
+    this.global.send({ type: 'output.written', sessionBytes: 0, totalBytes });
     if (before === 'writing' && buffer.state === 'stopped') {
       this.deps.log.warn(
         { session: buffer.id, capMb: this.limits.sessionCapBytes / MIB },
@@ -228,8 +230,10 @@ export class DiskBuffers {
 
   private lastGlobal = 'writing';
   private logGlobalChange(): void {
+    // The machine's state alone (every write asks): the whole status only when it changed.
+    const value = this.global.getSnapshot().value;
+    if ((value === 'off' ? 'off' : value === 'starting' ? 'starting' : 'writing') === this.lastGlobal) return;
     const s = this.status();
-    if (s.state === this.lastGlobal) return;
     this.lastGlobal = s.state;
     if (s.state === 'off') this.deps.log.warn({ reason: s.reason }, 'disk-buffer writing is off globally');
     else this.deps.log.info('disk-buffer writing resumed');
@@ -272,7 +276,10 @@ export class DiskBuffers {
         b.size = lstatSync(bufferPaths(this.deps.dir, b.id).log).size;
       } catch (err) {
         // Gone (removed by hand): the next write starts it again. Unreadable: keep what is known.
-        if ((err as NodeJS.ErrnoException).code === 'ENOENT') b.size = 0;
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
+          b.size = 0;
+          void b.closeLog();
+        }
       }
     }
   }
@@ -318,8 +325,9 @@ export class DiskBuffers {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
     await this.flush().catch(() => undefined);
-    for (const b of this.sessions.values()) b.close(false);
+    const closed = [...this.sessions.values()].map((b) => b.close(false));
     this.sessions.clear();
+    await Promise.all(closed);
     this.global.stop();
   }
 }

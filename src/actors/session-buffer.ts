@@ -11,14 +11,22 @@ import { diskBufferMachine, type DiskBufferLimits } from '../machines/disk-buffe
 import type { Logger } from '../log.js';
 import type { PaneStream, StreamListener } from '../stream/pane-stream.js';
 import type { RingChunk } from '../stream/ring.js';
-import { appendTo } from './disk-buffer-files.js';
+import { lstat, type FileHandle } from 'node:fs/promises';
+import { appendTo, openToAppend } from './disk-buffer-files.js';
 
-/** Output waits at most this long before it is written. */
-export const FLUSH_MS = 100;
+/**
+ * Output waits at most this long before it is written: one write a second per busy session (at
+ * 100 ms, the writes of a hundred agents' trickles were a quarter of the daemon's busy time).
+ * Readers of the history flush first, so they never miss it; a daemon killed loses at most this
+ * much of the file, which tmux's own history still holds.
+ */
+export const FLUSH_MS = 1000;
 /** A batch this large is written at once. */
 export const FLUSH_BYTES = 256 * 1024;
 /** A session's waiting batch never grows past this; beyond it the batch is dropped (a gap). */
 export const MAX_PENDING_BYTES = 8 * 1024 * 1024;
+/** The log file stays open while batches keep coming; this long without one, it is closed. */
+export const LOG_IDLE_CLOSE_MS = 5000;
 
 export type BufferActor = Actor<typeof diskBufferMachine>;
 
@@ -46,6 +54,19 @@ export class SessionBuffer implements StreamListener {
   dropped = 0;
   lastError: string | null = null;
   private unsubscribe: () => void = () => undefined;
+  /**
+   * The log file while output keeps coming: one write a batch instead of an open, a write and a
+   * close (a hundred busy sessions made three thousand file operations a second of it). Closed
+   * after LOG_IDLE_CLOSE_MS without a batch, after a failed write, when the watchdog finds the
+   * file gone, and when the buffer closes. Each batch first looks whether the path still names
+   * the open file (one lstat); when it was removed or replaced by hand (a new file, a directory),
+   * the old one is closed and the path opened again, so the batch lands where an open per batch
+   * would have put it, or fails as that open would.
+   */
+  private log: FileHandle | null = null;
+  /** The open log file's identity, to tell it from whatever the path names now. */
+  private logId: { dev: number; ino: number } | null = null;
+  private logIdle: NodeJS.Timeout | null = null;
 
   constructor(
     readonly id: string,
@@ -135,7 +156,7 @@ export class SessionBuffer implements StreamListener {
     this.owner.reserve(length);
     try {
       if (index.length > 0) await appendTo(this.paths.idx, Buffer.from(index.join('')));
-      const written = await appendTo(this.paths.log, Buffer.concat(parts, length));
+      const written = await this.appendLog(Buffer.concat(parts, length));
       this.size += written;
       this.nextSeq = written === length ? next : null;
       if (this.lastError) this.owner.deps.log.info({ session: this.id }, 'the disk buffer is written again');
@@ -153,8 +174,57 @@ export class SessionBuffer implements StreamListener {
     this.owner.written(this);
   }
 
-  /** The session was deleted: stop listening, forget the file (the caller removes it). */
-  close(deleted: boolean): void {
+  /** Appends one batch to the log file, opening it when it is not open. */
+  private async appendLog(data: Buffer): Promise<number> {
+    if (this.logIdle) clearTimeout(this.logIdle);
+    this.logIdle = null;
+    try {
+      if (this.log && !(await this.pathStillNamesLog())) {
+        const replaced = this.log;
+        this.log = null;
+        await replaced.close().catch(() => undefined);
+      }
+      if (!this.log) {
+        const opened = await openToAppend(this.paths.log);
+        this.log = opened;
+        const st = await opened.stat();
+        this.logId = { dev: st.dev, ino: st.ino };
+      }
+      const { bytesWritten } = await this.log.write(data, 0, data.length);
+      return bytesWritten;
+    } catch (err) {
+      void this.closeLog();
+      throw err;
+    } finally {
+      if (this.log) {
+        this.logIdle = setTimeout(() => void this.closeLog(), LOG_IDLE_CLOSE_MS);
+        this.logIdle.unref();
+      }
+    }
+  }
+
+  /** The log's path still names the file open for it: not removed, not replaced. */
+  private async pathStillNamesLog(): Promise<boolean> {
+    const st = await lstat(this.paths.log).catch(() => null);
+    return st !== null && st.isFile() && this.logId !== null && st.ino === this.logId.ino && st.dev === this.logId.dev;
+  }
+
+  /**
+   * Closes the log file, once the write in flight (if any) is done: the next batch opens it
+   * again. The watchdog calls it when it finds the file gone.
+   */
+  closeLog(): Promise<void> {
+    if (this.logIdle) clearTimeout(this.logIdle);
+    this.logIdle = null;
+    const log = this.log;
+    if (!log) return Promise.resolve();
+    this.log = null;
+    return (this.writing ?? Promise.resolve()).catch(() => undefined).then(() => log.close().catch(() => undefined));
+  }
+
+  /** The session was deleted: stop listening, forget the file (the caller removes it); resolves once the file is closed. */
+  close(deleted: boolean): Promise<void> {
+    const closed = this.closeLog();
     this.unsubscribe();
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
@@ -162,5 +232,6 @@ export class SessionBuffer implements StreamListener {
     this.pendingBytes = 0;
     if (deleted) this.actor.send({ type: 'session.deleted' });
     this.actor.stop();
+    return closed;
   }
 }

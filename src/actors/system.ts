@@ -13,6 +13,7 @@ import { sidecarMachine, type SessionActorRef } from '../machines/sidecar.machin
 import type { TmuxCli } from '../tmux/exec.js';
 import { hasSession, readUserOption, sessionExists } from '../tmux/sessions.js';
 import { isPaneStillRunning } from '../tmux/session-create.js';
+import { buildControlCommand } from '../tmux/quote.js';
 import type { TmuxTarget } from '../tmux/target.js';
 import { discoveryLogic } from './discovery.actor.js';
 import { paneExited, SidecarNews, type SessionFinal } from './sidecar-news.js';
@@ -106,6 +107,8 @@ export class SidecarSystem {
   /** When each session's actor was last removed (a serial), so a scan begun before it does not bring it back. */
   private readonly removals = new Map<string, number>();
   private removalSerial = 0;
+  /** Which linked session's control client runs the next server-wide query. */
+  private queryTurn = 0;
 
   constructor(deps: SidecarSystemDeps) {
     this.deps = deps;
@@ -326,6 +329,28 @@ export class SidecarSystem {
   /** A known session's stream and its snapshots (the stream hub's view); null for an unknown one. */
   streamOf(id: string): StreamSource | null {
     return this.paneOf(id);
+  }
+
+  /**
+   * Runs a server-wide tmux command over one of the sessions' control clients, so that it starts
+   * no process (each process started pauses the event loop while it forks); rejects when none is
+   * linked, and the caller runs it as a process. The clients take turns.
+   */
+  queryTmux(command: readonly string[]): Promise<Buffer> {
+    const panes = [...this.panes.values()].filter((p) => p.link.linked);
+    if (panes.length === 0) return Promise.reject(new DomainError('tmux-unavailable', 'no session is linked to tmux'));
+    const pane = panes[this.queryTurn++ % panes.length]!;
+    return pane.link.query(buildControlCommand(command));
+  }
+
+  /**
+   * The visible screen of a session's agent pane as `capture-pane -p` prints it, read over its
+   * control client (no process); null when the session is unknown or not linked.
+   */
+  captureVisible(id: string): Promise<Buffer> | null {
+    const link = this.panes.get(id)?.link;
+    if (!link?.linked || link.paneId === null) return null;
+    return link.query(buildControlCommand(['capture-pane', '-p', '-t', link.paneId]));
   }
 
   /** A known session's reserved stream position (its record keeps it); null without a live pane. */

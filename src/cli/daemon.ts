@@ -1,15 +1,12 @@
 /**
- * `tether serve`: wires config, tmux, the actor system and the HTTP server, in the order
- * docs/configuration.md "Start-up" fixes: refuse early with one clear line (bad config, old tmux, port
- * in use, another daemon on the data dir) before touching a session, a buffer or a record; then
- * reattach to every tether session; create the default session when there is none;
- * print exactly one line on stdout once listening; shut down cleanly on a signal, leaving tmux
- * sessions running.
+ * `tether serve`: wires config, tmux, the actor system and the HTTP server, in the order docs/configuration.md "Start-up"
+ * fixes: refuse early with one clear line (bad config, old tmux, port in use, another daemon on the data dir) before
+ * touching a session, a buffer or a record; then reattach to every tether session; create the default session when there
+ * is none; print exactly one line on stdout once listening; shut down cleanly on a signal, leaving tmux sessions running.
  *
- * Invariant: nothing changes on disk before the port is held (a first start's certificate is
- * made in memory, the log lines wait in memory, Claude's settings and the uploads clean-up wait),
- * and nothing but the local token of a first start before the agent socket is held too: a
- * refused daemon leaves every file as it found it (docs/configuration.md "Start-up").
+ * Invariant: nothing changes on disk before the port is held (a first start's certificate is made in memory, the log
+ * lines wait in memory, the agents' settings files and the uploads clean-up wait), and nothing but the local token of a
+ * first start before the agent socket is held too: a refused daemon leaves every file as it found it.
  */
 import { rmSync } from 'node:fs';
 import { isDomainError } from '../errors.js';
@@ -46,18 +43,11 @@ import { UNNAMED_SESSION_PREFIX } from '../agent/adapters.js';
 import { resolveAgentProgram, type AgentResume } from './agent.js';
 import { prepareAgents } from './agents.js';
 import { CliError } from './fail.js';
-import {
-  daemonTmuxCli,
-  keepCertificate,
-  loadCertificate,
-  localToken,
-  makeDiskBuffers,
-  retireStaleLinks,
-  setUpBuffers,
-  usableTmux,
-} from './daemon-start.js';
+import { daemonTmuxCli, keepCertificate, loadCertificate, localToken } from './daemon-start.js';
+import { makeDiskBuffers, retireStaleLinks, setUpBuffers, usableTmux } from './daemon-start.js';
 import { startPush } from './push-wiring.js';
 import { writeRunFile } from './run-file.js';
+import { fitYoungGeneration } from './heap.js';
 import { packageVersion } from '../config/version.js';
 import { makeWorkbench } from './workbench.js';
 import { hostPresence } from './host-presence.js';
@@ -130,6 +120,8 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     now: Date.now,
     log,
   });
+  /** Sessions with a live pane: with many, V8's young generation may grow (heap.ts). */
+  let livePanes = 0;
   const system = new SidecarSystem({
     inspect: ops.observer(),
     cli,
@@ -144,6 +136,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
       : {}),
     notices: AgentService.noticeNumbers(),
     paneCreated: (pane) => {
+      fitYoungGeneration(++livePanes);
       const unbuffer = buffers.attach(pane.id, pane.stream);
       const unnotice = pane.onNotice((n) => agents.notice(pane.id, n));
       const unwatch = pane.onChange((what) => {
@@ -152,6 +145,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
         void agents.sessionSeen(pane.id); // a Codex session's rollout file is followed
       });
       return () => {
+        fitYoungGeneration(--livePanes);
         for (const stop of [unwatch, unbuffer, unnotice]) stop();
       };
     },
@@ -203,7 +197,10 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     UNNAMED_SESSION_PREFIX,
     agents.hub,
     // Live clients only: a socket whose pong is overdue is not counted (it is being closed).
-    (id: string): number => connections.clients().filter((c) => c.session === id).length,
+    // Counted without building each connection's figures: the list asks once per session.
+    (id: string): number =>
+      connections.count({ kind: 'stream', sessionId: id, liveOnly: true }) +
+      connections.count({ kind: 'side', sessionId: id, liveOnly: true }),
     (id, keepBuffer) => {
       keeper.forget(id);
       workbench.sessionDeleted(id);

@@ -22,7 +22,29 @@ import { setFlagsFromString } from 'node:v8';
 /** V8's flags for a long-lived, mostly idle daemon, for the rest of the process. */
 export const DAEMON_V8_FLAGS: readonly string[] = ['--semi-space-growth-factor=1', '--optimize-for-size', '--no-sparkplug'];
 
+/**
+ * Live sessions beyond which the young generation may grow again (V8's own growth factor, 2, up
+ * to the semi-space maximum node was started with). The garbage of many busy streams does not
+ * die within 1 MB semi-spaces: at 100 sessions printing 20 lines a second, 25 scavenges a second
+ * promoted enough for a mark-compact every second or two, pauses of up to a few hundred
+ * milliseconds on a loaded machine (docs/benchmarks.md "Scale"). Below it, the factor is 1
+ * again; V8 gives the grown space back once the allocation rate drops.
+ */
+export const GROW_YOUNG_GENERATION_ABOVE_SESSIONS = 16;
+
+let tuned = false;
+let growing = false;
+
 /** Sets `DAEMON_V8_FLAGS`; call before the daemon's modules load. */
 export function tuneHeapForDaemon(): void {
   for (const flag of DAEMON_V8_FLAGS) setFlagsFromString(flag);
+  tuned = true;
+}
+
+/** The number of live sessions changed: lets the young generation grow with many (only where `tuneHeapForDaemon` held it). */
+export function fitYoungGeneration(liveSessions: number): void {
+  const grow = liveSessions > GROW_YOUNG_GENERATION_ABOVE_SESSIONS;
+  if (!tuned || grow === growing) return;
+  growing = grow;
+  setFlagsFromString(`--semi-space-growth-factor=${grow ? 2 : 1}`);
 }

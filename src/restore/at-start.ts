@@ -76,6 +76,6 @@ export async function restoreAtStart(deps: RestoreAtStartDeps): Promise<{ restor
 /** The sessions whose record says they could not be restored (shown until deleted). */
 export function unrestorableSessions(records: SessionRecords): UnrestorableSession[] {
   return records
-    .list()
-    .records.flatMap((r) => (r.ended?.reason === 'unrestorable' ? [{ id: r.name, reason: r.ended.detail, at: r.ended.at }] : []));
+    .unrestorable()
+    .flatMap((r) => (r.ended?.reason === 'unrestorable' ? [{ id: r.name, reason: r.ended.detail, at: r.ended.at }] : []));
 }

@@ -12,7 +12,6 @@
 import type { Logger } from '../log.js';
 import type { SessionRecord, SessionRecords } from './records.js';
 import type { TmuxCli } from '../tmux/exec.js';
-import { readUserOption } from '../tmux/sessions.js';
 import { listSessions } from '../tmux/session-list.js';
 
 export interface RecordKeeperDeps {
@@ -82,7 +81,8 @@ export class RecordKeeper {
     const forgets = this.forgets.get(id) ?? 0;
     const info = (await listSessions(this.deps.cli)).find((s) => s.name === id);
     if (!info?.isTether) return; // gone meanwhile, or not tether's: nothing to keep
-    const description = (await readUserOption(this.deps.cli, id, '@description').catch(() => null)) ?? '';
+    // As tether last wrote or read it (src/tmux/session-options.ts): a PATCH or an automatic name reaches it at once.
+    const description = info.description ?? '';
     const [pid, startTime] = (await this.deps.cli.run(['display-message', '-p', '-t', `=${id}:`, '#{pid} #{start_time}'])).stdout
       .toString('utf8')
       .trim()

@@ -37,6 +37,12 @@ const invalid = (message: string): DomainError => new DomainError('record-invali
 
 export class SessionRecords {
   readonly dir: string;
+  /**
+   * The records marked unrestorable, by name, from the first time they are asked for: every
+   * later change goes through this object. `GET /sessions` and `/health` ask on every request,
+   * and reading every record file each time was a file read per session per request.
+   */
+  private unrestorables: Map<string, SessionRecord> | null = null;
 
   constructor(dataDir: string) {
     this.dir = join(dataDir, 'sessions');
@@ -84,6 +90,18 @@ export class SessionRecords {
     return { records, broken };
   }
 
+  /** The records marked unrestorable (`ended.reason`), by name. */
+  unrestorable(): SessionRecord[] {
+    this.unrestorables ??= new Map(
+      this.list()
+        .records.filter(isUnrestorable)
+        .map((r) => [r.name, r]),
+    );
+    // In the order `list` gives (its files' names sorted).
+    const file = (r: SessionRecord) => `${r.name}.json`;
+    return [...this.unrestorables.values()].sort((a, b) => (file(a) < file(b) ? -1 : file(a) > file(b) ? 1 : 0));
+  }
+
   /** Writes the whole record, atomically. */
   write(record: SessionRecord): void {
     const value: unknown = record;
@@ -91,6 +109,9 @@ export class SessionRecords {
     const path = this.file(record.name);
     mkdirSync(this.dir, { recursive: true, mode: 0o700 });
     writeAtomic(path, `${JSON.stringify(record, null, 2)}\n`, storeFailure);
+    if (!this.unrestorables) return;
+    if (isUnrestorable(record)) this.unrestorables.set(record.name, record);
+    else this.unrestorables.delete(record.name);
   }
 
   /** Changes some fields of an existing record; false when there is none. */
@@ -105,8 +126,11 @@ export class SessionRecords {
   /** Forgets a session (deleted on purpose: it is not to come back). */
   remove(name: string): void {
     rmSync(this.file(name), { force: true });
+    this.unrestorables?.delete(name);
   }
 }
+
+const isUnrestorable = (r: SessionRecord): boolean => r.ended?.reason === 'unrestorable';
 
 /** The record in `text` if it is a valid one for `name`, else null. */
 function parseRecord(text: string, name: string): SessionRecord | null {

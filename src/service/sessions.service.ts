@@ -1,7 +1,9 @@
 /**
  * The sessions operations the REST routes and the stream use, on top of the actor system and
- * tmux. Session facts are read from tmux (tether keeps no session store of its own; see
- * docs/architecture.md), live facts (clients, last output, agent state) from the actors.
+ * tmux. Session facts are read from tmux (tether keeps no session store of its own: tmux is the
+ * store, with tether's options of each session kept as read or written, src/tmux/session-options.ts;
+ * see docs/architecture.md "Session facts without a process per request"), live facts (clients,
+ * last output, agent state) from the actors.
  * Refusals are `DomainError`s; each transport names them its own way.
  *
  * Invariant: every value a client sent reaches tmux only through the quoting layer (argv with
@@ -15,22 +17,14 @@ import type { InputMessage } from '../protocol/input.js';
 import type { TmuxCli } from '../tmux/exec.js';
 import { inputCommands } from '../tmux/input.js';
 import { SESSION_NAME_RE, compareSessionNames, isValidSessionName } from '../protocol/session-name.js';
-import {
-  AGENT_OPTION,
-  WORKTREE_OPTION,
-  parseWorktreeOption,
-  readUserOption,
-  sessionExists,
-  setUserOption,
-  unsetUserOption,
-} from '../tmux/sessions.js';
+import { readSessionOptions, readUserOption, sessionExists, setUserOption, unsetUserOption } from '../tmux/sessions.js';
 import { listSessions, type TmuxSessionInfo } from '../tmux/session-list.js';
 import type { UnrestorableSession } from '../restore/at-start.js';
 import type { ChangesSummary } from '../git/changes.js';
 import type { SessionWorktree } from '../machines/session.machine.js';
 import type { Workspaces } from './workspaces.service.js';
 import { checkDirectory } from './directory.js';
-import type { SidecarSystem } from '../actors/system.js';
+import type { SessionStatus, SidecarSystem } from '../actors/system.js';
 
 /** How long input to a session not linked to tmux (just created, its link re-made) is held, in order, before `tmux-unavailable`. */
 export const INPUT_LINK_WAIT_MS = 10_000;
@@ -132,10 +126,12 @@ export class SessionsService {
    * server was lost, and those that could not be, with the reason.
    */
   async list(): Promise<SessionItem[]> {
-    const infos = (await listSessions(this.cli)).filter((s) => s.isTether);
-    const items = await Promise.all(infos.map((info) => this.item(info)));
+    const infos = (await this.listTmux()).filter((s) => s.isTether);
+    const status = this.system.status().sessions;
+    const byId = new Map(status.map((s) => [s.id, s]));
+    const items = infos.map((info) => this.item(info, byId.get(info.name)));
     const listed = new Set(items.map((i) => i.id));
-    for (const live of this.system.status().sessions) {
+    for (const live of status) {
       if (live.state !== 'restoring' || listed.has(live.id)) continue;
       const record = this.records.record(live.id);
       listed.add(live.id);
@@ -171,15 +167,21 @@ export class SessionsService {
     };
   }
 
-  private async item(info: TmuxSessionInfo): Promise<SessionItem> {
-    const live = this.system.status().sessions.find((s) => s.id === info.name);
-    const description = (await readUserOption(this.cli, info.name, '@description').catch(() => null)) ?? '';
-    // Read last: the agent's state (and its ask) as it is now, after the read above.
+  /**
+   * Every session tmux holds, read over a session's control client and with the options tether
+   * keeps (src/tmux/session-options.ts): no process per request, let alone per session.
+   */
+  private listTmux(): Promise<TmuxSessionInfo[]> {
+    return listSessions(this.cli, { query: (command) => this.system.queryTmux(command) });
+  }
+
+  private item(info: TmuxSessionInfo, live: SessionStatus | undefined): SessionItem {
+    // The agent's state and its ask, read together.
     const agent = this.agents.current(info.name);
     return {
       id: info.name,
       name: info.name,
-      description,
+      description: info.description ?? '',
       state: live ? (live.state === 'exited' ? 'exited' : 'running') : info.paneDead ? 'exited' : 'running',
       exitStatus: live ? (live.state === 'exited' ? live.exitStatus : null) : info.paneDead ? info.paneDeadStatus : null,
       agentState: agent?.value ?? null,
@@ -266,7 +268,7 @@ export class SessionsService {
   }
 
   private async freeName(): Promise<string> {
-    const taken = new Set((await listSessions(this.cli)).map((s) => s.name));
+    const taken = new Set((await this.listTmux()).map((s) => s.name));
     for (const id of this.system.sessionIds()) taken.add(id);
     let n = 1;
     while (taken.has(`${this.namePrefix}-${n}`)) n++;
@@ -302,12 +304,7 @@ export class SessionsService {
     exitStatus?: number;
     worktree: SessionWorktree | null;
   }> {
-    const [description, created, agent, worktree] = await Promise.all([
-      readUserOption(this.cli, id, '@description').catch(() => null),
-      readUserOption(this.cli, id, '@created').catch(() => null),
-      readUserOption(this.cli, id, AGENT_OPTION).catch(() => null),
-      readUserOption(this.cli, id, WORKTREE_OPTION).catch(() => null),
-    ]);
+    const { description, createdAt: created, agent, worktree } = await readSessionOptions(this.cli, id);
     // Read last: the agent's state as it is now, after the reads above.
     const live = this.system.session(id);
     const exited = live?.exited ?? false;
@@ -318,7 +315,7 @@ export class SessionsService {
       agent: agent ?? DEFAULT_AGENT,
       state: exited ? 'exited' : 'running',
       ...(exited && live?.exitStatus !== null && live?.exitStatus !== undefined ? { exitStatus: live.exitStatus } : {}),
-      worktree: parseWorktreeOption(worktree),
+      worktree,
     };
   }
 
@@ -356,13 +353,18 @@ export class SessionsService {
   /** The 40x12 text thumbnail of the agent pane. */
   async thumbnail(id: string): Promise<string> {
     await this.known(id);
-    const pane = this.system.session(id)?.input.paneId;
-    const target = pane ?? `=${id}:`;
-    const { stdout } = await this.cli.run(['capture-pane', '-p', '-t', target]);
+    // Over the session's control client (no process) while it is linked, else as a process.
+    const linked = this.system.captureVisible(id);
+    const stdout = linked ? await linked.catch(() => this.captureByProcess(id)) : await this.captureByProcess(id);
     // Loaded on the first thumbnail: its grapheme segmenters load ICU's break rules (~2.5 MB
     // resident), which a daemon nobody asks for a thumbnail never needs.
     const { thumbnailFromCapture } = await import('../tmux/thumbnail.js');
     return thumbnailFromCapture(stdout.toString('utf8'));
+  }
+
+  private async captureByProcess(id: string): Promise<Buffer> {
+    const target = this.system.session(id)?.input.paneId ?? `=${id}:`;
+    return (await this.cli.run(['capture-pane', '-p', '-t', target])).stdout;
   }
 
   /**
@@ -391,7 +393,7 @@ export class SessionsService {
   /** The agent's slash commands, as its adapter lists them (its built-ins, its command files, what it reported). */
   async commands(id: string): Promise<readonly SlashCommand[]> {
     await this.known(id);
-    const agent = (await readUserOption(this.cli, id, AGENT_OPTION).catch(() => null)) ?? DEFAULT_AGENT;
+    const agent = (await readSessionOptions(this.cli, id)).agent ?? DEFAULT_AGENT;
     return this.catalog.commands(id, agent);
   }
 }

@@ -8,10 +8,10 @@
  * each a child process, so the event loop never waits on a large repository. An entry is stale
  * once a session in that tree wrote output after it was begun (the agent is at work), or after
  * `SUMMARY_TTL_MS` (changes made from elsewhere; a directory in no repository is looked at again
- * only then), and is refreshed at most every
- * `SUMMARY_MIN_INTERVAL_MS` (and no sooner than ten times its last computation took: a large
- * repository is not kept busy). Sessions in the same tree against the same base share one entry, so
- * the list's work per session is one map look-up.
+ * only then), and is refreshed at most every `SUMMARY_MIN_INTERVAL_MS` (and no sooner than ten
+ * times its last computation took: a large repository is not kept busy); two computations begin
+ * at least `SUMMARY_PACE_MS` apart, whatever their trees. Sessions in the same tree against the
+ * same base share one entry, so the list's work per session is one map look-up.
  */
 import { stat } from 'node:fs/promises';
 import { DomainError } from '../errors.js';
@@ -28,6 +28,13 @@ export const SUMMARY_MIN_INTERVAL_MS = 2_000;
 const SUMMARY_BUSY_FACTOR = 10;
 /** How many summaries are computed at once. */
 const SUMMARY_JOBS = 2;
+/**
+ * The shortest time between the starts of two computations, whatever tree: each is a few git
+ * processes, and starting a process holds the event loop while node forks (docs/architecture.md
+ * "Session facts"). A hundred worktree sessions at work, each stale at every list, would
+ * otherwise keep git starting without pause; paced, they are computed in turn, two a second.
+ */
+export const SUMMARY_PACE_MS = 500;
 /** Most trees whose summary is kept. */
 const SUMMARY_ENTRIES = 512;
 
@@ -71,6 +78,8 @@ export class Workspaces {
   private readonly summaries = new Map<string, SummaryEntry>();
   private readonly queue: { key: string; dir: string; base: string | null }[] = [];
   private running = 0;
+  /** A computation started less than SUMMARY_PACE_MS ago: the next waits for this timer. */
+  private pace: NodeJS.Timeout | null = null;
   /** The worktree-session creation under way; the next waits for it. */
   private making: Promise<unknown> = Promise.resolve();
 
@@ -189,10 +198,15 @@ export class Workspaces {
   }
 
   private pump(): void {
-    while (this.running < SUMMARY_JOBS && this.queue.length > 0) {
+    while (this.pace === null && this.running < SUMMARY_JOBS && this.queue.length > 0) {
       const job = this.queue.shift()!;
       const entry = this.summaries.get(job.key);
       if (!entry) continue;
+      this.pace = setTimeout(() => {
+        this.pace = null;
+        this.pump();
+      }, SUMMARY_PACE_MS);
+      this.pace.unref();
       this.running++;
       const begun = this.deps.now();
       entry.begun = begun;

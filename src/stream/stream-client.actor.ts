@@ -72,17 +72,22 @@ export class QueueLag {
   }
 }
 
-/** Chunk frames encoded once per chunk, shared by every client of a session. */
+/**
+ * The newest chunk's frame, encoded once and shared by every client of a session: the stream
+ * hands each chunk to all its listeners in the same turn. Only that one is kept: a frame kept for
+ * every chunk still in the ring held a second copy of the ring (4 MB a busy session); a client
+ * catching up from the ring has its older chunks encoded for it.
+ */
 export class ChunkFrames {
-  private readonly cache = new WeakMap<RingChunk, Buffer>();
+  private chunk: RingChunk | null = null;
+  private frame: Buffer | null = null;
 
   of(chunk: RingChunk): Buffer {
-    let frame = this.cache.get(chunk);
-    if (!frame) {
-      frame = encodeChunkFrame(chunk.end, chunk.data);
-      this.cache.set(chunk, frame);
+    if (chunk !== this.chunk || !this.frame) {
+      this.frame = encodeChunkFrame(chunk.end, chunk.data);
+      this.chunk = chunk;
     }
-    return frame;
+    return this.frame;
   }
 }
 

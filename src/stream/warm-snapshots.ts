@@ -18,6 +18,20 @@ export const WARM_QUIET_MS = 500;
 export const WARM_MIN_INTERVAL_MS = 5000;
 /** A warm capture is used while at most this many bytes follow it; past that, tmux is asked. */
 export const WARM_TAIL_MAX_BYTES = 1024 * 1024;
+/**
+ * A capture timer that fires this much later than it was due found an event loop that was held
+ * up: output may be waiting unread, so the pane only looks quiet. It looks again later.
+ */
+export const WARM_LATE_MS = 100;
+/** Warm captures in flight at once, all sessions together; the others wait their turn. */
+export const WARM_MAX_IN_FLIGHT = 2;
+
+/**
+ * Warm captures under way in this process. A hundred sessions that all looked quiet at once (the
+ * event loop or tmux held up for half a second) each asked tmux for its whole history at the same
+ * moment: seconds of work that held everything up again (docs/benchmarks.md "Scale").
+ */
+let warmInFlight = 0;
 
 /** How the snapshots of a session were made, for the operator view and the benchmarks. */
 export interface SnapshotCounts {
@@ -42,6 +56,8 @@ export class WarmSnapshots {
   private warm: PaneSnapshot | null = null;
   private warmAt = -Infinity;
   private timer: NodeJS.Timeout | null = null;
+  /** When the armed timer is due (the `now` clock). */
+  private dueAt = 0;
   private warming = false;
   readonly counts: SnapshotCounts = { cold: 0, warmCaptures: 0, warmServed: 0 };
 
@@ -106,6 +122,7 @@ export class WarmSnapshots {
   /** One timer per session: armed by output, it fires once the pane was quiet long enough. */
   private schedule(delayMs: number): void {
     if (!this.enabled || this.timer) return;
+    this.dueAt = this.now() + delayMs;
     this.timer = setTimeout(() => {
       this.timer = null;
       this.captureIfQuiet();
@@ -116,6 +133,8 @@ export class WarmSnapshots {
   private captureIfQuiet(): void {
     if (this.warming || !this.link.linked) return;
     const now = this.now();
+    // Late, or the other sessions' captures under way: look again once the quiet could be real.
+    if (now - this.dueAt > WARM_LATE_MS || warmInFlight >= WARM_MAX_IN_FLIGHT) return this.schedule(WARM_QUIET_MS);
     const quietFor = this.stream.lastOutputAt === null ? Infinity : now - this.stream.lastOutputAt;
     if (quietFor < WARM_QUIET_MS) return this.schedule(WARM_QUIET_MS - quietFor);
     if (this.warm?.position === this.stream.position) return; // nothing new since
@@ -123,6 +142,7 @@ export class WarmSnapshots {
     if (wait > 0) return this.schedule(wait);
     this.warming = true;
     this.warmAt = now;
+    warmInFlight++;
     this.link
       .capture()
       .then((snap) => {
@@ -132,6 +152,7 @@ export class WarmSnapshots {
       .catch(() => undefined) // the link went down: the next output tries again
       .finally(() => {
         this.warming = false;
+        warmInFlight--;
       });
   }
 

@@ -156,6 +156,7 @@ export function connectPaneLink(deps: PaneConnectDeps, link: PaneLink, sink: Pan
       sink.linked();
       report({ type: 'link.up', paneId });
       watch = new PaneWatch({
+        target: deps.target,
         client,
         paneId,
         serverPid: () => link.serverPid,

@@ -171,6 +171,18 @@ export class PaneLink {
     return next;
   }
 
+  /**
+   * Runs one command line over the control client at once, outside the session's queue (tmux
+   * answers a client's commands in order all the same): for reads whose order among the
+   * session's commands does not matter, a listing of the server or a capture of the visible
+   * screen, which then cost no process. `%error` rejects; so does a link that is down.
+   */
+  query(line: string): Promise<Buffer> {
+    const client = this.client;
+    if (!client || client.isClosed) return Promise.reject(sessionUnlinked(this.id));
+    return client.run(line);
+  }
+
   /** Runs each line in turn over the control client (`%error` rejects). */
   run(lines: readonly string[]): Promise<void> {
     return this.commands(async (client) => {

@@ -1,15 +1,19 @@
 /**
  * Watching a linked agent pane for its program's death and for a new program in it. tmux 3.3a's
  * format subscriptions (`refresh-client -B`) do not report `pane_dead` changing (measured), and
- * control mode has no pane-died notice, so the watch asks: one tiny command per session per
- * PANE_CHECK_MS, and at once when the link sees the window or layout notices that go with a death.
+ * control mode has no pane-died notice, so the watch asks: every PANE_CHECK_MS, and at once when
+ * the link sees the window or layout notices that go with a death. The looks of every watched
+ * pane of one tmux server are one command (`list-panes -a`) over one of their control clients,
+ * not a command per pane: a hundred idle sessions made a hundred commands a second.
  *
  * Invariant: the first look is always reported, and each change after it once (pane.exited,
- * pane.revived); a new program in the pane is reported whatever it does.
+ * pane.revived); a new program in the pane is reported whatever it does. Looks never overlap, so
+ * their answers are judged in the order tmux gave them.
  */
 import type { ControlClient } from './control-client.js';
 import type { PaneLinkEvent } from './link-facts.js';
 import { buildControlCommand } from './quote.js';
+import type { TmuxTarget } from './target.js';
 
 /** How often the watch asks tmux whether the agent pane died. */
 export const PANE_CHECK_MS = 1000;
@@ -42,6 +46,9 @@ export function outcomeKnown(state: PaneState): boolean {
 }
 
 export interface PaneWatchDeps {
+  /** The tmux server: its watches share their looks. */
+  readonly target: TmuxTarget;
+  /** The pane's session's control client (the looks take turns among them). */
   readonly client: ControlClient;
   readonly paneId: string;
   /** The tmux server's pid, when known (see `nudgeReaper`). */
@@ -55,8 +62,6 @@ export interface PaneWatchDeps {
 
 export class PaneWatch {
   private stopped = false;
-  private checking = false;
-  private timer: NodeJS.Timeout | null = null;
   /** What the watch last reported; null until its first look, which is always reported. */
   private paneDead: boolean | null = null;
   private paneStatus: number | null = null;
@@ -66,31 +71,33 @@ export class PaneWatch {
 
   constructor(private readonly deps: PaneWatchDeps) {}
 
+  get client(): ControlClient {
+    return this.deps.client;
+  }
+
+  get paneId(): string {
+    return this.deps.paneId;
+  }
+
   /** Looks now, then every PANE_CHECK_MS until stopped. */
   start(): void {
-    this.check();
-    this.timer = setInterval(() => this.check(), PANE_CHECK_MS);
-    this.timer.unref();
+    looksOf(this.deps.target).add(this);
   }
 
   stop(): void {
     this.stopped = true;
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
+    looksOf(this.deps.target).remove(this);
   }
 
-  /** Looks at the pane now (a look under way is not doubled). */
+  /** Looks at the pane now (with every other watched pane of the server; a look under way is followed by one more). */
   check(): void {
-    const { client, paneId } = this.deps;
-    if (this.stopped || this.checking || client.isClosed) return;
-    this.checking = true;
-    client
-      .run(buildControlCommand(['display-message', '-p', '-t', paneId, PANE_STATE_FORMAT]))
-      .then((body) => this.judge(parsePaneState(body.toString('utf8'))))
-      .catch(() => undefined) // a closed client is reported by the link's close
-      .finally(() => {
-        this.checking = false;
-      });
+    if (this.stopped || this.deps.client.isClosed) return;
+    looksOf(this.deps.target).look();
+  }
+
+  /** What a look found of this pane. */
+  seenInLook(state: PaneState): void {
+    if (!this.stopped) this.judge(state);
   }
 
   private judge(state: PaneState): void {
@@ -136,4 +143,82 @@ export class PaneWatch {
     }
     setTimeout(() => this.check(), 200).unref();
   }
+}
+
+/** One pane a line: its id, then PANE_STATE_FORMAT. */
+const LOOK_COMMAND = buildControlCommand(['list-panes', '-a', '-F', `#{pane_id} ${PANE_STATE_FORMAT}`]);
+
+/** The states of the panes a look listed, by pane id. */
+export function parseLook(body: Buffer): Map<string, PaneState> {
+  const out = new Map<string, PaneState>();
+  for (const line of body.toString('latin1').split('\n')) {
+    const sp = line.indexOf(' ');
+    if (sp > 0) out.set(line.slice(0, sp), parsePaneState(line.slice(sp + 1)));
+  }
+  return out;
+}
+
+/**
+ * The looks at the watched panes of one tmux server: one `list-panes -a` a tick over one of their
+ * control clients (they take turns). A look asked for while one is under way runs right after it.
+ */
+class PaneLooks {
+  private readonly watches = new Set<PaneWatch>();
+  private timer: NodeJS.Timeout | null = null;
+  private looking = false;
+  private again = false;
+  private turn = 0;
+
+  add(watch: PaneWatch): void {
+    this.watches.add(watch);
+    if (!this.timer) {
+      this.timer = setInterval(() => this.look(), PANE_CHECK_MS);
+      this.timer.unref();
+    }
+    this.look();
+  }
+
+  remove(watch: PaneWatch): void {
+    this.watches.delete(watch);
+    if (this.watches.size > 0 || !this.timer) return;
+    clearInterval(this.timer);
+    this.timer = null;
+  }
+
+  look(): void {
+    if (this.looking) {
+      this.again = true;
+      return;
+    }
+    const watches = [...this.watches].filter((w) => !w.client.isClosed);
+    if (watches.length === 0) return;
+    const via = watches[this.turn++ % watches.length]!;
+    this.looking = true;
+    via.client
+      .run(LOOK_COMMAND)
+      .then((body) => {
+        const states = parseLook(body);
+        for (const w of [...this.watches]) {
+          const state = states.get(w.paneId);
+          if (state) w.seenInLook(state);
+        }
+      })
+      .catch(() => undefined) // that client closed (its link reports it): the next look takes another
+      .finally(() => {
+        this.looking = false;
+        if (!this.again) return;
+        this.again = false;
+        this.look();
+      });
+  }
+}
+
+const looks = new Map<string, PaneLooks>();
+
+/** The looks of the watches of server `target`. */
+function looksOf(target: TmuxTarget): PaneLooks {
+  const key = [target.bin, ...target.socketArgs].join('\0');
+  let l = looks.get(key);
+  if (!l) looks.set(key, (l = new PaneLooks()));
+  return l;
 }

@@ -1,10 +1,11 @@
 /**
  * Every session on the tmux server, tether's and the user's, as one `list-panes -a` reads them
- * (with the options tether set once at creation, read once per session), and each session's
+ * (with tether's options of each, kept by src/tmux/session-options.ts), and each session's
  * latest activity.
  */
-import { isEmptyServerError, isNoServerError, isNoSessionError, type TmuxCli } from './exec.js';
-import { AGENT_OPTION, CWD_OPTION, PANE_ID_RE, WORKTREE_OPTION, parseWorktreeOption, readOption } from './sessions.js';
+import { isEmptyServerError, isNoServerError, type TmuxCli } from './exec.js';
+import { optionStoreOf, sessionKey, type SessionKey, type SessionOptionStore } from './session-options.js';
+import { AGENT_OPTION, CWD_OPTION, DESCRIPTION_OPTION, PANE_ID_RE, WORKTREE_OPTION, parseWorktreeOption, readOptions } from './sessions.js';
 import type { SessionWorktree } from '../machines/session.machine.js';
 
 export interface TmuxSessionInfo {
@@ -23,6 +24,8 @@ export interface TmuxSessionInfo {
   readonly cwd: string | null;
   /** The configured agent it runs (`@tether-agent`); null for a session made before tether recorded it, or not tether's. */
   readonly agent: string | null;
+  /** Its `@description` (null when unset, or not tether's), as tether last read or wrote it. */
+  readonly description: string | null;
   /** The git worktree it was made in (`@tether-worktree`); null for any other session. */
   readonly worktree: SessionWorktree | null;
   /** `@tether-pane` while that pane exists, else the session's first pane. */
@@ -35,11 +38,11 @@ export interface TmuxSessionInfo {
 }
 
 /**
- * Fields read in one `list-panes -a`, separated by US (0x1f), one pane per line. Fields that
+ * Fields read in one `list-panes -a`, separated by US (0x1f), one pane per line. Only fields that
  * cannot hold a control character are read this way (tmux rewrites control characters in session
- * names as visible escapes), and so are the two options tether writes in a fixed shape
- * (`@tether-pane`, `@created`), last, each checked against its shape. Free-form options
- * (`@project`) are read one by one, exactly, and only once per session: they never change.
+ * names as visible escapes), and the one option tether writes in a fixed shape (`@tether-pane`),
+ * last, checked against its shape. Options that hold free text are read exactly, one value per
+ * command (`readOptions`), and kept (src/tmux/session-options.ts).
  */
 const LIST_FIELDS = [
   'pid',
@@ -53,12 +56,14 @@ const LIST_FIELDS = [
   'pane_dead_status',
   'pane_pid',
   '@tether-pane',
-  '@created',
 ] as const;
 const SEP = '\x1f';
 const LIST_FORMAT = LIST_FIELDS.map((f) => `#{${f}}`).join(SEP);
 /** The shape tether writes `@created` in (`Date.toISOString`). */
 const CREATED_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,3})?Z$/;
+
+/** The `list-panes` command a listing runs (over a control client, or as its own process). */
+export const LIST_PANES_COMMAND: readonly string[] = ['list-panes', '-a', '-F', LIST_FORMAT];
 
 interface PaneRow {
   serverPid: string;
@@ -72,26 +77,13 @@ interface PaneRow {
   deadStatus: number | null;
   pid: number | null;
   recordedPane: string | null;
-  createdAt: string | null;
 }
 
 function parsePaneRow(line: string): PaneRow | null {
-  const [
-    serverPid = '',
-    sessionId = '',
-    name = '',
-    created,
-    attached,
-    tether,
-    paneId = '',
-    dead,
-    deadStatus = '',
-    pid = '',
-    recordedPane = '',
-    ...rest
-  ] = line.split(SEP);
-  // `@created` is last: a hand-set value holding a US only fails its shape check.
-  const createdAt = rest.join(SEP);
+  const [serverPid = '', sessionId = '', name = '', created, attached, tether, paneId = '', dead, deadStatus = '', pid = '', ...rest] =
+    line.split(SEP);
+  // `@tether-pane` is last: a hand-set value holding a US only fails its shape check.
+  const recordedPane = rest.join(SEP);
   if (!/^\d+$/.test(serverPid) || !/^\$\d+$/.test(sessionId) || !PANE_ID_RE.test(paneId)) return null;
   return {
     serverPid,
@@ -105,32 +97,38 @@ function parsePaneRow(line: string): PaneRow | null {
     deadStatus: /^\d+$/.test(deadStatus) ? Number(deadStatus) : null,
     pid: /^\d+$/.test(pid) ? Number(pid) : null,
     recordedPane: PANE_ID_RE.test(recordedPane) ? recordedPane : null,
-    createdAt: CREATED_RE.test(createdAt) ? createdAt : null,
   };
 }
 
-/** The options tether sets once, when it creates a session, and never changes. */
-interface FixedOptions {
-  readonly project: string | null;
-  readonly cwd: string | null;
-  readonly agent: string | null;
-  readonly worktree: SessionWorktree | null;
+/** The options read once per session, in the order `readFixed` reads them. */
+const FIXED_OPTIONS = ['@created', '@project', CWD_OPTION, AGENT_OPTION, WORKTREE_OPTION] as const;
+
+export interface ListOptions {
+  /**
+   * Runs the `list-panes` command (`LIST_PANES_COMMAND`) and answers its output: a control
+   * client of the same server, so that a listing starts no process. Without it, or when it
+   * fails, the command runs as a process of its own.
+   */
+  readonly query?: ((command: readonly string[]) => Promise<Buffer>) | null;
+  /** Read every tether session's description from tmux again (discovery's scans do). */
+  readonly refresh?: boolean;
 }
 
 /**
- * `@project` and `@tether-cwd` by session (server pid, session id, `@created`): set once in the
- * invocation that creates the session, so read once. Entries of sessions no longer listed are dropped.
+ * Every session on the server, tether's and the user's; [] when no server runs. The options of
+ * a tether session come from the store (src/tmux/session-options.ts); those it does not hold yet,
+ * and with `refresh` every description, are read in one batch of tmux invocations.
  */
-const fixedOptions = new WeakMap<TmuxCli, Map<string, FixedOptions>>();
-
-/** Every session on the server, tether's and the user's; [] when no server runs. */
-export async function listSessions(cli: TmuxCli): Promise<TmuxSessionInfo[]> {
-  let stdout: Buffer;
-  try {
-    ({ stdout } = await cli.run(['list-panes', '-a', '-F', LIST_FORMAT]));
-  } catch (err) {
-    if (isNoServerError(err) || isEmptyServerError(err)) return [];
-    throw err;
+export async function listSessions(cli: TmuxCli, opts: ListOptions = {}): Promise<TmuxSessionInfo[]> {
+  let stdout: Buffer | null = null;
+  if (opts.query) stdout = await opts.query(LIST_PANES_COMMAND).catch(() => null);
+  if (stdout === null) {
+    try {
+      ({ stdout } = await cli.run(LIST_PANES_COMMAND));
+    } catch (err) {
+      if (isNoServerError(err) || isEmptyServerError(err)) return [];
+      throw err;
+    }
   }
   const bySession = new Map<string, PaneRow[]>();
   for (const line of stdout.toString('utf8').split('\n')) {
@@ -140,42 +138,68 @@ export async function listSessions(cli: TmuxCli): Promise<TmuxSessionInfo[]> {
     if (rows) rows.push(row);
     else bySession.set(row.sessionId, [row]);
   }
-  let cache = fixedOptions.get(cli);
-  if (!cache) fixedOptions.set(cli, (cache = new Map<string, FixedOptions>()));
-  const known = cache;
-  const sessions = await Promise.all([...bySession.values()].map((rows) => describeSession(cli, rows, known)));
-  const listed = new Set([...bySession.values()].map((rows) => projectKey(rows[0]!)));
-  for (const key of known.keys()) if (!listed.has(key)) known.delete(key);
-  return sessions.filter((s): s is TmuxSessionInfo => s !== null);
+  const store = optionStoreOf(cli);
+  const firsts = [...bySession.values()].map((rows) => rows[0]!);
+  const tether = firsts.filter((r) => r.tether).map((r) => ({ row: r, key: sessionKey(r.serverPid, r.sessionId, r.created) }));
+  store.reconcile(tether.map((t) => ({ name: t.row.name, key: t.key })));
+  await readMissing(
+    cli,
+    store,
+    tether.filter((t) => opts.refresh === true || store.fixed(t.key) === null || store.description(t.key) === undefined),
+  );
+  return [...bySession.values()].map((rows) => describeSession(rows, store));
 }
 
-function projectKey(row: PaneRow): string {
-  return `${row.serverPid}\0${row.sessionId}\0${row.createdAt ?? ''}`;
-}
-
-/** Builds one session's info; null when it vanished while its options were being read. */
-async function describeSession(cli: TmuxCli, rows: PaneRow[], cache: Map<string, FixedOptions>): Promise<TmuxSessionInfo | null> {
-  const first = rows[0]!;
-  let fixed: FixedOptions = { project: null, cwd: null, agent: null, worktree: null };
-  if (first.tether) {
-    const key = projectKey(first);
-    const known = cache.get(key);
-    if (known) fixed = known;
-    else {
-      try {
-        fixed = {
-          project: await readOption(cli, first.sessionId, '@project'),
-          cwd: await readOption(cli, first.sessionId, CWD_OPTION),
-          agent: await readOption(cli, first.sessionId, AGENT_OPTION),
-          worktree: parseWorktreeOption(await readOption(cli, first.sessionId, WORKTREE_OPTION)),
-        };
-      } catch (err) {
-        if (isNoSessionError(err) || isNoServerError(err)) return null;
-        throw err;
-      }
-      cache.set(key, fixed);
-    }
+/** Reads the options the store lacks (or, for a refresh, the descriptions) of these sessions, in one batch. */
+async function readMissing(cli: TmuxCli, store: SessionOptionStore, sessions: readonly { row: PaneRow; key: SessionKey }[]): Promise<void> {
+  if (sessions.length === 0) return;
+  const plans = sessions.map((s) => ({
+    ...s,
+    writes: store.writesTo(s.key),
+    options: [...(store.fixed(s.key) === null ? FIXED_OPTIONS : []), DESCRIPTION_OPTION],
+  }));
+  let values: (string | null)[];
+  try {
+    values = await readOptions(
+      cli,
+      plans.flatMap((p) => p.options.map((option) => ({ target: p.row.sessionId, option }))),
+    );
+  } catch (err) {
+    if (isNoServerError(err)) return;
+    throw err;
   }
+  let i = 0;
+  for (const p of plans) {
+    const read = values.slice(i, i + p.options.length);
+    i += p.options.length;
+    const description = read[read.length - 1] ?? null;
+    if (p.options.length === 1) {
+      store.filled(p.key, { description }, p.writes);
+      continue;
+    }
+    const [created = null, project = null, cwd = null, agent = null, worktree = null] = read;
+    store.filled(
+      p.key,
+      {
+        fixed: {
+          createdAt: created !== null && CREATED_RE.test(created) ? created : null,
+          project,
+          cwd,
+          agent,
+          worktree: parseWorktreeOption(worktree),
+        },
+        description,
+      },
+      p.writes,
+    );
+  }
+}
+
+/** One session's info, its options as the store holds them. */
+function describeSession(rows: PaneRow[], store: SessionOptionStore): TmuxSessionInfo {
+  const first = rows[0]!;
+  const key = sessionKey(first.serverPid, first.sessionId, first.created);
+  const fixed = first.tether ? store.fixed(key) : null;
   const pane = rows.find((r) => r.paneId === first.recordedPane) ?? first;
   return {
     name: first.name,
@@ -183,16 +207,17 @@ async function describeSession(cli: TmuxCli, rows: PaneRow[], cache: Map<string,
     created: first.created,
     attachedClients: first.attached,
     isTether: first.tether,
-    createdAt: first.tether ? first.createdAt : null,
-    project: fixed.project,
-    cwd: fixed.cwd,
-    agent: fixed.agent,
-    worktree: fixed.worktree,
+    createdAt: fixed?.createdAt ?? null,
+    project: fixed?.project ?? null,
+    cwd: fixed?.cwd ?? null,
+    agent: fixed?.agent ?? null,
+    description: first.tether ? (store.description(key) ?? null) : null,
+    worktree: fixed?.worktree ?? null,
     paneId: pane.paneId,
     paneDead: pane.dead,
     paneDeadStatus: pane.dead ? pane.deadStatus : null,
     panePid: pane.pid,
-    serverPid: /^\d+$/.test(first.serverPid) ? Number(first.serverPid) : null,
+    serverPid: Number(first.serverPid),
   };
 }
 

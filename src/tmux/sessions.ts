@@ -8,8 +8,10 @@
  * - Option values reach tmux byte for byte and are never parsed by a shell, split into commands
  *   or expanded as a format.
  */
+import { randomBytes } from 'node:crypto';
 import { DomainError } from '../errors.js';
 import { isNoServerError, isNoSessionError, type TmuxCli } from './exec.js';
+import { optionStoreOf, type FixedOptions } from './session-options.js';
 import { tmuxArgumentRefusal } from './quote.js';
 import { SESSION_NAME_RULE, isValidSessionName } from '../protocol/session-name.js';
 import type { SessionWorktree } from '../machines/session.machine.js';
@@ -44,6 +46,8 @@ function notFoundOr(err: unknown, name: string): unknown {
 export const CWD_OPTION = '@tether-cwd';
 /** The session option naming the configured agent it runs (`default`, or an `[agents.<name>]`). */
 export const AGENT_OPTION = '@tether-agent';
+/** The session's display title, set by PATCH or by automatic naming. */
+export const DESCRIPTION_OPTION = '@description';
 
 /** The session option holding the session's git worktree (`SessionWorktree` as JSON), set at creation. */
 export const WORKTREE_OPTION = '@tether-worktree';
@@ -89,6 +93,8 @@ export async function killSession(cli: TmuxCli, name: string): Promise<void> {
     await cli.run(['kill-session', '-t', `=${name}`]);
   } catch (err) {
     throw notFoundOr(err, name);
+  } finally {
+    optionStoreOf(cli).forget(name);
   }
 }
 
@@ -105,6 +111,50 @@ export async function readOption(cli: TmuxCli, sessionTarget: string, option: st
   if (stdout.length === 0) return null;
   const end = stdout[stdout.length - 1] === 0x0a ? stdout.length - 1 : stdout.length;
   return stdout.toString('utf8', 0, end);
+}
+
+/**
+ * Most bytes of argv one tmux invocation of `readOptions` carries: tmux's client sends its whole
+ * command line in one message of at most 16 KiB.
+ */
+const READ_BATCH_ARGV_BYTES = 12 * 1024;
+
+/**
+ * Several session options in as few tmux invocations as the command line allows (one for a
+ * few dozen), each value exact as `readOption` reads it: null when unset or when its session
+ * is gone (`show-options -q` is silent about both). The values are told apart by a marker line
+ * no value can hold (128 random bits, new for every call).
+ */
+export async function readOptions(
+  cli: TmuxCli,
+  reads: readonly { readonly target: string; readonly option: string }[],
+): Promise<(string | null)[]> {
+  for (const r of reads) checkOptionName(r.option);
+  const marker = `tether-${randomBytes(16).toString('hex')}`;
+  const out: (string | null)[] = [];
+  for (let from = 0; from < reads.length;) {
+    const commands: string[][] = [];
+    let bytes = 0;
+    let to = from;
+    for (; to < reads.length; to++) {
+      const r = reads[to]!;
+      const cmd = [
+        ['show-options', '-qv', '-t', `${r.target}:`, r.option],
+        ['display-message', '-p', marker],
+      ];
+      const size = cmd.flat().reduce((n, a) => n + Buffer.byteLength(a) + 1, 4);
+      if (to > from && bytes + size > READ_BATCH_ARGV_BYTES) break;
+      commands.push(...cmd);
+      bytes += size;
+    }
+    const { stdout } = await cli.runList(commands);
+    const parts = stdout.toString('utf8').split(`${marker}\n`);
+    if (parts.length !== to - from + 1 || parts[to - from] !== '')
+      throw new Error(`tmux answered ${parts.length - 1} of ${to - from} option reads`);
+    for (const p of parts.slice(0, -1)) out.push(p === '' ? null : p.endsWith('\n') ? p.slice(0, -1) : p);
+    from = to;
+  }
+  return out;
 }
 
 /** Reads one of tether's user options; null when unset; `session-not-found` when the session is not there. */
@@ -129,6 +179,7 @@ export async function setUserOption(cli: TmuxCli, name: string, option: string, 
   } catch (err) {
     throw notFoundOr(err, name);
   }
+  if (option === DESCRIPTION_OPTION) optionStoreOf(cli).describedAs(name, value);
 }
 
 /** Removes one of tether's user options (no error when it was unset). */
@@ -140,4 +191,26 @@ export async function unsetUserOption(cli: TmuxCli, name: string, option: string
   } catch (err) {
     throw notFoundOr(err, name);
   }
+  if (option === DESCRIPTION_OPTION) optionStoreOf(cli).describedAs(name, null);
+}
+
+/**
+ * tether's options of session `name` as tether keeps them (no process, src/tmux/session-options.ts),
+ * else as tmux holds them; each null when unset or unreadable.
+ */
+export async function readSessionOptions(
+  cli: TmuxCli,
+  name: string,
+): Promise<Pick<FixedOptions, 'createdAt' | 'agent' | 'worktree'> & { description: string | null }> {
+  const known = optionStoreOf(cli).known(name);
+  if (known)
+    return { description: known.description, createdAt: known.fixed.createdAt, agent: known.fixed.agent, worktree: known.fixed.worktree };
+  const read = (option: string) => readUserOption(cli, name, option).catch(() => null);
+  const [description, createdAt, agent, worktree] = await Promise.all([
+    read(DESCRIPTION_OPTION),
+    read('@created'),
+    read(AGENT_OPTION),
+    read(WORKTREE_OPTION),
+  ]);
+  return { description, createdAt, agent, worktree: parseWorktreeOption(worktree) };
 }

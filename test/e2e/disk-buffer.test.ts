@@ -174,6 +174,26 @@ describe('disk buffer', () => {
       await eventually(() => readFileSync(logFile(), 'latin1').includes('after-space-came-back'), 15_000);
       expect(readFileSync(logFile(), 'latin1')).not.toContain('while-full\r\nwhile-full');
     });
+
+    it('a buffer file removed by hand while output keeps coming is made again, with the output after it', async () => {
+      const mirror = await watch();
+      // Output every 200 ms: the buffer keeps its file open between batches.
+      await type('i=0; while [ $i -lt 60 ]; do i=$((i+1)); echo tick-$i; sleep 0.2; done; echo ticks-done');
+      await eventually(() => existsSync(logFile()) && readFileSync(logFile(), 'latin1').includes('tick-3'), 15_000);
+      rmSync(logFile());
+      // The watchdog (every second here) finds it gone; the next batch makes the file again.
+      await eventually(
+        () => existsSync(logFile()) && /tick-\d+/.test(readFileSync(logFile(), 'latin1')),
+        15_000,
+        100,
+        'the file made again',
+      );
+      // The loop's last line (not the typed command's echo, which holds the same words).
+      const done = /^ticks-done\r?$/m;
+      await eventually(async () => done.test(await mirror.text()), 40_000, 100, 'the last line on the client');
+      await eventually(() => done.test(readFileSync(logFile(), 'latin1')), 15_000, 100, 'the last line in the new file');
+      expect(readFileSync(logFile(), 'latin1')).not.toContain('tick-1\r\n');
+    });
   });
 
   describe.skipIf(mountRefusal !== null)('a real full disk', () => {

@@ -13,7 +13,7 @@ import { makeRepo, type TestRepo } from '../helpers/git-repo.js';
 import { useTempDirs } from '../helpers/temp-dirs.js';
 import { domainError } from '../helpers/domain-error.js';
 import { silentLogger } from '../../src/log.js';
-import { SUMMARY_MIN_INTERVAL_MS, SUMMARY_TTL_MS, Workspaces } from '../../src/service/workspaces.service.js';
+import { SUMMARY_MIN_INTERVAL_MS, SUMMARY_PACE_MS, SUMMARY_TTL_MS, Workspaces } from '../../src/service/workspaces.service.js';
 import { eventually } from '../helpers/tmux.js';
 import type { ErrorCode } from '../../src/errors.js';
 
@@ -230,6 +230,36 @@ describe("the list's summary of a tree", () => {
     ws.summary(plain, null);
     now += SUMMARY_TTL_MS;
     await eventually(() => ws.summary(plain, now) === null, 15_000, 10, 'no summary outside git');
+  });
+});
+
+describe("the list's summaries of many trees", () => {
+  it('are computed in turn, begun at least the pace apart, however many are stale at once', async () => {
+    const trees = Array.from({ length: 6 }, () => ({ cwd: seeded().dir, worktree: null }));
+    const ws = new Workspaces({
+      root: tempDir(),
+      workspace: () => Promise.reject(new Error('not asked')),
+      worktreesInUse: () => Promise.resolve(new Set()),
+      now: () => 1_000_000,
+      log: silentLogger,
+    });
+    const asked = performance.now();
+    for (const t of trees) expect(ws.summary(t, null)).toBeNull();
+    const done = new Map<number, number>();
+    await eventually(
+      () => {
+        trees.forEach((t, i) => {
+          if (!done.has(i) && ws.summary(t, null) !== null) done.set(i, performance.now() - asked);
+        });
+        return done.size === trees.length;
+      },
+      30_000,
+      5,
+      'every summary',
+    );
+    // The sixth began no sooner than five paces after the first (a timer's lower bound: a slow
+    // machine only makes it later). Without the pace, two at a time, it is done in three git runs' time.
+    expect(Math.max(...done.values())).toBeGreaterThanOrEqual(5 * SUMMARY_PACE_MS - 5);
   });
 });
 

@@ -228,6 +228,20 @@ describe('sessions on real tmux', () => {
     await killSession(tmux.cli, 'marked');
   });
 
+  it("lists a session's worktree and description; a description written by tether shows at once, one set by hand in tmux at the next refresh", async () => {
+    const worktree = { repo: '/r', branch: 'b;#{x}', path: '/r-wt', base: 'a'.repeat(40), newBranch: true };
+    await createSession(tmux.cli, { name: 'kept', command: ['cat'], createdAt: new Date().toISOString(), agent: 'codex', worktree });
+    const kept = async (refresh = false) => (await listSessions(tmux.cli, { refresh })).find((s) => s.name === 'kept')!;
+    expect(await kept()).toMatchObject({ isTether: true, agent: 'codex', worktree, description: null });
+    await setUserOption(tmux.cli, 'kept', '@description', 'by tether');
+    expect((await kept()).description).toBe('by tether');
+    await tmux.tmux('set-option', '-t', '=kept:', '@description', 'by hand');
+    expect((await kept(true)).description).toBe('by hand');
+    expect((await kept()).worktree).toEqual(worktree);
+    await killSession(tmux.cli, 'kept');
+    expect((await listSessions(tmux.cli)).some((s) => s.name === 'kept')).toBe(false);
+  });
+
   it('reports a dead agent pane with its exit status, the session kept', async () => {
     await createSession(tmux.cli, { name: 'dies', command: ['/bin/sh', '-c', 'exit 3'], createdAt: new Date().toISOString() });
     // tmux marks the pane dead a moment before it has the status, and under load tmux 3.3a can

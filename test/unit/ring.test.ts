@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { epochBase, SEQ_BYTES_PER_MS, SEQ_EPOCH_MS } from '../../src/stream/pane-stream.js';
-import { ChunkRing } from '../../src/stream/ring.js';
+import { ChunkRing, RING_BLOCK_CHUNKS } from '../../src/stream/ring.js';
 
 describe('ChunkRing', () => {
   it('replays exactly the bytes after any covered position, mid-chunk included', () => {
@@ -22,6 +22,56 @@ describe('ChunkRing', () => {
         expect(pos).toBe(ring.end);
       }),
     );
+  });
+
+  it('joins older chunks into blocks: every covered position still replays exactly, and a busy ring holds few objects', () => {
+    fc.assert(
+      fc.property(
+        // Mostly an agent's small chunks, now and then a flood's large one (kept as it is).
+        fc.array(
+          fc.oneof(
+            { arbitrary: fc.uint8Array({ minLength: 1, maxLength: 300 }), weight: 20 },
+            { arbitrary: fc.uint8Array({ minLength: 4000, maxLength: 6000 }), weight: 1 },
+          ),
+          { minLength: 1, maxLength: 600 },
+        ),
+        fc.integer({ min: 256, max: 40_000 }),
+        fc.array(fc.nat(), { minLength: 1, maxLength: 5 }),
+        (parts, capacity, picks) => {
+          const ring = new ChunkRing(capacity, 7);
+          const pushed: Buffer[] = [];
+          for (const p of parts) {
+            const b = Buffer.from(p);
+            const chunk = ring.push(b);
+            pushed.push(b);
+            // The chunk push returned is the ring's newest, as it is: the stream's listeners send that one.
+            expect(chunk.data).toBe(b);
+            expect(ring.since(chunk.start)).toEqual([chunk]);
+          }
+          const all = Buffer.concat(pushed);
+          expect(ring.size).toBeLessThanOrEqual(Math.max(capacity, pushed[pushed.length - 1]!.length));
+          expect(ring.end).toBe(7 + all.length);
+          for (const pick of picks) {
+            const position = ring.start + (pick % (ring.end - ring.start + 1));
+            const got = ring.since(position)!;
+            let pos = position;
+            for (const c of got) {
+              expect(c.start).toBe(pos);
+              expect(c.end).toBe(c.start + c.data.length);
+              pos = c.end;
+            }
+            expect(pos).toBe(ring.end);
+            expect(Buffer.concat(got.map((c) => c.data)).equals(all.subarray(position - 7))).toBe(true);
+          }
+          expect(ring.since(ring.start - 1)).toBeNull();
+        },
+      ),
+    );
+    // An agent's output: a small chunk per turn. A full 4 MB ring holds blocks, not 100 000 chunks.
+    const ring = new ChunkRing(4 << 20, 0);
+    for (let i = 0; i < 100_000; i++) ring.push(Buffer.from(`\x1b[3${i % 7}m● step ${i}\x1b[0m a line of a tool result\r\n`));
+    expect(ring.size).toBeGreaterThan(3 << 20);
+    expect(ring.chunkCount).toBeLessThan(4 * 16 + RING_BLOCK_CHUNKS + 1);
   });
 
   it('bounds memory and refuses positions it no longer covers, or that are in the future', () => {

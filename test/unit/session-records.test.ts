@@ -47,6 +47,30 @@ describe('session records', () => {
     expect(records.list().records.map((r) => r.name)).toEqual(['pi-main']);
   });
 
+  it('knows the unrestorable ones as the files say at first, then as every write, update and removal leaves them', () => {
+    const gone = { reason: 'unrestorable' as const, detail: 'its directory is gone', at: '2026-11-25T11:00:00.000Z' };
+    records.write(record('pi-1', { ended: gone }));
+    records.write(record('pi-1-2', { ended: gone }));
+    records.write(record('pi-main'));
+    const names = () => records.unrestorable().map((r) => r.name);
+    // In the order of list(): the files' names sorted.
+    expect(names()).toEqual(
+      records
+        .list()
+        .records.filter((r) => r.ended?.reason === 'unrestorable')
+        .map((r) => r.name),
+    );
+    expect(names()).toEqual(['pi-1-2', 'pi-1']);
+    records.update('pi-main', { ended: gone });
+    expect(names()).toEqual(['pi-1-2', 'pi-1', 'pi-main']);
+    records.update('pi-1', { ended: null });
+    records.remove('pi-1-2');
+    expect(names()).toEqual(['pi-main']);
+    expect(records.unrestorable()[0]).toEqual(records.read('pi-main'));
+    // A second reader of the same files agrees.
+    expect(new SessionRecords(dataDir).unrestorable().map((r) => r.name)).toEqual(['pi-main']);
+  });
+
   it('keeps files private: 0600 records in a 0700 directory', () => {
     records.write(record('pi-main'));
     expect(statSync(records.dir).mode & 0o777).toBe(0o700);
