@@ -17,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SessionRecords } from '../../src/restore/records.js';
 import { RESTORE_RETRY_INTERVAL_MS } from '../../src/restore/retry.js';
 import { fakeAgent } from '../helpers/agent-socket.js';
-import { pushToml, startApnsStandIns, type ApnsStandIns } from '../helpers/apns-server.js';
+import { pushToml, startApnsStandIns, type ApnsStandIns } from '../../testkit/apns-server.js';
 import { useDaemon, type DaemonFixture } from '../helpers/daemon-fixture.js';
 import { pairDevice } from '../helpers/pair-device.js';
 import { eventually } from '../helpers/tmux.js';
