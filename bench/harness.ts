@@ -150,7 +150,8 @@ export interface BenchDaemon {
 
 /**
  * A daemon for a benchmark: its own tmux server, data dir and config (`tls` as the bench
- * config asks), `/bin/sh` as the agent, `defaultSession` created at start. Logs at warn only,
+ * config asks), `/bin/sh` as the agent, `defaultSession` created at start; `extraEnv` is added
+ * to its environment (a variable set to undefined is removed). Logs at warn only,
  * so logging is not measured. `TETHER_BENCH_CPU_PROF=<dir>` profiles it (node --cpu-prof).
  */
 export async function benchDaemon(
@@ -158,6 +159,7 @@ export async function benchDaemon(
   extraToml = '',
   wantTls = benchWantsTls(),
   nodeArgs: readonly string[] = DAEMON_NODE_ARGS,
+  extraEnv: NodeJS.ProcessEnv = {},
 ): Promise<BenchDaemon> {
   const dir = mkdtempSync(join(tmpdir(), 'tether-bench-'));
   const socket = join(dir, 'tmux.sock');
@@ -176,8 +178,10 @@ export async function benchDaemon(
     PI_OFFLINE: '1',
     ENV: '',
     PS1: '$ ',
+    ...extraEnv,
   };
   delete env.TMUX;
+  for (const [k, v] of Object.entries(extraEnv)) if (v === undefined) delete env[k];
   const prof = process.env.TETHER_BENCH_CPU_PROF;
   const cleanup = () => rmSync(dir, { recursive: true, force: true });
   const tmux = async (...args: string[]): Promise<string> => (await run('tmux', ['-S', socket, ...args])).stdout;
@@ -435,8 +439,9 @@ export async function withBenchDaemon<T>(
   extraToml = '',
   tls = benchWantsTls(),
   nodeArgs: readonly string[] = DAEMON_NODE_ARGS,
+  extraEnv: NodeJS.ProcessEnv = {},
 ): Promise<T> {
-  const bd = await benchDaemon(defaultSession, extraToml, tls, nodeArgs);
+  const bd = await benchDaemon(defaultSession, extraToml, tls, nodeArgs, extraEnv);
   try {
     return await fn(bd);
   } finally {

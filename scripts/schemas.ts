@@ -48,6 +48,7 @@ export const GENERATED: readonly GeneratedModule[] = [
       SnapshotFrame: m.SnapshotFrame,
       SessionMetaFrame: m.SessionMetaFrame,
       ErrorFrame: m.ErrorFrame,
+      AnsweredFrame: m.AnsweredFrame,
       ClientFrames: m.ClientFrames,
     }),
     checkedBy: 'src/protocol/input.schemas.ts',

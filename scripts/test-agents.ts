@@ -9,7 +9,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import { AGENT_PACKAGES, AGENTS_DIR, agentInstallProblem, pinnedVersion, type AgentName } from '../test/helpers/agent-bins.js';
+import { AGENT_PACKAGES, AGENTS_DIR, agentInstallProblem, pinnedVersion, type AgentName } from '../testkit/agent-bins.js';
 
 const AGENTS: readonly AgentName[] = ['claude', 'codex'];
 

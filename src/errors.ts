@@ -74,6 +74,12 @@ export const ERRORS = {
   'session-exited': { status: 409, http: 'session-exited', frame: 'session-exited' },
   /** A respawn of a session whose agent runs. */
   'session-running': { status: 409, http: 'session-running', frame: 'session-running' },
+  /** An answer to an ask the session never had (details: none). */
+  'ask-not-found': { status: 404, http: 'ask-not-found', frame: 'ask-not-found' },
+  /** An answer to an ask already answered (by whom), answered at the terminal, or left by the agent (details: `closed`). */
+  'ask-closed': { status: 409, http: 'ask-closed', frame: 'ask-closed' },
+  /** An answer that could not be typed: the agent's screen did not settle on its dialog (nothing was typed). */
+  'ask-not-ready': { status: 409, http: 'ask-not-ready', frame: 'ask-not-ready' },
   /** A request that did not arrive whole in time (node's HTTP server's own timeouts). */
   'request-timeout': { status: 408, http: 'request-timeout' },
   /** A worktree that cannot be made: its branch is checked out elsewhere, exists already (with `from`), or its folder is taken. */

@@ -35,6 +35,8 @@ export interface SidecarSystemDeps {
   readonly deleteBuffer?: (id: string) => Promise<void>;
   /** Brings a session back after its tmux server was lost (`[agent] restore`); absent: lost sessions end. */
   readonly restore?: (id: string) => Promise<{ paneId: string }>;
+  /** The OSC numbers whose notices each pane hands to its `onNotice` listeners (the agents' adapters read them). */
+  readonly notices?: ReadonlySet<number>;
   /** Called for each session's live pane created (the disk buffer subscribes to its stream); returns the undo. */
   readonly paneCreated?: (pane: CreatedPane) => () => void;
   /** XState inspection of the root and its session actors (the /ops view). */
@@ -46,6 +48,8 @@ export interface SessionHandle {
   readonly exited: boolean;
   readonly exitStatus: number | null;
   readonly input: PaneInput;
+  /** Its stream's position now, and when the pane last wrote (epoch ms; null when none is known). */
+  activity(): { readonly position: number; readonly lastOutputAt: number | null };
 }
 
 /** One session as the outside world sees it. */
@@ -113,6 +117,7 @@ export class SidecarSystem {
       ringBytes: deps.ringBytes,
       now: deps.now,
       ...(deps.warmSnapshots !== undefined ? { warmSnapshots: deps.warmSnapshots } : {}),
+      ...(deps.notices ? { notices: deps.notices } : {}),
       ...(deps.paneCreated ? { created: deps.paneCreated } : {}),
     });
     const session = sessionMachine.provide(
@@ -317,7 +322,8 @@ export class SidecarSystem {
     const pane = this.paneOf(id);
     if (!pane) return null;
     const snap = this.ref(id)!.getSnapshot();
-    return { input: pane.link, exited: paneExited(snap), exitStatus: snap.context.exitStatus };
+    const activity = () => ({ position: pane.stream.position, lastOutputAt: pane.stream.lastOutputAt });
+    return { input: pane.link, exited: paneExited(snap), exitStatus: snap.context.exitStatus, activity };
   }
 
   /** A known session's stream and its snapshots (the stream hub's view); null for an unknown one. */

@@ -1,7 +1,8 @@
 /**
- * The daemon's agent side in one piece, for the composition root: the hub (agent states,
- * commands, user messages), the pane locator, auto-naming, the agent socket, and each hook
- * agent's adapter reading its reports.
+ * The daemon's agent side in one piece, for the composition root: the hub (agent states, asks,
+ * commands, user messages), the pane locator, auto-naming, the agent socket, and the daemon-side
+ * part of each agent's adapter (reading its hook reports, following its files, reading the
+ * notices it writes to its terminal), started from the one adapter list.
  *
  * Invariant: the socket is served only once the daemon's URL is known (an agent is told it on
  * welcome); stopping closes every agent connection, then waits for running naming calls.
@@ -11,12 +12,9 @@ import { DEFAULT_AGENT_NAME } from '../config/schema.js';
 import type { Logger } from '../log.js';
 import type { TmuxCli } from '../tmux/exec.js';
 import { AGENT_OPTION, readUserOption } from '../tmux/sessions.js';
-import type { HookOutcome } from './adapter.js';
+import type { AgentRunner, TerminalNotice } from './adapter.js';
+import { AGENT_ADAPTERS } from './adapters.js';
 import { AutoNamer } from './auto-name.js';
-import { readClaudeHook } from './claude/events.js';
-import { readCodexNotify } from './codex/events.js';
-import { codexSessionsDir } from './codex/rollout.js';
-import { CodexRolloutWatch } from './codex/rollout-watch.js';
 import { AgentHub } from './hub.js';
 import type { AgentKindResolved } from './kinds.js';
 import { locatePane } from './pane-locator.js';
@@ -41,21 +39,23 @@ export interface AgentServiceDeps {
   readonly inspect?: (session: string) => (ev: InspectionEvent) => void;
   /** A session's agent reported a new conversation file. */
   readonly sessionFile?: (session: string, path: string) => void;
-  /** A session's agent (Claude Code, Codex) reported its conversation id. */
+  /** A session's agent reported its conversation id. */
   readonly conversation?: (session: string, id: string) => void;
   /** The daemon's tether version, told to each agent on welcome. */
   readonly version?: string;
   /** The kind of the configured agent `name` (`default` for `[agent]`); null when it is not configured. */
   readonly agentKind?: (name: string) => AgentKindResolved | null;
-  /** The conversation id the session's record keeps (a Codex thread to follow after a daemon restart). */
+  /** The conversation id the session's record keeps (a thread to follow after a daemon restart). */
   readonly storedConversation?: (session: string) => string | null;
 }
 
 export class AgentService {
   readonly hub: AgentHub;
   readonly namer: AutoNamer;
-  /** Codex sessions' rollout files, followed for their turns (src/agent/codex/rollout-watch.ts). */
-  readonly rollouts: CodexRolloutWatch;
+  /** Each adapter's daemon-side part, by kind. */
+  private readonly runners = new Map<string, AgentRunner>();
+  /** The kind of each session's agent, as the daemon last looked it up. */
+  private readonly kinds = new Map<string, string>();
   private server: AgentSocketServer | null = null;
   private url = '';
 
@@ -69,12 +69,6 @@ export class AgentService {
       log,
       described: deps.described,
     });
-    this.rollouts = new CodexRolloutWatch({
-      sessionsDir: codexSessionsDir(deps.env),
-      now: deps.now,
-      log,
-      report: (session, outcome) => this.hub.report(session, 'codex', outcome),
-    });
     this.hub = new AgentHub({
       now: deps.now,
       log,
@@ -86,44 +80,59 @@ export class AgentService {
       ...(deps.inspect ? { inspect: deps.inspect } : {}),
       ...(deps.sessionFile ? { sessionFile: deps.sessionFile } : {}),
       ...(deps.conversation ? { conversation: deps.conversation } : {}),
-      // Each hook agent's adapter reads its reports (docs/agents.md "Adding an agent").
-      readHook: (agent, fields, conversation, session) =>
-        agent === 'claude' ? readClaudeHook(fields) : this.readCodex(session, fields, conversation),
+      // Each agent's adapter reads its own reports (docs/agents.md "Adding an agent").
+      readHook: (agent, fields, conversation, session) => this.runners.get(agent)?.readHook?.(session, fields, conversation) ?? null,
     });
+    for (const adapter of AGENT_ADAPTERS) {
+      const runner = adapter.start?.({
+        env: deps.env,
+        now: deps.now,
+        log,
+        report: (session, outcome) => this.hub.report(session, adapter.kind, outcome),
+      });
+      if (runner) this.runners.set(adapter.kind, runner);
+    }
   }
 
   /**
-   * A Codex notify: the turn's end, unless the session's rollout file is followed, whose own
-   * record of the end is then read at once (a notify may come before the records of its turn).
-   */
-  private readCodex(session: string, fields: Readonly<Record<string, string>>, conversation: string | null): HookOutcome {
-    const outcome = readCodexNotify(fields, conversation);
-    if (outcome.conversation !== undefined && this.rollouts.notified(session, outcome.conversation)) return { ...outcome, events: [] };
-    return outcome;
-  }
-
-  /**
-   * The daemon saw the session (new, or its agent linked again): when it runs Codex, its rollout
-   * file is followed. Asks tmux for the session's agent and the pane's directory; never throws.
+   * The daemon saw the session (new, or its agent linked again): its agent's adapter is told, with
+   * the pane's directory and the conversation it is known by (Codex's rollout file is followed).
+   * Asks tmux for the session's agent and the pane's directory; never throws.
    */
   async sessionSeen(session: string): Promise<void> {
     const kindOf = this.deps.agentKind;
     if (!kindOf) return;
     try {
       const name = (await readUserOption(this.deps.cli, session, AGENT_OPTION)) ?? DEFAULT_AGENT_NAME;
-      if (kindOf(name) !== 'codex') return;
+      const kind = kindOf(name);
+      if (kind === null) return;
+      this.kinds.set(session, kind);
+      const runner = this.runners.get(kind);
+      if (!runner?.sessionSeen) return;
       const out = await this.deps.cli.run(['display-message', '-p', '-t', `=${session}:`, '#{pane_current_path}']);
       const cwd = out.stdout.toString('utf8').replace(/\n$/, '');
       const thread = this.hub.conversation(session) ?? this.deps.storedConversation?.(session) ?? null;
-      this.rollouts.watch(session, cwd.startsWith('/') ? cwd : null, thread);
+      runner.sessionSeen(session, cwd.startsWith('/') ? cwd : null, thread);
     } catch (err) {
-      this.deps.log.debug({ session, err: (err as Error).message }, 'a session could not be looked at for its Codex');
+      this.deps.log.debug({ session, err: (err as Error).message }, "a session's agent could not be looked at");
     }
+  }
+
+  /** The OSC numbers some adapter reads (the panes hand their strings to `notice`). */
+  static noticeNumbers(): ReadonlySet<number> {
+    return new Set(AGENT_ADAPTERS.flatMap((a) => a.notices ?? []));
+  }
+
+  /** A notice the agent of `session` wrote to its terminal (an OSC string): its adapter reads it. */
+  notice(session: string, notice: TerminalNotice): void {
+    const kind = this.kinds.get(session);
+    if (kind !== undefined) this.runners.get(kind)?.notice?.(session, notice);
   }
 
   /** Forgets a session that was deleted. */
   forget(session: string): void {
-    this.rollouts.forget(session);
+    for (const runner of this.runners.values()) runner.forget?.(session);
+    this.kinds.delete(session);
     this.hub.forget(session);
   }
 
@@ -136,7 +145,7 @@ export class AgentService {
   async stop(): Promise<void> {
     await this.server?.close();
     this.server = null;
-    this.rollouts.stop();
+    for (const runner of this.runners.values()) runner.stop?.();
     this.hub.stop();
     await this.namer.settled();
   }

@@ -8,6 +8,7 @@
  * counts as present from its first report until an outcome says it is gone or its pane exits.
  */
 import type { HookOutcome } from './adapter.js';
+import type { AskOpening } from './ask.js';
 import { locateOrRefuse } from './extension-connection.js';
 import type { AgentHubDeps, AgentLink } from './hub-types.js';
 import type { HookReport } from './protocol.js';
@@ -19,6 +20,11 @@ export class HookIntake {
   constructor(
     private readonly agents: SessionAgents,
     private readonly deps: AgentHubDeps,
+    /** Where an outcome's ask opens and ends (the hub's `asked` and `askEnded`). */
+    private readonly asks: {
+      asked(session: string, agentKind: string, opening: AskOpening): unknown;
+      ended(session: string, hint: { readonly why: 'terminal' | 'moved-on'; readonly answered?: string }): void;
+    },
   ) {}
 
   /** Applies `report` after the earlier reports of its pane; the link gets `ok` or `refused`. */
@@ -48,7 +54,13 @@ export class HookIntake {
       return;
     }
     const conversation = this.agents.get(where.session)?.conversation ?? null;
-    this.take(where.session, report.agent, read(report.agent, report.fields, conversation, where.session), { pane: report.pane });
+    const outcome = read(report.agent, report.fields, conversation, where.session);
+    if (outcome === null) {
+      link.send({ type: 'refused', message: `this tether daemon reads no reports of an agent of kind "${report.agent}"` });
+      link.close();
+      return;
+    }
+    this.take(where.session, report.agent, outcome, { pane: report.pane });
     link.send({ type: 'ok' });
     link.close();
   }
@@ -75,7 +87,10 @@ export class HookIntake {
       this.deps.registered?.(session);
     }
     agent.asks = outcome.asks ?? null;
+    // The open ask ended at the terminal or by the agent's own move: said before the events that move the state.
+    if (outcome.askEnded !== undefined) this.asks.ended(session, outcome.askEnded);
     for (const event of outcome.events) this.agents.send(agent, toMachineEvent(event, ts));
+    if (outcome.ask !== undefined) this.asks.asked(session, agentKind, outcome.ask);
     if (outcome.userMessage !== undefined) this.agents.userMessage(session, agent, outcome.userMessage);
   }
 }

@@ -19,6 +19,8 @@ export const MAX_HOOK_FIELDS = 16;
 export const MAX_HOOK_FIELD_CHARS = 4096;
 /** Longest field name. */
 export const MAX_HOOK_FIELD_NAME_CHARS = 64;
+/** An agent kind as a report names it: a short lowercase word. */
+export const AGENT_KIND_PATTERN = '^[a-z][a-z0-9-]{0,31}$';
 /** Variable tether sets in the panes it creates: where the daemon's agent socket is. */
 export const AGENT_SOCKET_ENV = 'TETHER_AGENT_SOCKET';
 
@@ -26,8 +28,8 @@ export const AGENT_SOCKET_ENV = 'TETHER_AGENT_SOCKET';
 export interface HookReport {
   readonly type: 'hook';
   readonly v: number;
-  /** Which adapter reads `fields`. */
-  readonly agent: 'claude' | 'codex';
+  /** Which adapter reads `fields`: its kind (src/agent/adapters.ts). */
+  readonly agent: string;
   /** `$TMUX_PANE`: `%<n>`. */
   readonly pane: string;
   /** The tmux server's socket path (the first field of `$TMUX`). */

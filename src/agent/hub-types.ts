@@ -19,7 +19,7 @@ export type HookReader = (
   fields: Readonly<Record<string, string>>,
   conversation: string | null,
   session: string,
-) => HookOutcome;
+) => HookOutcome | null;
 
 export interface AgentHubDeps {
   readonly now: () => number;

@@ -11,8 +11,11 @@
  * Invariants: listeners hear a state only when its value or tool changed, and never while no
  * agent is there (`current` is null then).
  */
+import type { AnswerEffect } from '../machines/agent-state.machine.js';
 import type { AgentStateFact } from '../protocol/frames.js';
 import type { HookOutcome } from './adapter.js';
+import type { AskOpening } from './ask.js';
+import type { Answerer, AskRecord, ClosedListener } from './asks.js';
 import { acceptConnection } from './extension-connection.js';
 import { HookIntake } from './hook-intake.js';
 import type { AgentConnection, AgentHubDeps, AgentLink } from './hub-types.js';
@@ -27,7 +30,10 @@ export class AgentHub {
 
   constructor(private readonly deps: AgentHubDeps) {
     this.agents = new SessionAgents(deps);
-    this.hooks = new HookIntake(this.agents, deps);
+    this.hooks = new HookIntake(this.agents, deps, {
+      asked: (session, kind, opening) => this.asked(session, kind, opening),
+      ended: (session, hint) => this.askEnded(session, hint),
+    });
   }
 
   /** The agent state of a session, or null when no agent reports from it. */
@@ -74,10 +80,76 @@ export class AgentHub {
     return this.agents.get(sessionId)?.cwd ?? null;
   }
 
-  /** What the session's agent asks while it waits (a permission), or null. */
+  /** What the session's agent asks while it waits, in words only (a notification's message), or null. */
   asks(sessionId: string): string | null {
     const agent = this.agents.get(sessionId);
     return agent?.last?.value === 'awaiting-input' ? agent.asks : null;
+  }
+
+  /** The ask the session's agent waits on, or null. */
+  openAsk(sessionId: string): AskRecord | null {
+    return this.agents.desk.current(sessionId);
+  }
+
+  /**
+   * The session's agent asks `opening` and waits (what a report's `ask` does): the ask opens and
+   * the state is awaiting-input with it. Null when no agent reports from the session or the
+   * opening offers no valid choice.
+   */
+  asked(sessionId: string, agentKind: string, opening: AskOpening): AskRecord | null {
+    const agent = this.agents.get(sessionId);
+    return agent ? this.agents.openAsk(sessionId, agent, agentKind, opening) : null;
+  }
+
+  /**
+   * The agent says its open ask is over (what a report's `askEnded` does): when tether typed an
+   * answer to it, the agent took that answer and the state follows its choice; otherwise it was
+   * answered at the terminal, or left (`hint` says which).
+   */
+  askEnded(sessionId: string, hint: NonNullable<AskRecord['hint']>): void {
+    const agent = this.agents.get(sessionId);
+    if (!agent || agent.askId === null) return;
+    const record = this.agents.desk.current(sessionId);
+    const ts = this.deps.now();
+    if (record?.claim?.typed && record.open.ask.id === agent.askId) {
+      this.agents.send(agent, { type: 'ask.answered', id: agent.askId, effect: record.claim.choice.effect, ts });
+      return;
+    }
+    this.agents.desk.hint(sessionId, hint);
+    this.agents.send(agent, { type: 'ask.ended', id: agent.askId, ts });
+  }
+
+  /** Claims an answer to ask `id` (docs/api.md "Asks"); throws `ask-not-found`, `invalid`, `ask-closed`. */
+  claim(sessionId: string, id: string, choice: string, by: Answerer): AskRecord {
+    return this.agents.desk.claim(sessionId, id, choice, by);
+  }
+
+  /** Gives up a claim whose keys were never typed. */
+  release(record: AskRecord): void {
+    this.agents.desk.release(record);
+  }
+
+  /** The claimed answer's keys are typed (from now on the ask is the claimant's, whatever ends it). */
+  typed(record: AskRecord): void {
+    if (record.claim) record.claim.typed = true;
+  }
+
+  /** The agent was seen to take the typed answer of an ask: the state follows the choice. */
+  answered(record: AskRecord, effect: AnswerEffect): void {
+    const agent = this.agents.get(record.session);
+    if (agent) this.agents.send(agent, { type: 'ask.answered', id: record.open.ask.id, effect, ts: this.deps.now() });
+    // A machine that no longer held the ask closed it already; the desk is told in case it had not.
+    this.agents.desk.ended(record.session, record.open.ask.id);
+  }
+
+  /** A typed answer the agent was not seen to take within its bound. */
+  unconfirmed(record: AskRecord): void {
+    this.agents.desk.unconfirmed(record);
+  }
+
+  /** Calls `listener` for each ask that closes (answered, at the terminal, left); returns the unsubscribe. */
+  onAskClosed(listener: ClosedListener): () => void {
+    return this.agents.desk.onClosed(listener);
   }
 
   /**

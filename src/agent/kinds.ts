@@ -1,49 +1,56 @@
 /**
- * Which agent a program is: the kinds tether integrates with (one adapter folder each:
- * `pi/`, `claude/`, `codex/`) and `other` (runs as it is, reports no state). `[agent] kind`
- * and `[agents.<name>] kind` decide; `auto` looks at the program (docs/agents.md).
+ * Which agent a program is: one of the adapters of src/agent/adapters.ts, or `other` (runs as it
+ * is, reports no state). `[agent] kind` and `[agents.<name>] kind` decide; `auto` looks at the
+ * program (docs/agents.md).
  *
  * Invariant: `auto` only reads the program's file name and where its links lead, never runs it.
  */
 import { realpathSync } from 'node:fs';
 import { basename } from 'node:path';
+import type { AgentAdapter } from './adapter.js';
+import { AGENT_ADAPTERS } from './adapters.js';
 
-/** An agent kind once `auto` is decided. */
-export type AgentKindResolved = 'pi' | 'claude' | 'codex' | 'other';
-/** The agents whose integration arrives by hook programs (short connections) rather than a long one. */
-export type HookAgentKind = 'claude' | 'codex';
-export const HOOK_AGENT_KINDS: readonly HookAgentKind[] = ['claude', 'codex'];
+/** An agent kind once `auto` is decided: an adapter's kind, or `other`. */
+export type AgentKindResolved = string;
+/** The kind of a program tether does not integrate with. */
+export const OTHER_KIND = 'other';
+/** The kind that decides by looking at the program. */
+export const AUTO_KIND = 'auto';
 
-/** The file of an installed agent package's CLI, for `auto` (npm links `claude`/`codex` to it). */
-const PACKAGE_CLI: readonly (readonly [AgentKindResolved, RegExp])[] = [
-  ['pi', /[\\/]pi-coding-agent[\\/]dist[\\/]cli\.js$/],
-  ['claude', /[\\/]@anthropic-ai[\\/]claude-code[\\/][^\\/]+$/],
-  ['codex', /[\\/]@openai[\\/]codex[\\/]bin[\\/]codex\.js$/],
-];
+/** Every kind a config may name: `auto`, each adapter's, `other`. */
+export function agentKinds(): string[] {
+  return [AUTO_KIND, ...AGENT_ADAPTERS.map((a) => a.kind), OTHER_KIND];
+}
 
-function byName(file: string): AgentKindResolved | null {
-  const name = basename(file);
-  return name === 'pi' || name === 'claude' || name === 'codex' ? name : null;
+/** The adapter of a kind, or null (`other`, or a kind tether does not know). */
+export function adapterOf(kind: string | null | undefined): AgentAdapter | null {
+  return AGENT_ADAPTERS.find((a) => a.kind === kind) ?? null;
+}
+
+/** The adapter whose program is named like `program`'s file (`claude`), or null. */
+export function adapterNamed(program: string): AgentAdapter | null {
+  const name = basename(program);
+  return AGENT_ADAPTERS.find((a) => a.programs.includes(name)) ?? null;
 }
 
 /**
- * The `auto` rule: a program named `pi`, `claude` or `codex`, or (a link to) an installed
- * agent package's CLI. A wrapper script of another name needs its `kind` said.
+ * The `auto` rule: a program named as an adapter's (`claude`), or (a link to) an installed agent
+ * package's CLI. A wrapper script of another name needs its `kind` said.
  */
 export function detectAgentKind(program: string): AgentKindResolved {
-  const named = byName(program);
-  if (named) return named;
+  const named = adapterNamed(program);
+  if (named) return named.kind;
   let real: string;
   try {
     real = realpathSync(program);
   } catch {
-    return 'other';
+    return OTHER_KIND;
   }
-  return byName(real) ?? PACKAGE_CLI.find(([, re]) => re.test(real))?.[0] ?? 'other';
+  return (adapterNamed(real) ?? AGENT_ADAPTERS.find((a) => a.packageCli.test(real)))?.kind ?? OTHER_KIND;
 }
 
 /** A configured kind (`auto` decided from `program`). */
 export function resolveAgentKind(kind: string, program: string): AgentKindResolved {
-  if (kind === 'pi' || kind === 'claude' || kind === 'codex' || kind === 'other') return kind;
+  if (kind === OTHER_KIND || adapterOf(kind)) return kind;
   return detectAgentKind(program);
 }

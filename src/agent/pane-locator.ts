@@ -29,7 +29,7 @@ async function samePath(a: string, b: string): Promise<boolean> {
  */
 export async function locatePane(cli: TmuxCli, pane: string, tmuxSocket: string, now: () => number): Promise<PaneLocation> {
   const unknown: PaneLocation = {
-    refused: `pane ${pane} is not on the tmux server tether serves: start pi inside that server, or set [tmux] socket in tether's config to ${tmuxSocket}`,
+    refused: `pane ${pane} is not on the tmux server tether serves: start the agent inside that server, or set [tmux] socket in tether's config to ${tmuxSocket}`,
   };
   let out: string;
   try {
@@ -40,7 +40,7 @@ export async function locatePane(cli: TmuxCli, pane: string, tmuxSocket: string,
   const [socket = '', found = '', session = '', tether] = out.split(SEP);
   if (!(await samePath(socket, tmuxSocket))) {
     return {
-      refused: `this pi runs on the tmux server at ${tmuxSocket}, but tether serves the one at ${socket}: set [tmux] socket in tether's config to ${tmuxSocket}`,
+      refused: `this agent runs on the tmux server at ${tmuxSocket}, but tether serves the one at ${socket}: set [tmux] socket in tether's config to ${tmuxSocket}`,
     };
   }
   // tmux 3.3a answers for a pane it does not have (with empty fields) instead of failing.

@@ -14,7 +14,14 @@ import { join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { DomainError } from '../errors.js';
 import { AGENT_STATE_VALUES, type AgentStateValue } from '../machines/agent-state.machine.js';
-import { HOOK_REPORT_VERSION, MAX_HOOK_FIELDS, MAX_HOOK_FIELD_CHARS, MAX_HOOK_FIELD_NAME_CHARS, type HookReport } from './hook-wire.js';
+import {
+  AGENT_KIND_PATTERN,
+  HOOK_REPORT_VERSION,
+  MAX_HOOK_FIELDS,
+  MAX_HOOK_FIELD_CHARS,
+  MAX_HOOK_FIELD_NAME_CHARS,
+  type HookReport,
+} from './hook-wire.js';
 
 export const AGENT_PROTOCOL_VERSION = 1;
 /** Longest line either side may send (a large command list fits many times over). */
@@ -146,6 +153,8 @@ export type DaemonMessage =
 /** Daemon -> anyone on the agent socket: what the extension hears, or `ok` (a hook report was taken). */
 export type DaemonLine = DaemonMessage | { readonly type: 'ok' };
 
+const AGENT_KIND_RE = new RegExp(AGENT_KIND_PATTERN);
+
 /** A line that cannot be taken: `agent-bad-message` (or `agent-line-too-long`, from the reader). */
 const bad = (message: string) => new DomainError('agent-bad-message', message);
 
@@ -234,7 +243,7 @@ function decodeEvent(o: Record<string, unknown>): EventMessage {
 function decodeHookReport(o: Record<string, unknown>): HookReport {
   if (o.v !== HOOK_REPORT_VERSION) throw bad(`v: this daemon reads hook reports of version ${HOOK_REPORT_VERSION}`);
   const agent = o.agent;
-  if (agent !== 'claude' && agent !== 'codex') throw bad('agent: must be "claude" or "codex"');
+  if (typeof agent !== 'string' || !AGENT_KIND_RE.test(agent)) throw bad('agent: must be an agent kind (a short lowercase word)');
   const pane = str(o, 'pane', MAX_SHORT_CHARS)!;
   if (!/^%\d+$/.test(pane)) throw bad('pane: must look like %<number>');
   const pid = o.pid;

@@ -1,14 +1,18 @@
 /**
  * The agent of each session as the hub keeps it: one agent-state actor per session, who owns its
- * reports (a pi connection, or hook programs), what it reported (commands, user messages, its
- * conversation file or id, its directory), and the listeners of its state.
+ * reports (a plugin's connection, or hook programs), what it reported (commands, user messages,
+ * its conversation file or id, its directory), its asks (the desk, src/agent/asks.ts) and the
+ * listeners of its state.
  *
- * Invariants: listeners hear a state only when its value or tool changed, and never while no
- * agent is there; a failing listener is logged and the others still hear it.
+ * Invariants: listeners hear a state only when its value, tool or ask changed, and never while
+ * no agent is there; a failing listener is logged and the others still hear it; an ask is open
+ * on the desk exactly while the session's machine holds it.
  */
 import { createActor, type Actor } from 'xstate';
 import { agentStateMachine, agentStateTool, agentStateValue, type AgentStateEvent } from '../machines/agent-state.machine.js';
 import type { AgentStateFact } from '../protocol/frames.js';
+import type { AskOpening } from './ask.js';
+import { AskDesk, type AskRecord } from './asks.js';
 import type { AgentHubDeps } from './hub-types.js';
 import { MAX_HELLO_MESSAGES, type EventMessage, type HookReport, type ReportedCommand } from './protocol.js';
 
@@ -29,18 +33,25 @@ export interface SessionAgent {
   conversation: string | null;
   cwd: string | null;
   asks: string | null;
+  /** The id of the ask the machine holds, as last seen. */
+  askId: string | null;
 }
 
 /** The owner of a session whose agent reports by hook programs: no connection stays open for it. */
 export const HOOK_OWNER = Object.freeze({ hooks: true });
 
-const sameFact = (a: AgentStateFact | null, b: AgentStateFact | null) => a?.value === b?.value && a?.tool === b?.tool;
+const sameFact = (a: AgentStateFact | null, b: AgentStateFact | null) =>
+  a?.value === b?.value && a?.tool === b?.tool && a?.ask?.id === b?.ask?.id;
 
 export class SessionAgents {
   private readonly sessions = new Map<string, SessionAgent>();
   readonly everyListeners = new Set<(sessionId: string, state: AgentStateFact) => void>();
+  /** Every session's asks, and who answered them. */
+  readonly desk: AskDesk;
 
-  constructor(private readonly deps: Pick<AgentHubDeps, 'now' | 'log' | 'inspect' | 'sessionFile' | 'userMessages'>) {}
+  constructor(private readonly deps: Pick<AgentHubDeps, 'now' | 'log' | 'inspect' | 'sessionFile' | 'userMessages'>) {
+    this.desk = new AskDesk(deps.now);
+  }
 
   /** The session's agent, or undefined when nothing was ever known of it. */
   get(sessionId: string): SessionAgent | undefined {
@@ -66,11 +77,17 @@ export class SessionAgents {
       conversation: null,
       cwd: null,
       asks: null,
+      askId: null,
     };
     actor.subscribe((snap) => {
       const value = agentStateValue(snap);
+      const held = snap.context.ask?.id ?? null;
+      if (agent.askId !== null && agent.askId !== held) this.desk.ended(sessionId, agent.askId, value === null);
+      agent.askId = held;
       const tool = value === 'tool' ? agentStateTool(snap.context) : undefined;
-      const fact: AgentStateFact | null = value ? { value, ...(tool !== undefined ? { tool } : {}), ts: snap.context.ts } : null;
+      const record = held !== null ? this.desk.current(sessionId) : null;
+      const ask = record !== null && record.open.ask.id === held ? { ask: record.open.ask } : {};
+      const fact: AgentStateFact | null = value ? { value, ...(tool !== undefined ? { tool } : {}), ts: snap.context.ts, ...ask } : null;
       if (sameFact(fact, agent.last)) return;
       agent.last = fact;
       if (fact) this.tell(sessionId, agent, fact);
@@ -116,12 +133,24 @@ export class SessionAgents {
     this.deps.sessionFile?.(sessionId, path);
   }
 
+  /** The agent asks `opening` and waits: the desk opens the ask, the machine holds it. Null when it offers no valid choice. */
+  openAsk(sessionId: string, agent: SessionAgent, agentKind: string, opening: AskOpening): AskRecord | null {
+    const record = this.desk.opened(sessionId, agentKind, opening);
+    if (record === null) return null;
+    const { id, tool } = record.open.ask;
+    this.send(agent, { type: 'ask.open', id, ...(tool !== undefined ? { tool } : {}), ts: this.deps.now() });
+    // A machine that did not take it (no agent reports) holds no ask: it is over at once.
+    if (agent.actor.getSnapshot().context.ask?.id !== id) this.desk.ended(sessionId, id, true);
+    return record;
+  }
+
   /** Forgets a session that ended (its actor stops; listeners hear nothing more). */
   forget(sessionId: string): void {
     const agent = this.sessions.get(sessionId);
     if (!agent) return;
     agent.actor.stop();
     this.sessions.delete(sessionId);
+    this.desk.forget(sessionId);
   }
 
   ids(): string[] {

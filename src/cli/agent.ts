@@ -1,18 +1,17 @@
 /**
  * Which agent runs in a new session's pane: the configured command line of `[agent]` or of an
- * `[agents.<name>]` (its program found on PATH, else, for `pi`, the pi that ships with tether:
- * the `@mariozechner/pi-coding-agent` dependency, or the newer `@earendil-works/pi-coding-agent`
- * where that is installed and the runtime can run it), which kind of agent it is, and tether's
- * integration for that kind (docs/agents.md). Part of the composition root: it reads PATH and
- * the environment so nothing else has to.
+ * `[agents.<name>]` (its program found on PATH, else the copy tether ships of an agent whose
+ * adapter has one), which kind of agent it is, and its adapter's integration (docs/agents.md).
+ * Part of the composition root: it reads PATH and the environment so nothing else has to.
  */
-import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
-import { delimiter, dirname, isAbsolute, join } from 'node:path';
+import { accessSync, constants } from 'node:fs';
+import { delimiter, isAbsolute, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DomainError } from '../errors.js';
 import type { AgentLaunch } from '../actors/session.actor.js';
-import { integratedArgv, reportsState, type AgentIntegration, type AgentResume } from '../agent/launch.js';
-import { detectAgentKind, resolveAgentKind, type AgentKindResolved } from '../agent/kinds.js';
+import { AGENT_ADAPTERS } from '../agent/adapters.js';
+import { adapterNamed, adapterOf, AUTO_KIND, resolveAgentKind, type AgentKindResolved } from '../agent/kinds.js';
+import { integratedArgv, reportsState, type AgentResume } from '../agent/launch.js';
 import { AGENT_SOCKET_ENV } from '../agent/protocol.js';
 import { splitCommandLine } from '../config/command-line.js';
 import { DEFAULT_AGENT_NAME, type TetherConfig } from '../config/schema.js';
@@ -25,18 +24,23 @@ export interface AgentCommandConfig {
   readonly command: string;
   /** More arguments, after the command line's own. */
   readonly args: readonly string[];
-  /** An `AgentKind`: `pi`, `claude`, `codex` (each with tether's integration), `other` (runs as it is), or `auto` (see `detectAgentKind`). */
+  /** An agent kind (docs/agents.md): an adapter's, `other` (runs as it is), or `auto` (see `detectAgentKind`). */
   readonly kind: string;
 }
 
-/** Agent packages tether can run as the bundled pi, newest first. */
-const BUNDLED_PI_PACKAGES = ['@earendil-works/pi-coding-agent', '@mariozechner/pi-coding-agent'] as const;
 /**
  * Variables passed from the daemon into new panes (tmux panes otherwise get the tmux server's
- * environment). tether's own make the extension in the pane find this daemon's data dir and
- * config (and start the same daemon when none runs).
+ * environment): tether's own, so a program in the pane finds this daemon's data dir and config
+ * (and starts the same daemon when none runs), and those the adapters name.
  */
-const PASSED_ENV = ['PI_OFFLINE', 'PI_CODING_AGENT_DIR', 'TETHER_DATA_DIR', 'TETHER_CONFIG'] as const;
+export function passedEnvNames(): string[] {
+  return ['TETHER_DATA_DIR', 'TETHER_CONFIG', ...AGENT_ADAPTERS.flatMap((a) => a.passedEnv)];
+}
+
+/** tether's built tree (`dist/`), from this file's place in it (bundled or not, it is `dist/cli/`). */
+export function distDir(): string {
+  return fileURLToPath(new URL('../', import.meta.url));
+}
 
 function isExecutable(path: string): boolean {
   try {
@@ -58,50 +62,19 @@ export function findOnPath(command: string, pathVar: string | undefined): string
   return null;
 }
 
-/** The package.json of an installed package, found the way Node looks for node_modules. */
-function findPackageManifest(pkg: string): string | null {
-  // The agent packages export no ./package.json, so resolve by walking up instead.
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    const candidate = join(dir, 'node_modules', pkg, 'package.json');
-    if (existsSync(candidate)) return candidate;
-    const parent = dirname(dir);
-    if (parent === dir) return null;
-    dir = parent;
-  }
-}
-
-/** The bundled pi's CLI script, or null when no installed agent package can run on this Node. */
-export function bundledPi(nodeVersion = process.versions.node): string | null {
-  const [major = 0, minor = 0] = nodeVersion.split('.').map(Number);
-  for (const pkg of BUNDLED_PI_PACKAGES) {
-    const manifestPath = findPackageManifest(pkg);
-    if (!manifestPath) continue;
-    const manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as { bin?: Record<string, string>; engines?: { node?: string } };
-    const need = /(\d+)\.(\d+)/.exec(manifest.engines?.node ?? '');
-    if (need && (major < Number(need[1]) || (major === Number(need[1]) && minor < Number(need[2])))) continue;
-    const bin = manifest.bin?.pi;
-    if (bin) return join(dirname(manifestPath), bin);
-  }
-  return null;
-}
-
 /**
- * Neither the configured program nor a bundled pi can be found (`agent-not-found`). `table`:
- * where the command is configured (`[agent]`, `[agents.claude]`).
+ * Neither the configured program nor a copy tether ships can be found (`agent-not-found`): the
+ * message names the agent and how to install it, when tether knows which agent it is. `table`:
+ * where the command is configured (`[agent]`, `[agents.<name>]`).
  */
-const agentNotFound = (program: string, table = '[agent]'): DomainError =>
-  new DomainError(
+function agentNotFound(program: string, kind: string, table: string): DomainError {
+  const adapter = adapterOf(kind) ?? (kind === AUTO_KIND ? adapterNamed(program) : null);
+  const shipped = adapter?.bundled !== undefined ? ` and the ${adapter.product} that ships with tether cannot run here` : '';
+  const install = adapter ? `${adapter.product} is not installed: install it with "${adapter.install}", or ` : '';
+  return new DomainError(
     'agent-not-found',
-    `the agent program "${program}" (${table} command) was not found on PATH and no bundled pi can run here: set ${table} command in the config to a program on PATH or a full path`,
+    `the agent program "${program}" (${table} command) was not found on PATH${shipped}: ${install}set ${table} command in the config to a program on PATH or a full path`,
   );
-
-/**
- * The `auto` rule: the program is pi when its file is named `pi`, or when it is (a link to)
- * the CLI of an installed pi package. A wrapper script of another name needs `kind = "pi"`.
- */
-export function looksLikePi(program: string): boolean {
-  return detectAgentKind(program) === 'pi';
 }
 
 /** The agent's argv (the configured arguments, none of tether's) and its kind; `table` names it in errors. */
@@ -114,50 +87,31 @@ export function resolveAgentProgram(
   const rest = [...words, ...agent.args];
   const found = findOnPath(program, env.PATH);
   if (found) return { argv: [found, ...rest], kind: resolveAgentKind(agent.kind, found) };
-  if (program === 'pi') {
-    const script = bundledPi();
-    if (!script) throw agentNotFound(program, table);
-    return { argv: [process.execPath, script, ...rest], kind: agent.kind === 'auto' ? 'pi' : resolveAgentKind(agent.kind, program) };
+  // Not on PATH: the copy tether ships of the agent the program is named after, if it has one.
+  const named = adapterNamed(program);
+  if (named?.bundled && !program.includes('/')) {
+    const shipped = named.bundled();
+    if (!shipped) throw agentNotFound(program, agent.kind, table);
+    return { argv: [...shipped, ...rest], kind: agent.kind === AUTO_KIND ? named.kind : resolveAgentKind(agent.kind, program) };
   }
-  throw agentNotFound(program, table);
-}
-
-/** The agent's argv (the configured arguments, none of tether's), and whether it is pi. */
-export function resolveAgentCommand(agent: AgentCommandConfig, env: NodeJS.ProcessEnv): { argv: string[]; isPi: boolean } {
-  const { argv, kind } = resolveAgentProgram(agent, env);
-  return { argv, isPi: kind === 'pi' };
-}
-
-/** The tether extension for pi, built beside this file (dist/extension/index.js). */
-export function extensionPath(): string {
-  return fileURLToPath(new URL('../extension/index.js', import.meta.url));
-}
-
-/** tether's hook program for Claude Code, built beside this file (dist/agent/claude/hook.js). */
-export function claudeHookProgram(): string {
-  return fileURLToPath(new URL('../agent/claude/hook.js', import.meta.url));
-}
-
-/** tether's notify program for Codex, built beside this file (dist/agent/codex/notify.js). */
-export function codexNotifyProgram(): string {
-  return fileURLToPath(new URL('../agent/codex/notify.js', import.meta.url));
+  throw agentNotFound(program, agent.kind, table);
 }
 
 /** What `resolveAgent` needs besides the agent's own command. */
 export interface AgentLaunchOptions {
   /** The daemon's agent socket, given to agents that report (`AGENT_SOCKET_ENV`). */
   readonly agentSocket?: string;
-  /** Claude Code's settings file with tether's hooks (written by the caller); without it Claude runs without. */
-  readonly claudeSettings?: string;
-  /** Where the agent is configured, for errors (`[agent]`, `[agents.claude]`). */
+  /** What each adapter's `prepare` wrote (Claude Code's settings file), by kind; without it the agent runs without. */
+  readonly prepared?: Readonly<Record<string, string>>;
+  /** Where the agent is configured, for errors (`[agent]`, `[agents.<name>]`). */
   readonly table?: string;
 }
 
 /**
  * How to launch the agent in a new pane, decided once at start: the configured argv plus the
- * integration of its kind (src/agent/launch.ts), and `agentSocket` in `AGENT_SOCKET_ENV` for
- * an agent that reports; another command runs as it is. A restored session's agent reopens its
- * conversation (pi: `--session <file>`; Claude Code: `--resume <id>`; Codex: `resume <id>`).
+ * integration of its kind (its adapter's), and `agentSocket` in `AGENT_SOCKET_ENV` for an agent
+ * that reports; another command runs as it is. A restored session's agent reopens its
+ * conversation (its adapter says how).
  */
 export function resolveAgent(
   agent: AgentCommandConfig,
@@ -165,18 +119,43 @@ export function resolveAgent(
   opts: AgentLaunchOptions = {},
 ): (cwd: string, resume?: AgentResume) => AgentLaunch {
   const passed: Record<string, string> = {};
-  for (const key of PASSED_ENV) {
+  for (const key of passedEnvNames()) {
     const value = env[key];
     if (value !== undefined) passed[key] = value;
   }
   const { argv, kind } = resolveAgentProgram(agent, env, opts.table);
   if (reportsState(kind) && opts.agentSocket !== undefined) passed[AGENT_SOCKET_ENV] = opts.agentSocket;
-  const integration: AgentIntegration = {
-    piExtension: extensionPath(),
-    claudeSettings: opts.claudeSettings ?? null,
-    codexNotify: [process.execPath, codexNotifyProgram()],
-  };
-  return (cwd, resume = {}) => ({ command: integratedArgv(kind, argv, integration, resume), env: passed, cwd });
+  const ctx = { node: process.execPath, distDir: distDir(), prepared: opts.prepared?.[kind] ?? null };
+  return (cwd, resume = {}) => ({ command: integratedArgv(kind, argv, ctx, resume), env: passed, cwd });
+}
+
+/**
+ * Writes what each adapter's integration needs in the data dir (Claude Code's settings file), by
+ * kind; an adapter whose files cannot be written is left out (its agent runs without) and `failed`
+ * says why.
+ */
+export function prepareAdapters(
+  dataDir: string,
+  failed: (label: string, err: Error) => void,
+  only?: (kind: string) => boolean,
+): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const adapter of AGENT_ADAPTERS) {
+    if (!adapter.prepare || (only && !only(adapter.kind))) continue;
+    try {
+      out[adapter.kind] = adapter.prepare(dataDir, { node: process.execPath, distDir: distDir() });
+    } catch (err) {
+      failed(adapter.label, err as Error);
+    }
+  }
+  return out;
+}
+
+/** Where each adapter's `prepare` writes in the data dir, by kind; writes nothing. */
+export function preparedPaths(dataDir: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const adapter of AGENT_ADAPTERS) if (adapter.preparedAt) out[adapter.kind] = adapter.preparedAt(dataDir);
+  return out;
 }
 
 /** The config table of a named agent (`default` is `[agent]`), or null when none is configured by that name. */

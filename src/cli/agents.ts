@@ -1,25 +1,25 @@
 /**
  * The configured agents as the daemon runs them: one launcher per name (`default` for `[agent]`,
- * then every `[agents.<name>]`), the kind of each, Claude Code's settings file written in the data
- * dir, and the catalog the sessions service asks (names, and the slash commands of agents whose
- * adapter lists them). Part of the composition root (docs/agents.md).
+ * then every `[agents.<name>]`), the kind of each, what each adapter's integration needs written
+ * in the data dir, and the catalog the sessions service asks (names, and each session's slash
+ * commands from its agent's adapter). Part of the composition root (docs/agents.md).
  *
- * Preparing them writes nothing: Claude Code's settings file is written by `writeSettings`,
- * which the daemon calls once it holds its port (a refused daemon changes no file).
+ * Preparing them writes nothing: what the adapters' integrations need in the data dir (Claude
+ * Code's settings file) is written by `writeSettings`, which the daemon calls once it holds its
+ * port (a refused daemon changes no file).
  *
  * Invariant: the default agent must resolve (the daemon refuses to start otherwise, as before);
  * a named agent whose program is missing is refused when a session asks for it, naming why.
  */
 import type { AgentLaunch } from '../actors/session.actor.js';
-import { claudeCustomCommands, CLAUDE_BUILTIN_COMMANDS } from '../agent/claude/commands.js';
-import { claudeHookCommand, claudeSettingsPath, writeClaudeSettings } from '../agent/claude/settings.js';
-import { CODEX_BUILTIN_COMMANDS } from '../agent/codex/commands.js';
-import { mergeCommands, type SlashCommand } from '../agent/commands.js';
-import type { AgentKindResolved } from '../agent/kinds.js';
+import { AGENT_ADAPTERS } from '../agent/adapters.js';
+import type { SlashCommand } from '../agent/commands.js';
+import { adapterOf, type AgentKindResolved } from '../agent/kinds.js';
+import type { ReportedCommand } from '../agent/protocol.js';
 import type { Logger } from '../log.js';
 import { DEFAULT_AGENT_NAME, type TetherConfig } from '../config/schema.js';
 import type { AgentCatalog } from '../service/sessions.service.js';
-import { agentNames, agentTable, claudeHookProgram, resolveAgent, resolveAgentProgram, type AgentResume } from './agent.js';
+import { agentNames, agentTable, prepareAdapters, preparedPaths, resolveAgent, resolveAgentProgram, type AgentResume } from './agent.js';
 
 /** The agents of one daemon run. */
 export interface DaemonAgents {
@@ -27,11 +27,18 @@ export interface DaemonAgents {
   launch(id: string, cwd: string, name?: string, resume?: AgentResume): AgentLaunch;
   /** The kind of agent `name`, or null when it is not configured. */
   kind(name: string): AgentKindResolved | null;
-  /** The catalog for the sessions service; `cwdOf` says where a session's agent works. */
-  catalog(cwdOf: (id: string) => string | null): AgentCatalog;
   /**
-   * Writes Claude Code's settings file in the data dir when it does not hold them already; when
-   * it cannot be written, Claude sessions run without it (and report no state), as said in the log.
+   * The catalog for the sessions service: `agents` says where a session's agent works and what it
+   * reported; `recordedCwd` where the session started (when its agent said nothing).
+   */
+  catalog(
+    agents: { agentCwd(id: string): string | null; commands(id: string): readonly ReportedCommand[] | null },
+    recordedCwd: (id: string) => string | null,
+  ): AgentCatalog;
+  /**
+   * Writes what each adapter's integration needs in the data dir (Claude Code's settings file)
+   * when it does not hold it already; an agent whose files cannot be written runs without them
+   * (and reports no state), as said in the log.
    */
   writeSettings(): void;
 }
@@ -51,14 +58,13 @@ export function prepareAgents(
   agentSocket: string,
   log: Logger,
 ): DaemonAgents {
-  const hookCommand = claudeHookCommand(process.execPath, claudeHookProgram());
-  const resolveAll = (claudeSettings: string | null, quiet: boolean): Map<string, Resolved> => {
+  const resolveAll = (prepared: Record<string, string>, quiet: boolean): Map<string, Resolved> => {
     const resolved = new Map<string, Resolved>();
     for (const name of agentNames(config)) {
       const table = agentTable(config, name)!;
       try {
         const { kind } = resolveAgentProgram(table.config, env, table.table);
-        const launch = resolveAgent(table.config, env, { agentSocket, table: table.table, ...(claudeSettings ? { claudeSettings } : {}) });
+        const launch = resolveAgent(table.config, env, { agentSocket, table: table.table, prepared });
         resolved.set(name, { launch, kind, problem: null });
       } catch (err) {
         if (name === DEFAULT_AGENT_NAME) throw err;
@@ -68,8 +74,8 @@ export function prepareAgents(
     }
     return resolved;
   };
-  // Launched with the settings file, which is written before any session starts (`writeSettings`).
-  let agents = resolveAll(claudeSettingsPath(dataDir), false);
+  // Launched with the adapters' files, which are written before any session starts (`writeSettings`).
+  let agents = resolveAll(preparedPaths(dataDir), false);
   const get = (name: string): Resolved => agents.get(name) ?? agents.get(DEFAULT_AGENT_NAME)!;
   return {
     launch(id, cwd, name = DEFAULT_AGENT_NAME, resume) {
@@ -80,23 +86,25 @@ export function prepareAgents(
     },
     kind: (name) => agents.get(name)?.kind ?? null,
     writeSettings: () => {
-      try {
-        writeClaudeSettings(dataDir, hookCommand);
-      } catch (err) {
-        log.warn({ err: (err as Error).message }, "Claude Code's settings file could not be written: Claude sessions report no state");
-        agents = resolveAll(null, true);
-      }
+      let failed = false;
+      const written = prepareAdapters(dataDir, (label, err) => {
+        failed = true;
+        log.warn({ err: err.message }, `${label}'s integration could not be written: its sessions report no state`);
+      });
+      if (failed) agents = resolveAll(written, true);
     },
-    catalog: (cwdOf) => ({
+    catalog: (view, recordedCwd) => ({
       names: () => [...agents.keys()],
       problem: (name) => agents.get(name)?.problem ?? null,
-      commands: (id, name): Promise<readonly SlashCommand[]> | null => {
-        const kind = get(name).kind;
-        // Codex 0.169 reads no custom commands: its built-ins are the list.
-        if (kind === 'codex') return Promise.resolve(CODEX_BUILTIN_COMMANDS);
-        if (kind !== 'claude') return null;
-        return claudeCustomCommands(cwdOf(id), env).then((custom) => mergeCommands(CLAUDE_BUILTIN_COMMANDS, custom));
-      },
+      // An agent tether does not integrate with lists what the first adapter's would (tether's default agent).
+      commands: (id, name): Promise<readonly SlashCommand[]> =>
+        Promise.resolve(
+          (adapterOf(get(name).kind) ?? AGENT_ADAPTERS[0]!).commands({
+            cwd: view.agentCwd(id) ?? recordedCwd(id),
+            env,
+            reported: view.commands(id),
+          }),
+        ),
     }),
   };
 }

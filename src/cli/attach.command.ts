@@ -5,6 +5,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { Command, Option } from 'clipanion';
+import { adapterOf, agentKinds } from '../agent/kinds.js';
 import { loadConfig } from '../config/load.js';
 import { resolvePaths } from '../config/paths.js';
 import { agentSocketPath } from '../agent/protocol.js';
@@ -17,8 +18,7 @@ import type { TetherConfig } from '../config/schema.js';
 import { createSession } from '../tmux/session-create.js';
 import { tmuxTarget } from '../tmux/target.js';
 import { checkTmuxVersion, readTmuxVersion } from '../tmux/version.js';
-import { claudeHookCommand, writeClaudeSettings } from '../agent/claude/settings.js';
-import { agentNames, agentTable, claudeHookProgram, resolveAgent, resolveAgentProgram } from './agent.js';
+import { agentNames, agentTable, prepareAdapters, resolveAgent, resolveAgentProgram } from './agent.js';
 import { DEFAULT_AGENT_NAME, isValidAgentName } from '../config/schema.js';
 import { CliError, reportFailure } from './fail.js';
 
@@ -29,7 +29,7 @@ export class AttachCommand extends Command {
     examples: [
       ['Attach to the default session', 'tether attach'],
       ['Create a session for a project without attaching', 'tether attach webapp --detach'],
-      ['Create a session running the agent configured as [agents.claude]', 'tether attach review --agent claude'],
+      ['Create a session running the agent configured as [agents.reviewer]', 'tether attach review --agent reviewer'],
       ['Start an agent on a new branch in its own git worktree (session "fix-login")', 'tether attach --worktree fix/login'],
     ],
   });
@@ -55,7 +55,7 @@ export class AttachCommand extends Command {
 
   private async run(): Promise<number> {
     const env = process.env;
-    const { config } = await loadConfig(resolvePaths(env), env);
+    const { config } = await loadConfig(resolvePaths(env), env, { agentKinds: agentKinds() });
     if (this.from !== undefined && this.worktree === undefined) throw new CliError('--from needs --worktree', 2);
     const name = this.session ?? (this.worktree !== undefined ? sessionNameOf(this.worktree) : config.agent.default_session);
     if (!isValidSessionName(name)) {
@@ -78,17 +78,20 @@ export class AttachCommand extends Command {
     if (!existing) {
       const paths = resolvePaths(env);
       const kind = resolveAgentProgram(table.config, env, table.table).kind;
-      const claude = kind === 'claude';
-      // A Claude session made here reports to the daemon through the same hooks as one the daemon makes.
-      const claudeSettings = claude
-        ? writeClaudeSettings(paths.dataDir, claudeHookCommand(process.execPath, claudeHookProgram()))
-        : undefined;
+      // A session made here reports to the daemon through the same integration as one the daemon makes.
+      const prepared = prepareAdapters(
+        paths.dataDir,
+        (label, err) => {
+          throw new CliError(`${label}'s integration could not be written in ${paths.dataDir}: ${err.message}`);
+        },
+        (k) => k === kind,
+      );
       const made = this.worktree !== undefined ? await this.makeWorktree(cli, config, paths.dataDir, this.worktree) : null;
       const launch = resolveAgent(table.config, env, {
         table: table.table,
-        // Hook programs are told where the socket is; pi's extension finds it itself, as it always has.
-        ...(kind !== 'pi' ? { agentSocket: agentSocketPath(paths.dataDir) } : {}),
-        ...(claudeSettings !== undefined ? { claudeSettings } : {}),
+        // Hook programs are told where the socket is; a plugin that finds it itself is not (as it always was).
+        ...(adapterOf(kind)?.needsSocketPath ? { agentSocket: agentSocketPath(paths.dataDir) } : {}),
+        prepared,
       })(made?.worktree.path ?? process.cwd());
       try {
         await createSession(cli, {

@@ -1,15 +1,12 @@
 /**
- * `tether serve`: wires config, tmux, the actor system and the HTTP server, in the order
- * docs/configuration.md "Start-up" fixes: refuse early with one clear line (bad config, old tmux, port
- * in use, another daemon on the data dir) before touching a session, a buffer or a record; then
- * reattach to every tether session; create the default session when there is none;
- * print exactly one line on stdout once listening; shut down cleanly on a signal, leaving tmux
- * sessions running.
+ * `tether serve`: wires config, tmux, the actor system and the HTTP server, in the order docs/configuration.md "Start-up"
+ * fixes: refuse early with one clear line (bad config, old tmux, port in use, another daemon on the data dir) before
+ * touching a session, a buffer or a record; then reattach to every tether session; create the default session when there
+ * is none; print exactly one line on stdout once listening; shut down cleanly on a signal, leaving tmux sessions running.
  *
- * Invariant: nothing changes on disk before the port is held (a first start's certificate is
- * made in memory, the log lines wait in memory, Claude's settings and the uploads clean-up wait),
- * and nothing but the local token of a first start before the agent socket is held too: a
- * refused daemon leaves every file as it found it (docs/configuration.md "Start-up").
+ * Invariant: nothing changes on disk before the port is held (a first start's certificate is made in memory, the log
+ * lines wait in memory, the agents' settings files and the uploads clean-up wait), and nothing but the local token of a
+ * first start before the agent socket is held too: a refused daemon leaves every file as it found it.
  */
 import { rmSync } from 'node:fs';
 import { isDomainError } from '../errors.js';
@@ -33,6 +30,7 @@ import { pairRoutes } from '../transport/pair.routes.js';
 import { StreamHub } from '../stream/stream-hub.js';
 import { ConnectionRegistry } from '../transport/connections.js';
 import { streamRoutes } from '../transport/stream.plugin.js';
+import { agentKinds } from '../agent/kinds.js';
 import { loadConfig, parseBindAddress } from '../config/load.js';
 import { makeLogger } from './logger.js';
 import { resolvePaths } from '../config/paths.js';
@@ -41,25 +39,19 @@ import { healthReport, type HealthReport } from '../service/health.js';
 import { buildServer, listen, type ServedRoute, type ServerOptions } from '../transport/server.js';
 import { AgentService } from '../agent/agent-service.js';
 import { agentSocketPath } from '../agent/protocol.js';
-import { resolveAgentCommand, type AgentResume } from './agent.js';
+import { UNNAMED_SESSION_PREFIX } from '../agent/adapters.js';
+import { resolveAgentProgram, type AgentResume } from './agent.js';
 import { prepareAgents } from './agents.js';
 import { CliError } from './fail.js';
-import {
-  daemonTmuxCli,
-  keepCertificate,
-  loadCertificate,
-  localToken,
-  makeDiskBuffers,
-  retireStaleLinks,
-  setUpBuffers,
-  usableTmux,
-} from './daemon-start.js';
-import { agentLabel, startPush } from './push-wiring.js';
+import { daemonTmuxCli, keepCertificate, loadCertificate, localToken } from './daemon-start.js';
+import { makeDiskBuffers, retireStaleLinks, setUpBuffers, usableTmux } from './daemon-start.js';
+import { startPush } from './push-wiring.js';
 import { writeRunFile } from './run-file.js';
 import { fitYoungGeneration } from './heap.js';
 import { packageVersion } from '../config/version.js';
 import { makeWorkbench } from './workbench.js';
 import { hostPresence } from './host-presence.js';
+import { startAnswers } from './answers-wiring.js';
 
 export interface DaemonIo {
   readonly env: NodeJS.ProcessEnv;
@@ -94,11 +86,11 @@ export function startupUrl(config: TetherConfig, scheme: 'http' | 'https', host:
 
 export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
   const paths = resolvePaths(io.env);
-  const { config, warnings } = await loadConfig(paths, io.env);
+  const { config, warnings } = await loadConfig(paths, io.env, { agentKinds: agentKinds() });
   const target = await usableTmux(config.tmux.socket);
   const { host, port } = parseBindAddress(config.bindAddress);
   // The default agent is resolved before anything starts: a missing one is the start's refusal.
-  resolveAgentCommand(config.agent, io.env);
+  resolveAgentProgram(config.agent, io.env);
 
   // Log lines reach the file only once the port is held (`openLogFile`); stderr has them at once.
   const { log, openFile: openLogFile, close: closeLog } = makeLogger(paths, io.env, io.stderr);
@@ -144,9 +136,11 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     ...(config.agent.restore
       ? { restore: (id: string) => recreateSession({ cli, records, agent: launchFor, now: Date.now, log }, id) }
       : {}),
+    notices: AgentService.noticeNumbers(),
     paneCreated: (pane) => {
       fitYoungGeneration(++livePanes);
       const unbuffer = buffers.attach(pane.id, pane.stream);
+      const unnotice = pane.onNotice((n) => agents.notice(pane.id, n));
       const unwatch = pane.onChange((what) => {
         if (what !== 'linked') return keeper.note(pane.id, { reservedSeq: pane.reservedSeq });
         void keeper.sync(pane.id);
@@ -154,15 +148,14 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
       });
       return () => {
         fitYoungGeneration(--livePanes);
-        unwatch();
-        unbuffer();
+        for (const stop of [unwatch, unbuffer, unnotice]) stop();
       };
     },
   });
   const agents = new AgentService({
     cli,
     socketPath: agentSocketPath(paths.dataDir),
-    namingCommand: resolveAgentCommand(config.agent, io.env).argv,
+    namingCommand: resolveAgentProgram(config.agent, io.env).argv,
     namingModel: config.agent.naming_model,
     env: io.env,
     now: Date.now,
@@ -203,7 +196,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
   const sessions = new SessionsService(
     system,
     cli,
-    'pi',
+    UNNAMED_SESSION_PREFIX,
     agents.hub,
     // Live clients only: a socket whose pong is overdue is not counted (it is being closed).
     // Counted without building each connection's figures: the list asks once per session.
@@ -220,7 +213,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
       unrestorable: () => unrestorableSessions(records),
       record: (id) => records.read(id),
     },
-    configured.catalog((id) => agents.hub.agentCwd(id) ?? records.read(id)?.cwd ?? null),
+    configured.catalog(agents.hub, (id) => records.read(id)?.cwd ?? null),
     workspaces.service,
   );
   const workbench = makeWorkbench({
@@ -234,6 +227,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     now: io.uploadsClock ?? Date.now,
     log,
   });
+  const answers = startAnswers({ hub: agents.hub, system, sessions, dataDir: paths.dataDir, now: Date.now, log });
   const connections = new ConnectionRegistry();
   const hub: StreamHub = new StreamHub({ sessions: system, meta: (id) => sessions.meta(id), agentStates: agents.hub, log, ops });
   const devices = new DeviceRegistry(tokens);
@@ -242,14 +236,10 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     settings: pushSettings,
     devices,
     inForeground: (tokenId) => connections.count({ kind: 'stream', tokenId, liveOnly: true }) > 0,
-    describe: async (id) => {
-      if (!system.hasSession(id)) return null;
-      const meta = await sessions.meta(id);
-      const asks = agents.hub.asks(id);
-      return { ...meta, agentLabel: agentLabel(configured.kind(meta.agent), meta.agent), ...(asks !== null ? { asks } : {}) };
-    },
+    describe: async (id) => (system.hasSession(id) ? await sessions.meta(id) : null),
+    agents: agents.hub,
+    kindOf: (name) => configured.kind(name),
     events: config.push.events,
-    subscribeEvery: (listener) => agents.hub.subscribeEvery(listener),
     onSessionEnded: (listener) => system.onSessionEnded(listener),
     onAttention: (listener) => system.onAttention(listener),
     now: Date.now,
@@ -290,11 +280,13 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
         void (await app.register(streamRoutes, {
           stream: hub,
           sessions,
+          answers: answers.service,
           connections,
           pingIntervalMs: config.stream.ping_interval_s * 1000,
         })),
       async (app) => void (await app.register(pairRoutes, { pairing, daemon: presence })),
       async (app) => void (await app.register(opsRoutes, { ops, connections })),
+      answers.plugin,
       ...workbench.plugins,
       workspaces.plugin,
     ],
@@ -388,6 +380,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
         await presence.stop(); // goodbye packets, while the network still reaches this daemon
         workbench.stop();
         push.stop();
+        answers.service.stop();
         connections.closeAll();
         await retry?.stop();
         await server.close();

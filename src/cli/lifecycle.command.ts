@@ -20,6 +20,7 @@ import { basename } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { Command } from 'clipanion';
+import { agentKinds } from '../agent/kinds.js';
 import { loadConfig } from '../config/load.js';
 import { lastOutputLine, spawnDetachedDaemon } from '../config/daemon-process.js';
 import { resolvePaths, type TetherPaths } from '../config/paths.js';
@@ -177,7 +178,7 @@ export class StopCommand extends Command {
   async execute(): Promise<number> {
     try {
       const paths = resolvePaths(process.env);
-      await loadConfig(paths, process.env);
+      await loadConfig(paths, process.env, { agentKinds: agentKinds() });
       const { run, because } = await liveDaemon(paths);
       if (!run) throw new CliError(`tether is not running (${because}): nothing to stop`, NOT_RUNNING_EXIT);
       const manager = await managerOf(run, 'stop');
@@ -198,7 +199,7 @@ export class RestartCommand extends Command {
     description: 'Stop the running daemon and start this version of tether in its place, detached',
     details: `
       Stops the daemon as "tether stop" does (when one runs), then starts "tether serve"
-      detached, as the pi extension starts it: in the old daemon's directory (else this one),
+      detached, as an agent's plugin starts it: in the old daemon's directory (else this one),
       with this command's environment (the same data dir and config), its output in
       run/serve.out. Waits up to ${START_TIMEOUT_MS / 1000} s until it serves. Use it after an upgrade:
       "tether status" says when the daemon runs another version. Exits 0 once the new daemon
@@ -212,7 +213,7 @@ export class RestartCommand extends Command {
     try {
       const env = process.env;
       const paths = resolvePaths(env);
-      await loadConfig(paths, env);
+      await loadConfig(paths, env, { agentKinds: agentKinds() });
       const { run: old } = await liveDaemon(paths);
       const manager = old ? await managerOf(old, 'restart') : null;
       if (old && manager) {

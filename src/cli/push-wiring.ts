@@ -7,6 +7,10 @@ import type { PushTriggerDeps } from '../service/push-trigger.js';
 import type { PushDevices, PushServiceDeps } from '../push/push.service.js';
 import type { PushSettings, PushStatus } from '../push/settings.js';
 import type { Logger } from '../log.js';
+import type { AgentHub } from '../agent/hub.js';
+import { AGENT_ADAPTERS } from '../agent/adapters.js';
+import { adapterOf } from '../agent/kinds.js';
+import { DEFAULT_AGENT_NAME } from '../config/schema.js';
 
 /** What the daemon keeps of push: its status for health, and how to stop it. */
 export interface DaemonPush {
@@ -14,20 +18,26 @@ export interface DaemonPush {
   stop(): void;
 }
 
-export interface DaemonPushDeps extends Omit<PushTriggerDeps, 'send'> {
+export interface DaemonPushDeps extends Omit<PushTriggerDeps, 'send' | 'subscribeEvery'> {
   readonly settings: PushSettings;
   readonly devices: PushDevices;
   readonly inForeground: PushServiceDeps['inForeground'];
-  readonly describe: PushServiceDeps['describe'];
+  /** The session's name, description and configured agent, or null when it is gone. */
+  readonly describe: (id: string) => Promise<{ name: string; description?: string; agent: string } | null>;
+  /** The agents: every state report, what a session's agent asks, which ask is open. */
+  readonly agents: Pick<AgentHub, 'subscribeEvery' | 'asks' | 'openAsk'>;
+  /** The kind of a configured agent (its adapter names it in titles). */
+  readonly kindOf: (name: string) => string | null;
   readonly now: () => number;
   readonly log: Logger;
 }
 
-/** How the push title names an agent: by its kind where tether knows it, else by its configured name. */
+/**
+ * How the push title names an agent: by its adapter's label where tether integrates with it, else
+ * by its configured name; the default agent of another kind by the first adapter's (tether's own).
+ */
 export function agentLabel(kind: string | null, name: string): string {
-  if (kind === 'claude') return 'Claude';
-  if (kind === 'codex') return 'Codex';
-  return kind === 'pi' || name === 'default' ? 'pi' : name;
+  return adapterOf(kind)?.label ?? (name === DEFAULT_AGENT_NAME ? AGENT_ADAPTERS[0]!.label : name);
 }
 
 /** Starts push when it is configured; otherwise only says why it is off. */
@@ -46,14 +56,20 @@ export async function startPush(deps: DaemonPushDeps): Promise<DaemonPush> {
     settings,
     devices: deps.devices,
     inForeground: deps.inForeground,
-    describe: deps.describe,
-    agentName: 'pi',
+    describe: async (id) => {
+      const meta = await deps.describe(id);
+      if (meta === null) return null;
+      const asks = deps.agents.asks(id);
+      return { ...meta, agentLabel: agentLabel(deps.kindOf(meta.agent), meta.agent), ...(asks !== null ? { asks } : {}) };
+    },
+    agentName: AGENT_ADAPTERS[0]!.label,
+    askOpen: (id, askId) => deps.agents.openAsk(id)?.open.ask.id === askId,
     now: deps.now,
     log: deps.log,
   });
   const unsubscribe = startPushTrigger({
     events: deps.events,
-    subscribeEvery: deps.subscribeEvery,
+    subscribeEvery: (listener) => deps.agents.subscribeEvery(listener),
     onSessionEnded: deps.onSessionEnded,
     onAttention: deps.onAttention,
     send: (id, alert, label) => push.alert(id, alert, label),

@@ -30,16 +30,16 @@ import {
   type DaemonLaunch,
   type ServicePlatform,
 } from './login-service.js';
+import { AGENT_ADAPTERS } from '../agent/adapters.js';
 
-/** Variables carried into the service when set at install: they choose what the daemon serves. */
+/** Variables carried into the service when set at install: they choose what the daemon serves (and its agents' panes get). */
 const CARRIED_ENV = [
   'TETHER_DATA_DIR',
   'TETHER_CONFIG',
   'TETHER_LOG_LEVEL',
   'TETHER_LOG_MAX_MB',
-  'PI_CODING_AGENT_DIR',
-  'PI_OFFLINE',
-] as const;
+  ...AGENT_ADAPTERS.flatMap((a) => a.passedEnv),
+];
 
 function platformOf(platform = process.platform): ServicePlatform {
   if (platform === 'linux') return 'systemd';

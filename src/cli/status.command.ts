@@ -20,6 +20,8 @@ import { loadConfig } from '../config/load.js';
 import { resolvePaths } from '../config/paths.js';
 import { packageVersion } from '../config/version.js';
 import type { OpsActorView } from '../ops/inspector.js';
+import type { Ask } from '../protocol/frames.js';
+import type { AnswerEntry } from '../service/answer-log.js';
 import type { ClientConnection } from '../service/health.js';
 import type { HealthReport } from '../transport/handles.js';
 import { CliError, reportFailure } from './fail.js';
@@ -37,6 +39,8 @@ export interface StatusSession {
   readonly agentState: string | null;
   readonly clients: number;
   readonly lastOutputAt: string | null;
+  /** What the agent asks while it waits (absent from daemons before asks). */
+  readonly ask?: Ask | null;
 }
 
 /** Everything `tether status` shows. */
@@ -47,6 +51,8 @@ export interface StatusReport {
   readonly health: HealthReport;
   readonly sessions: readonly StatusSession[];
   readonly actors: readonly OpsActorView[];
+  /** The last answers to asks, newest last (docs/operations.md). */
+  readonly answers: readonly AnswerEntry[];
 }
 
 /** A state value as one line: `running.link.attached.live, running.pane.alive`. */
@@ -93,6 +99,25 @@ function clientRows(connections: readonly ClientConnection[]): string[] {
   ]);
 }
 
+/** The last answers, newest first: when, where, what was asked, what was chosen, by whom, taken or not. */
+function answerRows(answers: readonly AnswerEntry[]): string[] {
+  if (answers.length === 0) return ['no answers yet'];
+  return table([
+    ['WHEN', 'SESSION', 'ASKED', 'CHOICE', 'BY', 'LANDED'],
+    ...[...answers]
+      .reverse()
+      .slice(0, 10)
+      .map((a) => [
+        a.at,
+        a.session,
+        `${a.agent} ${a.kind}${a.tool ? ` ${a.tool}` : ''}: ${[...a.concern].slice(0, 50).join('')}`,
+        a.label ?? a.choice ?? '?',
+        a.by,
+        a.landed ? 'yes' : 'no',
+      ]),
+  ]);
+}
+
 function table(rows: string[][]): string[] {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => [...r[i]!].length)));
   return rows.map((r) =>
@@ -129,6 +154,16 @@ export function renderStatus(r: StatusReport): string {
       ]),
     );
   }
+  const asking = r.sessions.filter((s) => s.ask);
+  if (asking.length > 0) {
+    lines.push('', 'ASKS');
+    for (const s of asking) {
+      const a = s.ask!;
+      lines.push(`${s.id}: ${a.agent} asks (${a.kind}${a.tool ? ` ${a.tool}` : ''}): ${a.concern}`);
+      lines.push(`  choices: ${a.choices.map((c) => `${c.id} "${c.label}"`).join(', ')}  ask ${a.id}`);
+    }
+  }
+  lines.push('', 'ANSWERS', ...answerRows(r.answers));
   lines.push('', 'CLIENTS', ...clientRows(h.connections ?? []));
   lines.push('', 'ACTORS');
   const kids = new Map<string | null, OpsActorView[]>();
@@ -219,12 +254,21 @@ export async function collectStatus(env: NodeJS.ProcessEnv): Promise<StatusRepor
     const pinned = pinnedOptions(pem, run.fingerprint);
     tls = { ca: pem, checkServerIdentity: pinned.checkServerIdentity };
   }
-  const [health, sessions, ops] = await Promise.all([
+  const [health, sessions, ops, answers] = await Promise.all([
     getJson<HealthReport>(run, host, token, '/health', tls),
     getJson<StatusSession[]>(run, host, token, '/sessions', tls),
     getJson<{ actors: OpsActorView[] }>(run, host, token, '/ops/actors', tls),
+    // A daemon from before asks has no answer log to show.
+    getJson<{ answers: AnswerEntry[] }>(run, host, token, '/ops/answers', tls).catch(() => ({ answers: [] })),
   ]);
-  return { daemon: { url: run.url, pid: run.pid, name: run.name }, cliVersion: packageVersion(), health, sessions, actors: ops.actors };
+  return {
+    daemon: { url: run.url, pid: run.pid, name: run.name },
+    cliVersion: packageVersion(),
+    health,
+    sessions,
+    actors: ops.actors,
+    answers: answers.answers,
+  };
 }
 
 export class StatusCommand extends Command {
@@ -234,7 +278,8 @@ export class StatusCommand extends Command {
     details: `
       The terminal view of the /ops page, for operators on SSH: health (status, disk buffer and
       watchdog, push, TLS, warnings), one line per session (state, agent state, clients, last
-      output), one line per connected client (its session and device, its stream state or
+      output), what each waiting agent asks (its choices and the ask's id), the last answers
+      (who answered what, and whether the agent took it), one line per connected client (its session and device, its stream state or
       "behind", the last and the smoothed round trip of its pings, bytes sent, how long it has
       been connected, how often its device reconnected and how long it was away), and every
       actor with its machine and current state. A daemon running another

@@ -93,10 +93,17 @@ export function parseBindAddress(s: string): BindAddress {
   return parsed;
 }
 
+/** What `loadConfig` checks beyond the schema. */
+export interface ConfigChecks {
+  /** The agent kinds a `kind` may name (`auto`, the adapters' kinds, `other`); absent: any word. */
+  readonly agentKinds?: readonly string[];
+}
+
 /** Loads the config for `paths`, applying the environment's overrides. */
 export async function loadConfig(
   paths: Pick<TetherPaths, 'configFile' | 'legacyConfigFile'>,
   env: NodeJS.ProcessEnv,
+  checks: ConfigChecks = {},
 ): Promise<LoadedConfig> {
   const warnings: string[] = [];
   let source: string | null = paths.configFile;
@@ -116,16 +123,30 @@ export async function loadConfig(
       warnings.push(`${source}: JSON config is deprecated: move its settings to ${tomlPathFor(paths.configFile)} (TOML, same keys)`);
     raw = json ? parseJsonText(text, source) : parseTomlText(text, source);
   }
-  const config = applyEnvOverrides(validateConfig(raw, source ?? 'defaults'), env);
+  const config = applyEnvOverrides(validateConfig(raw, source ?? 'defaults', checks), env);
   return { config, source, warnings };
 }
 
 /** Checks a parsed file against the schema, filling in defaults; `source` names it in errors. */
-export function validateConfig(raw: unknown, source: string): TetherConfig {
+export function validateConfig(raw: unknown, source: string, checks: ConfigChecks = {}): TetherConfig {
   const value = fillDefaults(TetherConfigSchema, fillNamedAgentDefaults(structuredClone(raw)));
   const problem = firstProblem(value);
   if (problem !== null) throw new ConfigError(source, problem.key, problem.detail);
-  return structuredClone(value as TetherConfig);
+  const config = structuredClone(value as TetherConfig);
+  if (checks.agentKinds) checkAgentKinds(config, source, checks.agentKinds);
+  return config;
+}
+
+/** Every `kind` names one of `kinds`; the first that does not is refused as the schema refuses a value. */
+function checkAgentKinds(config: TetherConfig, source: string, kinds: readonly string[]): void {
+  const tables: [string, string][] = [
+    ['agent.kind', config.agent.kind],
+    ...Object.entries(config.agents ?? {}).map(([name, t]): [string, string] => [`agents.${formatKey(name)}.kind`, t.kind]),
+  ];
+  for (const [key, kind] of tables) {
+    if (!kinds.includes(kind))
+      throw new ConfigError(source, key, `${key} must be one of ${kinds.map((k) => `"${k}"`).join(', ')}, got ${quote(kind)}`);
+  }
 }
 
 /** `[agents.<name>]` tables get `args` and `kind` defaults as `[agent]` does (the schema's defaults stop at a record). */

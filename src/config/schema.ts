@@ -74,11 +74,12 @@ function hasNoControlChars(s: string): boolean {
 }
 
 /**
- * What an agent's `kind` may say: one of the agents tether integrates with (pi, Claude Code,
- * Codex), another program (runs as it is), or decided from the program (docs/agents.md).
+ * What an agent's `kind` may say, as the config's schema checks it: a short lowercase word. Which
+ * words are kinds (`auto`, one per agent tether integrates with, `other`) is the adapter list's
+ * to say (src/agent/adapters.ts): `loadConfig` is given them (docs/agents.md).
  */
-export const AGENT_KINDS = ['auto', 'pi', 'claude', 'codex', 'other'] as const;
-export type AgentKind = (typeof AGENT_KINDS)[number];
+export const AGENT_KIND_RE = /^[a-z][a-z0-9-]{0,31}$/;
+const AGENT_KIND_EXPECTED = '"auto", "other", or the kind of an agent tether integrates with (docs/agents.md)';
 /** A named agent (`[agents.<name>]`): letters, digits, `_` and `-`, at most 32; `default` names `[agent]`. */
 export const AGENT_NAME_PATTERN = '^[A-Za-z0-9_-]{1,32}$';
 export const AGENT_NAME_RE = new RegExp(AGENT_NAME_PATTERN);
@@ -111,7 +112,7 @@ export const CONFIG_RULES = {
   url: (s: string) => hasNoControlChars(s) && isEmptyOrHttpUrl(s),
   sidecarName: (s: string) => hasNoControlChars(s) && [...s].length <= MAX_SIDECAR_NAME_LENGTH,
   commandLine: (s: string) => hasNoControlChars(s) && s.trim() !== '',
-  agentKind: (s: string) => hasNoControlChars(s) && (AGENT_KINDS as readonly string[]).includes(s),
+  agentKind: (s: string) => AGENT_KIND_RE.test(s),
   sessionName: (s: string) => hasNoControlChars(s) && isValidSessionName(s),
   namingModel: (s: string) => hasNoControlChars(s) && (s === '' || /^[^/\s]+\/\S+$/.test(s)),
   uploadDir: (s: string) => hasNoControlChars(s) && (s === '' || s.startsWith('/')),
@@ -140,7 +141,7 @@ export function tetherConfigSchema(Type: typeof TypeBuilder) {
       default: [],
       expected: "an array of strings (arguments added after the command line's own)",
     }),
-    kind: str('auto', `one of ${AGENT_KINDS.map((k) => `"${k}"`).join(', ')}`, 'agentKind'),
+    kind: str('auto', AGENT_KIND_EXPECTED, 'agentKind'),
   });
   // The same names as PUSH_EVENTS, in its order (test/unit/schemas.test.ts).
   const pushEvent = Type.Union([Type.Literal('awaiting-input'), Type.Literal('agent-exited'), Type.Literal('unrestorable')], {

@@ -4,11 +4,14 @@
  * reports it. One actor per session, fed by the events the tether extension reports.
  *
  * States: `absent` (no agent reported: `agentState` null, no state frames) and `reporting`
- * with the four contract values `idle`, `thinking`, `tool`, `awaiting-input`.
+ * with the four contract values `idle`, `thinking`, `tool`, `awaiting-input`. `awaiting-input`
+ * is `waiting` (for a prompt) or `asked` (the agent put a question on screen: an ask, whose id and
+ * tool the context holds; docs/contract.md "Agent state", docs/api.md "Asks").
  *
  * Invariants: the machine is pure (no clock: every event carries its `ts`, epoch ms, from the
- * hub); `awaiting-input` is entered only by an `agent.end` whose agent context reported idle
- * with nothing pending (the table's one row); `tool` holds while any tool call is still running.
+ * hub); `awaiting-input` is entered by an `agent.end` whose agent context reported idle with
+ * nothing pending, or by an ask; an ask is held only in `asked` (leaving it clears it), and only
+ * an answer or an end naming its id moves it; `tool` holds while any tool call is still running.
  */
 import { assign, setup } from 'xstate';
 
@@ -22,11 +25,22 @@ export interface RunningTool {
   readonly name: string;
 }
 
+/** What a landed answer does: the tool it asked for runs, the agent waits, or it goes on. */
+export type AnswerEffect = 'run' | 'wait' | 'resume';
+
+/** The ask the agent waits on: its id (never reused) and the tool it asks for. */
+export interface PendingAsk {
+  readonly id: string;
+  readonly tool: string | null;
+}
+
 export interface AgentStateContext {
   /** Tool calls started and not yet ended, oldest first. */
   tools: RunningTool[];
   /** When the current value was entered (epoch ms), from the event that entered it. */
   ts: number;
+  /** The ask the agent waits on (only in `awaiting-input.asked`), or null. */
+  ask: PendingAsk | null;
 }
 
 export type AgentStateEvent =
@@ -40,6 +54,12 @@ export type AgentStateEvent =
   /** `idle`: the agent context reported idle with nothing pending (decided by the extension). */
   | { type: 'agent.end'; idle: boolean; ts: number }
   | { type: 'session.tree'; ts: number }
+  /** The agent asks something and waits (a permission, a question): `id` is the ask's. */
+  | { type: 'ask.open'; id: string; tool?: string; ts: number }
+  /** An answer to ask `id` landed (tether typed it and saw the agent take it). */
+  | { type: 'ask.answered'; id: string; effect: AnswerEffect; ts: number }
+  /** Ask `id` is over without an answer of tether's (answered at the terminal, or the agent moved on). */
+  | { type: 'ask.ended'; id: string; ts: number }
   | { type: 'session.compact'; ts: number }
   /** The agent's connection closed (pi quit, was killed, or its extension went away). */
   | { type: 'agent.gone'; ts: number };
@@ -73,6 +93,17 @@ export const agentStateMachine = setup({
     removeTool: assign({
       tools: ({ context, event }) => (event.type === 'tool.end' ? context.tools.filter((t) => t.id !== event.id) : context.tools),
     }),
+    holdAsk: assign({
+      ask: ({ event }) => (event.type === 'ask.open' ? { id: event.id, tool: event.tool ?? null } : null),
+    }),
+    clearAsk: assign({ ask: null }),
+    /** The asked tool runs: it is the running call (the one the agent started before it asked, or the ask's). */
+    runAskedTool: assign({
+      tools: ({ context }) =>
+        context.tools.length > 0 || context.ask === null
+          ? context.tools
+          : [{ id: `ask:${context.ask.id}`, name: context.ask.tool ?? 'tool' }],
+    }),
     syncFromHello: assign({
       ts: ({ event }) => event.ts,
       tools: ({ event }) => (event.type === 'agent.hello' && event.value === 'tool' ? [{ id: 'hello', name: event.tool ?? 'tool' }] : []),
@@ -83,6 +114,14 @@ export const agentStateMachine = setup({
     isHelloFor: ({ event }, params: { value: AgentStateValue }) => event.type === 'agent.hello' && event.value === params.value,
     /** The agent context reported idle with nothing pending (the table's condition). */
     isAgentIdle: ({ event }) => event.type === 'agent.end' && event.idle,
+    /** An answer to the pending ask that runs the tool it asked for. */
+    isRunAnswer: ({ context, event }) => event.type === 'ask.answered' && event.id === context.ask?.id && event.effect === 'run',
+    /** An answer to the pending ask after which the agent waits for the person. */
+    isWaitAnswer: ({ context, event }) => event.type === 'ask.answered' && event.id === context.ask?.id && event.effect === 'wait',
+    /** An answer to the pending ask after which the agent goes on by itself. */
+    isResumeAnswer: ({ context, event }) => event.type === 'ask.answered' && event.id === context.ask?.id && event.effect === 'resume',
+    /** The pending ask ended without an answer of tether's. */
+    isPendingAsk: ({ context, event }) => event.type === 'ask.ended' && event.id === context.ask?.id,
     /** Another tool call is still running after this one ended. */
     hasOtherToolsRunning: ({ context, event }) => event.type === 'tool.end' && context.tools.some((t) => t.id !== event.id),
   },
@@ -90,7 +129,7 @@ export const agentStateMachine = setup({
   id: 'agentState',
   description:
     'docs/contract.md "Agent state": thinking, tool, idle, awaiting-input, moved by the agent\'s events (docs/agents.md mapping)',
-  context: { tools: [], ts: 0 },
+  context: { tools: [], ts: 0, ask: null },
   initial: 'absent',
   states: {
     absent: {
@@ -158,6 +197,12 @@ export const agentStateMachine = setup({
           meta: { row: 'tether' },
         },
         'agent.hello': helloTargets('.'),
+        'ask.open': {
+          target: '.awaiting-input.asked',
+          actions: ['stamp', 'holdAsk'],
+          description: 'The agent asks (a permission, a question) and waits: awaiting-input with the ask',
+          meta: { row: ['any --the agent asks--> awaiting-input'] },
+        },
         'agent.gone': {
           target: 'absent',
           actions: ['stamp', 'clearTools'],
@@ -169,7 +214,48 @@ export const agentStateMachine = setup({
         idle: { description: 'Ready for a prompt, none given yet (or after /tree)' },
         thinking: { description: 'The agent is working on a prompt (between tool calls)' },
         tool: { description: 'A tool call is running' },
-        'awaiting-input': { description: 'The agent finished and waits for the user (push-worthy)' },
+        'awaiting-input': {
+          description: 'The agent waits for the user (push-worthy): for a prompt, or on an ask',
+          initial: 'waiting',
+          states: {
+            waiting: { description: 'The agent finished and waits for a prompt' },
+            asked: {
+              description: 'The agent put a question on screen and waits on it (the context holds the ask)',
+              exit: 'clearAsk',
+              on: {
+                'ask.answered': [
+                  {
+                    target: '#agentState.reporting.tool',
+                    guard: 'isRunAnswer',
+                    actions: ['stamp', 'runAskedTool'],
+                    description: 'An answer that runs the asked tool landed: tool while it runs',
+                    meta: { row: ['asked --an answer lands [the choice runs the tool]--> tool'] },
+                  },
+                  {
+                    target: 'waiting',
+                    guard: 'isWaitAnswer',
+                    actions: ['stamp', 'clearTools'],
+                    description: 'An answer after which the agent waits for the person landed (a refusal)',
+                    meta: { row: ['asked --an answer lands [the choice makes the agent wait]--> awaiting-input'] },
+                  },
+                  {
+                    target: '#agentState.reporting.thinking',
+                    guard: 'isResumeAnswer',
+                    actions: ['stamp', 'clearTools'],
+                    description: 'An answer after which the agent goes on landed (a question answered)',
+                    meta: { row: ['asked --an answer lands [the choice lets the agent go on]--> thinking'] },
+                  },
+                ],
+                'ask.ended': {
+                  target: 'waiting',
+                  guard: 'isPendingAsk',
+                  description: "The ask ended without tether's answer (the terminal answered, the agent moved on): it goes away",
+                  meta: { row: ['asked --the ask ends without an answer--> awaiting-input'] },
+                },
+              },
+            },
+          },
+        },
       },
     },
   },
@@ -178,8 +264,9 @@ export const agentStateMachine = setup({
 /** The value a snapshot of the machine reports, or null while no agent is there. */
 export function agentStateValue(snapshot: { value: unknown }): AgentStateValue | null {
   const v = snapshot.value;
-  if (v && typeof v === 'object' && 'reporting' in v) return (v as { reporting: AgentStateValue }).reporting;
-  return null;
+  if (!v || typeof v !== 'object' || !('reporting' in v)) return null;
+  const reporting = (v as { reporting: AgentStateValue | Record<string, unknown> }).reporting;
+  return typeof reporting === 'string' ? reporting : 'awaiting-input';
 }
 
 /** The tool a snapshot in `tool` reports: the most recently started call still running. */

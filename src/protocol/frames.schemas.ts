@@ -6,12 +6,26 @@
  */
 import { Type, type Static } from 'typebox';
 import { FRAME_ERRORS } from '../errors.js';
+import { ASK_KINDS, CHOICE_ID_PATTERN, MAX_ASK_ID_CHARS } from './ask.js';
 import { InputSchemas } from './input.schemas.js';
 import { AGENT_STATE_VALUES, type AgentStateValue as AgentStateName } from '../machines/agent-state.machine.js';
 
 /** The agent states of the side channel (the agent-state machine's values). */
 export const AgentStateValue = Type.Enum(AGENT_STATE_VALUES);
 export type AgentState = AgentStateName;
+
+/** What an agent asks while it waits (docs/api.md "Asks"). */
+export const Ask = Type.Object({
+  id: Type.String({ description: 'never reused' }),
+  kind: Type.Enum(ASK_KINDS),
+  agent: Type.String({ description: "the agent's kind" }),
+  tool: Type.Optional(Type.String()),
+  concern: Type.String({ description: 'the command, path, URL or question, cut to 500 characters' }),
+  detail: Type.Optional(Type.String()),
+  choices: Type.Array(Type.Object({ id: Type.String(), label: Type.String() })),
+  askedAt: Type.String(),
+});
+export type Ask = Static<typeof Ask>;
 
 /** A session's git worktree (docs/api.md "Worktrees and changes"), in the session list and `session-meta`. */
 export const WorktreeFacts = Type.Object({
@@ -27,6 +41,15 @@ export const StateFrame = Type.Object({
   value: AgentStateValue,
   tool: Type.Optional(Type.String()),
   ts: Type.Number(),
+  /** What the agent asks while it waits (with `awaiting-input`); absent when it asks nothing. */
+  ask: Type.Optional(Ask),
+});
+/** How an answer sent on the stream went (docs/api.md "Asks"). */
+export const AnsweredFrame = Type.Object({
+  type: Type.Literal('answered'),
+  ask: Type.String(),
+  choice: Type.String(),
+  landed: Type.Boolean(),
 });
 export const SnapshotFrame = Type.Object({ type: Type.Literal('snapshot'), seq: Type.Integer({ minimum: 0 }), data: Type.String() });
 export const SessionMetaFrame = Type.Object({
@@ -49,7 +72,8 @@ export type AgentStateFact = Readonly<Omit<StateFrame, 'type'>>;
 export type SnapshotFrame = Static<typeof SnapshotFrame>;
 export type SessionMetaFrame = Static<typeof SessionMetaFrame>;
 export type ErrorFrame = Static<typeof ErrorFrame>;
-export type ServerFrame = StateFrame | SnapshotFrame | SessionMetaFrame | ErrorFrame;
+export type AnsweredFrame = Static<typeof AnsweredFrame>;
+export type ServerFrame = StateFrame | SnapshotFrame | SessionMetaFrame | ErrorFrame | AnsweredFrame;
 
 /** The frames a client sends, by type. */
 export const ClientFrames = {
@@ -61,6 +85,14 @@ export const ClientFrames = {
   ...InputSchemas,
   'snapshot-request': Type.Object({ type: Type.Literal('snapshot-request') }, { additionalProperties: false }),
   respawn: Type.Object({ type: Type.Literal('respawn') }, { additionalProperties: false }),
+  answer: Type.Object(
+    {
+      type: Type.Literal('answer'),
+      ask: Type.String({ minLength: 1, maxLength: MAX_ASK_ID_CHARS }),
+      choice: Type.String({ pattern: CHOICE_ID_PATTERN }),
+    },
+    { additionalProperties: false },
+  ),
 };
 export const ClientFrameSchema = Type.Union([
   ClientFrames.resume,
@@ -69,6 +101,7 @@ export const ClientFrameSchema = Type.Union([
   ClientFrames.paste,
   ClientFrames['snapshot-request'],
   ClientFrames.respawn,
+  ClientFrames.answer,
 ]);
 export type ClientFrame = Static<typeof ClientFrameSchema>;
 export type ClientType = keyof typeof ClientFrames;

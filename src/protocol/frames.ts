@@ -8,7 +8,15 @@
  * The JSON frames' schemas are in frames.schemas.ts, checked by the generated frames.checks.ts.
  */
 import { DomainError } from '../errors.js';
-import { CHECKS as GENERATED, ClientFrames, ErrorFrame, SessionMetaFrame, SnapshotFrame, StateFrame } from './frames.checks.js';
+import {
+  AnsweredFrame,
+  CHECKS as GENERATED,
+  ClientFrames,
+  ErrorFrame,
+  SessionMetaFrame,
+  SnapshotFrame,
+  StateFrame,
+} from './frames.checks.js';
 import type { ClientFrame, ClientType, ServerFrame } from './frames.schemas.js';
 import { inputCheck, inputRuleBroken, isInputType } from './input.js';
 import { checkOf, type SchemaCheck } from './schema-check.js';
@@ -39,13 +47,24 @@ export function decodeChunkFrame(frame: Uint8Array): { seq: number; data: Buffer
   return { seq: hi * TWO_32 + buf.readUInt32BE(4), data: buf.subarray(CHUNK_HEADER_BYTES) };
 }
 
-export type { AgentState, AgentStateFact, ErrorFrame, ServerFrame, SessionMetaFrame, SnapshotFrame, StateFrame } from './frames.schemas.js';
+export type {
+  AgentState,
+  AgentStateFact,
+  AnsweredFrame,
+  Ask,
+  ErrorFrame,
+  ServerFrame,
+  SessionMetaFrame,
+  SnapshotFrame,
+  StateFrame,
+} from './frames.schemas.js';
 
 const SERVER_CHECKS = new Map<string, SchemaCheck>([
   ['state', checkOf(GENERATED, StateFrame)],
   ['snapshot', checkOf(GENERATED, SnapshotFrame)],
   ['session-meta', checkOf(GENERATED, SessionMetaFrame)],
   ['error', checkOf(GENERATED, ErrorFrame)],
+  ['answered', checkOf(GENERATED, AnsweredFrame)],
 ]);
 
 /** The JSON object a text frame holds, or DomainError('frame-malformed') for anything else. */

@@ -1,12 +1,17 @@
 /**
  * What an alert says (docs/push.md "What is sent"): the title says what happened, the body names
  * the session ("<name>: <description>", or the name alone) and, for a session that could not be
- * restored, why; `sessionId` in the payload lets a tap open that session.
+ * restored, why; `sessionId` in the payload lets a tap open that session. An alert for an ask
+ * (docs/push.md "Asks") says who asks for what in its title, the session in its subtitle and the
+ * command or question in its body, and carries the ask's id, its category (the notification
+ * actions a client registered for that kind of ask) and `interruption-level: time-sensitive`.
  *
  * Invariant: a payload never exceeds APNs' 4 KB: the body is cut at MAX_BODY_CHARS, and where a
- * detail follows the session's label, the label is cut first so the detail stays readable.
+ * detail follows the session's label, the label is cut first so the detail stays readable; an
+ * ask carries its choices only when its category has actions for them (at most 4), each label cut.
  */
 import { constants } from 'node:os';
+import type { Ask } from '../protocol/frames.js';
 import { MAX_PAYLOAD_BYTES } from './apns.js';
 
 /** The longest body text, so the payload stays well under APNs' 4 KB. */
@@ -14,9 +19,31 @@ export const MAX_BODY_CHARS = 180;
 /** The shortest the label is cut to, to make room for a detail after it. */
 const MIN_LABEL_CHARS = 40;
 
+/** Most choices a notification offers as actions (iOS shows four); more: the app opens. */
+export const MAX_ACTION_CHOICES = 4;
+/** Longest choice label carried in the payload. */
+const MAX_PAYLOAD_LABEL_CHARS = 60;
+
+/**
+ * The APNs category of an ask (docs/push.md "Asks"): a client registers each with its actions,
+ * whose identifiers are the choices' ids, and answers with `POST /sessions/<sessionId>/answer`
+ * `{"ask": <askId>, "choice": <action identifier>}`.
+ */
+export function askCategory(ask: Pick<Ask, 'kind' | 'choices'>): string {
+  const ids = ask.choices.map((c) => c.id).join(',');
+  if (ask.kind === 'permission') {
+    if (ids === 'yes,no') return 'TETHER_ASK_PERMISSION';
+    if (ids === 'yes,always,no') return 'TETHER_ASK_PERMISSION_ALWAYS';
+  }
+  const n = ask.choices.length;
+  const numbered = ask.choices.every((c, i) => c.id === String(i + 1));
+  if (ask.kind === 'question' && numbered && n >= 2 && n <= MAX_ACTION_CHOICES) return `TETHER_ASK_QUESTION_${n}`;
+  return 'TETHER_ASK_OPEN';
+}
+
 /** What happened, as the push subsystem knows it. */
 export type PushAlert =
-  | { readonly kind: 'awaiting-input' }
+  | { readonly kind: 'awaiting-input'; readonly ask?: Ask }
   | { readonly kind: 'agent-exited'; readonly status: number | null; readonly signal: number | null }
   | { readonly kind: 'unrestorable'; readonly reason: string };
 
@@ -44,6 +71,8 @@ function cut(text: string, max: number): string {
 function title(agentName: string, alert: PushAlert): string {
   switch (alert.kind) {
     case 'awaiting-input':
+      if (alert.ask?.kind === 'permission') return cut(`${agentName} asks to use ${alert.ask.tool ?? 'a tool'}`, MAX_BODY_CHARS);
+      if (alert.ask?.kind === 'question') return `${agentName} asks you`;
       return `${agentName} is waiting for you`;
     case 'agent-exited':
       if (alert.signal !== null) return `${agentName} crashed: killed by ${signalName(alert.signal)}`;
@@ -61,6 +90,32 @@ function body(meta: SessionLabel, alert: PushAlert): string {
   return `${cut(label, MAX_BODY_CHARS - [...detail].length - 3)} — ${detail}`;
 }
 
+/** The session as a subtitle: "<name>: <description>", or the name alone. */
+function label(meta: SessionLabel): string {
+  return cut(meta.description !== undefined && meta.description !== '' ? `${meta.name}: ${meta.description}` : meta.name, MAX_BODY_CHARS);
+}
+
+/** The payload of an ask's alert: who asks for what, the session, the command or question; its id, category and choices. */
+function askPayload(agentName: string, sessionId: string, meta: SessionLabel, ask: Ask): object {
+  const category = askCategory(ask);
+  return {
+    aps: {
+      alert: { title: title(agentName, { kind: 'awaiting-input', ask }), subtitle: label(meta), body: cut(ask.concern, MAX_BODY_CHARS) },
+      sound: 'default',
+      'thread-id': `session-${sessionId}`,
+      category,
+      'interruption-level': 'time-sensitive',
+      // A notification service extension may show the choices' own labels as the actions' titles.
+      ...(ask.kind === 'question' ? { 'mutable-content': 1 } : {}),
+    },
+    sessionId,
+    askId: ask.id,
+    ...(category !== 'TETHER_ASK_OPEN'
+      ? { choices: ask.choices.map((c) => ({ id: c.id, label: cut(c.label, MAX_PAYLOAD_LABEL_CHARS) })) }
+      : {}),
+  };
+}
+
 /** The alert's payload for one session. */
 export function alertPayload(
   agentName: string,
@@ -69,10 +124,18 @@ export function alertPayload(
   alert: PushAlert = { kind: 'awaiting-input' },
 ): Buffer {
   const payload = Buffer.from(
-    JSON.stringify({
-      aps: { alert: { title: title(agentName, alert), body: body(meta, alert) }, sound: 'default', 'thread-id': `session-${sessionId}` },
-      sessionId,
-    }),
+    JSON.stringify(
+      alert.kind === 'awaiting-input' && alert.ask !== undefined
+        ? askPayload(agentName, sessionId, meta, alert.ask)
+        : {
+            aps: {
+              alert: { title: title(agentName, alert), body: body(meta, alert) },
+              sound: 'default',
+              'thread-id': `session-${sessionId}`,
+            },
+            sessionId,
+          },
+    ),
   );
   if (payload.length > MAX_PAYLOAD_BYTES) throw new Error(`the alert is ${payload.length} bytes, over APNs' ${MAX_PAYLOAD_BYTES}`);
   return payload;

@@ -52,6 +52,8 @@ export interface PushServiceDeps {
   readonly describe: (sessionId: string) => SessionLabel | null | Promise<SessionLabel | null>;
   /** The agent's name, for the title ("pi is waiting"). */
   readonly agentName: string;
+  /** Whether the session's ask `askId` is still open: an alert for one answered meanwhile is not sent. */
+  readonly askOpen?: (sessionId: string, askId: string) => boolean;
   readonly now: () => number;
   readonly log: Logger;
   /** Extra CA to trust for the APNs endpoints (PEM). */
@@ -62,6 +64,8 @@ interface Job {
   readonly device: PushDevice;
   sessionId: string;
   payload: Buffer;
+  /** The ask the alert is about, or null. */
+  askId: string | null;
   attempt: number;
   timer: NodeJS.Timeout | null;
   running: boolean;
@@ -116,7 +120,8 @@ export class PushService {
         .then((meta) => {
           if (!meta || this.stopped) return;
           const payload = alertPayload(meta.agentLabel ?? this.deps.agentName, sessionId, meta, alert);
-          for (const device of devices) this.enqueue(device, sessionId, payload);
+          const askId = alert.kind === 'awaiting-input' ? (alert.ask?.id ?? null) : null;
+          for (const device of devices) this.enqueue(device, sessionId, payload, askId);
         })
         .catch(fail);
     } catch (err) {
@@ -132,11 +137,12 @@ export class PushService {
     this.client.close();
   }
 
-  private enqueue(device: PushDevice, sessionId: string, payload: Buffer): void {
+  private enqueue(device: PushDevice, sessionId: string, payload: Buffer, askId: string | null): void {
     const key = `${device.deviceToken}\u0000${sessionId}`;
     const existing = this.jobs.get(key);
     if (existing) {
       existing.payload = payload;
+      existing.askId = askId;
       existing.attempt = 0;
       if (existing.running) existing.again = true;
       return;
@@ -145,7 +151,7 @@ export class PushService {
       this.deps.log.warn({ session: sessionId, pending: this.jobs.size }, 'push: too many alerts waiting; this one is dropped');
       return;
     }
-    this.jobs.set(key, { device, sessionId, payload, attempt: 0, timer: null, running: false, again: false });
+    this.jobs.set(key, { device, sessionId, payload, askId, attempt: 0, timer: null, running: false, again: false });
     this.pump();
   }
 
@@ -190,6 +196,11 @@ export class PushService {
   private async attempt(job: Job): Promise<boolean> {
     const s = this.deps.settings;
     if (!s.enabled || !this.tokens) return false;
+    // An ask answered (or left) before its alert went out: the alert would be stale.
+    if (job.askId !== null && this.deps.askOpen && !this.deps.askOpen(job.sessionId, job.askId)) {
+      this.deps.log.info({ session: job.sessionId, ask: job.askId }, 'push: the ask was answered before its alert was sent; not sent');
+      return false;
+    }
     const origin = job.device.environment === 'sandbox' ? s.urls.sandbox : s.urls.production;
     const headers = {
       topic: s.bundleId,

@@ -7,6 +7,7 @@ export {
   type StateFrame,
   type SessionMetaFrame,
   type ErrorFrame,
+  type AnsweredFrame,
 } from './session-stream.js';
 export { BracketedPasteTracker } from './paste-mode.js';
 export { pinnedTlsOptions, pinnedOptions, normalizeFingerprint, PinMismatchError, type PinnedTlsOptions } from './pinning.js';

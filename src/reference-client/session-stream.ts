@@ -17,6 +17,7 @@ import {
   decodeChunkFrame,
   parseServerFrame,
   type ClientFrame,
+  type AnsweredFrame,
   type ErrorFrame,
   type SessionMetaFrame,
   type StateFrame,
@@ -27,7 +28,7 @@ import type { PinnedTlsOptions } from './pinning.js';
 /** Client frames smaller than this are sent uncompressed. */
 export const CLIENT_DEFLATE_MIN_BYTES = 1024;
 
-export type { ErrorFrame, SessionMetaFrame, StateFrame };
+export type { AnsweredFrame, ErrorFrame, SessionMetaFrame, StateFrame };
 
 export type StreamStatus = 'connecting' | 'open' | 'reconnecting' | 'ended' | 'unauthorized' | 'closed';
 
@@ -58,6 +59,8 @@ export interface SessionStreamEvents {
   meta: [frame: SessionMetaFrame];
   /** An `error` frame (not an EventEmitter 'error': an unheard one must not throw). */
   errorFrame: [frame: ErrorFrame];
+  /** How an `answer` went: typed, and whether the agent took it. */
+  answered: [frame: AnsweredFrame];
   status: [status: StreamStatus];
 }
 
@@ -141,6 +144,11 @@ export class SessionStream extends EventEmitter<SessionStreamEvents> {
   /** Starts the session's exited agent again (`session-meta` says `exited`); an error frame says why not. */
   respawn(): void {
     this.send({ type: 'respawn' });
+  }
+
+  /** Answers the agent's ask (a `state` frame's `ask`) with one of its choices; `answered` or an error frame says how it went. */
+  answer(ask: string, choice: string): void {
+    this.send({ type: 'answer', ask, choice });
   }
 
   close(): void {
@@ -282,6 +290,9 @@ export class SessionStream extends EventEmitter<SessionStreamEvents> {
         return;
       case 'error':
         this.emit('errorFrame', frame);
+        return;
+      case 'answered':
+        this.emit('answered', frame);
         return;
       default:
         return; // a type this version does not know

@@ -1,9 +1,10 @@
 /**
  * When push fires (docs/push.md "When"), for the kinds `[push] events` names:
- *   - awaiting-input: the moment a session's agent enters awaiting-input. Edge-triggered: the
- *     same state reported again (an agent reconnecting while it waits) sends nothing; leaving
- *     and entering again sends once more. A session that ends is forgotten, so a new session
- *     of the same name starts afresh.
+ *   - awaiting-input: the moment a session's agent enters awaiting-input, and each new ask it
+ *     waits on (docs/push.md "Asks"), with the ask. Edge-triggered: the same state reported
+ *     again (an agent reconnecting while it waits, an ask answered while the agent still waits)
+ *     sends nothing; leaving and entering again, or a new ask, sends once more. A session that
+ *     ends is forgotten, so a new session of the same name starts afresh.
  *   - agent-exited: an agent that exited with a non-zero status or was killed by a signal (the
  *     actors report each exit once); a clean exit (status 0) sends nothing.
  *   - unrestorable: a session that could not be restored (reported once per reason until the
@@ -41,13 +42,15 @@ function alertFor(attention: SessionAttention): { alert: PushAlert; label?: Sess
 /** Starts watching; the returned function stops it. */
 export function startPushTrigger(deps: PushTriggerDeps): () => void {
   const wanted = new Set<PushEvent>(deps.events);
-  const last = new Map<string, string>();
+  const last = new Map<string, { value: string; ask: string | null }>();
   const stopStates = deps.subscribeEvery((id, fact) => {
     const before = last.get(id);
-    last.set(id, fact.value);
-    if (fact.value === 'awaiting-input' && before !== 'awaiting-input' && wanted.has('awaiting-input')) {
-      deps.send(id, { kind: 'awaiting-input' });
-    }
+    const ask = fact.ask?.id ?? null;
+    last.set(id, { value: fact.value, ask: ask ?? (fact.value === before?.value ? before.ask : null) });
+    if (fact.value !== 'awaiting-input' || !wanted.has('awaiting-input')) return;
+    const entered = before?.value !== 'awaiting-input';
+    const asked = ask !== null && ask !== before?.ask;
+    if (entered || asked) deps.send(id, { kind: 'awaiting-input', ...(fact.ask ? { ask: fact.ask } : {}) });
   });
   const stopEnded = deps.onSessionEnded((id) => last.delete(id));
   const stopAttention = deps.onAttention((id, attention) => {

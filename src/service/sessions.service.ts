@@ -10,10 +10,9 @@
  * `escapeArgvArg`, control lines with `buildControlCommand`) or as hex bytes; unknown sessions
  * are `session-not-found` before any tmux command names them.
  */
-import { mergeCommands, type SlashCommand } from '../agent/commands.js';
-import { BUILTIN_COMMANDS } from '../agent/pi/commands.js';
+import type { SlashCommand } from '../agent/commands.js';
 import { DomainError, isDomainError } from '../errors.js';
-import type { AgentState } from '../protocol/frames.js';
+import type { AgentState, Ask } from '../protocol/frames.js';
 import type { InputMessage } from '../protocol/input.js';
 import type { TmuxCli } from '../tmux/exec.js';
 import { inputCommands } from '../tmux/input.js';
@@ -25,13 +24,9 @@ import type { ChangesSummary } from '../git/changes.js';
 import type { SessionWorktree } from '../machines/session.machine.js';
 import type { Workspaces } from './workspaces.service.js';
 import { checkDirectory } from './directory.js';
-
 import type { SessionStatus, SidecarSystem } from '../actors/system.js';
 
-/**
- * How long input sent to a session that is not linked to tmux (just created, or its link being
- * re-made) is held, in order, before it is refused with `tmux-unavailable`.
- */
+/** How long input to a session not linked to tmux (just created, its link re-made) is held, in order, before `tmux-unavailable`. */
 export const INPUT_LINK_WAIT_MS = 10_000;
 
 export interface SessionItem {
@@ -51,6 +46,8 @@ export interface SessionItem {
   cwd: string | null;
   /** The configured agent the session runs: `default` for `[agent]`, else its `[agents.<name>]`. */
   agent: string;
+  /** What the agent asks while it waits (docs/api.md "Asks"), or null. */
+  ask: Ask | null;
   /** Why an unrestorable session could not be brought back. */
   reason?: string;
   /** The git worktree tether made it in, or null. */
@@ -69,23 +66,22 @@ export interface SessionRecordsView {
 }
 const NO_RECORDS: SessionRecordsView = { unrestorable: () => [], record: () => null };
 
-/** What the sessions need of the agents (the agent hub): their state and reported commands. */
+/** What the sessions need of the agents (the agent hub): their state. */
 export interface SessionAgents {
-  current(id: string): { value: NonNullable<SessionItem['agentState']> } | null;
-  commands(id: string): readonly { name: string; description: string; args?: unknown }[] | null;
+  current(id: string): { value: NonNullable<SessionItem['agentState']>; ask?: Ask } | null;
 }
-const NO_AGENTS: SessionAgents = { current: () => null, commands: () => null };
+const NO_AGENTS: SessionAgents = { current: () => null };
 
-/** The configured agents: their names, and the commands of agents whose adapter lists them itself. */
+/** The configured agents: their names, and each session's slash commands (its agent's adapter lists them). */
 export interface AgentCatalog {
   /** Every configured agent's name, `default` first. */
   names(): readonly string[];
   /** Why agent `agent` cannot be started (its program is missing), or null. */
   problem(agent: string): string | null;
-  /** The slash commands of session `id` running agent `agent`, or null where the agent reports them itself (pi). */
-  commands(id: string, agent: string): Promise<readonly SlashCommand[]> | null;
+  /** The slash commands of session `id` running agent `agent`. */
+  commands(id: string, agent: string): Promise<readonly SlashCommand[]>;
 }
-const DEFAULT_ONLY: AgentCatalog = { names: () => [DEFAULT_AGENT], problem: () => null, commands: () => null };
+const DEFAULT_ONLY: AgentCatalog = { names: () => [DEFAULT_AGENT], problem: () => null, commands: () => Promise.resolve([]) };
 /** The name of `[agent]`, and of a session made before tether recorded its agent. */
 const DEFAULT_AGENT = 'default';
 /** Longest agent name quoted back in a refusal. */
@@ -112,7 +108,8 @@ export class SessionsService {
   constructor(
     private readonly system: SidecarSystem,
     private readonly cli: TmuxCli,
-    private readonly namePrefix = 'pi',
+    /** Names of sessions created without one: `<namePrefix>-<n>`. */
+    private readonly namePrefix: string,
     private readonly agents: SessionAgents = NO_AGENTS,
     /** Live stream and side clients of a session (the stream hub counts them). */
     private readonly clients: (id: string) => number = () => 0,
@@ -164,6 +161,7 @@ export class SessionsService {
       project: null,
       cwd: record?.cwd ?? null,
       agent: record?.agent ?? DEFAULT_AGENT,
+      ask: null,
       worktree: record?.worktree ?? null,
       changes: null,
     };
@@ -178,22 +176,32 @@ export class SessionsService {
   }
 
   private item(info: TmuxSessionInfo, live: SessionStatus | undefined): SessionItem {
+    // The agent's state and its ask, read together.
+    const agent = this.agents.current(info.name);
     return {
       id: info.name,
       name: info.name,
       description: info.description ?? '',
       state: live ? (live.state === 'exited' ? 'exited' : 'running') : info.paneDead ? 'exited' : 'running',
       exitStatus: live ? (live.state === 'exited' ? live.exitStatus : null) : info.paneDead ? info.paneDeadStatus : null,
-      agentState: this.agents.current(info.name)?.value ?? null,
+      agentState: agent?.value ?? null,
       lastOutputAt: live?.lastOutputAt ? new Date(live.lastOutputAt).toISOString() : null,
       createdAt: info.createdAt,
       clients: this.clients(info.name),
       project: info.project,
       cwd: info.cwd,
       agent: info.agent ?? DEFAULT_AGENT,
+      ask: agent?.ask ?? null,
       worktree: info.worktree,
       changes: this.workspaces?.summary(info, live?.lastOutputAt ?? null) ?? null,
     };
+  }
+
+  /** One session, as `list` gives it; `session-not-found` when there is none. */
+  async get(id: string): Promise<SessionItem> {
+    const item = isValidSessionName(id) ? (await this.list()).find((s) => s.id === id) : undefined;
+    if (!item) throw notFound(id);
+    return item;
   }
 
   /**
@@ -382,16 +390,10 @@ export class SessionsService {
     }
   }
 
-  /**
-   * The agent's slash commands: what its adapter lists (Claude Code: its built-ins and command
-   * files), else pi's built-ins, then what its extension reported (extension commands, templates, skills).
-   */
+  /** The agent's slash commands, as its adapter lists them (its built-ins, its command files, what it reported). */
   async commands(id: string): Promise<readonly SlashCommand[]> {
     await this.known(id);
     const agent = (await readSessionOptions(this.cli, id)).agent ?? DEFAULT_AGENT;
-    const listed = this.catalog.commands(id, agent);
-    if (listed) return listed;
-    const reported = this.agents.commands(id);
-    return reported ? mergeCommands(BUILTIN_COMMANDS, reported) : BUILTIN_COMMANDS;
+    return this.catalog.commands(id, agent);
   }
 }

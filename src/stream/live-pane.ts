@@ -10,6 +10,12 @@ import { PaneLink } from '../tmux/pane-link.js';
 import type { PaneSink } from '../tmux/pane-connect.js';
 import type { PaneSnapshot, SnapshotMark } from '../tmux/snapshot.js';
 import { TermStateTracker } from '../tmux/term-state.js';
+
+/** A notice the pane's program wrote to its terminal (an OSC string of a number listened for). */
+export interface PaneNotice {
+  readonly code: number;
+  readonly text: string;
+}
 import { PaneStream } from './pane-stream.js';
 import { StreamReservation } from './stream-reservation.js';
 import { WarmSnapshots, type SnapshotCounts } from './warm-snapshots.js';
@@ -22,10 +28,12 @@ export interface LivePaneOptions {
   readonly now: () => number;
   /** Keep a capture of the quiet pane for snapshots (default true). */
   readonly warmSnapshots?: boolean;
+  /** The OSC numbers whose strings the pane's `onNotice` listeners hear (the agents' notices); none by default. */
+  readonly notices?: ReadonlySet<number>;
 }
 
 /** What the daemon wires to each new session's stream: the disk buffer, the session record. */
-export type CreatedPane = Pick<LivePane, 'id' | 'stream' | 'reservedSeq' | 'onChange'>;
+export type CreatedPane = Pick<LivePane, 'id' | 'stream' | 'reservedSeq' | 'onChange' | 'onNotice'>;
 
 /** Input to a session's agent pane, in order with all input before (`PaneLink.runWhenLinked`). */
 export type PaneInput = Readonly<Pick<PaneLink, 'paneId' | 'runWhenLinked'>>;
@@ -36,8 +44,9 @@ export type StreamSource = Pick<LivePane, 'stream' | 'snapshot'>;
 export class LivePane implements PaneSink {
   readonly link: PaneLink;
   readonly stream: PaneStream;
-  /** Pen and bracketed paste, followed from the bytes (tmux 3.3a does not report them). */
-  readonly tracker = new TermStateTracker();
+  /** Pen and bracketed paste, followed from the bytes (tmux 3.3a does not report them), and the program's notices. */
+  readonly tracker: TermStateTracker;
+  private readonly noticeListeners = new Set<(notice: PaneNotice) => void>();
   private readonly reservation: StreamReservation;
   private readonly warm: WarmSnapshots;
   private links = 0;
@@ -47,6 +56,9 @@ export class LivePane implements PaneSink {
     readonly id: string,
     opts: LivePaneOptions,
   ) {
+    this.tracker = new TermStateTracker(opts.notices, (code, text) => {
+      for (const l of [...this.noticeListeners]) l({ code, text });
+    });
     this.link = new PaneLink(id);
     this.stream = new PaneStream({ ringBytes: opts.ringBytes, now: opts.now });
     this.reservation = new StreamReservation(this.stream, () => this.changed('reserved'));
@@ -72,6 +84,12 @@ export class LivePane implements PaneSink {
   onChange(listener: (what: PaneChange) => void): () => void {
     this.changeListeners.add(listener);
     return () => this.changeListeners.delete(listener);
+  }
+
+  /** Calls `listener` with each notice the pane's program writes to its terminal, in stream order; returns the undo. */
+  onNotice(listener: (notice: PaneNotice) => void): () => void {
+    this.noticeListeners.add(listener);
+    return () => this.noticeListeners.delete(listener);
   }
 
   private changed(what: PaneChange): void {

@@ -2,7 +2,10 @@
  * The terminal state tmux 3.3a does not report but a snapshot needs: the SGR pen (current
  * colours and attributes), the pen saved by DECSC / mode 1048/1049, and bracketed paste mode.
  * `TermStateTracker` follows them from the raw output stream; `SgrPen` is the pen model, also
- * used to carry the pen across lines of a `capture-pane -e` replay.
+ * used to carry the pen across lines of a `capture-pane -e` replay. It also hands on the notices
+ * a program addresses to its terminal as OSC strings of the numbers it is told to listen for
+ * (`ESC ] 9 ; <text> BEL`, a desktop notification; `ESC ] 7501 ; <text> ST`, an agent's state):
+ * words the program says to the terminal, never the screen's content.
  *
  * Invariant: the tracker is a byte-level state machine that keeps its place across chunk
  * boundaries, and only ever looks at escape sequences (it jumps from ESC to ESC), so it can run
@@ -126,6 +129,11 @@ const enum Mode {
   StrEscape,
 }
 
+/** Longest OSC notice kept (its number, `;`, its text); a longer one is cut there. */
+export const MAX_NOTICE_BYTES = 2048;
+/** An OSC notice: its number and its text (UTF-8, cut to MAX_NOTICE_BYTES). */
+export type NoticeListener = (code: number, text: string) => void;
+
 /** Longest CSI parameter text kept; longer sequences are ignored whole, as a terminal would. */
 const MAX_CSI_BYTES = 256;
 /** SGR parameter strings kept before they are applied to the pen. */
@@ -146,6 +154,15 @@ export class TermStateTracker implements TrackedState {
   private mode = Mode.Ground;
   private csi = '';
   private csiOverflow = false;
+  /** The OSC string being read, while it may be a notice someone listens for; null otherwise. */
+  private osc: Buffer[] | null = null;
+  private oscBytes = 0;
+
+  /** `notices`: the OSC numbers whose strings `onNotice` is told of. */
+  constructor(
+    private readonly notices: ReadonlySet<number> = new Set(),
+    private readonly onNotice: NoticeListener | null = null,
+  ) {}
 
   /** The SGR pen now. */
   get pen(): SgrPen {
@@ -180,6 +197,7 @@ export class TermStateTracker implements TrackedState {
     this.mode = Mode.Ground;
     this.csi = '';
     this.csiOverflow = false;
+    this.osc = null;
   }
 
   /** A copy of the state now, for a snapshot taken at this stream position. */
@@ -240,12 +258,16 @@ export class TermStateTracker implements TrackedState {
           // Jump to the next BEL or ESC: everything else is the string's content.
           let j = i;
           while (j < n && data[j] !== 0x07 && data[j] !== ESC) j++;
+          if (this.osc !== null) this.keep(data.subarray(i, j));
           if (j === n) return;
+          if (data[j] === 0x07) this.endString();
           this.mode = data[j] === 0x07 ? Mode.Ground : Mode.StrEscape;
           i = j + 1;
           break;
         }
         case Mode.StrEscape:
+          if (data[i] === 0x5c) this.endString();
+          else if (this.osc !== null) this.keep(Buffer.from([ESC, data[i]!]));
           this.mode = data[i] === 0x5c ? Mode.Ground : Mode.Str;
           i++;
           break;
@@ -261,6 +283,12 @@ export class TermStateTracker implements TrackedState {
         this.csiOverflow = false;
         return;
       case 0x5d: // ] OSC
+        this.mode = Mode.Str;
+        if (this.onNotice !== null && this.notices.size > 0) {
+          this.osc = [];
+          this.oscBytes = 0;
+        }
+        return;
       case 0x50: // P DCS
       case 0x58: // X SOS
       case 0x5e: // ^ PM
@@ -288,6 +316,31 @@ export class TermStateTracker implements TrackedState {
         }
     }
     this.mode = Mode.Ground;
+  }
+
+  /** Keeps bytes of the OSC string being read, up to MAX_NOTICE_BYTES. */
+  private keep(bytes: Buffer): void {
+    const room = MAX_NOTICE_BYTES - this.oscBytes;
+    if (room <= 0 || bytes.length === 0) return;
+    const part = bytes.length > room ? bytes.subarray(0, room) : bytes;
+    this.osc!.push(Buffer.from(part));
+    this.oscBytes += part.length;
+  }
+
+  /** A string ended: an OSC string of a listened-for number is a notice. */
+  private endString(): void {
+    const parts = this.osc;
+    this.osc = null;
+    if (parts === null || this.onNotice === null) return;
+    const text = Buffer.concat(parts, this.oscBytes).toString('utf8');
+    const semi = text.indexOf(';');
+    const code = Number(semi < 0 ? text : text.slice(0, semi));
+    if (!Number.isInteger(code) || !this.notices.has(code)) return;
+    try {
+      this.onNotice(code, semi < 0 ? '' : text.slice(semi + 1));
+    } catch {
+      // A listener's failure is its own: the stream's tracking goes on.
+    }
   }
 
   private onCsi(params: string, final: number): void {

@@ -4,7 +4,7 @@
  * current state highlighted, live over `/ops/events`, plus recent events per actor, the
  * subsystems from `/health`, and on each stream client's card its connection's figures (round
  * trip, bytes sent, connected for, its device's reconnects and away time, behind or not), also
- * from `/health`.
+ * from `/health`, and the last answers to what agents asked, from `/ops/answers`.
  *
  * Invariant: nothing an actor reports is ever put into the page as markup (textContent only);
  * the only markup inserted is the daemon's own generated SVG charts.
@@ -45,6 +45,10 @@ main { display:grid; grid-template-columns: minmax(200px, 260px) 1fr; gap:16px; 
 .card ol { margin:0; padding-left:18px; font-family:ui-monospace, monospace; font-size:12px; color:var(--muted); }
 .card.plain .chart { display:none; }
 #dropped { color:#b00020; font-size:12px; }
+#answers { padding:0 16px; font-size:12px; }
+#answers h2 { font-size:13px; margin:10px 0 4px; }
+#answers ol { margin:0; padding-left:18px; font-family:ui-monospace, monospace; color:var(--muted); }
+#answers ol:empty::before { content:'none yet'; }
 `;
 
 const JS = `
@@ -252,9 +256,22 @@ const JS = `
     } catch { /* the next poll tries again */ }
   }
 
+  // The last answers to asks: who answered what, and whether the agent took it.
+  async function answers() {
+    try {
+      const r = await fetch('/ops/answers', auth);
+      if (!r.ok) return;
+      const list = (await r.json()).answers || [];
+      document.getElementById('answer-list').replaceChildren(...list.slice().reverse().map((a) =>
+        el('li', { 'data-ask': a.ask }, a.at + '  ' + a.session + '  ' + a.agent + ' ' + a.kind + (a.tool ? ' ' + a.tool : '') + ': ' +
+          a.concern + '  ->  ' + (a.label || a.choice || '?') + '  by ' + a.by + (a.landed ? '' : '  (not seen taken)'))));
+    } catch { /* the next poll tries again */ }
+  }
+
   connect();
   health();
-  setInterval(health, 2000);
+  answers();
+  setInterval(() => { health(); answers(); }, 2000);
 })();
 `;
 
@@ -269,6 +286,7 @@ export const OPS_PAGE_HTML = `<!doctype html>
 </head>
 <body>
 <header><h1>tether ops</h1><span id="conn">connecting</span><div id="subsystems"></div><span id="dropped"></span></header>
+<section id="answers"><h2>Answers</h2><ol id="answer-list"></ol></section>
 <main><nav id="tree" aria-label="actors"></nav><div id="cards"></div></main>
 <script>${JS}</script>
 </body>

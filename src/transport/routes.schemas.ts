@@ -5,7 +5,8 @@
  * loaded with them (docs/architecture.md "Schemas and their checks").
  */
 import { Type, type Static } from 'typebox';
-import { AgentStateValue, WorktreeFacts } from '../protocol/frames.schemas.js';
+import { CHOICE_ID_PATTERN, MAX_ASK_ID_CHARS } from '../protocol/ask.js';
+import { AgentStateValue, Ask, WorktreeFacts } from '../protocol/frames.schemas.js';
 import { SESSION_NAME_PATTERN } from '../protocol/session-name.js';
 import { MAX_QUERY_CHARS } from '../service/history.service.js';
 import { MAX_BRANCH_CHARS } from '../git/repository.js';
@@ -43,6 +44,7 @@ const SessionListItem = Type.Object({
   project: Nullable(Type.String()),
   cwd: Nullable(Type.String({ description: 'the directory the agent started in' })),
   agent: Type.String({ description: 'the configured agent it runs: "default" for [agent], else the name of its [agents.<name>]' }),
+  ask: Nullable(Ask),
   reason: Type.Optional(Type.String({ description: 'why an unrestorable session could not be brought back' })),
   worktree: Nullable(WorktreeFacts),
   changes: Nullable(ChangesSummary),
@@ -222,6 +224,28 @@ export const RouteSchemas = {
   NoContent: Type.Null(),
 
   SessionList: Type.Array(SessionListItem),
+  SessionItem: SessionListItem,
+  AnswerBody: Type.Object(
+    {
+      ask: Type.String({ minLength: 1, maxLength: MAX_ASK_ID_CHARS }),
+      choice: Type.String({ pattern: CHOICE_ID_PATTERN }),
+    },
+    { additionalProperties: false },
+  ),
+  AnswerReply: Type.Object({ ask: Type.String(), choice: Type.String(), landed: Type.Boolean(), by: Type.String() }),
+  /** An answer refused because the ask is over: who or what answered it (docs/api.md "Asks"). */
+  AnswerRefusal: Type.Object({
+    error: Type.String(),
+    message: Type.String(),
+    closed: Type.Optional(
+      Type.Object({
+        how: Type.String({ description: 'answered, terminal, moved-on or agent-gone' }),
+        by: Type.Optional(Type.String({ description: "the device's token name, or terminal" })),
+        choice: Type.Optional(Type.String()),
+        at: Type.String(),
+      }),
+    ),
+  }),
   CreateSessionBody: Type.Optional(CreateBody),
   CreatedSession: Type.Object({ id: Type.String(), name: Type.String() }),
   DescribeSessionBody: Type.Object(

@@ -21,6 +21,8 @@ const { IdParams, ErrorBody, NoContent } = RouteSchemas;
 /** What the routes need from the actor system. Unknown sessions throw DomainError('session-not-found'). */
 export interface SessionsHandle {
   list(): Promise<SessionListItem[]>;
+  /** One session, as the list gives it. */
+  get(id: string): Promise<SessionListItem>;
   create(input: {
     name?: string;
     project?: string;
@@ -48,6 +50,10 @@ const errors = { 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 409: ErrorBody,
 
 export const sessionsRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsHandle }> = (app, { sessions }) => {
   app.get('/sessions', { schema: { response: { 200: RouteSchemas.SessionList, ...errors } } }, async () => sessions.list());
+
+  app.get('/sessions/:id', { schema: { params: IdParams, response: { 200: RouteSchemas.SessionItem, ...errors } } }, async (req) =>
+    sessions.get(req.params.id),
+  );
 
   app.post(
     '/sessions',

@@ -39,9 +39,17 @@ export interface StreamSessions {
   respawn(sessionId: string): Promise<unknown>;
 }
 
+/** What the stream routes ask of the answers (src/service/answers.service.ts is one). */
+export interface StreamAnswers {
+  /** Answers an ask as `by` (a device's token name); resolves with whether the agent took it. */
+  answer(sessionId: string, ask: string, choice: string, by: { by: string; tokenId: string | null }): Promise<{ landed: boolean }>;
+}
+
 export interface StreamPluginOptions {
   readonly stream: StreamHandle;
   readonly sessions: StreamSessions;
+  /** Answers to asks (`answer` frames); absent: refused as a frame this server does not take. */
+  readonly answers?: StreamAnswers;
   readonly connections: ConnectionRegistry;
   /** How often the server pings (default PING_INTERVAL_MS); a pong overdue ends the socket (src/transport/keepalive.ts). */
   readonly pingIntervalMs?: number;
@@ -135,6 +143,18 @@ function serve(
         // The new agent's bytes and a new session-meta say it worked; only a refusal is answered.
         opts.sessions.respawn(sessionId).catch((err: unknown) => send(errorFrame(err, 'the agent could not be respawned')));
         return;
+      case 'answer': {
+        if (!opts.answers) {
+          send(errorFrame(new DomainError('frame-malformed', 'this server takes no answers'), ''));
+          return;
+        }
+        const { ask, choice } = frame;
+        opts.answers.answer(sessionId, ask, choice, { by: token?.name ?? tokenId, tokenId: token?.id ?? null }).then(
+          (r) => send({ type: 'answered', ask, choice, landed: r.landed }),
+          (err: unknown) => send(errorFrame(err, 'the answer could not be typed')),
+        );
+        return;
+      }
       default: {
         // Checked against the one input schema and rules when the frame was parsed.
         const message: InputMessage = frame;

@@ -9,19 +9,19 @@
  *
  * The agents are the pinned test-only installs of test/agents (test/helpers/agent-bins.ts).
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { agentBin, AGENT_ENV_CLEARED } from '../helpers/agent-bins.js';
-import { pushToml, startApnsStandIns, type ApnsStandIns } from '../helpers/apns-server.js';
-import { claudeHome, type ClaudeHome } from '../helpers/claude-home.js';
-import { codexHome, type CodexHome } from '../helpers/codex-home.js';
+import { agentBin, AGENT_ENV_CLEARED } from '../../testkit/agent-bins.js';
+import { pushToml, startApnsStandIns, type ApnsStandIns } from '../../testkit/apns-server.js';
+import { claudeHome, type ClaudeHome } from '../../testkit/claude-home.js';
+import { codexHome, type CodexHome } from '../../testkit/codex-home.js';
 import { useDaemon } from '../helpers/daemon-fixture.js';
 import { pairDevice } from '../helpers/pair-device.js';
 import { logTailOf, runCli } from '../helpers/daemon.js';
-import { isAgentTurn, startFakeAnthropic, toolResults, type FakeAnthropic } from '../helpers/fake-anthropic.js';
-import { callOutputs, shellCall, startFakeResponses, toolNames, type FakeResponses } from '../helpers/fake-responses.js';
+import { isAgentTurn, startFakeAnthropic, toolResults, type FakeAnthropic } from '../../testkit/fake-anthropic.js';
+import { callOutputs, shellCall, startFakeResponses, toolNames, type FakeResponses } from '../../testkit/fake-responses.js';
 import type { Mirror } from '../helpers/stream.js';
 import { eventually } from '../helpers/tmux.js';
 
@@ -233,7 +233,8 @@ describe('Claude Code and Codex as tether sessions', () => {
       await type(again, ASK_PROMPT);
       await explained(shows(again, ['Do you want to proceed?'], TURN_MS, 'the permission question on the client'));
       await explained(eventually(() => alerts().length > before, 30_000, POLL_MS, 'a push for the permission question'));
-      expect(alerts()[before]).toEqual({ sessionId: 'cc', title: 'Claude is waiting for you', body: 'cc: permission to use Bash' });
+      // The alert is the ask: who asks for what, and the command (docs/push.md "Asks").
+      expect(alerts()[before]).toEqual({ sessionId: 'cc', title: 'Claude asks to use Bash', body: claudeCommand });
       again.stream.sendKey('enter'); // "1. Yes" is selected
       await explained(shows(again, [ASK_FINAL], TURN_MS, 'the answer after the approval'));
       await explained(eventually(() => states(again).at(-1) === 'awaiting-input', TURN_MS, POLL_MS, 'awaiting-input after the approval'));
@@ -270,6 +271,16 @@ describe('Claude Code and Codex as tether sessions', () => {
       // One alert: the notify and the rollout's own end of the turn, and Codex's title thread, make one.
       expect(alerts().slice(before)).toEqual([{ sessionId: 'cx', title: 'Codex is waiting for you', body: 'cx' }]);
       m.close();
+      // The conversation id comes with Codex's notify at the turn's end, which may come after the
+      // rollout file's own end of the turn (that one pushed): the record must hold it first.
+      await explained(
+        eventually(
+          () => /"conversation": "[0-9a-f-]{36}"/.test(readFileSync(join(fx.home.dataDir, 'sessions', 'cx.json'), 'utf8')),
+          30_000,
+          POLL_MS,
+          "cx's record holding its conversation",
+        ),
+      );
 
       await explained(killServerAndRestore('cx'));
       const again = fx.mirror('cx');

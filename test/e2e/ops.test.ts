@@ -6,7 +6,7 @@
  * exits; a stream client appearing under its session. Screenshots go to test-artifacts/ops/.
  * Without a token every ops route is a 401.
  */
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -129,7 +129,8 @@ describe('/ops in a real browser', () => {
     expect(await highlighted(page, 'session:pi-main/agent')).not.toContain('agentState.reporting.idle');
     await shot('3-agent-thinking');
     agent.event('agent.end', { idle: true });
-    await waitHighlighted(page, 'session:pi-main/agent', 'agentState.reporting.awaiting-input');
+    // awaiting-input is waiting for a prompt (no ask): its inner state is the one highlighted.
+    await waitHighlighted(page, 'session:pi-main/agent', 'agentState.reporting.awaiting-input.waiting');
     // Its recent events are listed on its card.
     await page
       .locator(`${card('session:pi-main/agent')} .events li`, { hasText: 'agent.end' })
@@ -172,13 +173,47 @@ describe('/ops in a real browser', () => {
     expect(row?.split(/\s+/).slice(0, 4)).toEqual(['pi-main', 'exited', 'awaiting-input', '0']);
     expect(stdout).toMatch(/^sidecar\s+sidecar\s+serving\.tmux\.up$/m);
     expect(stdout).toMatch(/^ {2}session:pi-main\s+session\s+running\.link\.attached\.live, running\.pane\.exited$/m);
-    expect(stdout).toMatch(/^ {4}session:pi-main\/agent\s+agentState\s+reporting\.awaiting-input$/m);
+    expect(stdout).toMatch(/^ {4}session:pi-main\/agent\s+agentState\s+reporting\.awaiting-input\.waiting$/m);
     const json = JSON.parse((await runCli(['status', '--json'], fx.home.env)).stdout) as {
       health: { status: string };
       sessions: { id: string; agentState: string }[];
     };
     expect(json.health.status).toBe('ok');
     expect(json.sessions.map((x) => [x.id, x.agentState])).toEqual([['pi-main', 'awaiting-input']]);
+  });
+
+  it('shows the last answers to what agents asked: on the page, in /ops/answers and in tether status', { timeout: 60_000 }, async () => {
+    // The answer log as the daemon writes it (what puts the real answers there, with the real
+    // agents, is test/e2e/asks-claude.test.ts); the page and the status read it back.
+    const entry = {
+      at: '2026-11-26T09:30:02.114Z',
+      session: 'pi-main',
+      agent: 'claude',
+      ask: '0f6c3a8e-6a43-4d0b-9d0e-5a3c2b1f7e21',
+      kind: 'permission',
+      tool: 'Bash',
+      concern: 'rm -rf build',
+      choice: 'no',
+      label: 'No, and tell Claude what to do differently',
+      by: 'my-phone',
+      landed: false,
+    };
+    writeFileSync(join(fx.home.dataDir, 'answers.log'), `${JSON.stringify(entry)}\n`, { mode: 0o600 });
+    const r = await fx.d.get('/ops/answers');
+    expect(r.status).toBe(200);
+    expect(await r.json()).toEqual({ answers: [entry] });
+    await page.goto(`${fx.d.base}/ops?token=${encodeURIComponent(fx.d.token)}`);
+    const item = page.locator(`#answer-list li[data-ask="${entry.ask}"]`);
+    await item.waitFor({ state: 'attached', timeout: UI_MS });
+    const text = (await item.textContent()) ?? '';
+    for (const part of ['pi-main', 'claude permission Bash: rm -rf build', 'No, and tell Claude', 'by my-phone', '(not seen taken)'])
+      expect(text).toContain(part);
+    await shot('6-answers');
+    const { stdout } = await runCli(['status'], fx.home.env);
+    expect(stdout).toMatch(/^ANSWERS$/m);
+    expect(stdout).toMatch(/pi-main\s+claude permission Bash: rm -rf build\s+No, and tell Claude what to do differently\s+my-phone\s+no/);
+    const json = JSON.parse((await runCli(['status', '--json'], fx.home.env)).stdout) as { answers: unknown[] };
+    expect(json.answers).toEqual([entry]);
   });
 
   describe('over https', () => {

@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { Ask } from '../../src/protocol/frames.js';
 import { silentLogger } from '../../src/log.js';
 import {
   MAX_BODY_CHARS,
@@ -16,7 +17,7 @@ import {
   type PushDevice,
   type PushSettings,
 } from '../../src/push/push.service.js';
-import { startApnsStandIns, type FakeApns } from '../helpers/apns-server.js';
+import { startApnsStandIns, type FakeApns } from '../../testkit/apns-server.js';
 import { eventually } from '../helpers/tmux.js';
 
 const TEAM = 'TEAM123456';
@@ -43,8 +44,11 @@ describe('push to APNs', () => {
     production_url: production.url,
     ...over,
   });
+  /** Asks whose alerts may still go out (the others were answered meanwhile). */
+  let openAsks: Set<string>;
   const service = () => {
     const s = new PushService({
+      askOpen: (_id, askId) => openAsks.has(askId),
       settings,
       devices: { list: () => devices, remove: (t) => void (devices = devices.filter((d) => d.deviceToken !== t)) },
       inForeground: (tokenId) => foreground.has(tokenId),
@@ -81,6 +85,7 @@ describe('push to APNs', () => {
       { tokenId: 'tok-b', deviceToken: 'b'.repeat(64), environment: 'production', deviceName: 'my phone' },
     ];
     foreground = new Set();
+    openAsks = new Set();
   });
 
   it('sends one alert per background device, to its environment, with every header and a small payload', async () => {
@@ -252,6 +257,109 @@ describe('push to APNs', () => {
     expect([...last.body].length).toBeLessThanOrEqual(MAX_BODY_CHARS);
     expect((sandbox.requests[2]!.payload as { sessionId: string }).sessionId).toBe('gone');
     expect(sandbox.requests[2]!.headers['apns-collapse-id']).toBe('session-gone');
+  });
+
+  it('an ask: who asks for what, the session, the command; its id, category and choices; time-sensitive; under 4 KB at its largest', async () => {
+    const push = service();
+    devices = devices.slice(0, 1);
+    const ask = (over: Partial<Ask>): Ask => ({
+      id: '0f6c3a8e-6a43-4d0b-9d0e-5a3c2b1f7e21',
+      kind: 'permission',
+      agent: 'claude',
+      tool: 'Bash',
+      concern: 'npm test',
+      choices: [
+        { id: 'yes', label: 'Yes' },
+        { id: 'no', label: 'No, and tell Claude what to do differently' },
+      ],
+      askedAt: '2026-11-23T12:00:00.000Z',
+      ...over,
+    });
+    openAsks = new Set(['a1', 'a2', 'a3', 'a4']);
+    const payloads = () => sandbox.requests.map((r) => r.payload as { aps: Record<string, unknown>; askId?: string; choices?: unknown[] });
+    push.alert('w1', { kind: 'awaiting-input', ask: ask({ id: 'a1' }) }, { name: 'w1', description: 'fix it', agentLabel: 'Claude' });
+    await eventually(() => sandbox.requests.length === 1, 15_000, 20);
+    expect(payloads()[0]).toEqual({
+      aps: {
+        alert: { title: 'Claude asks to use Bash', subtitle: 'w1: fix it', body: 'npm test' },
+        sound: 'default',
+        'thread-id': 'session-w1',
+        category: 'TETHER_ASK_PERMISSION',
+        'interruption-level': 'time-sensitive',
+      },
+      sessionId: 'w1',
+      askId: 'a1',
+      choices: [
+        { id: 'yes', label: 'Yes' },
+        { id: 'no', label: 'No, and tell Claude what to do differently' },
+      ],
+    });
+    // A question of four options; then one of twelve long ones with a long concern: it opens the app, and fits.
+    const options = (n: number, size: number) => Array.from({ length: n }, (_, i) => ({ id: String(i + 1), label: `${i}`.repeat(size) }));
+    push.alert('w2', {
+      kind: 'awaiting-input',
+      ask: ask({ id: 'a2', kind: 'question', tool: 'AskUserQuestion', concern: 'Which one?', choices: options(4, 100) }),
+    });
+    await eventually(() => sandbox.requests.length === 2, 15_000, 20);
+    expect(payloads()[1]!.aps).toMatchObject({ category: 'TETHER_ASK_QUESTION_4', 'mutable-content': 1, alert: { title: 'pi asks you' } });
+    expect((payloads()[1]!.choices as { label: string }[]).map((c) => c.label.length)).toEqual([60, 60, 60, 60]);
+    push.alert('w3', {
+      kind: 'awaiting-input',
+      ask: ask({ id: 'a3', kind: 'question', concern: 'q'.repeat(500), choices: options(12, 200) }),
+    });
+    await eventually(() => sandbox.requests.length === 3, 15_000, 20);
+    expect(payloads()[2]!.aps.category).toBe('TETHER_ASK_OPEN');
+    expect(payloads()[2]!.choices).toBeUndefined();
+    expect(sandbox.requests[2]!.body.length).toBeLessThan(4096);
+    const always = ask({
+      id: 'a4',
+      choices: [
+        { id: 'yes', label: 'Yes' },
+        { id: 'always', label: 'Yes, and always' },
+        { id: 'no', label: 'No' },
+      ],
+    });
+    push.alert('w4', { kind: 'awaiting-input', ask: always });
+    await eventually(() => sandbox.requests.length === 4, 15_000, 20);
+    expect(payloads()[3]!.aps.category).toBe('TETHER_ASK_PERMISSION_ALWAYS');
+  });
+
+  it('an ask answered before its alert went out sends nothing (no stale alert)', async () => {
+    devices = devices.slice(0, 1);
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    /** The asks whose alert was about to go out, in order (each is looked at once, just before its send). */
+    const checked: string[] = [];
+    // The alert waits for the label (read from tmux); the ask is answered meanwhile.
+    const slow = new PushService({
+      settings,
+      devices: { list: () => devices, remove: () => undefined },
+      inForeground: () => false,
+      describe: async (id) => (await held, { name: id }),
+      agentName: 'pi',
+      askOpen: (_id, askId) => (checked.push(askId), openAsks.has(askId)),
+      now: () => clock,
+      log: silentLogger,
+      ca: sandbox.certPem,
+    });
+    services.push(slow);
+    openAsks = new Set(['open']);
+    const asked = (id: string): Ask => ({
+      id,
+      kind: 'permission',
+      agent: 'codex',
+      concern: 'ls',
+      choices: [{ id: 'yes', label: 'Yes' }],
+      askedAt: '',
+    });
+    slow.alert('s1', { kind: 'awaiting-input', ask: asked('answered') });
+    slow.alert('s2', { kind: 'awaiting-input', ask: asked('open') });
+    release();
+    // Both alerts came to their send; the answered one stopped there (it is never retried).
+    await eventually(() => checked.length === 2 && slow.status().sent === 1, 15_000, 20, 'both alerts looked at, one sent');
+    expect(checked.sort()).toEqual(['answered', 'open']);
+    expect(sandbox.requests.map((r) => (r.payload as { askId: string }).askId)).toEqual(['open']);
+    expect(slow.status()).toMatchObject({ sent: 1, failed: 0 });
   });
 
   it('sends nothing for a session that is gone, and never throws into the caller', () => {

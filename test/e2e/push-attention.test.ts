@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SessionRecords } from '../../src/restore/records.js';
 import { fakeAgent } from '../helpers/agent-socket.js';
-import { pushToml, startApnsStandIns, type ApnsStandIns } from '../helpers/apns-server.js';
+import { pushToml, startApnsStandIns, type ApnsStandIns } from '../../testkit/apns-server.js';
 import { useDaemon, type DaemonFixture } from '../helpers/daemon-fixture.js';
 import { pairDevice } from '../helpers/pair-device.js';
 import { eventually } from '../helpers/tmux.js';

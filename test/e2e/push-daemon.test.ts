@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { fakeAgent, type FakeAgent } from '../helpers/agent-socket.js';
-import { pushToml, startApnsStandIns, TEST_KEY_ID, TEST_TEAM_ID, type FakeApns } from '../helpers/apns-server.js';
+import { pushToml, startApnsStandIns, TEST_KEY_ID, TEST_TEAM_ID, type FakeApns } from '../../testkit/apns-server.js';
 import { runCli } from '../helpers/daemon.js';
 import { useDaemon } from '../helpers/daemon-fixture.js';
 import { pairDevice, type PairedDevice } from '../helpers/pair-device.js';

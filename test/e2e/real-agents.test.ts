@@ -12,11 +12,11 @@
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
-import { agentBin, AGENT_ENV_CLEARED } from '../helpers/agent-bins.js';
-import { claudeHome, type ClaudeHome } from '../helpers/claude-home.js';
-import { codexHome, type CodexHome } from '../helpers/codex-home.js';
-import { anthropicText, isAgentTurn, startFakeAnthropic, toolResults, type AnthropicScript } from '../helpers/fake-anthropic.js';
-import { callOutputs, responsesText, shellCall, startFakeResponses, toolNames } from '../helpers/fake-responses.js';
+import { agentBin, AGENT_ENV_CLEARED } from '../../testkit/agent-bins.js';
+import { claudeHome, type ClaudeHome } from '../../testkit/claude-home.js';
+import { codexHome, type CodexHome } from '../../testkit/codex-home.js';
+import { anthropicText, isAgentTurn, startFakeAnthropic, toolResults, type AnthropicScript } from '../../testkit/fake-anthropic.js';
+import { callOutputs, responsesText, shellCall, startFakeResponses, toolNames } from '../../testkit/fake-responses.js';
 import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
 
 /** A cold start of a 370 MB binary on a busy two-core machine. */

@@ -8,8 +8,8 @@
  * can be held until the test releases it, so a state can be observed without sleeping.
  */
 import type { ServerResponse } from 'node:http';
-import { startEvents, startScriptedFake } from './fake-http.js';
-import type { ModelRequest, ScriptedFake, ScriptedReply, ScriptOf } from './fake-http.js';
+import { startEvents, startScriptedFake } from '../../testkit/fake-http.js';
+import type { ModelRequest, ScriptedFake, ScriptedReply, ScriptOf } from '../../testkit/fake-http.js';
 
 /** One chat message as the agent sends it (only the fields the tests look at). */
 export interface ChatMessage {

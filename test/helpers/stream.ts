@@ -3,7 +3,13 @@
  * headless terminal, with every frame it got recorded, so tests compare what a person would
  * see and in which order things arrived.
  */
-import { SessionStream, type ErrorFrame, type SessionMetaFrame, type StateFrame } from '../../src/reference-client/index.js';
+import {
+  SessionStream,
+  type AnsweredFrame,
+  type ErrorFrame,
+  type SessionMetaFrame,
+  type StateFrame,
+} from '../../src/reference-client/index.js';
 import { expect } from 'vitest';
 import type { PaneStream } from '../../src/stream/pane-stream.js';
 import { newTerminal, readScreen, write, type Screen } from './screen.js';
@@ -12,6 +18,7 @@ export type Received =
   | { kind: 'meta'; frame: SessionMetaFrame }
   | { kind: 'state'; frame: StateFrame }
   | { kind: 'error'; frame: ErrorFrame }
+  | { kind: 'answered'; frame: AnsweredFrame }
   | { kind: 'snapshot'; seq: number; bytes: number }
   | { kind: 'data'; seq: number; bytes: number };
 
@@ -28,6 +35,7 @@ export class Mirror {
     this.stream.on('meta', (frame) => this.received.push({ kind: 'meta', frame }));
     this.stream.on('state', (frame) => this.received.push({ kind: 'state', frame }));
     this.stream.on('errorFrame', (frame) => this.received.push({ kind: 'error', frame }));
+    this.stream.on('answered', (frame) => this.received.push({ kind: 'answered', frame }));
     this.stream.on('snapshot', (bytes, seq) => {
       this.received.push({ kind: 'snapshot', seq, bytes: bytes.length });
       this.bytesSinceSnapshot = [bytes];

@@ -2,9 +2,13 @@
  * Model-based test of the agent-state machine: from every state the machine can reach
  * (shortest path, xstate/graph), every event it knows, each path executed against the REAL
  * agent side: the hub behind the real agent socket, an agent speaking the wire protocol over
- * a real Unix socket, its pane on a private tmux server. After each step the hub must report
- * exactly what the model says (value and tool), and `null` while no agent is there; and the
- * hub's actors must have taken every transition of the machine (test/helpers/transitions.ts).
+ * a real Unix socket, its pane on a private tmux server. The agent's events go over the socket;
+ * its asks go through the hub's ask entry points, the ones the hook intake calls when an
+ * adapter reads an ask from a report (`asked`, `askEnded`) and the answer service calls when it
+ * saw an answer taken (`claim`, `typed`, `answered`) (the real agents produce them in
+ * test/e2e/asks-claude.test.ts and asks-codex.test.ts). After each step the hub must report exactly what the model says
+ * (value, tool, ask), and `null` while no agent is there; and the hub's actors must have taken
+ * every transition of the machine (test/helpers/transitions.ts).
  */
 import { createConnection, type Socket } from 'node:net';
 import { join } from 'node:path';
@@ -16,7 +20,15 @@ import { locatePane } from '../../src/agent/pane-locator.js';
 import { AGENT_PROTOCOL_VERSION, JsonLineReader, encodeLine, type AgentMessage, type DaemonMessage } from '../../src/agent/protocol.js';
 import { AgentSocketServer } from '../../src/agent/socket-server.js';
 import { silentLogger } from '../../src/log.js';
-import { agentStateMachine, agentStateTool, agentStateValue, type AgentStateEvent } from '../../src/machines/agent-state.machine.js';
+import type { AskOpening } from '../../src/agent/ask.js';
+import type { AskRecord } from '../../src/agent/asks.js';
+import {
+  agentStateMachine,
+  agentStateTool,
+  agentStateValue,
+  type AgentStateEvent,
+  type AnswerEffect,
+} from '../../src/machines/agent-state.machine.js';
 import { eventually } from '../helpers/tmux.js';
 import { usePaneOnPrivateTmux } from '../helpers/tmux-fixture.js';
 import { describeTransition, TransitionCoverage, transitionCoveringPaths, UNPLANNED } from '../helpers/transitions.js';
@@ -40,9 +52,16 @@ const EVENTS: AgentStateEvent[] = [
   { type: 'session.tree', ts: 1 },
   { type: 'session.compact', ts: 1 },
   { type: 'agent.gone', ts: 1 },
+  // Asks: model ids, each mapped to the real (random) id the hub gives it.
+  { type: 'ask.open', id: 'k1', tool: 'bash', ts: 1 },
+  { type: 'ask.open', id: 'k2', ts: 1 },
+  { type: 'ask.answered', id: 'k1', effect: 'run', ts: 1 },
+  { type: 'ask.answered', id: 'k1', effect: 'wait', ts: 1 },
+  { type: 'ask.answered', id: 'k2', effect: 'resume', ts: 1 },
+  { type: 'ask.ended', id: 'k1', ts: 1 },
 ];
 
-const key = (s: Snap) => JSON.stringify([s.value, s.context.tools.map((t) => t.id)]);
+const key = (s: Snap) => JSON.stringify([s.value, s.context.tools.map((t) => t.id), s.context.ask?.id ?? null]);
 const model = createTestModel(agentStateMachine, { events: EVENTS, serializeState: (s) => key(s) as never });
 const toStates = model.getShortestPaths({ allowDuplicatePaths: true });
 /** Every (state, event) pair: the shortest path to the state, then the event. */
@@ -54,6 +73,11 @@ const CASES = toStates.flatMap((p) =>
 );
 
 const coverage = new TransitionCoverage(agentStateMachine);
+
+/** A record of an ask the session does not hold (an answer or end of it changes nothing). */
+function stale(): AskRecord {
+  return { session: 'work', open: { ask: { id: 'gone' } }, claim: null, hint: null, closure: null } as unknown as AskRecord;
+}
 
 /** An agent as the extension is one: a socket speaking the protocol. */
 class WireAgent {
@@ -93,11 +117,29 @@ function toWire(event: AgentStateEvent): AgentMessage | null {
       return { type: 'event', event: 'agent.end', idle: event.idle };
     case 'agent.hello':
     case 'agent.gone':
+    case 'ask.open':
+    case 'ask.answered':
+    case 'ask.ended':
       return null;
     default:
       return { type: 'event', event: event.type };
   }
 }
+
+/** An ask as an adapter reads it (one choice per effect the model's answers take). */
+const OPENING: AskOpening = {
+  kind: 'permission',
+  tool: 'bash',
+  concern: 'rm -rf build',
+  choices: [
+    { id: 'yes', label: 'Yes', keys: [{ type: 'keys', data: '1' }], effect: 'run' },
+    { id: 'no', label: 'No', keys: [{ type: 'key', name: 'escape' }], effect: 'wait' },
+    { id: 'go', label: 'Go on', keys: [{ type: 'keys', data: '3' }], effect: 'resume' },
+  ],
+  readiness: { quietMs: 0 },
+  landing: 'report',
+};
+const CHOICE_OF: Record<AnswerEffect, string> = { run: 'yes', wait: 'no', resume: 'go' };
 
 describe('agent-state machine, model-based, against the real agent socket', () => {
   // The agent sockets live beside the tmux socket, in the server's temp dir.
@@ -130,10 +172,29 @@ describe('agent-state machine, model-based, against the real agent socket', () =
       const agents: WireAgent[] = [];
       let current: WireAgent | null = null;
       let marker = 0;
+      /** The hub's record of each model ask id. */
+      const asks = new Map<string, AskRecord>();
       try {
         for (const step of c.steps) {
           const e = step.event;
-          if (e.type === 'agent.hello') {
+          if (e.type === 'ask.open') {
+            const record = hub.asked('work', 'test', { ...OPENING, ...(e.tool ? {} : { tool: undefined }) });
+            if (record) asks.set(e.id, record);
+          } else if (e.type === 'ask.answered') {
+            const record = asks.get(e.id);
+            if (record?.closure === null) {
+              hub.claim('work', record.open.ask.id, CHOICE_OF[e.effect], { by: 'phone', tokenId: null });
+              hub.typed(record);
+              hub.answered(record, e.effect);
+            } else {
+              // An answer to an ask that is over (or another one): what a late answer service would send.
+              hub.answered(record ?? stale(), e.effect);
+            }
+          } else if (e.type === 'ask.ended') {
+            // Only the ask the session holds can end (a report ends the open one); another one's end is nothing.
+            const open = hub.openAsk('work');
+            if (open !== null && asks.get(e.id) === open) hub.askEnded('work', { why: 'terminal' });
+          } else if (e.type === 'agent.hello') {
             const hello: AgentMessage = {
               type: 'hello',
               v: AGENT_PROTOCOL_VERSION,
@@ -162,6 +223,12 @@ describe('agent-state machine, model-based, against the real agent socket', () =
           const fact = hub.current('work');
           expect(fact?.value ?? null).toBe(value);
           if (value === 'tool') expect(fact?.tool).toBe(agentStateTool(step.state.context));
+          // The ask the model holds is the one the session carries (its real id), and the desk's open one.
+          const modelAsk = step.state.context.ask;
+          const expected = modelAsk ? asks.get(modelAsk.id)?.open.ask.id : undefined;
+          expect(fact?.ask?.id).toBe(expected);
+          expect(hub.openAsk('work')?.open.ask.id).toBe(expected);
+          if (expected !== undefined) expect(fact?.ask?.choices.map((x) => x.id)).toEqual(['yes', 'no', 'go']);
           if (fact) expect(fact.ts).toBeGreaterThan(1000);
         }
       } finally {

@@ -5,7 +5,8 @@
 import { symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { looksLikePi, resolveAgent, resolveAgentCommand } from '../../src/cli/agent.js';
+import { detectAgentKind } from '../../src/agent/kinds.js';
+import { resolveAgent, resolveAgentProgram } from '../../src/cli/agent.js';
 import { splitCommandLine } from '../../src/config/command-line.js';
 import { domainError } from '../helpers/domain-error.js';
 import { ROOT } from '../helpers/daemon.js';
@@ -63,13 +64,13 @@ describe('which agent is pi', () => {
     const wrapper = script('pi-work.sh');
     const link = join(dir, 'agent');
     symlinkSync(join(ROOT, 'node_modules/@mariozechner/pi-coding-agent/dist/cli.js'), link);
-    expect(looksLikePi(named)).toBe(true);
-    expect(looksLikePi(link)).toBe(true);
-    expect(looksLikePi(wrapper)).toBe(false);
-    expect(resolveAgentCommand({ command: 'pi-work.sh', args: [], kind: 'auto' }, env)).toEqual({ argv: [wrapper], isPi: false });
-    expect(resolveAgentCommand({ command: 'pi-work.sh', args: [], kind: 'pi' }, env)).toEqual({ argv: [wrapper], isPi: true });
-    expect(resolveAgentCommand({ command: 'pi', args: [], kind: 'other' }, env)).toEqual({ argv: [named], isPi: false });
-    expect(resolveAgentCommand({ command: 'agent', args: [], kind: 'auto' }, env).isPi).toBe(true);
+    expect(detectAgentKind(named)).toBe('pi');
+    expect(detectAgentKind(link)).toBe('pi');
+    expect(detectAgentKind(wrapper)).toBe('other');
+    expect(resolveAgentProgram({ command: 'pi-work.sh', args: [], kind: 'auto' }, env)).toEqual({ argv: [wrapper], kind: 'other' });
+    expect(resolveAgentProgram({ command: 'pi-work.sh', args: [], kind: 'pi' }, env)).toEqual({ argv: [wrapper], kind: 'pi' });
+    expect(resolveAgentProgram({ command: 'pi', args: [], kind: 'other' }, env)).toEqual({ argv: [named], kind: 'other' });
+    expect(resolveAgentProgram({ command: 'agent', args: [], kind: 'auto' }, env).kind).toBe('pi');
   });
 
   it('the arguments of the command line, then args, then the extension and --tether last', () => {
@@ -85,14 +86,20 @@ describe('which agent is pi', () => {
     expect(other.command).toEqual([wrapper, '--model', 'x']);
   });
 
-  it('the bundled pi gets the arguments too; a missing program is named in the error', () => {
+  it('the bundled pi gets the arguments too; a missing program is named in the error, with how to install its agent', () => {
     const bare = { PATH: '/nonexistent' };
-    const { argv, isPi } = resolveAgentCommand({ command: 'pi --model fake/a', args: [], kind: 'auto' }, bare);
+    const { argv, kind } = resolveAgentProgram({ command: 'pi --model fake/a', args: [], kind: 'auto' }, bare);
     expect(argv.slice(0, 1)).toEqual([process.execPath]);
     expect(argv.slice(2)).toEqual(['--model', 'fake/a']);
-    expect(isPi).toBe(true);
-    expect(() => resolveAgentCommand({ command: 'claude --x', args: [], kind: 'auto' }, bare)).toThrow(
-      /the agent program "claude" \(\[agent\] command\) was not found on PATH/,
+    expect(kind).toBe('pi');
+    expect(() => resolveAgentProgram({ command: 'claude --x', args: [], kind: 'auto' }, bare)).toThrow(
+      'the agent program "claude" ([agent] command) was not found on PATH: Claude Code is not installed: install it with "npm install -g @anthropic-ai/claude-code", or set [agent] command in the config to a program on PATH or a full path',
+    );
+    expect(() => resolveAgentProgram({ command: 'my-codex', args: [], kind: 'codex' }, bare, '[agents.cx]')).toThrow(
+      'the agent program "my-codex" ([agents.cx] command) was not found on PATH: Codex is not installed: install it with "npm install -g @openai/codex", or set [agents.cx] command in the config to a program on PATH or a full path',
+    );
+    expect(() => resolveAgentProgram({ command: 'aider', args: [], kind: 'auto' }, bare)).toThrow(
+      'the agent program "aider" ([agent] command) was not found on PATH: set [agent] command in the config to a program on PATH or a full path',
     );
   });
 });

@@ -8,13 +8,16 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { claudePermission, claudeQuestion } from '../../src/agent/claude/asks.js';
 import { readClaudeHook } from '../../src/agent/claude/events.js';
+import { derivedClaudeFields } from '../../src/agent/claude/hook-fields.js';
 import { claudeCustomCommands, readCommandFile } from '../../src/agent/claude/commands.js';
 import { claudeHookCommand, claudeSettings, shellQuote } from '../../src/agent/claude/settings.js';
 import { readCodexNotify } from '../../src/agent/codex/events.js';
 import { codexSessionsDir, isSavedThread } from '../../src/agent/codex/rollout.js';
-import { detectAgentKind, resolveAgentKind } from '../../src/agent/kinds.js';
-import { integratedArgv, type AgentIntegration } from '../../src/agent/launch.js';
+import { notifyOfArgs, userNotify } from '../../src/agent/codex/user-notify.js';
+import { agentKinds, detectAgentKind, resolveAgentKind } from '../../src/agent/kinds.js';
+import { integratedArgv, type LaunchContext } from '../../src/agent/launch.js';
 import { decodeAgentMessage } from '../../src/agent/protocol.js';
 import { agentNames, agentTable, resolveAgent } from '../../src/cli/agent.js';
 import { ConfigError, validateConfig } from '../../src/config/load.js';
@@ -25,7 +28,7 @@ const { dir, script } = useProgramDir('tether-agents-');
 describe('[agents.<name>] in the config', () => {
   const refusal = (raw: unknown): ConfigError => {
     try {
-      validateConfig(raw, 'config.toml');
+      validateConfig(raw, 'config.toml', { agentKinds: agentKinds() });
     } catch (err) {
       expect(err).toBeInstanceOf(ConfigError);
       return err as ConfigError;
@@ -90,11 +93,8 @@ describe('which kind an agent is', () => {
 });
 
 describe('the argv of each kind', () => {
-  const integration: AgentIntegration = {
-    piExtension: '/t/dist/extension/index.js',
-    claudeSettings: '/d/agents/claude-settings.json',
-    codexNotify: ['/usr/bin/node', '/t/dist/agent/codex/notify.js'],
-  };
+  // What the daemon gives each adapter: its node, its built tree, what it wrote for the agent (Claude Code's settings).
+  const integration: LaunchContext = { node: '/usr/bin/node', distDir: '/t/dist', prepared: '/d/agents/claude-settings.json' };
   const hostile = ['--model', "x'; rm -rf ~ #", '$(id)', '`id`', 'a b', ''];
 
   it('adds exactly the integration after the configured words, each value one word', () => {
@@ -137,7 +137,11 @@ describe('the argv of each kind', () => {
         '--settings',
         '/d/agents/claude-settings.json',
       ]);
-      expect(integratedArgv('codex', ['/bin/codex'], { ...integration, codexNotify: null }, { conversation: bad })).toEqual(['/bin/codex']);
+      expect(integratedArgv('codex', ['/bin/codex'], integration, { conversation: bad })).toEqual([
+        '/bin/codex',
+        '-c',
+        'notify=["/usr/bin/node", "/t/dist/agent/codex/notify.js"]',
+      ]);
     }
   });
 
@@ -148,7 +152,7 @@ describe('the argv of each kind', () => {
       { PATH: dir },
       {
         agentSocket: '/run/a.sock',
-        claudeSettings: '/d/s.json',
+        prepared: { claude: '/d/s.json' },
       },
     )('/tmp');
     expect(launch.command).toEqual([claude, '--model', 'opus 4', '--verbose', '--settings', '/d/s.json']);
@@ -204,9 +208,10 @@ describe("Claude Code's hook events as agent state", () => {
       { type: 'event', event: 'tool.end', id: 'toolu_1' },
     ]);
     expect(ev('PostToolUseFailure', { tool_use_id: 'toolu_1' }).events).toEqual([{ type: 'event', event: 'tool.end', id: 'toolu_1' }]);
-    expect(ev('PermissionRequest', { tool_name: 'Bash' })).toMatchObject({
-      events: [{ type: 'event', event: 'agent.end', idle: true }],
+    expect(ev('PermissionRequest', { tool_name: 'Bash', concern: 'touch x' })).toMatchObject({
+      events: [],
       asks: 'permission to use Bash',
+      ask: { kind: 'permission', tool: 'Bash', concern: 'touch x' },
     });
     expect(
       ev('Notification', { notification_type: 'permission_prompt', message: 'Claude needs your permission to use Bash' }),
@@ -218,6 +223,10 @@ describe("Claude Code's hook events as agent state", () => {
       'Claude needs your permission to use Write',
     );
     expect(ev('Notification', { notification_type: 'auth_success', message: 'ok' }).events).toEqual([]);
+    // While its question is open, the permission notice that follows it changes nothing.
+    expect(readClaudeHook({ hook_event_name: 'Notification', notification_type: 'permission_prompt', message: 'x' }, true).events).toEqual(
+      [],
+    );
     expect(ev('Stop', { stop_hook_active: 'false' }).events).toEqual([{ type: 'event', event: 'agent.end', idle: true }]);
     expect(ev('SessionEnd', { reason: 'exit' }).gone).toBe(true);
     expect(ev('SubagentStop').events).toEqual([]);
@@ -288,7 +297,8 @@ describe('a hook report on the agent socket', () => {
     const proto = decodeAgentMessage(JSON.stringify(report).replace('"hook_event_name"', '"__proto__"'));
     expect(proto.type === 'hook' && Object.getPrototypeOf(proto.fields)).toBe(Object.prototype);
     for (const bad of [
-      { ...report, agent: 'pi' },
+      { ...report, agent: 'Claude Code' },
+      { ...report, agent: 3 },
       { ...report, pane: '3' },
       { ...report, fields: { 'a b': 'x' } },
       { ...report, fields: { a: 1 } },
@@ -329,5 +339,97 @@ describe("Claude Code's command files", () => {
       { name: 'standup', description: 'Write my standup (user)' },
     ]);
     expect(await claudeCustomCommands(join(dir, 'none'), {})).toEqual([]);
+  });
+});
+
+describe("the user's own Codex notify", () => {
+  it("a notify among the configured arguments is handed to tether's program, which replaces it on the command line", () => {
+    const ctx: LaunchContext = { node: '/usr/bin/node', distDir: '/t/dist', prepared: null };
+    const argv = integratedArgv('codex', ['/bin/codex', '-c', 'notify=["notify-send", "Codex"]'], ctx);
+    expect(argv).toEqual([
+      '/bin/codex',
+      '-c',
+      'notify=["notify-send", "Codex"]',
+      '-c',
+      'notify=["/usr/bin/node", "/t/dist/agent/codex/notify.js", "--then", "[\\"notify-send\\",\\"Codex\\"]"]',
+    ]);
+    // The last -c wins, as in Codex; a value that is not a program is not one.
+    expect(notifyOfArgs(['-c', 'notify=["a"]', '--config', 'notify = ["b", "c d"]'])).toEqual(['b', 'c d']);
+    expect(notifyOfArgs(['-c', 'notify="just a string"'])).toBeNull();
+    expect(notifyOfArgs(['-c', 'model=o3'])).toBeNull();
+    // tether's own program is never run again from it.
+    expect(notifyOfArgs(['-c', 'notify=["node", "/x/dist/agent/codex/notify.js"]'])).toBeNull();
+  });
+
+  it("otherwise the config file's top-level notify; --then wins over it", () => {
+    const home = mkdtempSync(join(tmpdir(), 'tether-codex-notify-'));
+    try {
+      const env = { CODEX_HOME: home };
+      expect(userNotify([], env)).toBeNull();
+      writeFileSync(join(home, 'config.toml'), 'model = "o3"\nnotify = ["/usr/bin/notify-send", "done"]\n[tui]\nnotifications = true\n');
+      expect(userNotify([], env)).toEqual(['/usr/bin/notify-send', 'done']);
+      expect(userNotify(['--then', '["x"]'], env)).toEqual(['x']);
+      writeFileSync(join(home, 'config.toml'), 'notify = [');
+      expect(userNotify([], env)).toBeNull();
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("Claude Code's questions as asks", () => {
+  it('a permission: yes (1), the "don\'t ask again" choice (2) only when Claude suggests one, no (Escape)', () => {
+    const plain = claudePermission({ tool_name: 'Bash', concern: 'touch x', detail: 'Touch it' });
+    expect(plain).toMatchObject({ kind: 'permission', tool: 'Bash', concern: 'touch x', detail: 'Touch it', landing: 'screen' });
+    expect(plain.choices.map((c) => [c.id, c.keys, c.effect])).toEqual([
+      ['yes', [{ type: 'keys', data: '1' }], 'run'],
+      ['no', [{ type: 'key', name: 'escape' }], 'wait'],
+    ]);
+    const suggestions = JSON.stringify([
+      { type: 'addDirectories', directories: ['/tmp/hx'] },
+      { type: 'setMode', mode: 'acceptEdits' },
+    ]);
+    const always = claudePermission({ tool_name: 'Bash', concern: 'touch x', suggestions });
+    expect(always.choices.map((c) => c.id)).toEqual(['yes', 'always', 'no']);
+    expect(always.choices[1]).toMatchObject({ label: 'Yes, and always allow access to /tmp/hx', keys: [{ type: 'keys', data: '2' }] });
+    const rule = JSON.stringify([{ type: 'addRules', rules: [{ toolName: 'WebFetch', ruleContent: 'domain:example.com' }] }]);
+    expect(claudePermission({ tool_name: 'WebFetch', concern: 'https://example.com', suggestions: rule }).choices[1]?.label).toBe(
+      "Yes, and don't ask again for domain:example.com",
+    );
+  });
+
+  it('a question of one single-choice question: its options, each picked by its digit; others are not offered', () => {
+    const questions = (qs: unknown) => ({ tool_name: 'AskUserQuestion', questions: JSON.stringify(qs) });
+    const one = claudeQuestion(questions([{ question: 'Which color?', header: 'Color', multiSelect: false, options: ['Red', 'Blue'] }]));
+    expect(one).toMatchObject({ kind: 'question', concern: 'Which color?', detail: 'Color' });
+    expect(one?.choices.map((c) => [c.id, c.label, c.keys, c.effect])).toEqual([
+      ['1', 'Red', [{ type: 'keys', data: '1' }], 'resume'],
+      ['2', 'Blue', [{ type: 'keys', data: '2' }], 'resume'],
+    ]);
+    expect(claudeQuestion(questions([{ question: 'a', header: '', multiSelect: true, options: ['x', 'y'] }]))).toBeNull();
+    expect(
+      claudeQuestion(
+        questions([
+          { question: 'a', header: '', multiSelect: false, options: ['x'] },
+          { question: 'b', header: '', multiSelect: false, options: ['y'] },
+        ]),
+      ),
+    ).toBeNull();
+    expect(claudeQuestion({ tool_name: 'AskUserQuestion', questions: '[' })).toBeNull();
+  });
+
+  it("the hook program's derived fields: what the tool is about, the question's options, the suggestions, all within a field's limit", () => {
+    expect(derivedClaudeFields({ tool_input: { command: 'ls', description: 'List' } })).toEqual({ concern: 'ls', detail: 'List' });
+    expect(derivedClaudeFields({ tool_input: { file_path: '/a/b', content: 'x'.repeat(100_000) } })).toEqual({ concern: '/a/b' });
+    const many = Array.from({ length: 12 }, (_, i) => ({ label: `${i}`.repeat(300), description: 'd' }));
+    const big = derivedClaudeFields({
+      tool_input: { questions: [{ question: 'q'.repeat(3000), header: 'h', multiSelect: false, options: many }] },
+    });
+    expect(big.questions!.length).toBeLessThanOrEqual(4096);
+    expect((JSON.parse(big.questions!) as { options: string[] }[])[0]!.options).toHaveLength(12);
+    expect(derivedClaudeFields({ tool_input: { questions: [] }, tool_response: { answers: { 'Which?': 'Blue' } } }).answer).toBe('Blue');
+    const s = derivedClaudeFields({ permission_suggestions: [{ type: 'addDirectories', directories: ['/x'], destination: 'session' }] });
+    expect(JSON.parse(s.suggestions!)).toEqual([{ type: 'addDirectories', directories: ['/x'] }]);
+    expect(derivedClaudeFields('nope')).toEqual({});
   });
 });

@@ -9,6 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { HookOutcome } from '../../src/agent/adapter.js';
+import { CodexApprovals } from '../../src/agent/codex/approvals.js';
+import { approvalCommand, codexApproval, readCodexState } from '../../src/agent/codex/asks.js';
 import { rolloutDays } from '../../src/agent/codex/rollout.js';
 import { readRolloutLine, readSessionMeta } from '../../src/agent/codex/rollout-records.js';
 import { MAX_ROLLOUT_LINE_BYTES, MAX_TAIL_READ_BYTES, ROLLOUT_HEAD_BYTES, RolloutTail } from '../../src/agent/codex/rollout-tail.js';
@@ -223,5 +225,64 @@ describe('rollout watch', () => {
     );
     await eventually(() => of('r').length === 4, 10_000, 20, "r's resumed turn");
     expect(of('r')).toEqual(['thinking', 'tool exec_command ', 'end-tool ', 'waiting']);
+  });
+});
+
+describe("Codex's approvals: what it writes to its terminal, and the call its rollout recorded", () => {
+  it("reads the call's command and justification from its record, whichever shell tool", () => {
+    const escalated = JSON.stringify({ cmd: 'touch /x', sandbox_permissions: 'require_escalated', justification: 'write outside' });
+    expect(readRolloutLine(call('c1', escalated)).call).toEqual({
+      id: 'c1',
+      name: 'exec_command',
+      command: 'touch /x',
+      justification: 'write outside',
+    });
+    expect(readRolloutLine(call('c2', JSON.stringify({ command: ['bash', '-lc', 'ls -l'] }))).call?.command).toBe('ls -l');
+    expect(readRolloutLine(call('c3', JSON.stringify({ command: ['rg', 'x y'] }))).call?.command).toBe('rg x y');
+    expect(readRolloutLine(call('c4', 'not json')).call).toEqual({ id: 'c4', name: 'exec_command' });
+    expect(readRolloutLine(output('c1')).call).toBeUndefined();
+  });
+
+  it('its state notice and its approval notice', () => {
+    expect(readCodexState('state=blocked:app=codex:kind=permission')).toEqual({ state: 'blocked', app: 'codex', kind: 'permission' });
+    expect(approvalCommand('Approval requested: touch /tmp/a && echo hi')).toBe('touch /tmp/a && echo hi');
+    expect(approvalCommand('Agent turn complete')).toBeNull();
+  });
+
+  it('an approval: yes is y, no is Escape; the command from the notice, else from the call', () => {
+    const a = codexApproval(null, { id: 'c1', name: 'exec_command', command: 'touch /x', justification: 'write outside' });
+    expect(a).toMatchObject({ kind: 'permission', tool: 'exec_command', concern: 'touch /x', detail: 'write outside', landing: 'report' });
+    expect(a.choices.map((c) => [c.id, c.keys, c.effect])).toEqual([
+      ['yes', [{ type: 'keys', data: 'y' }], 'run'],
+      ['no', [{ type: 'key', name: 'escape' }], 'resume'],
+    ]);
+    expect(codexApproval('ls /', null)).toMatchObject({ concern: 'ls /', tool: 'exec_command' });
+  });
+
+  it('blocked opens one ask once the rollout was read; leaving blocked ends it; a state that left while reading opens none', async () => {
+    const reports: HookOutcome[] = [];
+    let release!: () => void;
+    const look = new Promise<void>((r) => (release = r));
+    const approvals = new CodexApprovals({
+      report: (_s, o) => reports.push(o),
+      now: () => 1000,
+      log: silentLogger,
+      rollouts: { lookNow: () => look, lastCall: () => ({ id: 'c1', name: 'exec_command', command: 'from the rollout' }) },
+    });
+    approvals.notice('cx', { code: 9, text: 'Approval requested: from the notice' });
+    approvals.notice('cx', { code: 7501, text: 'state=blocked:app=codex:kind=permission' });
+    approvals.notice('cx', { code: 7501, text: 'state=blocked:app=codex:kind=permission' });
+    release();
+    await eventually(() => reports.length === 1, 5_000, 5);
+    expect(reports[0]!.ask).toMatchObject({ concern: 'from the notice' });
+    approvals.notice('cx', { code: 7501, text: 'state=working:app=codex' });
+    expect(reports[1]).toEqual({ events: [], askEnded: { why: 'terminal' } });
+    approvals.notice('cx', { code: 7501, text: 'state=idle:app=codex' });
+    expect(reports).toHaveLength(2);
+    // Answered at the terminal while the rollout was being read: nothing to ask.
+    approvals.notice('cy', { code: 7501, text: 'state=blocked:app=codex:kind=permission' });
+    approvals.notice('cy', { code: 7501, text: 'state=working:app=codex' });
+    await new Promise((r) => setImmediate(r));
+    expect(reports.filter((r) => r.ask !== undefined)).toHaveLength(1);
   });
 });

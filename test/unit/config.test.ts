@@ -4,6 +4,7 @@ import path from 'node:path';
 import envPaths from 'env-paths';
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { agentKinds } from '../../src/agent/kinds.js';
 import { ConfigError, loadConfig, parseBindAddress } from '../../src/config/load.js';
 import { resolvePaths, type TetherPaths } from '../../src/config/paths.js';
 import { TetherConfigSchema } from '../../src/config/config.checks.js';
@@ -50,7 +51,7 @@ const writeJson = (value: unknown): Promise<void> => writeFile(paths.legacyConfi
 
 /** Loads and returns the ConfigError it must throw. */
 async function configError(env: NodeJS.ProcessEnv = {}): Promise<ConfigError> {
-  const err: unknown = await loadConfig(paths, env).then(
+  const err: unknown = await loadConfig(paths, env, { agentKinds: agentKinds() }).then(
     () => null,
     (e: unknown) => e,
   );

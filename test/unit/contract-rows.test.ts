@@ -95,9 +95,25 @@ const VOCABULARY: Record<string, Vocabulary> = {
   },
   agentState: {
     // Agent events come only while an agent reports: "any" state is any state of `reporting`.
-    states: { any: ['agentState.reporting'], 'awaiting-input': ['agentState.reporting.awaiting-input'] },
-    events: { 'agent_end event': ['agent.end'] },
-    conditions: { 'the agent context reports idle': 'isAgentIdle' },
+    states: {
+      any: ['agentState.reporting'],
+      'awaiting-input': ['agentState.reporting.awaiting-input'],
+      asked: ['agentState.reporting.awaiting-input.asked'],
+      tool: ['agentState.reporting.tool'],
+      thinking: ['agentState.reporting.thinking'],
+    },
+    events: {
+      'agent_end event': ['agent.end'],
+      'the agent asks': ['ask.open'],
+      'an answer lands': ['ask.answered'],
+      'the ask ends without an answer': ['ask.ended'],
+    },
+    conditions: {
+      'the agent context reports idle': 'isAgentIdle',
+      'the choice runs the tool': 'isRunAnswer',
+      'the choice makes the agent wait': 'isWaitAnswer',
+      'the choice lets the agent go on': 'isResumeAnswer',
+    },
   },
   device: {
     states: { registered: ['device.registered'], removed: ['device.removed'] },

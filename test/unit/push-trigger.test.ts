@@ -23,7 +23,12 @@ function harness(events: readonly PushEvent[] = PUSH_EVENTS) {
     sent,
     alerts: () => sent.map((s) => s.id),
     kinds: () => sent.map((s) => `${s.id}:${s.alert.kind}`),
-    state: (id: string, value: AgentStateFact['value']) => report?.(id, { value, ts: 0 }),
+    state: (id: string, value: AgentStateFact['value'], ask?: string) =>
+      report?.(id, {
+        value,
+        ts: 0,
+        ...(ask ? { ask: { id: ask, kind: 'permission', agent: 'claude', concern: 'x', choices: [], askedAt: '' } } : {}),
+      }),
     end: (id: string) => ended?.(id),
     exited: (id: string, status: number | null, signal: number | null = null) => attention?.(id, { kind: 'agent-exited', status, signal }),
     unrestorable: (id: string, reason: string, description = '') =>
@@ -42,6 +47,19 @@ describe('push trigger', () => {
     h.state('a', 'thinking');
     h.state('a', 'awaiting-input');
     expect(h.alerts()).toEqual(['a', 'a']);
+  });
+
+  it('an ask alerts with the ask, entering awaiting-input or while in it; the same ask, or its answer, does not alert again', () => {
+    const h = harness();
+    h.state('a', 'tool');
+    h.state('a', 'awaiting-input', 'k1'); // the agent asks: enters awaiting-input with the ask
+    h.state('a', 'awaiting-input', 'k1'); // reported again
+    h.state('a', 'awaiting-input'); // answered, the agent still waits (a refusal)
+    expect(h.sent.map((x) => (x.alert.kind === 'awaiting-input' ? x.alert.ask?.id : null))).toEqual(['k1']);
+    h.state('a', 'awaiting-input', 'k2'); // asked again: a new ask
+    h.state('a', 'tool');
+    h.state('a', 'awaiting-input'); // the turn's end after an allow: a new entry
+    expect(h.sent.map((x) => (x.alert.kind === 'awaiting-input' ? (x.alert.ask?.id ?? 'wait') : null))).toEqual(['k1', 'k2', 'wait']);
   });
 
   it('keeps sessions apart, forgets an ended one, and sends nothing once stopped', () => {

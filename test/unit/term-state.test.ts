@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SgrPen, TermStateTracker } from '../../src/tmux/term-state.js';
+import { MAX_NOTICE_BYTES, SgrPen, TermStateTracker } from '../../src/tmux/term-state.js';
 
 const feedSplit = (t: TermStateTracker, s: string) => {
   const b = Buffer.from(s);
@@ -103,5 +103,34 @@ describe('TermStateTracker', () => {
     const at = t.capture();
     t.feed(Buffer.from('\x1b[0m'));
     expect(at.pen.toSgr()).toBe('\x1b[0;35m');
+  });
+});
+
+describe('the notices a program writes to its terminal (OSC strings of the numbers listened for)', () => {
+  const heard = (chunks: (string | Buffer)[], numbers = [9, 7501]) => {
+    const out: [number, string][] = [];
+    const t = new TermStateTracker(new Set(numbers), (code, text) => out.push([code, text]));
+    for (const c of chunks) t.feed(typeof c === 'string' ? Buffer.from(c, 'utf8') : c);
+    return { out, t };
+  };
+
+  it('hands on OSC 9 and 7501 strings, ended by BEL or ST, split at any byte, in order; other strings are skipped', () => {
+    const stream =
+      'a\x1b]0;title\x07b\x1b]9;Approval requested: touch ä\x07c\x1b]7501;state=blocked:app=codex:kind=permission\x1b\\d\x1bP1$r\x1b\\';
+    const whole = heard([stream]).out;
+    expect(whole).toEqual([
+      [9, 'Approval requested: touch ä'],
+      [7501, 'state=blocked:app=codex:kind=permission'],
+    ]);
+    const bytes = Buffer.from(stream, 'utf8');
+    for (let at = 1; at < bytes.length; at++) expect(heard([bytes.subarray(0, at), bytes.subarray(at)]).out).toEqual(whole);
+    // Numbers not listened for, or no listener: nothing.
+    expect(heard([stream], [52]).out).toEqual([]);
+  });
+
+  it('cuts a long notice at MAX_NOTICE_BYTES and keeps tracking the pen after it', () => {
+    const { out, t } = heard([`\x1b]9;${'x'.repeat(10_000)}\x07\x1b[1m`]);
+    expect(out[0]![1].length).toBe(MAX_NOTICE_BYTES - 2);
+    expect(t.capture().pen.toSgr()).toBe('\x1b[0;1m');
   });
 });

@@ -8,6 +8,10 @@
  */
 import { NO_OUTCOME, stateEvent, type HookOutcome } from '../adapter.js';
 import { isConversationId } from '../hook-wire.js';
+import { claudePermission, claudeQuestion } from './asks.js';
+
+/** Claude Code's multiple-choice question tool. */
+export const QUESTION_TOOL = 'AskUserQuestion';
 
 export { CLAUDE_HOOK_FIELDS } from './hook-fields.js';
 
@@ -46,8 +50,8 @@ function isQuestion(f: Readonly<Record<string, string>>): boolean {
   return /\bpermission\b/i.test(f.message ?? '');
 }
 
-/** What one Claude Code hook report means. */
-export function readClaudeHook(f: Readonly<Record<string, string>>): HookOutcome {
+/** What one Claude Code hook report means; `asking`: a question of Claude's is open (its later notices change nothing). */
+export function readClaudeHook(f: Readonly<Record<string, string>>, asking = false): HookOutcome {
   const base = facts(f);
   const waiting = (asks: string | undefined): HookOutcome => ({
     ...base,
@@ -65,10 +69,15 @@ export function readClaudeHook(f: Readonly<Record<string, string>>): HookOutcome
     case 'PostToolUse':
     case 'PostToolUseFailure':
       return { ...base, events: [stateEvent('tool.end', { id: f.tool_use_id || UNNAMED_TOOL_CALL })] };
-    case 'PermissionRequest':
-      return waiting(f.tool_name ? `permission to use ${f.tool_name}` : 'a permission');
+    case 'PermissionRequest': {
+      // The dialog is on screen now (the hook runs while it shows): the ask, with its choices.
+      const asks = f.tool_name ? `permission to use ${f.tool_name}` : 'a permission';
+      const ask = f.tool_name === QUESTION_TOOL ? claudeQuestion(f) : claudePermission(f);
+      return ask ? { ...base, events: [], ask, asks } : waiting(f.tool_name === QUESTION_TOOL ? 'a question' : asks);
+    }
     case 'Notification':
-      return isQuestion(f) ? waiting(f.message) : { ...base, events: [] };
+      // The permission notice comes seconds after the dialog it is about: the open ask says more.
+      return isQuestion(f) && !asking ? waiting(f.message) : { ...base, events: [] };
     case 'Stop':
       return waiting(undefined);
     case 'SessionEnd':

@@ -1,4 +1,15 @@
-/** The Claude Code hook input fields tether's hook program passes on (Claude's documented names); nothing else leaves the hook. */
+/**
+ * What tether's Claude Code hook program passes on (Claude's documented names; nothing else
+ * leaves the hook): a fixed list of short string fields of the hook's input, and a few derived
+ * from the tool's input that a question needs (docs/agents.md "Claude Code"): what the tool is
+ * about (`concern`: the command, the path, the URL), its `detail` (the command's description),
+ * a multiple-choice question's questions and options (`questions`, compact JSON), the answer a
+ * question got (`answer`), and the permission dialog's suggestions (`suggestions`, compact JSON).
+ *
+ * Invariant: imports nothing (the hook program loads it on every event Claude waits on); every
+ * derived field is a string that fits MAX_HOOK_FIELD_CHARS, as JSON that still parses.
+ */
+
 export const CLAUDE_HOOK_FIELDS: readonly string[] = [
   'hook_event_name',
   'session_id',
@@ -9,5 +20,80 @@ export const CLAUDE_HOOK_FIELDS: readonly string[] = [
   'tool_use_id',
   'notification_type',
   'message',
-  'reason',
+  'transcript_path',
 ];
+
+/** Longest derived field (the hook wire's field limit). */
+const MAX_FIELD = 4096;
+/** Tool input keys that say what a tool call is about, in the order they are looked for. */
+const CONCERN_KEYS = ['command', 'file_path', 'notebook_path', 'url', 'query', 'pattern', 'path', 'description', 'prompt'] as const;
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const text = (v: unknown, max: number): string | null => (typeof v === 'string' ? v.slice(0, max) : null);
+
+/** `value` as JSON of at most MAX_FIELD characters, cutting its texts shorter until it fits; null when it never does. */
+function fitted(make: (labelMax: number) => unknown): string | null {
+  for (const max of [200, 80, 30, 10]) {
+    const json = JSON.stringify(make(max));
+    if (json.length <= MAX_FIELD) return json;
+  }
+  return null;
+}
+
+/** The fields derived from a hook input's `tool_input`, `tool_response` and `permission_suggestions`. */
+export function derivedClaudeFields(input: unknown): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (!isRecord(input)) return out;
+  const tool = isRecord(input.tool_input) ? input.tool_input : null;
+  if (tool) {
+    const key = CONCERN_KEYS.find((k) => typeof tool[k] === 'string');
+    if (key !== undefined) out.concern = text(tool[key], 2000)!;
+    const detail = key === 'command' ? text(tool.description, 1000) : key === 'url' ? text(tool.prompt, 1000) : null;
+    if (detail !== null) out.detail = detail;
+    if (Array.isArray(tool.questions)) {
+      const questions = tool.questions.filter(isRecord).slice(0, 4);
+      const json = fitted((max) =>
+        questions.map((q) => ({
+          question: text(q.question, max * 5) ?? '',
+          header: text(q.header, max) ?? '',
+          multiSelect: q.multiSelect === true,
+          options: (Array.isArray(q.options) ? q.options : []).slice(0, 12).map((o) => (isRecord(o) ? (text(o.label, max) ?? '') : '')),
+        })),
+      );
+      if (json !== null) out.questions = json;
+    }
+    // A question's answer, as Claude records it after the dialog (`answers`: question -> label).
+    const answers = isRecord(tool.answers)
+      ? tool.answers
+      : isRecord(input.tool_response) && isRecord(input.tool_response.answers)
+        ? input.tool_response.answers
+        : null;
+    const first = answers ? Object.values(answers).find((v) => typeof v === 'string') : undefined;
+    if (typeof first === 'string') out.answer = first.slice(0, 1000);
+  }
+  if (Array.isArray(input.permission_suggestions)) {
+    const json = fitted((max) =>
+      (input.permission_suggestions as unknown[])
+        .filter(isRecord)
+        .slice(0, 8)
+        .map((s) => ({
+          type: text(s.type, 64) ?? '',
+          ...(typeof s.mode === 'string' ? { mode: s.mode.slice(0, 64) } : {}),
+          ...(Array.isArray(s.directories) ? { directories: s.directories.slice(0, 4).map((d) => text(d, max * 5) ?? '') } : {}),
+          ...(Array.isArray(s.rules)
+            ? {
+                rules: s.rules
+                  .filter(isRecord)
+                  .slice(0, 4)
+                  .map((r) => ({
+                    toolName: text(r.toolName, 64) ?? '',
+                    ...(typeof r.ruleContent === 'string' ? { ruleContent: r.ruleContent.slice(0, max) } : {}),
+                  })),
+              }
+            : {}),
+        })),
+    );
+    if (json !== null) out.suggestions = json;
+  }
+  return out;
+}

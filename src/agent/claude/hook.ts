@@ -7,7 +7,7 @@
  */
 import { hookReport, runHookProgram, sendHookReport } from '../hook-send.js';
 import { pickHookFields } from '../hook-wire.js';
-import { CLAUDE_HOOK_FIELDS } from './hook-fields.js';
+import { CLAUDE_HOOK_FIELDS, derivedClaudeFields } from './hook-fields.js';
 
 /** Most stdin read: a tool's input (a file being written) can be large; the fields tether reads come first or are short. */
 const MAX_INPUT_BYTES = 16 * 1024 * 1024;
@@ -46,7 +46,8 @@ async function main(): Promise<void> {
   const input = await readStdin();
   let fields: Record<string, string>;
   try {
-    fields = pickHookFields(JSON.parse(input.toString('utf8')), CLAUDE_HOOK_FIELDS);
+    const parsed: unknown = JSON.parse(input.toString('utf8'));
+    fields = { ...pickHookFields(parsed, CLAUDE_HOOK_FIELDS), ...derivedClaudeFields(parsed) };
   } catch {
     fields = scanFields(input.subarray(0, SCAN_BYTES).toString('utf8'));
   }

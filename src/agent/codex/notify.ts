@@ -1,16 +1,21 @@
 /**
  * The program Codex runs as its `notify` command (`-c notify=["node", "<this file>"]`): Codex
- * appends one JSON argument (`{"type": "agent-turn-complete", "thread-id": ..., ...}`). It sends
- * the few fields tether reads to the daemon and exits; like Claude's hook program it loads
- * nothing heavy, gives up after about a second, always exits 0 and prints nothing.
+ * appends one JSON argument (`{"type": "agent-turn-complete", "thread-id": ..., ...}`). It first
+ * starts the user's own notify program with the same argument (tether's `-c notify` replaced it
+ * on the command line: user-notify.ts), then sends the few fields tether reads to the daemon and
+ * exits; like Claude's hook program it gives up after about a second, always exits 0 and prints
+ * nothing.
  */
 import { hookReport, runHookProgram, sendHookReport } from '../hook-send.js';
 import { pickHookFields } from '../hook-wire.js';
 import { CODEX_NOTIFY_FIELDS } from './notify-fields.js';
 import { codexSessionsDir, isSavedThread } from './rollout.js';
+import { runUserNotify, userNotify } from './user-notify.js';
 
 async function main(): Promise<void> {
   const last = process.argv[process.argv.length - 1] ?? '';
+  const user = userNotify(process.argv.slice(2, -1), process.env);
+  if (user !== null) runUserNotify(user, last);
   const fields = pickHookFields(JSON.parse(last), CODEX_NOTIFY_FIELDS);
   // Codex's title-generation thread notifies too; only the session's own thread is saved.
   const thread = fields['thread-id'];

@@ -10,8 +10,19 @@
  */
 import { stateEvent, type HookOutcome } from '../adapter.js';
 
-/** What one record means: state events, and the prompt it carries (for auto-naming). */
-export type RolloutMeaning = Pick<HookOutcome, 'events' | 'userMessage'>;
+/** A tool call as its record says it: its id and name, and, for a shell call, the command and why it asks to leave the sandbox. */
+export interface RolloutCall {
+  readonly id: string;
+  readonly name: string;
+  readonly command?: string;
+  readonly justification?: string;
+}
+
+/** What one record means: state events, the prompt it carries (for auto-naming), the call it starts. */
+export type RolloutMeaning = Pick<HookOutcome, 'events' | 'userMessage'> & { readonly call?: RolloutCall };
+
+/** Longest command and justification kept of a call. */
+const MAX_CALL_TEXT = 2000;
 
 const NOTHING: RolloutMeaning = { events: [] };
 /** Tool calls the model makes (each has a `call_id`; the first three have a `name`). */
@@ -36,7 +47,35 @@ export function readRolloutRecord(record: unknown): RolloutMeaning {
   const { type, payload } = record as { type?: unknown; payload?: unknown };
   if (!payload || typeof payload !== 'object') return NOTHING;
   const p = payload as Record<string, unknown>;
-  return meaning(str(type), str(p.type), str(p.name), str(p.call_id), p);
+  const m = meaning(str(type), str(p.type), str(p.name), str(p.call_id), p);
+  const kind = str(p.type);
+  if (str(type) !== 'response_item' || kind === undefined || !CALLS.has(kind)) return m;
+  return { ...m, call: { id: str(p.call_id) ?? '', name: str(p.name) ?? kind, ...callWords(p) } };
+}
+
+/** A shell call's command and justification: `exec_command` `{cmd}`, `shell_command` `{command}`, `shell` `{command: argv}`, a local shell's action. */
+function callWords(p: Record<string, unknown>): { command?: string; justification?: string } {
+  let args: Record<string, unknown> = {};
+  try {
+    const parsed: unknown = typeof p.arguments === 'string' ? JSON.parse(p.arguments) : p.action;
+    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) args = parsed as Record<string, unknown>;
+  } catch {
+    return {};
+  }
+  const raw = args.cmd ?? args.command;
+  const command =
+    typeof raw === 'string' ? raw : Array.isArray(raw) && raw.every((w) => typeof w === 'string') ? shellWords(raw) : undefined;
+  const justification = str(args.justification);
+  return {
+    ...(command !== undefined ? { command: command.slice(0, MAX_CALL_TEXT) } : {}),
+    ...(justification !== undefined ? { justification: justification.slice(0, MAX_CALL_TEXT) } : {}),
+  };
+}
+
+/** An argv as a person reads it: `bash -lc 'ls -l'` is `ls -l`, as Codex shows it. */
+function shellWords(argv: readonly string[]): string {
+  if (argv.length === 3 && /(^|\/)(ba|z)?sh$/.test(argv[0]!) && (argv[1] === '-lc' || argv[1] === '-c')) return argv[2]!;
+  return argv.join(' ');
 }
 
 function meaning(

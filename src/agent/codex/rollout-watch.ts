@@ -24,7 +24,7 @@ import type { Logger } from '../../log.js';
 import type { HookOutcome } from '../adapter.js';
 import type { EventMessage } from '../protocol.js';
 import { findRolloutFile, rolloutDays, rolloutThread, threadTime } from './rollout.js';
-import { readRolloutLine, readSessionMeta } from './rollout-records.js';
+import { readRolloutLine, readSessionMeta, type RolloutCall } from './rollout-records.js';
 import { RolloutTail } from './rollout-tail.js';
 
 /** How often the files are looked at. */
@@ -57,6 +57,8 @@ interface Follower {
   tail: RolloutTail | null;
   /** Tool calls started and not ended (a call id cut off a too-long line is ''). */
   running: string[];
+  /** The last tool call the file started, with its command. */
+  lastCall: RolloutCall | null;
 }
 
 export class CodexRolloutWatch {
@@ -65,6 +67,8 @@ export class CodexRolloutWatch {
   private timer: NodeJS.Timeout | null = null;
   private ticking = false;
   private again = false;
+  /** Callers of `lookNow` waiting for the next look to end. */
+  private waiters: (() => void)[] = [];
 
   constructor(private readonly deps: RolloutWatchDeps) {}
 
@@ -76,7 +80,7 @@ export class CodexRolloutWatch {
       if (known.thread === null && thread !== null) this.follow(known, thread, false);
       return;
     }
-    this.followers.set(session, { cwd, since: this.deps.now(), thread, fromStart: false, tail: null, running: [] });
+    this.followers.set(session, { cwd, since: this.deps.now(), thread, fromStart: false, tail: null, running: [], lastCall: null });
     this.schedule();
   }
 
@@ -96,11 +100,25 @@ export class CodexRolloutWatch {
     return false;
   }
 
+  /** The last tool call the session's file started (its command, when a shell call), or null. */
+  lastCall(session: string): RolloutCall | null {
+    return this.followers.get(session)?.lastCall ?? null;
+  }
+
+  /** Reads the files now; resolves once this look (or the one under way and a next one) is done. */
+  lookNow(): Promise<void> {
+    return new Promise((resolve) => {
+      this.waiters.push(resolve);
+      this.tickNow();
+    });
+  }
+
   forget(session: string): void {
     this.followers.delete(session);
   }
 
   stop(): void {
+    for (const w of this.waiters.splice(0)) w();
     this.followers.clear();
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
@@ -111,6 +129,7 @@ export class CodexRolloutWatch {
     f.fromStart = fromStart;
     f.tail = null;
     f.running = [];
+    f.lastCall = null;
   }
 
   private schedule(): void {
@@ -128,9 +147,11 @@ export class CodexRolloutWatch {
       return;
     }
     this.ticking = true;
+    const waiting = this.waiters.splice(0);
     void this.tick()
       .catch((err: Error) => this.deps.log.warn({ err: err.message }, "Codex's rollout files could not be read"))
       .finally(() => {
+        for (const w of waiting) w();
         this.ticking = false;
         if (this.again) {
           this.again = false;
@@ -160,7 +181,8 @@ export class CodexRolloutWatch {
     const lines = await tail.read().catch(() => null);
     if (lines === null || f.tail !== tail || this.followers.get(session) !== f) return;
     for (const line of lines) {
-      const meaning = readRolloutLine(line);
+      const { call, ...meaning } = readRolloutLine(line);
+      if (call !== undefined) f.lastCall = call;
       const events = meaning.events.map((e) => this.pairCall(f, e));
       if (events.length > 0 || meaning.userMessage !== undefined) this.deps.report(session, { ...meaning, events });
     }

@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The folder of the test-only agents' package.json and lock file. */
-export const AGENTS_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', 'agents');
+export const AGENTS_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', 'test', 'agents');
 
 /** The command that installs them (what `npm test` runs first). */
 export const AGENTS_INSTALL_COMMAND = 'npm run test:agents';
