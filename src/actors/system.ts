@@ -13,12 +13,12 @@ import { sidecarMachine, type SessionActorRef } from '../machines/sidecar.machin
 import type { TmuxCli } from '../tmux/exec.js';
 import { hasSession, readUserOption, sessionExists } from '../tmux/sessions.js';
 import { isPaneStillRunning } from '../tmux/session-create.js';
-import { buildControlCommand } from '../tmux/quote.js';
 import type { TmuxTarget } from '../tmux/target.js';
 import { discoveryLogic } from './discovery.actor.js';
 import { paneExited, SidecarNews, type SessionFinal } from './sidecar-news.js';
-import { LivePanes, type CreatedPane, type LivePane, type PaneInput, type StreamSource } from '../stream/live-pane.js';
-import type { SnapshotCounts } from '../stream/warm-snapshots.js';
+import { LivePanes, type CreatedPane, type LivePane, type StreamSource } from '../stream/live-pane.js';
+import type { SessionHandle, SessionStatus, SidecarStatus } from './system-status.js';
+export type { SessionStatus } from './system-status.js';
 import { createSessionImplementations, type AgentLaunch } from './session.actor.js';
 import type { SessionAttention } from './attention.js';
 import { compareSessionNames } from '../protocol/session-name.js';
@@ -41,37 +41,6 @@ export interface SidecarSystemDeps {
   readonly paneCreated?: (pane: CreatedPane) => () => void;
   /** XState inspection of the root and its session actors (the /ops view). */
   readonly inspect?: (ev: InspectionEvent) => void;
-}
-
-/** A known session: whether its agent has exited (or is being respawned), and its input. */
-export interface SessionHandle {
-  readonly exited: boolean;
-  readonly exitStatus: number | null;
-  readonly input: PaneInput;
-  /** Its stream's position now, and when the pane last wrote (epoch ms; null when none is known). */
-  activity(): { readonly position: number; readonly lastOutputAt: number | null };
-}
-
-/** One session as the outside world sees it. */
-export interface SessionStatus {
-  readonly id: string;
-  /** `running`, `exited` once the agent pane died (until its agent runs again), `restoring` while it is brought back after its tmux server was lost. */
-  readonly state: 'running' | 'exited' | 'starting' | 'restoring';
-  readonly linked: boolean;
-  readonly paneId: string | null;
-  readonly exitStatus: number | null;
-  readonly lastError: string | null;
-  readonly lastOutputAt: number | null;
-  /** How this session's snapshots were made since its actor started. */
-  readonly snapshots: SnapshotCounts;
-  /** Bytes its warm capture holds. */
-  readonly warmBytes: number;
-}
-
-export interface SidecarStatus {
-  readonly booted: boolean;
-  readonly tmuxProblem: string | null;
-  readonly sessions: readonly SessionStatus[];
 }
 
 /** How long a create may take before the caller is told it failed (tmux under heavy load). */
@@ -107,8 +76,6 @@ export class SidecarSystem {
   /** When each session's actor was last removed (a serial), so a scan begun before it does not bring it back. */
   private readonly removals = new Map<string, number>();
   private removalSerial = 0;
-  /** Which linked session's control client runs the next server-wide query. */
-  private queryTurn = 0;
 
   constructor(deps: SidecarSystemDeps) {
     this.deps = deps;
@@ -331,26 +298,14 @@ export class SidecarSystem {
     return this.paneOf(id);
   }
 
-  /**
-   * Runs a server-wide tmux command over one of the sessions' control clients, so that it starts
-   * no process (each process started pauses the event loop while it forks); rejects when none is
-   * linked, and the caller runs it as a process. The clients take turns.
-   */
+  /** A server-wide tmux command over one of the sessions' control clients (LivePanes.query). */
   queryTmux(command: readonly string[]): Promise<Buffer> {
-    const panes = [...this.panes.values()].filter((p) => p.link.linked);
-    if (panes.length === 0) return Promise.reject(new DomainError('tmux-unavailable', 'no session is linked to tmux'));
-    const pane = panes[this.queryTurn++ % panes.length]!;
-    return pane.link.query(buildControlCommand(command));
+    return this.panes.query(command);
   }
 
-  /**
-   * The visible screen of a session's agent pane as `capture-pane -p` prints it, read over its
-   * control client (no process); null when the session is unknown or not linked.
-   */
+  /** The visible screen of a session's agent pane, read over its control client; null when not linked. */
   captureVisible(id: string): Promise<Buffer> | null {
-    const link = this.panes.get(id)?.link;
-    if (!link?.linked || link.paneId === null) return null;
-    return link.query(buildControlCommand(['capture-pane', '-p', '-t', link.paneId]));
+    return this.panes.captureVisible(id);
   }
 
   /** A known session's reserved stream position (its record keeps it); null without a live pane. */

@@ -6,7 +6,7 @@
  * writing degrades it; every other problem is a warning a person can act on.
  */
 import { GIB, MIB, type DiskBufferStatus } from '../actors/disk-buffer.actor.js';
-import type { SidecarStatus } from '../actors/system.js';
+import type { SidecarStatus } from '../actors/system-status.js';
 import type { MdnsStatus } from '../mdns/advertiser.js';
 import type { PushStatus } from '../push/push.service.js';
 import type { UnrestorableSession } from '../restore/at-start.js';

@@ -6,7 +6,9 @@
  * Invariant: the link feeds this object directly (it is the link's `PaneSink`): a byte goes from
  * the control client to the stream without passing through any actor.
  */
+import { DomainError } from '../errors.js';
 import { PaneLink } from '../tmux/pane-link.js';
+import { buildControlCommand } from '../tmux/quote.js';
 import type { PaneSink } from '../tmux/pane-connect.js';
 import type { PaneSnapshot, SnapshotMark } from '../tmux/snapshot.js';
 import { TermStateTracker } from '../tmux/term-state.js';
@@ -169,6 +171,8 @@ export class LivePane implements PaneSink {
 export class LivePanes {
   private readonly map = new Map<string, LivePane>();
   private readonly detach = new Map<string, () => void>();
+  /** Which linked pane's control client runs the next server-wide query. */
+  private queryTurn = 0;
   constructor(
     private readonly opts: LivePaneOptions & {
       /** Called for each new live pane (the disk buffer listens to its stream); returns the undo. */
@@ -203,5 +207,26 @@ export class LivePanes {
 
   values(): IterableIterator<LivePane> {
     return this.map.values();
+  }
+
+  /**
+   * Runs a server-wide tmux command over one of the panes' control clients, so that it starts
+   * no process (each process started pauses the event loop while it forks); rejects when none is
+   * linked, and the caller runs it as a process. The clients take turns.
+   */
+  query(command: readonly string[]): Promise<Buffer> {
+    const linked = [...this.map.values()].filter((p) => p.link.linked);
+    if (linked.length === 0) return Promise.reject(new DomainError('tmux-unavailable', 'no session is linked to tmux'));
+    return linked[this.queryTurn++ % linked.length]!.link.query(buildControlCommand(command));
+  }
+
+  /**
+   * The visible screen of a session's agent pane as `capture-pane -p` prints it, read over its
+   * control client (no process); null when the session is unknown or not linked.
+   */
+  captureVisible(id: string): Promise<Buffer> | null {
+    const link = this.map.get(id)?.link;
+    if (!link?.linked || link.paneId === null) return null;
+    return link.query(buildControlCommand(['capture-pane', '-p', '-t', link.paneId]));
   }
 }

@@ -164,10 +164,14 @@ function commandErrorOf(err: unknown): TmuxCommandError | null {
   return null;
 }
 
-/** True when tmux failed because no server runs on the socket (or the socket does not exist). */
+/**
+ * True when tmux failed because no server runs on the socket (or the socket does not exist), or
+ * because the server went away while the command talked to it (`server exited unexpectedly`: a
+ * server being killed, which the next look finds gone).
+ */
 export function isNoServerError(err: unknown): boolean {
   const e = commandErrorOf(err);
-  return e !== null && /no server running|error connecting to|No such file or directory/.test(e.stderr);
+  return e !== null && /no server running|error connecting to|No such file or directory|server exited unexpectedly/.test(e.stderr);
 }
 
 /**
