@@ -19,6 +19,7 @@ import { runWettyBench } from './wetty.bench.js';
 import { runReconnectBench } from './reconnect.bench.js';
 import { runScaleBench } from './scale.bench.js';
 import { runSearchBench } from './search.bench.js';
+import { runPausedBench, runSoakBench } from './soak.bench.js';
 import { runTokenVerifyBench } from './token-verify.bench.js';
 import { runWakeBench } from './wake.bench.js';
 import { measureTmuxControlRate } from './tmux-baseline.js';
@@ -78,6 +79,8 @@ const SCENARIOS: readonly { readonly name: string; readonly run: () => Promise<S
   { name: 'deflate', run: runDeflateBench },
   { name: 'scale', run: runScaleBench },
   { name: 'search', run: runSearchBench },
+  { name: 'paused', run: runPausedBench },
+  { name: 'soak', run: runSoakBench },
   { name: 'tokens', run: runTokenVerifyBench },
   { name: 'fuzz', run: runFuzzBench },
   { name: 'hostile', run: runHostileBench },

@@ -12,7 +12,7 @@ import { rmSync } from 'node:fs';
 import { isDomainError } from '../errors.js';
 import { SessionsService } from '../service/sessions.service.js';
 import { makeWorkspaces } from './workspaces.js';
-import { SessionRecords } from '../restore/records.js';
+import { SessionRecords, type SessionRecord } from '../restore/records.js';
 import { RecordKeeper } from '../restore/record-keeper.js';
 import { restoreAtStart, unrestorableSessions } from '../restore/at-start.js';
 import { recreateSession, restoreObstacle } from '../restore/recreate.js';
@@ -64,6 +64,8 @@ export interface DaemonIo {
   readonly bufferClock?: () => number;
   /** The uploads' clock: when an upload is stored, and the keep-days clean-up's now (tests move it days ahead). */
   readonly uploadsClock?: () => number;
+  /** How often unrestorable sessions are checked again (RESTORE_RETRY_INTERVAL_MS; tests shorten it). */
+  readonly restoreRetryMs?: number;
   /** The connection limits (tests shorten them). */ readonly peerLimits?: ServerOptions['peerLimits'];
 }
 
@@ -343,8 +345,8 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     const done = await restoreAtStart({ records, cli, system, log });
     if (done.restored.length + done.failed.length > 0) log.info(done, 'sessions lost with their tmux server were restored');
     // Those that could not be are tried again once what kept them from it is gone.
-    retry = new RestoreRetry({ records, system, obstacle: (r) => restoreObstacle({ cli, agent: launchFor }, r), now: Date.now, log });
-    retry.start();
+    const obstacle = (r: SessionRecord) => restoreObstacle({ cli, agent: launchFor }, r);
+    retry = RestoreRetry.started({ records, system, obstacle, now: Date.now, log, intervalMs: io.restoreRetryMs });
   }
   if (system.sessionIds().length === 0) {
     await system.createSession(config.agent.default_session, 'cli').catch((err: Error) => {

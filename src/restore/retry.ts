@@ -36,6 +36,13 @@ export class RestoreRetry {
 
   constructor(private readonly deps: RestoreRetryDeps) {}
 
+  /** A retry that has started checking. */
+  static started(deps: RestoreRetryDeps): RestoreRetry {
+    const retry = new RestoreRetry(deps);
+    retry.start();
+    return retry;
+  }
+
   /** Checks now, then every interval. */
   start(): void {
     if (this.timer) return;
@@ -67,7 +74,11 @@ export class RestoreRetry {
       if (this.deps.system.hasSession(record.name)) continue;
       const wait = this.backoff.get(record.name);
       if (wait && this.deps.now() < wait.at) continue;
-      if ((await this.deps.obstacle(record)) !== null) continue;
+      const obstacle = await this.deps.obstacle(record);
+      if (obstacle !== null) {
+        this.deps.log.debug({ session: record.name, obstacle }, 'a session still cannot be restored: checked, not tried');
+        continue;
+      }
       await this.retry(record, wait?.delayMs ?? null);
     }
   }

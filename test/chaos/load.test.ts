@@ -1,12 +1,12 @@
 /**
  * Load: many sessions (50 on a machine with five or more cores, ten per core below that, so two
- * cores carry 20) with two clients each, output and input mixed, for over a minute, one
- * client of each pair dropping and resuming every few seconds. At the end every resumed client
- * shows exactly what its continuous twin shows (screens compared in a headless terminal) and
- * what tmux shows, and the daemon's memory stayed flat after warm-up.
- * `CHAOS_SESSIONS` and `CHAOS_LINES` scale it.
+ * cores carry 20) with two clients each, output and input mixed, one client of each pair
+ * dropping and resuming every few seconds. At the end every resumed client shows exactly what
+ * its continuous twin shows (screens compared in a headless terminal) and what tmux shows.
+ * `CHAOS_SESSIONS` and `CHAOS_LINES` scale it: 75 lines at five a second make 15 s of churn,
+ * some 60 drops and resumes across the sessions. Whether the daemon's memory stays flat over a
+ * minute of the same load is measured by `npm run bench` (bench/soak.bench.ts), not checked here.
  */
-import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { warningsOf } from '../helpers/daemon.js';
@@ -17,8 +17,7 @@ import { eventually } from '../helpers/tmux.js';
 // Sized to the machine: each session's shell forks a sleep five times a second, and the daemon
 // carries two clients per session beside the rest of the suite.
 const SESSIONS = Number(process.env.CHAOS_SESSIONS ?? Math.min(50, 10 * availableParallelism()));
-const LINES = Number(process.env.CHAOS_LINES ?? 300);
-const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
+const LINES = Number(process.env.CHAOS_LINES ?? 75);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function rng(seed: number): () => number {
@@ -49,19 +48,18 @@ describe(`load: ${SESSIONS} sessions, two clients each`, () => {
     });
   }, 180_000);
 
-  it('every resumed client ends equal to its continuous twin and to tmux, with flat memory', async () => {
+  it('every resumed client ends equal to its continuous twin and to tmux', async () => {
     const loop = `h=$(hostname); i=0; while [ $i -lt ${LINES} ]; do i=$((i+1)); printf '\\033[3%dm%s line %d\\033[0m\\n' $((i%8)) "$h" $i; sleep 0.2; done; echo load-$((1+1))done\r`;
     for (const p of pairs.values()) p.steady.stream.sendKeys(loop);
-    const pid = fx.d.child.pid!;
-    const samples: number[] = [];
     const deadline = Date.now() + LINES * 200 + 5000;
     let round = 0;
+    let drops = 0;
     while (Date.now() < deadline) {
       await sleep(500);
-      samples.push(rssMb(pid));
       // Every few seconds, a handful of flaky clients drop and come back; some type meanwhile.
       for (const [id, p] of pairs) {
         if (rand() < 0.08) {
+          drops++;
           p.flaky.stream.close();
           setTimeout(() => p.flaky.stream.connect(), 50 + rand() * 2000);
         }
@@ -106,10 +104,7 @@ describe(`load: ${SESSIONS} sessions, two clients each`, () => {
       compared++;
     }
     expect(compared).toBe(SESSIONS);
-    // Flat after warm-up: the last third of the run is no higher than the middle third, within noise.
-    const third = Math.floor(samples.length / 3);
-    const middle = Math.max(...samples.slice(third, 2 * third));
-    const last = Math.max(...samples.slice(2 * third));
-    expect(last - middle).toBeLessThan(40);
+    // The churn happened: clients dropped and resumed throughout the run.
+    expect(drops).toBeGreaterThanOrEqual(SESSIONS);
   }, 600_000);
 });

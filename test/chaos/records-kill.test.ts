@@ -50,6 +50,8 @@ describe('session records under SIGKILL', () => {
       let out = '';
       child.stdout.on('data', (d: Buffer) => (out += d.toString()));
       await eventually(() => out.includes('ready'), 15_000, 5, 'the writer started');
+      // The first writer has written each record once: there is something to break.
+      if (k === 0) await eventually(() => records.list().records.length === 3, 15_000, 5, 'the first writer to write all three records');
       // Let it write for a while, a different while each time, then kill it mid-stride.
       const until = Date.now() + 20 + Math.random() * 120;
       await eventually(() => Date.now() >= until, 15_000, 5, 'the writer to have written for a while');

@@ -12,10 +12,10 @@
 import { mkdirSync, realpathSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { processExists } from '../../src/process.js';
 import { SessionRecords } from '../../src/restore/records.js';
-import { RESTORE_RETRY_INTERVAL_MS } from '../../src/restore/retry.js';
 import type { TestDaemon } from '../helpers/daemon.js';
-import { useDaemon } from '../helpers/daemon-fixture.js';
+import { useDaemon, useInProcessDaemon } from '../helpers/daemon-fixture.js';
 import { useFakePi } from '../helpers/fake-pi-fixture.js';
 import { lastOfRole, messageText } from '../helpers/fake-model.js';
 import { Mirror } from '../helpers/stream.js';
@@ -25,6 +25,8 @@ import { eventually } from '../helpers/tmux.js';
 const PI_START_MS = 90_000;
 const TURN_MS = 60_000;
 const NAMES = ['r1', 'r2', 'r3', 'r4', 'r5'] as const;
+/** The restore retry's interval for the daemon that waits for a directory to come back. */
+const RETRY_MS = 200;
 
 interface Item {
   id: string;
@@ -94,19 +96,7 @@ describe('sessions restored after their tmux server is lost', () => {
     const pid = await serverPid();
     expect(pid).toBeGreaterThan(0);
     process.kill(pid, 'SIGKILL');
-    await eventually(
-      () => {
-        try {
-          process.kill(pid, 0);
-          return false;
-        } catch {
-          return true;
-        }
-      },
-      15_000,
-      25,
-      'the tmux server gone',
-    );
+    await eventually(() => !processExists(pid), 15_000, 25, 'the tmux server gone');
     return pid;
   };
   /** Every named session runs again, in its directory, with its description, pi showing its conversation. */
@@ -350,7 +340,9 @@ describe('sessions that are not restored: killed on purpose, or restoring turned
 });
 
 describe('an unrestorable session whose reason goes away', () => {
-  const fx = useDaemon(`[agent]\ncommand = "/bin/sh"\ndefault_session = "pi-main"\n`);
+  // In this process, so that the retry's interval can be shortened: what is checked is what each
+  // round does (looks, and does not try while the directory is missing), not how long it waits.
+  const fx = useInProcessDaemon(`[agent]\ncommand = "/bin/sh"\ndefault_session = "pi-main"\n`, { parts: { restoreRetryMs: RETRY_MS } });
   const records = () => new SessionRecords(fx.home.dataDir);
   const item = async (id: string) => ((await (await fx.d.get('/sessions')).json()) as Item[]).find((i) => i.id === id);
   const attempts = () =>
@@ -358,6 +350,12 @@ describe('an unrestorable session whose reason goes away', () => {
       .stderr()
       .split('\n')
       .filter((l) => l.includes('"session":"mnt"') && l.includes('could not be restored')).length;
+  /** The retry's rounds that found mnt's obstacle standing (each logs it at debug level). */
+  const rounds = () =>
+    fx.d
+      .stderr()
+      .split('\n')
+      .filter((l) => l.includes('"session":"mnt"') && l.includes('still cannot be restored')).length;
 
   it(
     'its directory missing (a disk not mounted yet): unrestorable; the directory made again: restored without a restart',
@@ -378,18 +376,13 @@ describe('an unrestorable session whose reason goes away', () => {
       await eventually(async () => (await item('pi-main'))?.state === 'running', 60_000, 100, 'pi-main restored');
 
       // Two rounds of the retry with the directory still missing: checked, not tried.
-      const seen = Date.now();
-      await eventually(() => Date.now() > seen + 2 * RESTORE_RETRY_INTERVAL_MS, 30_000, 100, 'two retry intervals to pass');
+      const seen = rounds();
+      await eventually(() => rounds() >= seen + 2, 30_000, 25, 'two rounds of the retry finding the directory missing');
       expect((await item('mnt'))?.state).toBe('unrestorable');
       expect(attempts()).toBe(1);
 
       mkdirSync(dir);
-      await eventually(
-        async () => (await item('mnt'))?.state === 'running',
-        2 * RESTORE_RETRY_INTERVAL_MS + 30_000,
-        100,
-        'mnt running again',
-      );
+      await eventually(async () => (await item('mnt'))?.state === 'running', 30_000, 100, 'mnt running again');
       const back = (await item('mnt'))!;
       expect(back).toMatchObject({ cwd: dir, description: 'on the other disk' });
       expect((await fx.tmux.tmux('display-message', '-p', '-t', '=mnt:', '#{pane_current_path}')).trim()).toBe(dir);

@@ -181,6 +181,18 @@ describe('tether serve refusing to start', () => {
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
   });
 
+  it.each(['fast', '5', '1.5', '600001'])(
+    'refuses a bad TETHER_TEST_RESTORE_RETRY_MS (%s), naming it, and creates no session',
+    async (value) => {
+      await tmux.tmux('kill-session', '-t', '=pi-main').catch(() => undefined);
+      const r = await runCli(['serve'], { ...home.env, TETHER_TEST_RESTORE_RETRY_MS: value });
+      expect(r.code).not.toBe(0);
+      expect(r.stderr.trim()).toBe(`tether: TETHER_TEST_RESTORE_RETRY_MS: must be a whole number of ms from 10 to 600000, got "${value}"`);
+      expect(r.stdout).toBe('');
+      expect((await tmux.tmux('list-sessions', '-F', '#{session_name}').catch(() => '')).split('\n')).not.toContain('pi-main');
+    },
+  );
+
   it('binds to loopback by default', async () => {
     const { loadConfig } = await import('../../src/config/load.js');
     const { resolvePaths } = await import('../../src/config/paths.js');

@@ -22,6 +22,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readRunFile } from '../../src/cli/run-file.js';
 import { spawnDetachedDaemon } from '../../src/config/daemon-process.js';
+import { processExists } from '../../src/process.js';
 import { CLI, daemonHome, runCli, type DaemonHome } from '../helpers/daemon.js';
 import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
 import { startUserManager, userManagerUnavailable, type UserManager } from '../helpers/user-manager.js';
@@ -30,14 +31,8 @@ const SESSION = 'svc-main';
 const CONFIG = `[agent]\ncommand = "/bin/sh"\ndefault_session = "${SESSION}"\n`;
 const UNIT = 'tether.service';
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
+/** Whether a process runs (one that exited and waits to be reaped does not). */
+const alive = processExists;
 
 /** The tmux server's pid and the agent pane's process. */
 async function tmuxPids(tmux: PrivateTmux): Promise<{ server: number; pane: number }> {

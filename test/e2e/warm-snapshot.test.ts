@@ -4,13 +4,16 @@
  * (more output, the alternate screen, a half-sent escape sequence), the snapshot renders what a
  * client that saw every byte renders and what tmux shows; a capture is never served for a
  * position it does not cover; a resize, a small ring or a long tail sends tmux the question.
+ *
+ * Warm captures are at most one per WARM_MIN_INTERVAL_MS (5 s): a test that needs the next one
+ * moves the system's clock past that interval instead of waiting it out.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { SidecarSystem } from '../../src/actors/system.js';
 import type { RingChunk } from '../../src/stream/ring.js';
-import { WARM_TAIL_MAX_BYTES } from '../../src/stream/warm-snapshots.js';
+import { WARM_MIN_INTERVAL_MS, WARM_TAIL_MAX_BYTES } from '../../src/stream/warm-snapshots.js';
 import { startLivePane, type LivePaneView } from '../helpers/live-pane.js';
 import { sendKeysHexCommands } from '../../src/tmux/input.js';
 import { expectSameScreen, expectTmuxText, screenOf, type Screen } from '../helpers/screen.js';
@@ -33,11 +36,14 @@ describe('warm snapshots on real tmux', () => {
   let continuous: RingChunk[];
   let base: Buffer;
   let step = 0;
+  /** The system's clock: real time plus what the tests skipped of it (only ever forward). */
+  let skippedMs = 0;
+  const clock = () => Date.now() + skippedMs;
 
   /** A session whose pane prints the file named by each key press (raw), `ringKb` of ring. */
   async function start(ringBytes = 8 << 20): Promise<void> {
     const script = `stty raw -echo; while :; do n=$(head -c1); cat ${tmux.dir}/part-$n.bin; done`;
-    ({ system, rt } = await startLivePane(tmux, 'warm', script, { ringBytes }));
+    ({ system, rt } = await startLivePane(tmux, 'warm', script, { ringBytes, now: clock }));
     // The base every comparison starts from: a capture made now, with the chunks after it.
     continuous = [];
     rt.stream.subscribe({ chunk: (c) => continuous.push(c), gap: () => undefined });
@@ -63,6 +69,8 @@ describe('warm snapshots on real tmux', () => {
   /** Starts a pane, prints `lines` of workload `tag`, waits for its warm capture: the position it covers, and the cold count then. */
   async function startWarmed(tag: string, lines: number, ringBytes?: number): Promise<{ at: number; cold: number }> {
     await start(ringBytes);
+    // The capture taken when the pane linked was the last: the next may follow the output at once.
+    skippedMs += WARM_MIN_INTERVAL_MS;
     await print(workload(tag, lines));
     const at = await warmedAt();
     return { at, cold: rt.counts().cold };

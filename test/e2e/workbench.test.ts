@@ -293,7 +293,8 @@ describe('history and search', () => {
         const r = await client.search(SESSION, 'RESTART-marker');
         return r.matches.length >= 3 ? r : null;
       },
-      15_000,
+      // Each search reads the session's whole buffer (the 200 000 lines above): seconds on a busy machine.
+      60_000,
       100,
       'the markers found by a search',
     );

@@ -39,10 +39,11 @@ export function livePaneOf(system: SidecarSystem, id: string): LivePaneView {
   };
 }
 
-/** How the system of `startLivePane` keeps its stream (ring size; warm snapshots unless false). */
+/** How the system of `startLivePane` keeps its stream (ring size; warm snapshots unless false) and its clock (Date.now unless given). */
 export interface LivePaneOptions {
   readonly ringBytes: number;
   readonly warmSnapshots?: boolean;
+  readonly now?: () => number;
 }
 
 /**
@@ -61,7 +62,7 @@ export async function startLivePane(
     target: tmux.target,
     ...opts,
     agent: () => ({ command: ['/bin/sh', '-c', script], env: {}, cwd: tmux.dir }),
-    now: Date.now,
+    now: opts.now ?? Date.now,
     log: silentLogger,
   });
   try {

@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { processExists } from '../../src/process.js';
 import { TmuxCli } from '../../src/tmux/exec.js';
 import type { TmuxTarget } from '../../src/tmux/target.js';
 import { makesNotifications, topologyGate } from '../../src/tmux/topology-gate.js';
@@ -45,23 +46,27 @@ export function privateTmux(): Promise<PrivateTmux> {
     capture: async (t) => (await tmux('capture-pane', '-p', '-t', t)).replace(/\n+$/, ''),
     cleanup: async () => {
       // kill-server can leave the server running for a while (panes that outlive SIGHUP, clients
-      // of a daemon that was SIGKILLed); once the socket is gone nothing could reach it again, so
-      // the server this helper started is waited for, then killed by its pid.
+      // of a daemon that was SIGKILLed), and a pane's program for longer (an agent saving its
+      // session as it hangs up, into a home the test removes next); once the socket is gone
+      // nothing could reach them again, so the server and the panes' programs this helper
+      // started are waited for, then killed by their pids (a pane's whole process group).
       const pid = Number(
         (await run('tmux', ['-S', socket, 'display-message', '-p', '#{pid}']).catch(() => ({ stdout: '' }))).stdout.trim(),
       );
+      const panes = (await run('tmux', ['-S', socket, 'list-panes', '-a', '-F', '#{pane_pid}']).catch(() => ({ stdout: '' }))).stdout
+        .split('\n')
+        .map(Number)
+        .filter((p) => Number.isSafeInteger(p) && p > 0);
       await run('tmux', ['-S', socket, 'kill-server']).catch(() => undefined);
-      if (Number.isSafeInteger(pid) && pid > 0) {
-        const alive = () => {
-          try {
-            process.kill(pid, 0);
-            return true;
-          } catch {
-            return false;
-          }
-        };
-        for (let i = 0; i < 30 && alive(); i++) await new Promise((r) => setTimeout(r, 100));
-        if (alive()) process.kill(pid, 'SIGKILL');
+      // Exited is enough: a zombie waiting for a slow init to reap it is gone (src/process.ts).
+      const left = () => [pid, ...panes].filter((p) => Number.isSafeInteger(p) && p > 0 && processExists(p));
+      for (let i = 0; i < 500 && left().length > 0; i++) await new Promise((r) => setTimeout(r, 10));
+      for (const p of left()) {
+        try {
+          process.kill(p === pid ? p : -p, 'SIGKILL');
+        } catch {
+          process.kill(p, 'SIGKILL');
+        }
       }
       rmSync(dir, { recursive: true, force: true });
     },

@@ -24,6 +24,7 @@ import { TmuxCli } from '../../src/tmux/exec.js';
 import { createSession } from '../../src/tmux/session-create.js';
 import { recreateSession } from '../../src/restore/recreate.js';
 import { SessionRecords } from '../../src/restore/records.js';
+import { processExists } from '../../src/process.js';
 import { usePrivateTmux } from '../helpers/tmux-fixture.js';
 import { eventually } from '../helpers/tmux.js';
 import { describeTransition, TransitionCoverage, transitionCoveringPaths, UNPLANNED } from '../helpers/transitions.js';
@@ -90,14 +91,8 @@ const coverage = new TransitionCoverage(sessionMachine);
 
 /** A session of the private server's own, not the model's. */
 const KEEPER = 'keeper';
-const processAlive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
+/** Whether a process runs (one that exited and waits to be reaped does not). */
+const processAlive = processExists;
 
 /** The tmux program on the PATH, as the tests run it. */
 const TMUX_BIN = (process.env.PATH ?? '')

@@ -1,0 +1,98 @@
+/**
+ * `npm test`: every check of the project, side by side where nothing orders them
+ * (docs/testing.md "Time").
+ *
+ * The static checks (typecheck, lint, format, the import layers, the charts) need nothing of
+ * one another or of the build. The tests need the built daemon and the real agents. So the
+ * build and the agents' install start together with the static checks, and vitest starts as
+ * soon as those two are done, while the static checks may still run: they are mostly CPU, the
+ * tests mostly wait on tmux and daemons.
+ *
+ * The build here is `npm run build:emit`: tsc emits without type-checking, since the typecheck
+ * step checks the same files with the same options (a type error fails `npm test` there).
+ *
+ * vitest prints as it goes. Every other step's output is kept and printed whole, under the
+ * step's name, if it fails: at once while vitest has not started, else after vitest is done,
+ * so that no two outputs interleave. Arguments go to vitest (`npm test -- test/unit`). The
+ * exit code is 0 only when every step passed.
+ */
+import { spawn } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const NPM = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+
+interface Result {
+  readonly name: string;
+  readonly ok: boolean;
+  readonly seconds: number;
+  readonly output: string;
+}
+
+/** Runs `npm run <script> [-- args]`, its output kept (or shown live with `live`). */
+function step(name: string, script: string, args: readonly string[] = [], live = false): Promise<Result> {
+  const started = performance.now();
+  const argv = ['run', '--silent', script, ...(args.length > 0 ? ['--', ...args] : [])];
+  const child = spawn(NPM, argv, { cwd: ROOT, stdio: live ? 'inherit' : ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
+  return new Promise((resolve) => {
+    child.on('error', (err) =>
+      resolve({ name, ok: false, seconds: (performance.now() - started) / 1000, output: `${output}${err.message}\n` }),
+    );
+    child.on('close', (code, signal) =>
+      resolve({
+        name,
+        ok: code === 0,
+        seconds: (performance.now() - started) / 1000,
+        output: code === 0 ? output : `${output}\n(${name}: npm run ${script} ended with ${signal ?? `exit code ${code}`})\n`,
+      }),
+    );
+  });
+}
+
+function report(r: Result): void {
+  process.stdout.write(`\n===== ${r.name} failed (${r.seconds.toFixed(1)} s) =====\n${r.output.trimEnd()}\n===== end of ${r.name} =====\n`);
+}
+
+async function main(): Promise<number> {
+  const started = performance.now();
+  const vitestArgs = process.argv.slice(2);
+  let vitestRunning = false;
+  const held: Result[] = [];
+  /** A failed step is shown at once unless vitest prints now; then after it. */
+  const settle = (r: Result): Result => {
+    if (!r.ok) {
+      if (vitestRunning) held.push(r);
+      else report(r);
+    }
+    return r;
+  };
+  const checks = [
+    step('typecheck', 'typecheck'),
+    step('lint', 'lint'),
+    step('format', 'format:check'),
+    step('deps', 'deps'),
+    step('charts', 'charts', ['--check']),
+  ].map((p) => p.then(settle));
+  const [build, agents] = await Promise.all([step('build', 'build:emit').then(settle), step('agents', 'test:agents').then(settle)]);
+  const results: Result[] = [build, agents];
+  if (build.ok && agents.ok) {
+    vitestRunning = true;
+    results.push(await step('vitest', 'test:vitest', vitestArgs, true));
+    vitestRunning = false;
+  } else {
+    process.stdout.write('\nnpm test: vitest not run (the build or the agents failed above)\n');
+  }
+  results.push(...(await Promise.all(checks)));
+  for (const r of held) report(r);
+  const failed = results.filter((r) => !r.ok);
+  const line = results.map((r) => `${r.name} ${r.ok ? 'ok' : 'FAILED'} ${r.seconds.toFixed(1)} s`).join(', ');
+  process.stdout.write(`\nnpm test: ${line}; ${((performance.now() - started) / 1000).toFixed(1)} s in all\n`);
+  if (failed.length > 0) process.stdout.write(`npm test: FAILED: ${failed.map((r) => r.name).join(', ')}\n`);
+  return failed.length > 0 ? 1 : 0;
+}
+
+process.exitCode = await main();
