@@ -386,3 +386,40 @@ describe('a plain-http server: bounds from the connection start, and an upgrade 
     expect(await closedByDaemon(up, 'an upgrade never answered')).toEqual({ secured: false, received: '' });
   });
 });
+
+describe('a TLS server whose handshake bound is far below its other bounds', () => {
+  let dir: string;
+  let tokens: TokenStore;
+  let app: FastifyInstance;
+  let port: number;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'tether-peers-'));
+    tokens = await TokenStore.open(join(dir, 'auth'));
+    await makeCertificate({ dataDir: dir } as Parameters<typeof makeCertificate>[0]);
+    const [key, cert] = [readFileSync(join(dir, 'tls', 'key.pem')), readFileSync(join(dir, 'tls', 'cert.pem'))];
+    app = await buildServer({
+      logger: false,
+      tokens,
+      tls: { key, cert },
+      health: { health: () => ({ ok: true }) as unknown as HealthReport },
+      // Only the handshake's bound can close these within the wait: the others are ten minutes.
+      peerLimits: { handshakeMs: 500, headersMs: 600_000, unauthenticatedMs: 600_000, checkIntervalMs: 200 },
+    });
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    port = (app.server.address() as { port: number }).port;
+  });
+  afterAll(async () => {
+    await app.close();
+    tokens.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('closes a connection that never starts TLS, and one whose handshake never ends, by the handshake bound', async () => {
+    const silent = tcp(port, '127.0.0.2');
+    const half = tcp(port, '127.0.0.2');
+    half.socket.write(Buffer.from([0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xfc, 0x03, 0x03]));
+    expect(await closedByDaemon(silent, 'a silent TCP connection')).toEqual({ secured: false, received: '' });
+    expect(await closedByDaemon(half, 'a half-finished TLS handshake')).toEqual({ secured: false, received: '' });
+  });
+});
