@@ -22,7 +22,7 @@ import { pairDevice } from '../helpers/pair-device.js';
 import { logTailOf, runCli } from '../helpers/daemon.js';
 import { isAgentTurn, startFakeAnthropic, toolResults, type FakeAnthropic } from '../../testkit/fake-anthropic.js';
 import { callOutputs, shellCall, startFakeResponses, toolNames, type FakeResponses } from '../../testkit/fake-responses.js';
-import type { Mirror } from '../helpers/stream.js';
+import { still, type Mirror } from '../helpers/stream.js';
 import { eventually } from '../helpers/tmux.js';
 
 /** A cold start of a 370 MB binary on a busy two-core machine. */
@@ -178,6 +178,9 @@ describe('Claude Code and Codex as tether sessions', () => {
       throw new Error(`${(err as Error).message}\n--- daemon log (tail) ---\n${logTailOf(fx.d, 80)}`, { cause: err });
     }
   };
+  /** The client's states are `expected`; when not, the error comes with the daemon's log. */
+  const statesAre = (m: Mirror, expected: string[]) =>
+    explained(Promise.resolve().then(() => expect(states(m), 'the states the client was told').toEqual(expected)));
 
   /** Creates session `name` running `agent` and a client; resolves once the client shows `ready`. */
   const createShowing = async (name: string, agent: string, cwd: string, ready: string[]) => {
@@ -208,7 +211,7 @@ describe('Claude Code and Codex as tether sessions', () => {
       );
       const answer = [`Bash(echo ${TOOL_OUTPUT})`, TOOL_OUTPUT, FINAL];
       await turn(m, PROMPT, answer, 'the tool output and answer on the client', 'the awaiting-input frame');
-      expect(states(m)).toEqual(['idle', 'thinking', 'tool Bash', 'thinking', 'awaiting-input']);
+      await statesAre(m, ['idle', 'thinking', 'tool Bash', 'thinking', 'awaiting-input']);
 
       const commands = (await (await fx.d.get('/sessions/cc/commands')).json()) as { name: string; description: string }[];
       expect(commands.map((c) => c.name)).toEqual(expect.arrayContaining(['clear', 'compact', 'help', 'model', 'x']));
@@ -235,6 +238,9 @@ describe('Claude Code and Codex as tether sessions', () => {
       await explained(eventually(() => alerts().length > before, 30_000, POLL_MS, 'a push for the permission question'));
       // The alert is the ask: who asks for what, and the command (docs/push.md "Asks").
       expect(alerts()[before]).toEqual({ sessionId: 'cc', title: 'Claude asks to use Bash', body: claudeCommand });
+      // A person reads the dialog before answering: Claude drops a key typed the moment it is drawn
+      // (the push comes at once, from its PermissionRequest hook), and then waits forever.
+      await explained(still(again, TURN_MS, 'the permission dialog drawn and still on the client'));
       again.stream.sendKey('enter'); // "1. Yes" is selected
       await explained(shows(again, [ASK_FINAL], TURN_MS, 'the answer after the approval'));
       await explained(eventually(() => states(again).at(-1) === 'awaiting-input', TURN_MS, POLL_MS, 'awaiting-input after the approval'));
@@ -250,7 +256,7 @@ describe('Claude Code and Codex as tether sessions', () => {
       const before = alerts().length;
       await turn(m, PROMPT, [`Ran echo ${TOOL_OUTPUT}`, FINAL], 'the tool output and answer on the client', 'the awaiting-input frame');
       // Codex's first record makes it present (idle), then its turn as its rollout file tells it.
-      expect(states(m)).toEqual(['idle', ...CODEX_TURN]);
+      await statesAre(m, ['idle', ...CODEX_TURN]);
 
       const commands = (await (await fx.d.get('/sessions/cx/commands')).json()) as { name: string; description: string }[];
       expect(commands.map((c) => c.name)).toEqual(expect.arrayContaining(['model', 'review', 'new', 'compact', 'init', 'status', 'exit']));
@@ -327,7 +333,7 @@ describe('Claude Code and Codex as tether sessions', () => {
       await type(m, PROMPT);
       await explained(shows(m, [`Ran echo ${TOOL_OUTPUT}`], TURN_MS, 'the tool output on the client'));
       await explained(eventually(() => states(m).at(-1) === 'awaiting-input', TURN_MS, POLL_MS, 'the awaiting-input frame'));
-      expect(states(m)).toEqual(['idle', ...CODEX_TURN]);
+      await statesAre(m, ['idle', ...CODEX_TURN]);
       await explained(eventually(() => alerts().length > before, 30_000, POLL_MS, 'a push for cx-attach'));
       expect(alerts().slice(before)).toEqual([{ sessionId: 'cx-attach', title: 'Codex is waiting for you', body: 'cx-attach' }]);
     },

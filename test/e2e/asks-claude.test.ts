@@ -26,7 +26,7 @@ import {
   type FakeAnthropic,
 } from '../../testkit/fake-anthropic.js';
 import { pairDevice, type PairedDevice } from '../helpers/pair-device.js';
-import type { Mirror } from '../helpers/stream.js';
+import { still, type Mirror } from '../helpers/stream.js';
 import { eventually } from '../helpers/tmux.js';
 import type { Ask, StateFrame } from '../../src/protocol/frames.js';
 import type { AnswerEntry } from '../../src/service/answer-log.js';
@@ -130,21 +130,7 @@ describe('Claude Code asks, answered from the phone', () => {
       what,
     );
   /** Waits until the client got no bytes for half a second (the screen is still). */
-  const quiet = (what: string) => {
-    let seen = -1;
-    let still = 0;
-    return eventually(
-      () => {
-        const n = m.received.length;
-        still = n === seen ? still + 1 : 0;
-        seen = n;
-        return still >= 5;
-      },
-      TURN_MS,
-      POLL_MS,
-      what,
-    );
-  };
+  const quiet = (what: string) => still(m, TURN_MS, what);
   const states = (): StateFrame[] => m.received.flatMap((r) => (r.kind === 'state' ? [r.frame] : []));
   /** The phone answers over REST with its own token. */
   const answer = (ask: string, choice: string, token = phone.token) =>

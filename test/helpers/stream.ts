@@ -11,6 +11,7 @@ import {
   type StateFrame,
 } from '../../src/reference-client/index.js';
 import { expect } from 'vitest';
+import { eventually } from './tmux.js';
 import type { PaneStream } from '../../src/stream/pane-stream.js';
 import { newTerminal, readScreen, write, type Screen } from './screen.js';
 
@@ -84,6 +85,31 @@ export class Mirror {
     this.stream.close();
     this.term.dispose();
   }
+}
+
+/**
+ * Waits until the client got nothing for `quietMs` (the screen is drawn and has stopped
+ * changing), as a person reads a dialog before answering it. Claude Code drops a key that comes
+ * in the first moments after its dialog is drawn (tether's own answers wait for the same quiet:
+ * src/agent/claude/asks.ts).
+ */
+export function still(m: Mirror, timeoutMs: number, what: string, quietMs = 500): Promise<boolean> {
+  let seen = -1;
+  let since = 0;
+  return eventually(
+    () => {
+      const n = m.received.length;
+      if (n !== seen) {
+        seen = n;
+        since = Date.now();
+        return false;
+      }
+      return Date.now() - since >= quietMs;
+    },
+    timeoutMs,
+    50,
+    what,
+  );
 }
 
 /** New output reaches a live client as the next chunk, at exactly the stream's end position. */

@@ -196,7 +196,7 @@ describe('rollout watch', () => {
     expect(watch.notified('a', thread)).toBe(true);
   });
 
-  it('takes no new file that two sessions in one directory could own; a notify names the thread, followed from then on', async () => {
+  it('takes no new file that two sessions in one directory could own; a notify names the thread, whose file is read from its start', async () => {
     const { watch, file, of, thread, path } = newThreadBeside('/work/same', '/work/same');
     const control = threadAt(Date.now());
     watch.watch('c', '/work/c', null);
@@ -204,13 +204,37 @@ describe('rollout watch', () => {
     await eventually(() => of('c').length === 1, 10_000, 20, 'the unambiguous session c found');
     expect(of('a')).toEqual([]);
     expect(of('b')).toEqual([]);
-    // The notify of b's turn: the notify's own word counts for this turn; the file is followed from its end.
-    expect(watch.notified('b', thread)).toBe(false);
-    await eventually(() => watch.notified('b', thread), 10_000, 20, "b following its thread's file");
-    appendFileSync(path, [started(), call('c2'), output('c2'), complete()].map((l) => `${l}\n`).join(''));
-    await eventually(() => of('b').length === 4, 10_000, 20, "b's next turn");
-    expect(of('b')).toEqual(['thinking', 'tool exec_command c2', 'end-tool c2', 'waiting']);
+    appendFileSync(path, [call('c2'), output('c2'), complete()].map((l) => `${l}\n`).join(''));
+    // The notify of b's turn: its thread was made since b was watched, so its file tells the whole turn.
+    expect(watch.notified('b', thread)).toBe(true);
+    await eventually(() => of('b').length === 5, 10_000, 20, "b's first turn, from its file's start");
+    expect(of('b')).toEqual(['thinking', 'prompt go', 'tool exec_command c2', 'end-tool c2', 'waiting']);
+    appendFileSync(path, [started(), complete()].map((l) => `${l}\n`).join(''));
+    await eventually(() => of('b').length === 7, 10_000, 20, "b's next turn");
+    expect(of('b').slice(5)).toEqual(['thinking', 'waiting']);
     expect(of('a')).toEqual([]);
+  });
+
+  it('reads the whole first turn when the notify comes before a look found its new file; an older thread is followed from its end', async () => {
+    const { watch, file, of } = setup();
+    // No directory known (a Codex started with `-C`, or a look not yet done): only the notify names the thread.
+    watch.watch('n', null, null);
+    const thread = threadAt(Date.now());
+    file(thread, [meta(thread, '/work/n'), started(), prompt('go'), call('c4'), output('c4'), complete()]);
+    expect(watch.notified('n', thread)).toBe(true);
+    await eventually(() => of('n').length === 5, 10_000, 20, "n's first turn, from its file's start");
+    expect(of('n')).toEqual(['thinking', 'prompt go', 'tool exec_command c4', 'end-tool c4', 'waiting']);
+
+    // A thread made long before the session was watched (a Codex running before the daemon): its
+    // past is not replayed; the notify's own word counts, and the file is followed from its end.
+    watch.watch('o', null, null);
+    const old = threadAt(Date.now() - 3_600_000);
+    const path = file(old, [meta(old, '/work/o'), started(), prompt('old'), complete()]);
+    expect(watch.notified('o', old)).toBe(false);
+    await eventually(() => watch.notified('o', old), 10_000, 20, 'o following its file');
+    appendFileSync(path, [started(), complete()].map((l) => `${l}\n`).join(''));
+    await eventually(() => of('o').length === 2, 10_000, 20, "o's next turn");
+    expect(of('o')).toEqual(['thinking', 'waiting']);
   });
 
   it('follows a known thread (a resume) from the end of its file, and pairs an output with a call whose id was cut off', async () => {

@@ -13,7 +13,10 @@
  *   prompt): a new file whose `session_meta` names the session's directory, made after the
  *   daemon began watching the session. It is taken only when exactly one watched session that
  *   has no file yet works in that directory; when several do, none takes it, and each waits for
- *   its notify (its first turn then shows only awaiting-input).
+ *   its notify;
+ * - a notify naming a thread made since the session was watched (one a look had not found yet,
+ *   or could not tell apart): that file from its start, so the turn's records are all read, the
+ *   end of the turn among them.
  *
  * Invariants: one timer for all sessions, never two ticks at once; every read is async and
  * bounded (rollout-tail.ts; a candidate file's head only); a file is inspected for discovery once.
@@ -85,19 +88,24 @@ export class CodexRolloutWatch {
   }
 
   /**
-   * The notify program named the session's thread at the end of a turn. True when this follows
-   * that thread's file (its records say the turn ended, and are read now); false when it did not
-   * (it follows it from now on), and the notify's own word counts.
+   * The notify program named the session's thread at the end of a turn. True when the thread's
+   * file tells this turn (followed already, or a thread made since the session was watched: its
+   * file, new, is read from its start), and is read now: its records say the turn ended. False
+   * for an older thread not followed yet (followed from its end on): the notify's own word counts.
    */
   notified(session: string, thread: string): boolean {
     const f = this.followers.get(session);
     if (!f) return false;
-    if (f.thread === thread && f.tail !== null) {
-      this.tickNow();
-      return true;
+    if (f.thread !== thread) {
+      // The notify may come before a look found the new file (a loaded machine, a short turn).
+      const made = threadTime(thread);
+      const fresh = made !== null && made >= f.since - ROLLOUT_DISCOVERY_SLACK_MS;
+      this.follow(f, thread, fresh);
+      this.deps.log.info({ session, thread, fromStart: fresh }, "a Codex session's thread was named by its notify");
     }
-    this.follow(f, thread, false);
-    return false;
+    if (f.tail === null && !f.fromStart) return false;
+    this.tickNow();
+    return true;
   }
 
   /** The last tool call the session's file started (its command, when a shell call), or null. */
