@@ -32,12 +32,23 @@ function parserRefusal(code: string | undefined): DomainError {
   return new DomainError('invalid', `${UNREADABLE} as HTTP/1.1 (${code ?? 'a parse error'})`);
 }
 
+/** An error of node's HTTP parser or of its request bounds: the peer spoke HTTP and gets an answer. */
+const isHttpError = (code: string | undefined): boolean =>
+  code !== undefined && (code.startsWith('HPE_') || code === 'ERR_HTTP_REQUEST_TIMEOUT');
+
 /**
  * fastify's `clientErrorHandler`: node's parser refused the bytes. Answers as node itself would
- * (only when no answer on the connection has begun), in tether's shape, and closes.
+ * (only when no answer on the connection has begun), in tether's shape, and closes. Any other
+ * client error (a TLS handshake that failed or ran out of time, which node hands to the same
+ * handler) is closed at once: an answer written to a socket whose handshake never ended would
+ * wait for it and keep the socket open past its bound.
  */
 export function refuseUnreadable(err: Error & { code?: string }, socket: Duplex): void {
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  if (!isHttpError(err.code)) {
+    socket.destroy();
+    return;
+  }
   const inFlight = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } | null })._httpMessage;
   if (socket.writable && !inFlight?.headersSent) socket.end(rawAnswer(parserRefusal(err.code)));
   else socket.destroy();

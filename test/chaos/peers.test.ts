@@ -344,45 +344,69 @@ describe('connections without a token are capped per address and in total; the p
   });
 });
 
-describe('a plain-http server: bounds from the connection start, and an upgrade never answered', () => {
-  let dir: string;
-  let tokens: TokenStore;
-  let token: string;
-  let app: FastifyInstance;
-  let port: number;
-
+/** A server of tether's transport alone on a port of its own, in a temporary folder (removed after). */
+function useBareServer(
+  options: (dir: string) => Partial<Parameters<typeof buildServer>[0]> | Promise<Partial<Parameters<typeof buildServer>[0]>>,
+) {
+  const srv = { dir: '', token: '', port: 0, app: null as FastifyInstance | null, tokens: null as TokenStore | null };
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'tether-peers-'));
-    tokens = await TokenStore.open(join(dir, 'auth'));
-    token = (await tokens.ensureLocalToken()).token!;
-    app = await buildServer({
+    srv.dir = mkdtempSync(join(tmpdir(), 'tether-peers-'));
+    srv.tokens = await TokenStore.open(join(srv.dir, 'auth'));
+    srv.token = (await srv.tokens.ensureLocalToken()).token!;
+    srv.app = await buildServer({
       logger: false,
-      tokens,
+      tokens: srv.tokens,
       health: { health: () => ({ ok: true }) as unknown as HealthReport },
-      // The daemon starting, for ever: an upgrade waits on it and is never answered.
-      ready: new Promise<void>(() => undefined),
-      peerLimits: { headersMs: 1000, upgradeMs: 1000, checkIntervalMs: 200 },
-      plugins: [(a) => void a.get('/ws', { websocket: true }, () => undefined)],
+      ...(await options(srv.dir)),
     });
-    await app.listen({ host: '127.0.0.1', port: 0 });
-    port = (app.server.address() as { port: number }).port;
+    await srv.app.listen({ host: '127.0.0.1', port: 0 });
+    srv.port = (srv.app.server.address() as { port: number }).port;
   });
   afterAll(async () => {
-    await app.close();
-    tokens.close();
-    rmSync(dir, { recursive: true, force: true });
+    await srv.app?.close();
+    srv.tokens?.close();
+    rmSync(srv.dir, { recursive: true, force: true });
   });
+  return srv;
+}
+
+describe('a plain-http server: bounds from the connection start, and an upgrade never answered', () => {
+  const srv = useBareServer(() => ({
+    // The daemon starting, for ever: an upgrade waits on it and is never answered.
+    ready: new Promise<void>(() => undefined),
+    peerLimits: { headersMs: 1000, upgradeMs: 1000, checkIntervalMs: 200 },
+    plugins: [(a) => void a.get('/ws', { websocket: true }, () => undefined)],
+  }));
 
   it('closes a TCP connection that never sends a byte, counting from its start, with a 408', async () => {
-    const silent = tcp(port, '127.0.0.2');
+    const silent = tcp(srv.port, '127.0.0.2');
     expect((await closedByDaemon(silent, 'a silent TCP connection')).received).toMatch(/^HTTP\/1\.1 408 /);
   });
 
   it('closes an authenticated upgrade that gets no answer', async () => {
-    const up = tcp(port, '127.0.0.3');
+    const up = tcp(srv.port, '127.0.0.3');
     up.socket.write(
-      `GET /ws HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: ${Buffer.alloc(16, 1).toString('base64')}\r\n\r\n`,
+      `GET /ws HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${srv.token}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: ${Buffer.alloc(16, 1).toString('base64')}\r\n\r\n`,
     );
     expect(await closedByDaemon(up, 'an upgrade never answered')).toEqual({ secured: false, received: '' });
+  });
+});
+
+describe('a TLS server whose handshake bound is far below its other bounds', () => {
+  const srv = useBareServer(async (dir) => {
+    await makeCertificate({ dataDir: dir } as Parameters<typeof makeCertificate>[0]);
+    return {
+      tls: { key: readFileSync(join(dir, 'tls', 'key.pem')), cert: readFileSync(join(dir, 'tls', 'cert.pem')) },
+      // Only the handshake's bound can close these within the wait: the others are ten minutes.
+      peerLimits: { handshakeMs: 500, headersMs: 600_000, unauthenticatedMs: 600_000, checkIntervalMs: 200 },
+    };
+  });
+
+  it('closes a connection that never starts TLS, and one whose handshake never ends, by the handshake bound', async () => {
+    const silent = tcp(srv.port, '127.0.0.2');
+    const half = tcp(srv.port, '127.0.0.2');
+    half.socket.write(Buffer.from([0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xfc, 0x03, 0x03]));
+    expect(await closedByDaemon(silent, 'a silent TCP connection')).toEqual({ secured: false, received: '' });
+    expect(await closedByDaemon(half, 'a half-finished TLS handshake')).toEqual({ secured: false, received: '' });
   });
 });
