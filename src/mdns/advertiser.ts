@@ -7,9 +7,14 @@
  *
  * The worker is told which interfaces to answer on (those with an address, read here): the
  * library's own search for them on Linux misses every interface iproute2 names `name@link`
- * (veth, VLANs, a container's eth0). The library follows address changes on those interfaces
- * itself (a new DHCP lease: it announces the new address); an interface that comes or goes is
- * seen here, within INTERFACE_POLL_MS, and the worker is started again with the new set.
+ * (veth, VLANs, a container's eth0). An interface that comes or goes, or an address of one that
+ * changes (a new DHCP lease), is seen here within INTERFACE_POLL_MS, and the worker is started
+ * again: goodbye from the old one, a fresh responder with the daemon's own name. The library
+ * follows address changes itself too, by probing its name again, and on Linux that probe can
+ * take its own answers for another device's: every socket hears every interface's packets, its
+ * own looped back, and the library knows its own per interface only, so an answer it sent on
+ * one interface just before, heard on another, made it `name (2)` (docs/pairing.md). The fresh
+ * responder puts the name back.
  *
  * Invariant: advertising never takes the daemon down or writes to its stdout; a failure is a
  * state (`retrying`, with the reason) that `/health` shows.
@@ -52,8 +57,8 @@ export type WorkerOrder = { readonly type: 'stop' };
 /** The first wait before a failed worker is started again; it doubles up to RETRY_MAX_MS. */
 export const RETRY_FIRST_MS = 5_000;
 export const RETRY_MAX_MS = 300_000;
-/** How long a stop waits for the goodbye packets before ending the worker. */
-export const GOODBYE_WAIT_MS = 2_000;
+/** How long a stop waits for the goodbye packets before ending the worker (it is said in the log when it is hit). */
+export const GOODBYE_WAIT_MS = 5_000;
 /** How often the set of interfaces is looked at (the library looks at their addresses as often). */
 export const INTERFACE_POLL_MS = 15_000;
 /** Longest line of the worker's output kept in the log. */
@@ -66,6 +71,22 @@ export type InterfaceMap = NodeJS.Dict<NetworkInterfaceInfo[]>;
 export interface Answering {
   readonly names: readonly string[];
   readonly why: string | null;
+}
+
+/**
+ * The interfaces `names` with the addresses the responder announces there (the first of each
+ * kind: IPv4, and the IPv6 kinds when `ad.ipv6`), in one string: when it changes, the
+ * advertisement is made anew.
+ */
+export function addressesOn(ad: Advertisement, names: readonly string[], all: InterfaceMap): string {
+  const announced = (a: NetworkInterfaceInfo) => a.family === 'IPv4' || (ad.ipv6 && a.family === 'IPv6');
+  return names
+    .map((name) => {
+      const firsts = new Map<string, string>();
+      for (const a of (all[name] ?? []).filter(announced)) if (!firsts.has(kindOf(a))) firsts.set(kindOf(a), a.address);
+      return `${name}=${[...firsts.values()].join(',')}`;
+    })
+    .join(' ');
 }
 
 /** The kind of address the responder keeps one of per interface: IPv4, IPv6 link-local, unique local, global. */
@@ -117,8 +138,10 @@ export interface AdvertiserDeps {
 
 export class MdnsAdvertiser {
   private worker: Worker | null = null;
-  /** The interfaces the running worker answers on (joined), to see a change. */
+  /** The interfaces the running worker answers on (joined), to log them. */
   private answeringOn = '';
+  /** Those interfaces with their addresses (`addressesOn`), to see a change. */
+  private addressesNow = '';
   private state: MdnsState = 'starting';
   private reason: string | null = null;
   private instance: string;
@@ -155,18 +178,23 @@ export class MdnsAdvertiser {
     this.state = 'off';
     this.reason = 'the daemon stopped';
     await this.replacing;
-    if (worker) await goodbye(worker);
+    if (worker) await goodbye(worker, this.deps.log);
   }
 
-  private answering(): Answering {
-    return answeringInterfaces(this.deps.ad, (this.deps.networkInterfaces ?? networkInterfaces)());
+  private answering(): Answering & { readonly addresses: string } {
+    const all = (this.deps.networkInterfaces ?? networkInterfaces)();
+    const answering = answeringInterfaces(this.deps.ad, all);
+    return { ...answering, addresses: addressesOn(this.deps.ad, answering.names, all) };
   }
 
   /** Starts a worker for the interfaces there are now; with none, waits for one (the poll starts it). */
   private launch(): void {
     if (this.stopped || this.worker !== null || this.replacing !== null) return;
-    const { names, why } = this.answering();
+    const { names, why, addresses } = this.answering();
     this.answeringOn = names.join(' ');
+    this.addressesNow = addresses;
+    // A fresh responder starts with the daemon's own name (the one before may have been renamed).
+    this.instance = this.deps.ad.instance;
     if (why !== null) {
       this.state = 'off';
       this.reason = why;
@@ -191,16 +219,16 @@ export class MdnsAdvertiser {
     worker.on('exit', (code) => this.failed(worker, `its thread ended (exit code ${code})`));
   }
 
-  /** The poll: an interface came or went (or the first one came up): advertise on the new set. */
+  /** The poll: an interface came or went, or an address changed (or the first one came up): advertise anew. */
   private look(): void {
     if (this.stopped || this.retryTimer !== null || this.replacing !== null) return;
-    const { names } = this.answering();
-    if (names.join(' ') === this.answeringOn) return;
+    const { names, addresses } = this.answering();
+    if (addresses === this.addressesNow) return;
     const old = this.worker;
     this.worker = null;
-    this.deps.log.info({ interfaces: names }, 'the network interfaces changed: advertising on them anew');
+    this.deps.log.info({ interfaces: names, addresses }, 'the network interfaces or their addresses changed: advertising anew');
     if (!old) return this.launch();
-    this.replacing = goodbye(old).then(() => {
+    this.replacing = goodbye(old, this.deps.log).then(() => {
       this.replacing = null;
       this.launch();
     });
@@ -249,13 +277,16 @@ export class MdnsAdvertiser {
 }
 
 /** Tells a worker to say goodbye on the network, waits for it (at most GOODBYE_WAIT_MS), and ends it. */
-async function goodbye(worker: Worker): Promise<void> {
+async function goodbye(worker: Worker, log: Logger): Promise<void> {
   await new Promise<void>((resolve) => {
     const done = () => {
       clearTimeout(timer);
       resolve();
     };
-    const timer = setTimeout(done, GOODBYE_WAIT_MS);
+    const timer = setTimeout(() => {
+      log.warn({ waitedMs: GOODBYE_WAIT_MS }, 'the mDNS responder did not say it sent its goodbye in time: ended all the same');
+      done();
+    }, GOODBYE_WAIT_MS);
     worker.on('message', (news: WorkerNews) => news.type === 'stopped' && done());
     worker.once('exit', done);
     worker.postMessage({ type: 'stop' } satisfies WorkerOrder);

@@ -4,8 +4,8 @@
  * a "host" namespace, and a phone in the "lan" namespace browses for `_tether._tcp` with a real
  * mDNS browser (another implementation than the daemon's responder, on the wire). The phone must
  * find the daemon by the id it paired with, reach it at the address the browser gives, find it
- * again at a new address after a new DHCP lease, see it leave when it stops (its goodbye), and
- * find it again, same id and same certificate, when it is back.
+ * again at a new address after a new DHCP lease (under its own name), see it leave when it stops
+ * (its goodbye), and find it again, same id and same certificate, when it is back.
  */
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { packageVersion } from '../../src/config/version.js';
@@ -97,12 +97,18 @@ describe.skipIf(process.getuid?.() !== 0)('finding the daemon on the local netwo
     known = { id: p.id, fp: p.fingerprint, deviceToken };
   }, 120_000);
 
-  it('given a new address (a new DHCP lease), it is found there, and the phone reaches the same daemon', async () => {
+  it('given a new address (a new DHCP lease), it is found there under its own name, and the phone reaches the same daemon', async () => {
     const { id, fp, deviceToken } = paired();
     const moved = '10.201.0.9';
     network().renumberUplink(moved);
-    // A browser with nothing cached, asking every second: the responder notices the change by itself.
-    const s = await browse('fresh').waitFor((x) => isDaemon(id)(x) && x.addresses.includes(moved), `the daemon at ${moved}`, 90_000);
+    // A browser with nothing cached, asking every second: the daemon notices the change by itself.
+    // Its name stays `devbox`: no other device has it (the responder once took its own answers,
+    // heard on another interface, for another device's and went on as `devbox (2)`).
+    const s = await browse('fresh').waitFor(
+      (x) => isDaemon(id)(x) && x.addresses.includes(moved) && x.name === 'devbox',
+      `the daemon at ${moved}, named devbox`,
+      90_000,
+    );
     expect(s.txt.fp).toBe(fp);
     const health = await phone({ host: moved, port: s.port, fp, method: 'GET', path: '/health', token: deviceToken });
     expect(health.status).toBe(200);
@@ -112,9 +118,15 @@ describe.skipIf(process.getuid?.() !== 0)('finding the daemon on the local netwo
   it('stopped, it says goodbye and a watching browser sees it leave; started again, it is back with the same id and certificate', async () => {
     const { id, fp } = paired();
     const b = browse('watch');
-    await b.waitFor(isDaemon(id), 'the daemon before it stops');
+    const before = await b.waitFor(isDaemon(id), 'the daemon before it stops');
     expect(await f.d.stop()).toBe(0);
-    const gone = await b.waitFor((s) => s.ev === 'down' && s.name === 'devbox', 'the goodbye of the stopped daemon', 30_000);
+    // The phone knows its daemon by the id: once it stopped, the last the browser heard of it is
+    // its goodbye (a watching browser drops a service on a goodbye only: its records live for
+    // minutes). Also when the daemon was making its advertisement anew just then (an address
+    // changed): the goodbye of the one before is the last.
+    const last = () => b.seen.filter((s) => s.txt.id === id).at(-1);
+    const gone = await b.waitFor((s) => s === last() && s.ev === 'down', 'the goodbye of the stopped daemon', 30_000);
+    expect(gone).toMatchObject({ name: 'devbox', host: before.host, port: before.port });
     const after = b.seen.indexOf(gone);
     await f.startAgain();
     const back = await b.waitFor((s) => b.seen.indexOf(s) > after && isDaemon(id)(s), 'the daemon started again');

@@ -2,8 +2,9 @@
  * How the daemon keeps its mDNS worker (src/mdns/advertiser.ts), with real worker threads that
  * stand in for the responder (each a few lines of a module given as a data: URL): what a worker
  * writes reaches the log and never stdout; a worker that ends is started again after a back-off
- * that doubles, while the status says why; an interface that comes up starts the advertisement
- * anew on the new set; a stop asks for the goodbye and waits for it. The responder itself is
+ * that doubles, while the status says why; an interface that comes up, or an address that
+ * changes, starts the advertisement anew (under the daemon's own name); a stop asks for the
+ * goodbye and waits for it. The responder itself is
  * tested on the wire (test/e2e/mdns.test.ts).
  */
 import { afterEach, describe, expect, it } from 'vitest';
@@ -124,5 +125,34 @@ describe('the mDNS worker, kept by the daemon', () => {
     expect(advertisedOn()).toEqual(['wlan0', 'eth1 wlan0']);
     // The one on wlan0 alone said goodbye before the new one started.
     expect(lines.some((l) => l.obj.mdns === 'goodbye sent on wlan0')).toBe(true);
+  });
+
+  it("an address that changes (a new DHCP lease) makes the advertisement anew, under the daemon's own name again", async () => {
+    const { log, lines } = capturingLog();
+    let address = '10.0.0.2';
+    const machine = () => ({ eth0: [{ address, family: 'IPv4', internal: false, netmask: '', mac: '', cidr: null }] }) as never;
+    // A responder that was renamed on the network while it ran (as the library did with its own
+    // answers heard on another interface); the one started after is not (a worker takes a copy of
+    // the environment when it starts).
+    const renamedWhen = workerOf(`
+parentPort.postMessage({ type: 'advertising' });
+if (process.env.TETHER_TEST_RENAMED === '1') parentPort.postMessage({ type: 'renamed', instance: 'devbox (2)' });
+parentPort.on('message', (m) => {
+  if (m.type === 'stop') { console.log('goodbye sent'); parentPort.postMessage({ type: 'stopped' }); }
+});`);
+    process.env.TETHER_TEST_RENAMED = '1';
+    try {
+      const a = start({ log, workerUrl: renamedWhen, networkInterfaces: machine, pollMs: 50 });
+      await eventually(() => a.status().instance === 'devbox (2)', 15_000, 25, 'the first responder renamed');
+      delete process.env.TETHER_TEST_RENAMED;
+      address = '10.0.0.9';
+      const advertised = () => lines.filter((l) => l.msg === 'advertised on the local network (mDNS, _tether._tcp)');
+      await eventually(() => advertised().length === 2, 15_000, 25, 'advertised anew after the address changed');
+      expect(a.status()).toEqual({ state: 'advertising', reason: null, instance: 'devbox' });
+      expect(advertised().map((l) => l.obj.instance)).toEqual(['devbox', 'devbox']);
+      expect(lines.filter((l) => l.obj.mdns === 'goodbye sent')).toHaveLength(1);
+    } finally {
+      delete process.env.TETHER_TEST_RENAMED;
+    }
   });
 });
