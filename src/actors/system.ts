@@ -12,6 +12,7 @@ import { sessionMachine, type SessionOrigin, type SessionWorktree } from '../mac
 import { sidecarMachine, type SessionActorRef } from '../machines/sidecar.machine.js';
 import type { TmuxCli } from '../tmux/exec.js';
 import { hasSession, readUserOption, sessionExists } from '../tmux/sessions.js';
+import { optionStoreOf } from '../tmux/session-options.js';
 import { isPaneStillRunning } from '../tmux/session-create.js';
 import type { TmuxTarget } from '../tmux/target.js';
 import { discoveryLogic } from './discovery.actor.js';
@@ -76,10 +77,13 @@ export class SidecarSystem {
   /** When each session's actor was last removed (a serial), so a scan begun before it does not bring it back. */
   private readonly removals = new Map<string, number>();
   private removalSerial = 0;
+  /** Stops telling clients of descriptions set by hand in tmux (found by discovery's reads). */
+  private readonly stopDescriptions: () => void;
 
   constructor(deps: SidecarSystemDeps) {
     this.deps = deps;
     this.news = new SidecarNews(deps.log);
+    this.stopDescriptions = optionStoreOf(deps.cli).onDescriptionRead((id) => this.metaChanged(id));
     this.panes = new LivePanes({
       ringBytes: deps.ringBytes,
       now: deps.now,
@@ -363,6 +367,7 @@ export class SidecarSystem {
 
   /** Stops every actor; tmux sessions keep running (control clients just detach). */
   async stop(): Promise<void> {
+    this.stopDescriptions();
     if (this.actor.getSnapshot().status !== 'active') return;
     this.actor.send({ type: 'sidecar.stop' });
     this.actor.stop();

@@ -98,7 +98,24 @@ export class SessionOptionStore {
     if (!this.listed.has(key)) return;
     const e = this.entry(key);
     if (read.fixed && !e.fixed) e.fixed = read.fixed;
-    if (read.description !== undefined && e.writes === writesBefore) e.description = read.description;
+    if (read.description !== undefined && e.writes === writesBefore) {
+      const before = e.description;
+      e.description = read.description;
+      // Set by hand in tmux since tether last knew it: its clients are told (a session-meta).
+      if (before !== undefined && before !== read.description) for (const [name, k] of this.keyOfName) if (k === key) this.tell(name);
+    }
+  }
+
+  private readonly descriptionListeners = new Set<(name: string) => void>();
+
+  /** Calls `listener` with a session's name when a read from tmux finds its description changed. */
+  onDescriptionRead(listener: (name: string) => void): () => void {
+    this.descriptionListeners.add(listener);
+    return () => this.descriptionListeners.delete(listener);
+  }
+
+  private tell(name: string): void {
+    for (const listener of this.descriptionListeners) listener(name);
   }
 
   /** tether wrote (or removed, `null`) the description of session `name`. */

@@ -26,6 +26,20 @@ describe('SessionOptionStore', () => {
     expect(store.fixed(key)?.agent).toBe('default');
   });
 
+  it('tells its listeners of a description a read found changed, not of one unchanged or written by tether', () => {
+    const store = new SessionOptionStore();
+    const key = sessionKey(100, '$1', 1000);
+    const told: string[] = [];
+    store.onDescriptionRead((name) => told.push(name));
+    store.reconcile([{ name: 'a', key }]);
+    store.filled(key, { fixed: fixed('default'), description: 'first' }, store.writesTo(key));
+    store.filled(key, { description: 'first' }, store.writesTo(key));
+    store.describedAs('a', 'by tether');
+    expect(told).toEqual([]);
+    store.filled(key, { description: 'set by hand' }, store.writesTo(key));
+    expect(told).toEqual(['a']);
+  });
+
   it('a read begun before a write leaves what the write set', () => {
     const store = new SessionOptionStore();
     const key = sessionKey(100, '$1', 1000);
