@@ -50,9 +50,12 @@ describe('the tether extension', () => {
   // The agent sockets live beside the tmux socket, in the server's temp dir.
   const ext = usePaneOnPrivateTmux('ext');
   const { tmux } = ext;
+  // Restored in place: files share a worker process, and a plain object in place of
+  // process.env would hide every later change from the real environment (worker threads read it).
   const saved = { ...process.env };
   afterEach(() => {
-    process.env = { ...saved };
+    for (const key of Object.keys(process.env)) if (!(key in saved)) delete process.env[key];
+    Object.assign(process.env, saved);
   });
 
   /** The daemon side; `version` null plays a daemon from before welcomes carried one. */
