@@ -76,6 +76,18 @@ export const GENERATED: readonly GeneratedModule[] = [
     schemas: (m) => ({ RouteSchemas: m.RouteSchemas }),
     branches: true,
   },
+  {
+    source: 'src/transport/session-routes.schemas.ts',
+    out: 'src/transport/session-routes.checks.ts',
+    schemas: (m) => ({ SessionRouteSchemas: m.SessionRouteSchemas }),
+    branches: true,
+  },
+  {
+    source: 'src/transport/changes-routes.schemas.ts',
+    out: 'src/transport/changes-routes.checks.ts',
+    schemas: (m) => ({ ChangesRouteSchemas: m.ChangesRouteSchemas }),
+    branches: true,
+  },
 ];
 
 const isSchema = (v: unknown): v is TSchema => typeof v === 'object' && v !== null && Object.hasOwn(v, '~kind');

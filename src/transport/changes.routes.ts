@@ -10,6 +10,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FileDiff } from '../git/changes.js';
 import type { SessionChanges } from '../service/workspaces.service.js';
 import { RouteSchemas } from './routes.checks.js';
+import { ChangesRouteSchemas } from './changes-routes.checks.js';
 
 /** What the routes need of the workspaces. Unknown sessions throw `session-not-found`. */
 export interface ChangesHandle {
@@ -21,13 +22,19 @@ const { IdParams, ErrorBody } = RouteSchemas;
 const errors = { 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 409: ErrorBody, 503: ErrorBody };
 
 export const changesRoutes: FastifyPluginAsyncTypebox<{ changes: ChangesHandle }> = (app, { changes }) => {
-  app.get('/sessions/:id/changes', { schema: { params: IdParams, response: { 200: RouteSchemas.Changes, ...errors } } }, async (req) => {
-    const answer = await changes.changes(req.params.id);
-    return { ...answer, files: [...answer.files], commits: [...answer.commits] };
-  });
+  app.get(
+    '/sessions/:id/changes',
+    { schema: { params: IdParams, response: { 200: ChangesRouteSchemas.Changes, ...errors } } },
+    async (req) => {
+      const answer = await changes.changes(req.params.id);
+      return { ...answer, files: [...answer.files], commits: [...answer.commits] };
+    },
+  );
   app.get(
     '/sessions/:id/changes/diff',
-    { schema: { params: IdParams, querystring: RouteSchemas.DiffQuery, response: { 200: RouteSchemas.FileDiff, ...errors } } },
+    {
+      schema: { params: IdParams, querystring: ChangesRouteSchemas.DiffQuery, response: { 200: ChangesRouteSchemas.FileDiff, ...errors } },
+    },
     async (req) => changes.diff(req.params.id, req.query.path),
   );
   return Promise.resolve();

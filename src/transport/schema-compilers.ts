@@ -16,7 +16,12 @@ import type { TSchema } from 'typebox';
 import type { TLocalizedValidationError } from 'typebox/error';
 import { DomainError } from '../errors.js';
 import { checkOf, type SchemaCheck } from '../protocol/schema-check.js';
-import { CHECKS as GENERATED } from './routes.checks.js';
+import { CHECKS as ROUTE_CHECKS } from './routes.checks.js';
+import { CHECKS as SESSION_ROUTE_CHECKS } from './session-routes.checks.js';
+import { CHECKS as CHANGES_ROUTE_CHECKS } from './changes-routes.checks.js';
+
+/** Every route schema's generated check. */
+const GENERATED = new Map([...ROUTE_CHECKS, ...SESSION_ROUTE_CHECKS, ...CHANGES_ROUTE_CHECKS]);
 
 type TypeBoxError = TLocalizedValidationError;
 

@@ -12,9 +12,10 @@ import type { SlashCommand } from '../agent/commands.js';
 import { DomainError } from '../errors.js';
 import { parseInput, type InputMessage } from '../protocol/input.js';
 import { RouteSchemas } from './routes.checks.js';
-import type { SessionListItem } from './routes.schemas.js';
+import { SessionRouteSchemas } from './session-routes.checks.js';
+import type { SessionListItem } from './session-routes.schemas.js';
 
-export type { SessionListItem } from './routes.schemas.js';
+export type { SessionListItem } from './session-routes.schemas.js';
 
 const { IdParams, ErrorBody, NoContent } = RouteSchemas;
 
@@ -49,15 +50,15 @@ function refuseNul(field: string, value: string | undefined): void {
 const errors = { 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 409: ErrorBody, 413: ErrorBody, 503: ErrorBody };
 
 export const sessionsRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsHandle }> = (app, { sessions }) => {
-  app.get('/sessions', { schema: { response: { 200: RouteSchemas.SessionList, ...errors } } }, async () => sessions.list());
+  app.get('/sessions', { schema: { response: { 200: SessionRouteSchemas.SessionList, ...errors } } }, async () => sessions.list());
 
-  app.get('/sessions/:id', { schema: { params: IdParams, response: { 200: RouteSchemas.SessionItem, ...errors } } }, async (req) =>
+  app.get('/sessions/:id', { schema: { params: IdParams, response: { 200: SessionRouteSchemas.SessionItem, ...errors } } }, async (req) =>
     sessions.get(req.params.id),
   );
 
   app.post(
     '/sessions',
-    { schema: { body: RouteSchemas.CreateSessionBody, response: { 201: RouteSchemas.CreatedSession, ...errors } } },
+    { schema: { body: SessionRouteSchemas.CreateSessionBody, response: { 201: SessionRouteSchemas.CreatedSession, ...errors } } },
     async (req, reply) => {
       const body = req.body ?? {};
       refuseNul('body/project', body.project);
@@ -77,8 +78,8 @@ export const sessionsRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsHandl
     {
       schema: {
         params: IdParams,
-        body: RouteSchemas.DescribeSessionBody,
-        response: { 200: RouteSchemas.DescribedSession, ...errors },
+        body: SessionRouteSchemas.DescribeSessionBody,
+        response: { 200: SessionRouteSchemas.DescribedSession, ...errors },
       },
     },
     async (req) => {
@@ -93,7 +94,7 @@ export const sessionsRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsHandl
     {
       schema: {
         params: IdParams,
-        querystring: RouteSchemas.DeleteSessionQuery,
+        querystring: SessionRouteSchemas.DeleteSessionQuery,
         response: { 204: NoContent, ...errors },
       },
     },
@@ -108,7 +109,7 @@ export const sessionsRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsHandl
 
   app.get(
     '/sessions/:id/thumbnail',
-    { schema: { params: IdParams, response: { 200: RouteSchemas.Thumbnail, ...errors } } },
+    { schema: { params: IdParams, response: { 200: SessionRouteSchemas.Thumbnail, ...errors } } },
     async (req, reply) => {
       const text = await sessions.thumbnail(req.params.id);
       return reply.type('text/plain; charset=utf-8').send(text);
@@ -117,7 +118,7 @@ export const sessionsRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsHandl
 
   app.post(
     '/sessions/:id/input',
-    { schema: { params: IdParams, body: RouteSchemas.InputBody, response: { 204: NoContent, ...errors } } },
+    { schema: { params: IdParams, body: SessionRouteSchemas.InputBody, response: { 204: NoContent, ...errors } } },
     async (req, reply) => {
       // A refusal names its field (`data`), which the error body spells `body/data`.
       const message = parseInput(req.body);
@@ -133,7 +134,7 @@ export const sessionsRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsHandl
       schema: {
         params: IdParams,
         response: {
-          200: RouteSchemas.RespawnAnswer,
+          200: SessionRouteSchemas.RespawnAnswer,
           ...errors,
         },
       },
@@ -152,7 +153,7 @@ export const sessionsRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsHandl
 
   app.get(
     '/sessions/:id/commands',
-    { schema: { params: IdParams, response: { 200: RouteSchemas.CommandList, ...errors } } },
+    { schema: { params: IdParams, response: { 200: SessionRouteSchemas.CommandList, ...errors } } },
     async (req) => [...(await sessions.commands(req.params.id))],
   );
   return Promise.resolve();

@@ -45,9 +45,9 @@ describe('the architecture map', () => {
     expect([...mapOfDoc().keys()].sort()).toEqual(tree().sort());
   });
 
-  it('keeps every hand-written file of src/ under 400 lines (the generated *.checks.ts are TypeBox output)', () => {
+  it('keeps every file of src/ under 400 lines, the generated checks too', () => {
     const long = (readdirSync(join(ROOT, 'src'), { recursive: true }) as string[])
-      .filter((f) => f.endsWith('.ts') && !f.endsWith('.checks.ts'))
+      .filter((f) => f.endsWith('.ts'))
       .map((f) => [f, readFileSync(join(ROOT, 'src', f), 'utf8').split('\n').length - 1] as const)
       .filter(([, lines]) => lines >= 400);
     expect(long, 'files to split by job').toEqual([]);

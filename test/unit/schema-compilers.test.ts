@@ -15,8 +15,12 @@ import { historyRoutes } from '../../src/transport/history.routes.js';
 import { healthRoutes } from '../../src/transport/health.routes.js';
 import { opsRoutes } from '../../src/transport/ops.routes.js';
 import { pairRoutes } from '../../src/transport/pair.routes.js';
-import { CHECKS as ROUTE_CHECKS, RouteSchemas as GeneratedRouteSchemas } from '../../src/transport/routes.checks.js';
+import * as ChangesChecks from '../../src/transport/changes-routes.checks.js';
+import { ChangesRouteSchemas } from '../../src/transport/changes-routes.schemas.js';
+import * as RouteChecks from '../../src/transport/routes.checks.js';
 import { RouteSchemas } from '../../src/transport/routes.schemas.js';
+import * as SessionChecks from '../../src/transport/session-routes.checks.js';
+import { SessionRouteSchemas } from '../../src/transport/session-routes.schemas.js';
 import { typeboxCompilersFactory } from '../../src/transport/schema-compilers.js';
 import { sessionsRoutes } from '../../src/transport/sessions.routes.js';
 import { streamRoutes } from '../../src/transport/stream.plugin.js';
@@ -124,8 +128,16 @@ const QUERY_WRONG = ['', 'x', '-1', '1.5', '12', '99999999999999999', 'a'.repeat
  * schemas, so a value for a route's schema is made from the TypeBox definition of the same name.
  */
 const DEFINITIONS = new Map<unknown, TSchema>(
-  Object.entries(GeneratedRouteSchemas).map(([name, generated]) => [generated, RouteSchemas[name as keyof typeof RouteSchemas]]),
+  (
+    [
+      [RouteChecks.RouteSchemas, RouteSchemas],
+      [SessionChecks.SessionRouteSchemas, SessionRouteSchemas],
+      [ChangesChecks.ChangesRouteSchemas, ChangesRouteSchemas],
+    ] as [Record<string, unknown>, Record<string, TSchema>][]
+  ).flatMap(([generated, defined]) => Object.entries(generated).map(([name, g]) => [g, defined[name]!] as const)),
 );
+/** Every route schema's generated check, of the three modules. */
+const ROUTE_CHECKS = new Map([...RouteChecks.CHECKS, ...SessionChecks.CHECKS, ...ChangesChecks.CHECKS]);
 const create = (schema: TSchema): unknown => Value.Create(DEFINITIONS.get(schema) ?? schema);
 
 /** A value the schema probably takes, to vary one field at a time from. */
