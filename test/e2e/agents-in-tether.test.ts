@@ -19,10 +19,10 @@ import { claudeHome, type ClaudeHome } from '../../testkit/claude-home.js';
 import { codexHome, type CodexHome } from '../../testkit/codex-home.js';
 import { useDaemon } from '../helpers/daemon-fixture.js';
 import { pairDevice } from '../helpers/pair-device.js';
-import { logTailOf, runCli } from '../helpers/daemon.js';
+import { explainedBy, runCli } from '../helpers/daemon.js';
 import { isAgentTurn, startFakeAnthropic, toolResults, type FakeAnthropic } from '../../testkit/fake-anthropic.js';
 import { callOutputs, shellCall, startFakeResponses, toolNames, type FakeResponses } from '../../testkit/fake-responses.js';
-import { still, type Mirror } from '../helpers/stream.js';
+import { shows as showsOn, still, type Mirror } from '../helpers/stream.js';
 import { eventually } from '../helpers/tmux.js';
 
 /** A cold start of a 370 MB binary on a busy two-core machine. */
@@ -134,18 +134,7 @@ describe('Claude Code and Codex as tether sessions', () => {
     });
   const states = (m: Mirror) =>
     m.received.flatMap((r) => (r.kind === 'state' ? [r.frame.tool ? `${r.frame.value} ${r.frame.tool}` : r.frame.value] : []));
-  /** Waits until the client's screen shows every one of `texts`; the error shows the screen. */
-  const shows = (m: Mirror, texts: string[], ms: number, what: string) =>
-    eventually(
-      async () => {
-        const text = await m.text();
-        if (texts.every((t) => text.includes(t))) return text;
-        throw new Error(`the client's screen is:\n${text}`);
-      },
-      ms,
-      POLL_MS,
-      what,
-    );
+  const shows = (m: Mirror, texts: string[], ms: number, what: string) => showsOn(m, texts, ms, what, POLL_MS);
   /** Types `text` through the stream client as a person would, then Enter. */
   const type = async (m: Mirror, text: string) => {
     m.stream.sendKeys(text);
@@ -171,13 +160,7 @@ describe('Claude Code and Codex as tether sessions', () => {
   };
   /** Runs `tether attach` in `cwd` (a session it makes runs there) with the daemon's environment. */
   const attach = (args: string[], cwd: string) => runCli(['attach', ...args], fx.home.env, 30_000, [], cwd);
-  const explained = async <T>(p: Promise<T>): Promise<T> => {
-    try {
-      return await p;
-    } catch (err) {
-      throw new Error(`${(err as Error).message}\n--- daemon log (tail) ---\n${logTailOf(fx.d, 80)}`, { cause: err });
-    }
-  };
+  const explained = <T>(p: Promise<T>): Promise<T> => explainedBy(fx.d, p, 80);
   /** The client's states are `expected`; when not, the error comes with the daemon's log. */
   const statesAre = (m: Mirror, expected: string[]) =>
     explained(Promise.resolve().then(() => expect(states(m), 'the states the client was told').toEqual(expected)));

@@ -16,7 +16,7 @@ import { agentBin, AGENT_ENV_CLEARED } from '../../testkit/agent-bins.js';
 import { pushToml, startApnsStandIns, type ApnsStandIns } from '../../testkit/apns-server.js';
 import { claudeHome, type ClaudeHome } from '../../testkit/claude-home.js';
 import { useDaemon } from '../helpers/daemon-fixture.js';
-import { logTailOf, runCli } from '../helpers/daemon.js';
+import { explainedBy, runCli } from '../helpers/daemon.js';
 import {
   anthropicText,
   isAgentTurn,
@@ -26,7 +26,7 @@ import {
   type FakeAnthropic,
 } from '../../testkit/fake-anthropic.js';
 import { pairDevice, type PairedDevice } from '../helpers/pair-device.js';
-import { still, type Mirror } from '../helpers/stream.js';
+import { shows as showsOn, stateFrames, still, type Mirror } from '../helpers/stream.js';
 import { eventually } from '../helpers/tmux.js';
 import type { Ask, StateFrame } from '../../src/protocol/frames.js';
 import type { AnswerEntry } from '../../src/service/answer-log.js';
@@ -111,27 +111,11 @@ describe('Claude Code asks, answered from the phone', () => {
     await explained(shows(['Claude Code v2.1.328', '? for shortcuts'], AGENT_START_MS, 'Claude ready on the client'));
   }, AGENT_START_MS + 60_000);
 
-  const explained = async <T>(p: Promise<T>): Promise<T> => {
-    try {
-      return await p;
-    } catch (err) {
-      throw new Error(`${(err as Error).message}\n--- daemon log (tail) ---\n${logTailOf(fx.d, 60)}`, { cause: err });
-    }
-  };
-  const shows = (texts: string[], ms: number, what: string) =>
-    eventually(
-      async () => {
-        const text = await m.text();
-        if (texts.every((t) => text.includes(t))) return text;
-        throw new Error(`the client's screen is:\n${text}`);
-      },
-      ms,
-      POLL_MS,
-      what,
-    );
+  const explained = <T>(p: Promise<T>): Promise<T> => explainedBy(fx.d, p, 60);
+  const shows = (texts: string[], ms: number, what: string) => showsOn(m, texts, ms, what, POLL_MS);
   /** Waits until the client got no bytes for half a second (the screen is still). */
   const quiet = (what: string) => still(m, TURN_MS, what);
-  const states = (): StateFrame[] => m.received.flatMap((r) => (r.kind === 'state' ? [r.frame] : []));
+  const states = (): StateFrame[] => stateFrames(m);
   /** The phone answers over REST with its own token. */
   const answer = (ask: string, choice: string, token = phone.token) =>
     fetch(`${fx.d.base}/sessions/cc/answer`, {

@@ -17,10 +17,10 @@ import { agentBin, AGENT_ENV_CLEARED } from '../../testkit/agent-bins.js';
 import { pushToml, startApnsStandIns, type ApnsStandIns } from '../../testkit/apns-server.js';
 import { codexHome, type CodexHome } from '../../testkit/codex-home.js';
 import { useDaemon } from '../helpers/daemon-fixture.js';
-import { logTailOf } from '../helpers/daemon.js';
+import { explainedBy, logTailOf } from '../helpers/daemon.js';
 import { callOutputs, responsesText, shellCall, startFakeResponses, toolNames, type FakeResponses } from '../../testkit/fake-responses.js';
 import { pairDevice, type PairedDevice } from '../helpers/pair-device.js';
-import type { Mirror } from '../helpers/stream.js';
+import { shows as showsOn, stateFrames, type Mirror } from '../helpers/stream.js';
 import { eventually } from '../helpers/tmux.js';
 import type { Ask, StateFrame } from '../../src/protocol/frames.js';
 
@@ -98,25 +98,9 @@ describe('Codex approvals, answered from the phone', () => {
     await explained(shows(['OpenAI Codex (v0.169.0)', 'Ask Codex to do anything'], AGENT_START_MS, 'Codex ready on the client'));
   }, AGENT_START_MS + 60_000);
 
-  const explained = async <T>(p: Promise<T>): Promise<T> => {
-    try {
-      return await p;
-    } catch (err) {
-      throw new Error(`${(err as Error).message}\n--- daemon log (tail) ---\n${logTailOf(fx.d, 60)}`, { cause: err });
-    }
-  };
-  const shows = (texts: string[], ms: number, what: string) =>
-    eventually(
-      async () => {
-        const text = await m.text();
-        if (texts.every((t) => text.includes(t))) return text;
-        throw new Error(`the client's screen is:\n${text}`);
-      },
-      ms,
-      POLL_MS,
-      what,
-    );
-  const states = (): StateFrame[] => m.received.flatMap((r) => (r.kind === 'state' ? [r.frame] : []));
+  const explained = <T>(p: Promise<T>): Promise<T> => explainedBy(fx.d, p, 60);
+  const shows = (texts: string[], ms: number, what: string) => showsOn(m, texts, ms, what, POLL_MS);
+  const states = (): StateFrame[] => stateFrames(m);
   const answer = (ask: string, choice: string) =>
     fetch(`${fx.d.base}/sessions/cx/answer`, {
       method: 'POST',

@@ -72,6 +72,15 @@ export function logTailOf(d: TestDaemon, n = 60): string {
     .join('\n');
 }
 
+/** `p`, or its failure with the tail of the daemon's log added (what a failing test prints). */
+export async function explainedBy<T>(d: TestDaemon, p: Promise<T>, lines = 60): Promise<T> {
+  try {
+    return await p;
+  } catch (err) {
+    throw new Error(`${(err as Error).message}\n--- daemon log (tail) ---\n${logTailOf(d, lines)}`, { cause: err });
+  }
+}
+
 /** The daemon's last `n` warning and error log lines, for a failure message that says what it said. */
 export function warningsOf(d: TestDaemon, n = 10): string {
   return d

@@ -112,6 +112,23 @@ export function still(m: Mirror, timeoutMs: number, what: string, quietMs = 500)
   );
 }
 
+/** Waits until the client's screen shows every one of `texts`; the error shows the screen. */
+export function shows(m: Mirror, texts: readonly string[], ms: number, what: string, pollMs = 100): Promise<string> {
+  return eventually(
+    async () => {
+      const text = await m.text();
+      if (texts.every((t) => text.includes(t))) return text;
+      throw new Error(`the client's screen is:\n${text}`);
+    },
+    ms,
+    pollMs,
+    what,
+  );
+}
+
+/** The state frames the client was sent, in order. */
+export const stateFrames = (m: Mirror): StateFrame[] => m.received.flatMap((r) => (r.kind === 'state' ? [r.frame] : []));
+
 /** New output reaches a live client as the next chunk, at exactly the stream's end position. */
 export function expectLiveOutputContinues(stream: PaneStream, sent: { binary: { seq: number; data: Buffer }[] }): void {
   const more = Buffer.from('live bytes');
