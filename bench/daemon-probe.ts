@@ -15,7 +15,7 @@
  * profile of each per window (`window-<serial>.cpuprofile`, `.heapprofile`).
  */
 import childProcess from 'node:child_process';
-import { existsSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { syncBuiltinESMExports } from 'node:module';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -88,12 +88,22 @@ if (dataDir) {
   syncBuiltinESMExports();
   const noGc = () => ({ count: 0, totalMs: 0, maxMs: 0, major: 0, majorMs: 0 });
   let gc = noGc();
+  // TETHER_BENCH_PROBE_GC_LOG=<file>: a line per collection of 5 ms or more (kind, flags, heap).
+  const gcLog = process.env.TETHER_BENCH_PROBE_GC_LOG;
   new PerformanceObserver((list) => {
     for (const e of list.getEntries()) {
+      const detail = (e as unknown as { detail?: { kind?: number; flags?: number } }).detail;
+      if (gcLog && e.duration >= 5) {
+        const m = process.memoryUsage();
+        appendFileSync(
+          gcLog,
+          `${new Date().toISOString()} ${e.duration.toFixed(1)} ms kind ${detail?.kind} flags ${detail?.flags} heap ${(m.heapUsed / 2 ** 20).toFixed(1)}/${(m.heapTotal / 2 ** 20).toFixed(1)} MB external ${(m.external / 2 ** 20).toFixed(1)} MB\n`,
+        );
+      }
       gc.count++;
       gc.totalMs += e.duration;
       gc.maxMs = Math.max(gc.maxMs, e.duration);
-      if ((e as unknown as { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR) {
+      if (detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR) {
         gc.major++;
         gc.majorMs += e.duration;
       }
@@ -101,17 +111,18 @@ if (dataDir) {
   }).observe({ entryTypes: ['gc'] });
   // TETHER_BENCH_PROBE_PROFILE=<dir>: each window's CPU profile too (window-<serial>.cpuprofile).
   const profileDir = process.env.TETHER_BENCH_PROBE_PROFILE;
+  // TETHER_BENCH_PROBE_SURVIVORS=1: the allocation profile leaves out what died young, so it
+  // shows what the old generation was given (what lived through a scavenge).
+  const sampling = {
+    samplingInterval: 16384,
+    includeObjectsCollectedByMajorGC: true,
+    includeObjectsCollectedByMinorGC: process.env.TETHER_BENCH_PROBE_SURVIVORS !== '1',
+  };
   const inspector = profileDir ? new Session() : null;
   if (inspector) {
     inspector.connect();
     inspector.post('Profiler.enable', () => inspector.post('Profiler.start'));
-    inspector.post('HeapProfiler.enable', () =>
-      inspector.post('HeapProfiler.startSampling', {
-        samplingInterval: 16384,
-        includeObjectsCollectedByMajorGC: true,
-        includeObjectsCollectedByMinorGC: true,
-      }),
-    );
+    inspector.post('HeapProfiler.enable', () => inspector.post('HeapProfiler.startSampling', sampling));
   }
   const ms = (ns: number): number => Math.max(0, ns / 1e6 - RESOLUTION_MS);
   const gcFlag = join(dataDir, PROBE_GC_FILE_NAME);
@@ -148,11 +159,7 @@ if (dataDir) {
       if (!err) writeFileSync(join(profileDir, `window-${reading.serial}.cpuprofile`), JSON.stringify(result.profile));
       inspector.post('HeapProfiler.stopSampling', (err2, sampled) => {
         if (!err2) writeFileSync(join(profileDir, `window-${reading.serial}.heapprofile`), JSON.stringify(sampled.profile));
-        inspector.post(
-          'HeapProfiler.startSampling',
-          { samplingInterval: 16384, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true },
-          () => inspector.post('Profiler.start', () => publish()),
-        );
+        inspector.post('HeapProfiler.startSampling', sampling, () => inspector.post('Profiler.start', () => publish()));
       });
     });
   });

@@ -18,13 +18,16 @@
  * and the daemon's RSS and descriptors before, at the peak of, and after the flood.
  */
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DAEMON_NODE_ARGS } from '../src/config/daemon-process.js';
 import { createInterface } from 'node:readline';
 import { SessionStream, pinnedTlsOptions } from '../src/reference-client/index.js';
 import { PEER_LIMITS, REPORT_EVERY_MS } from '../src/transport/peer-limits.js';
 import { startEchoPane, tetherKeystroke } from './echo.bench.js';
 import { envNumber, ms, percentile, procUsage, ratio, sleep, waitFor, withBenchDaemon, type BenchDaemon, type Row } from './harness.js';
+import { compileProbe, readProbe } from './scale-load.js';
 import { HOSTILE_KINDS, type HostileKind, type HostileOptions, type HostileSummary, type KindSummary } from './hostile-peers.js';
 
 const SESSION = 'hostile';
@@ -37,6 +40,9 @@ interface Round {
   readonly connect: number;
   readonly resume: number;
   readonly echo: number[];
+  /** The daemon's longest event-loop delay and garbage collection during the round (its probe), ms. */
+  loopMax?: number;
+  gcMax?: number;
 }
 
 /** The phone: one reference client, woken again and again. */
@@ -196,18 +202,50 @@ function envNiceness(): number {
   return n;
 }
 
-async function rounds(phone: Phone, n: number, gapMs: number, until?: () => boolean): Promise<Round[]> {
+/** Rounds one a `gapMs`; with `bd`, each with what the daemon's probe saw during it. */
+async function rounds(phone: Phone, n: number, gapMs: number, until?: () => boolean, bd?: BenchDaemon): Promise<Round[]> {
   const out: Round[] = [];
   for (let i = 0; i < n && (until === undefined || !until()); i++) {
-    out.push(await phone.round());
+    if (bd) await readProbe(bd);
+    const round = await phone.round();
+    if (bd) {
+      const seen = await readProbe(bd);
+      round.loopMax = seen.loop.max;
+      round.gcMax = seen.gc.maxMs;
+    }
+    out.push(round);
     await sleep(gapMs);
   }
   return out;
 }
 
+/**
+ * The daemon during the phone's slowest rounds: its longest event-loop delay and collection in
+ * each of the two slowest connects and resumes, against the longest of any quiet round. A round
+ * slow while the daemon's loop was not held was slow outside it (the host, the phone's side).
+ */
+function slowRoundsRow(quiet: Round[], flood: Round[]): Row {
+  const worst = (rs: Round[], key: 'connect' | 'resume') => [...rs].sort((a, b) => b[key] - a[key]).slice(0, 2);
+  const said = (r: Round, key: 'connect' | 'resume') => `${ms(r[key])} (loop ${ms(r.loopMax ?? 0)}, gc ${ms(r.gcMax ?? 0)})`;
+  const quietLoop = Math.max(0, ...quiet.map((r) => r.loopMax ?? 0));
+  return {
+    name: "hostile: the daemon in the flood's slowest rounds (its probe)",
+    value: `connect ${worst(flood, 'connect')
+      .map((r) => said(r, 'connect'))
+      .join(', ')}; resume ${worst(flood, 'resume')
+      .map((r) => said(r, 'resume'))
+      .join(', ')}`,
+    ratio: '-',
+    target: '-',
+    baseline: `longest loop delay in any quiet round ${ms(quietLoop)}, in any flood round ${ms(Math.max(0, ...flood.map((r) => r.loopMax ?? 0)))}; longest collection quiet ${ms(Math.max(0, ...quiet.map((r) => r.gcMax ?? 0)))}, flood ${ms(Math.max(0, ...flood.map((r) => r.gcMax ?? 0)))}`,
+  };
+}
+
 export async function runHostileBench(): Promise<Row[]> {
   const total = envNumber('TETHER_BENCH_HOSTILE', 5000);
   const n = envNumber('TETHER_BENCH_HOSTILE_ROUNDS', 15);
+  const work = mkdtempSync(join(tmpdir(), 'tether-hostile-'));
+  const probe = ['--import', compileProbe(work)];
   return withBenchDaemon(
     SESSION,
     async (bd: BenchDaemon) => {
@@ -217,7 +255,7 @@ export async function runHostileBench(): Promise<Row[]> {
       const phone = new Phone(`https://127.0.0.1:${run.port}`, bd.token, tls);
       try {
         await rounds(phone, 3, 100); // warm-up: the JIT, the TLS ticket
-        const quiet = await rounds(phone, n, GAP_MS);
+        const quiet = await rounds(phone, n, GAP_MS, undefined, bd);
         const watch = new DaemonWatch(bd.pid);
         const cpu0 = procUsage(bd.pid).cpuSeconds;
         const overflows0 = listenOverflows();
@@ -231,7 +269,7 @@ export async function runHostileBench(): Promise<Row[]> {
         });
         await Promise.race([rampedP, attacked]);
         // One round a second while the hostile connections keep coming.
-        const flood = await rounds(phone, n, GAP_MS, () => opened);
+        const flood = await rounds(phone, n, GAP_MS, () => opened, bd);
         const summary = await attacked;
         const floodCpu = procUsage(bd.pid).cpuSeconds - cpu0;
         const overflows = listenOverflows() - overflows0;
@@ -242,8 +280,8 @@ export async function runHostileBench(): Promise<Row[]> {
         const said = limitsLog(bd.dataDir);
         // The quiet baseline again, now that every hostile connection is gone: before and after
         // together, so a machine that got busier or quieter meanwhile shows in the baseline too.
-        quiet.push(...(await rounds(phone, n, GAP_MS)));
-        const rows = [...phoneRows(quiet, flood), ...HOSTILE_KINDS.map((k) => kindRow(k, summary.kinds[k]))];
+        quiet.push(...(await rounds(phone, n, GAP_MS, undefined, bd)));
+        const rows = [...phoneRows(quiet, flood), slowRoundsRow(quiet, flood), ...HOSTILE_KINDS.map((k) => kindRow(k, summary.kinds[k]))];
         rows.push({
           name: `hostile: daemon RSS before / peak / after (${total} hostile)`,
           value: `${watch.rss[0]!.toFixed(0)} / ${Math.max(...watch.rss).toFixed(0)} / ${watch.rss.at(-1)!.toFixed(0)} MB`,
@@ -265,5 +303,6 @@ export async function runHostileBench(): Promise<Row[]> {
     },
     '',
     true,
-  );
+    [...DAEMON_NODE_ARGS, ...probe],
+  ).finally(() => rmSync(work, { recursive: true, force: true }));
 }

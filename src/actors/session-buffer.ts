@@ -28,6 +28,23 @@ export const MAX_PENDING_BYTES = 8 * 1024 * 1024;
 /** The log file stays open while batches keep coming; this long without one, it is closed. */
 export const LOG_IDLE_CLOSE_MS = 5000;
 
+/** The first batch buffer of a session; it doubles while a batch needs more. */
+const FIRST_BATCH_BYTES = 4096;
+
+/**
+ * A batch waiting to be written: the bytes copied in as they come (the chunks themselves are not
+ * kept a second: at 100 busy sessions, chunks held that long were much of what outlived the young
+ * generation), and where its bytes stop being contiguous in the stream.
+ */
+interface Batch {
+  data: Buffer;
+  bytes: number;
+  /** Stream position just after the batch's last byte. */
+  end: number;
+  /** `[offset in the batch, stream position]` of its first byte and of every byte after a jump. */
+  readonly breaks: number[];
+}
+
 export type BufferActor = Actor<typeof diskBufferMachine>;
 
 /** What a session buffer needs of the buffers as a whole: the global cap's room and the machines' news. */
@@ -44,8 +61,7 @@ export interface BufferOwner {
 
 export class SessionBuffer implements StreamListener {
   readonly actor: BufferActor;
-  private pending: RingChunk[] = [];
-  private pendingBytes = 0;
+  private pending: Batch | null = null;
   private timer: NodeJS.Timeout | null = null;
   /** The write in flight, if any: while it runs, `size` is the file's size before it. */
   writing: Promise<void> | null = null;
@@ -95,21 +111,37 @@ export class SessionBuffer implements StreamListener {
       this.nextSeq = null;
       return;
     }
-    if (this.pendingBytes + chunk.data.length > MAX_PENDING_BYTES) {
+    const waiting = this.pending?.bytes ?? 0;
+    if (waiting + chunk.data.length > MAX_PENDING_BYTES) {
       // The disk is slower than the stream: drop what waits rather than grow; the index notes the gap.
-      this.dropped += this.pendingBytes + chunk.data.length;
-      this.pending = [];
-      this.pendingBytes = 0;
+      this.dropped += waiting + chunk.data.length;
+      this.pending = null;
       this.nextSeq = null;
       return;
     }
-    this.pending.push(chunk);
-    this.pendingBytes += chunk.data.length;
-    if (this.pendingBytes >= FLUSH_BYTES) void this.flush();
+    this.add(chunk);
+    if (this.pending!.bytes >= FLUSH_BYTES) void this.flush();
     else if (!this.timer) {
       this.timer = setTimeout(() => void this.flush(), FLUSH_MS);
       this.timer.unref();
     }
+  }
+
+  /** Copies a chunk's bytes into the waiting batch. */
+  private add(chunk: RingChunk): void {
+    const size = chunk.data.length;
+    let batch = this.pending;
+    if (batch === null)
+      batch = this.pending = { data: Buffer.allocUnsafeSlow(Math.max(FIRST_BATCH_BYTES, size)), bytes: 0, end: -1, breaks: [] };
+    else if (batch.data.length - batch.bytes < size) {
+      const grown = Buffer.allocUnsafeSlow(Math.max(batch.data.length * 2, batch.bytes + size));
+      batch.data.copy(grown, 0, 0, batch.bytes);
+      batch.data = grown;
+    }
+    if (chunk.start !== batch.end) batch.breaks.push(batch.bytes, chunk.start);
+    chunk.data.copy(batch.data, batch.bytes);
+    batch.bytes += size;
+    batch.end = chunk.end;
   }
 
   gap(): void {
@@ -121,31 +153,28 @@ export class SessionBuffer implements StreamListener {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     if (this.writing) return this.writing.then(() => this.flush());
-    if (this.pendingBytes === 0) return Promise.resolve();
     const batch = this.pending;
-    this.pending = [];
-    this.pendingBytes = 0;
+    if (batch === null) return Promise.resolve();
+    this.pending = null;
     this.writing = this.write(batch).finally(() => (this.writing = null));
     return this.writing;
   }
 
-  private async write(batch: RingChunk[]): Promise<void> {
+  private async write(batch: Batch): Promise<void> {
     if (this.state !== 'writing') return;
     const sessionRoom = this.owner.limits.sessionCapBytes - this.size;
     const globalRoom = this.owner.globalRoom();
-    const room = Math.min(sessionRoom, globalRoom);
-    const parts: Buffer[] = [];
+    const length = Math.max(0, Math.min(batch.bytes, sessionRoom, globalRoom));
+    // An index line wherever the file stops being contiguous in the stream: at the batch's first
+    // byte unless the file ends just before it, and at every jump inside the batch.
     const index: string[] = [];
-    let length = 0;
-    let next = this.nextSeq;
-    for (const c of batch) {
-      if (length >= room) break;
-      const start = c.start;
-      if (next !== start) index.push(`${this.size + length} ${start}\n`);
-      const data = c.data.length > room - length ? c.data.subarray(0, room - length) : c.data;
-      parts.push(data);
-      length += data.length;
-      next = start + data.length;
+    let next = 0;
+    for (let i = 0; i < batch.breaks.length; i += 2) {
+      const offset = batch.breaks[i]!;
+      const start = batch.breaks[i + 1]!;
+      if (offset >= length) break;
+      if (offset > 0 || start !== this.nextSeq) index.push(`${this.size + offset} ${start}\n`);
+      next = start + (length - offset);
     }
     if (length === 0) {
       // Nothing fits under the global cap: the machines hear that output came with the total at
@@ -156,7 +185,7 @@ export class SessionBuffer implements StreamListener {
     this.owner.reserve(length);
     try {
       if (index.length > 0) await appendTo(this.paths.idx, Buffer.from(index.join('')));
-      const written = await this.appendLog(Buffer.concat(parts, length));
+      const written = await this.appendLog(batch.data.subarray(0, length));
       this.size += written;
       this.nextSeq = written === length ? next : null;
       if (this.lastError) this.owner.deps.log.info({ session: this.id }, 'the disk buffer is written again');
@@ -176,8 +205,8 @@ export class SessionBuffer implements StreamListener {
 
   /** Appends one batch to the log file, opening it when it is not open. */
   private async appendLog(data: Buffer): Promise<number> {
-    if (this.logIdle) clearTimeout(this.logIdle);
-    this.logIdle = null;
+    // The idle timer is moved on, not made anew: one timer a session, not one a batch.
+    this.logIdle?.refresh();
     try {
       if (this.log && !(await this.pathStillNamesLog())) {
         const replaced = this.log;
@@ -196,7 +225,8 @@ export class SessionBuffer implements StreamListener {
       void this.closeLog();
       throw err;
     } finally {
-      if (this.log) {
+      if (this.log && this.logIdle) this.logIdle.refresh();
+      else if (this.log) {
         this.logIdle = setTimeout(() => void this.closeLog(), LOG_IDLE_CLOSE_MS);
         this.logIdle.unref();
       }
@@ -228,8 +258,7 @@ export class SessionBuffer implements StreamListener {
     this.unsubscribe();
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    this.pending = [];
-    this.pendingBytes = 0;
+    this.pending = null;
     if (deleted) this.actor.send({ type: 'session.deleted' });
     this.actor.stop();
     return closed;

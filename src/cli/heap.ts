@@ -23,12 +23,17 @@ import { setFlagsFromString } from 'node:v8';
 export const DAEMON_V8_FLAGS: readonly string[] = ['--semi-space-growth-factor=1', '--optimize-for-size', '--no-sparkplug'];
 
 /**
- * Live sessions beyond which the young generation may grow again (V8's own growth factor, 2, up
- * to the semi-space maximum node was started with). The garbage of many busy streams does not
- * die within 1 MB semi-spaces: at 100 sessions printing 20 lines a second, 25 scavenges a second
+ * Live sessions beyond which the daemon stops favouring memory over pauses: the young
+ * generation may grow again (V8's own growth factor, 2, up to the semi-space maximum node was
+ * started with) and `--optimize-for-size` is off. The garbage of many busy streams does not die
+ * within 1 MB semi-spaces: at 100 sessions printing 20 lines a second, 25 scavenges a second
  * promoted enough for a mark-compact every second or two, pauses of up to a few hundred
- * milliseconds on a loaded machine (docs/benchmarks.md "Scale"). Below it, the factor is 1
- * again; V8 gives the grown space back once the allocation rate drops.
+ * milliseconds on a loaded machine. With the young generation free to grow but V8 still
+ * optimizing for size, it kept it small all the same (4.5 scavenges a second) and ran a
+ * mark-compact every 5 s whose pause (13-27 ms) set the keystroke echo's p99 at 100 sessions;
+ * without it, 1.8 scavenges a second and the longest pause 8 ms, for about 15 MB more RSS at
+ * 100 busy sessions (docs/benchmarks.md "Scale"). Below it, both are back; V8 gives the grown
+ * space back once the allocation rate drops.
  */
 export const GROW_YOUNG_GENERATION_ABOVE_SESSIONS = 16;
 
@@ -41,10 +46,11 @@ export function tuneHeapForDaemon(): void {
   tuned = true;
 }
 
-/** The number of live sessions changed: lets the young generation grow with many (only where `tuneHeapForDaemon` held it). */
+/** The number of live sessions changed: many of them get the heap of a busy server (only where `tuneHeapForDaemon` set a lean one). */
 export function fitYoungGeneration(liveSessions: number): void {
   const grow = liveSessions > GROW_YOUNG_GENERATION_ABOVE_SESSIONS;
   if (!tuned || grow === growing) return;
   growing = grow;
   setFlagsFromString(`--semi-space-growth-factor=${grow ? 2 : 1}`);
+  setFlagsFromString(grow ? '--no-optimize-for-size' : '--optimize-for-size');
 }

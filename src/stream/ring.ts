@@ -1,16 +1,17 @@
 /**
  * The in-memory ring of a session's recent output, addressed by stream position.
  *
- * Invariant: chunks are stored in order and contiguous: every chunk starts where the previous
- * one ended, so "everything after position p" is exact for any p the ring still covers, even
- * in the middle of a chunk. Memory is bounded by `capacityBytes` (oldest chunks go first).
+ * Invariant: the ring holds every byte from `start` to `end` in order and contiguous, so
+ * "everything after position p" is exact for any p it still covers, even in the middle of a
+ * chunk. Memory is bounded by `capacityBytes` (the oldest bytes go first, never the newest chunk).
  *
- * Older small chunks are joined into blocks (a copy of their bytes, the same positions): an
- * agent's output comes as a chunk per event-loop turn, a line or two each, and a full ring of
- * those held tens of thousands of small objects per session, more heap than the bytes themselves
- * and that much more for every full garbage collection to mark (docs/benchmarks.md "Scale").
- * Large chunks (a flood's) stay as they are. The newest chunk is never joined: it is the one
- * `push` returned, which the stream's listeners are sending.
+ * Small chunks are copied into blocks as they come: an agent's output is a chunk per event-loop
+ * turn, a line or two each, 20 a second per busy session. Kept as objects of their own (the
+ * chunk, its buffer, a slice of the tmux parser's pool), they outlived the young generation and
+ * were joined later: at 100 busy sessions that was most of what the old generation was given,
+ * and a mark-compact every few seconds (docs/benchmarks.md "Scale"). Copied at once, nothing of
+ * a chunk outlives the turn that sends it but its bytes in a block. Large chunks (a flood's) are
+ * kept as they are, not copied again.
  */
 
 export interface RingChunk {
@@ -21,23 +22,25 @@ export interface RingChunk {
   readonly data: Buffer;
 }
 
-/** Older chunks are joined once they make this many bytes (at most a sixteenth of the ring)... */
+/** The largest block small chunks are copied into (at most a sixteenth of the ring)... */
 export const RING_BLOCK_BYTES = 64 * 1024;
-/** ...or this many chunks. */
-export const RING_BLOCK_CHUNKS = 256;
+/** ...and the first: a session that prints little holds little; each new block doubles. */
+export const RING_FIRST_BLOCK_BYTES = 4096;
 /** A chunk this large is kept as it is (a flood's chunks are not copied again). */
 export const RING_SMALL_CHUNK_BYTES = 4096;
 
 export class ChunkRing {
+  /** Full blocks and large chunks, oldest first from `head` (dropped ones are compacted lazily). */
   private chunks: RingChunk[] = [];
-  /** Index of the oldest live chunk in `chunks` (dropped ones are compacted lazily). */
   private head = 0;
+  /** The block being filled: bytes `openFrom..openUsed` of `open` are the stream from `openStart + openFrom`. */
+  private open: Buffer | null = null;
+  private openStart = 0;
+  private openFrom = 0;
+  private openUsed = 0;
+  /** The size of the next block made. */
+  private nextBlock: number;
   private bytes = 0;
-  /** Index of the first small chunk not joined into a block yet, and the bytes from it on. */
-  private loose = 0;
-  private looseBytes = 0;
-  /** The block the last join made: the next join adds to it while it is under the block size. */
-  private lastBlock: RingChunk | null = null;
   private readonly blockBytes: number;
   /** Position where the ring's coverage starts (older bytes are gone). */
   private floor: number;
@@ -50,6 +53,7 @@ export class ChunkRing {
     this.floor = start;
     this.top = start;
     this.blockBytes = Math.max(256, Math.min(RING_BLOCK_BYTES, Math.floor(capacityBytes / 16)));
+    this.nextBlock = Math.min(this.blockBytes, RING_FIRST_BLOCK_BYTES);
   }
 
   /** The position just after the newest byte. */
@@ -66,56 +70,85 @@ export class ChunkRing {
     return this.bytes;
   }
 
-  /** Appends the bytes that continue the stream; returns the stored chunk. */
+  /** How many pieces the ring holds (a block counts as one). */
+  get chunkCount(): number {
+    return this.chunks.length - this.head + (this.openUsed > this.openFrom ? 1 : 0);
+  }
+
+  /**
+   * Appends the bytes that continue the stream; returns them as a chunk. A small chunk's data is
+   * the ring's copy (the caller may reuse `data`); a large one's is `data` itself.
+   */
   push(data: Buffer): RingChunk {
-    const chunk: RingChunk = { start: this.top, end: this.top + data.length, data };
-    const small = data.length < RING_SMALL_CHUNK_BYTES;
-    // The small chunks before this one make a block, or a large one ends their run: join them.
-    if (!small || this.looseBytes >= this.blockBytes || this.chunks.length - this.loose >= RING_BLOCK_CHUNKS) this.joinLoose();
-    this.chunks.push(chunk);
-    this.top = chunk.end;
-    this.bytes += data.length;
-    if (small) this.looseBytes += data.length;
-    else this.loose = this.chunks.length;
-    while (this.bytes > this.capacityBytes && this.chunks.length - this.head > 1) this.dropOldest();
-    if (this.head > 1024 && this.head * 2 > this.chunks.length) {
-      this.chunks = this.chunks.slice(this.head);
-      this.loose -= this.head;
-      this.head = 0;
+    return this.pushParts([data], data.length);
+  }
+
+  /** `push` of the bytes of `parts` in order (`total` of them), as one chunk. */
+  pushParts(parts: readonly Buffer[], total: number): RingChunk {
+    const start = this.top;
+    let chunk: RingChunk;
+    if (total < RING_SMALL_CHUNK_BYTES) chunk = this.copyIn(parts, total);
+    else {
+      this.seal();
+      chunk = { start, end: start + total, data: parts.length === 1 ? parts[0]! : Buffer.concat(parts, total) };
+      this.chunks.push(chunk);
     }
+    this.top = start + total;
+    this.bytes += total;
+    this.trim(total);
     return chunk;
   }
 
-  /** How many chunks the ring holds (blocks counted as one). */
-  get chunkCount(): number {
-    return this.chunks.length - this.head;
+  /** Copies a small chunk into the open block (a new one when it does not fit). */
+  private copyIn(parts: readonly Buffer[], total: number): RingChunk {
+    if (this.open === null || this.open.length - this.openUsed < total) {
+      this.seal();
+      this.open = Buffer.allocUnsafeSlow(Math.max(total, this.nextBlock));
+      this.nextBlock = Math.min(this.blockBytes, this.nextBlock * 2);
+      this.openStart = this.top;
+      this.openFrom = 0;
+      this.openUsed = 0;
+    }
+    const from = this.openUsed;
+    let at = from;
+    for (const part of parts) at += part.copy(this.open, at);
+    this.openUsed = at;
+    return { start: this.top, end: this.top + total, data: this.open.subarray(from, at) };
   }
 
-  /** Joins the loose chunks into one block, in place, with the block before them while it is small. */
-  private joinLoose(): void {
-    let from = Math.max(this.loose, this.head);
-    let bytes = this.looseBytes;
-    const before = from > this.head ? this.chunks[from - 1]! : null;
-    if (before && before === this.lastBlock && before.data.length + bytes <= this.blockBytes) {
-      from--;
-      bytes += before.data.length;
+  /** The open block joins the others as it is (a block filled less than half is copied to its size). */
+  private seal(): void {
+    const open = this.open;
+    if (open === null) return;
+    this.open = null;
+    if (this.openUsed === this.openFrom) return;
+    const used = open.subarray(this.openFrom, this.openUsed);
+    const data = used.length * 2 < open.length ? Buffer.from(used) : used;
+    this.chunks.push({ start: this.openStart + this.openFrom, end: this.openStart + this.openUsed, data });
+  }
+
+  /** Drops the oldest bytes while the ring is over its capacity, never the newest chunk (`newest` bytes). */
+  private trim(newest: number): void {
+    while (this.bytes > this.capacityBytes && this.head < this.chunks.length) {
+      const c = this.chunks[this.head]!;
+      if (c.end > this.top - newest) break; // the newest chunk itself
+      this.head++;
+      this.bytes -= c.data.length;
+      this.floor = c.end;
     }
-    if (this.chunks.length - from > 1) {
-      const parts = this.chunks.slice(from);
-      const block: RingChunk = {
-        start: parts[0]!.start,
-        end: parts[parts.length - 1]!.end,
-        data: Buffer.concat(
-          parts.map((c) => c.data),
-          bytes,
-        ),
-      };
-      this.chunks.length = from;
-      this.chunks.push(block);
-      this.lastBlock = block;
+    if (this.bytes > this.capacityBytes && this.head === this.chunks.length && this.open !== null) {
+      // Only the open block is left (a ring smaller than a block): drop from its front.
+      const drop = Math.min(this.bytes - this.capacityBytes, this.openUsed - this.openFrom - newest);
+      if (drop > 0) {
+        this.openFrom += drop;
+        this.bytes -= drop;
+        this.floor += drop;
+      }
     }
-    this.loose = this.chunks.length;
-    this.looseBytes = 0;
+    if (this.head > 1024 && this.head * 2 > this.chunks.length) {
+      this.chunks = this.chunks.slice(this.head);
+      this.head = 0;
+    }
   }
 
   /** Chunks holding every byte after `position`, or null when the ring no longer covers it. */
@@ -134,6 +167,10 @@ export class ChunkRing {
       const c = this.chunks[i]!;
       out.push(c.start >= position ? c : { start: position, end: c.end, data: c.data.subarray(position - c.start) });
     }
+    if (this.open !== null && this.openUsed > this.openFrom && this.top > position) {
+      const from = Math.max(this.openFrom, position - this.openStart);
+      out.push({ start: this.openStart + from, end: this.top, data: this.open.subarray(from, this.openUsed) });
+    }
     return out;
   }
 
@@ -141,21 +178,12 @@ export class ChunkRing {
   reset(position: number): void {
     this.chunks = [];
     this.head = 0;
+    this.open = null;
+    this.openFrom = 0;
+    this.openUsed = 0;
+    this.nextBlock = Math.min(this.blockBytes, RING_FIRST_BLOCK_BYTES);
     this.bytes = 0;
-    this.loose = 0;
-    this.looseBytes = 0;
-    this.lastBlock = null;
     this.floor = position;
     this.top = position;
-  }
-
-  private dropOldest(): void {
-    const c = this.chunks[this.head]!;
-    if (this.head >= this.loose && c.data.length < RING_SMALL_CHUNK_BYTES) this.looseBytes -= c.data.length;
-    if (c === this.lastBlock) this.lastBlock = null;
-    this.head++;
-    this.loose = Math.max(this.loose, this.head);
-    this.bytes -= c.data.length;
-    this.floor = c.end;
   }
 }

@@ -147,12 +147,23 @@ export interface TrackedState {
 
 export class TermStateTracker implements TrackedState {
   private current = new SgrPen();
-  /** SGR parameter strings seen since the pen was last brought up to date, in order. */
-  private pendingSgr: string[] = [];
+  /**
+   * SGR parameter strings seen since the pen was last brought up to date, in order: the first
+   * `pendingCount` slots. The slots are kept: a new array at every reset (five a line of an
+   * agent's coloured output) was most of what following the pen allocated.
+   */
+  private readonly pendingSgr: string[] = new Array<string>(MAX_PENDING_SGR).fill('');
+  private pendingCount = 0;
   private savedPen = new SgrPen();
   bracketedPaste = false;
   private mode = Mode.Ground;
-  private csi = '';
+  /**
+   * The CSI parameter bytes read so far, kept as bytes: most sequences (an SGR reset, cursor
+   * moves, `?25l`) are understood from them without a string (at a hundred busy sessions, a string
+   * and a pattern per sequence were a quarter of all the daemon allocated).
+   */
+  private readonly csi = Buffer.alloc(MAX_CSI_BYTES);
+  private csiLen = 0;
   private csiOverflow = false;
   /** The OSC string being read, while it may be a notice someone listens for; null otherwise. */
   private osc: Buffer[] | null = null;
@@ -166,27 +177,27 @@ export class TermStateTracker implements TrackedState {
 
   /** The SGR pen now. */
   get pen(): SgrPen {
-    if (this.pendingSgr.length > 0) {
-      for (const params of this.pendingSgr) this.current.apply(params);
-      this.pendingSgr = [];
+    if (this.pendingCount > 0) {
+      for (let k = 0; k < this.pendingCount; k++) this.current.apply(this.pendingSgr[k]!);
+      this.pendingCount = 0;
     }
     return this.current;
   }
 
   private set pen(pen: SgrPen) {
-    this.pendingSgr = [];
+    this.pendingCount = 0;
     this.current = pen;
   }
 
   private sgr(params: string): void {
     if (params === '' || params === '0') {
       // A plain reset: nothing before it matters any more.
-      this.pendingSgr = [];
+      this.pendingCount = 0;
       this.current.reset();
       return;
     }
-    this.pendingSgr.push(params);
-    if (this.pendingSgr.length >= MAX_PENDING_SGR) void this.pen;
+    this.pendingSgr[this.pendingCount++] = params;
+    if (this.pendingCount >= MAX_PENDING_SGR) void this.pen;
   }
 
   /** Back to a new terminal's state: what tmux does to a pane whose program it starts again. */
@@ -195,7 +206,7 @@ export class TermStateTracker implements TrackedState {
     this.savedPen = new SgrPen();
     this.bracketedPaste = false;
     this.mode = Mode.Ground;
-    this.csi = '';
+    this.csiLen = 0;
     this.csiOverflow = false;
     this.osc = null;
   }
@@ -236,19 +247,20 @@ export class TermStateTracker implements TrackedState {
             j++;
           }
           if (j > i) {
-            if (this.csi.length + (j - i) <= MAX_CSI_BYTES) this.csi += data.toString('latin1', i, j);
-            else this.csiOverflow = true;
+            if (this.csiLen + (j - i) <= MAX_CSI_BYTES) {
+              for (let k = i; k < j; k++) this.csi[this.csiLen++] = data[k]!;
+            } else this.csiOverflow = true;
             i = j;
             if (i === n) return;
           }
           const b = data[i++]!;
           if (b >= 0x40 && b <= 0x7e) {
-            if (!this.csiOverflow) this.onCsi(this.csi, b);
+            if (!this.csiOverflow) this.onCsi(b);
             this.mode = Mode.Ground;
           } else if (b === ESC) {
             this.mode = Mode.Escape; // an ESC aborts the sequence and starts another
           } else if (b >= 0x20) {
-            if (this.csi.length < MAX_CSI_BYTES) this.csi += String.fromCharCode(b);
+            if (this.csiLen < MAX_CSI_BYTES) this.csi[this.csiLen++] = b;
             else this.csiOverflow = true;
           }
           // C0 controls inside a CSI are executed by a terminal, not part of it: skip.
@@ -279,7 +291,7 @@ export class TermStateTracker implements TrackedState {
     switch (b) {
       case 0x5b: // [
         this.mode = Mode.Csi;
-        this.csi = '';
+        this.csiLen = 0;
         this.csiOverflow = false;
         return;
       case 0x5d: // ] OSC
@@ -343,24 +355,42 @@ export class TermStateTracker implements TrackedState {
     }
   }
 
-  private onCsi(params: string, final: number): void {
+  private onCsi(final: number): void {
+    const csi = this.csi;
+    const len = this.csiLen;
     if (final === 0x6d /* m */) {
       // Private or intermediate forms (CSI > 4 ; 1 m and the like) are not SGR.
-      if (/^[0-9;:]*$/.test(params)) this.sgr(params);
+      for (let k = 0; k < len; k++) {
+        const c = csi[k]!;
+        if (!((c >= 0x30 && c <= 0x39) || c === 0x3b || c === 0x3a)) return;
+      }
+      if (len === 0 || (len === 1 && csi[0] === 0x30)) this.sgr('');
+      else this.sgr(csi.toString('latin1', 0, len));
       return;
     }
-    if (final === 0x70 /* p */ && params === '!') {
+    if (final === 0x70 /* p */ && len === 1 && csi[0] === 0x21 /* ! */) {
       this.pen.reset(); // DECSTR soft reset
       return;
     }
-    if ((final === 0x68 || final === 0x6c) /* h l */ && params.startsWith('?')) {
+    if ((final === 0x68 || final === 0x6c) /* h l */ && len > 1 && csi[0] === 0x3f /* ? */) {
       const on = final === 0x68;
-      for (const mode of params.slice(1).split(';')) {
-        if (mode === '2004') this.bracketedPaste = on;
-        else if (mode === '1048' || mode === '1049') {
+      // Each `;`-separated mode, read as a number; one with anything but digits is none of these.
+      let mode = 0;
+      let digits = true;
+      for (let k = 1; k <= len; k++) {
+        const c = k < len ? csi[k]! : 0x3b;
+        if (c !== 0x3b) {
+          if (c >= 0x30 && c <= 0x39 && mode < 100_000) mode = mode * 10 + (c - 0x30);
+          else digits = false;
+          continue;
+        }
+        if (digits && mode === 2004) this.bracketedPaste = on;
+        else if (digits && (mode === 1048 || mode === 1049)) {
           if (on) this.savedPen = this.pen.clone();
           else this.pen = this.savedPen.clone();
         }
+        mode = 0;
+        digits = true;
       }
     }
   }

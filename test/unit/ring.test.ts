@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { epochBase, SEQ_BYTES_PER_MS, SEQ_EPOCH_MS } from '../../src/stream/pane-stream.js';
-import { ChunkRing, RING_BLOCK_CHUNKS } from '../../src/stream/ring.js';
+import { ChunkRing, RING_BLOCK_BYTES, RING_SMALL_CHUNK_BYTES } from '../../src/stream/ring.js';
 
 describe('ChunkRing', () => {
   it('replays exactly the bytes after any covered position, mid-chunk included', () => {
@@ -24,7 +24,7 @@ describe('ChunkRing', () => {
     );
   });
 
-  it('joins older chunks into blocks: every covered position still replays exactly, and a busy ring holds few objects', () => {
+  it('copies small chunks into blocks: every covered position still replays exactly, the caller may reuse its buffer, and a busy ring holds few objects', () => {
     fc.assert(
       fc.property(
         // Mostly an agent's small chunks, now and then a flood's large one (kept as it is).
@@ -43,10 +43,14 @@ describe('ChunkRing', () => {
           for (const p of parts) {
             const b = Buffer.from(p);
             const chunk = ring.push(b);
-            pushed.push(b);
-            // The chunk push returned is the ring's newest, as it is: the stream's listeners send that one.
-            expect(chunk.data).toBe(b);
+            pushed.push(Buffer.from(p));
+            // The chunk push returned is the ring's newest: what the stream's listeners send.
+            expect(chunk.end - chunk.start).toBe(p.length);
+            expect(chunk.data.equals(Buffer.from(p))).toBe(true);
             expect(ring.since(chunk.start)).toEqual([chunk]);
+            // A small chunk is the ring's copy: the tmux parser's pool, or any caller, may reuse its bytes.
+            if (b.length < RING_SMALL_CHUNK_BYTES) b.fill(0xff);
+            else expect(chunk.data).toBe(b);
           }
           const all = Buffer.concat(pushed);
           expect(ring.size).toBeLessThanOrEqual(Math.max(capacity, pushed[pushed.length - 1]!.length));
@@ -71,7 +75,43 @@ describe('ChunkRing', () => {
     const ring = new ChunkRing(4 << 20, 0);
     for (let i = 0; i < 100_000; i++) ring.push(Buffer.from(`\x1b[3${i % 7}m● step ${i}\x1b[0m a line of a tool result\r\n`));
     expect(ring.size).toBeGreaterThan(3 << 20);
-    expect(ring.chunkCount).toBeLessThan(4 * 16 + RING_BLOCK_CHUNKS + 1);
+    expect(ring.chunkCount).toBeLessThanOrEqual((4 << 20) / RING_BLOCK_BYTES + 2);
+  });
+
+  it("takes a turn's parts as one chunk, the same bytes as their concatenation, small or large", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.array(fc.uint8Array({ minLength: 1, maxLength: 3000 }), { minLength: 1, maxLength: 4 }), {
+          minLength: 1,
+          maxLength: 30,
+        }),
+        (turns) => {
+          const ring = new ChunkRing(1 << 20, 42);
+          const all: Buffer[] = [];
+          for (const turn of turns) {
+            const parts = turn.map((p) => Buffer.from(p));
+            const joined = Buffer.concat(parts);
+            const chunk = ring.pushParts(parts, joined.length);
+            expect(chunk.start).toBe(ring.end - joined.length);
+            expect(chunk.data.equals(joined)).toBe(true);
+            all.push(joined);
+          }
+          expect(Buffer.concat(ring.since(42)!.map((c) => c.data)).equals(Buffer.concat(all))).toBe(true);
+        },
+      ),
+    );
+  });
+
+  it('a ring smaller than a block still keeps to its capacity, and the newest chunk whole', () => {
+    const ring = new ChunkRing(100, 0);
+    for (let i = 0; i < 30; i++) ring.push(Buffer.alloc(7, i));
+    expect(ring.size).toBeLessThanOrEqual(100);
+    const tail = Buffer.concat(ring.since(ring.start)!.map((c) => c.data));
+    expect(tail.length).toBe(ring.size);
+    expect(tail.subarray(-7).equals(Buffer.alloc(7, 29))).toBe(true);
+    const big = ring.push(Buffer.alloc(300, 1));
+    expect(ring.since(big.start)).toEqual([big]);
+    expect(ring.start).toBe(big.start);
   });
 
   it('bounds memory and refuses positions it no longer covers, or that are in the future', () => {

@@ -41,6 +41,18 @@ describe('TermStateTracker', () => {
     expect(t.pen.isDefault).toBe(true);
   });
 
+  it('reads each private mode of a list whole: a longer number, a sub-parameter or a prefix is another mode', () => {
+    const t = new TermStateTracker();
+    for (const seq of ['\x1b[?12004h', '\x1b[?2004:1h', '\x1b[?20h', '\x1b[2004h', '\x1b[?h', '\x1b[?;h']) feedSplit(t, seq);
+    expect(t.bracketedPaste).toBe(false);
+    feedSplit(t, '\x1b[?25;1;2004h');
+    expect(t.bracketedPaste).toBe(true);
+    feedSplit(t, '\x1b[31m\x1b[?7;1049h\x1b[44m\x1b[?1049;7l');
+    expect(t.pen.toSgr()).toBe('\x1b[0;31m');
+    feedSplit(t, '\x1b[0m\x1b[!p');
+    expect(t.pen.isDefault).toBe(true);
+  });
+
   it('ignores look-alikes inside OSC and DCS strings, and non-SGR m sequences', () => {
     const t = new TermStateTracker();
     feedSplit(t, '\x1b]0;title \x1b[?2004h \x07\x1bP+q\x1b[31m\x1b\\\x1b[>4;1m');
