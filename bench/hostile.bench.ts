@@ -20,6 +20,7 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { join } from 'node:path';
 import { DAEMON_NODE_ARGS } from '../src/config/daemon-process.js';
 import { createInterface } from 'node:readline';
@@ -43,6 +44,8 @@ interface Round {
   /** The daemon's longest event-loop delay and garbage collection during the round (its probe), ms. */
   loopMax?: number;
   gcMax?: number;
+  /** The phone's own (this process's) longest event-loop delay during the round, ms. */
+  phoneLoopMax?: number;
 }
 
 /** The phone: one reference client, woken again and again. */
@@ -202,12 +205,19 @@ function envNiceness(): number {
   return n;
 }
 
+/** The phone's own event loop, sampled as the daemon's probe samples the daemon's. */
+const LOOP_RESOLUTION_MS = 10;
+const phoneLoop = monitorEventLoopDelay({ resolution: LOOP_RESOLUTION_MS });
+phoneLoop.enable();
+
 /** Rounds one a `gapMs`; with `bd`, each with what the daemon's probe saw during it. */
 async function rounds(phone: Phone, n: number, gapMs: number, until?: () => boolean, bd?: BenchDaemon): Promise<Round[]> {
   const out: Round[] = [];
   for (let i = 0; i < n && (until === undefined || !until()); i++) {
     if (bd) await readProbe(bd);
+    phoneLoop.reset();
     const round = await phone.round();
+    round.phoneLoopMax = Math.max(0, phoneLoop.max / 1e6 - LOOP_RESOLUTION_MS);
     if (bd) {
       const seen = await readProbe(bd);
       round.loopMax = seen.loop.max;
@@ -226,7 +236,8 @@ async function rounds(phone: Phone, n: number, gapMs: number, until?: () => bool
  */
 function slowRoundsRow(quiet: Round[], flood: Round[]): Row {
   const worst = (rs: Round[], key: 'connect' | 'resume') => [...rs].sort((a, b) => b[key] - a[key]).slice(0, 2);
-  const said = (r: Round, key: 'connect' | 'resume') => `${ms(r[key])} (loop ${ms(r.loopMax ?? 0)}, gc ${ms(r.gcMax ?? 0)})`;
+  const said = (r: Round, key: 'connect' | 'resume') =>
+    `${ms(r[key])} (daemon loop ${ms(r.loopMax ?? 0)}, gc ${ms(r.gcMax ?? 0)}; phone loop ${ms(r.phoneLoopMax ?? 0)})`;
   const quietLoop = Math.max(0, ...quiet.map((r) => r.loopMax ?? 0));
   return {
     name: "hostile: the daemon in the flood's slowest rounds (its probe)",
@@ -271,6 +282,11 @@ export async function runHostileBench(): Promise<Row[]> {
         // One round a second while the hostile connections keep coming.
         const flood = await rounds(phone, n, GAP_MS, () => opened, bd);
         const summary = await attacked;
+        process.stderr.write(
+          `[hostile: flood rounds, connect ms (daemon loop max / phone loop max): ${flood
+            .map((r) => `${r.connect.toFixed(1)} (${(r.loopMax ?? 0).toFixed(1)}/${(r.phoneLoopMax ?? 0).toFixed(1)})`)
+            .join(', ')}]\n`,
+        );
         const floodCpu = procUsage(bd.pid).cpuSeconds - cpu0;
         const overflows = listenOverflows() - overflows0;
         // The log line of the last closes comes within a report interval of them.
