@@ -39,6 +39,7 @@ import {
 } from './harness.js';
 import { scaleMarkdown, scaleRows, type CpuShare, type Memory, type Quiet, type Step } from './scale-report.js';
 import type { ProbeReading } from './daemon-probe.js';
+import { DAEMON_NODE_ARGS } from '../src/config/daemon-process.js';
 import { AgentLoad, compileProbe, LoadClients, pssMb, readProbe, rssParts, timedRepeat, tmuxSpawns } from './scale-load.js';
 import { emptyNodeRssMb, memoryRows, warmSnapshotRow } from './scale-memory.js';
 
@@ -192,7 +193,10 @@ export async function runScaleBench(): Promise<{ rows: Row[]; markdown: string }
   // TETHER_BENCH_SCALE_MEMORY=0 leaves out the memory rows' own daemon (about 40 s).
   const memory = process.env.TETHER_BENCH_SCALE_MEMORY === '0' ? [] : await memoryRows(await emptyNodeRssMb());
   const work = mkdtempSync(join(tmpdir(), 'tether-scale-'));
-  const probe = ['--import', compileProbe(work)];
+  // TETHER_BENCH_SCALE_LAUNCHED=1: both daemons as tether's launchers start them (their node
+  // flags, a 2 MB young generation at most), not as `tether serve` run by hand.
+  const launched = process.env.TETHER_BENCH_SCALE_LAUNCHED === '1' ? DAEMON_NODE_ARGS : [];
+  const probe = [...launched, '--import', compileProbe(work)];
   try {
     const { steps, quiet, warm } = await withBenchDaemon(
       'quiet',
