@@ -116,14 +116,20 @@ export class ChunkRing {
     return { start: this.top, end: this.top + total, data: this.open.subarray(from, at) };
   }
 
-  /** The open block joins the others as it is (a block filled less than half is copied to its size). */
+  /**
+   * The open block joins the others as it is. One filled less than half (a large chunk came) is
+   * copied to its size, and the next block starts small again: a flood's large chunks with a few
+   * small ones between them would otherwise take a full-size block each time.
+   */
   private seal(): void {
     const open = this.open;
     if (open === null) return;
     this.open = null;
-    if (this.openUsed === this.openFrom) return;
     const used = open.subarray(this.openFrom, this.openUsed);
-    const data = used.length * 2 < open.length ? Buffer.from(used) : used;
+    const sparse = used.length * 2 < open.length;
+    if (sparse) this.nextBlock = Math.min(this.blockBytes, RING_FIRST_BLOCK_BYTES);
+    if (used.length === 0) return;
+    const data = sparse ? Buffer.from(used) : used;
     this.chunks.push({ start: this.openStart + this.openFrom, end: this.openStart + this.openUsed, data });
   }
 
