@@ -17,7 +17,7 @@
 import childProcess from 'node:child_process';
 import { appendFileSync, existsSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { syncBuiltinESMExports } from 'node:module';
-import { setFlagsFromString } from 'node:v8';
+import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { join } from 'node:path';
 import { Session } from 'node:inspector';
@@ -33,6 +33,8 @@ export interface ProbeReading {
   /** Event-loop delay over the window, ms (beyond the 10 ms sampling interval). */
   readonly loop: { readonly p50: number; readonly p99: number; readonly max: number; readonly mean: number };
   readonly memory: NodeJS.MemoryUsage;
+  /** V8's young generation as committed now (its new spaces' physical size), bytes: the part of the heap that grows with the allocation rate, not with what is live. */
+  readonly young: number;
   /** Child processes started in the window, by `<program> <tmux command>` (e.g. `tmux capture-pane`). */
   readonly spawned: Record<string, number>;
   /** Garbage collections in the window: how many, their pauses together and the longest, ms; `major` the mark-compacts among them. */
@@ -143,6 +145,9 @@ if (dataDir) {
       windowMs: now - since,
       loop: { p50: ms(loop.percentile(50)), p99: ms(loop.percentile(99)), max: ms(loop.max), mean: ms(loop.mean) },
       memory: process.memoryUsage(),
+      young: getHeapSpaceStatistics()
+        .filter((space) => space.space_name.startsWith('new_'))
+        .reduce((sum, space) => sum + space.physical_space_size, 0),
       spawned,
       gc,
     };

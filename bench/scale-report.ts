@@ -22,6 +22,8 @@ export interface Memory {
   readonly heapUsedMb: number;
   /** Memory outside V8's heap that node tracks (buffers, zlib): `external`. */
   readonly externalMb: number;
+  /** V8's young generation (its new spaces, committed): sized by the allocation rate, not by what is live. */
+  readonly youngMb: number;
   /** The daemon's `tmux -C` clients together: resident, and their proportional share (PSS: shared pages split). */
   readonly controlRssMb: number;
   readonly controlPssMb: number;
@@ -96,6 +98,7 @@ function perSession(from: Memory, to: Memory, n: number): Memory {
     fileMb: d('fileMb'),
     heapUsedMb: d('heapUsedMb'),
     externalMb: d('externalMb'),
+    youngMb: d('youngMb'),
     controlRssMb: d('controlRssMb'),
     controlPssMb: d('controlPssMb'),
   };
@@ -192,7 +195,13 @@ export function scaleMarkdown(steps: readonly Step[], quiet: Quiet, rate: number
       (s) => `${kb(sessionCost(s).rssMb)} / ${kb(sessionCost(s).controlRssMb)}`,
       'linear',
     ),
-    line('of which V8 heap / external', (s) => `${kb(sessionCost(s).heapUsedMb)} / ${kb(sessionCost(s).externalMb)}`),
+    line(
+      "of which V8 heap / external / V8's young generation",
+      (s) => `${kb(sessionCost(s).heapUsedMb)} / ${kb(sessionCost(s).externalMb)} / ${kb(sessionCost(s).youngMb)}`,
+    ),
+    line("V8's young generation under load, all sessions (it grows with the allocation rate above 16 sessions)", (s) =>
+      mb(s.underLoad.youngMb),
+    ),
     line('RSS per client (node)', (s) => `${kb(clientCost(s).rssMb)} (heap ${kb(clientCost(s).heapUsedMb)})`, 'linear'),
     line(
       'echo on the idle session p50 / p99 (quiet daemon, same run)',

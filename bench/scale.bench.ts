@@ -117,6 +117,7 @@ async function memoryOf(bd: BenchDaemon): Promise<Memory> {
     fileMb,
     heapUsedMb: probe.memory.heapUsed / 2 ** 20,
     externalMb: probe.memory.external / 2 ** 20,
+    youngMb: probe.young / 2 ** 20,
     controlRssMb,
     controlPssMb,
   };
