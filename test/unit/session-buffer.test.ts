@@ -29,6 +29,12 @@ function ownerOf(limits: DiskBufferLimits): BufferOwner & { readonly reserved: (
   };
 }
 
+/** Output of a turn: what the pane printed, flushed to the stream's listeners as one chunk. */
+function print(stream: PaneStream, text: string): void {
+  stream.append(Buffer.from(text));
+  stream.flush();
+}
+
 /** The `.idx` file as `[file offset, stream position]` lines. */
 function indexOf(path: string): [number, number][] {
   return readFileSync(path, 'utf8')
@@ -65,13 +71,10 @@ describe('a session buffer', () => {
   it('writes a batch as the stream had it, with an index line at its start and wherever the stream jumped inside it', async () => {
     const { buffer, stream, owner } = bufferOf();
     const first = stream.position;
-    stream.append(Buffer.from('one '));
-    stream.flush();
-    stream.append(Buffer.from('two '));
-    stream.flush();
+    print(stream, 'one ');
+    print(stream, 'two ');
     const jumped = stream.gap();
-    stream.append(Buffer.from('three'));
-    stream.flush();
+    print(stream, 'three');
     await buffer.flush();
     expect(readFileSync(paths.log, 'latin1')).toBe('one two three');
     expect(indexOf(paths.idx)).toEqual([
@@ -80,16 +83,14 @@ describe('a session buffer', () => {
     ]);
 
     // The next batch continues the file where the stream continues: no new line.
-    stream.append(Buffer.from(' four'));
-    stream.flush();
+    print(stream, ' four');
     await buffer.flush();
     expect(readFileSync(paths.log, 'latin1')).toBe('one two three four');
     expect(indexOf(paths.idx)).toHaveLength(2);
 
     // A jump between two batches: a line at the file's end.
     const again = stream.gap();
-    stream.append(Buffer.from('!'));
-    stream.flush();
+    print(stream, '!');
     await buffer.flush();
     expect(indexOf(paths.idx).at(-1)).toEqual([18, again]);
     expect(owner.reserved()).toBe(0);
@@ -114,22 +115,18 @@ describe('a session buffer', () => {
   it('cuts a batch to the session cap, indexing only what was written, and then writes nothing', async () => {
     const { buffer, stream, owner } = bufferOf({ ...LIMITS, sessionCapBytes: 10 });
     const first = stream.position;
-    stream.append(Buffer.from('0123456'));
-    stream.flush();
+    print(stream, '0123456');
     stream.gap();
-    stream.append(Buffer.from('789abcdef'));
-    stream.flush();
+    print(stream, '789abcdef');
     const late = stream.gap();
-    stream.append(Buffer.from('never'));
-    stream.flush();
+    print(stream, 'never');
     await buffer.flush();
     expect(readFileSync(paths.log, 'latin1')).toBe('0123456789');
     const index = indexOf(paths.idx);
     expect(index).toHaveLength(2);
     expect(index[0]).toEqual([0, first]);
     expect(index.some(([, position]) => position === late)).toBe(false);
-    stream.append(Buffer.from('more'));
-    stream.flush();
+    print(stream, 'more');
     await buffer.flush();
     expect(readFileSync(paths.log, 'latin1')).toBe('0123456789');
     expect(owner.reserved()).toBe(0);
