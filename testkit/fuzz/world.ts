@@ -20,6 +20,7 @@ import { TokenStore } from '../../src/auth/token-store.js';
 import { api } from './requests.js';
 import type { FuzzProbes } from './run.js';
 import type { FuzzRoute, FuzzTarget } from './target.js';
+import { gitEnv } from '../git-env.js';
 
 /** The session the fuzzer types into (never deleted by it), started where the daemon was. */
 export const FUZZ_SESSION = 'fz';
@@ -63,23 +64,8 @@ export interface FuzzWorld {
   cleanup(): void;
 }
 
-/** The environment git runs in here: the caller's without git's own settings, an author, no user or system config. */
-function gitEnv(): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('GIT_')) env[k] = v;
-  return {
-    ...env,
-    GIT_AUTHOR_NAME: 'Fuzz',
-    GIT_AUTHOR_EMAIL: 'fuzz@example.com',
-    GIT_COMMITTER_NAME: 'Fuzz',
-    GIT_COMMITTER_EMAIL: 'fuzz@example.com',
-    GIT_CONFIG_NOSYSTEM: '1',
-    GIT_CONFIG_GLOBAL: '/dev/null',
-  };
-}
-
 const gitIn = (dir: string, args: readonly string[]): string =>
-  execFileSync('git', [...args], { cwd: dir, env: gitEnv(), encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  execFileSync('git', [...args], { cwd: dir, env: gitEnv('Fuzz'), encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 
 /** Makes the world's repository in `parent` (see `FuzzWorld.repo`). */
 function makeRepo(parent: string, canaryDir: string): string {
