@@ -45,14 +45,19 @@ interface Round {
   loopMax?: number;
   gcMax?: number;
   /** The phone's own (this process's) longest event-loop delay during the round, ms. */
-  phoneLoopMax?: number;
+  readonly phoneLoopMax: number;
 }
+
+/** The resolution of the phone's event-loop sampling, taken off its figures (as the daemon's probe does). */
+const LOOP_RESOLUTION_MS = 10;
 
 /** The phone: one reference client, woken again and again. */
 class Phone {
   readonly stream: SessionStream;
   private metas = 0;
   private keys = 0;
+  /** This process's event loop: a round slow on the phone's side shows here. */
+  private readonly loop = monitorEventLoopDelay({ resolution: LOOP_RESOLUTION_MS });
   private readonly keystrokes = {
     onData: null as ((bytes: Buffer, seq: number) => void) | null,
     send: (frame: object) => this.stream.sendKeys((frame as { data: string }).data),
@@ -62,12 +67,14 @@ class Phone {
     this.stream = new SessionStream({ baseUrl: base, token, session: SESSION, tls });
     this.stream.on('meta', () => this.metas++);
     this.stream.on('data', (bytes, seq) => this.keystrokes.onData?.(bytes, seq));
+    this.loop.enable();
   }
 
   /** Wakes (a new connection with the position held), then types. */
   async round(): Promise<Round> {
     if (this.stream.status !== 'closed') this.stream.close();
     const metas = this.metas;
+    this.loop.reset();
     const start = performance.now();
     this.stream.connect();
     const connect = await waitFor('the phone to connect', () => (this.stream.status === 'open' ? performance.now() - start : 0), 60_000, 1);
@@ -79,10 +86,11 @@ class Phone {
     );
     const echo: number[] = [];
     for (let i = 0; i < ECHOES_PER_ROUND; i++) echo.push(await tetherKeystroke(this.keystrokes, KEYS[this.keys++ % KEYS.length]!, 30_000));
-    return { connect, resume, echo };
+    return { connect, resume, echo, phoneLoopMax: Math.max(0, this.loop.max / 1e6 - LOOP_RESOLUTION_MS) };
   }
 
   close(): void {
+    this.loop.disable();
     this.stream.close();
   }
 }
@@ -206,18 +214,13 @@ function envNiceness(): number {
 }
 
 /** The phone's own event loop, sampled as the daemon's probe samples the daemon's. */
-const LOOP_RESOLUTION_MS = 10;
-const phoneLoop = monitorEventLoopDelay({ resolution: LOOP_RESOLUTION_MS });
-phoneLoop.enable();
 
 /** Rounds one a `gapMs`; with `bd`, each with what the daemon's probe saw during it. */
 async function rounds(phone: Phone, n: number, gapMs: number, until?: () => boolean, bd?: BenchDaemon): Promise<Round[]> {
   const out: Round[] = [];
   for (let i = 0; i < n && (until === undefined || !until()); i++) {
     if (bd) await readProbe(bd);
-    phoneLoop.reset();
     const round = await phone.round();
-    round.phoneLoopMax = Math.max(0, phoneLoop.max / 1e6 - LOOP_RESOLUTION_MS);
     if (bd) {
       const seen = await readProbe(bd);
       round.loopMax = seen.loop.max;
@@ -237,7 +240,7 @@ async function rounds(phone: Phone, n: number, gapMs: number, until?: () => bool
 function slowRoundsRow(quiet: Round[], flood: Round[]): Row {
   const worst = (rs: Round[], key: 'connect' | 'resume') => [...rs].sort((a, b) => b[key] - a[key]).slice(0, 2);
   const said = (r: Round, key: 'connect' | 'resume') =>
-    `${ms(r[key])} (daemon loop ${ms(r.loopMax ?? 0)}, gc ${ms(r.gcMax ?? 0)}; phone loop ${ms(r.phoneLoopMax ?? 0)})`;
+    `${ms(r[key])} (daemon loop ${ms(r.loopMax ?? 0)}, gc ${ms(r.gcMax ?? 0)}; phone loop ${ms(r.phoneLoopMax)})`;
   const quietLoop = Math.max(0, ...quiet.map((r) => r.loopMax ?? 0));
   return {
     name: "hostile: the daemon in the flood's slowest rounds (its probe)",
@@ -284,7 +287,7 @@ export async function runHostileBench(): Promise<Row[]> {
         const summary = await attacked;
         process.stderr.write(
           `[hostile: flood rounds, connect ms (daemon loop max / phone loop max): ${flood
-            .map((r) => `${r.connect.toFixed(1)} (${(r.loopMax ?? 0).toFixed(1)}/${(r.phoneLoopMax ?? 0).toFixed(1)})`)
+            .map((r) => `${r.connect.toFixed(1)} (${(r.loopMax ?? 0).toFixed(1)}/${r.phoneLoopMax.toFixed(1)})`)
             .join(', ')}]\n`,
         );
         const floodCpu = procUsage(bd.pid).cpuSeconds - cpu0;

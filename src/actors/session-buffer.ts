@@ -119,16 +119,15 @@ export class SessionBuffer implements StreamListener {
       this.nextSeq = null;
       return;
     }
-    this.add(chunk);
-    if (this.pending!.bytes >= FLUSH_BYTES) void this.flush();
+    if (this.add(chunk).bytes >= FLUSH_BYTES) void this.flush();
     else if (!this.timer) {
       this.timer = setTimeout(() => void this.flush(), FLUSH_MS);
       this.timer.unref();
     }
   }
 
-  /** Copies a chunk's bytes into the waiting batch. */
-  private add(chunk: RingChunk): void {
+  /** Copies a chunk's bytes into the waiting batch; answers the batch. */
+  private add(chunk: RingChunk): Batch {
     const size = chunk.data.length;
     let batch = this.pending;
     if (batch === null)
@@ -142,6 +141,7 @@ export class SessionBuffer implements StreamListener {
     chunk.data.copy(batch.data, batch.bytes);
     batch.bytes += size;
     batch.end = chunk.end;
+    return batch;
   }
 
   gap(): void {
@@ -225,10 +225,9 @@ export class SessionBuffer implements StreamListener {
       void this.closeLog();
       throw err;
     } finally {
-      if (this.log && this.logIdle) this.logIdle.refresh();
-      else if (this.log) {
-        this.logIdle = setTimeout(() => void this.closeLog(), LOG_IDLE_CLOSE_MS);
-        this.logIdle.unref();
+      if (this.log) {
+        this.logIdle ??= setTimeout(() => void this.closeLog(), LOG_IDLE_CLOSE_MS).unref();
+        this.logIdle.refresh();
       }
     }
   }

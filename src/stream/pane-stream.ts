@@ -34,17 +34,14 @@ export function epochBase(nowMs: number, after: number): number {
  * them: an immediate and a closure per busy stream per turn were, at a hundred busy sessions, a
  * steady share of what the daemon allocated.
  */
-const waiting: (PaneStream | undefined)[] = [];
+const waiting: PaneStream[] = [];
 let flushAllScheduled = false;
 
 function flushWaiting(): void {
   flushAllScheduled = false;
-  // A stream flushed here may be added again (by output its listeners cause): it runs in this loop too.
-  for (let i = 0; i < waiting.length; i++) {
-    const stream = waiting[i]!;
-    waiting[i] = undefined;
-    stream.flush();
-  }
+  // A stream flushed here may be queued again (by output its listeners cause): it runs in this
+  // loop too. A stream flushed twice has nothing the second time.
+  for (let i = 0; i < waiting.length; i++) waiting[i]!.flush();
   waiting.length = 0;
 }
 
