@@ -101,9 +101,13 @@ const VOCABULARY: Record<string, Vocabulary> = {
       asked: ['agentState.reporting.awaiting-input.asked'],
       tool: ['agentState.reporting.tool'],
       thinking: ['agentState.reporting.thinking'],
+      'awaiting-input (stopped)': ['agentState.reporting.awaiting-input.stopped'],
+      exited: ['agentState.exited'],
+      absent: ['agentState.absent'],
     },
     events: {
       'agent_end event': ['agent.end'],
+      'the agent stops': ['agent.stop'],
       'the agent asks': ['ask.open'],
       'an answer lands': ['ask.answered'],
       'the ask ends without an answer': ['ask.ended'],
@@ -113,6 +117,8 @@ const VOCABULARY: Record<string, Vocabulary> = {
       'the choice runs the tool': 'isRunAnswer',
       'the choice makes the agent wait': 'isWaitAnswer',
       'the choice lets the agent go on': 'isResumeAnswer',
+      'a usage limit or an API error': 'isApiStop',
+      'its process ended': 'isExitStop',
     },
   },
   device: {
