@@ -154,7 +154,7 @@ describe('agent socket and hub', () => {
 
 describe('stops in the hub', () => {
   const hub = () =>
-    new AgentHub({ now: () => 1_795_800_000_000, log: silentLogger, locate: async () => ({ refused: 'none' }), url: () => '' });
+    new AgentHub({ now: () => 1_795_800_000_000, log: silentLogger, locate: () => Promise.resolve({ refused: 'none' }), url: () => '' });
 
   it("a report the exited agent's machine does not take leaves the exited stop as it was", () => {
     const h = hub();
