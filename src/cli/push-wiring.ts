@@ -92,7 +92,7 @@ export async function startPush(deps: DaemonPushDeps): Promise<DaemonPush> {
     settings,
     ...shared,
     devices: deps.devices,
-    attributes: { daemonId: deps.daemon.id, daemonName: deps.daemon.name },
+    attributes: () => ({ daemonId: deps.daemon.id, daemonName: deps.daemon.name }),
     delays,
     now: deps.now,
     log: deps.log,

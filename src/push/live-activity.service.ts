@@ -56,7 +56,8 @@ export interface LiveActivityServiceDeps {
   readonly client: ApnsClient;
   readonly tokens: ProviderTokens;
   readonly devices: ActivityDevices;
-  readonly attributes: ActivityAttributes;
+  /** Read at each start (the daemon's id is known once its port is held). */
+  readonly attributes: () => ActivityAttributes;
   readonly delays?: Partial<ActivityDelays>;
   readonly now: () => number;
   readonly log: Logger;
@@ -188,7 +189,7 @@ export class LiveActivityService {
     const d = this.devices.get(tokenId);
     if (!d || token === null) return;
     d.alerted = new Set(urgentIds(this.sessions));
-    this.enqueue(d, token, { event: 'start', attributes: this.deps.attributes }, 10);
+    this.enqueue(d, token, { event: 'start', attributes: this.deps.attributes() }, 10);
   }
 
   private updateActivity(tokenId: string, token: string | null): void {

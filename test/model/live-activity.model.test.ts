@@ -138,7 +138,7 @@ describe('Live Activity machine, model-based, against the real driver, token sto
         client,
         tokens: new ProviderTokens({ key, teamId: TEST_TEAM_ID, keyId: TEST_KEY_ID, now: Date.now }),
         devices: registry,
-        attributes: { daemonId: 'd1', daemonName: 'devbox' },
+        attributes: () => ({ daemonId: 'd1', daemonName: 'devbox' }),
         delays: DELAYS,
         now: Date.now,
         log: silentLogger,
