@@ -9,18 +9,13 @@
  * most recent change first within one kind, so the same summary always gives the same card.
  */
 
+import type { Stop } from '../protocol/stop.js';
+
 /** The agent states, as the agent hub reports them. */
 export type AgentStateName = 'thinking' | 'tool' | 'idle' | 'awaiting-input';
 
-/** Why an agent stopped (the stop beside its state): its kind, its words, a usage limit's reset. */
-export interface SessionStop {
-  readonly id: string;
-  /** `done`, `usage-limit`, `error`, `exited`. */
-  readonly kind: string;
-  readonly message: string;
-  /** ISO 8601, for a usage limit that says when it resets. */
-  readonly resetsAt?: string;
-}
+/** Why an agent stopped (the stop beside its state, docs/api.md "Stops"): what the card uses of it. */
+export type SessionStop = Pick<Stop, 'id' | 'kind' | 'message' | 'resetsAt'>;
 
 /** One session as the summary holds it. */
 export interface SessionSummary {
@@ -131,6 +126,13 @@ export function urgentIds(sessions: readonly SessionSummary[]): string[] {
   return ids;
 }
 
+/** How an alert's title says each kind of stop (after the agent's label). */
+const STOP_TITLES: Readonly<Record<string, string>> = {
+  'usage-limit': 'hit a usage limit',
+  error: 'stopped on an error',
+  exited: 'exited',
+};
+
 /** The alert of a card that needs the human, or of a start: what lights the screen. */
 export function alertOf(content: ActivityContentState, maxWords = MAX_WORDS_CHARS): { title: string; body: string } {
   const words = cut(content.words, maxWords);
@@ -139,7 +141,7 @@ export function alertOf(content: ActivityContentState, maxWords = MAX_WORDS_CHAR
       return { title: `${content.agent} asks you`, body: `${content.name}: ${words}` };
     case 'stopped':
       return {
-        title: `${content.agent} stopped: ${content.stop ?? 'stopped'}`,
+        title: `${content.agent} ${STOP_TITLES[content.stop ?? ''] ?? 'stopped'}`,
         body: words !== '' ? `${content.name}: ${words}` : content.name,
       };
     case 'working':

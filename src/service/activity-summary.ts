@@ -8,10 +8,10 @@
  * when its first report comes, and the summary waits for it).
  */
 import type { AgentStateFact } from '../protocol/frames.js';
-import type { SessionStop, SessionSummary } from '../push/live-activity-content.js';
+import type { SessionSummary } from '../push/live-activity-content.js';
 
-/** An agent state report, with the stop beside it once the agent side reports stops. */
-export type ActivityFact = AgentStateFact & { readonly stop?: SessionStop };
+/** An agent state report, with its ask and its stop. */
+export type ActivityFact = AgentStateFact;
 
 export interface ActivitySummaryDeps {
   readonly subscribeEvery: (listener: (sessionId: string, fact: ActivityFact) => void) => () => void;
@@ -43,7 +43,16 @@ export function startActivitySummary(deps: ActivitySummaryDeps): () => void {
       agent: label.agentLabel,
       state: fact.value,
       ...(fact.ask !== undefined ? { ask: { id: fact.ask.id, concern: fact.ask.concern } } : {}),
-      ...(fact.stop !== undefined ? { stop: fact.stop } : {}),
+      ...(fact.stop !== undefined
+        ? {
+            stop: {
+              id: fact.stop.id,
+              kind: fact.stop.kind,
+              message: fact.stop.message,
+              ...(fact.stop.resetsAt !== undefined ? { resetsAt: fact.stop.resetsAt } : {}),
+            },
+          }
+        : {}),
       changedAt: deps.now(),
     });
     publish();

@@ -14,6 +14,7 @@ import { pushToml, startApnsStandIns, type ApnsRequest, type FakeApns } from '..
 import { runCli } from '../helpers/daemon.js';
 import { useDaemon } from '../helpers/daemon-fixture.js';
 import { pairDevice, type PairedDevice } from '../helpers/pair-device.js';
+import { fakeAgent } from '../helpers/agent-socket.js';
 import { eventually } from '../helpers/tmux.js';
 
 const PHONE = 'c3'.repeat(32);
@@ -21,6 +22,7 @@ const START = 'a1'.repeat(40);
 const UPDATE = 'b2'.repeat(40);
 const UPDATE_2 = 'd4'.repeat(40);
 const UPDATE_3 = 'e5'.repeat(40);
+const UPDATE_4 = 'f6'.repeat(40);
 const DEBOUNCE_MS = 100;
 const IDLE_MS = 6000;
 
@@ -153,7 +155,13 @@ describe('a Live Activity through the daemon', () => {
   };
   /** Waits for the next push to the stand-in that `match` takes, after the `from`-th. */
   const next = async (from: number, what: string, match: (r: ApnsRequest) => boolean): Promise<ApnsRequest> => {
-    await eventually(() => activity().slice(from).some(match), 30_000, 20, what);
+    const since = () =>
+      activity()
+        .slice(from)
+        .map((r) => `${apsOf(r).event} ${JSON.stringify(apsOf(r)['content-state'])}`);
+    await eventually(() => activity().slice(from).some(match), 20_000, 20, what).catch((err: unknown) => {
+      throw new Error(`${String(err)}; pushes since: ${since().join(' | ')}`);
+    });
     return activity().slice(from).find(match)!;
   };
 
@@ -271,6 +279,42 @@ describe('a Live Activity through the daemon', () => {
     ).toBe(false);
   });
 
+  it('a usage limit: an alerting update at priority 10 with the stop, its words and its reset', async () => {
+    expect((await put({ updateToken: UPDATE_4 })).status).toBe(200);
+    const pane = (await fx.tmux.tmux('display-message', '-p', '-t', 'pi-main', '#{pane_id}')).trim();
+    const pi = fakeAgent(fx.home.dataDir, pane, fx.tmux.socket);
+    try {
+      expect((await pi.welcomed).type).toBe('welcome');
+      pi.event('agent.start');
+      const resetsAt = Date.parse('2026-12-01T15:00:00Z');
+      const mark = activity().length;
+      // The stop ends the turn by itself (an end after it would be the turn's own `done`).
+      pi.stop('usage-limit', "You've hit your limit · resets 3pm", { resetsAt, limit: 'five_hour' });
+      const limit = await next(
+        mark,
+        'the usage limit',
+        (r) => apsOf(r).event === 'update' && apsOf(r)['content-state'].state === 'stopped',
+      );
+      expect(limit.deviceToken).toBe(UPDATE_4);
+      expect(limit.headers['apns-priority']).toBe('10');
+      expect(apsOf(limit)['content-state']).toMatchObject({
+        name: 'pi-main',
+        state: 'stopped',
+        stop: 'usage-limit',
+        needsYou: true,
+        words: "You've hit your limit · resets 3pm",
+        resetsAt: resetsAt / 1000,
+      });
+      expect(apsOf(limit).alert).toEqual({
+        title: `${apsOf(limit)['content-state'].agent as string} hit a usage limit`,
+        body: "pi-main: You've hit your limit · resets 3pm",
+        sound: 'default',
+      });
+    } finally {
+      pi.close();
+    }
+  });
+
   it('an agent that asks 100 times gets at most 12 priority-10 updates in the hour; the rest go at 5 without alert', async () => {
     expect((await put({ updateToken: UPDATE_3 })).status).toBe(200);
     const mark = activity().length;
@@ -286,7 +330,9 @@ describe('a Live Activity through the daemon', () => {
     );
     const urgent = activity().filter((r) => r.headers['apns-priority'] === '10' && apsOf(r).event === 'update');
     expect(urgent.length).toBe(12);
-    for (const r of urgent) expect(apsOf(r).alert?.title).toBe('Claude asks you');
+    // The budget is the hour's: the usage limit and the asks before took their share of it.
+    for (const r of urgent) expect(['Claude asks you', 'pi hit a usage limit']).toContain(apsOf(r).alert?.title);
+    expect(urgent.filter((r) => apsOf(r).alert?.title === 'Claude asks you').length).toBe(11);
     const asking = activity()
       .slice(mark)
       .filter((r) => (apsOf(r)['content-state'] as { state: string }).state === 'asking');
