@@ -7,7 +7,8 @@
  * at a time, in order (a retry of an older push is dropped once a newer one waits: each push
  * carries the whole card); timestamps always increase per device; at most
  * MAX_URGENT_PER_HOUR updates an hour go at priority 10; a 410 (or a token APNs says is not for
- * the topic) is told to the device's machine, which forgets that token.
+ * the topic) is told to the device's machine, which forgets that token; a revoked token's phone
+ * gets no push.
  */
 import { createActor, type ActorOptions, type AnyActorLogic, type Actor } from 'xstate';
 import type { Logger } from '../log.js';
@@ -212,6 +213,10 @@ export class LiveActivityService {
   }
 
   private enqueue(d: Device, token: string, push: ActivityPush, priority: 5 | 10): void {
+    // A revoked token's phone gets nothing more; a device registered again may have moved to the other endpoint.
+    const listed = this.deps.devices.liveActivities().find((x) => x.tokenId === d.tokenId);
+    if (!listed) return this.deps.log.info({ tokenId: d.tokenId }, 'live activity: the token is revoked; nothing is pushed');
+    d.environment = listed.environment;
     const payload = activityPayload(push, this.sessions, d.budget.timestamp());
     d.queue.push({ token, push, priority, payload });
     if (!d.busy) void this.pump(d);

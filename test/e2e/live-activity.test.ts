@@ -23,6 +23,7 @@ const UPDATE = 'b2'.repeat(40);
 const UPDATE_2 = 'd4'.repeat(40);
 const UPDATE_3 = 'e5'.repeat(40);
 const UPDATE_4 = 'f6'.repeat(40);
+const UPDATE_5 = '7b'.repeat(40);
 const DEBOUNCE_MS = 100;
 const IDLE_MS = 6000;
 
@@ -358,10 +359,30 @@ describe('a Live Activity through the daemon', () => {
     expect(stored()).toBeNull();
   });
 
+  it('a revoked phone gets no more pushes; another phone goes on getting its own', async () => {
+    const other = await pairDevice(fx, 'release phone', 'f0'.repeat(32), 'sandbox');
+    const WITNESS = '9a'.repeat(40);
+    expect((await put({ updateToken: UPDATE_5 })).status).toBe(200);
+    expect((await put({ updateToken: WITNESS }, other.token)).status).toBe(200);
+    // Both activities get the card as it is (their content is unknown to the daemon).
+    await next(0, 'the first update to each', (r) => r.deviceToken === UPDATE_5);
+    await next(0, 'the witness', (r) => r.deviceToken === WITNESS);
+    await runCli(['auth', 'revoke', phone.tokenId], fx.home.env);
+    const mark = activity().length;
+    await type('stop');
+    await next(mark, 'the change at the witness', (r) => r.deviceToken === WITNESS);
+    expect(
+      activity()
+        .slice(mark)
+        .some((r) => r.deviceToken === UPDATE_5),
+    ).toBe(false);
+  });
+
   it('every push: timestamps strictly increasing, under 4 KB, a stale date on each start and update', () => {
     const all = activity();
     expect(all.length).toBeGreaterThan(40);
-    const stamps = all.map((r) => apsOf(r).timestamp);
+    // Per device: the first phone's tokens (the witness phone has its own clock of timestamps).
+    const stamps = all.filter((r) => r.deviceToken !== '9a'.repeat(40)).map((r) => apsOf(r).timestamp);
     for (let i = 1; i < stamps.length; i++) expect(stamps[i]!).toBeGreaterThan(stamps[i - 1]!);
     for (const r of all) {
       expect(r.body.length).toBeLessThanOrEqual(4096);
