@@ -23,6 +23,7 @@ const TABLE_OF_MACHINE: Record<string, string> = {
   agentState: 'Agent state',
   device: 'Device registration',
   diskBuffer: 'Disk-buffer writing',
+  liveActivity: 'Live Activity',
 };
 
 /** One row of a table, as written, and its cells. */
@@ -124,6 +125,18 @@ const VOCABULARY: Record<string, Vocabulary> = {
   device: {
     states: { registered: ['device.registered'], removed: ['device.removed'] },
     events: { 'push service reply 410': ['push.unregistered'] },
+  },
+  liveActivity: {
+    states: { none: ['liveActivity.none'], starting: ['liveActivity.starting'], running: ['liveActivity.running'] },
+    events: {
+      'an agent starts working': ['summary.changed'],
+      'update token': ['token.update'],
+      // The debounce and the idle while are the machine's named delays.
+      'summary changed, debounced': ['xstate.after.debounce.liveActivity.running.content.debouncing'],
+      'no agent worked for the idle while': ['xstate.after.idleWhile.liveActivity.running.work.quiet'],
+      '410 for the update token': ['push.gone'],
+    },
+    conditions: { 'the device has a push-to-start token': 'canStart' },
   },
   diskBuffer: {
     states: {
