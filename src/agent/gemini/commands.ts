@@ -67,7 +67,7 @@ export const GEMINI_BUILTIN_COMMANDS: readonly SlashCommand[] = Object.freeze([
 
 /** A TOML basic or literal string value of `key` on its own line (`key = "..."`), or null. */
 function tomlString(text: string, key: string): string | null {
-  const m = new RegExp(`^\\s*${key}\\s*=\\s*("(?:[^"\\\\\\n]|\\\\.)*"|'[^'\\n]*'|"""[\\s\\S]*?"""|'''[\\s\\S]*?''')`, 'm').exec(text);
+  const m = new RegExp(`^\\s*${key}\\s*=\\s*("""[\\s\\S]*?"""|'''[\\s\\S]*?'''|"(?:[^"\\\\\\n]|\\\\.)*"|'[^'\\n]*')`, 'm').exec(text);
   if (!m) return null;
   const raw = m[1]!;
   if (raw.startsWith('"""') || raw.startsWith("'''")) return raw.slice(3, -3).replace(/^\r?\n/, '');
