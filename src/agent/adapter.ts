@@ -28,6 +28,8 @@ export interface HookOutcome {
   readonly cwd?: string;
   /** A prompt the user submitted (counts for auto-naming). */
   readonly userMessage?: string;
+  /** The agent's own title for its conversation (or its first prompt, when it titles none): names a session that has no description. */
+  readonly title?: string;
   /** What the agent asks the user while it waits, in words only (said in the push). */
   readonly asks?: string;
   /** A question the agent put on screen, with its choices and the keys of each (docs/agents.md). */

@@ -2,7 +2,7 @@
  * The real Gemini CLI (0.61.0, the pinned test-only install of test/agents) through tether, against
  * a local fake Gemini API, a phone paired to a real HTTP/2 TLS stand-in for APNs. One session is
  * shared by the checks, in order: created with `agent`; a turn with a shell call seen as thinking,
- * tool, then idle-for-input; its commands (one of them the user's own); a push when it waits;
+ * tool, then idle-for-input; a name from its first prompt; its commands (one of them the user's own); a push when it waits;
  * its approval as an ask (allow runs the command once, deny never); its question answered by its
  * option; restored in the same conversation after the tmux server is killed. Then `tether attach
  * --agent gemini` makes a session of its own. The user's own hook keeps firing beside tether's,
@@ -153,7 +153,7 @@ describe('Gemini CLI as a tether session', () => {
   }, AGENT_START_MS + 60_000);
 
   test(
-    'a turn with a shell call: thinking, tool, awaiting-input; its commands, the custom one too; one push; the user hook fires beside tethers',
+    'a turn with a shell call: thinking, tool, awaiting-input; named from its first prompt; its commands, the custom one too; one push; the user hook fires beside tethers',
     async () => {
       await explained(eventually(() => states().includes('idle'), AGENT_START_MS, POLL_MS, 'idle (SessionStart)'));
       const before = states().length;
@@ -166,8 +166,14 @@ describe('Gemini CLI as a tether session', () => {
       expect(commands.map((c) => c.name)).toEqual(expect.arrayContaining(['about', 'clear', 'compress', 'model', 'resume', 'mycmd']));
       expect(commands.find((c) => c.name === 'mycmd')?.description).toBe('My custom command (user)');
 
+      // Named from the agent: its first prompt (cut to four words), as no description was set.
+      const described = async () => ((await (await fx.d.get('/sessions/gm')).json()) as { description: string }).description;
+      await explained(
+        eventually(async () => (await described()) === 'please run the marker', 30_000, POLL_MS, 'gm named from its first prompt'),
+      );
+
       await explained(eventually(() => pushes().length > 0, 30_000, POLL_MS, 'a push when Gemini waits'));
-      expect(pushes()).toEqual([{ title: 'Gemini is waiting for you', body: 'gm' }]);
+      expect(pushes()).toEqual([{ title: 'Gemini is waiting for you', body: 'gm: please run the marker' }]);
 
       expect(gemini.hooks().map((h) => h.hook_event_name)).toEqual(
         expect.arrayContaining(['SessionStart', 'BeforeAgent', 'BeforeTool', 'AfterAgent']),

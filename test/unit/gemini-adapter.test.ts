@@ -36,6 +36,13 @@ describe('Gemini CLI hooks as agent state', () => {
     expect(readGeminiHook({ hook_event_name: 'SessionStart', session_id: '--evil' }).conversation).toBeUndefined();
   });
 
+  it('titles the session with its first prompt, once, never a slash command', () => {
+    const r = new GeminiReader();
+    expect(r.read('s', { hook_event_name: 'BeforeAgent', prompt: '/help' }).title).toBeUndefined();
+    expect(r.read('s', { hook_event_name: 'BeforeAgent', prompt: 'fix the build' }).title).toBe('fix the build');
+    expect(r.read('s', { hook_event_name: 'BeforeAgent', prompt: 'and the tests' }).title).toBeUndefined();
+  });
+
   it('a confirmation is an ask with its three choices; the terminal allowing it ends the ask', () => {
     const r = new GeminiReader();
     r.read('s', { hook_event_name: 'BeforeTool', tool_name: 'run_shell_command', concern: 'touch x', detail: 'Touch' });

@@ -1,6 +1,6 @@
 /**
  * Gemini CLI's hook events as agent state (docs/agents.md "Gemini CLI"): what each event means,
- * and what only a sequence of reports tells about an open ask (the questions of the `ask_user`
+ * the session's title (its first prompt), and what only a sequence of reports tells about an open ask (the questions of the `ask_user`
  * call before it, which call it is about, how it ended when tether did not type the answer).
  * Gemini waits on its hooks, so the program only copies fields and the meaning is decided here.
  *
@@ -55,6 +55,8 @@ interface SessionMemory {
   call: { tool: string; concern?: string; detail?: string; questions?: string } | null;
   /** The tool of the open ask, when there is one. */
   asking: string | null;
+  /** Whether the session's title was given (its first prompt). */
+  titled: boolean;
 }
 
 /** Gemini's reports as the daemon reads them, session by session. */
@@ -62,10 +64,15 @@ export class GeminiReader {
   private readonly sessions = new Map<string, SessionMemory>();
 
   read(session: string, f: Fields): HookOutcome {
-    const mem = this.sessions.get(session) ?? { call: null, asking: null };
+    const mem = this.sessions.get(session) ?? { call: null, asking: null, titled: false };
     this.sessions.set(session, mem);
     const event = f.hook_event_name ?? '';
-    const outcome = readGeminiHook(f);
+    let outcome = readGeminiHook(f);
+    if (event === 'BeforeAgent' && !mem.titled && f.prompt && !f.prompt.startsWith('/')) {
+      // Gemini titles a conversation only when it is left (its summary): the first prompt names it.
+      mem.titled = true;
+      outcome = { ...outcome, title: f.prompt };
+    }
     if (event === 'BeforeTool') {
       mem.call = {
         tool: f.tool_name ?? '',
