@@ -77,6 +77,21 @@ function candidate(reply: GeminiReply, n: number): Record<string, unknown> {
   return { content: { role: 'model', parts }, finishReason: 'STOP', index: 0 };
 }
 
+/** A 429's body: the daily quota used up (the CLI gives up at once on a daily quota, and retries a per-minute one for minutes). */
+const DAILY_QUOTA = {
+  error: {
+    code: 429,
+    message: 'Quota exceeded for quota metric generate_content_requests per day',
+    status: 'RESOURCE_EXHAUSTED',
+    details: [
+      {
+        '@type': 'type.googleapis.com/google.rpc.QuotaFailure',
+        violations: [{ quotaMetric: 'generate_content_requests', quotaId: 'GenerateRequestsPerDayPerProjectPerModel' }],
+      },
+    ],
+  },
+};
+
 const USAGE = { promptTokenCount: 10, candidatesTokenCount: 5, totalTokenCount: 15 };
 
 function answer(res: ServerResponse, req: GeminiRequest, n: number, reply: GeminiReply): void {
@@ -105,7 +120,8 @@ export async function startFakeGemini(script: GeminiScript): Promise<FakeGemini>
         }
         return false;
       },
-      errorBody: (message, status) => ({ error: { code: status, message, status: status === 404 ? 'NOT_FOUND' : 'INTERNAL' } }),
+      errorBody: (message, status) =>
+        status === 429 ? DAILY_QUOTA : { error: { code: status, message, status: status === 404 ? 'NOT_FOUND' : 'INTERNAL' } },
     },
     (path, body) => {
       const m = modelCall.exec(path);

@@ -46,6 +46,7 @@ describe('Gemini CLI as a tether session', () => {
     // Each prompt names the call the model makes; once the call's result came back, the answer.
     fake = await startFakeGemini((req) => {
       if (!isAgentTurn(req)) return sideReply(req);
+      if (lastUserText(req).includes('hit the limit')) return { status: 429 };
       if (functionResponses(req).length > 0) return { text: FINAL };
       const prompt = lastUserText(req);
       const file = /mark (\w+)/.exec(prompt)?.[1];
@@ -234,6 +235,28 @@ describe('Gemini CLI as a tether session', () => {
       await turnEnded('awaiting-input after the question');
       const sent = fake.requests.flatMap((q) => functionResponses(q)).filter((f) => f.name === 'ask_user');
       expect(JSON.stringify(sent.at(-1)?.response)).toContain('blue');
+    },
+    TEST_MS,
+  );
+
+  test(
+    "a usage limit: its dialog answered Stop, the session carries a usage-limit stop with Gemini's words",
+    async () => {
+      await type('hit the limit');
+      await explained(shows(['Usage limit reached', 'Stop'], TURN_MS, 'the usage limit dialog'));
+      m.stream.sendKeys('2');
+      await explained(shows(['exhausted your daily quota'], TURN_MS, 'the error after Stop'));
+      const stop = await explained(
+        eventually(
+          () => stateFrames(m).find((f) => f.stop && f.stop.kind !== 'done')?.stop ?? null,
+          TURN_MS,
+          POLL_MS,
+          'a stop on the stream',
+        ).then((s) => s!),
+      );
+      expect(stop).toMatchObject({ kind: 'usage-limit', agent: 'gemini' });
+      expect(stop.message).toContain('You have exhausted your daily quota on this model.');
+      expect(stateFrames(m).at(-1)?.value).toBe('awaiting-input');
     },
     TEST_MS,
   );

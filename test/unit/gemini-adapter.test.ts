@@ -11,6 +11,7 @@ import { readGeminiCommandDir } from '../../src/agent/gemini/commands.js';
 import { GeminiReader, readGeminiHook } from '../../src/agent/gemini/events.js';
 import { geminiSettings, writeGeminiHome } from '../../src/agent/gemini/home.js';
 import { derivedGeminiFields } from '../../src/agent/gemini/hook-fields.js';
+import { geminiTurnFailure } from '../../src/agent/gemini/turn-failure.js';
 
 const ID = '78fb38da-c35b-40c2-85cf-ba20b857c850';
 const dir = mkdtempSync(join(tmpdir(), 'tether-gemini-unit-'));
@@ -37,14 +38,14 @@ describe('Gemini CLI hooks as agent state', () => {
   });
 
   it('titles the session with its first prompt, once, never a slash command', () => {
-    const r = new GeminiReader();
+    const r = new GeminiReader({ report: () => undefined });
     expect(r.read('s', { hook_event_name: 'BeforeAgent', prompt: '/help' }).title).toBeUndefined();
     expect(r.read('s', { hook_event_name: 'BeforeAgent', prompt: 'fix the build' }).title).toBe('fix the build');
     expect(r.read('s', { hook_event_name: 'BeforeAgent', prompt: 'and the tests' }).title).toBeUndefined();
   });
 
   it('a confirmation is an ask with its three choices; the terminal allowing it ends the ask', () => {
-    const r = new GeminiReader();
+    const r = new GeminiReader({ report: () => undefined });
     r.read('s', { hook_event_name: 'BeforeTool', tool_name: 'run_shell_command', concern: 'touch x', detail: 'Touch' });
     const o = r.read('s', { hook_event_name: 'Notification', notification_type: 'ToolPermission', confirm: 'exec', concern: 'touch x' });
     expect(o.ask).toMatchObject({ kind: 'permission', tool: 'run_shell_command', concern: 'touch x', detail: 'Touch' });
@@ -62,7 +63,7 @@ describe('Gemini CLI hooks as agent state', () => {
   it('an ask_user form of one choice question is an ask of its options; another form only waits', () => {
     const questions = (q: unknown[]) => derivedGeminiFields({ tool_input: { questions: q } }).questions!;
     const one = questions([{ question: 'Which?', header: 'C', type: 'choice', options: [{ label: 'red' }, { label: 'blue' }] }]);
-    const r = new GeminiReader();
+    const r = new GeminiReader({ report: () => undefined });
     r.read('s', { hook_event_name: 'BeforeTool', tool_name: 'ask_user', questions: one });
     const o = r.read('s', { hook_event_name: 'Notification', notification_type: 'ToolPermission', confirm: 'ask_user' });
     expect(o.ask?.choices.map((c) => [c.id, c.label, c.keys])).toEqual([
@@ -73,6 +74,22 @@ describe('Gemini CLI hooks as agent state', () => {
     const text = r.read('s', { hook_event_name: 'Notification', notification_type: 'ToolPermission', confirm: 'ask_user' });
     expect(text.ask).toBeUndefined();
     expect(text).toMatchObject({ asks: 'a question', events: [{ event: 'agent.end', idle: true }] });
+  });
+});
+
+describe("a Gemini CLI turn's failure, from its chat file", () => {
+  const line = (r: unknown) => JSON.stringify(r);
+  const prompt = line({ id: 'a', type: 'user', content: [{ text: 'hi' }] });
+  const info = line({ id: 'c', type: 'info', content: 'This request failed.' });
+  it('a quota error is a usage limit, another API error an error, an answer no stop', () => {
+    const quota = line({ id: 'b', type: 'error', content: '[API Error: You have exhausted your daily quota on this model.]\nPlease wait' });
+    expect(geminiTurnFailure([prompt, '{"$set":{}}', quota, info].join('\n'))).toEqual({
+      kind: 'usage-limit',
+      message: 'You have exhausted your daily quota on this model.\nPlease wait',
+    });
+    const other = line({ id: 'b', type: 'error', content: '[API Error: Internal error]' });
+    expect(geminiTurnFailure([prompt, other, info].join('\n'))).toEqual({ kind: 'error', message: 'Internal error' });
+    expect(geminiTurnFailure([prompt, other, prompt, line({ id: 'd', type: 'gemini', content: 'ok' })].join('\n'))).toBeNull();
   });
 });
 

@@ -28,8 +28,8 @@ export const geminiAdapter: AgentAdapter = {
   argv: (argv, _ctx, resume) => geminiArgv(argv, resume.conversation ?? null),
   env: (ctx) => geminiEnv(ctx.prepared),
   commands: async ({ cwd, env }) => mergeCommands(GEMINI_BUILTIN_COMMANDS, await geminiCustomCommands(cwd, env)),
-  start: () => {
-    const reader = new GeminiReader();
+  start: (rt) => {
+    const reader = new GeminiReader(rt);
     return {
       readHook: (session, fields) => reader.read(session, fields),
       forget: (session) => reader.forget(session),

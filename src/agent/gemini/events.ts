@@ -7,9 +7,10 @@
  * Invariant: an event tether does not know, or one that says nothing about the state, changes
  * nothing; a conversation id is kept only in a shape safe for `--resume <id>`.
  */
-import { NO_OUTCOME, stateEvent, type HookOutcome } from '../adapter.js';
+import { NO_OUTCOME, stateEvent, type AdapterRuntime, type HookOutcome } from '../adapter.js';
 import { isConversationId } from '../hook-wire.js';
 import { geminiPermission, geminiQuestion, GEMINI_QUESTION_TOOL } from './asks.js';
+import { readGeminiTurnFailure } from './turn-failure.js';
 
 type Fields = Readonly<Record<string, string>>;
 
@@ -63,6 +64,8 @@ interface SessionMemory {
 export class GeminiReader {
   private readonly sessions = new Map<string, SessionMemory>();
 
+  constructor(private readonly rt: Pick<AdapterRuntime, 'report'>) {}
+
   read(session: string, f: Fields): HookOutcome {
     const mem = this.sessions.get(session) ?? { call: null, asking: null, titled: false };
     this.sessions.set(session, mem);
@@ -82,6 +85,7 @@ export class GeminiReader {
       };
     }
     if (event === 'Notification' && f.notification_type === 'ToolPermission') return this.opened(mem, f, outcome);
+    if (event === 'AfterAgent' && f.transcript_path?.startsWith('/')) outcome = this.ended(session, f.transcript_path, outcome);
     const asked = mem.asking;
     if (asked === null) return outcome;
     if (event === 'AfterTool' && f.tool_name === asked) {
@@ -95,6 +99,16 @@ export class GeminiReader {
       return { ...outcome, askEnded: { why: 'terminal', answered: 'no' } };
     }
     return outcome;
+  }
+
+  /**
+   * The turn ended, well or on an API error: its chat file says which (turn-failure.ts), so the
+   * end (or the stop) is reported once that was read, the rest of the report at once.
+   */
+  private ended(session: string, transcript: string, outcome: HookOutcome): HookOutcome {
+    const end = outcome.events;
+    void readGeminiTurnFailure(transcript).then((stop) => this.rt.report(session, stop ? { events: [], stop } : { events: end }));
+    return { ...outcome, events: [] };
   }
 
   /** The dialog is on screen now (the notification runs while it shows): the ask, with its choices. */
