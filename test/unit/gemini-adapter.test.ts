@@ -3,10 +3,12 @@
  * CLI"), its asks and the keys of each choice, the user's settings kept beside tether's hooks,
  * and its TOML command files.
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { resolveAgent } from '../../src/cli/agent.js';
+import { detectAgentKind } from '../../src/agent/kinds.js';
 import { readGeminiCommandDir } from '../../src/agent/gemini/commands.js';
 import { GeminiReader, readGeminiHook } from '../../src/agent/gemini/events.js';
 import { geminiSettings, writeGeminiHome } from '../../src/agent/gemini/home.js';
@@ -124,5 +126,34 @@ describe("Gemini CLI's home and commands", () => {
       { name: 'git:commit', description: 'Write a commit message (user)' },
       { name: 'hello', description: 'Say hello (user)' },
     ]);
+  });
+});
+
+describe('Gemini CLI launched by tether', () => {
+  it('runs with tether home in its pane, reopens a conversation, and is named with its install when missing', () => {
+    const bin = join(dir, 'bin');
+    mkdirSync(bin, { recursive: true });
+    const gemini = join(bin, 'gemini');
+    writeFileSync(gemini, '#!/bin/sh\n');
+    chmodSync(gemini, 0o755);
+    expect(detectAgentKind(gemini)).toBe('gemini');
+    const launch = resolveAgent(
+      { command: 'gemini', args: ['-m', 'x'], kind: 'auto' },
+      { PATH: bin },
+      { agentSocket: '/run/a.sock', prepared: { gemini: '/d/gemini-home' } },
+    );
+    expect(launch('/tmp')).toMatchObject({
+      command: [gemini, '-m', 'x'],
+      env: { GEMINI_CLI_HOME: '/d/gemini-home', TETHER_AGENT_SOCKET: '/run/a.sock' },
+    });
+    expect(launch('/tmp', { conversation: ID }).command).toEqual([gemini, '-m', 'x', '--resume', ID]);
+    expect(launch('/tmp', { conversation: '--evil' }).command).toEqual([gemini, '-m', 'x']);
+    // Not prepared (its home could not be written): it runs as the user's own Gemini, without tether's hooks.
+    expect(resolveAgent({ command: 'gemini', args: [], kind: 'auto' }, { PATH: bin })('/tmp').env.GEMINI_CLI_HOME).toBeUndefined();
+    expect(() =>
+      resolveAgent({ command: 'gemini', args: [], kind: 'auto' }, { PATH: join(dir, 'none') }, { table: '[agents.gemini]' }),
+    ).toThrow(
+      'the agent program "gemini" ([agents.gemini] command) was not found on PATH: Gemini CLI is not installed: install it with "npm install -g @google/gemini-cli", or set [agents.gemini] command in the config to a program on PATH or a full path',
+    );
   });
 });
