@@ -1,5 +1,5 @@
 /**
- * Installs the real coding agents the tests drive (Claude Code and Codex, pinned in
+ * Installs the real coding agents the tests drive (Claude Code, Codex and Gemini CLI, pinned in
  * test/agents/package.json and its lock file) into test/agents/node_modules, which git ignores.
  * They are test-only and large (hundreds of MB each), so the project's own `npm ci` never
  * fetches them; `npm test` runs this first. When both are already there at the pinned versions
@@ -11,7 +11,7 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { AGENT_PACKAGES, AGENTS_DIR, agentInstallProblem, pinnedVersion, type AgentName } from '../testkit/agent-bins.js';
 
-const AGENTS: readonly AgentName[] = ['claude', 'codex'];
+const AGENTS: readonly AgentName[] = ['claude', 'codex', 'gemini'];
 
 function problems(): string[] {
   return AGENTS.map(agentInstallProblem).filter((p): p is string => p !== null);

@@ -14,7 +14,7 @@ export const AGENTS_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', 't
 /** The command that installs them (what `npm test` runs first). */
 export const AGENTS_INSTALL_COMMAND = 'npm run test:agents';
 
-export type AgentName = 'claude' | 'codex';
+export type AgentName = 'claude' | 'codex' | 'gemini';
 
 interface AgentPackage {
   readonly pkg: string;
@@ -27,6 +27,8 @@ export const AGENT_PACKAGES: Record<AgentName, AgentPackage> = {
   claude: { pkg: '@anthropic-ai/claude-code', bin: 'bin/claude.exe' },
   // A node launcher that runs the platform package's binary (an optional dependency).
   codex: { pkg: '@openai/codex', bin: 'bin/codex.js' },
+  // A node bundle (node >= 20), no native binary.
+  gemini: { pkg: '@google/gemini-cli', bin: 'bundle/gemini.js' },
 };
 
 /** Smallest size of a real (native) claude binary; the placeholder the package ships is tiny. */
@@ -77,4 +79,11 @@ export const AGENT_ENV_CLEARED = [
   'CLAUDECODE',
   'OPENAI_API_KEY',
   'OPENAI_BASE_URL',
+  'GEMINI_API_KEY',
+  'GOOGLE_API_KEY',
+  'GOOGLE_GEMINI_BASE_URL',
+  'GOOGLE_GENAI_USE_VERTEXAI',
+  'GOOGLE_CLOUD_PROJECT',
+  'GEMINI_CLI_HOME',
+  'GEMINI_CLI_SYSTEM_SETTINGS_PATH',
 ] as const;

@@ -110,6 +110,21 @@ export class AutoNamer {
     void job.finally(() => this.running.delete(job));
   }
 
+  /**
+   * The session's agent titled its conversation: that title (cleaned as a model's answer) names
+   * the session when it has no description, once per session per daemon run. No model is called,
+   * so this does not wait for `naming_model`.
+   */
+  adopt(session: string, title: string): void {
+    if (this.tried.has(session)) return;
+    this.tried.add(session);
+    const job = this.store(session, title).catch((err: Error) =>
+      this.deps.log.warn({ session, err: err.message }, "the agent's title could not be stored; the session keeps no description"),
+    );
+    this.running.add(job);
+    void job.finally(() => this.running.delete(job));
+  }
+
   /** Resolves once every naming call started so far has finished (for shutdown and tests). */
   async settled(): Promise<void> {
     while (this.running.size > 0) await Promise.all([...this.running]);
@@ -130,8 +145,13 @@ export class AutoNamer {
       return;
     }
     const output = await this.run(namingArgs(this.deps.model, namingPrompt(messages)));
-    const title = cleanTitle(output);
-    if (!title) throw new Error('the naming model gave no title');
+    await this.store(session, output);
+  }
+
+  /** Stores the title in `text` as the session's automatic description, unless one was set meanwhile. */
+  private async store(session: string, text: string): Promise<void> {
+    const title = cleanTitle(text);
+    if (!title) throw new Error('no title in the answer');
     if (!(await this.unnamed(session))) return;
     await setUserOption(this.deps.cli, session, '@description', title);
     await setUserOption(this.deps.cli, session, SOURCE_OPTION, 'auto');
