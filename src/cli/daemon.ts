@@ -227,9 +227,9 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     now: io.uploadsClock ?? Date.now,
     log,
   });
-  const answers = startAnswers({ hub: agents.hub, system, sessions, dataDir: paths.dataDir, now: Date.now, log });
+  const answers = startAnswers({ hub: agents.hub, system, cli, sessions, dataDir: paths.dataDir, now: Date.now, log });
   const connections = new ConnectionRegistry();
-  const hub: StreamHub = new StreamHub({ sessions: system, meta: (id) => sessions.meta(id), agentStates: agents.hub, log, ops });
+  const hub: StreamHub = new StreamHub({ sessions: system, meta: (id) => sessions.meta(id), agentStates: answers.states, log, ops });
   const devices = new DeviceRegistry(tokens);
   const pairing = new PairingService(new PairingStore(paths.authDir), tokens, devices);
   const push = await startPush({
@@ -273,7 +273,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     ...(io.peerLimits ? { peerLimits: io.peerLimits } : {}),
     tokens,
     health: { health },
-    sessions,
+    sessions: answers.sessions,
     ...(tls ? { tls: { key: tls.key, cert: tls.cert } } : {}),
     plugins: [
       async (app) =>
@@ -348,6 +348,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     const obstacle = (r: SessionRecord) => restoreObstacle({ cli, agent: launchFor }, r);
     retry = RestoreRetry.started({ records, system, obstacle, now: Date.now, log, intervalMs: io.restoreRetryMs });
   }
+  await answers.continues.restore(system.sessionIds()); // the continues tmux holds are armed again
   if (system.sessionIds().length === 0) {
     await system.createSession(config.agent.default_session, 'cli').catch((err: Error) => {
       log.error({ err: err.message }, 'the default session could not be created');
@@ -380,7 +381,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
         await presence.stop(); // goodbye packets, while the network still reaches this daemon
         workbench.stop();
         push.stop();
-        answers.service.stop();
+        answers.stop();
         connections.closeAll();
         await retry?.stop();
         await server.close();
