@@ -8,7 +8,6 @@ import type { FastifyInstance } from 'fastify';
 import type { SidecarSystem } from '../actors/system.js';
 import type { AgentHub } from '../agent/hub.js';
 import type { Logger } from '../log.js';
-import type { Stop } from '../protocol/stop.js';
 import { AnswerLog, answerLogPath } from '../service/answer-log.js';
 import { AnswersService } from '../service/answers.service.js';
 import { ContinueService } from '../service/continue.service.js';
@@ -56,7 +55,7 @@ export function startAnswers(w: AnswersWiring): {
   const continues = new ContinueService({
     agents: {
       current: (id) => w.hub.current(id),
-      stopOf: (id) => hubStop(w.hub, id),
+      stopOf: (id) => w.hub.stopOf(id),
       subscribeEvery: (listener) => w.hub.subscribeEvery(listener),
     },
     known: async (id) => void (await w.sessions.get(id)),
@@ -82,12 +81,6 @@ export function startAnswers(w: AnswersWiring): {
       service.stop();
     },
   };
-}
-
-/** The session's stop, as the hub keeps it (docs/api.md "Stops"); null from a hub that keeps none. */
-function hubStop(hub: AgentHub, id: string): Stop | null {
-  const stops = hub as unknown as { stopOf?: (id: string) => Stop | null };
-  return stops.stopOf?.(id) ?? null;
 }
 
 /** The sessions' handle with each listed session's continue. */

@@ -34,7 +34,7 @@ import { agentKinds } from '../agent/kinds.js';
 import { loadConfig, parseBindAddress } from '../config/load.js';
 import { makeLogger } from './logger.js';
 import { resolvePaths } from '../config/paths.js';
-import { isLoopback, type TetherConfig } from '../config/schema.js';
+import { isLoopback } from '../config/schema.js';
 import { healthReport, type HealthReport } from '../service/health.js';
 import { buildServer, listen, type ServedRoute, type ServerOptions } from '../transport/server.js';
 import { AgentService } from '../agent/agent-service.js';
@@ -44,7 +44,7 @@ import { resolveAgentProgram, type AgentResume } from './agent.js';
 import { prepareAgents } from './agents.js';
 import { CliError } from './fail.js';
 import { daemonTmuxCli, keepCertificate, loadCertificate, localToken } from './daemon-start.js';
-import { makeDiskBuffers, retireStaleLinks, setUpBuffers, usableTmux } from './daemon-start.js';
+import { makeDiskBuffers, retireStaleLinks, setUpBuffers, startupUrl, usableTmux } from './daemon-start.js';
 import { startPush } from './push-wiring.js';
 import { writeRunFile } from './run-file.js';
 import { fitYoungGeneration } from './heap.js';
@@ -74,14 +74,6 @@ export interface RunningDaemon {
   /** The server's route table (for the security suite: every route must need a token). */
   readonly routes: readonly ServedRoute[];
   stop(): Promise<void>;
-}
-
-/** The URL line: publicBaseUrl when set, else the bound address. */
-export function startupUrl(config: TetherConfig, scheme: 'http' | 'https', host: string, port: number, token: string): string {
-  const q = `?token=${encodeURIComponent(token)}`;
-  if (config.publicBaseUrl !== '') return `${config.publicBaseUrl.replace(/\/+$/, '')}/${q}`;
-  const shown = host.includes(':') ? `[${host}]` : host;
-  return `${scheme}://${shown}:${port}/${q}`;
 }
 
 export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
@@ -178,6 +170,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
   system.onSessionFinal((id, final) => {
     if (final === 'ended') keeper.forget(id);
   });
+  system.onAttention((id, a) => a.kind === 'agent-exited' && agents.exited(id, a)); // its `exited` stop
   system.onMetaChanged((id) => {
     // An agent that reports by hooks has no connection whose close says it exited: this does.
     if (system.session(id)?.exited) agents.hub.paneExited(id);
