@@ -12,6 +12,7 @@ import { AnswerLog, answerLogPath } from '../service/answer-log.js';
 import { AnswersService } from '../service/answers.service.js';
 import { ContinueService } from '../service/continue.service.js';
 import { statesWithContinue, withContinues } from '../service/continue-views.js';
+import { LimitResets } from '../service/limit-reset.js';
 import type { SessionsService } from '../service/sessions.service.js';
 import type { AgentStateSource } from '../stream/stream-hub.js';
 import type { TmuxCli } from '../tmux/exec.js';
@@ -39,6 +40,8 @@ export function startAnswers(w: AnswersWiring): {
   sessions: SessionsHandle;
   /** The agent states, with each session's continue. */
   states: AgentStateSource;
+  /** Usage limits whose reset passed with nothing scheduled (for push). */
+  resets: LimitResets;
   stop: () => void;
 } {
   const answers = new AnswerLog(answerLogPath(w.dataDir), w.log);
@@ -65,7 +68,17 @@ export function startAnswers(w: AnswersWiring): {
     now: w.now,
     log: w.log.child({ part: 'continue' }),
   });
-  const unwatch = w.system.onSessionEnded((id, why) => why === 'deleted' && continues.forget(id));
+  const resets = new LimitResets({
+    subscribeEvery: (listener) => w.hub.subscribeEvery(listener),
+    stopOf: (id) => w.hub.stopOf(id),
+    continueOf: (id) => continues.of(id),
+    now: w.now,
+  });
+  const unwatch = w.system.onSessionEnded((id, why) => {
+    if (why !== 'deleted') return;
+    continues.forget(id);
+    resets.forget(id);
+  });
   return {
     service,
     continues,
@@ -75,8 +88,10 @@ export function startAnswers(w: AnswersWiring): {
     },
     sessions: sessionsHandle(w.sessions, continues),
     states: statesWithContinue(w.hub, continues),
+    resets,
     stop: () => {
       unwatch();
+      resets.stop();
       continues.stop();
       service.stop();
     },

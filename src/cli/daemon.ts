@@ -235,6 +235,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     events: config.push.events,
     onSessionEnded: (listener) => system.onSessionEnded(listener),
     onAttention: (listener) => system.onAttention(listener),
+    onLimitReset: (listener) => answers.resets.onReset(listener),
     now: Date.now,
     log,
   });
