@@ -8,6 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import type { SidecarSystem } from '../actors/system.js';
 import type { AgentHub } from '../agent/hub.js';
 import type { Logger } from '../log.js';
+import type { ContinueSchedule } from '../protocol/continue.js';
 import { AnswerLog, answerLogPath } from '../service/answer-log.js';
 import { AnswersService } from '../service/answers.service.js';
 import { ContinueService } from '../service/continue.service.js';
@@ -29,6 +30,8 @@ export interface AnswersWiring {
   readonly dataDir: string;
   readonly now: () => number;
   readonly log: Logger;
+  /** A session's continue was written to tmux (the session's record keeps it for a restore). */
+  readonly kept?: (id: string, schedule: ContinueSchedule) => void;
 }
 
 /** The answer and continue services of one daemon run, the plugin of their routes, and the views that show a continue. */
@@ -62,7 +65,13 @@ export function startAnswers(w: AnswersWiring): {
       subscribeEvery: (listener) => w.hub.subscribeEvery(listener),
     },
     known: async (id) => void (await w.sessions.get(id)),
-    store: { read: (id) => readContinueOption(w.cli, id), write: (id, s) => writeContinueOption(w.cli, id, s) },
+    store: {
+      read: (id) => readContinueOption(w.cli, id),
+      write: async (id, s) => {
+        await writeContinueOption(w.cli, id, s);
+        w.kept?.(id, s);
+      },
+    },
     input: (id, message) => w.sessions.input(id, message),
     answers,
     now: w.now,

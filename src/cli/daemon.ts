@@ -8,6 +8,7 @@
  * lines wait in memory, the agents' settings files and the uploads clean-up wait), and nothing but the local token of a
  * first start before the agent socket is held too: a refused daemon leaves every file as it found it.
  */
+import type { ContinueSchedule } from '../protocol/continue.js';
 import { rmSync } from 'node:fs';
 import { isDomainError } from '../errors.js';
 import { SessionsService } from '../service/sessions.service.js';
@@ -220,7 +221,8 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     now: io.uploadsClock ?? Date.now,
     log,
   });
-  const answers = startAnswers({ hub: agents.hub, system, cli, sessions, dataDir: paths.dataDir, now: Date.now, log });
+  const kept = (id: string, s: ContinueSchedule) => keeper.note(id, { continue: JSON.stringify(s) }); // restored with its session
+  const answers = startAnswers({ hub: agents.hub, system, cli, sessions, dataDir: paths.dataDir, now: Date.now, log, kept });
   const connections = new ConnectionRegistry();
   const hub: StreamHub = new StreamHub({ sessions: system, meta: (id) => sessions.meta(id), agentStates: answers.states, log, ops });
   const devices = new DeviceRegistry(tokens);

@@ -13,7 +13,8 @@
  * twice (at most once: a daemon killed between the two types nothing); nothing is typed unless
  * the machine entered `typing`; a schedule read back at start that came due more than
  * LATE_AFTER_MS before is skipped, one due while the daemon was down is typed RESTART_GRACE_MS
- * after the start (the agents report again first).
+ * after the start (the agents report again first), and one read back that comes due before its
+ * agent reported waits for that report, at most AGENT_WAIT_MS.
  */
 import { randomUUID } from 'node:crypto';
 import { createActor, type Actor, type InspectionEvent } from 'xstate';
@@ -31,6 +32,8 @@ import { DomainError } from '../errors.js';
 export const LATE_AFTER_MS = 60 * 60 * 1000;
 /** One due while the daemon was down (or about to be) waits this long after the start: the agents report again first. */
 export const RESTART_GRACE_MS = 5_000;
+/** One read back at start waits, when due, at most this long for the session's agent to report (a restored session's agent is still starting). */
+export const AGENT_WAIT_MS = 30_000;
 
 /** What the service reads of the agents (the agent hub). */
 export interface ContinueAgents {
@@ -80,6 +83,8 @@ interface Entry {
   /** The last value written to tmux, and the writes queued. */
   written: string | null;
   writes: Promise<void>;
+  /** Due, read back at start, waiting for the session's agent to report first. */
+  awaitingAgent: boolean;
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -175,7 +180,7 @@ export class ContinueService {
     if (found) return found;
     const inspect = this.deps.inspect?.(id);
     const actor = createActor(continueMachine, inspect ? { id: 'continue', inspect } : {});
-    const entry: Entry = { actor, timer: null, listeners: new Set(), written: null, writes: Promise.resolve() };
+    const entry: Entry = { actor, timer: null, listeners: new Set(), written: null, writes: Promise.resolve(), awaitingAgent: false };
     let before = actor.getSnapshot();
     actor.subscribe((snap) => {
       const was = before;
@@ -219,8 +224,16 @@ export class ContinueService {
   }
 
   private due(id: string, entry: Entry, late: boolean): void {
+    entry.timer?.();
     entry.timer = null;
     const { agents } = this.deps;
+    if (!late && !entry.awaitingAgent && entry.actor.getSnapshot().context.restored && agents.current(id) === null) {
+      // Read back at start and no agent reported yet (one restored after a reboot is starting): it goes first.
+      entry.awaitingAgent = true;
+      this.arm(id, entry, AGENT_WAIT_MS);
+      return;
+    }
+    entry.awaitingAgent = false;
     this.send(entry, {
       type: 'continue.due',
       stopId: agents.stopOf(id)?.id ?? null,
@@ -238,6 +251,7 @@ export class ContinueService {
     if (snap.value !== 'waiting') return;
     const at = iso(this.deps.now());
     if (inTurn(fact)) return this.send(entry, { type: 'agent.moved-on', why: 'turn', at });
+    if (entry.awaitingAgent) return this.due(id, entry, false);
     const stop = this.deps.agents.stopOf(id);
     const scheduled = snap.context.schedule?.stopId ?? null;
     if (!snap.context.restored && scheduled !== null && stop !== null && stop.id !== scheduled)

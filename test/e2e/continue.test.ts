@@ -177,4 +177,21 @@ describe('a continue scheduled over REST, typed into the real pi', () => {
     await typedLater('continue, after the restarts', 3);
     expect(reached(text)).toBe(1);
   });
+
+  it('a reboot in between: the tmux server gone, the session restored with its continue, typed once', { timeout: 240_000 }, async () => {
+    await waitsForPrompt();
+    const text = 'continue, across a reboot';
+    const made = await schedule({ at: inSeconds(5), text });
+    expect(await fx.d.stop()).toBe(0);
+    const server = Number((await fx.tmux.tmux('display-message', '-p', '#{pid}')).trim());
+    process.kill(server, 'SIGKILL');
+    await eventually(async () => (await fx.tmux.tmux('list-sessions').catch(() => 'gone')) === 'gone', 15_000, 25, 'the tmux server gone');
+    await fx.startAgain(60_000);
+    await explainedBy(
+      fx.d,
+      eventually(() => reached(text) === 1, PI_START_MS * 2, 50, 'the continue reaching the model after the reboot'),
+    );
+    await eventually(async () => (await listed())?.continue?.status === 'typed', 15_000, 100, 'the list saying typed');
+    expect((await listed())?.continue?.id).toBe(made.id);
+  });
 });
