@@ -5,7 +5,9 @@
  * runs a subset; docs/benchmarks.md lists the other knobs.
  */
 import { ControlParser } from '../src/tmux/control-codec.js';
+import { runActivityBench } from './activity.bench.js';
 import { runAsksBench } from './asks.bench.js';
+import { runStopsBench } from './stops.bench.js';
 import { runDeflateBench } from './deflate.bench.js';
 import { runEchoBench } from './echo.bench.js';
 import { runFloodBench } from './flood.bench.js';
@@ -85,6 +87,8 @@ const SCENARIOS: readonly { readonly name: string; readonly run: () => Promise<S
   { name: 'fuzz', run: runFuzzBench },
   { name: 'hostile', run: runHostileBench },
   { name: 'asks', run: runAsksBench },
+  { name: 'stops', run: runStopsBench },
+  { name: 'activity', run: runActivityBench },
   // BENCH_PEERS=0 leaves the peers out (they install from the registry on first use).
   ...(process.env.BENCH_PEERS === '0'
     ? []

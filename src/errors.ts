@@ -78,6 +78,8 @@ export const ERRORS = {
   'ask-not-found': { status: 404, http: 'ask-not-found', frame: 'ask-not-found' },
   /** An answer to an ask already answered (by whom), answered at the terminal, or left by the agent (details: `closed`). */
   'ask-closed': { status: 409, http: 'ask-closed', frame: 'ask-closed' },
+  /** Live Activity tokens of a token whose device never registered (no APNs environment to push to). */
+  'device-not-registered': { status: 409, http: 'device-not-registered' },
   /** An answer that could not be typed: the agent's screen did not settle on its dialog (nothing was typed). */
   'ask-not-ready': { status: 409, http: 'ask-not-ready', frame: 'ask-not-ready' },
   /** A continue at the reset of a session whose agent is not stopped on a usage limit with a known reset (docs/api.md "Continue"). */

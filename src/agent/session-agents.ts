@@ -123,11 +123,20 @@ export class SessionAgents {
   send(agent: SessionAgent, event: AgentStateEvent): void {
     if (event.type === 'agent.end' && event.idle) {
       // The turn ended: its `done` stop, held once the machine takes the end.
-      agent.stop = doneStop(this.kindOf(agent), event.ts);
-      agent.actor.send({ ...event, stop: agent.stop.id });
-      return;
+      return this.sendStop(agent, doneStop(this.kindOf(agent), event.ts), { ...event });
     }
     agent.actor.send(event);
+  }
+
+  /**
+   * Sends an event that makes `stop` the held one: its record is kept only when the machine takes
+   * the event (before it does: its listeners read the record), so the record and the machine's
+   * stop never part.
+   */
+  private sendStop(agent: SessionAgent, stop: Stop, event: AgentStateEvent): void {
+    const withId: AgentStateEvent = event.type === 'agent.end' ? { ...event, stop: stop.id } : event;
+    if (agent.actor.getSnapshot().can(withId)) agent.stop = stop;
+    agent.actor.send(withId);
   }
 
   /** The stop the session's machine holds, or null. */
@@ -139,15 +148,15 @@ export class SessionAgents {
   /** The agent stopped on a usage limit or an API error (`report`); a second report of the stop it holds changes nothing. */
   stopped(sessionId: string, agent: SessionAgent, report: StopReport): void {
     if (sameStop(this.stopOf(sessionId), report)) return;
-    agent.stop = stopOf(this.kindOf(agent), report, this.deps.now());
-    this.send(agent, { type: 'agent.stop', id: agent.stop.id, kind: report.kind, ts: this.deps.now() });
+    const stop = stopOf(this.kindOf(agent), report, this.deps.now());
+    this.sendStop(agent, stop, { type: 'agent.stop', id: stop.id, kind: report.kind, ts: this.deps.now() });
   }
 
   /** The session's agent process ended (`exit`, as tmux tells it). */
   exited(sessionId: string, exit: ExitReport): void {
     const agent = this.ensure(sessionId);
-    agent.stop = exitStop(this.kindOf(agent), exit, this.deps.now());
-    this.send(agent, { type: 'agent.stop', id: agent.stop.id, kind: 'exited', ts: this.deps.now() });
+    const stop = exitStop(this.kindOf(agent), exit, this.deps.now());
+    this.sendStop(agent, stop, { type: 'agent.stop', id: stop.id, kind: 'exited', ts: this.deps.now() });
   }
 
   private heldStop(agent: SessionAgent): boolean {

@@ -11,7 +11,8 @@
 import { transition } from 'xstate';
 import { deviceMachine, type DeviceEvent, type DeviceFields, type DeviceStateValue } from '../machines/device.machine.js';
 import type { PushDevice, PushDevices } from '../push/push.service.js';
-import type { StoredDevice, TokenRecord } from './token-file.js';
+import { DomainError } from '../errors.js';
+import type { StoredDevice, StoredLiveActivity, TokenRecord } from './token-file.js';
 import type { TokenStore } from './token-store.js';
 
 /** The machine's state for a stored token record. */
@@ -20,7 +21,21 @@ export function deviceStateOf(record: TokenRecord | undefined): DeviceStateValue
   return record.device?.state ?? 'unregistered';
 }
 
+/** A device's Live Activity tokens as the driver needs them (docs/push.md "Live Activity"). */
+export interface LiveActivityDevice {
+  readonly tokenId: string;
+  readonly environment: 'sandbox' | 'production';
+  readonly deviceName: string;
+  readonly pushToStartToken: string | null;
+  readonly updateToken: string | null;
+}
+
+/** What a client sent (either or both tokens), or null: forget them (DELETE /device/live-activity). */
+export type LiveActivityTokens = { readonly pushToStartToken?: string; readonly updateToken?: string } | null;
+
 export class DeviceRegistry implements PushDevices {
+  private readonly liveActivityListeners = new Set<(tokenId: string, tokens: LiveActivityTokens) => void>();
+
   constructor(
     private readonly tokens: TokenStore,
     private readonly now: () => number = Date.now,
@@ -100,5 +115,64 @@ export class DeviceRegistry implements PushDevices {
       out.push({ tokenId: r.id, deviceToken: r.device.deviceToken, environment: r.device.environment, deviceName: r.device.deviceName });
     }
     return out;
+  }
+
+  /**
+   * The client's Live Activity tokens (PUT /device/live-activity): each one given replaces the
+   * stored one of its kind, the other stays; the driver hears of them at once. A token whose
+   * device never registered has no APNs environment: `device-not-registered`.
+   */
+  setLiveActivity(tokenId: string, tokens: NonNullable<LiveActivityTokens>): StoredLiveActivity {
+    const record = this.record(tokenId);
+    if (!record) throw new Error(`no token has the id "${tokenId}"`);
+    if (!record.device)
+      throw new DomainError('device-not-registered', 'register the device first (PUT /device): its environment says where pushes go');
+    const before = record.liveActivity;
+    const stored: StoredLiveActivity = {
+      pushToStartToken: tokens.pushToStartToken?.toLowerCase() ?? before?.pushToStartToken ?? null,
+      updateToken: tokens.updateToken?.toLowerCase() ?? before?.updateToken ?? null,
+      at: new Date(this.now()).toISOString(),
+    };
+    this.tokens.setLiveActivity(tokenId, stored);
+    const told = {
+      ...(tokens.pushToStartToken !== undefined ? { pushToStartToken: stored.pushToStartToken! } : {}),
+      ...(tokens.updateToken !== undefined ? { updateToken: stored.updateToken! } : {}),
+    };
+    for (const listener of this.liveActivityListeners) listener(tokenId, told);
+    return stored;
+  }
+
+  /** DELETE /device/live-activity: both tokens are forgotten; the driver ends a running activity. */
+  forgetLiveActivity(tokenId: string): void {
+    if (!this.record(tokenId)) throw new Error(`no token has the id "${tokenId}"`);
+    this.tokens.setLiveActivity(tokenId, null);
+    for (const listener of this.liveActivityListeners) listener(tokenId, null);
+  }
+
+  /** The driver's own view of the tokens (a 410, an ended activity): written only when it differs. */
+  storeLiveActivity(tokenId: string, tokens: { pushToStartToken: string | null; updateToken: string | null }): void {
+    const record = this.record(tokenId);
+    if (!record) return;
+    const held = record.liveActivity ?? { pushToStartToken: null, updateToken: null };
+    if (held.pushToStartToken === tokens.pushToStartToken && held.updateToken === tokens.updateToken) return;
+    const none = tokens.pushToStartToken === null && tokens.updateToken === null;
+    this.tokens.setLiveActivity(tokenId, none ? null : { ...tokens, at: new Date(this.now()).toISOString() });
+  }
+
+  /** Every device that registered (a Live Activity needs its environment), with its Live Activity tokens or nulls. */
+  liveActivities(): readonly LiveActivityDevice[] {
+    const out: LiveActivityDevice[] = [];
+    for (const r of this.tokens.list()) {
+      if (!r.device) continue;
+      const { pushToStartToken = null, updateToken = null } = r.liveActivity ?? {};
+      out.push({ tokenId: r.id, environment: r.device.environment, deviceName: r.device.deviceName, pushToStartToken, updateToken });
+    }
+    return out;
+  }
+
+  /** Tells `listener` of every token a client sends or forgets; returns the function that stops it. */
+  onLiveActivity(listener: (tokenId: string, tokens: LiveActivityTokens) => void): () => void {
+    this.liveActivityListeners.add(listener);
+    return () => this.liveActivityListeners.delete(listener);
   }
 }

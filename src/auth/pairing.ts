@@ -69,4 +69,12 @@ export class PairingService {
   registerDevice(tokenId: string, fields: DeviceFields): void {
     this.devices.register(tokenId, fields);
   }
+
+  setLiveActivity(tokenId: string, tokens: { pushToStartToken?: string; updateToken?: string }) {
+    return this.devices.setLiveActivity(tokenId, tokens);
+  }
+
+  forgetLiveActivity(tokenId: string): void {
+    this.devices.forgetLiveActivity(tokenId);
+  }
 }

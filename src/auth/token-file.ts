@@ -23,6 +23,16 @@ export interface TokenRecord {
   readonly kind: TokenKind;
   /** The device registered with this token (docs/contract.md "Device registration"); absent or null: none. */
   readonly device?: StoredDevice | null;
+  /** The device's Live Activity tokens (docs/push.md "Live Activity"); absent or null: none. */
+  readonly liveActivity?: StoredLiveActivity | null;
+}
+
+/** The Live Activity tokens of a device, the newest of each kind (hex, as APNs gives them). */
+export interface StoredLiveActivity {
+  readonly pushToStartToken: string | null;
+  readonly updateToken: string | null;
+  /** ISO 8601: when either last changed. */
+  readonly at: string;
 }
 
 /** A device registration as stored with its token; `removed` keeps the fields for the record. */
@@ -75,6 +85,14 @@ function isDevice(v: unknown): v is StoredDevice {
   );
 }
 
+const isTokenOrNull = (v: unknown): boolean => v === null || (typeof v === 'string' && /^[0-9a-f]{8,512}$/.test(v));
+
+function isLiveActivity(v: unknown): v is StoredLiveActivity {
+  if (typeof v !== 'object' || v === null) return false;
+  const a = v as Record<string, unknown>;
+  return isTokenOrNull(a.pushToStartToken) && isTokenOrNull(a.updateToken) && typeof a.at === 'string';
+}
+
 function isRecord(v: unknown): v is TokenRecord {
   if (typeof v !== 'object' || v === null) return false;
   const r = v as Record<string, unknown>;
@@ -86,7 +104,8 @@ function isRecord(v: unknown): v is TokenRecord {
     typeof r.createdAt === 'string' &&
     (r.lastUsedAt === null || typeof r.lastUsedAt === 'string') &&
     (r.kind === 'local' || r.kind === 'device' || r.kind === 'cli') &&
-    (r.device === undefined || r.device === null || isDevice(r.device))
+    (r.device === undefined || r.device === null || isDevice(r.device)) &&
+    (r.liveActivity === undefined || r.liveActivity === null || isLiveActivity(r.liveActivity))
   );
 }
 

@@ -29,6 +29,7 @@ import {
   TOKENS_FILE,
   writeFile,
   type StoredDevice,
+  type StoredLiveActivity,
   type TokenKind,
   type TokenRecord,
 } from './token-file.js';
@@ -299,10 +300,19 @@ export class TokenStore {
 
   /** Stores (or with null, clears) the device registration of the token with this id. */
   setDevice(id: string, device: StoredDevice | null): TokenRecord {
+    return this.change(id, (r) => ({ ...r, device }));
+  }
+
+  /** Stores the Live Activity tokens of a token's device (null: none). */
+  setLiveActivity(id: string, liveActivity: StoredLiveActivity | null): TokenRecord {
+    return this.change(id, (r) => ({ ...r, liveActivity }));
+  }
+
+  private change(id: string, edit: (record: TokenRecord) => TokenRecord): TokenRecord {
     return this.mutate((records) => {
       const r = records.find((x) => x.id === id);
       if (!r) throw new DomainError('token-not-found', `no token has the id "${id}"`);
-      const changed: TokenRecord = { ...r, device };
+      const changed = edit(r);
       return { records: records.map((x) => (x.id === id ? changed : x)), result: changed };
     });
   }

@@ -230,6 +230,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
   const push = await startPush({
     settings: pushSettings,
     devices,
+    daemon: presence,
     inForeground: (tokenId) => connections.count({ kind: 'stream', tokenId, liveOnly: true }) > 0,
     describe: async (id) => (system.hasSession(id) ? await sessions.meta(id) : null),
     agents: agents.hub,

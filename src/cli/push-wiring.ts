@@ -1,10 +1,13 @@
 /**
- * Push in the daemon: the APNs client, the push service and the trigger that feeds it are
- * loaded only when `[push]` is configured. Most daemons never push, and the client (HTTP/2,
- * the trust store) is memory an idle daemon kept for nothing (docs/benchmarks.md "Memory").
+ * Push in the daemon: the APNs client, the push service and the trigger that feeds it, and the
+ * Live Activity driver with the summary that feeds it, are loaded only when `[push]` is
+ * configured. Most daemons never push, and the client (HTTP/2, the trust store) is memory an
+ * idle daemon kept for nothing (docs/benchmarks.md "Memory"). Alerts and Live Activities share
+ * one connection per APNs endpoint and one provider token.
  */
 import type { PushTriggerDeps } from '../service/push-trigger.js';
 import type { PushDevices, PushServiceDeps } from '../push/push.service.js';
+import type { ActivityDelays, ActivityDevices } from '../push/live-activity.service.js';
 import type { PushSettings, PushStatus } from '../push/settings.js';
 import type { Logger } from '../log.js';
 import type { AgentHub } from '../agent/hub.js';
@@ -20,7 +23,9 @@ export interface DaemonPush {
 
 export interface DaemonPushDeps extends Omit<PushTriggerDeps, 'send' | 'subscribeEvery'> {
   readonly settings: PushSettings;
-  readonly devices: PushDevices;
+  readonly devices: PushDevices & ActivityDevices;
+  /** The daemon's id and name: a Live Activity's attributes. */
+  readonly daemon: { readonly id: string; readonly name: string };
   readonly inForeground: PushServiceDeps['inForeground'];
   /** The session's name, description and configured agent, or null when it is gone. */
   readonly describe: (id: string) => Promise<{ name: string; description?: string; agent: string } | null>;
@@ -30,6 +35,27 @@ export interface DaemonPushDeps extends Omit<PushTriggerDeps, 'send' | 'subscrib
   readonly kindOf: (name: string) => string | null;
   readonly now: () => number;
   readonly log: Logger;
+  /** The environment, for the tests' shorter Live Activity delays. */
+  readonly env?: NodeJS.ProcessEnv;
+}
+
+/**
+ * `TETHER_TEST_ACTIVITY_DEBOUNCE_MS` and `TETHER_TEST_ACTIVITY_IDLE_MS`, for tests only
+ * (docs/testing.md "Time"): the Live Activity's debounce and idle while in ms, in place of 2 s
+ * and 10 minutes. A whole number from 10 to 3600000; anything else is refused with one line.
+ */
+export function activityDelaysOf(env: NodeJS.ProcessEnv): Partial<ActivityDelays> {
+  const read = (name: string): number | undefined => {
+    const text = env[name];
+    if (text === undefined || text === '') return undefined;
+    const ms = Number(text);
+    if (!Number.isInteger(ms) || ms < 10 || ms > 3_600_000)
+      throw new Error(`${name}: must be a whole number of ms from 10 to 3600000, got ${JSON.stringify(text.slice(0, 40))}`);
+    return ms;
+  };
+  const debounce = read('TETHER_TEST_ACTIVITY_DEBOUNCE_MS');
+  const idleWhile = read('TETHER_TEST_ACTIVITY_IDLE_MS');
+  return { ...(debounce !== undefined ? { debounce } : {}), ...(idleWhile !== undefined ? { idleWhile } : {}) };
 }
 
 /**
@@ -48,11 +74,41 @@ export async function startPush(deps: DaemonPushDeps): Promise<DaemonPush> {
     const off: PushStatus = { configured: false, reason: settings.reason, sent: 0, failed: 0, lastError: null };
     return { status: () => off, stop: () => undefined };
   }
-  const [{ PushService }, { startPushTrigger }] = await Promise.all([
-    import('../push/push.service.js'),
-    import('../service/push-trigger.js'),
-  ]);
+  const delays = activityDelaysOf(deps.env ?? process.env);
+  const [{ PushService }, { startPushTrigger }, { ApnsClient }, { ProviderTokens }, { LiveActivityService }, { startActivitySummary }] =
+    await Promise.all([
+      import('../push/push.service.js'),
+      import('../service/push-trigger.js'),
+      import('../push/apns.js'),
+      import('../push/provider-token.js'),
+      import('../push/live-activity.service.js'),
+      import('../service/activity-summary.js'),
+    ]);
+  const shared = {
+    client: new ApnsClient(),
+    tokens: new ProviderTokens({ key: settings.key, teamId: settings.teamId, keyId: settings.keyId, now: deps.now }),
+  };
+  const activities = new LiveActivityService({
+    settings,
+    ...shared,
+    devices: deps.devices,
+    attributes: () => ({ daemonId: deps.daemon.id, daemonName: deps.daemon.name }),
+    delays,
+    now: deps.now,
+    log: deps.log,
+  });
+  const stopSummary = startActivitySummary({
+    subscribeEvery: (listener) => deps.agents.subscribeEvery(listener),
+    onSessionEnded: deps.onSessionEnded,
+    describe: async (id) => {
+      const meta = await deps.describe(id);
+      return meta === null ? null : { name: meta.name, agentLabel: agentLabel(deps.kindOf(meta.agent), meta.agent) };
+    },
+    changed: (sessions) => activities.setSessions(sessions),
+    now: deps.now,
+  });
   const push = new PushService({
+    shared,
     settings,
     devices: deps.devices,
     inForeground: deps.inForeground,
@@ -79,6 +135,8 @@ export async function startPush(deps: DaemonPushDeps): Promise<DaemonPush> {
   return {
     status: () => push.status(),
     stop: () => {
+      stopSummary();
+      activities.stop();
       unsubscribe();
       push.stop();
     },

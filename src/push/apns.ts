@@ -19,9 +19,14 @@ export const MAX_PAYLOAD_BYTES = 4096;
 /** The headers of one push, besides authorization. */
 export interface ApnsHeaders {
   readonly topic: string;
-  readonly collapseId: string;
+  /** A newer push with the same id replaces the older on the lock screen (alerts only). */
+  readonly collapseId?: string;
   /** Unix seconds after which APNs drops the notification if it could not be delivered. */
   readonly expiration: number;
+  /** `alert` (the default) or `liveactivity` (docs/push.md "Live Activity"). */
+  readonly pushType?: 'alert' | 'liveactivity';
+  /** 10 (the default): at once; 5: when convenient for the device. */
+  readonly priority?: 5 | 10;
 }
 
 /** The outcome of one request: status 0 is a network failure. */
@@ -64,9 +69,9 @@ export class ApnsClient {
         [constants.HTTP2_HEADER_PATH]: `/3/device/${encodeURIComponent(deviceToken)}`,
         authorization: `bearer ${jwt}`,
         'apns-topic': headers.topic,
-        'apns-push-type': 'alert',
-        'apns-priority': '10',
-        'apns-collapse-id': headers.collapseId,
+        'apns-push-type': headers.pushType ?? 'alert',
+        'apns-priority': String(headers.priority ?? 10),
+        ...(headers.collapseId !== undefined ? { 'apns-collapse-id': headers.collapseId } : {}),
         'apns-expiration': String(headers.expiration),
         'content-type': 'application/json',
         'content-length': String(payload.length),

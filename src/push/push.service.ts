@@ -60,6 +60,8 @@ export interface PushServiceDeps {
   readonly log: Logger;
   /** Extra CA to trust for the APNs endpoints (PEM). */
   readonly ca?: string;
+  /** The APNs connection and provider tokens, when shared with the Live Activity driver (one connection per endpoint). */
+  readonly shared?: { readonly client: ApnsClient; readonly tokens: ProviderTokens };
 }
 
 interface Job {
@@ -89,8 +91,9 @@ export class PushService {
 
   constructor(private readonly deps: PushServiceDeps) {
     const s = deps.settings;
-    this.client = new ApnsClient(deps.ca !== undefined ? { ca: deps.ca } : {});
-    this.tokens = s.enabled ? new ProviderTokens({ key: s.key, teamId: s.teamId, keyId: s.keyId, now: deps.now }) : null;
+    this.client = deps.shared?.client ?? new ApnsClient(deps.ca !== undefined ? { ca: deps.ca } : {});
+    this.tokens =
+      deps.shared?.tokens ?? (s.enabled ? new ProviderTokens({ key: s.key, teamId: s.teamId, keyId: s.keyId, now: deps.now }) : null);
   }
 
   /** Provider tokens made so far (one per ~55 minutes of pushing). */

@@ -2,8 +2,9 @@
  * Pairing and device registration over HTTP (docs/pairing.md):
  * `POST /pair` exchanges a pairing token for a permanent one (the one route authenticated by
  * the pairing token in its body, not a bearer token; at most 10 attempts a minute per address),
- * and `PUT /device` lets a paired client register its device again (after a 410 removed it, or
- * with a new device token).
+ * `PUT /device` lets a paired client register its device again (after a 410 removed it, or
+ * with a new device token), and `PUT` / `DELETE /device/live-activity` give and take back its
+ * Live Activity tokens (docs/push.md "Live Activity").
  *
  * Invariant: a refused pairing says only "unauthorized" (wrong, used and expired look alike to
  * the caller) and changes nothing; the limit counts every attempt, good or bad.
@@ -17,13 +18,20 @@ import { RouteSchemas } from './routes.checks.js';
 
 /** Attempts of `POST /pair` per address and minute. */
 export const PAIR_ATTEMPTS_PER_MINUTE = 10;
-const { PairBody, PairAnswer, DeviceBody, DeviceAnswer } = RouteSchemas;
+const { PairBody, PairAnswer, DeviceBody, DeviceAnswer, LiveActivityBody, LiveActivityAnswer } = RouteSchemas;
 
 /** What the routes ask of the pairing service (src/auth/pairing.ts is one). */
 export interface PairingHandle {
   /** The exchange; null when the pairing token is wrong, used or expired. */
   pair(req: PairRequest): PairResult | null;
   registerDevice(tokenId: string, fields: DeviceFields): void;
+  /** Stores the Live Activity tokens given; answers which the device holds now. */
+  setLiveActivity(
+    tokenId: string,
+    tokens: { pushToStartToken?: string; updateToken?: string },
+  ): { pushToStartToken: string | null; updateToken: string | null };
+  /** Forgets both Live Activity tokens (a running activity ends). */
+  forgetLiveActivity(tokenId: string): void;
 }
 
 export interface PairRoutesOptions {
@@ -66,5 +74,17 @@ export const pairRoutes: FastifyPluginAsyncTypebox<PairRoutesOptions> = async (a
     if (tokenId === undefined) throw new DomainError('unauthorized', 'a valid token is required');
     pairing.registerDevice(tokenId, req.body);
     return { tokenId, deviceName: req.body.deviceName, environment: req.body.environment, state: 'registered' as const };
+  });
+  app.put('/device/live-activity', { schema: { body: LiveActivityBody, response: { 200: LiveActivityAnswer } } }, (req) => {
+    const tokenId = req.tetherToken?.id;
+    if (tokenId === undefined) throw new DomainError('unauthorized', 'a valid token is required');
+    const held = pairing.setLiveActivity(tokenId, req.body);
+    return { tokenId, pushToStartToken: held.pushToStartToken !== null, updateToken: held.updateToken !== null };
+  });
+  app.delete('/device/live-activity', { schema: { response: { 200: LiveActivityAnswer } } }, (req) => {
+    const tokenId = req.tetherToken?.id;
+    if (tokenId === undefined) throw new DomainError('unauthorized', 'a valid token is required');
+    pairing.forgetLiveActivity(tokenId);
+    return { tokenId, pushToStartToken: false, updateToken: false };
   });
 };

@@ -27,6 +27,8 @@ const DEVICE_NAME = Type.String({
 });
 /** An APNs device token: hex. */
 const DEVICE_TOKEN = Type.String({ pattern: '^[0-9A-Fa-f]{8,200}$' });
+/** A Live Activity token (push-to-start or update): hex, as ActivityKit gives it (80 bytes today). */
+const LIVE_ACTIVITY_TOKEN = Type.String({ pattern: '^[0-9A-Fa-f]{8,512}$' });
 const ENVIRONMENT = Type.Union([Type.Literal('sandbox'), Type.Literal('production')]);
 
 // ---- history.routes.ts
@@ -175,6 +177,13 @@ export const RouteSchemas = {
     environment: ENVIRONMENT,
     state: Type.Literal('registered'),
   }),
+  /** `PUT /device/live-activity`: either token or both (docs/push.md "Live Activity"). */
+  LiveActivityBody: Type.Object(
+    { pushToStartToken: Type.Optional(LIVE_ACTIVITY_TOKEN), updateToken: Type.Optional(LIVE_ACTIVITY_TOKEN) },
+    { additionalProperties: false, minProperties: 1 },
+  ),
+  /** Which tokens the daemon holds now. */
+  LiveActivityAnswer: Type.Object({ tokenId: Type.String(), pushToStartToken: Type.Boolean(), updateToken: Type.Boolean() }),
 
   /** A chart's file name: a name by the session-name rule, then `.svg` (no path can hide in it). */
   ChartParams: Type.Object({ name: Type.String({ pattern: `${SESSION_NAME_PATTERN.slice(0, -1)}\\.svg$` }) }),

@@ -121,8 +121,11 @@ describe('Claude Code stops: a usage limit, an API error, a signal', () => {
     ((await (await fx.d.get('/sessions')).json()) as { id: string; stop: Stop | null }[]).find((s) => s.id === 'cc')?.stop ?? null;
   const pushes = () => apns.sandbox.requests.map((q) => q.payload as { aps: Record<string, unknown>; stopId?: string; resetsAt?: string });
 
+  /** The stop the list held before the current step: the step waits for another one. */
+  let previous: string | null = null;
   /** Types a prompt; resolves when the screen shows `words` (the agent showing its stop), with when it did. */
   const prompt = async (text: string, words: string[]): Promise<number> => {
+    previous = (await listedStop())?.id ?? null;
     m.stream.sendKeys(text);
     await explained(shows([text], TURN_MS, `the typed "${text}"`));
     m.stream.sendKey('enter');
@@ -136,7 +139,7 @@ describe('Claude Code stops: a usage limit, an API error, a signal', () => {
       eventually(
         async () => {
           const s = await listedStop();
-          if (s?.kind !== kind) throw new Error(`the list's stop is ${JSON.stringify(s)}`);
+          if (s?.kind !== kind || s.id === previous) throw new Error(`the list's stop is ${JSON.stringify(s)}`);
           return s;
         },
         STOP_SEEN_MS + 10_000,
@@ -250,6 +253,7 @@ describe('Claude Code stops: a usage limit, an API error, a signal', () => {
       const before = apns.sandbox.requests.length;
       const pid = Number((await fx.tmux.tmux('display-message', '-p', '-t', '=cc:', '#{pane_pid}')).trim());
       expect(pid).toBeGreaterThan(0);
+      previous = (await listedStop())?.id ?? null;
       process.kill(pid, 'SIGKILL');
       const killedAt = Date.now();
       // No agent reports any more, so no state frame: the list (and session-meta's `exited`) say it.

@@ -10,6 +10,8 @@ export interface FakeAgent {
   /** The daemon's first answer: welcome or refused. */
   readonly welcomed: Promise<{ type: string; session?: string; message?: string }>;
   event(event: AgentEventName, extra?: { idle?: boolean; tool?: string; id?: string }): void;
+  /** Reports that the agent stopped on a usage limit or an error, as the extension does (`resetsAt` epoch ms). */
+  stop(kind: 'usage-limit' | 'error', message: string, extra?: { resetsAt?: number; limit?: string }): void;
   /** Reports the agent's slash commands, as the extension does. */
   commands(list: readonly { name: string; description?: string; source?: string; args?: unknown }[]): void;
   close(): void;
@@ -45,6 +47,7 @@ export function fakeAgent(dataDir: string, pane: string, tmuxSocket: string): Fa
     welcomed,
     event: (event, extra = {}) => send({ type: 'event', event, ...extra }),
     commands: (list) => send({ type: 'commands', commands: list }),
+    stop: (kind, message, extra = {}) => send({ type: 'stop', kind, message, ...extra }),
     close: () => socket.destroy(),
   };
 }

@@ -151,3 +151,41 @@ describe('agent socket and hub', () => {
     await expect(AgentSocketServer.listen(join(dir, 'x'.repeat(120)), hub, silentLogger)).rejects.toThrow(/longer than 103 bytes/);
   });
 });
+
+describe('stops in the hub', () => {
+  const hub = () =>
+    new AgentHub({ now: () => 1_795_800_000_000, log: silentLogger, locate: () => Promise.resolve({ refused: 'none' }), url: () => '' });
+
+  it("a report the exited agent's machine does not take leaves the exited stop as it was", () => {
+    const h = hub();
+    h.report('s', 'claude', { events: [{ type: 'event', event: 'agent.start' }] });
+    h.exited('s', { status: null, signal: 9 });
+    const exited = h.stopOf('s');
+    expect(exited).toMatchObject({ kind: 'exited', agent: 'claude', signal: 'SIGKILL' });
+    h.report('s', 'claude', { events: [{ type: 'event', event: 'agent.end', idle: true }] });
+    expect(h.stopOf('s')).toEqual(exited);
+    expect(h.current('s')).toBeNull();
+    h.stop();
+  });
+
+  it('a second report of the same stop keeps its id; a new turn ends it', () => {
+    const h = hub();
+    const seen: (string | undefined)[] = [];
+    h.subscribe('s', (f) => seen.push(f.stop?.id));
+    h.report('s', 'codex', { events: [{ type: 'event', event: 'agent.start' }] });
+    const limit = { kind: 'usage-limit' as const, message: 'x'.repeat(400), resetsAt: 1_795_810_000_000, limit: 'five_hour' };
+    h.report('s', 'codex', { events: [], stop: limit });
+    const first = h.stopOf('s')!;
+    expect(first.message).toHaveLength(300);
+    expect(first.message.endsWith('…')).toBe(true);
+    expect(first.resetsAt).toBe(new Date(1_795_810_000_000).toISOString());
+    h.report('s', 'codex', { events: [], stop: limit });
+    expect(h.stopOf('s')?.id).toBe(first.id);
+    expect(seen.filter((id) => id === first.id)).toHaveLength(1);
+    h.report('s', 'codex', { events: [{ type: 'event', event: 'agent.start' }] });
+    expect(h.stopOf('s')).toBeNull();
+    expect(h.current('s')).toMatchObject({ value: 'thinking' });
+    expect(h.current('s')?.stop).toBeUndefined();
+    h.stop();
+  });
+});

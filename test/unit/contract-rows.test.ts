@@ -23,6 +23,7 @@ const TABLE_OF_MACHINE: Record<string, string> = {
   agentState: 'Agent state',
   device: 'Device registration',
   diskBuffer: 'Disk-buffer writing',
+  liveActivity: 'Live Activity',
   continueSchedule: 'Scheduled continue',
 };
 
@@ -102,9 +103,13 @@ const VOCABULARY: Record<string, Vocabulary> = {
       asked: ['agentState.reporting.awaiting-input.asked'],
       tool: ['agentState.reporting.tool'],
       thinking: ['agentState.reporting.thinking'],
+      'awaiting-input (stopped)': ['agentState.reporting.awaiting-input.stopped'],
+      exited: ['agentState.exited'],
+      absent: ['agentState.absent'],
     },
     events: {
       'agent_end event': ['agent.end'],
+      'the agent stops': ['agent.stop'],
       'the agent asks': ['ask.open'],
       'an answer lands': ['ask.answered'],
       'the ask ends without an answer': ['ask.ended'],
@@ -114,11 +119,25 @@ const VOCABULARY: Record<string, Vocabulary> = {
       'the choice runs the tool': 'isRunAnswer',
       'the choice makes the agent wait': 'isWaitAnswer',
       'the choice lets the agent go on': 'isResumeAnswer',
+      'a usage limit or an API error': 'isApiStop',
+      'its process ended': 'isExitStop',
     },
   },
   device: {
     states: { registered: ['device.registered'], removed: ['device.removed'] },
     events: { 'push service reply 410': ['push.unregistered'] },
+  },
+  liveActivity: {
+    states: { none: ['liveActivity.none'], starting: ['liveActivity.starting'], running: ['liveActivity.running'] },
+    events: {
+      'an agent starts working': ['summary.changed'],
+      'update token': ['token.update'],
+      // The debounce and the idle while are the machine's named delays.
+      'summary changed, debounced': ['xstate.after.debounce.liveActivity.running.content.debouncing'],
+      'no agent worked for the idle while': ['xstate.after.idleWhile.liveActivity.running.work.quiet'],
+      '410 for the update token': ['push.gone'],
+    },
+    conditions: { 'the device has a push-to-start token': 'canStart' },
   },
   diskBuffer: {
     states: {

@@ -1,0 +1,152 @@
+/**
+ * What the Live Activity shows (docs/push.md "Live Activity"): the summary of every session
+ * folded into the content-state the iOS widget decodes, field by field, and the alert of a
+ * change that needs the human (a new ask, a stop that is not the end of a turn).
+ *
+ * Invariants: the content-state always has every field the contract names, optional ones only
+ * where it says so; its words are cut (MAX_WORDS_CHARS, less when the payload would pass 4 KB);
+ * the most urgent session is chosen by a fixed order (asks, stops, working, waiting, idle), the
+ * most recent change first within one kind, so the same summary always gives the same card.
+ */
+
+import type { Stop } from '../protocol/stop.js';
+
+/** The agent states, as the agent hub reports them. */
+export type AgentStateName = 'thinking' | 'tool' | 'idle' | 'awaiting-input';
+
+/** Why an agent stopped (the stop beside its state, docs/api.md "Stops"): what the card uses of it. */
+export type SessionStop = Pick<Stop, 'id' | 'kind' | 'message' | 'resetsAt'>;
+
+/** One session as the summary holds it. */
+export interface SessionSummary {
+  readonly sessionId: string;
+  readonly name: string;
+  /** The agent's label (`Claude`, `Codex`, `pi`). */
+  readonly agent: string;
+  readonly state: AgentStateName;
+  /** The ask the agent waits on: its id and the command or question. */
+  readonly ask?: { readonly id: string; readonly concern: string };
+  readonly stop?: SessionStop;
+  /** When its state last changed (ms): the newest change comes first among equals. */
+  readonly changedAt: number;
+}
+
+/** The card's state for the widget: the contract of docs/push.md "Live Activity", field by field. */
+export interface ActivityContentState {
+  readonly working: number;
+  readonly waiting: number;
+  readonly stopped: number;
+  readonly sessionId: string;
+  readonly name: string;
+  readonly agent: string;
+  /** The most urgent session: `asking`, `stopped`, `working`, `waiting`, `idle`; `none` without sessions. */
+  readonly state: 'asking' | 'stopped' | 'working' | 'waiting' | 'idle' | 'none';
+  /** The ask, or why it stopped, in a few words; '' when neither. */
+  readonly words: string;
+  /** An ask, or a stop that is not the end of a turn. */
+  readonly needsYou: boolean;
+  /** The stop's kind, when the session stopped. */
+  readonly stop?: string;
+  /** A usage limit's reset, Unix seconds, when the agent says. */
+  readonly resetsAt?: number;
+}
+
+/** The words of an ask or a stop are cut to this many characters. */
+export const MAX_WORDS_CHARS = 120;
+/** A session's name and an agent's label in the card are cut to these. */
+const MAX_NAME_CHARS = 64;
+const MAX_AGENT_CHARS = 32;
+
+/** A stop that needs the human: anything but the end of a turn. */
+export const isUrgentStop = (stop: SessionStop | undefined): stop is SessionStop => stop !== undefined && stop.kind !== 'done';
+const isWorking = (s: SessionSummary): boolean => (s.state === 'thinking' || s.state === 'tool') && s.ask === undefined;
+
+/** How urgent a session is: the higher, the sooner it is the card's. */
+function rank(s: SessionSummary): number {
+  if (s.ask !== undefined) return 4;
+  if (isUrgentStop(s.stop) && !isWorking(s)) return 3;
+  if (isWorking(s)) return 2;
+  return s.state === 'awaiting-input' ? 1 : 0;
+}
+const STATE_OF_RANK = ['idle', 'waiting', 'working', 'stopped', 'asking'] as const;
+
+/** The session the card is about, or null when there is none. */
+export function mostUrgent(sessions: readonly SessionSummary[]): SessionSummary | null {
+  let best: SessionSummary | null = null;
+  for (const s of sessions) {
+    if (best === null || rank(s) > rank(best) || (rank(s) === rank(best) && s.changedAt > best.changedAt)) best = s;
+  }
+  return best;
+}
+
+export function cut(text: string, max: number): string {
+  const chars = [...text.replace(/\s+/g, ' ').trim()];
+  return chars.length > max ? `${chars.slice(0, Math.max(0, max - 1)).join('')}…` : chars.join('');
+}
+
+/** The ask's or the stop's words, uncut. */
+function wordsOf(s: SessionSummary): string {
+  if (s.ask !== undefined) return s.ask.concern;
+  if (isUrgentStop(s.stop) && !isWorking(s)) return s.stop.message;
+  return '';
+}
+
+/** The content-state of a summary; `maxWords` cuts the words shorter when a payload must shrink. */
+export function contentStateOf(sessions: readonly SessionSummary[], maxWords = MAX_WORDS_CHARS): ActivityContentState {
+  const working = sessions.filter(isWorking).length;
+  const stopped = sessions.filter((s) => s.ask === undefined && isUrgentStop(s.stop) && !isWorking(s)).length;
+  const waiting = sessions.length - working - stopped - sessions.filter((s) => rank(s) === 0).length;
+  const top = mostUrgent(sessions);
+  if (top === null) return { working, waiting, stopped, sessionId: '', name: '', agent: '', state: 'none', words: '', needsYou: false };
+  const r = rank(top);
+  const stop = r === 3 ? top.stop : undefined;
+  const resetsAt = stop?.resetsAt !== undefined ? Math.floor(Date.parse(stop.resetsAt) / 1000) : NaN;
+  return {
+    working,
+    waiting,
+    stopped,
+    sessionId: top.sessionId,
+    name: cut(top.name, MAX_NAME_CHARS),
+    agent: cut(top.agent, MAX_AGENT_CHARS),
+    state: STATE_OF_RANK[r]!,
+    words: cut(wordsOf(top), maxWords),
+    needsYou: r >= 3,
+    ...(stop !== undefined ? { stop: stop.kind } : {}),
+    ...(Number.isFinite(resetsAt) ? { resetsAt } : {}),
+  };
+}
+
+/** The ids of what needs the human now (open asks, urgent stops): each alerts once. */
+export function urgentIds(sessions: readonly SessionSummary[]): string[] {
+  const ids: string[] = [];
+  for (const s of sessions) {
+    if (s.ask !== undefined) ids.push(`ask:${s.ask.id}`);
+    else if (isUrgentStop(s.stop) && !isWorking(s)) ids.push(`stop:${s.stop.id}`);
+  }
+  return ids;
+}
+
+/** How an alert's title says each kind of stop (after the agent's label). */
+const STOP_TITLES: Readonly<Record<string, string>> = {
+  'usage-limit': 'hit a usage limit',
+  error: 'stopped on an error',
+  exited: 'exited',
+};
+
+/** The alert of a card that needs the human, or of a start: what lights the screen. */
+export function alertOf(content: ActivityContentState, maxWords = MAX_WORDS_CHARS): { title: string; body: string } {
+  const words = cut(content.words, maxWords);
+  switch (content.state) {
+    case 'asking':
+      return { title: `${content.agent} asks you`, body: `${content.name}: ${words}` };
+    case 'stopped':
+      return {
+        title: `${content.agent} ${STOP_TITLES[content.stop ?? ''] ?? 'stopped'}`,
+        body: words !== '' ? `${content.name}: ${words}` : content.name,
+      };
+    case 'working':
+      return { title: `${content.agent} is working`, body: content.name };
+    default:
+      return { title: `${content.agent || 'tether'}`, body: content.name };
+  }
+}
