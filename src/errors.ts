@@ -82,6 +82,10 @@ export const ERRORS = {
   'device-not-registered': { status: 409, http: 'device-not-registered' },
   /** An answer that could not be typed: the agent's screen did not settle on its dialog (nothing was typed). */
   'ask-not-ready': { status: 409, http: 'ask-not-ready', frame: 'ask-not-ready' },
+  /** A continue at the reset of a session whose agent is not stopped on a usage limit with a known reset (docs/api.md "Continue"). */
+  'no-usage-limit': { status: 409, http: 'no-usage-limit' },
+  /** A DELETE of a session's continue when none waits (docs/api.md "Continue"). */
+  'continue-not-found': { status: 404, http: 'continue-not-found' },
   /** A request that did not arrive whole in time (node's HTTP server's own timeouts). */
   'request-timeout': { status: 408, http: 'request-timeout' },
   /** A worktree that cannot be made: its branch is checked out elsewhere, exists already (with `from`), or its folder is taken. */

@@ -1,36 +1,124 @@
 /**
- * Answers in the daemon (docs/api.md "Asks"): the answer service over the agent hub's asks and
- * the sessions' panes, and the answer log in the data dir. Part of the composition root.
+ * Answers in the daemon (docs/api.md "Asks", "Continue"): the answer service over the agent
+ * hub's asks and the sessions' panes, the continue service that types a scheduled continue (an
+ * answer of the device that chose it), and the answer log in the data dir they share. Part of the
+ * composition root.
  */
 import type { FastifyInstance } from 'fastify';
 import type { SidecarSystem } from '../actors/system.js';
 import type { AgentHub } from '../agent/hub.js';
 import type { Logger } from '../log.js';
+import type { ContinueSchedule } from '../protocol/continue.js';
 import { AnswerLog, answerLogPath } from '../service/answer-log.js';
 import { AnswersService } from '../service/answers.service.js';
+import { ContinueService } from '../service/continue.service.js';
+import { statesWithContinue, withContinues } from '../service/continue-views.js';
+import { LimitResets } from '../service/limit-reset.js';
 import type { SessionsService } from '../service/sessions.service.js';
+import type { AgentStateSource } from '../stream/stream-hub.js';
+import type { TmuxCli } from '../tmux/exec.js';
+import { readContinueOption, writeContinueOption } from '../tmux/continue-option.js';
 import { answersRoutes } from '../transport/answers.routes.js';
+import { continueRoutes } from '../transport/continue.routes.js';
+import type { SessionsHandle } from '../transport/sessions.routes.js';
 
 export interface AnswersWiring {
   readonly hub: AgentHub;
   readonly system: SidecarSystem;
-  readonly sessions: Pick<SessionsService, 'input'>;
+  readonly cli: TmuxCli;
+  readonly sessions: SessionsService;
   readonly dataDir: string;
   readonly now: () => number;
   readonly log: Logger;
+  /** A session's continue was written to tmux (the session's record keeps it for a restore). */
+  readonly kept?: (id: string, schedule: ContinueSchedule) => void;
 }
 
-/** The answer service of one daemon run, and the plugin of its routes (`GET /ops/answers`). */
-export function startAnswers(w: AnswersWiring): { service: AnswersService; plugin: (app: FastifyInstance) => Promise<void> } {
+/** The answer and continue services of one daemon run, the plugin of their routes, and the views that show a continue. */
+export function startAnswers(w: AnswersWiring): {
+  service: AnswersService;
+  continues: ContinueService;
+  plugin: (app: FastifyInstance) => Promise<void>;
+  /** The sessions' handle, each session with its continue. */
+  sessions: SessionsHandle;
+  /** The agent states, with each session's continue. */
+  states: AgentStateSource;
+  /** Usage limits whose reset passed with nothing scheduled (for push). */
+  resets: LimitResets;
+  stop: () => void;
+} {
+  const answers = new AnswerLog(answerLogPath(w.dataDir), w.log);
   const service = new AnswersService({
     hub: w.hub,
     panes: {
       input: (id, message) => w.sessions.input(id, message),
       activity: (id) => w.system.session(id)?.activity() ?? null,
     },
-    answers: new AnswerLog(answerLogPath(w.dataDir), w.log),
+    answers,
     now: w.now,
     log: w.log.child({ part: 'answers' }),
   });
-  return { service, plugin: async (app) => void (await app.register(answersRoutes, { answers: service })) };
+  const continues = new ContinueService({
+    agents: {
+      current: (id) => w.hub.current(id),
+      stopOf: (id) => w.hub.stopOf(id),
+      subscribeEvery: (listener) => w.hub.subscribeEvery(listener),
+    },
+    known: async (id) => void (await w.sessions.get(id)),
+    store: {
+      read: (id) => readContinueOption(w.cli, id),
+      write: async (id, s) => {
+        await writeContinueOption(w.cli, id, s);
+        w.kept?.(id, s);
+      },
+    },
+    input: (id, message) => w.sessions.input(id, message),
+    answers,
+    now: w.now,
+    log: w.log.child({ part: 'continue' }),
+  });
+  const resets = new LimitResets({
+    subscribeEvery: (listener) => w.hub.subscribeEvery(listener),
+    stopOf: (id) => w.hub.stopOf(id),
+    continueOf: (id) => continues.of(id),
+    now: w.now,
+  });
+  const unwatch = w.system.onSessionEnded((id, why) => {
+    if (why !== 'deleted') return;
+    continues.forget(id);
+    resets.forget(id);
+  });
+  return {
+    service,
+    continues,
+    plugin: async (app) => {
+      await app.register(answersRoutes, { answers: service });
+      await app.register(continueRoutes, { continues });
+    },
+    sessions: sessionsHandle(w.sessions, continues),
+    states: statesWithContinue(w.hub, continues),
+    resets,
+    stop: () => {
+      unwatch();
+      resets.stop();
+      continues.stop();
+      service.stop();
+    },
+  };
+}
+
+/** The sessions' handle with each listed session's continue. */
+function sessionsHandle(sessions: SessionsService, continues: ContinueService): SessionsHandle {
+  const shown = withContinues(sessions, continues);
+  return {
+    list: () => shown.list(),
+    get: (id) => shown.get(id),
+    create: (input) => sessions.create(input),
+    describe: (id, description) => sessions.describe(id, description),
+    remove: (id, keepBuffer, opts) => sessions.remove(id, keepBuffer, opts),
+    thumbnail: (id) => sessions.thumbnail(id),
+    input: (id, message) => sessions.input(id, message),
+    respawn: (id) => sessions.respawn(id),
+    commands: (id) => sessions.commands(id),
+  };
 }

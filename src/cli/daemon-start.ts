@@ -2,8 +2,8 @@
  * The steps of `tether serve`'s start that stand alone: the tmux it may use (its version checked,
  * its commands run in a scope that outlives a service's daemon), the certificate (made on first start,
  * kept once the port is held), the local token, the disk buffers as configured,
- * the control clients a dead predecessor left attached, and the disk buffers' set-up with the
- * start-up cleanup of what was idle too long.
+ * the control clients a dead predecessor left attached, the disk buffers' set-up with the
+ * start-up cleanup of what was idle too long, and the URL line it prints.
  */
 import { mkdirSync } from 'node:fs';
 import { statfs } from 'node:fs/promises';
@@ -172,4 +172,12 @@ export function keepCertificate(cert: FoundCertificate, log: pino.Logger): void 
     throw isDomainError(err, 'certificate-unusable') ? new CliError(err.message) : err;
   }
   log.info({ fingerprint: cert.fingerprint, names: cert.names }, 'made a new TLS certificate: phones pin its fingerprint');
+}
+
+/** The URL line: publicBaseUrl when set, else the bound address. */
+export function startupUrl(config: TetherConfig, scheme: 'http' | 'https', host: string, port: number, token: string): string {
+  const q = `?token=${encodeURIComponent(token)}`;
+  if (config.publicBaseUrl !== '') return `${config.publicBaseUrl.replace(/\/+$/, '')}/${q}`;
+  const shown = host.includes(':') ? `[${host}]` : host;
+  return `${scheme}://${shown}:${port}/${q}`;
 }

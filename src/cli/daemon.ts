@@ -8,6 +8,7 @@
  * lines wait in memory, the agents' settings files and the uploads clean-up wait), and nothing but the local token of a
  * first start before the agent socket is held too: a refused daemon leaves every file as it found it.
  */
+import type { ContinueSchedule } from '../protocol/continue.js';
 import { rmSync } from 'node:fs';
 import { isDomainError } from '../errors.js';
 import { SessionsService } from '../service/sessions.service.js';
@@ -34,7 +35,7 @@ import { agentKinds } from '../agent/kinds.js';
 import { loadConfig, parseBindAddress } from '../config/load.js';
 import { makeLogger } from './logger.js';
 import { resolvePaths } from '../config/paths.js';
-import { isLoopback, type TetherConfig } from '../config/schema.js';
+import { isLoopback } from '../config/schema.js';
 import { healthReport, type HealthReport } from '../service/health.js';
 import { buildServer, listen, type ServedRoute, type ServerOptions } from '../transport/server.js';
 import { AgentService } from '../agent/agent-service.js';
@@ -44,7 +45,7 @@ import { resolveAgentProgram, type AgentResume } from './agent.js';
 import { prepareAgents } from './agents.js';
 import { CliError } from './fail.js';
 import { daemonTmuxCli, keepCertificate, loadCertificate, localToken } from './daemon-start.js';
-import { makeDiskBuffers, retireStaleLinks, setUpBuffers, usableTmux } from './daemon-start.js';
+import { makeDiskBuffers, retireStaleLinks, setUpBuffers, startupUrl, usableTmux } from './daemon-start.js';
 import { startPush } from './push-wiring.js';
 import { writeRunFile } from './run-file.js';
 import { fitYoungGeneration } from './heap.js';
@@ -74,14 +75,6 @@ export interface RunningDaemon {
   /** The server's route table (for the security suite: every route must need a token). */
   readonly routes: readonly ServedRoute[];
   stop(): Promise<void>;
-}
-
-/** The URL line: publicBaseUrl when set, else the bound address. */
-export function startupUrl(config: TetherConfig, scheme: 'http' | 'https', host: string, port: number, token: string): string {
-  const q = `?token=${encodeURIComponent(token)}`;
-  if (config.publicBaseUrl !== '') return `${config.publicBaseUrl.replace(/\/+$/, '')}/${q}`;
-  const shown = host.includes(':') ? `[${host}]` : host;
-  return `${scheme}://${shown}:${port}/${q}`;
 }
 
 export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
@@ -228,9 +221,10 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     now: io.uploadsClock ?? Date.now,
     log,
   });
-  const answers = startAnswers({ hub: agents.hub, system, sessions, dataDir: paths.dataDir, now: Date.now, log });
+  const kept = (id: string, s: ContinueSchedule) => keeper.note(id, { continue: JSON.stringify(s) }); // restored with its session
+  const answers = startAnswers({ hub: agents.hub, system, cli, sessions, dataDir: paths.dataDir, now: Date.now, log, kept });
   const connections = new ConnectionRegistry();
-  const hub: StreamHub = new StreamHub({ sessions: system, meta: (id) => sessions.meta(id), agentStates: agents.hub, log, ops });
+  const hub: StreamHub = new StreamHub({ sessions: system, meta: (id) => sessions.meta(id), agentStates: answers.states, log, ops });
   const devices = new DeviceRegistry(tokens);
   const pairing = new PairingService(new PairingStore(paths.authDir), tokens, devices);
   const push = await startPush({
@@ -244,6 +238,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     events: config.push.events,
     onSessionEnded: (listener) => system.onSessionEnded(listener),
     onAttention: (listener) => system.onAttention(listener),
+    onLimitReset: (listener) => answers.resets.onReset(listener),
     now: Date.now,
     log,
   });
@@ -275,7 +270,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     ...(io.peerLimits ? { peerLimits: io.peerLimits } : {}),
     tokens,
     health: { health },
-    sessions,
+    sessions: answers.sessions,
     ...(tls ? { tls: { key: tls.key, cert: tls.cert } } : {}),
     plugins: [
       async (app) =>
@@ -350,6 +345,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     const obstacle = (r: SessionRecord) => restoreObstacle({ cli, agent: launchFor }, r);
     retry = RestoreRetry.started({ records, system, obstacle, now: Date.now, log, intervalMs: io.restoreRetryMs });
   }
+  await answers.continues.restore(system.sessionIds()); // the continues tmux holds are armed again
   if (system.sessionIds().length === 0) {
     await system.createSession(config.agent.default_session, 'cli').catch((err: Error) => {
       log.error({ err: err.message }, 'the default session could not be created');
@@ -382,7 +378,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
         await presence.stop(); // goodbye packets, while the network still reaches this daemon
         workbench.stop();
         push.stop();
-        answers.service.stop();
+        answers.stop();
         connections.closeAll();
         await retry?.stop();
         await server.close();

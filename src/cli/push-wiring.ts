@@ -129,6 +129,7 @@ export async function startPush(deps: DaemonPushDeps): Promise<DaemonPush> {
     subscribeEvery: (listener) => deps.agents.subscribeEvery(listener),
     onSessionEnded: deps.onSessionEnded,
     onAttention: deps.onAttention,
+    ...(deps.onLimitReset ? { onLimitReset: deps.onLimitReset } : {}),
     send: (id, alert, label) => push.alert(id, alert, label),
   });
   return {

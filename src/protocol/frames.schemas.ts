@@ -7,6 +7,7 @@
 import { Type, type Static } from 'typebox';
 import { FRAME_ERRORS } from '../errors.js';
 import { ASK_KINDS, CHOICE_ID_PATTERN, MAX_ASK_ID_CHARS } from './ask.js';
+import { CONTINUE_STATUSES } from './continue.js';
 import { InputSchemas } from './input.schemas.js';
 import { MAX_STOP_MESSAGE_CHARS, STOP_KINDS } from './stop.js';
 import { AGENT_STATE_VALUES, type AgentStateValue as AgentStateName } from '../machines/agent-state.machine.js';
@@ -42,6 +43,18 @@ export const Stop = Type.Object({
 });
 export type Stop = Static<typeof Stop>;
 
+/** A session's scheduled continue (docs/api.md "Continue"). */
+export const ContinueSchedule = Type.Object({
+  id: Type.String({ description: 'never reused' }),
+  at: Type.String({ description: 'when it is (or was) due, ISO 8601' }),
+  text: Type.String({ description: 'what it types, then Enter' }),
+  by: Type.String({ description: "the device's token name that scheduled it" }),
+  stopId: Type.Union([Type.String(), Type.Null()], { description: 'the stop it answers' }),
+  status: Type.Enum(CONTINUE_STATUSES),
+  reason: Type.Optional(Type.String({ description: 'why it was skipped' })),
+  decidedAt: Type.Optional(Type.String({ description: 'when it was typed, skipped or cancelled' })),
+});
+
 /** A session's git worktree (docs/api.md "Worktrees and changes"), in the session list and `session-meta`. */
 export const WorktreeFacts = Type.Object({
   repo: Type.String({ description: "the repository's main working tree" }),
@@ -60,6 +73,8 @@ export const StateFrame = Type.Object({
   ask: Type.Optional(Ask),
   /** Why the agent stopped, while it is stopped (from the stop until it starts a new turn). */
   stop: Type.Optional(Stop),
+  /** The session's continue while it waits, and its outcome once, when decided (docs/api.md "Continue"). */
+  continue: Type.Optional(ContinueSchedule),
 });
 /** How an answer sent on the stream went (docs/api.md "Asks"). */
 export const AnsweredFrame = Type.Object({

@@ -48,6 +48,8 @@ export type PushAlert =
   | { readonly kind: 'agent-exited'; readonly status: number | null; readonly signal: number | null }
   /** The agent stopped on a usage limit or an API error (docs/push.md "Stops"). */
   | { readonly kind: 'stopped'; readonly stop: PushedStop }
+  /** A usage limit's reset passed with nothing scheduled and the agent still stopped (docs/push.md "Limit reset"). */
+  | { readonly kind: 'limit-reset'; readonly stopId: string }
   | { readonly kind: 'unrestorable'; readonly reason: string };
 
 /** What the alert's body names: the session's name, and its description when it has one. */
@@ -82,6 +84,8 @@ function title(agentName: string, alert: PushAlert): string {
       return `${agentName} exited with status ${alert.status ?? 'unknown'}`;
     case 'stopped':
       return cut(stopTitle(agentName, alert.stop), MAX_BODY_CHARS);
+    case 'limit-reset':
+      return `${agentName}'s usage limit has reset: it can go on`;
     case 'unrestorable':
       return 'A session could not be restored';
   }
@@ -142,6 +146,7 @@ function plainPayload(agentName: string, sessionId: string, meta: SessionLabel, 
   return {
     aps: { alert: { title: title(agentName, alert), body: body(meta, alert) }, sound: 'default', 'thread-id': `session-${sessionId}` },
     sessionId,
+    ...(alert.kind === 'limit-reset' ? { stopId: alert.stopId } : {}),
   };
 }
 

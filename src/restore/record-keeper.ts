@@ -2,7 +2,7 @@
  * Keeps each tether session's record (src/restore/records.ts) in step with the session: written when its
  * link comes up (a session tether created or adopted), its description and state read again when
  * its meta changes or its agent exits, its reserved stream position and its agent's conversation
- * (pi's file, another agent's id) as they change; forgotten when the session ends on purpose (DELETE, killed in tmux). A session
+ * (pi's file, another agent's id) and its scheduled continue as they change; forgotten when the session ends on purpose (DELETE, killed in tmux). A session
  * lost with its tmux server keeps its record: that is what restoring it needs (src/restore/at-start.ts).
  *
  * Writes for one session never overlap: a change that arrives during a write is taken by one
@@ -69,7 +69,7 @@ export class RecordKeeper {
   }
 
   /** Quick updates that need no tmux: the reserved position and the conversation file. */
-  note(id: string, change: Partial<Pick<SessionRecord, 'reservedSeq' | 'sessionFile' | 'conversation'>>): void {
+  note(id: string, change: Partial<Pick<SessionRecord, 'reservedSeq' | 'sessionFile' | 'conversation' | 'continue'>>): void {
     try {
       this.deps.records.update(id, change);
     } catch (err) {
@@ -101,6 +101,7 @@ export class RecordKeeper {
       agent,
       conversation: this.deps.conversation?.(id) ?? previous?.conversation ?? null,
       worktree: info.worktree ?? previous?.worktree ?? null,
+      ...(previous?.continue != null ? { continue: previous.continue } : {}),
       createdAt: info.createdAt ?? previous?.createdAt ?? at,
       reservedSeq: Math.max(this.deps.reservedSeq(id) ?? 0, previous?.reservedSeq ?? 0),
       server: pid && startTime !== undefined && Number.isInteger(startTime) ? { pid, startTime } : (previous?.server ?? null),

@@ -41,6 +41,11 @@ export const SessionRecordSchema = Type.Object(
         ),
       ]),
     ),
+    /**
+     * The session's scheduled continue as its tmux option held it (docs/api.md "Continue"), set
+     * again on the session a restore makes; absent when none was scheduled.
+     */
+    continue: Type.Optional(Type.Union([Type.Null(), Type.String({ maxLength: 16384 })])),
     createdAt: Type.String(),
     /** The highest stream position reserved so far. */
     reservedSeq: Type.Integer({ minimum: 0 }),

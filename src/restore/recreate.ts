@@ -12,6 +12,7 @@
  * session runs again, so a restore that keeps failing while its retry comes and goes tells each
  * reason once, and a new reason, or the first failure after the session came back, is told.
  */
+import { CONTINUE_OPTION } from '../protocol/continue.js';
 import { constants } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import { isDomainError } from '../errors.js';
@@ -157,6 +158,8 @@ export async function recreateSession(deps: RestoreDeps, id: string): Promise<{ 
   // The description and the positions handed out before come back before the link reads them.
   if (record.description !== '') await setUserOption(deps.cli, id, '@description', record.description).catch(() => undefined);
   await setUserOption(deps.cli, id, '@tether-seq', String(record.reservedSeq)).catch(() => undefined);
+  // Its scheduled continue: read back and armed again once the sessions are restored.
+  if (record.continue) await setUserOption(deps.cli, id, CONTINUE_OPTION, record.continue).catch(() => undefined);
   deps.log.info(
     {
       session: id,

@@ -8,6 +8,8 @@
  *     A stop of the agent on a usage limit or an API error it gave up on (docs/push.md "Stops")
  *     is pushed instead, once per stop (its id: a second report of the same stop sends nothing);
  *     a turn that ended (`done`) keeps the "waiting" alert, an exit the agent-exited one.
+ *     A usage limit whose reset passed with nothing scheduled and the agent still stopped
+ *     (docs/push.md "Limit reset") is pushed once: the agent can go on.
  *   - agent-exited: an agent that exited with a non-zero status or was killed by a signal (the
  *     actors report each exit once); a clean exit (status 0) sends nothing.
  *   - unrestorable: a session that could not be restored (reported once per reason until the
@@ -26,6 +28,8 @@ export interface PushTriggerDeps {
   readonly onSessionEnded: (listener: (sessionId: string) => void) => () => void;
   /** Agent exits and failed restores, each once per occurrence. */
   readonly onAttention: (listener: (sessionId: string, attention: SessionAttention) => void) => () => void;
+  /** Each usage limit whose reset passed with nothing scheduled, once (src/service/limit-reset.ts). */
+  readonly onLimitReset?: (listener: (sessionId: string, stopId: string) => void) => () => void;
   /** Sends the alert to the devices in the background; `label` names a session tmux does not have. */
   readonly send: (sessionId: string, alert: PushAlert, label?: SessionLabel) => void;
 }
@@ -69,7 +73,11 @@ export function startPushTrigger(deps: PushTriggerDeps): () => void {
     if (what === null || !wanted.has(what.alert.kind)) return;
     deps.send(id, what.alert, what.label);
   });
+  const stopResets = deps.onLimitReset?.((id, stopId) => {
+    if (wanted.has('awaiting-input')) deps.send(id, { kind: 'limit-reset', stopId });
+  });
   return () => {
+    stopResets?.();
     stopStates();
     stopEnded();
     stopAttention();

@@ -7,7 +7,8 @@
  */
 import { Type, type Static } from 'typebox';
 import { CHOICE_ID_PATTERN, MAX_ASK_ID_CHARS } from '../protocol/ask.js';
-import { AgentStateValue, Ask, Stop, WorktreeFacts } from '../protocol/frames.schemas.js';
+import { MAX_CONTINUE_TEXT_CHARS } from '../protocol/continue.js';
+import { AgentStateValue, Ask, ContinueSchedule, Stop, WorktreeFacts } from '../protocol/frames.schemas.js';
 import { SESSION_NAME_PATTERN } from '../protocol/session-name.js';
 import { MAX_BRANCH_CHARS } from '../git/repository.js';
 
@@ -44,6 +45,7 @@ const SessionListItem = Type.Object({
   reason: Type.Optional(Type.String({ description: 'why an unrestorable session could not be brought back' })),
   worktree: Nullable(WorktreeFacts),
   changes: Nullable(ChangesSummary),
+  continue: Nullable(ContinueSchedule),
 });
 export type SessionListItem = Static<typeof SessionListItem>;
 
@@ -122,4 +124,13 @@ export const SessionRouteSchemas = {
     exitStatus: Nullable(Type.Integer()),
   }),
   CommandList: Type.Array(CommandItem),
+  /** `POST /sessions/:id/continue` (docs/api.md "Continue"): the time's and the text's rules are checked by the service. */
+  ContinueBody: Type.Object(
+    {
+      at: Type.String({ minLength: 1, maxLength: 64, description: '"reset", or an ISO 8601 time with its offset' }),
+      text: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_CONTINUE_TEXT_CHARS })),
+    },
+    { additionalProperties: false },
+  ),
+  ContinueReply: ContinueSchedule,
 };

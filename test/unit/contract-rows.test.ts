@@ -24,6 +24,7 @@ const TABLE_OF_MACHINE: Record<string, string> = {
   device: 'Device registration',
   diskBuffer: 'Disk-buffer writing',
   liveActivity: 'Live Activity',
+  continueSchedule: 'Scheduled continue',
 };
 
 /** One row of a table, as written, and its cells. */
@@ -159,6 +160,30 @@ const VOCABULARY: Record<string, Vocabulary> = {
         events: ['output.written', 'watchdog.check'],
         why: "the watchdog's check also sees a total that another session's output raised",
       },
+    },
+  },
+  continueSchedule: {
+    states: {
+      none: ['continueSchedule.none'],
+      waiting: ['continueSchedule.waiting'],
+      typing: ['continueSchedule.typing'],
+      typed: ['continueSchedule.typed'],
+      skipped: ['continueSchedule.skipped'],
+      cancelled: ['continueSchedule.cancelled'],
+    },
+    events: {
+      'POST /sessions/:id/continue': ['continue.schedule'],
+      'daemon start': ['continue.restore'],
+      'DELETE /sessions/:id/continue': ['continue.cancel'],
+      'the agent starts a turn': ['agent.moved-on'],
+      'its time comes': ['continue.due'],
+      typed: ['continue.typed'],
+    },
+    conditions: {
+      'it was waiting': 'isRestored',
+      'too long after, the daemon was down': 'isLate',
+      'the agent is still stopped': 'isStillStopped',
+      'the agent moved on': '!isStillStopped',
     },
   },
 };
