@@ -27,6 +27,8 @@ export interface HookOutcome {
   readonly cwd?: string;
   /** A prompt the user submitted (counts for auto-naming). */
   readonly userMessage?: string;
+  /** The agent's own title for the conversation: names a session that has no description (docs/agents.md "Auto-naming"). */
+  readonly title?: string;
   /** What the agent asks the user while it waits, in words only (said in the push). */
   readonly asks?: string;
   /** A question the agent put on screen, with its choices and the keys of each (docs/agents.md). */
@@ -128,6 +130,12 @@ export interface AgentAdapter {
   prepare?(dataDir: string, ctx: Omit<LaunchContext, 'prepared'>): string;
   /** Where `prepare` writes, known without writing (a daemon writes only once it holds its port). */
   preparedAt?(dataDir: string): string;
+  /**
+   * Variables its panes get besides tether's, for an integration given by the environment (a
+   * plugin named in a variable the agent merges with the user's own setting); `env` is the
+   * daemon's, where the user's own value of such a variable is.
+   */
+  launchEnv?(ctx: LaunchContext, env: NodeJS.ProcessEnv): Record<string, string>;
   /** The argv a session runs: the configured words, then tether's integration, then what reopens `resume`. */
   argv(argv: readonly string[], ctx: LaunchContext, resume: AgentResume): string[];
   /** Its slash commands (`GET /sessions/:id/commands`). */

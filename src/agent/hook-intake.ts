@@ -92,5 +92,6 @@ export class HookIntake {
     for (const event of outcome.events) this.agents.send(agent, toMachineEvent(event, ts));
     if (outcome.ask !== undefined) this.asks.asked(session, agentKind, outcome.ask);
     if (outcome.userMessage !== undefined) this.agents.userMessage(session, agent, outcome.userMessage);
+    if (outcome.title !== undefined) this.deps.titled?.(session, outcome.title);
   }
 }

@@ -40,6 +40,8 @@ export interface AgentHubDeps {
   readonly sessionFile?: (session: string, path: string) => void;
   /** What a hook report of an agent means (its adapter's reading); absent: hook reports are refused. */
   readonly readHook?: HookReader;
+  /** The session's agent gave its conversation a title (it names a session without a description). */
+  readonly titled?: (session: string, title: string) => void;
   /** The session's agent reported its conversation id (the session record keeps it). */
   readonly conversation?: (session: string, id: string) => void;
 }

@@ -126,6 +126,7 @@ export function resolveAgent(
   const { argv, kind } = resolveAgentProgram(agent, env, opts.table);
   if (reportsState(kind) && opts.agentSocket !== undefined) passed[AGENT_SOCKET_ENV] = opts.agentSocket;
   const ctx = { node: process.execPath, distDir: distDir(), prepared: opts.prepared?.[kind] ?? null };
+  Object.assign(passed, adapterOf(kind)?.launchEnv?.(ctx, env) ?? {});
   return (cwd, resume = {}) => ({ command: integratedArgv(kind, argv, ctx, resume), env: passed, cwd });
 }
 
