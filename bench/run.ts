@@ -6,6 +6,7 @@
  */
 import { ControlParser } from '../src/tmux/control-codec.js';
 import { runAsksBench } from './asks.bench.js';
+import { runStopsBench } from './stops.bench.js';
 import { runDeflateBench } from './deflate.bench.js';
 import { runEchoBench } from './echo.bench.js';
 import { runFloodBench } from './flood.bench.js';
@@ -85,6 +86,7 @@ const SCENARIOS: readonly { readonly name: string; readonly run: () => Promise<S
   { name: 'fuzz', run: runFuzzBench },
   { name: 'hostile', run: runHostileBench },
   { name: 'asks', run: runAsksBench },
+  { name: 'stops', run: runStopsBench },
   // BENCH_PEERS=0 leaves the peers out (they install from the registry on first use).
   ...(process.env.BENCH_PEERS === '0'
     ? []

@@ -87,6 +87,10 @@ export interface ScriptedReply {
   readonly text?: string;
   /** Answer with this HTTP status and an error body instead. */
   readonly status?: number;
+  /** With `status`: the headers the service sends with it (a rate limit's reset). */
+  readonly headers?: Readonly<Record<string, string>>;
+  /** With `status`: the body the service sends (its error's own shape); the fake's error body when absent. */
+  readonly errorBody?: unknown;
   /** Resolves when the reply may be sent (a test holds a turn open with it). */
   readonly hold?: Promise<void>;
 }
@@ -141,7 +145,10 @@ export async function startScriptedFake<Req, Reply extends ScriptedReply>(
         const reply = await current(body, n);
         if (reply.hold) await reply.hold;
         if (reply.status === undefined) api.answer(res, body, n, reply);
-        else sendJson(res, reply.status, api.errorBody(`fake model error ${reply.status}`, reply.status));
+        else {
+          const errorBody = reply.errorBody ?? api.errorBody(`fake model error ${reply.status}`, reply.status);
+          res.writeHead(reply.status, { 'content-type': 'application/json', ...reply.headers }).end(JSON.stringify(errorBody));
+        }
       } else if (!(await api.other?.(req, res, path))) {
         unknown.push(`${req.method} ${req.url}`);
         sendJson(res, 404, api.errorBody('not found', 404));

@@ -14,6 +14,7 @@ import type { Logger } from '../log.js';
 import type { AskOpening } from './ask.js';
 import type { SlashCommand } from './commands.js';
 import type { EventMessage, ReportedCommand } from './protocol.js';
+import type { StopReport } from './stops.js';
 
 /** What one report of an agent means. */
 export interface HookOutcome {
@@ -38,6 +39,8 @@ export interface HookOutcome {
    * the terminal answered it (`answered`: what they picked, when the report says so).
    */
   readonly askEnded?: { readonly why: 'terminal' | 'moved-on'; readonly answered?: string };
+  /** The agent stopped on a usage limit or an API error it gave up on (docs/agents.md "Stops"), after the events. */
+  readonly stop?: StopReport;
 }
 
 /** An outcome that changes nothing. */

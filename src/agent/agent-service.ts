@@ -19,6 +19,7 @@ import { AgentHub } from './hub.js';
 import type { AgentKindResolved } from './kinds.js';
 import { locatePane } from './pane-locator.js';
 import { AgentSocketServer } from './socket-server.js';
+import type { ExitReport } from './stops.js';
 
 export interface AgentServiceDeps {
   readonly cli: TmuxCli;
@@ -81,6 +82,7 @@ export class AgentService {
       ...(deps.inspect ? { inspect: deps.inspect } : {}),
       ...(deps.sessionFile ? { sessionFile: deps.sessionFile } : {}),
       ...(deps.conversation ? { conversation: deps.conversation } : {}),
+      kindOf: (session) => this.kinds.get(session) ?? AGENT_ADAPTERS[0]!.kind,
       // Each agent's adapter reads its own reports (docs/agents.md "Adding an agent").
       readHook: (agent, fields, conversation, session) => this.runners.get(agent)?.readHook?.(session, fields, conversation) ?? null,
     });
@@ -117,6 +119,11 @@ export class AgentService {
     } catch (err) {
       this.deps.log.debug({ session, err: (err as Error).message }, "a session's agent could not be looked at");
     }
+  }
+
+  /** The agent of `session` ended (its pane's program): its `exited` stop. */
+  exited(session: string, exit: ExitReport): void {
+    this.hub.exited(session, exit);
   }
 
   /** The OSC numbers some adapter reads (the panes hand their strings to `notice`). */

@@ -49,6 +49,9 @@ export function acceptConnection(
       case 'session-file':
         agents.setSessionFile(session!, agent, message.path);
         return;
+      case 'stop':
+        agents.stopped(session!, agent, message);
+        return;
       case 'hello':
       case 'hook':
         return; // one hello per connection; hook reports are taken on their own

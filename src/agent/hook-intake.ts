@@ -90,6 +90,7 @@ export class HookIntake {
     // The open ask ended at the terminal or by the agent's own move: said before the events that move the state.
     if (outcome.askEnded !== undefined) this.asks.ended(session, outcome.askEnded);
     for (const event of outcome.events) this.agents.send(agent, toMachineEvent(event, ts));
+    if (outcome.stop !== undefined) this.agents.stopped(session, agent, outcome.stop);
     if (outcome.ask !== undefined) this.asks.asked(session, agentKind, outcome.ask);
     if (outcome.userMessage !== undefined) this.agents.userMessage(session, agent, outcome.userMessage);
     if (outcome.title !== undefined) this.deps.titled?.(session, outcome.title);

@@ -42,6 +42,8 @@ export interface AgentHubDeps {
   readonly readHook?: HookReader;
   /** The session's agent gave its conversation a title (it names a session without a description). */
   readonly titled?: (session: string, title: string) => void;
+  /** The kind of the session's agent as the daemon knows it (a stop names it); absent or null: unknown. */
+  readonly kindOf?: (session: string) => string | null;
   /** The session's agent reported its conversation id (the session record keeps it). */
   readonly conversation?: (session: string, id: string) => void;
 }

@@ -13,6 +13,7 @@
  */
 import type { AnswerEffect } from '../machines/agent-state.machine.js';
 import type { AgentStateFact } from '../protocol/frames.js';
+import type { Stop } from '../protocol/stop.js';
 import type { HookOutcome } from './adapter.js';
 import type { AskOpening } from './ask.js';
 import type { Answerer, AskRecord, ClosedListener } from './asks.js';
@@ -21,6 +22,7 @@ import { HookIntake } from './hook-intake.js';
 import type { AgentConnection, AgentHubDeps, AgentLink } from './hub-types.js';
 import type { HookReport, ReportedCommand } from './protocol.js';
 import { HOOK_OWNER, SessionAgents } from './session-agents.js';
+import type { ExitReport } from './stops.js';
 
 export type { AgentConnection, AgentHubDeps, AgentLink, PaneLocation } from './hub-types.js';
 
@@ -78,6 +80,16 @@ export class AgentHub {
   /** The directory the session's hook agent reported working in, or null. */
   agentCwd(sessionId: string): string | null {
     return this.agents.get(sessionId)?.cwd ?? null;
+  }
+
+  /** Why the session's agent stopped, while it is stopped (docs/api.md "Stops"), or null. */
+  stopOf(sessionId: string): Stop | null {
+    return this.agents.stopOf(sessionId);
+  }
+
+  /** The session's agent process ended: its `exited` stop (docs/api.md "Stops"). */
+  exited(sessionId: string, exit: ExitReport): void {
+    this.agents.exited(sessionId, exit);
   }
 
   /** What the session's agent asks while it waits, in words only (a notification's message), or null. */

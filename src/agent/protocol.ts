@@ -134,10 +134,21 @@ export interface SessionFileMessage {
   readonly path: string;
 }
 
+/** The agent stopped on a usage limit or an API error it gave up on (docs/agents.md "Stops"). */
+export interface StopMessage {
+  readonly type: 'stop';
+  readonly kind: 'usage-limit' | 'error';
+  /** The agent's own words (the daemon cuts them to the stop's limit). */
+  readonly message: string;
+  /** A usage limit's reset (epoch ms), when the agent says. */
+  readonly resetsAt?: number;
+  readonly limit?: string;
+}
+
 export type { HookReport } from './hook-wire.js';
 
 /** Extension (or a hook program) -> daemon. */
-export type AgentMessage = HelloMessage | EventMessage | CommandsMessage | UserMessage | SessionFileMessage | HookReport;
+export type AgentMessage = HelloMessage | EventMessage | CommandsMessage | UserMessage | SessionFileMessage | StopMessage | HookReport;
 
 /** Daemon -> extension. */
 export type DaemonMessage =
@@ -264,6 +275,22 @@ function decodeHookReport(o: Record<string, unknown>): HookReport {
   return { type: 'hook', v: HOOK_REPORT_VERSION, agent, pane, tmuxSocket: str(o, 'tmuxSocket', MAX_PATH_CHARS)!, pid, fields };
 }
 
+function decodeStop(o: Record<string, unknown>): StopMessage {
+  if (o.kind !== 'usage-limit' && o.kind !== 'error') throw bad('kind: must be usage-limit or error');
+  const message = str(o, 'message', MAX_USER_MESSAGE_CHARS)!;
+  const limit = str(o, 'limit', MAX_SHORT_CHARS, true);
+  const resetsAt = o.resetsAt;
+  if (resetsAt !== undefined && (typeof resetsAt !== 'number' || !Number.isSafeInteger(resetsAt) || resetsAt < 0))
+    throw bad('resetsAt: must be epoch milliseconds');
+  return {
+    type: 'stop',
+    kind: o.kind,
+    message,
+    ...(resetsAt !== undefined ? { resetsAt } : {}),
+    ...(limit !== undefined ? { limit } : {}),
+  };
+}
+
 /** Decodes one line from an agent. */
 export function decodeAgentMessage(line: string): AgentMessage {
   let parsed: unknown;
@@ -285,6 +312,8 @@ export function decodeAgentMessage(line: string): AgentMessage {
       return { type: 'user-message', text: str(o, 'text', MAX_AGENT_LINE_BYTES)!.slice(0, MAX_USER_MESSAGE_CHARS) };
     case 'session-file':
       return { type: 'session-file', path: absolutePath(o, 'path')! };
+    case 'stop':
+      return decodeStop(o);
     case 'hook':
       return decodeHookReport(o);
     default:

@@ -2,22 +2,27 @@
  * The agent of each session as the hub keeps it: one agent-state actor per session, who owns its
  * reports (a plugin's connection, or hook programs), what it reported (commands, user messages,
  * its conversation file or id, its directory), its asks (the desk, src/agent/asks.ts) and the
- * listeners of its state.
+ * listeners of its state, and why it stopped (the machine holds the stop's id and kind, the
+ * agent its record: src/agent/stops.ts).
  *
- * Invariants: listeners hear a state only when its value, tool or ask changed, and never while
+ * Invariants: listeners hear a state only when its value, tool, ask or stop changed, and never while
  * no agent is there; a failing listener is logged and the others still hear it; an ask is open
  * on the desk exactly while the session's machine holds it.
  */
 import { createActor, type Actor } from 'xstate';
 import { agentStateMachine, agentStateTool, agentStateValue, type AgentStateEvent } from '../machines/agent-state.machine.js';
 import type { AgentStateFact } from '../protocol/frames.js';
+import type { Stop } from '../protocol/stop.js';
 import type { AskOpening } from './ask.js';
 import { AskDesk, type AskRecord } from './asks.js';
 import type { AgentHubDeps } from './hub-types.js';
 import { MAX_HELLO_MESSAGES, type EventMessage, type HookReport, type ReportedCommand } from './protocol.js';
+import { doneStop, exitStop, sameStop, stopOf, type ExitReport, type StopReport } from './stops.js';
 
 /** One session's agent. */
 export interface SessionAgent {
+  /** The session's id. */
+  readonly id: string;
   readonly actor: Actor<typeof agentStateMachine>;
   readonly listeners: Set<(state: AgentStateFact) => void>;
   last: AgentStateFact | null;
@@ -35,13 +40,15 @@ export interface SessionAgent {
   asks: string | null;
   /** The id of the ask the machine holds, as last seen. */
   askId: string | null;
+  /** The record of the stop the machine last held (or is about to hold). */
+  stop: Stop | null;
 }
 
 /** The owner of a session whose agent reports by hook programs: no connection stays open for it. */
 export const HOOK_OWNER = Object.freeze({ hooks: true });
 
 const sameFact = (a: AgentStateFact | null, b: AgentStateFact | null) =>
-  a?.value === b?.value && a?.tool === b?.tool && a?.ask?.id === b?.ask?.id;
+  a?.value === b?.value && a?.tool === b?.tool && a?.ask?.id === b?.ask?.id && a?.stop?.id === b?.stop?.id;
 
 export class SessionAgents {
   private readonly sessions = new Map<string, SessionAgent>();
@@ -49,7 +56,7 @@ export class SessionAgents {
   /** Every session's asks, and who answered them. */
   readonly desk: AskDesk;
 
-  constructor(private readonly deps: Pick<AgentHubDeps, 'now' | 'log' | 'inspect' | 'sessionFile' | 'userMessages'>) {
+  constructor(private readonly deps: Pick<AgentHubDeps, 'now' | 'log' | 'inspect' | 'sessionFile' | 'userMessages' | 'kindOf'>) {
     this.desk = new AskDesk(deps.now);
   }
 
@@ -65,6 +72,7 @@ export class SessionAgents {
     const inspect = this.deps.inspect;
     const actor = createActor(agentStateMachine, inspect ? { id: 'agent', inspect: inspect(sessionId) } : {});
     const agent: SessionAgent = {
+      id: sessionId,
       actor,
       listeners: new Set(),
       last: null,
@@ -78,6 +86,7 @@ export class SessionAgents {
       cwd: null,
       asks: null,
       askId: null,
+      stop: null,
     };
     actor.subscribe((snap) => {
       const value = agentStateValue(snap);
@@ -87,7 +96,10 @@ export class SessionAgents {
       const tool = value === 'tool' ? agentStateTool(snap.context) : undefined;
       const record = held !== null ? this.desk.current(sessionId) : null;
       const ask = record !== null && record.open.ask.id === held ? { ask: record.open.ask } : {};
-      const fact: AgentStateFact | null = value ? { value, ...(tool !== undefined ? { tool } : {}), ts: snap.context.ts, ...ask } : null;
+      const stop = snap.context.stop !== null && agent.stop?.id === snap.context.stop.id ? { stop: agent.stop } : {};
+      const fact: AgentStateFact | null = value
+        ? { value, ...(tool !== undefined ? { tool } : {}), ts: snap.context.ts, ...ask, ...stop }
+        : null;
       if (sameFact(fact, agent.last)) return;
       agent.last = fact;
       if (fact) this.tell(sessionId, agent, fact);
@@ -109,7 +121,43 @@ export class SessionAgents {
   }
 
   send(agent: SessionAgent, event: AgentStateEvent): void {
+    if (event.type === 'agent.end' && event.idle) {
+      // The turn ended: its `done` stop, held once the machine takes the end.
+      agent.stop = doneStop(this.kindOf(agent), event.ts);
+      agent.actor.send({ ...event, stop: agent.stop.id });
+      return;
+    }
     agent.actor.send(event);
+  }
+
+  /** The stop the session's machine holds, or null. */
+  stopOf(sessionId: string): Stop | null {
+    const agent = this.sessions.get(sessionId);
+    return agent && this.heldStop(agent) ? agent.stop : null;
+  }
+
+  /** The agent stopped on a usage limit or an API error (`report`); a second report of the stop it holds changes nothing. */
+  stopped(sessionId: string, agent: SessionAgent, report: StopReport): void {
+    if (sameStop(this.stopOf(sessionId), report)) return;
+    agent.stop = stopOf(this.kindOf(agent), report, this.deps.now());
+    this.send(agent, { type: 'agent.stop', id: agent.stop.id, kind: report.kind, ts: this.deps.now() });
+  }
+
+  /** The session's agent process ended (`exit`, as tmux tells it). */
+  exited(sessionId: string, exit: ExitReport): void {
+    const agent = this.ensure(sessionId);
+    agent.stop = exitStop(this.kindOf(agent), exit, this.deps.now());
+    this.send(agent, { type: 'agent.stop', id: agent.stop.id, kind: 'exited', ts: this.deps.now() });
+  }
+
+  private heldStop(agent: SessionAgent): boolean {
+    const held = agent.actor.getSnapshot().context.stop;
+    return held !== null && agent.stop !== null && held.id === agent.stop.id;
+  }
+
+  /** The kind of the session's agent, for its stops: the hook agent reporting, else what the daemon knows. */
+  private kindOf(agent: SessionAgent): string {
+    return agent.hookAgent ?? this.deps.kindOf?.(agent.id) ?? 'agent';
   }
 
   /** The agent stopped reporting (its connection closed, its session ended, its pane exited). */

@@ -178,6 +178,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
   system.onSessionFinal((id, final) => {
     if (final === 'ended') keeper.forget(id);
   });
+  system.onAttention((id, a) => a.kind === 'agent-exited' && agents.exited(id, a)); // its `exited` stop
   system.onMetaChanged((id) => {
     // An agent that reports by hooks has no connection whose close says it exited: this does.
     if (system.session(id)?.exited) agents.hub.paneExited(id);

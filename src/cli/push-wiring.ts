@@ -25,7 +25,7 @@ export interface DaemonPushDeps extends Omit<PushTriggerDeps, 'send' | 'subscrib
   /** The session's name, description and configured agent, or null when it is gone. */
   readonly describe: (id: string) => Promise<{ name: string; description?: string; agent: string } | null>;
   /** The agents: every state report, what a session's agent asks, which ask is open. */
-  readonly agents: Pick<AgentHub, 'subscribeEvery' | 'asks' | 'openAsk'>;
+  readonly agents: Pick<AgentHub, 'subscribeEvery' | 'asks' | 'openAsk' | 'stopOf'>;
   /** The kind of a configured agent (its adapter names it in titles). */
   readonly kindOf: (name: string) => string | null;
   readonly now: () => number;
@@ -64,6 +64,7 @@ export async function startPush(deps: DaemonPushDeps): Promise<DaemonPush> {
     },
     agentName: AGENT_ADAPTERS[0]!.label,
     askOpen: (id, askId) => deps.agents.openAsk(id)?.open.ask.id === askId,
+    stopHeld: (id, stopId) => deps.agents.stopOf(id)?.id === stopId,
     now: deps.now,
     log: deps.log,
   });

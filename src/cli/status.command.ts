@@ -20,7 +20,7 @@ import { loadConfig } from '../config/load.js';
 import { resolvePaths } from '../config/paths.js';
 import { packageVersion } from '../config/version.js';
 import type { OpsActorView } from '../ops/inspector.js';
-import type { Ask } from '../protocol/frames.js';
+import type { Ask, Stop } from '../protocol/frames.js';
 import type { AnswerEntry } from '../service/answer-log.js';
 import type { ClientConnection } from '../service/health.js';
 import type { HealthReport } from '../transport/handles.js';
@@ -41,6 +41,15 @@ export interface StatusSession {
   readonly lastOutputAt: string | null;
   /** What the agent asks while it waits (absent from daemons before asks). */
   readonly ask?: Ask | null;
+  /** Why the agent stopped, while it is stopped (absent from daemons before stops). */
+  readonly stop?: Stop | null;
+}
+
+/** One stopped agent: why, since when, and a usage limit's reset. */
+function stopRow(session: string, stop: Stop): string {
+  const resets = stop.resetsAt !== undefined ? `, resets ${stop.resetsAt}${stop.limit !== undefined ? ` (${stop.limit})` : ''}` : '';
+  const words = stop.message !== '' ? `: ${stop.message}` : '';
+  return `${session}: ${stop.agent} ${stop.kind} at ${stop.stoppedAt}${resets}${words}`;
 }
 
 /** Everything `tether status` shows. */
@@ -162,6 +171,11 @@ export function renderStatus(r: StatusReport): string {
       lines.push(`${s.id}: ${a.agent} asks (${a.kind}${a.tool ? ` ${a.tool}` : ''}): ${a.concern}`);
       lines.push(`  choices: ${a.choices.map((c) => `${c.id} "${c.label}"`).join(', ')}  ask ${a.id}`);
     }
+  }
+  const stopped = r.sessions.filter((s) => s.stop);
+  if (stopped.length > 0) {
+    lines.push('', 'STOPS');
+    for (const s of stopped) lines.push(stopRow(s.id, s.stop!));
   }
   lines.push('', 'ANSWERS', ...answerRows(r.answers));
   lines.push('', 'CLIENTS', ...clientRows(h.connections ?? []));

@@ -31,7 +31,7 @@ import { agentStateMachine, agentStateTool, agentStateValue, type AgentStateEven
 import { DaemonLink } from './daemon-link.js';
 import { markSession, startDaemon, tmuxPlace } from './daemon-start.js';
 import { agentPackageOf, hasSettledEvent, type PiApi, type PiContext, type PiEvent } from './pi-api.js';
-import { SettleWatcher } from './settle.js';
+import { endingError, SettleWatcher } from './settle.js';
 
 export const FLAG = 'tether';
 
@@ -112,9 +112,20 @@ export default function tetherExtension(pi: PiApi): void {
     link?.send({ type: 'commands', commands });
   };
   const piPackage = agentPackageOf(process.argv[1]);
+  /** The error pi's last turn ended on (it gave up on its model API), until the turn's verdict. */
+  let endError: string | null = null;
+  /** The daemon reads stops (one of this version; an older one would refuse the line). */
+  let takesStops = false;
   const settle = new SettleWatcher({
     settledEvent: piPackage !== null && hasSettledEvent(piPackage.version),
-    verdict: (idle) => report({ type: 'event', event: 'agent.end', idle }),
+    verdict: (idle) => {
+      const error = idle && takesStops ? endError : null;
+      endError = null;
+      if (error === null) return report({ type: 'event', event: 'agent.end', idle });
+      // pi gave up on its model API: the stop says why instead of a finished turn (docs/agents.md "Stops").
+      local.send({ type: 'agent.end', idle: true, ts: 0 });
+      link?.send({ type: 'stop', kind: 'error', message: error });
+    },
   });
 
   /** The file pi keeps the current conversation in, as last seen at a session start. */
@@ -157,6 +168,7 @@ export default function tetherExtension(pi: PiApi): void {
         welcomed = true;
         // A daemon of another version (started before an upgrade) keeps serving until restarted.
         const mine = packageVersion();
+        takesStops = message.version === mine;
         if (message.version !== mine && !toldVersion) {
           toldVersion = true;
           notify(
@@ -228,6 +240,7 @@ export default function tetherExtension(pi: PiApi): void {
   );
   on('tool_execution_end', (e) => report({ type: 'event', event: 'tool.end', id: textOf(e.toolCallId) }));
   on('agent_end', (e, ctx) => {
+    endError = endingError(e.messages);
     settle.agentEnd(e.messages, ctx);
     sendCommands();
   });

@@ -35,6 +35,18 @@ export function endsWithRetryableError(messages: unknown): boolean {
   return false;
 }
 
+/** The error the last assistant message of an `agent_end` failed with (`stopReason: "error"`), or null. */
+export function endingError(messages: unknown): string | null {
+  if (!Array.isArray(messages)) return null;
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i] as { role?: unknown; stopReason?: unknown; errorMessage?: unknown } | null;
+    if (m?.role !== 'assistant') continue;
+    if (m.stopReason !== 'error') return null;
+    return typeof m.errorMessage === 'string' && m.errorMessage !== '' ? m.errorMessage : 'the model API failed';
+  }
+  return null;
+}
+
 export interface SettleDeps {
   /** pi emits `agent_settled`: wait for it instead of deriving. */
   readonly settledEvent: boolean;

@@ -8,10 +8,17 @@
  * is `waiting` (for a prompt) or `asked` (the agent put a question on screen: an ask, whose id and
  * tool the context holds; docs/contract.md "Agent state", docs/api.md "Asks").
  *
+ * Why the agent stopped is a stop (docs/contract.md "Stops"; its words and times live beside it,
+ * in the hub): `done` (the turn ended: awaiting-input `waiting`), `usage-limit` or `error`
+ * (awaiting-input `stopped`: the agent gave up on its model API and waits), `exited` (the
+ * top-level `exited`: its process ended, no agent reports).
+ *
  * Invariants: the machine is pure (no clock: every event carries its `ts`, epoch ms, from the
- * hub); `awaiting-input` is entered by an `agent.end` whose agent context reported idle with
- * nothing pending, or by an ask; an ask is held only in `asked` (leaving it clears it), and only
- * an answer or an end naming its id moves it; `tool` holds while any tool call is still running.
+ * hub; every stop's id comes in on its event); `awaiting-input` is entered by an `agent.end` whose
+ * agent context reported idle with nothing pending, by an ask, or by a stop; an ask is held only
+ * in `asked` (leaving it clears it), and only an answer or an end naming its id moves it; a stop
+ * is held only in `waiting`, `stopped` and `exited` (leaving them clears it: a new turn, a new
+ * agent); `tool` holds while any tool call is still running.
  */
 import { assign, setup } from 'xstate';
 
@@ -28,6 +35,15 @@ export interface RunningTool {
 /** What a landed answer does: the tool it asked for runs, the agent waits, or it goes on. */
 export type AnswerEffect = 'run' | 'wait' | 'resume';
 
+/** The kinds of stop (src/protocol/stop.ts restates them for the wire). */
+export type StopKindName = 'done' | 'usage-limit' | 'error' | 'exited';
+
+/** Why the agent stopped: the stop's id (never reused) and kind; the hub keeps the rest. */
+export interface HeldStop {
+  readonly id: string;
+  readonly kind: StopKindName;
+}
+
 /** The ask the agent waits on: its id (never reused) and the tool it asks for. */
 export interface PendingAsk {
   readonly id: string;
@@ -41,6 +57,8 @@ export interface AgentStateContext {
   ts: number;
   /** The ask the agent waits on (only in `awaiting-input.asked`), or null. */
   ask: PendingAsk | null;
+  /** Why the agent stopped (only in `waiting`, `stopped` and `exited`), or null. */
+  stop: HeldStop | null;
 }
 
 export type AgentStateEvent =
@@ -51,8 +69,10 @@ export type AgentStateEvent =
   | { type: 'agent.start'; ts: number }
   | { type: 'tool.start'; id: string; tool: string; ts: number }
   | { type: 'tool.end'; id: string; ts: number }
-  /** `idle`: the agent context reported idle with nothing pending (decided by the extension). */
-  | { type: 'agent.end'; idle: boolean; ts: number }
+  /** `idle`: the agent context reported idle with nothing pending (decided by the extension); `stop`: the id of its `done` stop. */
+  | { type: 'agent.end'; idle: boolean; stop?: string; ts: number }
+  /** The agent stopped on a usage limit or an API error it gave up on, or its process ended (`exited`): `id` is the stop's. */
+  | { type: 'agent.stop'; id: string; kind: Exclude<StopKindName, 'done'>; ts: number }
   | { type: 'session.tree'; ts: number }
   /** The agent asks something and waits (a permission, a question): `id` is the ask's. */
   | { type: 'ask.open'; id: string; tool?: string; ts: number }
@@ -97,6 +117,14 @@ export const agentStateMachine = setup({
       ask: ({ event }) => (event.type === 'ask.open' ? { id: event.id, tool: event.tool ?? null } : null),
     }),
     clearAsk: assign({ ask: null }),
+    /** The turn ended: its `done` stop (when the end names one). */
+    holdDoneStop: assign({
+      stop: ({ event }) => (event.type === 'agent.end' && event.stop !== undefined ? { id: event.stop, kind: 'done' as const } : null),
+    }),
+    holdStop: assign({
+      stop: ({ event }) => (event.type === 'agent.stop' ? { id: event.id, kind: event.kind } : null),
+    }),
+    clearStop: assign({ stop: null }),
     /** The asked tool runs: it is the running call (the one the agent started before it asked, or the ask's). */
     runAskedTool: assign({
       tools: ({ context }) =>
@@ -122,6 +150,10 @@ export const agentStateMachine = setup({
     isResumeAnswer: ({ context, event }) => event.type === 'ask.answered' && event.id === context.ask?.id && event.effect === 'resume',
     /** The pending ask ended without an answer of tether's. */
     isPendingAsk: ({ context, event }) => event.type === 'ask.ended' && event.id === context.ask?.id,
+    /** The agent gave up on its model API (a usage limit, an error): it still runs and waits. */
+    isApiStop: ({ event }) => event.type === 'agent.stop' && event.kind !== 'exited',
+    /** The agent's process ended. */
+    isExitStop: ({ event }) => event.type === 'agent.stop' && event.kind === 'exited',
     /** Another tool call is still running after this one ended. */
     hasOtherToolsRunning: ({ context, event }) => event.type === 'tool.end' && context.tools.some((t) => t.id !== event.id),
   },
@@ -129,12 +161,35 @@ export const agentStateMachine = setup({
   id: 'agentState',
   description:
     'docs/contract.md "Agent state": thinking, tool, idle, awaiting-input, moved by the agent\'s events (docs/agents.md mapping)',
-  context: { tools: [], ts: 0, ask: null },
+  context: { tools: [], ts: 0, ask: null, stop: null },
   initial: 'absent',
   states: {
     absent: {
       description: 'No agent reported from this session (agentState null; no state frames)',
-      on: { 'agent.hello': helloTargets('#agentState.reporting.') },
+      on: {
+        'agent.hello': helloTargets('#agentState.reporting.'),
+        'agent.stop': {
+          target: 'exited',
+          guard: 'isExitStop',
+          actions: ['stamp', 'holdStop'],
+          description: "The agent's process ended after its reports stopped (its connection closed first): exited, with the stop",
+          meta: { row: ['absent --the agent process ends--> exited'] },
+        },
+      },
+    },
+    exited: {
+      description: "The agent's process ended (the stop says how: its exit code or signal); no agent reports (agentState null)",
+      exit: 'clearStop',
+      on: {
+        'agent.hello': helloTargets('#agentState.reporting.'),
+        'agent.stop': {
+          target: 'exited',
+          guard: 'isExitStop',
+          actions: ['stamp', 'holdStop'],
+          description: 'Another agent process ended (a respawned one): exited, with its stop',
+          meta: { row: 'tether' },
+        },
+      },
     },
     reporting: {
       description: 'An agent with the tether extension is connected and reports its events',
@@ -144,7 +199,7 @@ export const agentStateMachine = setup({
           {
             target: '.awaiting-input',
             guard: 'isAgentIdle',
-            actions: ['stamp', 'clearTools'],
+            actions: ['stamp', 'clearTools', 'holdDoneStop'],
             description: 'agent_end, and the agent context reports idle with nothing pending',
             meta: { row: ['any --agent_end event [the agent context reports idle]--> awaiting-input'] },
           },
@@ -203,6 +258,22 @@ export const agentStateMachine = setup({
           description: 'The agent asks (a permission, a question) and waits: awaiting-input with the ask',
           meta: { row: ['any --the agent asks--> awaiting-input'] },
         },
+        'agent.stop': [
+          {
+            target: '.awaiting-input.stopped',
+            guard: 'isApiStop',
+            actions: ['stamp', 'clearTools', 'holdStop'],
+            description: 'The agent gave up on its model API (a usage limit, an error) and waits: awaiting-input with the stop',
+            meta: { row: ['any --the agent stops on a usage limit or an API error--> awaiting-input (stopped)'] },
+          },
+          {
+            target: 'exited',
+            guard: 'isExitStop',
+            actions: ['stamp', 'clearTools', 'holdStop'],
+            description: "The agent's process ended while it still reported: exited, with the stop",
+            meta: { row: ['any --the agent process ends--> exited'] },
+          },
+        ],
         'agent.gone': {
           target: 'absent',
           actions: ['stamp', 'clearTools'],
@@ -218,7 +289,14 @@ export const agentStateMachine = setup({
           description: 'The agent waits for the user (push-worthy): for a prompt, or on an ask',
           initial: 'waiting',
           states: {
-            waiting: { description: 'The agent finished and waits for a prompt' },
+            waiting: {
+              description: 'The agent finished and waits for a prompt (the context holds its `done` stop)',
+              exit: 'clearStop',
+            },
+            stopped: {
+              description: 'The agent gave up on its model API (a usage limit, an error) and waits (the context holds the stop)',
+              exit: 'clearStop',
+            },
             asked: {
               description: 'The agent put a question on screen and waits on it (the context holds the ask)',
               exit: 'clearAsk',

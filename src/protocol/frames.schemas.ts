@@ -8,6 +8,7 @@ import { Type, type Static } from 'typebox';
 import { FRAME_ERRORS } from '../errors.js';
 import { ASK_KINDS, CHOICE_ID_PATTERN, MAX_ASK_ID_CHARS } from './ask.js';
 import { InputSchemas } from './input.schemas.js';
+import { MAX_STOP_MESSAGE_CHARS, STOP_KINDS } from './stop.js';
 import { AGENT_STATE_VALUES, type AgentStateValue as AgentStateName } from '../machines/agent-state.machine.js';
 
 /** The agent states of the side channel (the agent-state machine's values). */
@@ -27,6 +28,20 @@ export const Ask = Type.Object({
 });
 export type Ask = Static<typeof Ask>;
 
+/** Why an agent stopped (docs/api.md "Stops"): beside its state, like an ask. */
+export const Stop = Type.Object({
+  id: Type.String({ description: 'never reused; a second report of the same stop keeps it' }),
+  kind: Type.Enum(STOP_KINDS),
+  agent: Type.String({ description: "the agent's kind" }),
+  message: Type.String({ description: `the agent's own words, cut to ${MAX_STOP_MESSAGE_CHARS} characters` }),
+  stoppedAt: Type.String({ description: 'ISO 8601' }),
+  resetsAt: Type.Optional(Type.String({ description: "a usage limit's reset, ISO 8601, when the agent says" })),
+  limit: Type.Optional(Type.String({ description: 'which limit (five_hour, seven_day, ...), when the agent says' })),
+  exitCode: Type.Optional(Type.Integer({ description: 'an exited agent: its exit code, when it exited by itself' })),
+  signal: Type.Optional(Type.String({ description: 'an exited agent: the signal that ended it (SIGKILL), when one did' })),
+});
+export type Stop = Static<typeof Stop>;
+
 /** A session's git worktree (docs/api.md "Worktrees and changes"), in the session list and `session-meta`. */
 export const WorktreeFacts = Type.Object({
   repo: Type.String({ description: "the repository's main working tree" }),
@@ -43,6 +58,8 @@ export const StateFrame = Type.Object({
   ts: Type.Number(),
   /** What the agent asks while it waits (with `awaiting-input`); absent when it asks nothing. */
   ask: Type.Optional(Ask),
+  /** Why the agent stopped, while it is stopped (from the stop until it starts a new turn). */
+  stop: Type.Optional(Stop),
 });
 /** How an answer sent on the stream went (docs/api.md "Asks"). */
 export const AnsweredFrame = Type.Object({

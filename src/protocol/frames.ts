@@ -57,6 +57,7 @@ export type {
   SessionMetaFrame,
   SnapshotFrame,
   StateFrame,
+  Stop,
 } from './frames.schemas.js';
 
 const SERVER_CHECKS = new Map<string, SchemaCheck>([

@@ -13,6 +13,7 @@
 import { constants } from 'node:os';
 import type { Ask } from '../protocol/frames.js';
 import { MAX_PAYLOAD_BYTES } from './apns.js';
+import { stopExtras, stopTitle, type PushedStop } from './stop-alert.js';
 
 /** The longest body text, so the payload stays well under APNs' 4 KB. */
 export const MAX_BODY_CHARS = 180;
@@ -45,6 +46,8 @@ export function askCategory(ask: Pick<Ask, 'kind' | 'choices'>): string {
 export type PushAlert =
   | { readonly kind: 'awaiting-input'; readonly ask?: Ask }
   | { readonly kind: 'agent-exited'; readonly status: number | null; readonly signal: number | null }
+  /** The agent stopped on a usage limit or an API error (docs/push.md "Stops"). */
+  | { readonly kind: 'stopped'; readonly stop: PushedStop }
   | { readonly kind: 'unrestorable'; readonly reason: string };
 
 /** What the alert's body names: the session's name, and its description when it has one. */
@@ -77,6 +80,8 @@ function title(agentName: string, alert: PushAlert): string {
     case 'agent-exited':
       if (alert.signal !== null) return `${agentName} crashed: killed by ${signalName(alert.signal)}`;
       return `${agentName} exited with status ${alert.status ?? 'unknown'}`;
+    case 'stopped':
+      return cut(stopTitle(agentName, alert.stop), MAX_BODY_CHARS);
     case 'unrestorable':
       return 'A session could not be restored';
   }
@@ -116,6 +121,30 @@ function askPayload(agentName: string, sessionId: string, meta: SessionLabel, as
   };
 }
 
+/** The payload of a stop's alert: what stopped the agent (and when a limit resets), the session, the agent's words. */
+function stopPayload(agentName: string, sessionId: string, meta: SessionLabel, stop: PushedStop): object {
+  const extras = stopExtras(stop);
+  const words = stop.message !== '' ? stop.message : stop.kind === 'usage-limit' ? 'usage limit reached' : 'the model API failed';
+  return {
+    aps: {
+      alert: { title: title(agentName, { kind: 'stopped', stop }), subtitle: label(meta), body: cut(words, MAX_BODY_CHARS) },
+      sound: 'default',
+      'thread-id': `session-${sessionId}`,
+      ...extras.aps,
+    },
+    sessionId,
+    ...extras.keys,
+  };
+}
+
+/** The payload of an alert that is neither an ask nor a stop. */
+function plainPayload(agentName: string, sessionId: string, meta: SessionLabel, alert: PushAlert): object {
+  return {
+    aps: { alert: { title: title(agentName, alert), body: body(meta, alert) }, sound: 'default', 'thread-id': `session-${sessionId}` },
+    sessionId,
+  };
+}
+
 /** The alert's payload for one session. */
 export function alertPayload(
   agentName: string,
@@ -127,14 +156,9 @@ export function alertPayload(
     JSON.stringify(
       alert.kind === 'awaiting-input' && alert.ask !== undefined
         ? askPayload(agentName, sessionId, meta, alert.ask)
-        : {
-            aps: {
-              alert: { title: title(agentName, alert), body: body(meta, alert) },
-              sound: 'default',
-              'thread-id': `session-${sessionId}`,
-            },
-            sessionId,
-          },
+        : alert.kind === 'stopped'
+          ? stopPayload(agentName, sessionId, meta, alert.stop)
+          : plainPayload(agentName, sessionId, meta, alert),
     ),
   );
   if (payload.length > MAX_PAYLOAD_BYTES) throw new Error(`the alert is ${payload.length} bytes, over APNs' ${MAX_PAYLOAD_BYTES}`);

@@ -54,6 +54,8 @@ export interface PushServiceDeps {
   readonly agentName: string;
   /** Whether the session's ask `askId` is still open: an alert for one answered meanwhile is not sent. */
   readonly askOpen?: (sessionId: string, askId: string) => boolean;
+  /** Whether the session's agent is still in stop `stopId`: an alert for one it went on from meanwhile is not sent. */
+  readonly stopHeld?: (sessionId: string, stopId: string) => boolean;
   readonly now: () => number;
   readonly log: Logger;
   /** Extra CA to trust for the APNs endpoints (PEM). */
@@ -66,6 +68,8 @@ interface Job {
   payload: Buffer;
   /** The ask the alert is about, or null. */
   askId: string | null;
+  /** The stop the alert is about, or null. */
+  stopId: string | null;
   attempt: number;
   timer: NodeJS.Timeout | null;
   running: boolean;
@@ -121,7 +125,8 @@ export class PushService {
           if (!meta || this.stopped) return;
           const payload = alertPayload(meta.agentLabel ?? this.deps.agentName, sessionId, meta, alert);
           const askId = alert.kind === 'awaiting-input' ? (alert.ask?.id ?? null) : null;
-          for (const device of devices) this.enqueue(device, sessionId, payload, askId);
+          const stopId = alert.kind === 'stopped' ? alert.stop.id : null;
+          for (const device of devices) this.enqueue(device, sessionId, payload, askId, stopId);
         })
         .catch(fail);
     } catch (err) {
@@ -137,12 +142,13 @@ export class PushService {
     this.client.close();
   }
 
-  private enqueue(device: PushDevice, sessionId: string, payload: Buffer, askId: string | null): void {
+  private enqueue(device: PushDevice, sessionId: string, payload: Buffer, askId: string | null, stopId: string | null): void {
     const key = `${device.deviceToken}\u0000${sessionId}`;
     const existing = this.jobs.get(key);
     if (existing) {
       existing.payload = payload;
       existing.askId = askId;
+      existing.stopId = stopId;
       existing.attempt = 0;
       if (existing.running) existing.again = true;
       return;
@@ -151,7 +157,7 @@ export class PushService {
       this.deps.log.warn({ session: sessionId, pending: this.jobs.size }, 'push: too many alerts waiting; this one is dropped');
       return;
     }
-    this.jobs.set(key, { device, sessionId, payload, askId, attempt: 0, timer: null, running: false, again: false });
+    this.jobs.set(key, { device, sessionId, payload, askId, stopId, attempt: 0, timer: null, running: false, again: false });
     this.pump();
   }
 
@@ -199,6 +205,11 @@ export class PushService {
     // An ask answered (or left) before its alert went out: the alert would be stale.
     if (job.askId !== null && this.deps.askOpen && !this.deps.askOpen(job.sessionId, job.askId)) {
       this.deps.log.info({ session: job.sessionId, ask: job.askId }, 'push: the ask was answered before its alert was sent; not sent');
+      return false;
+    }
+    // A stop the agent went on from (it started again) before its alert went out: stale too.
+    if (job.stopId !== null && this.deps.stopHeld && !this.deps.stopHeld(job.sessionId, job.stopId)) {
+      this.deps.log.info({ session: job.sessionId, stop: job.stopId }, 'push: the agent went on before its stop was sent; not sent');
       return false;
     }
     const origin = job.device.environment === 'sandbox' ? s.urls.sandbox : s.urls.production;

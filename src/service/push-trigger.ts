@@ -5,6 +5,9 @@
  *     again (an agent reconnecting while it waits, an ask answered while the agent still waits)
  *     sends nothing; leaving and entering again, or a new ask, sends once more. A session that
  *     ends is forgotten, so a new session of the same name starts afresh.
+ *     A stop of the agent on a usage limit or an API error it gave up on (docs/push.md "Stops")
+ *     is pushed instead, once per stop (its id: a second report of the same stop sends nothing);
+ *     a turn that ended (`done`) keeps the "waiting" alert, an exit the agent-exited one.
  *   - agent-exited: an agent that exited with a non-zero status or was killed by a signal (the
  *     actors report each exit once); a clean exit (status 0) sends nothing.
  *   - unrestorable: a session that could not be restored (reported once per reason until the
@@ -28,7 +31,9 @@ export interface PushTriggerDeps {
 }
 
 /** The alert an attention is worth, or null (a clean exit). */
-function alertFor(attention: SessionAttention): { alert: PushAlert; label?: SessionLabel } | null {
+function alertFor(
+  attention: SessionAttention,
+): { alert: Extract<PushAlert, { kind: 'agent-exited' | 'unrestorable' }>; label?: SessionLabel } | null {
   if (attention.kind === 'unrestorable') {
     return {
       alert: { kind: 'unrestorable', reason: attention.reason },
@@ -42,12 +47,18 @@ function alertFor(attention: SessionAttention): { alert: PushAlert; label?: Sess
 /** Starts watching; the returned function stops it. */
 export function startPushTrigger(deps: PushTriggerDeps): () => void {
   const wanted = new Set<PushEvent>(deps.events);
-  const last = new Map<string, { value: string; ask: string | null }>();
+  const last = new Map<string, { value: string; ask: string | null; stop: string | null }>();
   const stopStates = deps.subscribeEvery((id, fact) => {
     const before = last.get(id);
     const ask = fact.ask?.id ?? null;
-    last.set(id, { value: fact.value, ask: ask ?? (fact.value === before?.value ? before.ask : null) });
+    const stop = fact.stop !== undefined && (fact.stop.kind === 'usage-limit' || fact.stop.kind === 'error') ? fact.stop : null;
+    const pushedStop = stop?.id ?? before?.stop ?? null;
+    last.set(id, { value: fact.value, ask: ask ?? (fact.value === before?.value ? before.ask : null), stop: pushedStop });
     if (fact.value !== 'awaiting-input' || !wanted.has('awaiting-input')) return;
+    if (stop !== null) {
+      if (stop.id !== before?.stop) deps.send(id, { kind: 'stopped', stop });
+      return;
+    }
     const entered = before?.value !== 'awaiting-input';
     const asked = ask !== null && ask !== before?.ask;
     if (entered || asked) deps.send(id, { kind: 'awaiting-input', ...(fact.ask ? { ask: fact.ask } : {}) });

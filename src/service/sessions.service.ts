@@ -12,7 +12,8 @@
  */
 import type { SlashCommand } from '../agent/commands.js';
 import { DomainError, isDomainError } from '../errors.js';
-import type { AgentState, Ask } from '../protocol/frames.js';
+import type { Ask, Stop } from '../protocol/frames.js';
+import type { SessionItem } from './session-item.js';
 import type { InputMessage } from '../protocol/input.js';
 import type { TmuxCli } from '../tmux/exec.js';
 import { inputCommands } from '../tmux/input.js';
@@ -20,7 +21,6 @@ import { SESSION_NAME_RE, compareSessionNames, isValidSessionName } from '../pro
 import { readSessionOptions, readUserOption, sessionExists, setUserOption, unsetUserOption } from '../tmux/sessions.js';
 import { listSessions, type TmuxSessionInfo } from '../tmux/session-list.js';
 import type { UnrestorableSession } from '../restore/at-start.js';
-import type { ChangesSummary } from '../git/changes.js';
 import type { SessionWorktree } from '../machines/session.machine.js';
 import type { Workspaces } from './workspaces.service.js';
 import { checkDirectory } from './directory.js';
@@ -29,32 +29,7 @@ import type { SessionStatus, SidecarSystem } from '../actors/system.js';
 /** How long input to a session not linked to tmux (just created, its link re-made) is held, in order, before `tmux-unavailable`. */
 export const INPUT_LINK_WAIT_MS = 10_000;
 
-export interface SessionItem {
-  id: string;
-  name: string;
-  description: string;
-  /** `restoring` while it is brought back after its tmux server was lost; `unrestorable` when it could not be. */
-  state: 'running' | 'exited' | 'restoring' | 'unrestorable';
-  /** The exited agent's exit status, when tmux knows it; null while it runs. */
-  exitStatus: number | null;
-  agentState: AgentState | null;
-  lastOutputAt: string | null;
-  createdAt: string | null;
-  clients: number;
-  project: string | null;
-  /** The directory the agent started in, when tether recorded it. */
-  cwd: string | null;
-  /** The configured agent the session runs: `default` for `[agent]`, else its `[agents.<name>]`. */
-  agent: string;
-  /** What the agent asks while it waits (docs/api.md "Asks"), or null. */
-  ask: Ask | null;
-  /** Why an unrestorable session could not be brought back. */
-  reason?: string;
-  /** The git worktree tether made it in, or null. */
-  worktree: SessionWorktree | null;
-  /** Files changed and lines added and removed in its tree, as last computed (null: not yet, or not in git). */
-  changes: ChangesSummary | null;
-}
+export type { SessionItem } from './session-item.js';
 
 /** What the sessions need of the records: the sessions that could not be restored, and their facts. */
 export interface SessionRecordsView {
@@ -69,8 +44,10 @@ const NO_RECORDS: SessionRecordsView = { unrestorable: () => [], record: () => n
 /** What the sessions need of the agents (the agent hub): their state. */
 export interface SessionAgents {
   current(id: string): { value: NonNullable<SessionItem['agentState']>; ask?: Ask } | null;
+  /** Why the session's agent stopped, while it is stopped (an exited agent's too: it has no state). */
+  stopOf(id: string): Stop | null;
 }
-const NO_AGENTS: SessionAgents = { current: () => null };
+const NO_AGENTS: SessionAgents = { current: () => null, stopOf: () => null };
 
 /** The configured agents: their names, and each session's slash commands (its agent's adapter lists them). */
 export interface AgentCatalog {
@@ -162,6 +139,7 @@ export class SessionsService {
       cwd: record?.cwd ?? null,
       agent: record?.agent ?? DEFAULT_AGENT,
       ask: null,
+      stop: null,
       worktree: record?.worktree ?? null,
       changes: null,
     };
@@ -192,6 +170,7 @@ export class SessionsService {
       cwd: info.cwd,
       agent: info.agent ?? DEFAULT_AGENT,
       ask: agent?.ask ?? null,
+      stop: this.agents.stopOf(info.name),
       worktree: info.worktree,
       changes: this.workspaces?.summary(info, live?.lastOutputAt ?? null) ?? null,
     };

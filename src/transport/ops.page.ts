@@ -4,7 +4,8 @@
  * current state highlighted, live over `/ops/events`, plus recent events per actor, the
  * subsystems from `/health`, and on each stream client's card its connection's figures (round
  * trip, bytes sent, connected for, its device's reconnects and away time, behind or not), also
- * from `/health`, and the last answers to what agents asked, from `/ops/answers`.
+ * from `/health`, the last answers to what agents asked, from `/ops/answers`, and why each stopped
+ * agent stopped, from `/sessions`.
  *
  * Invariant: nothing an actor reports is ever put into the page as markup (textContent only);
  * the only markup inserted is the daemon's own generated SVG charts.
@@ -45,10 +46,10 @@ main { display:grid; grid-template-columns: minmax(200px, 260px) 1fr; gap:16px; 
 .card ol { margin:0; padding-left:18px; font-family:ui-monospace, monospace; font-size:12px; color:var(--muted); }
 .card.plain .chart { display:none; }
 #dropped { color:#b00020; font-size:12px; }
-#answers { padding:0 16px; font-size:12px; }
-#answers h2 { font-size:13px; margin:10px 0 4px; }
-#answers ol { margin:0; padding-left:18px; font-family:ui-monospace, monospace; color:var(--muted); }
-#answers ol:empty::before { content:'none yet'; }
+#answers, #stops { padding:0 16px; font-size:12px; }
+#answers h2, #stops h2 { font-size:13px; margin:10px 0 4px; }
+#answers ol, #stops ul { margin:0; padding-left:18px; font-family:ui-monospace, monospace; color:var(--muted); }
+#answers ol:empty::before, #stops ul:empty::before { content:'none yet'; }
 `;
 
 const JS = `
@@ -268,10 +269,24 @@ const JS = `
     } catch { /* the next poll tries again */ }
   }
 
+  // Why each stopped agent stopped: the sessions' stops, from /sessions.
+  async function stops() {
+    try {
+      const r = await fetch('/sessions', auth);
+      if (!r.ok) return;
+      const list = (await r.json()).filter((s) => s.stop);
+      document.getElementById('stop-list').replaceChildren(...list.map((s) =>
+        el('li', { 'data-stop': s.stop.kind }, s.id + '  ' + s.stop.agent + ' ' + s.stop.kind + '  ' + s.stop.stoppedAt +
+          (s.stop.resetsAt ? '  resets ' + s.stop.resetsAt + (s.stop.limit ? ' (' + s.stop.limit + ')' : '') : '') +
+          (s.stop.message ? ': ' + s.stop.message : ''))));
+    } catch { /* the next poll tries again */ }
+  }
+
   connect();
   health();
   answers();
-  setInterval(() => { health(); answers(); }, 2000);
+  stops();
+  setInterval(() => { health(); answers(); stops(); }, 2000);
 })();
 `;
 
@@ -287,6 +302,7 @@ export const OPS_PAGE_HTML = `<!doctype html>
 <body>
 <header><h1>tether ops</h1><span id="conn">connecting</span><div id="subsystems"></div><span id="dropped"></span></header>
 <section id="answers"><h2>Answers</h2><ol id="answer-list"></ol></section>
+<section id="stops"><h2>Stops</h2><ul id="stop-list"></ul></section>
 <main><nav id="tree" aria-label="actors"></nav><div id="cards"></div></main>
 <script>${JS}</script>
 </body>

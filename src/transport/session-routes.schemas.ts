@@ -7,7 +7,7 @@
  */
 import { Type, type Static } from 'typebox';
 import { CHOICE_ID_PATTERN, MAX_ASK_ID_CHARS } from '../protocol/ask.js';
-import { AgentStateValue, Ask, WorktreeFacts } from '../protocol/frames.schemas.js';
+import { AgentStateValue, Ask, Stop, WorktreeFacts } from '../protocol/frames.schemas.js';
 import { SESSION_NAME_PATTERN } from '../protocol/session-name.js';
 import { MAX_BRANCH_CHARS } from '../git/repository.js';
 
@@ -40,6 +40,7 @@ const SessionListItem = Type.Object({
   cwd: Nullable(Type.String({ description: 'the directory the agent started in' })),
   agent: Type.String({ description: 'the configured agent it runs: "default" for [agent], else the name of its [agents.<name>]' }),
   ask: Nullable(Ask),
+  stop: Nullable(Stop),
   reason: Type.Optional(Type.String({ description: 'why an unrestorable session could not be brought back' })),
   worktree: Nullable(WorktreeFacts),
   changes: Nullable(ChangesSummary),

@@ -147,6 +147,11 @@ describe('/ops in a real browser', () => {
     expect(r.status).toBe(204);
     await waitHighlighted(page, 'session:pi-main', 'session.running.pane.exited');
     expect(await highlighted(page, 'session:pi-main')).not.toContain('session.running.pane.alive');
+    // The agent's process ended: its agent actor holds the exited stop, and the page lists it.
+    await waitHighlighted(page, 'session:pi-main/agent', 'agentState.exited');
+    const stopped = page.locator('#stop-list li[data-stop="exited"]');
+    await stopped.waitFor({ timeout: UI_MS });
+    expect(await stopped.textContent()).toMatch(/^pi-main {2}\S+ exited {2}\S+: exited with status 0$/);
     // Its client stays with the exited session (it shows the last screen); closed, it leaves the tree.
     expect(await page.locator('#tree li[data-actor="session:pi-main/client#1"]').count()).toBe(1);
     await shot('5-pane-exited');
@@ -170,16 +175,18 @@ describe('/ops in a real browser', () => {
     expect(stdout).toMatch(/^tether \S+ \(.+\): ok, up /);
     expect(stdout).toMatch(/buffer: writing, [\d.]+ MB, [\d.]+ GB free\s+push: off\s+tls: off\s+clients: 0/);
     const row = stdout.split('\n').find((l) => l.startsWith('pi-main '));
-    expect(row?.split(/\s+/).slice(0, 4)).toEqual(['pi-main', 'exited', 'awaiting-input', '0']);
+    // The agent's process ended (ctrl-d): no agent state, its exited stop instead.
+    expect(row?.split(/\s+/).slice(0, 4)).toEqual(['pi-main', 'exited', '-', '0']);
+    expect(stdout).toMatch(/^STOPS\npi-main: \S+ exited at \S+: exited with status 0$/m);
     expect(stdout).toMatch(/^sidecar\s+sidecar\s+serving\.tmux\.up$/m);
     expect(stdout).toMatch(/^ {2}session:pi-main\s+session\s+running\.link\.attached\.live, running\.pane\.exited$/m);
-    expect(stdout).toMatch(/^ {4}session:pi-main\/agent\s+agentState\s+reporting\.awaiting-input\.waiting$/m);
+    expect(stdout).toMatch(/^ {4}session:pi-main\/agent\s+agentState\s+exited$/m);
     const json = JSON.parse((await runCli(['status', '--json'], fx.home.env)).stdout) as {
       health: { status: string };
-      sessions: { id: string; agentState: string }[];
+      sessions: { id: string; agentState: string | null; stop: { kind: string; exitCode?: number } | null }[];
     };
     expect(json.health.status).toBe('ok');
-    expect(json.sessions.map((x) => [x.id, x.agentState])).toEqual([['pi-main', 'awaiting-input']]);
+    expect(json.sessions.map((x) => [x.id, x.agentState, x.stop?.kind, x.stop?.exitCode])).toEqual([['pi-main', null, 'exited', 0]]);
   });
 
   it('shows the last answers to what agents asked: on the page, in /ops/answers and in tether status', { timeout: 60_000 }, async () => {

@@ -362,6 +362,54 @@ describe('push to APNs', () => {
     expect(slow.status()).toMatchObject({ sent: 1, failed: 0 });
   });
 
+  it('a stop the agent went on from before its alert went out sends nothing; a usage limit says its reset, time-sensitive, with its category', async () => {
+    devices = devices.slice(0, 1);
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const checked: string[] = [];
+    const still = new Set(['held']);
+    const slow = new PushService({
+      settings,
+      devices: { list: () => devices, remove: () => undefined },
+      inForeground: () => false,
+      describe: async (id) => (await held, { name: id }),
+      agentName: 'Claude',
+      stopHeld: (_id, stopId) => (checked.push(stopId), still.has(stopId)),
+      now: () => clock,
+      log: silentLogger,
+      ca: sandbox.certPem,
+    });
+    services.push(slow);
+    const resetsAt = '2026-11-28T15:45:00.000Z';
+    const stop = (id: string) => ({
+      id,
+      kind: 'usage-limit' as const,
+      message: "You've hit your 5-hour limit",
+      resetsAt,
+      limit: 'five_hour',
+    });
+    slow.alert('s1', { kind: 'stopped', stop: stop('went-on') });
+    slow.alert('s2', { kind: 'stopped', stop: stop('held') });
+    release();
+    await eventually(() => checked.length === 2 && slow.status().sent === 1, 15_000, 20, 'both alerts looked at, one sent');
+    expect(sandbox.requests).toHaveLength(1);
+    const clockText = new Date(resetsAt).toLocaleTimeString('en-US', { hour: 'numeric', minute: '2-digit' });
+    expect(sandbox.requests[0]!.payload).toEqual({
+      aps: {
+        alert: { title: `Claude reached its usage limit · resets ${clockText}`, subtitle: 's2', body: "You've hit your 5-hour limit" },
+        sound: 'default',
+        'thread-id': 'session-s2',
+        category: 'TETHER_USAGE_LIMIT',
+        'interruption-level': 'time-sensitive',
+      },
+      sessionId: 's2',
+      stopId: 'held',
+      stopKind: 'usage-limit',
+      resetsAt,
+      limit: 'five_hour',
+    });
+  });
+
   it('sends nothing for a session that is gone, and never throws into the caller', () => {
     const push = service();
     expect(() => push.awaitingInput('gone')).not.toThrow();

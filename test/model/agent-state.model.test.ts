@@ -47,7 +47,7 @@ const EVENTS: AgentStateEvent[] = [
   { type: 'tool.start', id: 'b', tool: 'read', ts: 1 },
   { type: 'tool.end', id: 'a', ts: 1 },
   { type: 'tool.end', id: 'b', ts: 1 },
-  { type: 'agent.end', idle: true, ts: 1 },
+  { type: 'agent.end', idle: true, stop: 'd1', ts: 1 },
   { type: 'agent.end', idle: false, ts: 1 },
   { type: 'session.tree', ts: 1 },
   { type: 'session.compact', ts: 1 },
@@ -59,9 +59,14 @@ const EVENTS: AgentStateEvent[] = [
   { type: 'ask.answered', id: 'k1', effect: 'wait', ts: 1 },
   { type: 'ask.answered', id: 'k2', effect: 'resume', ts: 1 },
   { type: 'ask.ended', id: 'k1', ts: 1 },
+  // Stops: a usage limit and an error the agent reports, its process ending (tmux tells it).
+  { type: 'agent.stop', id: 's1', kind: 'usage-limit', ts: 1 },
+  { type: 'agent.stop', id: 's2', kind: 'error', ts: 1 },
+  { type: 'agent.stop', id: 's3', kind: 'exited', ts: 1 },
 ];
 
-const key = (s: Snap) => JSON.stringify([s.value, s.context.tools.map((t) => t.id), s.context.ask?.id ?? null]);
+const key = (s: Snap) =>
+  JSON.stringify([s.value, s.context.tools.map((t) => t.id), s.context.ask?.id ?? null, s.context.stop?.kind ?? null]);
 const model = createTestModel(agentStateMachine, { events: EVENTS, serializeState: (s) => key(s) as never });
 const toStates = model.getShortestPaths({ allowDuplicatePaths: true });
 /** Every (state, event) pair: the shortest path to the state, then the event. */
@@ -115,6 +120,9 @@ function toWire(event: AgentStateEvent): AgentMessage | null {
       return { type: 'event', event: 'tool.end', id: event.id };
     case 'agent.end':
       return { type: 'event', event: 'agent.end', idle: event.idle };
+    case 'agent.stop':
+      if (event.kind === 'exited') return null;
+      return { type: 'stop', kind: event.kind, message: `model ${event.kind}`, resetsAt: 1_800_000_000_000, limit: 'five_hour' };
     case 'agent.hello':
     case 'agent.gone':
     case 'ask.open':
@@ -156,6 +164,8 @@ describe('agent-state machine, model-based, against the real agent socket', () =
     expect(unplanned.map(describeTransition), UNPLANNED).toEqual([]);
     const values = new Set(toStates.map((p) => agentStateValue(p.state) ?? 'absent'));
     expect(values).toEqual(new Set(['absent', 'idle', 'thinking', 'tool', 'awaiting-input']));
+    const stops = new Set(toStates.map((p) => p.state.context.stop?.kind ?? null));
+    expect(stops).toEqual(new Set([null, 'done', 'usage-limit', 'error', 'exited']));
   });
 
   CASES.forEach((c, n) => {
@@ -208,6 +218,9 @@ describe('agent-state machine, model-based, against the real agent socket', () =
             };
             current = await WireAgent.connect(server.path, hello);
             agents.push(current);
+          } else if (e.type === 'agent.stop' && e.kind === 'exited') {
+            // tmux told the daemon the agent's pane died (killed by SIGKILL).
+            hub.exited('work', { status: null, signal: 9 });
           } else if (e.type === 'agent.gone') {
             current?.close();
             current = null;
@@ -230,6 +243,13 @@ describe('agent-state machine, model-based, against the real agent socket', () =
           expect(hub.openAsk('work')?.open.ask.id).toBe(expected);
           if (expected !== undefined) expect(fact?.ask?.choices.map((x) => x.id)).toEqual(['yes', 'no', 'go']);
           if (fact) expect(fact.ts).toBeGreaterThan(1000);
+          // The stop the model holds is the one the session carries (in its state, and alone while no agent reports).
+          const modelStop = step.state.context.stop?.kind;
+          expect(hub.stopOf('work')?.kind).toBe(modelStop);
+          if (value !== null) expect(fact?.stop?.kind).toBe(modelStop);
+          if (modelStop === 'usage-limit') expect(hub.stopOf('work')).toMatchObject({ message: 'model usage-limit', limit: 'five_hour' });
+          if (modelStop === 'usage-limit') expect(hub.stopOf('work')?.resetsAt).toBe(new Date(1_800_000_000_000).toISOString());
+          if (modelStop === 'exited') expect(hub.stopOf('work')).toMatchObject({ signal: 'SIGKILL', message: 'killed by SIGKILL' });
         }
       } finally {
         for (const a of agents) a.close();

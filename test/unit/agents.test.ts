@@ -183,6 +183,7 @@ describe("Claude Code's settings file", () => {
       'PermissionRequest',
       'Notification',
       'Stop',
+      'StopFailure',
       'SessionEnd',
     ]);
     expect(hooks.PreToolUse).toEqual([{ matcher: '*', hooks: [{ type: 'command', command, timeout: 5 }] }]);

@@ -310,3 +310,59 @@ describe("Codex's approvals: what it writes to its terminal, and the call its ro
     expect(reports.filter((r) => r.ask !== undefined)).toHaveLength(1);
   });
 });
+
+describe("Codex's stops in its rollout file", () => {
+  const reset = 1_795_882_260;
+  const tokenCount = (used: number) =>
+    rec('event_msg', {
+      type: 'token_count',
+      info: null,
+      rate_limits: {
+        primary: { used_percent: used, window_minutes: 300, resets_at: reset },
+        secondary: { used_percent: 12.0, window_minutes: 10080, resets_at: reset + 86_400 },
+      },
+    });
+  const failed = (message: string, info: string) =>
+    rec('event_msg', { type: 'task_complete', turn_id: 't1', last_agent_message: null, error: { message, codex_error_info: info } });
+
+  it('a turn that ended on an error is the stop with its words, not a finished turn', () => {
+    const m = readRolloutLine(
+      failed('We’re currently experiencing high demand, which may cause temporary errors.', 'internal_server_error'),
+    );
+    expect(m.events).toEqual([]);
+    expect(m.stop).toEqual({ kind: 'error', message: 'We’re currently experiencing high demand, which may cause temporary errors.' });
+    expect(readRolloutLine(rec('event_msg', { type: 'task_complete', turn_id: 't1', last_agent_message: 'ok' })).stop).toBeUndefined();
+  });
+
+  it('a usage limit is its stop; the used-up window before it says the reset and which limit', () => {
+    expect(readRolloutLine(tokenCount(40)).limit).toBeUndefined();
+    expect(readRolloutLine(tokenCount(100)).limit).toEqual({ resetsAt: reset * 1000, limit: 'five_hour' });
+    const m = readRolloutLine(failed("You've hit your usage limit.", 'usage_limit_exceeded'));
+    expect(m.stop).toEqual({ kind: 'usage-limit', message: "You've hit your usage limit." });
+  });
+
+  it('the watch reports the usage limit with the reset its file said', async () => {
+    const sessionsDir = mkdtempSync(join(root, 'limit-'));
+    const thread = threadAt(Date.now() - 3_600_000);
+    const day = join(sessionsDir, rolloutDays(parseInt(thread.replace(/-/g, '').slice(0, 12), 16))[0]!);
+    mkdirSync(day, { recursive: true });
+    const path = join(day, `rollout-2026-11-25T18-26-31-${thread}.jsonl`);
+    writeFileSync(path, `${meta(thread, '/work/l')}\n`);
+    const reports: HookOutcome[] = [];
+    const watch = new CodexRolloutWatch({ sessionsDir, now: Date.now, log: silentLogger, pollMs: 20, report: (_s, o) => reports.push(o) });
+    try {
+      watch.watch('l', '/work/l', thread);
+      await eventually(() => watch.notified('l', thread), 10_000, 20, 'l following its file');
+      appendFileSync(path, `${started()}\n${tokenCount(100)}\n${failed("You've hit your usage limit.", 'usage_limit_exceeded')}\n`);
+      await eventually(() => reports.some((r) => r.stop !== undefined), 10_000, 20, 'the stop reported');
+      expect(reports.find((r) => r.stop !== undefined)?.stop).toEqual({
+        kind: 'usage-limit',
+        message: "You've hit your usage limit.",
+        resetsAt: reset * 1000,
+        limit: 'five_hour',
+      });
+    } finally {
+      watch.stop();
+    }
+  });
+});

@@ -144,3 +144,55 @@ describe('exit witness: which pane deaths are told', () => {
     expect(parsePaneState('0::8400::')).toEqual({ dead: false, status: null, pid: 8400, signal: null, deadTime: null });
   });
 });
+
+describe('push trigger: stops (docs/push.md "Stops")', () => {
+  const stopFact = (id: string, kind: 'done' | 'usage-limit' | 'error'): AgentStateFact => ({
+    value: 'awaiting-input',
+    ts: 0,
+    stop: { id, kind, agent: 'claude', message: 'words', stoppedAt: '2026-11-28T13:00:00.000Z' },
+  });
+  function stopsHarness() {
+    let report: ((id: string, fact: AgentStateFact) => void) | null = null;
+    const sent: PushAlert[] = [];
+    startPushTrigger({
+      events: PUSH_EVENTS,
+      subscribeEvery: (l) => ((report = l), () => (report = null)),
+      onSessionEnded: () => () => undefined,
+      onAttention: () => () => undefined,
+      send: (_id, alert) => sent.push(alert),
+    });
+    return { sent, fact: (f: AgentStateFact) => report?.('a', f) };
+  }
+
+  it('a usage limit or an error alerts once with the stop, instead of "waiting"; a second report of it sends nothing', () => {
+    const h = stopsHarness();
+    h.fact({ value: 'thinking', ts: 0 });
+    h.fact(stopFact('s1', 'usage-limit'));
+    h.fact(stopFact('s1', 'usage-limit'));
+    expect(h.sent.map((a) => (a.kind === 'stopped' ? `${a.kind}:${a.stop.id}` : a.kind))).toEqual(['stopped:s1']);
+    h.fact({ value: 'thinking', ts: 0 });
+    h.fact(stopFact('s2', 'error'));
+    expect(h.sent.map((a) => (a.kind === 'stopped' ? `${a.kind}:${a.stop.id}` : a.kind))).toEqual(['stopped:s1', 'stopped:s2']);
+  });
+
+  it('a turn that ended (done) keeps the "waiting" alert, and no second one', () => {
+    const h = stopsHarness();
+    h.fact({ value: 'thinking', ts: 0 });
+    h.fact(stopFact('d1', 'done'));
+    expect(h.sent).toEqual([{ kind: 'awaiting-input' }]);
+  });
+
+  it('with awaiting-input not pushed, a stop is not pushed either', () => {
+    let report: ((id: string, fact: AgentStateFact) => void) | null = null;
+    const sent: PushAlert[] = [];
+    startPushTrigger({
+      events: ['agent-exited'],
+      subscribeEvery: (l) => ((report = l), () => (report = null)),
+      onSessionEnded: () => () => undefined,
+      onAttention: () => () => undefined,
+      send: (_id, alert) => sent.push(alert),
+    });
+    report!('a', stopFact('s1', 'usage-limit'));
+    expect(sent).toEqual([]);
+  });
+});

@@ -25,6 +25,7 @@ export const CLAUDE_HOOK_EVENTS = [
   'PermissionRequest',
   'Notification',
   'Stop',
+  'StopFailure',
   'SessionEnd',
 ] as const;
 
@@ -80,6 +81,9 @@ export function readClaudeHook(f: Readonly<Record<string, string>>, asking = fal
       return isQuestion(f) && !asking ? waiting(f.message) : { ...base, events: [] };
     case 'Stop':
       return waiting(undefined);
+    case 'StopFailure':
+      // The turn ended on an API error: the stop is read with the transcript (reader.ts), not here.
+      return { ...base, events: [] };
     case 'SessionEnd':
       return { ...base, events: [], gone: true };
     default:

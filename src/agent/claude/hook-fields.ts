@@ -21,6 +21,8 @@ export const CLAUDE_HOOK_FIELDS: readonly string[] = [
   'notification_type',
   'message',
   'transcript_path',
+  'error',
+  'last_assistant_message',
 ];
 
 /** Longest derived field (the hook wire's field limit). */

@@ -14,6 +14,7 @@
 import { open, stat } from 'node:fs/promises';
 import { stateEvent, type AdapterRuntime, type HookOutcome } from '../adapter.js';
 import { readClaudeHook, QUESTION_TOOL } from './events.js';
+import { readClaudeStopFailure } from './stop-failure.js';
 
 /** How often an open question's transcript is looked at. */
 export const TRANSCRIPT_POLL_MS = 500;
@@ -23,7 +24,7 @@ const TRANSCRIPT_READ_BYTES = 1024 * 1024;
 const TRANSCRIPT_WATCH_MS = 30 * 60_000;
 
 /** The events after which a question of Claude's is over: Claude moved on. */
-const MOVES_ON = new Set(['UserPromptSubmit', 'PreToolUse', 'Stop', 'SessionEnd', 'SessionStart']);
+const MOVES_ON = new Set(['UserPromptSubmit', 'PreToolUse', 'Stop', 'StopFailure', 'SessionEnd', 'SessionStart']);
 
 interface OpenQuestion {
   /** The tool call it is about (`tool_use_id`), when the `PreToolUse` before it named one. */
@@ -47,6 +48,7 @@ export class ClaudeReader {
     const question = this.open.get(session) ?? null;
     const outcome = readClaudeHook(f, question !== null);
     const event = f.hook_event_name ?? '';
+    if (event === 'StopFailure') this.stopFailed(session, f);
     if (event === 'PreToolUse' && f.tool_use_id) this.calls.set(session, { id: f.tool_use_id, tool: f.tool_name ?? '' });
     if (outcome.ask !== undefined) {
       this.opened(session, f);
@@ -61,6 +63,11 @@ export class ClaudeReader {
     }
     if (MOVES_ON.has(event)) this.close(session);
     return outcome;
+  }
+
+  /** The turn ended on an API error: its stop, once the transcript said which (a usage limit, or another error). */
+  private stopFailed(session: string, f: Readonly<Record<string, string>>): void {
+    void readClaudeStopFailure(f).then((stop) => this.rt.report(session, { events: [], stop }));
   }
 
   private isItsCall(q: OpenQuestion, f: Readonly<Record<string, string>>): boolean {

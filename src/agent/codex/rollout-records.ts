@@ -9,6 +9,7 @@
  * the fields that matter come first in Codex's records (type, payload type, a call's name).
  */
 import { stateEvent, type HookOutcome } from '../adapter.js';
+import { taskStop, usedUpLimit, type RolloutLimit } from './rollout-stops.js';
 
 /** A tool call as its record says it: its id and name, and, for a shell call, the command and why it asks to leave the sandbox. */
 export interface RolloutCall {
@@ -18,8 +19,14 @@ export interface RolloutCall {
   readonly justification?: string;
 }
 
-/** What one record means: state events, the prompt it carries (for auto-naming), the call it starts. */
-export type RolloutMeaning = Pick<HookOutcome, 'events' | 'userMessage'> & { readonly call?: RolloutCall };
+/**
+ * What one record means: state events, the prompt it carries (for auto-naming), the call it
+ * starts, the stop a turn ended on (rollout-stops.ts), and a used-up usage window it reports.
+ */
+export type RolloutMeaning = Pick<HookOutcome, 'events' | 'userMessage' | 'stop'> & {
+  readonly call?: RolloutCall;
+  readonly limit?: RolloutLimit;
+};
 
 /** Longest command and justification kept of a call. */
 const MAX_CALL_TEXT = 2000;
@@ -87,8 +94,13 @@ function meaning(
 ): RolloutMeaning {
   if (type === 'event_msg') {
     if (kind === 'task_started') return { events: [stateEvent('agent.start')] };
+    // A turn that ended on an API error Codex gave up on: the stop, not a finished turn.
+    const stop = kind === 'task_complete' && p ? taskStop(p) : null;
+    if (stop !== null) return { events: [], stop };
     // A finished turn, or one the user interrupted (Esc): Codex waits for the user.
     if (kind === 'task_complete' || kind === 'turn_aborted') return { events: [stateEvent('agent.end', { idle: true })] };
+    const limit = kind === 'token_count' && p ? usedUpLimit(p) : null;
+    if (limit !== null) return { events: [], limit };
     return NOTHING;
   }
   if (type !== 'response_item' || kind === undefined) return NOTHING;

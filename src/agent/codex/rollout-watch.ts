@@ -28,6 +28,7 @@ import type { HookOutcome } from '../adapter.js';
 import type { EventMessage } from '../protocol.js';
 import { findRolloutFile, rolloutDays, rolloutThread, threadTime } from './rollout.js';
 import { readRolloutLine, readSessionMeta, type RolloutCall } from './rollout-records.js';
+import { withLimit, type RolloutLimit } from './rollout-stops.js';
 import { RolloutTail } from './rollout-tail.js';
 
 /** How often the files are looked at. */
@@ -62,6 +63,8 @@ interface Follower {
   running: string[];
   /** The last tool call the file started, with its command. */
   lastCall: RolloutCall | null;
+  /** The used-up usage window the file last reported (a usage limit's reset). */
+  lastLimit: RolloutLimit | null;
 }
 
 export class CodexRolloutWatch {
@@ -83,7 +86,16 @@ export class CodexRolloutWatch {
       if (known.thread === null && thread !== null) this.follow(known, thread, false);
       return;
     }
-    this.followers.set(session, { cwd, since: this.deps.now(), thread, fromStart: false, tail: null, running: [], lastCall: null });
+    this.followers.set(session, {
+      cwd,
+      since: this.deps.now(),
+      thread,
+      fromStart: false,
+      tail: null,
+      running: [],
+      lastCall: null,
+      lastLimit: null,
+    });
     this.schedule();
   }
 
@@ -189,10 +201,14 @@ export class CodexRolloutWatch {
     const lines = await tail.read().catch(() => null);
     if (lines === null || f.tail !== tail || this.followers.get(session) !== f) return;
     for (const line of lines) {
-      const { call, ...meaning } = readRolloutLine(line);
+      const { call, limit, stop, ...meaning } = readRolloutLine(line);
       if (call !== undefined) f.lastCall = call;
+      if (limit !== undefined) f.lastLimit = limit;
       const events = meaning.events.map((e) => this.pairCall(f, e));
-      if (events.length > 0 || meaning.userMessage !== undefined) this.deps.report(session, { ...meaning, events });
+      if (stop !== undefined) f.running = [];
+      const stopped = stop !== undefined ? { stop: withLimit(stop, f.lastLimit) } : {};
+      if (events.length > 0 || meaning.userMessage !== undefined || stop !== undefined)
+        this.deps.report(session, { ...meaning, events, ...stopped });
     }
   }
 
