@@ -23,6 +23,7 @@ import { pairDevice, type PairedDevice } from '../helpers/pair-device.js';
 import { shows as showsOn, stateFrames, type Mirror } from '../helpers/stream.js';
 import { eventually } from '../helpers/tmux.js';
 import type { Ask } from '../../src/protocol/frames.js';
+import type { Stop } from '../../src/protocol/stop.js';
 
 /** A cold start of a 185 MB binary on a busy two-core machine. */
 const AGENT_START_MS = 90_000;
@@ -52,6 +53,7 @@ function reply(req: ChatRequest): FakeReply {
   const last = req.messages.at(-1);
   if (last?.role === 'tool') return { text: `${FINAL} (${messageText(last).replace(/\s+/g, ' ').slice(0, 80)})` };
   const prompt = messageText(lastOfRole(req, 'user'));
+  if (prompt.startsWith('fail now')) return { status: 400 };
   const run = /^run: (.+)$/.exec(prompt);
   if (run) return { text: 'Running it.', toolCalls: [{ name: 'bash', arguments: { command: run[1], description: 'Run it' } }] };
   if (prompt.startsWith('pick a color')) {
@@ -298,6 +300,41 @@ describe('opencode as a tether session', () => {
       await explained(
         eventually(async () => (await listed('oc'))?.agentState === 'idle', AGENT_START_MS, POLL_MS, 'oc idle after the restore'),
       );
+    },
+    TEST_MS,
+  );
+
+  test(
+    'an API error opencode gives up on: the error stop with its words on the stream and in the list, one push',
+    async () => {
+      const before = stateFrames(m).length;
+      await type(m, 'fail now');
+      const frame = await explained(
+        eventually(
+          () => {
+            const f = stateFrames(m)
+              .slice(before)
+              .find((x) => x.stop !== undefined && x.stop.kind !== 'done');
+            if (!f) throw new Error(`no stop; states: ${states(m).slice(-4).join(', ')}`);
+            return f;
+          },
+          TURN_MS,
+          POLL_MS,
+          'a stop on the stream',
+        ),
+      );
+      expect(frame.value).toBe('awaiting-input');
+      const stop = frame.stop!;
+      expect(stop).toMatchObject({ kind: 'error', agent: 'opencode' });
+      expect(stop.message).toContain('fake model error 400');
+      const item = ((await (await fx.d.get('/sessions')).json()) as { id: string; stop: Stop | null }[]).find((x) => x.id === 'oc');
+      expect(item?.stop).toEqual(stop);
+      const pushes = () => apns.sandbox.requests.filter((q) => (q.payload as { stopId?: string }).stopId === stop.id);
+      await explained(eventually(() => pushes().length > 0, 30_000, POLL_MS, 'a push for the stop'));
+      expect(pushes()).toHaveLength(1);
+      expect(pushes()[0]!.payload).toMatchObject({ aps: { alert: { title: 'opencode stopped on an error', subtitle: `oc: ${TITLE}` } } });
+      // The turn's end after the error is the stop, not a finished turn.
+      expect(stateFrames(m).at(-1)?.stop?.id).toBe(stop.id);
     },
     TEST_MS,
   );

@@ -13,6 +13,7 @@
 import { NO_OUTCOME, stateEvent, type HookOutcome } from '../adapter.js';
 import { isConversationId } from '../hook-wire.js';
 import { opencodePermission, opencodeQuestion, readQuestions } from './asks.js';
+import { opencodeStop } from './stops.js';
 
 /** opencode's question tool: it is the ask itself, not a tool call the state shows. */
 const QUESTION_TOOL = 'question';
@@ -26,6 +27,10 @@ interface SessionMemory {
   readonly started: Set<string>;
   /** The call each open permission is about, by the permission's id. */
   readonly permissions: Map<string, string>;
+  /** A turn runs (opencode said `busy`, not yet idle): opencode says idle twice at a turn's end. */
+  busy: boolean;
+  /** The turn ended on an error opencode gave up on: its end is that stop, not a finished turn. */
+  stopped: boolean;
 }
 
 function remember<T>(set: Set<T>, value: T): void {
@@ -39,7 +44,7 @@ export class OpencodeReader {
   private memory(session: string): SessionMemory {
     let m = this.sessions.get(session);
     if (!m) {
-      m = { children: new Set(), started: new Set(), permissions: new Map() };
+      m = { children: new Set(), started: new Set(), permissions: new Map(), busy: false, stopped: false };
       this.sessions.set(session, m);
     }
     return m;
@@ -64,11 +69,25 @@ export class OpencodeReader {
         return { events: [], ...conversation, ...title, ...(f.cwd?.startsWith('/') ? { cwd: f.cwd } : {}) };
       }
       case 'session.status':
-        return f.status === 'busy' ? { events: [stateEvent('agent.start')], ...conversation } : NO_OUTCOME;
-      case 'session.idle':
+        if (f.status !== 'busy') return NO_OUTCOME;
+        m.busy = true;
+        m.stopped = false;
+        return { events: [stateEvent('agent.start')], ...conversation };
+      case 'session.idle': {
         m.started.clear();
         m.permissions.clear();
-        return { events: [stateEvent('agent.end', { idle: true })], ...conversation };
+        // The turn's end once; after an error stop, the stop is its end: the agent waits, held by it.
+        const end = m.busy && !m.stopped ? [stateEvent('agent.end', { idle: true })] : [];
+        m.busy = false;
+        return { events: end, ...conversation };
+      }
+      case 'session.error': {
+        const stop = opencodeStop(f);
+        if (stop === null) return NO_OUTCOME;
+        m.stopped = true;
+        m.started.clear();
+        return { events: [], stop, ...conversation };
+      }
       case 'message.part.updated':
         return this.toolPart(m, f);
       case 'permission.asked': {

@@ -82,7 +82,9 @@ export function eventFields(event: OpencodeBusEvent, sent: SentMemory): Record<s
       return session === undefined ? null : { type: event.type, session };
     case 'session.error': {
       const error = obj(p.error);
-      return clean({ type: event.type, session, error: str(error.name), message: str(obj(error.data).message) });
+      const data = obj(error.data);
+      const code = typeof data.statusCode === 'number' ? String(data.statusCode) : undefined;
+      return clean({ type: event.type, session, error: str(error.name), message: str(data.message), code });
     }
     case 'message.part.updated': {
       const part = obj(p.part);
