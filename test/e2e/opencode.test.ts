@@ -340,7 +340,32 @@ describe('opencode as a tether session', () => {
   );
 
   test(
-    '`tether attach --agent opencode` starts opencode with tether plugin in a session the daemon follows',
+    '"Allow always": its keys in steps (Right, Enter, then Enter on the confirmation) land once; the same kind of command then runs without asking',
+    async () => {
+      const a = await asked('run: echo ran >> always.txt');
+      const r = await answer('oc', a.id, 'always');
+      expect(r.status, await r.clone().text()).toBe(200);
+      expect(await r.json()).toEqual({ ask: a.id, choice: 'always', landed: true, by: 'phone' });
+      await turnEnded('the turn ended');
+      expect(lines('always.txt')).toBe(1);
+      const event = oc.events().findLast((e) => e.type === 'permission.replied');
+      expect(event?.properties).toMatchObject({ reply: 'always' });
+      // opencode allows `echo *` from now on (until it restarts): no new ask.
+      const before = stateFrames(m).length;
+      await type(m, 'run: echo again >> always.txt');
+      await explained(eventually(() => lines('always.txt') === 2, TURN_MS, POLL_MS, 'the second command ran'));
+      await turnEnded('the second turn ended');
+      expect(
+        stateFrames(m)
+          .slice(before)
+          .some((f) => f.ask !== undefined),
+      ).toBe(false);
+    },
+    TEST_MS,
+  );
+
+  test(
+    "`tether attach --agent opencode` starts opencode with tether's plugin in a session the daemon follows",
     async () => {
       const made = await runCli(['attach', 'oc-attach', '--agent', 'opencode', '--detach'], fx.home.env, 30_000, [], oc.cwd);
       expect(made, made.stderr).toMatchObject({ code: 0, stdout: 'created session oc-attach\n' });
@@ -351,9 +376,13 @@ describe('opencode as a tether session', () => {
       await explained(
         eventually(async () => (await listed('oc-attach'))?.agentState === 'idle', AGENT_START_MS, POLL_MS, 'oc-attach idle'),
       );
-      await type(a, PROMPT);
-      await explained(eventually(() => states(a).at(-1) === 'awaiting-input', TURN_MS, POLL_MS, 'the awaiting-input frame'));
-      expect(states(a)).toEqual(['idle', 'thinking', 'tool bash', 'thinking', 'awaiting-input']);
+      // Its plugin reports (the idle above is its hello); its pane got tether's config layer, the user's files none.
+      const pid = (await fx.tmux.tmux('display-message', '-p', '-t', '=oc-attach:', '#{pane_pid}')).trim();
+      const layer = readFileSync(`/proc/${pid}/environ`, 'utf8')
+        .split('\0')
+        .find((v) => v.startsWith('OPENCODE_CONFIG_CONTENT='));
+      expect(layer).toContain('dist/agent/opencode/plugin.js');
+      expect(readUserConfig(oc)).toBe(oc.configText);
     },
     TEST_MS,
   );
