@@ -140,8 +140,12 @@ export interface AgentAdapter {
   preparedAt?(dataDir: string): string;
   /** The argv a session runs: the configured words, then tether's integration, then what reopens `resume`. */
   argv(argv: readonly string[], ctx: LaunchContext, resume: AgentResume): string[];
-  /** Variables its integration sets in the agent's pane (where `prepare` wrote what the agent reads), beside the passed ones. */
-  env?(ctx: LaunchContext): Record<string, string>;
+  /**
+   * Variables its integration sets in the agent's pane, beside the passed ones: where `prepare`
+   * wrote what the agent reads, or a plugin named in a variable the agent merges with the user's
+   * own setting; `env` is the daemon's, where the user's own value of such a variable is.
+   */
+  env?(ctx: LaunchContext, env: NodeJS.ProcessEnv): Record<string, string>;
   /** Its slash commands (`GET /sessions/:id/commands`). */
   commands(ctx: CommandsContext): Promise<readonly SlashCommand[]> | readonly SlashCommand[];
   /** Starts its daemon-side part (reading its hooks, following its files, reading its notices). */

@@ -11,9 +11,10 @@ import type { AgentAdapter } from './adapter.js';
 import { claudeAdapter } from './claude/adapter.js';
 import { codexAdapter } from './codex/adapter.js';
 import { geminiAdapter } from './gemini/adapter.js';
+import { opencodeAdapter } from './opencode/adapter.js';
 import { piAdapter } from './pi/adapter.js';
 
-export const AGENT_ADAPTERS: readonly AgentAdapter[] = [piAdapter, claudeAdapter, codexAdapter, geminiAdapter];
+export const AGENT_ADAPTERS: readonly AgentAdapter[] = [piAdapter, claudeAdapter, codexAdapter, geminiAdapter, opencodeAdapter];
 
 /** Names of sessions created without one: `<prefix>-<n>`. */
 export const UNNAMED_SESSION_PREFIX = 'pi';

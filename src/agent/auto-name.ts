@@ -111,15 +111,16 @@ export class AutoNamer {
   }
 
   /**
-   * The session's agent titled its conversation: that title (cleaned as a model's answer) names
-   * the session when it has no description, once per session per daemon run. No model is called,
-   * so this does not wait for `naming_model`.
+   * The agent's own title for the session's conversation: stored as an automatic description
+   * when the session has none and no one set one (no naming call; fire and forget). Each title is
+   * looked at once per session; a later, different title of the agent's is not taken over the first.
    */
   adopt(session: string, title: string): void {
-    if (this.tried.has(session)) return;
+    const clean = cleanTitle(title);
+    if (clean === null || this.tried.has(session)) return;
     this.tried.add(session);
-    const job = this.store(session, title).catch((err: Error) =>
-      this.deps.log.warn({ session, err: err.message }, "the agent's title could not be stored; the session keeps no description"),
+    const job = this.store(session, clean).catch((err: Error) =>
+      this.deps.log.warn({ session, err: err.message }, "the agent's title could not be kept; the session keeps no description"),
     );
     this.running.add(job);
     void job.finally(() => this.running.delete(job));
@@ -145,13 +146,13 @@ export class AutoNamer {
       return;
     }
     const output = await this.run(namingArgs(this.deps.model, namingPrompt(messages)));
-    await this.store(session, output);
+    const title = cleanTitle(output);
+    if (!title) throw new Error('the naming model gave no title');
+    await this.store(session, title);
   }
 
-  /** Stores the title in `text` as the session's automatic description, unless one was set meanwhile. */
-  private async store(session: string, text: string): Promise<void> {
-    const title = cleanTitle(text);
-    if (!title) throw new Error('no title in the answer');
+  /** Stores `title` as the session's automatic description, unless one was set meanwhile. */
+  private async store(session: string, title: string): Promise<void> {
     if (!(await this.unnamed(session))) return;
     await setUserOption(this.deps.cli, session, '@description', title);
     await setUserOption(this.deps.cli, session, SOURCE_OPTION, 'auto');

@@ -17,8 +17,8 @@ export function integratedArgv(kind: string, argv: readonly string[], ctx: Launc
 }
 
 /** The variables the kind's integration sets in the agent's pane (none for `other`). */
-export function integratedEnv(kind: string, ctx: LaunchContext): Record<string, string> {
-  return adapterOf(kind)?.env?.(ctx) ?? {};
+export function integratedEnv(kind: string, ctx: LaunchContext, env: NodeJS.ProcessEnv): Record<string, string> {
+  return adapterOf(kind)?.env?.(ctx, env) ?? {};
 }
 
 /** Whether the kind reports state to tether (its panes get the agent socket's path). */

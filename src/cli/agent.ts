@@ -126,7 +126,7 @@ export function resolveAgent(
   const { argv, kind } = resolveAgentProgram(agent, env, opts.table);
   if (reportsState(kind) && opts.agentSocket !== undefined) passed[AGENT_SOCKET_ENV] = opts.agentSocket;
   const ctx = { node: process.execPath, distDir: distDir(), prepared: opts.prepared?.[kind] ?? null };
-  const paneEnv = { ...passed, ...integratedEnv(kind, ctx) };
+  const paneEnv = { ...passed, ...integratedEnv(kind, ctx, env) };
   return (cwd, resume = {}) => ({ command: integratedArgv(kind, argv, ctx, resume), env: paneEnv, cwd });
 }
 
