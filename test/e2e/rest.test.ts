@@ -115,6 +115,18 @@ describe('REST sessions', () => {
     expect((await fx.d.get(`/sessions/${id}`, { method: 'DELETE' })).status).toBe(204);
   });
 
+  it('409 for the name of a tmux session that is not tether’s, which is left as it was; the name is free once it is gone', async () => {
+    await fx.tmux.tmux('new-session', '-d', '-s', 'theirs', '/bin/sh');
+    const dup = await json('POST', '/sessions', { name: 'theirs', project: 'p' });
+    expect(dup.status).toBe(409);
+    expect(await dup.json()).toMatchObject({ error: 'session-exists' });
+    expect(await fx.tmux.tmux('show-options', '-qv', '-t', '=theirs:', '@created')).toBe('');
+    expect(await fx.tmux.tmux('show-options', '-qv', '-t', '=theirs:', '@project')).toBe('');
+    await fx.tmux.tmux('kill-session', '-t', '=theirs');
+    expect((await json('POST', '/sessions', { name: 'theirs' })).status).toBe(201);
+    expect((await fx.d.get('/sessions/theirs', { method: 'DELETE' })).status).toBe(204);
+  });
+
   it('unknown sessions are 404 session-not-found on every route', async () => {
     for (const [method, path, body] of [
       ['PATCH', '/sessions/nope', { description: 'x' }],
