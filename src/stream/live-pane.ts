@@ -106,11 +106,6 @@ export class LivePane implements PaneSink {
     this.warm.touched();
   }
 
-  readDone(): void {
-    // Sent at once: a keystroke's echo does not wait for the end of the event loop's turn.
-    this.stream.flush();
-  }
-
   gap(): void {
     this.stream.gap();
   }

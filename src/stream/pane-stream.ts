@@ -10,9 +10,7 @@
  * see src/stream/stream-reservation.ts) across restarts. A new session starts from the wall clock. They stay
  * below 2^53.
  *
- * The bytes of one read from tmux are one chunk, sent as soon as the read was handled (its
- * owner calls `flush`); bytes appended that no one flushes go out at the end of the event-loop
- * turn, coalesced into one chunk.
+ * Output that arrives in one event-loop turn is coalesced into one chunk.
  */
 import { ChunkRing, type RingChunk } from './ring.js';
 
@@ -93,7 +91,7 @@ export class PaneStream {
     if (this.lastOutputAt === null) this.lastOutputAt = atMs;
   }
 
-  /** Takes pane bytes; they go out as one chunk at the next `flush`, at the latest at the end of this event-loop turn. */
+  /** Takes pane bytes; they go out as one chunk at the end of this event-loop turn. */
   append(data: Buffer): void {
     if (data.length === 0) return;
     this.pending.push(data);

@@ -59,11 +59,6 @@ export interface ControlClientOptions {
   readonly mark?: () => unknown;
   /** The attach waits for this first (the session's pane being respawned with no control client). */
   readonly notBefore?: Promise<void>;
-  /**
-   * Called once every event of a read from tmux was handled: what the owner gathered from that
-   * read can go out now, without waiting for the end of the event loop's turn.
-   */
-  readonly onReadEnd?: () => void;
 }
 
 /** Most commands in flight at once; a caller past it gets an error instead of a queue. */
@@ -269,9 +264,7 @@ export class ControlClient {
     } catch (err) {
       this.closeReason = `tmux control stream unreadable: ${(err as Error).message}`;
       this.child?.kill('SIGTERM');
-      return;
     }
-    this.opts.onReadEnd?.();
   }
 
   private onParserEvent(event: ControlEvent): void {

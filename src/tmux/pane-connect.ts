@@ -30,8 +30,6 @@ export const PAUSE_AFTER_SECONDS = 10;
 export interface PaneSink {
   /** The agent pane's bytes, in order. */
   output(data: Buffer): void;
-  /** A read from tmux was handled: the bytes it brought go out now, as one chunk. */
-  readDone(): void;
   /** Bytes were lost, or tmux changed the screen itself: clients resync from a snapshot. */
   gap(): void;
   /** The screen changed without a byte in the stream (a resize, a death): a capture taken before is stale. */
@@ -113,7 +111,6 @@ export function connectPaneLink(deps: PaneConnectDeps, link: PaneLink, sink: Pan
     session: id,
     mark: () => sink.mark(),
     onEvent,
-    onReadEnd: () => sink.readDone(),
     ...(hold ? { notBefore: hold } : {}),
     onClose: (close) => {
       detach();
