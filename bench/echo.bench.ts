@@ -6,7 +6,8 @@
  * `%output`, on an identical pane of the same tmux server. Beside both, a bare WebSocket relay
  * in a second node process (bench/relay-floor.ts): the floor of any sidecar design, so the
  * report splits what tether adds into the architecture's share and its own. Blocks rotate;
- * p50/p90/p99. `TETHER_BENCH_ECHO_KEYS` (300) keystrokes each.
+ * p50/p90/p99. `TETHER_BENCH_ECHO_KEYS` (300) keystrokes each. Before them, the time of one
+ * session's `POST /sessions` (`TETHER_BENCH_CREATES`, 15, each deleted after).
  */
 import {
   BareControlReader,
@@ -90,9 +91,24 @@ export interface EchoResult {
 type Side = 'tether' | 'relay' | 'bare';
 const SIDES: readonly Side[] = ['tether', 'relay', 'bare'];
 
+/** `POST /sessions` of a named session (then its `DELETE`), `n` times: the time of each create. */
+async function timedCreates(bd: BenchDaemon, n: number): Promise<number[]> {
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const start = performance.now();
+    await bd.createSession(`made-${i}`);
+    out.push(performance.now() - start);
+    const res = await bd.request('DELETE', `/sessions/made-${i}`);
+    if (res.status !== 204) throw new Error(`DELETE made-${i}: HTTP ${res.status}`);
+  }
+  return out;
+}
+
 export async function runEchoBench(): Promise<EchoResult> {
   const keys = envNumber('TETHER_BENCH_ECHO_KEYS', 300);
   return withBenchDaemon('echo', async (bd) => {
+    // One session's creation, as a phone asks for it, before anything else runs.
+    const creates = await timedCreates(bd, envNumber('TETHER_BENCH_CREATES', 15));
     await baselineSession(bd.tmux, 'echo-base');
     await baselineSession(bd.tmux, 'echo-relay');
     await startEchoPane(bd, '=echo:');
@@ -148,6 +164,13 @@ export async function runEchoBench(): Promise<EchoResult> {
       baseline: `${ms(bareP50)} tmux -C floor (+${(relayP50 - bareP50).toFixed(2)} ms: the two hops any sidecar adds; tether +${(tetherP50 - relayP50).toFixed(2)} ms over the relay)`,
       ratio: ratio(relayP50, bareP50),
       target: '- (context)',
+    });
+    rows.push({
+      name: `POST /sessions p50 / p90 (${creates.length} creates, each then deleted)`,
+      value: `${ms(percentile(creates, 50))} / ${ms(percentile(creates, 90))}`,
+      baseline: 'tmux new-session and the link to it, on the same host',
+      ratio: '-',
+      target: 'p50 < 100 ms',
     });
     return { rows, tether, bare, relay: relayed };
   });

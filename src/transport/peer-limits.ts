@@ -19,8 +19,9 @@
 import type { IncomingMessage, Server as HttpServer } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Logger } from '../log.js';
+import type { LingerLimits } from './lingering-close.js';
 
-export interface PeerLimits {
+export interface PeerLimits extends LingerLimits {
   /** A TLS handshake must end within this of the TCP accept (node's `handshakeTimeout`). */
   readonly handshakeMs: number;
   /** A request's headers must be whole within this of its start (node's `headersTimeout`). */
@@ -57,6 +58,13 @@ export const PEER_LIMITS: PeerLimits = {
   bodyWindowMs: 30_000,
   bodyMinBytes: 1024,
   keepAliveMs: 5_000,
+  // A 20 MB body from a client that reads its answer only once it has sent it all (most read it
+  // at once and stop sending) is drained on a LAN well within the 5 s.
+  lingerMs: 5_000,
+  lingerBytes: 64 * 1024 * 1024,
+  // Without a token, the body of a 401 is not worth reading far (any client that reads its
+  // answer while sending reads it).
+  lingerBytesUnauthenticated: 1024 * 1024,
   checkIntervalMs: 1_000,
   perAddress: 128,
   perAddressWhenFull: 16,
@@ -197,6 +205,12 @@ export class PeerGuard {
     peer.authenticated = true;
     this.authenticatedCount++;
     return true;
+  }
+
+  /** Whether a request on this connection passed auth (an injected request's socket counts as not). */
+  isAuthenticated(socket: { remoteAddress?: string | undefined; remotePort?: number | undefined }): boolean {
+    const endpoint = endpointOf(socket);
+    return endpoint !== null && this.peers.get(endpoint)?.authenticated === true;
   }
 
   /** A request's headers were read: its body, if it has one and its connection is authenticated, must keep coming. */

@@ -6,7 +6,9 @@
  * Invariants: registration order is errors, websocket, auth, routes, so every route (and the
  * not-found handler) sits behind auth and answers errors in one shape; no log line carries a
  * token, whatever logger is passed in (see errors.plugin.ts); every stage a connection can stall
- * in is bounded and connections without a token are capped (peer-limits.ts).
+ * in is bounded and connections without a token are capped (peer-limits.ts); an answer given
+ * before its body was read closes its connection in stages, so the client reads it
+ * (lingering-close.ts).
  */
 import websocket from '@fastify/websocket';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -27,11 +29,11 @@ import { MAX_CLIENT_FRAME_BYTES } from '../protocol/frames.js';
 import { illFormedAt, illFormedMessage } from '../protocol/well-formed.js';
 import type { HealthSource, TokenVerifier } from './handles.js';
 import { healthRoutes } from './health.routes.js';
+import { lingeringClosePlugin } from './lingering-close.js';
 import { PEER_LIMITS, PeerGuard, serverTimeouts, type PeerLimits } from './peer-limits.js';
 import { typeboxCompilersFactory } from './schema-compilers.js';
 import { sessionsRoutes, type SessionsHandle } from './sessions.routes.js';
 
-/** Largest request body (1 MiB): a paste of a large file fits; more is a 413. */
 /**
  * How long a TLS session can be resumed (the lifetime of the tickets the server hands out): a
  * phone that reconnects within it skips the certificate exchange, one round trip instead of
@@ -40,6 +42,7 @@ import { sessionsRoutes, type SessionsHandle } from './sessions.routes.js';
  */
 export const TLS_SESSION_SECONDS = 24 * 3600;
 
+/** Largest request body (1 MiB): a paste of a large file fits; more is a 413. */
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 /** WebSocket messages from a client larger than this close the socket with 1009. */
 export const WS_MAX_PAYLOAD_BYTES = MAX_CLIENT_FRAME_BYTES;
@@ -167,6 +170,8 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   });
   app.decorate('tetherRoutes', routes);
   ignoreExpectations(app.server);
+  // First: its hooks mark every answer given before its body was read, whoever gives it.
+  await app.register(lingeringClosePlugin, { limits, authenticated: (socket) => peers.isAuthenticated(socket) });
   await app.register(errorsPlugin);
   // Clients send a JSON content type on bodiless requests (DELETE); an empty body is no body.
   const parseJson = app.getDefaultJsonParser('error', 'error');

@@ -265,7 +265,9 @@ export class UploadStore {
     const file = await this.exclusive(() => this.create(id, name));
     let bytes = 0;
     try {
-      for await (const chunk of body) {
+      // A body refused halfway is left as it is, not destroyed: destroying a request's body
+      // resets its connection before the refusal is answered (the transport closes it after).
+      for await (const chunk of body.iterator({ destroyOnReturn: false })) {
         const data = chunk as Buffer;
         bytes += data.length;
         if (bytes > this.opts.maxBytes) {
