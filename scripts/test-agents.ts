@@ -3,7 +3,8 @@
  * test/agents/package.json and its lock file) into test/agents/node_modules, which git ignores.
  * They are test-only and large (hundreds of MB each), so the project's own `npm ci` never
  * fetches them; `npm test` runs this first. When all are already there at the pinned versions
- * it only says so (a version check, no network). Otherwise it runs `npm ci` there, then checks
+ * it only says so (a version check, no network). Otherwise it runs `npm install --no-save` there
+ * (the lock file's versions, the lock left as it is), then checks
  * again; Claude Code's and opencode's postinstall (each links the platform's native binary into
  * place) is run by hand when npm did not run it.
  */
@@ -34,7 +35,11 @@ function main(): void {
     return;
   }
   console.log(`test-agents: installing ${pins} into ${AGENTS_DIR}: ${before.join('; ')}`);
-  run('npm', ['ci', '--no-audit', '--no-fund'], AGENTS_DIR);
+  // Not `npm ci`: opencode lists a binary package per platform as optional dependencies, and the
+  // registry lacks several of them at the pinned version, so no lock file can hold them all and
+  // `npm ci` refuses the lock as out of sync. `npm install --no-save` installs what the lock pins
+  // and skips the optional packages it cannot have, writing nothing back.
+  run('npm', ['install', '--no-save', '--no-audit', '--no-fund'], AGENTS_DIR);
   if (agentInstallProblem('claude')?.includes('placeholder')) {
     run(process.execPath, ['install.cjs'], join(AGENTS_DIR, 'node_modules', AGENT_PACKAGES.claude.pkg));
   }
@@ -43,7 +48,7 @@ function main(): void {
   }
   const after = problems();
   if (after.length > 0) {
-    console.error(`test-agents: still not usable after npm ci: ${after.join('; ')}`);
+    console.error(`test-agents: still not usable after npm install: ${after.join('; ')}`);
     process.exit(1);
   }
   console.log(`test-agents: installed ${pins}`);
