@@ -1,17 +1,17 @@
 /**
- * Installs the real coding agents the tests drive (Claude Code and Codex, pinned in
+ * Installs the real coding agents the tests drive (Claude Code, Codex, Gemini CLI and opencode, pinned in
  * test/agents/package.json and its lock file) into test/agents/node_modules, which git ignores.
  * They are test-only and large (hundreds of MB each), so the project's own `npm ci` never
- * fetches them; `npm test` runs this first. When both are already there at the pinned versions
+ * fetches them; `npm test` runs this first. When all are already there at the pinned versions
  * it only says so (a version check, no network). Otherwise it runs `npm ci` there, then checks
- * again; Claude Code's postinstall (it copies the platform's native binary into place) is run
- * by hand when npm did not run it.
+ * again; Claude Code's and opencode's postinstall (each links the platform's native binary into
+ * place) is run by hand when npm did not run it.
  */
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { AGENT_PACKAGES, AGENTS_DIR, agentInstallProblem, pinnedVersion, type AgentName } from '../testkit/agent-bins.js';
 
-const AGENTS: readonly AgentName[] = ['claude', 'codex'];
+const AGENTS: readonly AgentName[] = ['claude', 'codex', 'gemini', 'opencode'];
 
 function problems(): string[] {
   return AGENTS.map(agentInstallProblem).filter((p): p is string => p !== null);
@@ -37,6 +37,9 @@ function main(): void {
   run('npm', ['ci', '--no-audit', '--no-fund'], AGENTS_DIR);
   if (agentInstallProblem('claude')?.includes('placeholder')) {
     run(process.execPath, ['install.cjs'], join(AGENTS_DIR, 'node_modules', AGENT_PACKAGES.claude.pkg));
+  }
+  if (agentInstallProblem('opencode') !== null) {
+    run(process.execPath, ['postinstall.mjs'], join(AGENTS_DIR, 'node_modules', AGENT_PACKAGES.opencode.pkg));
   }
   const after = problems();
   if (after.length > 0) {

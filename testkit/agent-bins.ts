@@ -14,7 +14,7 @@ export const AGENTS_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', 't
 /** The command that installs them (what `npm test` runs first). */
 export const AGENTS_INSTALL_COMMAND = 'npm run test:agents';
 
-export type AgentName = 'claude' | 'codex';
+export type AgentName = 'claude' | 'codex' | 'gemini' | 'opencode';
 
 interface AgentPackage {
   readonly pkg: string;
@@ -27,6 +27,10 @@ export const AGENT_PACKAGES: Record<AgentName, AgentPackage> = {
   claude: { pkg: '@anthropic-ai/claude-code', bin: 'bin/claude.exe' },
   // A node launcher that runs the platform package's binary (an optional dependency).
   codex: { pkg: '@openai/codex', bin: 'bin/codex.js' },
+  // A node bundle (node >= 20), no native binary.
+  gemini: { pkg: '@google/gemini-cli', bin: 'bundle/gemini.js' },
+  // The postinstall step links the platform package's binary over this placeholder.
+  opencode: { pkg: 'opencode-ai', bin: 'bin/opencode.exe' },
 };
 
 /** Smallest size of a real (native) claude binary; the placeholder the package ships is tiny. */
@@ -53,7 +57,8 @@ export function agentInstallProblem(agent: AgentName): string | null {
   if (have !== want) return `${pkg} is ${String(have)} in ${AGENTS_DIR}, not the pinned ${want}`;
   const program = join(dir, bin);
   if (!existsSync(program)) return `${program} is missing`;
-  if (agent === 'claude' && statSync(program).size < MIN_NATIVE_BYTES) return `${program} is the placeholder (its postinstall did not run)`;
+  if ((agent === 'claude' || agent === 'opencode') && statSync(program).size < MIN_NATIVE_BYTES)
+    return `${program} is the placeholder (its postinstall did not run)`;
   // The codex launcher runs the binary of an optional dependency named after the platform.
   const native = join(AGENTS_DIR, 'node_modules', '@openai', `codex-${process.platform}-${process.arch}`);
   if (agent === 'codex' && !existsSync(native)) return `${native} (codex's platform binary) is missing`;
@@ -77,4 +82,11 @@ export const AGENT_ENV_CLEARED = [
   'CLAUDECODE',
   'OPENAI_API_KEY',
   'OPENAI_BASE_URL',
+  'GEMINI_API_KEY',
+  'GOOGLE_API_KEY',
+  'GOOGLE_GEMINI_BASE_URL',
+  'GOOGLE_GENAI_USE_VERTEXAI',
+  'GOOGLE_CLOUD_PROJECT',
+  'GEMINI_CLI_HOME',
+  'GEMINI_CLI_SYSTEM_SETTINGS_PATH',
 ] as const;

@@ -133,6 +133,8 @@ export interface ScriptedFakeApi<Req, Reply> {
 export async function startScriptedFake<Req, Reply extends ScriptedReply>(
   script: ScriptOf<Req, Reply>,
   api: ScriptedFakeApi<Req, Reply>,
+  /** What the request's path adds to its body (an API that names the model in the URL). */
+  withPath: (path: string, body: Req) => Req = (_path, body) => body,
 ): Promise<ScriptedFake<Req, Reply>> {
   let current = script;
   const requests: Req[] = [];
@@ -140,7 +142,7 @@ export async function startScriptedFake<Req, Reply extends ScriptedReply>(
   const http = await startFakeHttp(
     async (req, res, path) => {
       if (api.isModelCall(req.method ?? '', path)) {
-        const body = JSON.parse(await readBody(req)) as Req;
+        const body = withPath(path, JSON.parse(await readBody(req)) as Req);
         const n = requests.push(body);
         const reply = await current(body, n);
         if (reply.hold) await reply.hold;

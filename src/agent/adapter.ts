@@ -28,6 +28,8 @@ export interface HookOutcome {
   readonly cwd?: string;
   /** A prompt the user submitted (counts for auto-naming). */
   readonly userMessage?: string;
+  /** The agent's own title for its conversation (or its first prompt, when it titles none): names a session that has no description. */
+  readonly title?: string;
   /** What the agent asks the user while it waits, in words only (said in the push). */
   readonly asks?: string;
   /** A question the agent put on screen, with its choices and the keys of each (docs/agents.md). */
@@ -64,6 +66,11 @@ export interface LaunchContext {
   readonly distDir: string;
   /** What the adapter's `prepare` wrote for this daemon (a settings file), or null (not written: run without). */
   readonly prepared: string | null;
+}
+
+/** What an adapter's `prepare` is given: where tether's files are, and the daemon's environment (where the user's own agent files are). */
+export interface PrepareContext extends Omit<LaunchContext, 'prepared'> {
+  readonly env: NodeJS.ProcessEnv;
 }
 
 /** What an adapter's slash commands are made from. */
@@ -128,11 +135,17 @@ export interface AgentAdapter {
   /** The OSC numbers its program writes to its terminal that its runner's `notice` reads. */
   readonly notices?: readonly number[];
   /** Writes what its integration needs in the data dir (for the daemon, and for `tether attach`); returns it. Throws on I/O failure. */
-  prepare?(dataDir: string, ctx: Omit<LaunchContext, 'prepared'>): string;
+  prepare?(dataDir: string, ctx: PrepareContext): string;
   /** Where `prepare` writes, known without writing (a daemon writes only once it holds its port). */
   preparedAt?(dataDir: string): string;
   /** The argv a session runs: the configured words, then tether's integration, then what reopens `resume`. */
   argv(argv: readonly string[], ctx: LaunchContext, resume: AgentResume): string[];
+  /**
+   * Variables its integration sets in the agent's pane, beside the passed ones: where `prepare`
+   * wrote what the agent reads, or a plugin named in a variable the agent merges with the user's
+   * own setting; `env` is the daemon's, where the user's own value of such a variable is.
+   */
+  env?(ctx: LaunchContext, env: NodeJS.ProcessEnv): Record<string, string>;
   /** Its slash commands (`GET /sessions/:id/commands`). */
   commands(ctx: CommandsContext): Promise<readonly SlashCommand[]> | readonly SlashCommand[];
   /** Starts its daemon-side part (reading its hooks, following its files, reading its notices). */

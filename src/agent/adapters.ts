@@ -10,9 +10,11 @@
 import type { AgentAdapter } from './adapter.js';
 import { claudeAdapter } from './claude/adapter.js';
 import { codexAdapter } from './codex/adapter.js';
+import { geminiAdapter } from './gemini/adapter.js';
+import { opencodeAdapter } from './opencode/adapter.js';
 import { piAdapter } from './pi/adapter.js';
 
-export const AGENT_ADAPTERS: readonly AgentAdapter[] = [piAdapter, claudeAdapter, codexAdapter];
+export const AGENT_ADAPTERS: readonly AgentAdapter[] = [piAdapter, claudeAdapter, codexAdapter, geminiAdapter, opencodeAdapter];
 
 /** Names of sessions created without one: `<prefix>-<n>`. */
 export const UNNAMED_SESSION_PREFIX = 'pi';

@@ -78,6 +78,7 @@ export class AgentService {
       ...(deps.version !== undefined ? { version: deps.version } : {}),
       registered: deps.registered,
       userMessages: (session, first, count) => this.namer.consider(session, first, count),
+      titled: (session, title) => this.namer.adopt(session, title),
       ...(deps.inspect ? { inspect: deps.inspect } : {}),
       ...(deps.sessionFile ? { sessionFile: deps.sessionFile } : {}),
       ...(deps.conversation ? { conversation: deps.conversation } : {}),

@@ -110,6 +110,22 @@ export class AutoNamer {
     void job.finally(() => this.running.delete(job));
   }
 
+  /**
+   * The agent's own title for the session's conversation: stored as an automatic description
+   * when the session has none and no one set one (no naming call; fire and forget). Each title is
+   * looked at once per session; a later, different title of the agent's is not taken over the first.
+   */
+  adopt(session: string, title: string): void {
+    const clean = cleanTitle(title);
+    if (clean === null || this.tried.has(session)) return;
+    this.tried.add(session);
+    const job = this.store(session, clean).catch((err: Error) =>
+      this.deps.log.warn({ session, err: err.message }, "the agent's title could not be kept; the session keeps no description"),
+    );
+    this.running.add(job);
+    void job.finally(() => this.running.delete(job));
+  }
+
   /** Resolves once every naming call started so far has finished (for shutdown and tests). */
   async settled(): Promise<void> {
     while (this.running.size > 0) await Promise.all([...this.running]);
@@ -132,6 +148,11 @@ export class AutoNamer {
     const output = await this.run(namingArgs(this.deps.model, namingPrompt(messages)));
     const title = cleanTitle(output);
     if (!title) throw new Error('the naming model gave no title');
+    await this.store(session, title);
+  }
+
+  /** Stores `title` as the session's automatic description, unless one was set meanwhile. */
+  private async store(session: string, title: string): Promise<void> {
     if (!(await this.unnamed(session))) return;
     await setUserOption(this.deps.cli, session, '@description', title);
     await setUserOption(this.deps.cli, session, SOURCE_OPTION, 'auto');

@@ -93,5 +93,6 @@ export class HookIntake {
     if (outcome.stop !== undefined) this.agents.stopped(session, agent, outcome.stop);
     if (outcome.ask !== undefined) this.asks.asked(session, agentKind, outcome.ask);
     if (outcome.userMessage !== undefined) this.agents.userMessage(session, agent, outcome.userMessage);
+    if (outcome.title !== undefined) this.deps.titled?.(session, outcome.title);
   }
 }

@@ -34,6 +34,8 @@ export interface AgentHubDeps {
   readonly registered?: (session: string) => void;
   /** The user messages of a session so far (the first few, and the count). */
   readonly userMessages?: (session: string, first: readonly string[], count: number) => void;
+  /** The session's agent gave its conversation a title (a report's `title`). */
+  readonly titled?: (session: string, title: string) => void;
   /** XState inspection of a session's agent-state actor (the /ops view). */
   readonly inspect?: (session: string) => (ev: InspectionEvent) => void;
   /** The session's agent reported a new conversation file (the session record keeps it). */

@@ -16,6 +16,11 @@ export function integratedArgv(kind: string, argv: readonly string[], ctx: Launc
   return adapter ? adapter.argv(argv, ctx, resume) : [...argv];
 }
 
+/** The variables the kind's integration sets in the agent's pane (none for `other`). */
+export function integratedEnv(kind: string, ctx: LaunchContext, env: NodeJS.ProcessEnv): Record<string, string> {
+  return adapterOf(kind)?.env?.(ctx, env) ?? {};
+}
+
 /** Whether the kind reports state to tether (its panes get the agent socket's path). */
 export function reportsState(kind: string): boolean {
   return adapterOf(kind) !== null;

@@ -11,7 +11,7 @@ import { DomainError } from '../errors.js';
 import type { AgentLaunch } from '../actors/session.actor.js';
 import { AGENT_ADAPTERS } from '../agent/adapters.js';
 import { adapterNamed, adapterOf, AUTO_KIND, resolveAgentKind, type AgentKindResolved } from '../agent/kinds.js';
-import { integratedArgv, reportsState, type AgentResume } from '../agent/launch.js';
+import { integratedArgv, integratedEnv, reportsState, type AgentResume } from '../agent/launch.js';
 import { AGENT_SOCKET_ENV } from '../agent/protocol.js';
 import { splitCommandLine } from '../config/command-line.js';
 import { DEFAULT_AGENT_NAME, type TetherConfig } from '../config/schema.js';
@@ -126,7 +126,8 @@ export function resolveAgent(
   const { argv, kind } = resolveAgentProgram(agent, env, opts.table);
   if (reportsState(kind) && opts.agentSocket !== undefined) passed[AGENT_SOCKET_ENV] = opts.agentSocket;
   const ctx = { node: process.execPath, distDir: distDir(), prepared: opts.prepared?.[kind] ?? null };
-  return (cwd, resume = {}) => ({ command: integratedArgv(kind, argv, ctx, resume), env: passed, cwd });
+  const paneEnv = { ...passed, ...integratedEnv(kind, ctx, env) };
+  return (cwd, resume = {}) => ({ command: integratedArgv(kind, argv, ctx, resume), env: paneEnv, cwd });
 }
 
 /**
@@ -138,12 +139,13 @@ export function prepareAdapters(
   dataDir: string,
   failed: (label: string, err: Error) => void,
   only?: (kind: string) => boolean,
+  env: NodeJS.ProcessEnv = process.env,
 ): Record<string, string> {
   const out: Record<string, string> = {};
   for (const adapter of AGENT_ADAPTERS) {
     if (!adapter.prepare || (only && !only(adapter.kind))) continue;
     try {
-      out[adapter.kind] = adapter.prepare(dataDir, { node: process.execPath, distDir: distDir() });
+      out[adapter.kind] = adapter.prepare(dataDir, { node: process.execPath, distDir: distDir(), env });
     } catch (err) {
       failed(adapter.label, err as Error);
     }

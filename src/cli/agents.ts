@@ -87,10 +87,15 @@ export function prepareAgents(
     kind: (name) => agents.get(name)?.kind ?? null,
     writeSettings: () => {
       let failed = false;
-      const written = prepareAdapters(dataDir, (label, err) => {
-        failed = true;
-        log.warn({ err: err.message }, `${label}'s integration could not be written: its sessions report no state`);
-      });
+      const written = prepareAdapters(
+        dataDir,
+        (label, err) => {
+          failed = true;
+          log.warn({ err: err.message }, `${label}'s integration could not be written: its sessions report no state`);
+        },
+        undefined,
+        env,
+      );
       if (failed) agents = resolveAll(written, true);
     },
     catalog: (view, recordedCwd) => ({

@@ -85,6 +85,7 @@ export class AttachCommand extends Command {
           throw new CliError(`${label}'s integration could not be written in ${paths.dataDir}: ${err.message}`);
         },
         (k) => k === kind,
+        env,
       );
       const made = this.worktree !== undefined ? await this.makeWorktree(cli, config, paths.dataDir, this.worktree) : null;
       const launch = resolveAgent(table.config, env, {

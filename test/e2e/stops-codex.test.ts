@@ -21,7 +21,7 @@ import { startFakeResponses, toolNames, type FakeResponses, type ResponsesReply 
 import { useDaemon } from '../helpers/daemon-fixture.js';
 import { explainedBy } from '../helpers/daemon.js';
 import { pairDevice } from '../helpers/pair-device.js';
-import { shows as showsOn, type Mirror } from '../helpers/stream.js';
+import { shows as showsOn, stateFrames, type Mirror } from '../helpers/stream.js';
 import { eventually } from '../helpers/tmux.js';
 import type { StateFrame, Stop } from '../../src/protocol/frames.js';
 
@@ -145,8 +145,10 @@ describe('Codex stops: a usage limit, an API error, a signal', () => {
     const listedAt = Date.now();
     expect(listedAt - shownAt, 'in the list within 2 s of the agent showing it').toBeLessThan(STOP_SEEN_MS + POLL_MS * 2);
     if (framed) {
-      const at = stopSeenAt.get(stop.id);
-      expect(at, 'a state frame carried the stop').toBeDefined();
+      // The frame crosses the WebSocket; the list was asked directly: it may come a moment later.
+      const at = await explained(
+        eventually(() => stopSeenAt.get(stop.id), STOP_SEEN_MS + 10_000, POLL_MS, 'a state frame carrying the stop'),
+      );
       expect(at! - shownAt, 'on the stream within 2 s of the agent showing it').toBeLessThan(STOP_SEEN_MS);
     }
     expect((await (await fx.d.get('/sessions/cx')).json()) as { stop: Stop | null }).toMatchObject({ stop });
@@ -163,8 +165,8 @@ describe('Codex stops: a usage limit, an API error, a signal', () => {
       const shownAt = await prompt('hello there', ['429 Too Many Requests']);
       const stop = await stopSeen('error', shownAt);
       expect(stop).toMatchObject({ agent: 'codex', message: 'exceeded retry limit, last status: 429 Too Many Requests' });
-      const frame = [...m.received].reverse().find((r) => r.kind === 'state');
-      expect(frame?.kind === 'state' && frame.frame).toMatchObject({ value: 'awaiting-input', stop: { id: stop.id } });
+      const frame = stateFrames(m).find((f) => f.stop?.id === stop.id);
+      expect(frame).toMatchObject({ value: 'awaiting-input', stop });
       await explained(
         eventually(
           () =>

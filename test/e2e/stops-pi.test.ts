@@ -72,7 +72,8 @@ describe("pi's stops: done, an API error, a signal", () => {
     await eventually(async () => (await item())?.stop?.kind === 'done', TURN_MS, POLL_MS, 'the done stop in the list');
     const stop = (await item())!.stop!;
     expect(stop).toMatchObject({ kind: 'done', agent: 'pi', message: '' });
-    expect(stateFrames(m).at(-1)).toMatchObject({ value: 'awaiting-input', stop: { id: stop.id, kind: 'done' } });
+    await eventually(() => stateFrames(m).some((f) => f.stop?.id === stop.id), 10_000, POLL_MS, 'the done stop on the stream');
+    expect(stateFrames(m).at(-1)).toMatchObject({ value: 'awaiting-input', stop });
     await eventually(() => apns.sandbox.requests.length > before, 30_000, POLL_MS, 'the push');
     expect(
       pushes()
@@ -91,7 +92,8 @@ describe("pi's stops: done, an API error, a signal", () => {
       const stop = (await item())!.stop!;
       expect(stop.agent).toBe('pi');
       expect(stop.message).toContain('401');
-      expect(stateFrames(m).at(-1)).toMatchObject({ value: 'awaiting-input', stop: { id: stop.id, kind: 'error' } });
+      await eventually(() => stateFrames(m).some((f) => f.stop?.id === stop.id), 10_000, POLL_MS, 'the error stop on the stream');
+      expect(stateFrames(m).at(-1)).toMatchObject({ value: 'awaiting-input', stop });
       await eventually(
         () =>
           pushes()

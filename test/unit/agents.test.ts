@@ -67,7 +67,9 @@ describe('[agents.<name>] in the config', () => {
       'config.toml: unknown key agents.claude.model; known keys in [agents.claude]: command, args, kind',
     );
     expect(refusal({ agents: { claude: { command: 'claude', kind: 'gpt' } } }).message).toContain(
-      'agents.claude.kind must be one of "auto", "pi", "claude", "codex", "other", got "gpt"',
+      `agents.claude.kind must be one of ${agentKinds()
+        .map((k) => JSON.stringify(k))
+        .join(', ')}, got "gpt"`,
     );
     expect(refusal({ agents: { claude: { command: 'claude $HOME' } } }).message).toContain('agents.claude.command must be a command line');
     expect(refusal({ agents: 5 }).key).toBe('agents');

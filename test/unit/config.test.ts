@@ -253,7 +253,13 @@ mdns = false
     ["[agent]\ncommand = ['pi']", 'agent.command', 'got an array'],
     ['[agent]\nargs = "--model x"', 'agent.args', 'must be an array of strings'],
     ['[agent]\nargs = ["--model", 3]', 'agent.args.1', 'must be a string without control characters, got 3'],
-    ['[agent]\nkind = "gpt"', 'agent.kind', 'must be one of "auto", "pi", "claude", "codex", "other", got "gpt"'],
+    [
+      '[agent]\nkind = "gpt"',
+      'agent.kind',
+      `must be one of ${agentKinds()
+        .map((k) => JSON.stringify(k))
+        .join(', ')}, got "gpt"`,
+    ],
     ['[agent]\nkind = true', 'agent.kind', 'got true'],
     ['[agent]\nnaming_model = "haiku"', 'agent.naming_model', '"provider/model"'],
     ['[push]\nteam_id = "abc"', 'push.team_id', '10-character Apple team id'],
