@@ -17,7 +17,7 @@
  * agent reported waits for that report, at most AGENT_WAIT_MS.
  */
 import { randomUUID } from 'node:crypto';
-import { createActor, type Actor, type InspectionEvent } from 'xstate';
+import { createActor, waitFor, type Actor, type InspectionEvent } from 'xstate';
 import { continueMachine, type ContinueEvent } from '../machines/continue.machine.js';
 import type { Logger } from '../log.js';
 import type { ContinueSchedule } from '../protocol/continue.js';
@@ -32,6 +32,8 @@ import { DomainError } from '../errors.js';
 export const LATE_AFTER_MS = 60 * 60 * 1000;
 /** One due while the daemon was down (or about to be) waits this long after the start: the agents report again first. */
 export const RESTART_GRACE_MS = 5_000;
+/** The longest a new schedule waits for one being typed to finish. */
+const TYPING_WAIT_MS = 15_000;
 /** One read back at start waits, when due, at most this long for the session's agent to report (a restored session's agent is still starting). */
 export const AGENT_WAIT_MS = 30_000;
 
@@ -112,6 +114,9 @@ export class ContinueService {
       status: 'waiting',
     };
     const entry = this.entry(id);
+    // One being typed this very moment is let finish: the new one follows its outcome.
+    if (entry.actor.getSnapshot().value === 'typing')
+      await waitFor(entry.actor, (snap) => snap.value !== 'typing', { timeout: TYPING_WAIT_MS });
     await this.persist(id, entry, schedule, true);
     entry.actor.send({ type: 'continue.schedule', schedule });
     this.arm(id, entry, request.at - now);
@@ -148,7 +153,8 @@ export class ContinueService {
     const grace = this.deps.restartGraceMs ?? RESTART_GRACE_MS;
     for (const id of ids) {
       const schedule = await this.deps.store.read(id).catch(() => null);
-      if (schedule === null || this.entries.has(id)) continue;
+      // A session whose entry exists already (a stream listening) but holds nothing is read back too.
+      if (schedule === null || (this.entries.get(id)?.actor.getSnapshot().value ?? 'none') !== 'none') continue;
       const entry = this.entry(id);
       entry.written = JSON.stringify(schedule);
       entry.actor.send({ type: 'continue.restore', schedule });

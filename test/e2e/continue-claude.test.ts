@@ -147,11 +147,12 @@ describe('continue at the reset, with the real Claude Code', () => {
       eventually(
         async () => {
           const stop = (await listed())?.stop ?? null;
-          return stop?.kind === 'usage-limit' && stop.id !== before ? stop : null;
+          const resets = new Date(limitUntil! * 1000).toISOString();
+          return stop?.kind === 'usage-limit' && stop.id !== before && stop.resetsAt === resets ? stop : null;
         },
         TURN_MS,
         POLL_MS,
-        'a new usage-limit stop',
+        'a new usage-limit stop with its reset',
       ),
     );
     expect(stop!.resetsAt).toBe(new Date(limitUntil * 1000).toISOString());
