@@ -58,7 +58,7 @@ async function main(): Promise<number> {
   const results = await eslint.lintFiles(['.']);
   const report = await (await eslint.loadFormatter('stylish')).format(results);
   if (report.length > 0) process.stdout.write(`lint:${report}\n`);
-  const lintErrors = results.reduce((n, r) => n + r.errorCount + r.fatalErrorCount, 0);
+  const lintErrors = results.reduce((n, r) => n + r.errorCount, 0);
 
   process.stdout.write(`typecheck: ${typeErrors} error(s); lint: ${lintErrors} error(s) in ${results.length} files\n`);
   return typeErrors > 0 || lintErrors > 0 ? 1 : 0;
