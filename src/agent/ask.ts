@@ -11,6 +11,7 @@
 import { CHOICE_ID_PATTERN, type AskKind } from '../protocol/ask.js';
 import type { Ask } from '../protocol/frames.js';
 import type { InputMessage } from '../protocol/input.js';
+import { cutText, replaceControlChars } from '../protocol/text.js';
 
 export type { Ask } from '../protocol/frames.js';
 export type { AskKind } from '../protocol/ask.js';
@@ -75,19 +76,9 @@ export interface OpenAsk {
   readonly askedAtMs: number;
 }
 
-/** `text` on one line of printable characters: control characters (newlines too) become spaces. */
-function printable(text: string): string {
-  let out = '';
-  for (const ch of text) {
-    const c = ch.codePointAt(0)!;
-    out += c < 0x20 || c === 0x7f ? ' ' : ch;
-  }
-  return out;
-}
-
+/** `text` on one line of printable characters (control characters, newlines too, become spaces), cut to `max`. */
 function cut(text: string, max: number): string {
-  const chars = [...printable(text)];
-  return chars.length > max ? `${chars.slice(0, max - 1).join('')}…` : chars.join('');
+  return cutText(replaceControlChars(text, ' '), max);
 }
 
 /** The opening with every text cut to its limit and the choices bounded; null when it offers no valid choice. */

@@ -15,6 +15,7 @@
 import { isIPv4, isIPv6 } from 'node:net';
 import type { Static, TSchema, Type as TypeBuilder } from 'typebox';
 import { isValidSessionName } from '../protocol/session-name.js';
+import { hasControlChar } from '../protocol/text.js';
 
 /** Session names (docs/configuration.md). */
 /** Longest `name` shown in the QR payload and on the phone. */
@@ -66,11 +67,7 @@ function isEmptyOrHttpUrl(s: string): boolean {
 
 /** Text a terminal or a QR code shows as is: no control characters. */
 function hasNoControlChars(s: string): boolean {
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c < 0x20 || c === 0x7f) return false;
-  }
-  return true;
+  return !hasControlChar(s);
 }
 
 /**

@@ -10,8 +10,9 @@
  * - Nothing is removed that holds uncommitted changes or unpushed commits unless `force` says so.
  */
 import { mkdir, realpath, rm, rmdir, stat } from 'node:fs/promises';
-import { dirname, join, relative, resolve, sep } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { DomainError } from '../errors.js';
+import { isInside } from '../files.js';
 import type { SessionWorktree } from '../machines/session.machine.js';
 import { gitFailed, nulFields, runGit } from './exec.js';
 import { branchExists, checkBranchName, mustGit, repositoryAt, resolveCommit, worktreeFolder, worktreesOf } from './repository.js';
@@ -45,10 +46,6 @@ const exists = (path: string) =>
     () => true,
     () => false,
   );
-const isInside = (path: string, dir: string) => {
-  const rel = relative(dir, path);
-  return rel === '' || (!rel.startsWith(`..${sep}`) && rel !== '..' && !rel.startsWith(sep));
-};
 
 /** Whether two paths name the same folder (also through a symlink in either). */
 async function samePath(a: string, b: string): Promise<boolean> {

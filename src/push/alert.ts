@@ -12,6 +12,7 @@
  */
 import { constants } from 'node:os';
 import type { Ask } from '../protocol/frames.js';
+import { cutText } from '../protocol/text.js';
 import { MAX_PAYLOAD_BYTES } from './apns.js';
 
 /** The longest body text, so the payload stays well under APNs' 4 KB. */
@@ -63,15 +64,10 @@ export function signalName(signal: number): string {
   return name ?? `signal ${signal}`;
 }
 
-function cut(text: string, max: number): string {
-  const chars = [...text];
-  return chars.length > max ? `${chars.slice(0, Math.max(0, max - 1)).join('')}…` : text;
-}
-
 function title(agentName: string, alert: PushAlert): string {
   switch (alert.kind) {
     case 'awaiting-input':
-      if (alert.ask?.kind === 'permission') return cut(`${agentName} asks to use ${alert.ask.tool ?? 'a tool'}`, MAX_BODY_CHARS);
+      if (alert.ask?.kind === 'permission') return cutText(`${agentName} asks to use ${alert.ask.tool ?? 'a tool'}`, MAX_BODY_CHARS);
       if (alert.ask?.kind === 'question') return `${agentName} asks you`;
       return `${agentName} is waiting for you`;
     case 'agent-exited':
@@ -84,15 +80,19 @@ function title(agentName: string, alert: PushAlert): string {
 
 function body(meta: SessionLabel, alert: PushAlert): string {
   const label = meta.description !== undefined && meta.description !== '' ? `${meta.name}: ${meta.description}` : meta.name;
-  if (alert.kind === 'awaiting-input' && meta.asks !== undefined && meta.asks !== '') return cut(`${label}: ${meta.asks}`, MAX_BODY_CHARS);
-  if (alert.kind !== 'unrestorable') return cut(label, MAX_BODY_CHARS);
-  const detail = cut(alert.reason, MAX_BODY_CHARS - MIN_LABEL_CHARS - 3);
-  return `${cut(label, MAX_BODY_CHARS - [...detail].length - 3)} — ${detail}`;
+  if (alert.kind === 'awaiting-input' && meta.asks !== undefined && meta.asks !== '')
+    return cutText(`${label}: ${meta.asks}`, MAX_BODY_CHARS);
+  if (alert.kind !== 'unrestorable') return cutText(label, MAX_BODY_CHARS);
+  const detail = cutText(alert.reason, MAX_BODY_CHARS - MIN_LABEL_CHARS - 3);
+  return `${cutText(label, MAX_BODY_CHARS - [...detail].length - 3)} — ${detail}`;
 }
 
 /** The session as a subtitle: "<name>: <description>", or the name alone. */
 function label(meta: SessionLabel): string {
-  return cut(meta.description !== undefined && meta.description !== '' ? `${meta.name}: ${meta.description}` : meta.name, MAX_BODY_CHARS);
+  return cutText(
+    meta.description !== undefined && meta.description !== '' ? `${meta.name}: ${meta.description}` : meta.name,
+    MAX_BODY_CHARS,
+  );
 }
 
 /** The payload of an ask's alert: who asks for what, the session, the command or question; its id, category and choices. */
@@ -100,7 +100,11 @@ function askPayload(agentName: string, sessionId: string, meta: SessionLabel, as
   const category = askCategory(ask);
   return {
     aps: {
-      alert: { title: title(agentName, { kind: 'awaiting-input', ask }), subtitle: label(meta), body: cut(ask.concern, MAX_BODY_CHARS) },
+      alert: {
+        title: title(agentName, { kind: 'awaiting-input', ask }),
+        subtitle: label(meta),
+        body: cutText(ask.concern, MAX_BODY_CHARS),
+      },
       sound: 'default',
       'thread-id': `session-${sessionId}`,
       category,
@@ -111,7 +115,7 @@ function askPayload(agentName: string, sessionId: string, meta: SessionLabel, as
     sessionId,
     askId: ask.id,
     ...(category !== 'TETHER_ASK_OPEN'
-      ? { choices: ask.choices.map((c) => ({ id: c.id, label: cut(c.label, MAX_PAYLOAD_LABEL_CHARS) })) }
+      ? { choices: ask.choices.map((c) => ({ id: c.id, label: cutText(c.label, MAX_PAYLOAD_LABEL_CHARS) })) }
       : {}),
   };
 }
