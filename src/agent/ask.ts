@@ -8,6 +8,7 @@
  * Invariants: every text is cut to its limit here, once, before anything keeps it; an ask's id
  * is never reused (a random UUID); what a client sees (`Ask`) never carries the keys.
  */
+import type { AnswerEffect } from '../machines/agent-state.machine.js';
 import { CHOICE_ID_PATTERN, type AskKind } from '../protocol/ask.js';
 import type { Ask } from '../protocol/frames.js';
 import type { InputMessage } from '../protocol/input.js';
@@ -24,12 +25,6 @@ export const MAX_CHOICE_LABEL_CHARS = 200;
 export const MAX_ASK_CHOICES = 12;
 const CHOICE_ID_RE = new RegExp(CHOICE_ID_PATTERN);
 
-/**
- * What a landed answer does to the agent's state: `run` (the tool it asked for runs: `tool`),
- * `wait` (it stops and waits for the person: `awaiting-input`), `resume` (it goes on: `thinking`).
- */
-export type ChoiceEffect = 'run' | 'wait' | 'resume';
-
 /** One choice of a dialog, as its adapter knows it. */
 export interface AskChoiceSpec {
   readonly id: string;
@@ -37,7 +32,8 @@ export interface AskChoiceSpec {
   readonly label: string;
   /** What a person types to pick it, in order (each step typed once the screen has settled again). */
   readonly keys: readonly InputMessage[];
-  readonly effect: ChoiceEffect;
+  /** What the answer does to the agent's state, once it landed (the agent-state machine's `ask.answered`). */
+  readonly effect: AnswerEffect;
 }
 
 /**
