@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { DomainError, storeFailure } from '../errors.js';
 import { withLock, writeAtomic } from '../files.js';
 import { hasControlChar } from '../protocol/text.js';
+import { AUTH_DIR_NAMES } from '../config/data-layout.js';
 
 export type TokenKind = 'local' | 'device' | 'cli';
 
@@ -38,9 +39,9 @@ export interface StoredDevice {
 
 /** Longest token name, in characters. */
 export const MAX_TOKEN_NAME_CHARS = 64;
-export const TOKENS_FILE = 'tokens.json';
-export const LOCAL_TOKEN_FILE = 'local-token';
-const LOCK_FILE = 'tokens.json.lock';
+export const TOKENS_FILE = AUTH_DIR_NAMES.tokens;
+export const LOCAL_TOKEN_FILE = AUTH_DIR_NAMES.localToken;
+const LOCK_FILE = AUTH_DIR_NAMES.tokensLock;
 export const FORMAT_VERSION = 1;
 const HASH_PATTERN = /^[0-9a-f]{64}$/;
 

@@ -35,11 +35,6 @@ export interface MadeWorktree {
   undo(): Promise<void>;
 }
 
-/** Where worktrees go: `[worktrees] dir` (`configured`), else `worktrees/` in the data dir, outside every repository. */
-export function worktreesRoot(configured: string, dataDir: string): string {
-  return configured === '' ? join(dataDir, 'worktrees') : configured;
-}
-
 const conflict = (message: string) => new DomainError('worktree-conflict', message);
 const exists = (path: string) =>
   stat(path).then(
