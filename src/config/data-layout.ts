@@ -30,14 +30,8 @@ export const DATA_DIR_NAMES = {
   answersLog: 'answers.log',
   /** The daemon's id, made once. */
   identity: 'identity.json',
-  /** Files tether writes for the agents it starts. */
+  /** Files tether writes for the agents it starts, each named by its agent's adapter (the core names no agent). */
   agents: 'agents',
-} as const;
-
-/** Files in the agents folder. */
-export const AGENTS_DIR_NAMES = {
-  /** The settings Claude Code is started with (its hooks). */
-  claudeSettings: 'claude-settings.json',
 } as const;
 
 /** Files in the auth dir. */

@@ -10,14 +10,14 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
-import { AGENTS_DIR_NAMES, AUTH_DIR_NAMES, DATA_DIR_NAMES, RUN_DIR_NAMES, TLS_DIR_NAMES } from '../../src/config/data-layout.js';
+import { AUTH_DIR_NAMES, DATA_DIR_NAMES, RUN_DIR_NAMES, TLS_DIR_NAMES } from '../../src/config/data-layout.js';
 import { resolvePaths } from '../../src/config/paths.js';
 import { agentSocketPath } from '../../src/agent/protocol.js';
 import { ROOT } from '../helpers/daemon.js';
 
 const SRC = join(ROOT, 'src');
 const HOME = 'src/config/data-layout.ts';
-const NAMES = [DATA_DIR_NAMES, AGENTS_DIR_NAMES, AUTH_DIR_NAMES, TLS_DIR_NAMES, RUN_DIR_NAMES].flatMap((n) => Object.values(n) as string[]);
+const NAMES = [DATA_DIR_NAMES, AUTH_DIR_NAMES, TLS_DIR_NAMES, RUN_DIR_NAMES].flatMap((n) => Object.values(n) as string[]);
 const FILE_NAMES = NAMES.filter((n) => /[.-]/.test(n));
 const FOLDER_NAMES = new Set(NAMES.filter((n) => !/[.-]/.test(n)));
 

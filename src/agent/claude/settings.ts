@@ -12,7 +12,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeAtomic } from '../../files.js';
 import { CLAUDE_HOOK_EVENTS } from './events.js';
-import { AGENTS_DIR_NAMES, DATA_DIR_NAMES } from '../../config/data-layout.js';
+import { DATA_DIR_NAMES } from '../../config/data-layout.js';
 
 /** Seconds Claude gives a hook before it stops it (the program gives up after about one). */
 const HOOK_TIMEOUT_S = 5;
@@ -39,7 +39,7 @@ export function claudeSettings(command: string): { hooks: Record<string, unknown
 
 /** Where the settings file lives in the data dir. */
 export function claudeSettingsPath(dataDir: string): string {
-  return join(dataDir, DATA_DIR_NAMES.agents, AGENTS_DIR_NAMES.claudeSettings);
+  return join(dataDir, DATA_DIR_NAMES.agents, 'claude-settings.json');
 }
 
 /** Writes the settings file (only when it differs); returns its path. Throws on an I/O failure. */
