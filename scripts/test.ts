@@ -2,11 +2,16 @@
  * `npm test`: every check of the project, side by side where nothing orders them
  * (docs/testing.md "Time").
  *
- * The static checks (typecheck, lint, format, the import layers, the charts) need nothing of
+ * The static checks (typecheck and lint, format, the import layers, the charts) need nothing of
  * one another or of the build. The tests need the built daemon and the real agents. So the
  * build and the agents' install start together with the static checks, and vitest starts as
  * soon as those two are done, while the static checks may still run: they are mostly CPU, the
- * tests mostly wait on tmux and daemons.
+ * tests mostly wait on tmux and daemons. The static checks run at a lower priority (`nice`):
+ * a test waiting on a daemon gets the CPU the moment it needs it, and the checks take what the
+ * tests leave, so the checks' CPU hardly lengthens the run.
+ *
+ * The typecheck and the lint are one step on one TypeScript program (scripts/typecheck-lint.ts):
+ * the lint's type-aware rules reuse the types the typecheck worked out.
  *
  * The build here is `npm run build:emit`: tsc emits without type-checking, since the typecheck
  * step checks the same files with the same options (a type error fails `npm test` there).
@@ -30,11 +35,23 @@ interface Result {
   readonly output: string;
 }
 
-/** Runs `npm run <script> [-- args]`, its output kept (or shown live with `live`). */
-function step(name: string, script: string, args: readonly string[] = [], live = false): Promise<Result> {
+/** How much lower the static checks' priority is than the build's and the tests'. */
+const CHECKS_NICENESS = 10;
+
+interface StepOptions {
+  /** Shown live instead of kept (vitest). */
+  readonly live?: boolean;
+  /** Run at a lower priority (`nice`), where there is one. */
+  readonly background?: boolean;
+}
+
+/** Runs `npm run <script> [-- args]`, its output kept (or shown live). */
+function step(name: string, script: string, args: readonly string[] = [], opts: StepOptions = {}): Promise<Result> {
   const started = performance.now();
   const argv = ['run', '--silent', script, ...(args.length > 0 ? ['--', ...args] : [])];
-  const child = spawn(NPM, argv, { cwd: ROOT, stdio: live ? 'inherit' : ['ignore', 'pipe', 'pipe'] });
+  const nice = opts.background === true && process.platform !== 'win32';
+  const [command, commandArgs] = nice ? ['nice', ['-n', String(CHECKS_NICENESS), NPM, ...argv]] : [NPM, argv];
+  const child = spawn(command, commandArgs, { cwd: ROOT, stdio: opts.live === true ? 'inherit' : ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
@@ -70,18 +87,18 @@ async function main(): Promise<number> {
     }
     return r;
   };
+  const background = { background: true };
   const checks = [
-    step('typecheck', 'typecheck'),
-    step('lint', 'lint'),
-    step('format', 'format:check'),
-    step('deps', 'deps'),
-    step('charts', 'charts', ['--check']),
+    step('typecheck + lint', 'typecheck:lint', [], background),
+    step('format', 'format:check', [], background),
+    step('deps', 'deps', [], background),
+    step('charts', 'charts', ['--check'], background),
   ].map((p) => p.then(settle));
   const [build, agents] = await Promise.all([step('build', 'build:emit').then(settle), step('agents', 'test:agents').then(settle)]);
   const results: Result[] = [build, agents];
   if (build.ok && agents.ok) {
     vitestRunning = true;
-    results.push(await step('vitest', 'test:vitest', vitestArgs, true));
+    results.push(await step('vitest', 'test:vitest', vitestArgs, { live: true }));
     vitestRunning = false;
   } else {
     process.stdout.write('\nnpm test: vitest not run (the build or the agents failed above)\n');

@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { closeSync, fsyncSync, openSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, isAbsolute, relative, sep } from 'node:path';
 
 /** How a failure is reported: src/errors.ts `storeFailure` (`store-io`, `store-locked`) for tether's stores. */
 export type FileFailure = (code: 'io' | 'locked', message: string) => Error;
@@ -15,6 +15,12 @@ export type FileFailure = (code: 'io' | 'locked', message: string) => Error;
 const LOCK_WAIT_MS = 2000;
 const LOCK_STALE_MS = 10_000;
 const LOCK_POLL_MS = 10;
+
+/** Whether `path` is `dir` or lies under it, by their text (a symlink on the way is not followed). */
+export function isInside(path: string, dir: string): boolean {
+  const rel = relative(dir, path);
+  return rel === '' || (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
+}
 
 export const errnoOf = (err: unknown): string | undefined => (err as NodeJS.ErrnoException).code;
 

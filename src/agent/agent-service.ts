@@ -13,7 +13,7 @@ import type { Logger } from '../log.js';
 import type { TmuxCli } from '../tmux/exec.js';
 import { AGENT_OPTION, readUserOption } from '../tmux/sessions.js';
 import type { AgentRunner, TerminalNotice } from './adapter.js';
-import { AGENT_ADAPTERS } from './adapters.js';
+import { AGENT_ADAPTERS, DEFAULT_ADAPTER } from './adapters.js';
 import { AutoNamer } from './auto-name.js';
 import { AgentHub } from './hub.js';
 import type { AgentKindResolved } from './kinds.js';
@@ -82,7 +82,7 @@ export class AgentService {
       ...(deps.inspect ? { inspect: deps.inspect } : {}),
       ...(deps.sessionFile ? { sessionFile: deps.sessionFile } : {}),
       ...(deps.conversation ? { conversation: deps.conversation } : {}),
-      kindOf: (session) => this.kinds.get(session) ?? AGENT_ADAPTERS[0]!.kind,
+      kindOf: (session) => this.kinds.get(session) ?? DEFAULT_ADAPTER.kind,
       // Each agent's adapter reads its own reports (docs/agents.md "Adding an agent").
       readHook: (agent, fields, conversation, session) => this.runners.get(agent)?.readHook?.(session, fields, conversation) ?? null,
     });

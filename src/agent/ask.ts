@@ -8,9 +8,11 @@
  * Invariants: every text is cut to its limit here, once, before anything keeps it; an ask's id
  * is never reused (a random UUID); what a client sees (`Ask`) never carries the keys.
  */
+import type { AnswerEffect } from '../machines/agent-state.machine.js';
 import { CHOICE_ID_PATTERN, type AskKind } from '../protocol/ask.js';
 import type { Ask } from '../protocol/frames.js';
 import type { InputMessage } from '../protocol/input.js';
+import { cutText, replaceControlChars } from '../protocol/text.js';
 
 export type { Ask } from '../protocol/frames.js';
 export type { AskKind } from '../protocol/ask.js';
@@ -23,12 +25,6 @@ export const MAX_CHOICE_LABEL_CHARS = 200;
 export const MAX_ASK_CHOICES = 12;
 const CHOICE_ID_RE = new RegExp(CHOICE_ID_PATTERN);
 
-/**
- * What a landed answer does to the agent's state: `run` (the tool it asked for runs: `tool`),
- * `wait` (it stops and waits for the person: `awaiting-input`), `resume` (it goes on: `thinking`).
- */
-export type ChoiceEffect = 'run' | 'wait' | 'resume';
-
 /** One choice of a dialog, as its adapter knows it. */
 export interface AskChoiceSpec {
   readonly id: string;
@@ -36,7 +32,8 @@ export interface AskChoiceSpec {
   readonly label: string;
   /** What a person types to pick it, in order (each step typed once the screen has settled again). */
   readonly keys: readonly InputMessage[];
-  readonly effect: ChoiceEffect;
+  /** What the answer does to the agent's state, once it landed (the agent-state machine's `ask.answered`). */
+  readonly effect: AnswerEffect;
 }
 
 /**
@@ -75,19 +72,9 @@ export interface OpenAsk {
   readonly askedAtMs: number;
 }
 
-/** `text` on one line of printable characters: control characters (newlines too) become spaces. */
-function printable(text: string): string {
-  let out = '';
-  for (const ch of text) {
-    const c = ch.codePointAt(0)!;
-    out += c < 0x20 || c === 0x7f ? ' ' : ch;
-  }
-  return out;
-}
-
+/** `text` on one line of printable characters (control characters, newlines too, become spaces), cut to `max`. */
 function cut(text: string, max: number): string {
-  const chars = [...printable(text)];
-  return chars.length > max ? `${chars.slice(0, max - 1).join('')}…` : chars.join('');
+  return cutText(replaceControlChars(text, ' '), max);
 }
 
 /** The opening with every text cut to its limit and the choices bounded; null when it offers no valid choice. */

@@ -38,8 +38,8 @@ export type AskClosure =
 export interface AskRecord {
   readonly session: string;
   readonly open: OpenAsk;
-  /** The first answer, once one came: its answerer and choice, and whether its keys were typed. */
-  claim: { readonly by: Answerer; readonly choice: AskChoiceSpec; readonly at: number; typed: boolean } | null;
+  /** The first answer, once one came: its answerer and choice, and whether its keys were typed (the desk's `typed`, `untyped`). */
+  claim: { readonly by: Answerer; readonly choice: AskChoiceSpec; readonly at: number; readonly typed: boolean } | null;
   /** What the agent said about how it ended, before the state machine closed it. */
   hint: { readonly why: 'terminal' | 'moved-on'; readonly answered?: string } | null;
   closure: AskClosure | null;
@@ -106,6 +106,16 @@ export class AskDesk {
     if (record.claim !== null) throw claimedError(record);
     record.claim = { by, choice: spec, at: this.now(), typed: false };
     return record;
+  }
+
+  /** The claimed answer's keys are typed (from now on the ask is the claimant's, whatever ends it). */
+  typed(record: AskRecord): void {
+    if (record.claim !== null) record.claim = { ...record.claim, typed: true };
+  }
+
+  /** The keys marked typed never reached the pane (the first one was refused): the claim is as before, not typed. */
+  untyped(record: AskRecord): void {
+    if (record.claim !== null && record.closure === null) record.claim = { ...record.claim, typed: false };
   }
 
   /** Gives up a claim whose keys were never typed (the pane could not be reached): another answer may come. */

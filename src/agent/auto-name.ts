@@ -12,6 +12,7 @@
  */
 import { execFile } from 'node:child_process';
 import type { Logger } from '../log.js';
+import { replaceControlChars } from '../protocol/text.js';
 import type { TmuxCli } from '../tmux/exec.js';
 import { readUserOption, setUserOption } from '../tmux/sessions.js';
 
@@ -80,9 +81,7 @@ export function cleanTitle(output: string): string | null {
     .map((l) => l.trim())
     .find((l) => l !== '');
   if (!line) return null;
-  const text = line
-    // eslint-disable-next-line no-control-regex
-    .replace(/[\u0000-\u001f\u007f]/g, '')
+  const text = replaceControlChars(line)
     .replace(/^(title|name)\s*:\s*/i, '')
     .replace(/[*_`#]/g, '')
     .replace(/^["'\u201c\u2018]+|["'\u201d\u2019]+$/g, '')

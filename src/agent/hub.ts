@@ -136,14 +136,15 @@ export class AgentHub {
     return this.agents.desk.claim(sessionId, id, choice, by);
   }
 
-  /** Gives up a claim whose keys were never typed. */
+  /** Gives up a claim none of whose keys reached the pane (even when marked typed before the first one left). */
   release(record: AskRecord): void {
+    this.agents.desk.untyped(record);
     this.agents.desk.release(record);
   }
 
   /** The claimed answer's keys are typed (from now on the ask is the claimant's, whatever ends it). */
   typed(record: AskRecord): void {
-    if (record.claim) record.claim.typed = true;
+    this.agents.desk.typed(record);
   }
 
   /** The agent was seen to take the typed answer of an ask: the state follows the choice. */

@@ -22,6 +22,7 @@ import {
   MAX_HOOK_FIELD_NAME_CHARS,
   type HookReport,
 } from './hook-wire.js';
+import { RUN_DIR_NAMES } from '../config/data-layout.js';
 
 export const AGENT_PROTOCOL_VERSION = 1;
 /** Longest line either side may send (a large command list fits many times over). */
@@ -45,16 +46,16 @@ export const MAX_SOCKET_PATH_BYTES = 103;
 export { AGENT_SOCKET_ENV } from './hook-wire.js';
 
 /**
- * The agent socket under a data dir; when that path is too long for a Unix socket, a short
- * one in the temp dir named after the user and the data dir (the server makes its directory
- * 0700 and refuses one it does not own).
+ * The agent socket in a run dir; when that path is too long for a Unix socket, a short one in
+ * the temp dir named after the user and the run dir (the server makes its directory 0700 and
+ * refuses one it does not own).
  */
-export function agentSocketPath(dataDir: string): string {
-  const path = join(dataDir, 'run', 'agent.sock');
+export function agentSocketPath(runDir: string): string {
+  const path = join(runDir, RUN_DIR_NAMES.agentSocket);
   if (Buffer.byteLength(path) <= MAX_SOCKET_PATH_BYTES) return path;
-  const digest = createHash('sha256').update(dataDir).digest('hex').slice(0, 16);
+  const digest = createHash('sha256').update(runDir).digest('hex').slice(0, 16);
   const uid = typeof process.getuid === 'function' ? process.getuid() : 0;
-  return join(tmpdir(), `tether-${uid}-${digest}`, 'agent.sock');
+  return join(tmpdir(), `tether-${uid}-${digest}`, RUN_DIR_NAMES.agentSocket);
 }
 
 /** The events the extension reports (names as the agent-state machine takes them). */

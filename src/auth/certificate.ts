@@ -23,11 +23,12 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DomainError, storeFailure, type ErrorCode } from '../errors.js';
 import { writeAtomic } from '../files.js';
+import { TLS_DIR_NAMES } from '../config/data-layout.js';
 
 /** Validity of a new certificate. */
 export const CERT_VALID_DAYS = 3650;
-export const CERT_FILE = 'cert.pem';
-export const KEY_FILE = 'key.pem';
+export const CERT_FILE = TLS_DIR_NAMES.cert;
+export const KEY_FILE = TLS_DIR_NAMES.key;
 
 /** The certificate cannot be made or read: `certificate-unusable`, saying what to do. */
 const unusable = (message: string): DomainError => new DomainError('certificate-unusable', message);

@@ -14,9 +14,10 @@ import { linkSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { storeFailure } from '../errors.js';
 import { errnoOf, writeAtomic } from '../files.js';
+import { DATA_DIR_NAMES } from '../config/data-layout.js';
 
 /** The file in the data dir. */
-export const IDENTITY_FILE = 'identity.json';
+export const IDENTITY_FILE = DATA_DIR_NAMES.identity;
 /** An id: 128 random bits, base64url without padding (22 characters). */
 export const DAEMON_ID_PATTERN = '^[A-Za-z0-9_-]{22}$';
 const DAEMON_ID_RE = new RegExp(DAEMON_ID_PATTERN);

@@ -8,6 +8,8 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { DomainError, storeFailure } from '../errors.js';
 import { withLock, writeAtomic } from '../files.js';
+import { hasControlChar } from '../protocol/text.js';
+import { AUTH_DIR_NAMES } from '../config/data-layout.js';
 
 export type TokenKind = 'local' | 'device' | 'cli';
 
@@ -47,13 +49,11 @@ export interface StoredDevice {
 
 /** Longest token name, in characters. */
 export const MAX_TOKEN_NAME_CHARS = 64;
-export const TOKENS_FILE = 'tokens.json';
-export const LOCAL_TOKEN_FILE = 'local-token';
-const LOCK_FILE = 'tokens.json.lock';
+export const TOKENS_FILE = AUTH_DIR_NAMES.tokens;
+export const LOCAL_TOKEN_FILE = AUTH_DIR_NAMES.localToken;
+const LOCK_FILE = AUTH_DIR_NAMES.tokensLock;
 export const FORMAT_VERSION = 1;
 const HASH_PATTERN = /^[0-9a-f]{64}$/;
-// eslint-disable-next-line no-control-regex -- control characters are exactly what is refused
-const CONTROL_CHARS = /[\u0000-\u001f\u007f]/;
 
 /** A new token: 32 random bytes, base64url (43 characters). */
 export const newToken = (): string => randomBytes(32).toString('base64url');
@@ -131,7 +131,7 @@ export function parseTokensFile(path: string, text: string): TokenRecord[] {
 export function checkName(name: string): string {
   const trimmed = name.trim();
   // Characters are code points, as a device name's schema counts them (an emoji is one, not two).
-  if (trimmed === '' || [...trimmed].length > MAX_TOKEN_NAME_CHARS || CONTROL_CHARS.test(trimmed)) {
+  if (trimmed === '' || [...trimmed].length > MAX_TOKEN_NAME_CHARS || hasControlChar(trimmed)) {
     throw new DomainError('token-name-invalid', `a token name has 1 to ${MAX_TOKEN_NAME_CHARS} printable characters`);
   }
   return trimmed;

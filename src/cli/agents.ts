@@ -12,7 +12,7 @@
  * a named agent whose program is missing is refused when a session asks for it, naming why.
  */
 import type { AgentLaunch } from '../actors/session.actor.js';
-import { AGENT_ADAPTERS } from '../agent/adapters.js';
+import { DEFAULT_ADAPTER } from '../agent/adapters.js';
 import type { SlashCommand } from '../agent/commands.js';
 import { adapterOf, type AgentKindResolved } from '../agent/kinds.js';
 import type { ReportedCommand } from '../agent/protocol.js';
@@ -101,10 +101,10 @@ export function prepareAgents(
     catalog: (view, recordedCwd) => ({
       names: () => [...agents.keys()],
       problem: (name) => agents.get(name)?.problem ?? null,
-      // An agent tether does not integrate with lists what the first adapter's would (tether's default agent).
+      // An agent tether does not integrate with lists what the default agent's adapter would.
       commands: (id, name): Promise<readonly SlashCommand[]> =>
         Promise.resolve(
-          (adapterOf(get(name).kind) ?? AGENT_ADAPTERS[0]!).commands({
+          (adapterOf(get(name).kind) ?? DEFAULT_ADAPTER).commands({
             cwd: view.agentCwd(id) ?? recordedCwd(id),
             env,
             reported: view.commands(id),

@@ -12,7 +12,8 @@ import { agentSocketPath } from '../agent/protocol.js';
 import { TmuxCli } from '../tmux/exec.js';
 import { isValidSessionName } from '../protocol/session-name.js';
 import { listSessions } from '../tmux/session-list.js';
-import { makeWorktree, worktreesRoot, type MadeWorktree } from '../git/worktree.js';
+import { makeWorktree, type MadeWorktree } from '../git/worktree.js';
+import { worktreesRoot } from '../config/data-layout.js';
 import { DomainError } from '../errors.js';
 import type { TetherConfig } from '../config/schema.js';
 import { createSession } from '../tmux/session-create.js';
@@ -91,7 +92,7 @@ export class AttachCommand extends Command {
       const launch = resolveAgent(table.config, env, {
         table: table.table,
         // Hook programs are told where the socket is; a plugin that finds it itself is not (as it always was).
-        ...(adapterOf(kind)?.needsSocketPath ? { agentSocket: agentSocketPath(paths.dataDir) } : {}),
+        ...(adapterOf(kind)?.needsSocketPath ? { agentSocket: agentSocketPath(paths.runDir) } : {}),
         prepared,
       })(made?.worktree.path ?? process.cwd());
       try {

@@ -17,6 +17,7 @@ import { CERT_FILE } from '../auth/certificate.js';
 import type { TetherPaths } from '../config/paths.js';
 import { pinnedOptions } from '../reference-client/pinning.js';
 import { readRunFile } from './run-file.js';
+import { AUTH_DIR_NAMES } from '../config/data-layout.js';
 
 /** How long the daemon has to answer the notice. */
 export const NOTICE_TIMEOUT_MS = 5000;
@@ -31,7 +32,7 @@ export type NoticeResult =
 /** The local token, read before a revocation can remove its file; null when there is none. */
 export function readLocalToken(paths: TetherPaths): string | null {
   try {
-    return readFileSync(join(paths.authDir, 'local-token'), 'utf8').trim() || null;
+    return readFileSync(join(paths.authDir, AUTH_DIR_NAMES.localToken), 'utf8').trim() || null;
   } catch {
     return null;
   }

@@ -24,6 +24,7 @@ import { checkTmuxVersion, readTmuxVersion } from '../tmux/version.js';
 import { killSession } from '../tmux/sessions.js';
 import { listSessions, sessionActivity } from '../tmux/session-list.js';
 import { CliError } from './fail.js';
+import { RUN_DIR_NAMES } from '../config/data-layout.js';
 
 /** The tmux that `[tmux] socket` names, refused (one line) when it cannot be run or is too old. */
 export async function usableTmux(socket: string): Promise<TmuxTarget> {
@@ -122,7 +123,7 @@ export async function setUpBuffers(buffers: DiskBuffers, cli: TmuxCli, log: pino
 }
 
 /** The ledger of this data dir's control clients, in the run dir. */
-export const CONTROL_LEDGER_FILE = 'control-clients';
+export const CONTROL_LEDGER_FILE = RUN_DIR_NAMES.controlLedger;
 
 /**
  * Ends the control clients a daemon that died (SIGKILL, a crash) left attached, before this

@@ -87,7 +87,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
 
   // Log lines reach the file only once the port is held (`openLogFile`); stderr has them at once.
   const { log, openFile: openLogFile, close: closeLog } = makeLogger(paths, io.env, io.stderr);
-  const configured = prepareAgents(config, io.env, paths.dataDir, agentSocketPath(paths.dataDir), log);
+  const configured = prepareAgents(config, io.env, paths.dataDir, agentSocketPath(paths.runDir), log);
   for (const w of warnings) log.warn(w);
   const tls = config.tls ? await loadCertificate(paths.tlsDir, host, config.publicBaseUrl, log) : null;
   const presence = hostPresence({ config, dataDir: paths.dataDir, bindHost: host, tls: tls !== null, version: packageVersion(), log });
@@ -147,7 +147,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
   });
   const agents = new AgentService({
     cli,
-    socketPath: agentSocketPath(paths.dataDir),
+    socketPath: agentSocketPath(paths.runDir),
     namingCommand: resolveAgentProgram(config.agent, io.env).argv,
     namingModel: config.agent.naming_model,
     env: io.env,

@@ -29,6 +29,7 @@ import { processExists } from '../process.js';
 import { CliError, reportFailure } from './fail.js';
 import { readRunFile, type RunFile } from './run-file.js';
 import { describeManager, restartArgv, runArgv, serviceManagerOf, stopArgv, type ServiceManager } from './service-control.js';
+import { DATA_DIR_NAMES } from '../config/data-layout.js';
 
 /** How long a daemon has to finish its shutdown after SIGTERM. */
 export const STOP_TIMEOUT_MS = 20_000;
@@ -143,7 +144,7 @@ async function restartService(manager: ServiceManager, old: RunFile, out: NodeJS
     if (Date.now() > deadline) {
       const see = manager.kind === 'systemd' ? `systemctl --user status ${manager.unit}` : `launchctl print ${manager.target}`;
       throw new CliError(
-        `the ${describeManager(manager)} started no daemon that serves within ${START_TIMEOUT_MS / 1000} s: see "${see}" and tether.log`,
+        `the ${describeManager(manager)} started no daemon that serves within ${START_TIMEOUT_MS / 1000} s: see "${see}" and ${DATA_DIR_NAMES.log}`,
       );
     }
     await sleep(POLL_MS);

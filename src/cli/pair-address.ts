@@ -8,6 +8,7 @@
  * address, a family the daemon does not listen on) is listed but never chosen.
  */
 import { isIP } from 'node:net';
+import { hasControlChar } from '../protocol/text.js';
 
 /** One interface as the OS reports it, with what sysfs says about it (null: not known). */
 export interface NetInterface {
@@ -202,8 +203,7 @@ export function parseHostFlag(input: string): string {
 
 function hostFlagProblem(input: string): string | null {
   if (input.trim() === '') return 'it is empty';
-  // eslint-disable-next-line no-control-regex -- control characters are exactly what is refused
-  if (/[\s\u0000-\u001f\u007f]/.test(input)) return 'it holds a space or a control character';
+  if (/\s/.test(input) || hasControlChar(input)) return 'it holds a space or a control character';
   if (input.includes('%')) return 'a zone (%) cannot be put in a URL; use a global address or a name';
   const bare = /^\[(.*)\]$/.exec(input)?.[1] ?? input;
   if (isIP(bare) !== 0) return null;

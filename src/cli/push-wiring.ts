@@ -11,7 +11,7 @@ import type { ActivityDelays, ActivityDevices } from '../push/live-activity.serv
 import type { PushSettings, PushStatus } from '../push/settings.js';
 import type { Logger } from '../log.js';
 import type { AgentHub } from '../agent/hub.js';
-import { AGENT_ADAPTERS } from '../agent/adapters.js';
+import { DEFAULT_ADAPTER } from '../agent/adapters.js';
 import { adapterOf } from '../agent/kinds.js';
 import { DEFAULT_AGENT_NAME } from '../config/schema.js';
 
@@ -60,10 +60,10 @@ export function activityDelaysOf(env: NodeJS.ProcessEnv): Partial<ActivityDelays
 
 /**
  * How the push title names an agent: by its adapter's label where tether integrates with it, else
- * by its configured name; the default agent of another kind by the first adapter's (tether's own).
+ * by its configured name; the default agent of another kind by the default adapter's (tether's own).
  */
 export function agentLabel(kind: string | null, name: string): string {
-  return adapterOf(kind)?.label ?? (name === DEFAULT_AGENT_NAME ? AGENT_ADAPTERS[0]!.label : name);
+  return adapterOf(kind)?.label ?? (name === DEFAULT_AGENT_NAME ? DEFAULT_ADAPTER.label : name);
 }
 
 /** Starts push when it is configured; otherwise only says why it is off. */
@@ -118,7 +118,7 @@ export async function startPush(deps: DaemonPushDeps): Promise<DaemonPush> {
       const asks = deps.agents.asks(id);
       return { ...meta, agentLabel: agentLabel(deps.kindOf(meta.agent), meta.agent), ...(asks !== null ? { asks } : {}) };
     },
-    agentName: AGENT_ADAPTERS[0]!.label,
+    agentName: DEFAULT_ADAPTER.label,
     askOpen: (id, askId) => deps.agents.openAsk(id)?.open.ask.id === askId,
     stopHeld: (id, stopId) => deps.agents.stopOf(id)?.id === stopId,
     now: deps.now,

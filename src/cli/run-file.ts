@@ -11,6 +11,7 @@ import { isDaemonId } from '../auth/identity.js';
 import { writeAtomic } from '../files.js';
 import { CliError } from './fail.js';
 import { processExists } from '../process.js';
+import { RUN_DIR_NAMES } from '../config/data-layout.js';
 
 export interface RunFile {
   readonly pid: number;
@@ -29,7 +30,7 @@ export interface RunFile {
   readonly cwd: string | null;
 }
 
-export const RUN_FILE = 'daemon.json';
+export const RUN_FILE = RUN_DIR_NAMES.daemonFile;
 
 /** Writes the run file (0600, atomically); returns its path. */
 export function writeRunFile(

@@ -31,6 +31,7 @@ import {
   type ServicePlatform,
 } from './login-service.js';
 import { AGENT_ADAPTERS } from '../agent/adapters.js';
+import { DATA_DIR_NAMES, RUN_DIR_NAMES } from '../config/data-layout.js';
 
 /** Variables carried into the service when set at install: they choose what the daemon serves (and its agents' panes get). */
 const CARRIED_ENV = [
@@ -63,7 +64,9 @@ function context(env: NodeJS.ProcessEnv) {
     env: carried,
   };
   const text =
-    platform === 'systemd' ? systemdUnit(launch, join(dataDir, 'tether.log')) : launchdPlist(launch, join(dataDir, 'run', 'service.out'));
+    platform === 'systemd'
+      ? systemdUnit(launch, join(dataDir, DATA_DIR_NAMES.log))
+      : launchdPlist(launch, join(dataDir, DATA_DIR_NAMES.run, RUN_DIR_NAMES.serviceOut));
   return { platform, file, text, dataDir };
 }
 
@@ -219,11 +222,11 @@ export class ServiceStatusCommand extends Command {
         out(`enabled: ${enabledLink(file) ? 'yes' : `no (${enableCommand(platform, file)})`}`);
         const active = spawnSync('systemctl', ['--user', 'is-active', SYSTEMD_UNIT_NAME], { encoding: 'utf8' });
         out(`running: ${active.error ? 'unknown (systemctl could not be run)' : active.stdout.trim() || 'unknown'}`);
-        out(`logs: journalctl --user -u ${SYSTEMD_UNIT_NAME}, and ${join(dataDir, 'tether.log')}`);
+        out(`logs: journalctl --user -u ${SYSTEMD_UNIT_NAME}, and ${join(dataDir, DATA_DIR_NAMES.log)}`);
       } else {
         const listed = spawnSync('launchctl', ['print', `gui/${process.getuid?.() ?? ''}/${LAUNCHD_LABEL}`], { encoding: 'utf8' });
         out(`loaded: ${listed.error ? 'unknown (launchctl could not be run)' : listed.status === 0 ? 'yes' : 'no'}`);
-        out(`logs: ${join(dataDir, 'tether.log')} (start-up output: ${join(dataDir, 'run', 'service.out')})`);
+        out(`logs: ${join(dataDir, DATA_DIR_NAMES.log)} (start-up output: ${join(dataDir, DATA_DIR_NAMES.run, RUN_DIR_NAMES.serviceOut)})`);
       }
       return Promise.resolve(0);
     } catch (err) {

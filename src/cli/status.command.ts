@@ -26,6 +26,7 @@ import type { ClientConnection } from '../service/health.js';
 import type { HealthReport } from '../transport/handles.js';
 import { CliError, reportFailure } from './fail.js';
 import { readRunFile, type RunFile } from './run-file.js';
+import { AUTH_DIR_NAMES } from '../config/data-layout.js';
 
 /** How long the daemon has to answer each request. */
 export const STATUS_TIMEOUT_MS = 5000;
@@ -255,7 +256,7 @@ export async function collectStatus(env: NodeJS.ProcessEnv): Promise<StatusRepor
   if (!run) throw new CliError('tether is not running (no live daemon in the run file): start it with "tether serve"');
   let token: string;
   try {
-    token = readFileSync(join(paths.authDir, 'local-token'), 'utf8').trim();
+    token = readFileSync(join(paths.authDir, AUTH_DIR_NAMES.localToken), 'utf8').trim();
   } catch {
     throw new CliError(`the local token cannot be read from ${paths.authDir}: run this as the user that runs tether`);
   }

@@ -18,8 +18,9 @@ import { HistoryService, type BufferNote } from '../service/history.service.js';
 import { UploadsService } from '../service/uploads.service.js';
 import { historyRoutes } from '../transport/history.routes.js';
 import { uploadsRoutes } from '../transport/uploads.routes.js';
-import { UPLOAD_LEDGER_FILE, UploadLedger } from '../uploads/upload-ledger.js';
+import { UploadLedger } from '../uploads/upload-ledger.js';
 import { UploadStore } from '../uploads/upload-store.js';
+import { DATA_DIR_NAMES, uploadsRoot } from '../config/data-layout.js';
 
 /** How often uploads older than `[uploads] keep_days` are looked for (and once at `start`). */
 export const UPLOAD_CLEANUP_INTERVAL_MS = 6 * 3600 * 1000;
@@ -48,11 +49,6 @@ export interface Workbench {
   readonly stop: () => void;
 }
 
-/** Where uploads are kept: `[uploads] dir`, else `uploads/` in the data dir. */
-export function uploadsRoot(config: TetherConfig, dataDir: string): string {
-  return config.uploads.dir === '' ? join(dataDir, 'uploads') : config.uploads.dir;
-}
-
 function bufferNote(buffers: DiskBuffers, id: string): BufferNote {
   const own = buffers.sessionState(id);
   const global = buffers.status();
@@ -65,9 +61,9 @@ function bufferNote(buffers: DiskBuffers, id: string): BufferNote {
 export function makeWorkbench(deps: WorkbenchDeps): Workbench {
   const { config, system, buffers, log } = deps;
   const store = new UploadStore({
-    root: uploadsRoot(config, deps.dataDir),
+    root: uploadsRoot(config.uploads.dir, deps.dataDir),
     maxBytes: config.uploads.max_mb * 1024 * 1024,
-    ledger: new UploadLedger(join(deps.dataDir, UPLOAD_LEDGER_FILE), log),
+    ledger: new UploadLedger(join(deps.dataDir, DATA_DIR_NAMES.uploadLedger), log),
     now: deps.now,
   });
   const uploads = new UploadsService({

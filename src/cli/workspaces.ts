@@ -11,7 +11,7 @@ import type { Logger } from '../log.js';
 import { isValidSessionName } from '../protocol/session-name.js';
 import type { SessionRecords } from '../restore/records.js';
 import { Workspaces } from '../service/workspaces.service.js';
-import { worktreesRoot } from '../git/worktree.js';
+import { worktreesRoot } from '../config/data-layout.js';
 import type { TmuxCli } from '../tmux/exec.js';
 import { listSessions } from '../tmux/session-list.js';
 import { changesRoutes } from '../transport/changes.routes.js';

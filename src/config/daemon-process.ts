@@ -6,6 +6,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { RUN_DIR_NAMES } from './data-layout.js';
 
 /**
  * V8's young generation grows to 16 MB semi-spaces by default and keeps them: a third of an
@@ -17,7 +18,7 @@ import { join } from 'node:path';
 export const DAEMON_NODE_ARGS: readonly string[] = ['--max-semi-space-size=2'];
 
 /** The file under the run dir that takes a detached daemon's stdout and stderr. */
-export const DAEMON_OUT_FILE = 'serve.out';
+export const DAEMON_OUT_FILE = RUN_DIR_NAMES.daemonOut;
 /** Largest `serve.out` kept at a start; a larger one is emptied first (it holds start-up lines only). */
 export const MAX_DAEMON_OUT_BYTES = 64 * 1024;
 /**

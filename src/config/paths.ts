@@ -12,6 +12,7 @@
  */
 import { homedir as osHomedir } from 'node:os';
 import path from 'node:path';
+import { DATA_DIR_NAMES } from './data-layout.js';
 
 /** The product's directory name under the platform's config and data roots. */
 const APP_NAME = 'tether';
@@ -86,10 +87,10 @@ export function resolvePaths(env: NodeJS.ProcessEnv, platform: NodeJS.Platform =
     configFile,
     legacyConfigFile: path.join(path.dirname(configFile), 'config.json'),
     dataDir,
-    buffersDir: path.join(dataDir, 'buffers'),
-    tlsDir: path.join(dataDir, 'tls'),
-    authDir: path.join(dataDir, 'auth'),
-    logFile: path.join(dataDir, 'tether.log'),
-    runDir: path.join(dataDir, 'run'),
+    buffersDir: path.join(dataDir, DATA_DIR_NAMES.buffers),
+    tlsDir: path.join(dataDir, DATA_DIR_NAMES.tls),
+    authDir: path.join(dataDir, DATA_DIR_NAMES.auth),
+    logFile: path.join(dataDir, DATA_DIR_NAMES.log),
+    runDir: path.join(dataDir, DATA_DIR_NAMES.run),
   };
 }

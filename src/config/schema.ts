@@ -15,6 +15,8 @@
 import { isIPv4, isIPv6 } from 'node:net';
 import type { Static, TSchema, Type as TypeBuilder } from 'typebox';
 import { isValidSessionName } from '../protocol/session-name.js';
+import { hasControlChar } from '../protocol/text.js';
+import { DEFAULT_AGENT, DEFAULT_SESSION_NAME } from './default-agent.js';
 
 /** Session names (docs/configuration.md). */
 /** Longest `name` shown in the QR payload and on the phone. */
@@ -66,11 +68,7 @@ function isEmptyOrHttpUrl(s: string): boolean {
 
 /** Text a terminal or a QR code shows as is: no control characters. */
 function hasNoControlChars(s: string): boolean {
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c < 0x20 || c === 0x7f) return false;
-  }
-  return true;
+  return !hasControlChar(s);
 }
 
 /**
@@ -156,8 +154,8 @@ export function tetherConfigSchema(Type: typeof TypeBuilder) {
       name: str('', `at most ${MAX_SIDECAR_NAME_LENGTH} characters, no control characters ("" = the host name)`, 'sidecarName'),
       tls: Type.Boolean({ default: true, expected: 'true or false' }),
       agent: section('agent', {
-        ...agentProgramKeys('pi'),
-        default_session: str('pi-main', '1 to 64 letters, digits, "_" or "-"', 'sessionName'),
+        ...agentProgramKeys(DEFAULT_AGENT),
+        default_session: str(DEFAULT_SESSION_NAME, '1 to 64 letters, digits, "_" or "-"', 'sessionName'),
         naming_model: str('', '"provider/model", or "" to turn auto-naming off', 'namingModel'),
         restore: Type.Boolean({ default: true, expected: 'true or false' }),
       }),

@@ -137,7 +137,7 @@ export default function tetherExtension(pi: PiApi): void {
       notify('tether needs tmux: run "tether attach" to start pi in a tether session, or start pi --tether inside tmux', 'warning');
       return;
     }
-    const socketPath = env[AGENT_SOCKET_ENV] || agentSocketPath(resolvePaths(env).dataDir);
+    const socketPath = env[AGENT_SOCKET_ENV] || agentSocketPath(resolvePaths(env).runDir);
     const startedByTether = Boolean(env[AGENT_SOCKET_ENV]);
     const current = (link = new DaemonLink({
       path: socketPath,

@@ -13,8 +13,9 @@
  */
 import { copyFile, lstat, mkdtemp, readlink, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, isAbsolute, join, posix, relative, resolve, sep } from 'node:path';
+import { dirname, isAbsolute, join, posix, resolve } from 'node:path';
 import { DomainError } from '../errors.js';
+import { isInside } from '../files.js';
 import { gitFailed, gitOutput, nulFields, runGit } from './exec.js';
 
 /** Most files a changes answer lists (the summary counts them all). */
@@ -240,11 +241,6 @@ export async function readChanges(dir: string, base: string | null, withCommits 
 
 const outside = (path: string) =>
   new DomainError('invalid', `${JSON.stringify(path.slice(0, 200))} is not a path inside the working tree`, { field: 'querystring/path' });
-
-function isInside(path: string, dir: string): boolean {
-  const rel = relative(dir, path);
-  return rel === '' || (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
-}
 
 /**
  * `path` as a path relative to the top of the tree, refused when it leads out of it: absolute,

@@ -10,8 +10,9 @@
  * - Nothing is removed that holds uncommitted changes or unpushed commits unless `force` says so.
  */
 import { mkdir, realpath, rm, rmdir, stat } from 'node:fs/promises';
-import { dirname, join, relative, resolve, sep } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { DomainError } from '../errors.js';
+import { isInside } from '../files.js';
 import type { SessionWorktree } from '../machines/session.machine.js';
 import { gitFailed, nulFields, runGit } from './exec.js';
 import { branchExists, checkBranchName, mustGit, repositoryAt, resolveCommit, worktreeFolder, worktreesOf } from './repository.js';
@@ -34,21 +35,12 @@ export interface MadeWorktree {
   undo(): Promise<void>;
 }
 
-/** Where worktrees go: `[worktrees] dir` (`configured`), else `worktrees/` in the data dir, outside every repository. */
-export function worktreesRoot(configured: string, dataDir: string): string {
-  return configured === '' ? join(dataDir, 'worktrees') : configured;
-}
-
 const conflict = (message: string) => new DomainError('worktree-conflict', message);
 const exists = (path: string) =>
   stat(path).then(
     () => true,
     () => false,
   );
-const isInside = (path: string, dir: string) => {
-  const rel = relative(dir, path);
-  return rel === '' || (!rel.startsWith(`..${sep}`) && rel !== '..' && !rel.startsWith(sep));
-};
 
 /** Whether two paths name the same folder (also through a symlink in either). */
 async function samePath(a: string, b: string): Promise<boolean> {

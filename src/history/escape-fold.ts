@@ -177,8 +177,3 @@ function stripped(src: Buffer, from: number, to: number): number {
   const removed = text.length - stripVTControlCharacters(text).length;
   return removed === 0 ? 0 : Buffer.byteLength(text.slice(0, removed));
 }
-
-/** The fold of one text, as a string (for tests and for comparing with the string pipeline). */
-export function foldText(text: string): string {
-  return new EscapeFolder().fold(Buffer.from(text)).bytes.toString('utf8');
-}

@@ -17,6 +17,7 @@
 import { constants } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { stripVTControlCharacters } from 'node:util';
+import { replaceControlChars } from '../protocol/text.js';
 import { positionAt, type BufferSegment } from './buffer-index.js';
 import { EscapeFolder } from './escape-fold.js';
 import { readAt, readSegments, type BufferFiles } from './history-reader.js';
@@ -30,9 +31,6 @@ export const MAX_LINE_BYTES = 1024 * 1024;
 export const MAX_SHOWN_CHARS = 2000;
 /** Lines of context shown before and after a matching line. */
 export const CONTEXT_LINES = 2;
-/** Control characters a line shows as nothing (a tab stays). */
-// eslint-disable-next-line no-control-regex -- control characters are exactly what is removed
-const CONTROLS_BUT_TAB = /[\u0000-\u0008\u000a-\u001f\u007f]/g;
 /** Bytes read either side of a match to find its context. */
 const CONTEXT_WINDOW_BYTES = 16 * 1024;
 
@@ -58,7 +56,7 @@ export interface SearchResult {
 export function cleanLine(raw: Buffer): string {
   let text = raw.toString('utf8');
   if (text.endsWith('\r')) text = text.slice(0, -1);
-  text = stripVTControlCharacters(text).replace(CONTROLS_BUT_TAB, '');
+  text = replaceControlChars(stripVTControlCharacters(text), '', true);
   return text.length > MAX_SHOWN_CHARS ? `${text.slice(0, MAX_SHOWN_CHARS)}…` : text;
 }
 

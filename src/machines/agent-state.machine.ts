@@ -32,7 +32,10 @@ export interface RunningTool {
   readonly name: string;
 }
 
-/** What a landed answer does: the tool it asked for runs, the agent waits, or it goes on. */
+/**
+ * What a landed answer does to the agent's state: `run` (the tool it asked for runs: `tool`),
+ * `wait` (it stops and waits for the person: `awaiting-input`), `resume` (it goes on: `thinking`).
+ */
 export type AnswerEffect = 'run' | 'wait' | 'resume';
 
 /** The kinds of stop (src/protocol/stop.ts restates them for the wire). */

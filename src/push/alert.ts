@@ -12,6 +12,7 @@
  */
 import { constants } from 'node:os';
 import type { Ask } from '../protocol/frames.js';
+import { cutText } from '../protocol/text.js';
 import { MAX_PAYLOAD_BYTES } from './apns.js';
 import { stopExtras, stopTitle, type PushedStop } from './stop-alert.js';
 
@@ -68,22 +69,17 @@ export function signalName(signal: number): string {
   return name ?? `signal ${signal}`;
 }
 
-function cut(text: string, max: number): string {
-  const chars = [...text];
-  return chars.length > max ? `${chars.slice(0, Math.max(0, max - 1)).join('')}…` : text;
-}
-
 function title(agentName: string, alert: PushAlert): string {
   switch (alert.kind) {
     case 'awaiting-input':
-      if (alert.ask?.kind === 'permission') return cut(`${agentName} asks to use ${alert.ask.tool ?? 'a tool'}`, MAX_BODY_CHARS);
+      if (alert.ask?.kind === 'permission') return cutText(`${agentName} asks to use ${alert.ask.tool ?? 'a tool'}`, MAX_BODY_CHARS);
       if (alert.ask?.kind === 'question') return `${agentName} asks you`;
       return `${agentName} is waiting for you`;
     case 'agent-exited':
       if (alert.signal !== null) return `${agentName} crashed: killed by ${signalName(alert.signal)}`;
       return `${agentName} exited with status ${alert.status ?? 'unknown'}`;
     case 'stopped':
-      return cut(stopTitle(agentName, alert.stop), MAX_BODY_CHARS);
+      return cutText(stopTitle(agentName, alert.stop), MAX_BODY_CHARS);
     case 'limit-reset':
       return `${agentName}'s usage limit has reset: it can go on`;
     case 'unrestorable':
@@ -93,15 +89,19 @@ function title(agentName: string, alert: PushAlert): string {
 
 function body(meta: SessionLabel, alert: PushAlert): string {
   const label = meta.description !== undefined && meta.description !== '' ? `${meta.name}: ${meta.description}` : meta.name;
-  if (alert.kind === 'awaiting-input' && meta.asks !== undefined && meta.asks !== '') return cut(`${label}: ${meta.asks}`, MAX_BODY_CHARS);
-  if (alert.kind !== 'unrestorable') return cut(label, MAX_BODY_CHARS);
-  const detail = cut(alert.reason, MAX_BODY_CHARS - MIN_LABEL_CHARS - 3);
-  return `${cut(label, MAX_BODY_CHARS - [...detail].length - 3)} — ${detail}`;
+  if (alert.kind === 'awaiting-input' && meta.asks !== undefined && meta.asks !== '')
+    return cutText(`${label}: ${meta.asks}`, MAX_BODY_CHARS);
+  if (alert.kind !== 'unrestorable') return cutText(label, MAX_BODY_CHARS);
+  const detail = cutText(alert.reason, MAX_BODY_CHARS - MIN_LABEL_CHARS - 3);
+  return `${cutText(label, MAX_BODY_CHARS - [...detail].length - 3)} — ${detail}`;
 }
 
 /** The session as a subtitle: "<name>: <description>", or the name alone. */
 function label(meta: SessionLabel): string {
-  return cut(meta.description !== undefined && meta.description !== '' ? `${meta.name}: ${meta.description}` : meta.name, MAX_BODY_CHARS);
+  return cutText(
+    meta.description !== undefined && meta.description !== '' ? `${meta.name}: ${meta.description}` : meta.name,
+    MAX_BODY_CHARS,
+  );
 }
 
 /** The payload of an ask's alert: who asks for what, the session, the command or question; its id, category and choices. */
@@ -109,7 +109,11 @@ function askPayload(agentName: string, sessionId: string, meta: SessionLabel, as
   const category = askCategory(ask);
   return {
     aps: {
-      alert: { title: title(agentName, { kind: 'awaiting-input', ask }), subtitle: label(meta), body: cut(ask.concern, MAX_BODY_CHARS) },
+      alert: {
+        title: title(agentName, { kind: 'awaiting-input', ask }),
+        subtitle: label(meta),
+        body: cutText(ask.concern, MAX_BODY_CHARS),
+      },
       sound: 'default',
       'thread-id': `session-${sessionId}`,
       category,
@@ -120,7 +124,7 @@ function askPayload(agentName: string, sessionId: string, meta: SessionLabel, as
     sessionId,
     askId: ask.id,
     ...(category !== 'TETHER_ASK_OPEN'
-      ? { choices: ask.choices.map((c) => ({ id: c.id, label: cut(c.label, MAX_PAYLOAD_LABEL_CHARS) })) }
+      ? { choices: ask.choices.map((c) => ({ id: c.id, label: cutText(c.label, MAX_PAYLOAD_LABEL_CHARS) })) }
       : {}),
   };
 }
@@ -131,7 +135,7 @@ function stopPayload(agentName: string, sessionId: string, meta: SessionLabel, s
   const words = stop.message !== '' ? stop.message : stop.kind === 'usage-limit' ? 'usage limit reached' : 'the model API failed';
   return {
     aps: {
-      alert: { title: title(agentName, { kind: 'stopped', stop }), subtitle: label(meta), body: cut(words, MAX_BODY_CHARS) },
+      alert: { title: title(agentName, { kind: 'stopped', stop }), subtitle: label(meta), body: cutText(words, MAX_BODY_CHARS) },
       sound: 'default',
       'thread-id': `session-${sessionId}`,
       ...extras.aps,

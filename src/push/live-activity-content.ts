@@ -10,6 +10,7 @@
  */
 
 import type { Stop } from '../protocol/stop.js';
+import { cutText } from '../protocol/text.js';
 
 /** The agent states, as the agent hub reports them. */
 export type AgentStateName = 'thinking' | 'tool' | 'idle' | 'awaiting-input';
@@ -79,9 +80,9 @@ export function mostUrgent(sessions: readonly SessionSummary[]): SessionSummary 
   return best;
 }
 
-export function cut(text: string, max: number): string {
-  const chars = [...text.replace(/\s+/g, ' ').trim()];
-  return chars.length > max ? `${chars.slice(0, Math.max(0, max - 1)).join('')}…` : chars.join('');
+/** `text` on one line (runs of white space made one space), cut to `max` characters. */
+function cut(text: string, max: number): string {
+  return cutText(text.replace(/\s+/g, ' ').trim(), max);
 }
 
 /** The ask's or the stop's words, uncut. */

@@ -21,6 +21,7 @@ import { checkOf } from '../protocol/schema-check.js';
 import { isValidSessionName } from '../protocol/session-name.js';
 import { CHECKS as GENERATED, SessionRecordSchema } from './records.checks.js';
 import type { SessionRecord } from './records.schemas.js';
+import { DATA_DIR_NAMES } from '../config/data-layout.js';
 
 export type { SessionRecord } from './records.schemas.js';
 
@@ -45,7 +46,7 @@ export class SessionRecords {
   private unrestorables: Map<string, SessionRecord> | null = null;
 
   constructor(dataDir: string) {
-    this.dir = join(dataDir, 'sessions');
+    this.dir = join(dataDir, DATA_DIR_NAMES.sessions);
   }
 
   private file(name: string): string {

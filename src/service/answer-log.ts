@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { storeFailure } from '../errors.js';
 import { writeAtomic } from '../files.js';
 import type { Logger } from '../log.js';
+import { DATA_DIR_NAMES } from '../config/data-layout.js';
 
 /** Past this size the log keeps only its newer half. */
 export const MAX_ANSWER_LOG_BYTES = 256 * 1024;
@@ -41,7 +42,7 @@ export interface AnswerEntry {
 
 /** The log file in a data dir. */
 export function answerLogPath(dataDir: string): string {
-  return join(dataDir, 'answers.log');
+  return join(dataDir, DATA_DIR_NAMES.answersLog);
 }
 
 export class AnswerLog {

@@ -88,7 +88,6 @@ export class AnswersService {
     } catch (err) {
       if (steps === 0) {
         // Nothing reached the pane: the ask is free for another answer.
-        claim.typed = false;
         this.deps.hub.release(record);
       }
       throw err;

@@ -8,6 +8,7 @@
  * answer says so.
  */
 import { DomainError } from '../errors.js';
+import { hasControlChar } from '../protocol/text.js';
 import { bufferPaths } from '../actors/disk-buffer.actor.js';
 import { readHistory, type HistoryPage } from '../history/history-reader.js';
 import type { SearchResult } from '../history/search-scan.js';
@@ -19,9 +20,6 @@ export const MAX_SEARCH_LIMIT = 500;
 export const DEFAULT_SEARCH_LIMIT = 50;
 /** Longest search text, in characters. */
 export const MAX_QUERY_CHARS = 1024;
-
-// eslint-disable-next-line no-control-regex -- control characters are exactly what is refused
-const CONTROL_CHARS = /[\u0000-\u001f\u007f]/;
 
 /** Whether a session's buffer is being written, and why not. */
 export interface BufferNote {
@@ -60,7 +58,7 @@ export class HistoryService {
   async search(id: string, query: string, limit: number): Promise<SearchResult & { buffer: BufferNote }> {
     const files = await this.files(id);
     if (query.trim() === '') throw new DomainError('invalid', 'must not be empty', { field: 'querystring/q' });
-    if (CONTROL_CHARS.test(query)) throw new DomainError('invalid', 'must not contain control characters', { field: 'querystring/q' });
+    if (hasControlChar(query)) throw new DomainError('invalid', 'must not contain control characters', { field: 'querystring/q' });
     if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_SEARCH_LIMIT)
       throw new DomainError('invalid', `must be an integer from 1 to ${MAX_SEARCH_LIMIT}`, { field: 'querystring/limit' });
     await this.deps.flush(id).catch(() => undefined);

@@ -4,14 +4,12 @@
  * character that does not fit is left out), with no escape sequences.
  */
 import stringWidth from 'string-width';
+import { replaceControlChars } from '../protocol/text.js';
 
 export const THUMBNAIL_COLS = 40;
 export const THUMBNAIL_ROWS = 12;
 
 const segmenter = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
-// C0/C1 controls and DEL: a thumbnail is plain text.
-// eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g;
 
 /**
  * Characters that are each a grapheme of their own, whatever stands around them: in Unicode's
@@ -77,7 +75,7 @@ export function thumbnailFromCapture(text: string, rows = THUMBNAIL_ROWS, cols =
   const lines = text
     .replace(/\n$/, '')
     .split('\n')
-    .map((l) => l.replace(CONTROL, ''));
+    .map((l) => replaceControlChars(l)); // a thumbnail is plain text
   let last = lines.length - 1;
   while (last >= 0 && lines[last]!.trim() === '') last--;
   const end = Math.max(last + 1, Math.min(rows, lines.length));

@@ -7,6 +7,7 @@
  */
 import { Type, type Static } from 'typebox';
 import { SESSION_NAME_PATTERN } from '../protocol/session-name.js';
+import { CONTROL_CHAR_RANGES } from '../protocol/text.js';
 import { MAX_QUERY_CHARS } from '../service/history.service.js';
 import type { HealthReport } from './handles.js';
 
@@ -23,7 +24,7 @@ const MAX_UPLOAD_NAME_CHARS = 1024;
 const DEVICE_NAME = Type.String({
   minLength: 1,
   maxLength: 64,
-  pattern: '^[^\\u0000-\\u001f\\u007f]*[^\\s\\u0000-\\u001f\\u007f][^\\u0000-\\u001f\\u007f]*$',
+  pattern: `^[^${CONTROL_CHAR_RANGES}]*[^\\s${CONTROL_CHAR_RANGES}][^${CONTROL_CHAR_RANGES}]*$`,
 });
 /** An APNs device token: hex. */
 const DEVICE_TOKEN = Type.String({ pattern: '^[0-9A-Fa-f]{8,200}$' });

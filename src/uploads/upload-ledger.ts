@@ -27,7 +27,6 @@ export type { LedgerFile, LedgerFolder } from './ledger.schemas.js';
 const check = checkOf(GENERATED, UploadLedgerSchema);
 
 /** The ledger's file name in the data dir. */
-export const UPLOAD_LEDGER_FILE = 'uploads.json';
 
 /** A file's or folder's identity, as stat gives it with `bigint: true` (ledger.schemas.ts). */
 export interface Identity {

@@ -24,15 +24,13 @@ import type { Readable } from 'node:stream';
 import { DomainError } from '../errors.js';
 import { errnoOf } from '../files.js';
 import { isValidSessionName } from '../protocol/session-name.js';
+import { replaceControlChars } from '../protocol/text.js';
 import { identityOf, sameIdentity, type LedgerFile, type LedgerFolder, type UploadLedger } from './upload-ledger.js';
 
 /** Longest stored file name, in UTF-8 bytes (file systems allow 255). */
 export const MAX_NAME_BYTES = 120;
 /** How many names a store tries (`name-1.png`, `name-2.png`, …) before it gives up. */
 const MAX_NAME_ATTEMPTS = 1000;
-
-// eslint-disable-next-line no-control-regex -- control characters are exactly what is removed
-const CONTROL_CHARS = /[\u0000-\u001f\u007f-\u009f]/g;
 
 const OPEN_NEW = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
 
@@ -71,9 +69,7 @@ function cutToBytes(s: string, max: number): string {
  */
 export function safeUploadName(name: string): string {
   const last = name.split(/[/\\]/).pop() ?? '';
-  let clean = last
-    .normalize('NFC')
-    .replace(CONTROL_CHARS, '')
+  let clean = replaceControlChars(last.normalize('NFC'))
     .replace(/[<>:"|?*`$'!;&(){}[\]#~^%\s]+/gu, '-')
     .replace(/-{2,}/g, '-')
     .replace(/^[.-]+/, '')

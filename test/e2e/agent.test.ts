@@ -11,6 +11,7 @@ import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AGENT_SOCKET_ENV, agentSocketPath } from '../../src/agent/protocol.js';
 import { SessionRecords } from '../../src/restore/records.js';
+import { resolvePaths } from '../../src/config/paths.js';
 import { daemonHome, ROOT, type DaemonHome } from '../helpers/daemon.js';
 import { useDaemon } from '../helpers/daemon-fixture.js';
 import { useFakePi } from '../helpers/fake-pi-fixture.js';
@@ -278,7 +279,7 @@ describe('pi --tether started by a person in their own tmux session', () => {
       (await tmux.tmux('display-message', '-p', '-t', '=mine:', '#{pane_id}')).trim(),
     );
     await eventually(async () => (await tmux.capture('=mine:')).replace(/\n/g, '').includes(url.slice(0, 40)), 20_000, 200);
-    expect(agentSocketPath(home.dataDir)).toMatch(/agent\.sock$/);
+    expect(agentSocketPath(resolvePaths(home.env).runDir)).toMatch(/agent\.sock$/);
   });
 
   it('a pi that tether started waits for its daemon (restarting) and starts none of its own', { timeout: 120_000 }, async () => {

@@ -3,8 +3,10 @@
  * tmux and real git (docs/api.md "Worktrees and changes"): made from the API and from `tether
  * attach --worktree`, every refusal leaving nothing behind (no worktree, no branch, no session,
  * no record); the changes and one file's diff as a phone reads them, the list's summary; deleted
- * with and without the worktree, refused when that would lose work; and, last, the tmux server
- * killed: the session comes back in the same worktree.
+ * with and without the worktree, refused when that would lose work; and the tmux server killed:
+ * the session comes back in the same worktree. The tests share one daemon and one repository, and
+ * each makes what it needs (`sessionIn`, `branch`): none depends on another having run before it
+ * (`npx vitest run test/e2e/worktrees.test.ts --sequence.shuffle` runs them in any order).
  */
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -70,8 +72,21 @@ describe('sessions in their own git worktree', () => {
       : readdirSync(dir, { withFileTypes: true })
           .filter((e) => e.isDirectory())
           .flatMap((e) => [`${prefix}${e.name}`, ...folders(join(dir, e.name), `${prefix}${e.name}/`)]);
-  /** Everything a refusal must leave as it was: branches, worktrees, the worktrees' folder, sessions, records. */
-  const everything = async () => ({
+  /**
+   * Everything a refusal must leave as it was: branches, worktrees, the worktrees' folder, sessions,
+   * records; taken once every listed session has its record (the daemon's default session, or one a
+   * test just made, writes it a moment after it is listed).
+   */
+  const everything = async () => {
+    await eventually(
+      async () => (await list()).every((s) => records().includes(`${s.id}.json`)),
+      15_000,
+      50,
+      'every session with its record',
+    );
+    return snapshot();
+  };
+  const snapshot = async () => ({
     branches: repo.branches(),
     worktrees: repo.worktrees(),
     folders: folders().sort(),
@@ -87,6 +102,12 @@ describe('sessions in their own git worktree', () => {
     await eventually(() => records().includes(`${name}.json`), 15_000, 50, `${name}'s record`);
     await eventually(async () => (await item(name))?.worktree, 15_000, 50, `${name} listed with its worktree`);
     return (await item(name))!;
+  };
+  /** Session `name` in a worktree of `branch`, made unless a test made it already (each test makes what it needs). */
+  const sessionIn = async (name: string, branch: string): Promise<Item> => (await item(name)) ?? createIn(name, branch);
+  /** Branch `name` at HEAD, made unless it is there. */
+  const branch = (name: string) => {
+    if (!repo.branches().includes(name)) repo.git(['branch', name]);
   };
   /** What the agent's shell prints for `pwd`: where it works. */
   const pwdOf = async (name: string, path: string) => {
@@ -152,13 +173,18 @@ describe('sessions in their own git worktree', () => {
     ['hostile text as branch', () => ({ cwd: repo.dir, worktree: { branch: 'a;b\nc' } }), 400, /not a branch name/],
     ['a from that names nothing', () => ({ cwd: repo.dir, worktree: { branch: 'x2', from: 'no-such' } }), 400, /names no commit/],
     ['a branch checked out elsewhere', () => ({ cwd: repo.dir, worktree: { branch: 'main' } }), 409, /checked out at/],
-    ['a branch another session works on', () => ({ cwd: repo.dir, worktree: { branch: 'feature/api' } }), 409, /checked out at|works in/],
-    ['an existing branch with from', () => ({ cwd: repo.dir, worktree: { branch: 'existing', from: 'main' } }), 409, /exists already/],
+    ['a branch another session works on', () => ({ cwd: repo.dir, worktree: { branch: 'busy' } }), 409, /checked out at|works in/],
+    ['an existing branch with from', () => ({ cwd: repo.dir, worktree: { branch: 'standing', from: 'main' } }), 409, /exists already/],
     ['no cwd', () => ({ worktree: { branch: 'x3' } }), 400, /needs cwd/],
     ['an unknown field', () => ({ cwd: repo.dir, worktree: { branch: 'x4', base: 'main' } }), 400, /base/],
-    ['a taken session name', () => ({ name: 'pi-main', cwd: repo.dir, worktree: { branch: 'x5' } }), 409, /already exists/],
+    ['a taken session name', () => ({ name: 'taken', cwd: repo.dir, worktree: { branch: 'x5' } }), 409, /already exists/],
     ['an agent not configured', () => ({ cwd: repo.dir, agent: 'nope', worktree: { branch: 'x6' } }), 400, /no agent named/],
   ] as const)('refuses %s with a clear answer, leaving nothing behind', async (_what, body, status, says) => {
+    // What the refusals need, whichever test ran before: a session on a branch, a branch, a session name taken.
+    await sessionIn('wt-busy', 'busy');
+    branch('standing');
+    if ((await item('taken')) === undefined) expect((await create({ name: 'taken', cwd: parent })).status).toBe(201);
+    await eventually(() => records().includes('taken.json'), 15_000, 50, "taken's record");
     const before = await everything();
     const res = await create({ name: 'refused', ...body() });
     expect(res.status).toBe(status);
@@ -312,10 +338,12 @@ describe('sessions in their own git worktree', () => {
     expect((await json('DELETE', '/sessions/wt-clean?worktree=remove')).status).toBe(204);
     expect(existsSync(clean.path)).toBe(false);
     expect(repo.branches()).not.toContain('clean');
-    const existing = (await item('wt-existing'))!.worktree!;
-    expect((await json('DELETE', '/sessions/wt-existing?worktree=remove')).status).toBe(204);
+    branch('kept-existing');
+    const existing = (await createIn('wt-kept-existing', 'kept-existing')).worktree!;
+    expect(existing.newBranch).toBe(false);
+    expect((await json('DELETE', '/sessions/wt-kept-existing?worktree=remove')).status).toBe(204);
     expect(existsSync(existing.path)).toBe(false);
-    expect(repo.branches()).toContain('existing');
+    expect(repo.branches()).toContain('kept-existing');
   });
 
   it('tether attach --worktree makes the session from the current repository; refusals exit 2 and leave nothing', async () => {
@@ -349,23 +377,34 @@ describe('sessions in their own git worktree', () => {
   });
 
   it('after the tmux server is killed, a worktree session comes back in the same worktree', async () => {
-    const wt = (await item('wt-api'))!.worktree!;
+    const wt = (await sessionIn('wt-back', 'back')).worktree!;
+    const running = (await list()).filter((s) => s.state === 'running').map((s) => s.id);
     const pid = Number((await fx.tmux.tmux('display-message', '-p', '#{pid}')).trim());
     process.kill(pid, 'SIGKILL');
     await eventually(
       async () => {
-        const back = await item('wt-api');
+        const back = await item('wt-back');
         return back?.state === 'running' && Number((await fx.tmux.tmux('display-message', '-p', '#{pid}')).trim()) !== pid;
       },
       60_000,
       200,
-      'wt-api running again in a new tmux server',
+      'wt-back running again in a new tmux server',
     );
-    const back = (await item('wt-api'))!;
+    const back = (await item('wt-back'))!;
     expect(back.worktree).toEqual(wt);
     expect(back.cwd).toBe(wt.path);
-    expect((await fx.tmux.tmux('display-message', '-p', '-t', '=wt-api:', '#{pane_current_path}')).trim()).toBe(wt.path);
-    await pwdOf('wt-api', wt.path);
+    expect((await fx.tmux.tmux('display-message', '-p', '-t', '=wt-back:', '#{pane_current_path}')).trim()).toBe(wt.path);
+    await pwdOf('wt-back', wt.path);
     expect(repo.worktrees()).toContain(wt.path);
+    // The other tests' sessions are back too before the next test compares what exists.
+    await eventually(
+      async () => {
+        const now = await list();
+        return running.every((id) => now.find((s) => s.id === id)?.state === 'running');
+      },
+      60_000,
+      200,
+      `every session that ran (${running.join(', ')}) running again`,
+    );
   });
 });

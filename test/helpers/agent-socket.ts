@@ -5,6 +5,7 @@
 import { connect, type Socket } from 'node:net';
 import type { AgentEventName } from '../../src/agent/protocol.js';
 import { agentSocketPath, AGENT_PROTOCOL_VERSION } from '../../src/agent/protocol.js';
+import { resolvePaths } from '../../src/config/paths.js';
 
 export interface FakeAgent {
   /** The daemon's first answer: welcome or refused. */
@@ -19,7 +20,7 @@ export interface FakeAgent {
 
 /** Connects as the agent running in `pane` of the tmux server at `tmuxSocket`. */
 export function fakeAgent(dataDir: string, pane: string, tmuxSocket: string): FakeAgent {
-  const socket: Socket = connect(agentSocketPath(dataDir));
+  const socket: Socket = connect(agentSocketPath(resolvePaths({ TETHER_DATA_DIR: dataDir }).runDir));
   socket.on('error', () => undefined);
   const send = (m: object) => socket.write(`${JSON.stringify(m)}\n`);
   const welcomed = new Promise<{ type: string }>((resolve, reject) => {

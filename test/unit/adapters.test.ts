@@ -13,7 +13,9 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
-import { AGENT_ADAPTERS } from '../../src/agent/adapters.js';
+import { AGENT_ADAPTERS, DEFAULT_ADAPTER, UNNAMED_SESSION_PREFIX } from '../../src/agent/adapters.js';
+import { DEFAULT_AGENT, DEFAULT_SESSION_NAME } from '../../src/config/default-agent.js';
+import { validateConfig } from '../../src/config/load.js';
 import { ROOT } from '../helpers/daemon.js';
 
 const SRC = join(ROOT, 'src');
@@ -22,8 +24,9 @@ const SRC = join(ROOT, 'src');
 const EXCEPTIONS: Record<string, readonly string[]> = {
   // The package's own name.
   'src/config/version.ts': ['pi-tether'],
-  // The config's defaults: the default agent's command and its session (docs/configuration.md "[agent]").
-  'src/config/schema.ts': ['pi', 'pi-main'],
+  // The default agent, named once (its kind, its program, its session's stem).
+  'src/config/default-agent.ts': ['pi'],
+  // Written by `npm run schemas` from the config's defaults, which take it from there.
   'src/config/config.checks.ts': ['pi', 'pi-main'],
 };
 
@@ -85,6 +88,17 @@ describe('one folder per agent, one list of adapters', () => {
           .map((n) => `${rel}:${n.line}: ${n.text.slice(0, 80)}`);
       });
     expect(found).toEqual([]);
+  });
+
+  it('the default agent is one constant: its adapter, the config defaults and the unnamed sessions all take it from there', () => {
+    expect(AGENT_ADAPTERS).toContain(DEFAULT_ADAPTER);
+    expect(DEFAULT_ADAPTER.kind).toBe(DEFAULT_AGENT);
+    expect(DEFAULT_ADAPTER.programs).toContain(DEFAULT_AGENT);
+    expect(UNNAMED_SESSION_PREFIX).toBe(DEFAULT_AGENT);
+    expect(validateConfig({}, 'no file').agent).toMatchObject({ command: DEFAULT_AGENT, default_session: DEFAULT_SESSION_NAME });
+    // No one picks it by its place in the list either (the list grows, its order is no meaning).
+    const byPlace = filesUnder(SRC).filter((f) => /AGENT_ADAPTERS\s*\[/.test(readFileSync(f, 'utf8')));
+    expect(byPlace.map((f) => relative(ROOT, f))).toEqual([]);
   });
 
   it('the scan finds names: in an adapter folder, and in words of a compound', () => {

@@ -94,8 +94,9 @@ describe('agent protocol', () => {
     expect(m.type === 'user-message' && m.text.length).toBe(MAX_USER_MESSAGE_CHARS);
   });
 
-  it('puts the socket under the data dir', () => {
-    expect(agentSocketPath('/d')).toBe('/d/run/agent.sock');
+  it('puts the socket in the run dir it is given', () => {
+    expect(agentSocketPath('/d/run')).toBe('/d/run/agent.sock');
+    expect(agentSocketPath('/elsewhere')).toBe('/elsewhere/agent.sock');
   });
 
   it('splits lines at any chunking, UTF-8 split across chunks included', () => {
@@ -121,10 +122,10 @@ describe('agent protocol', () => {
 });
 
 describe('agentSocketPath', () => {
-  it('lives under the data dir, or in a short per-user temp dir when that path is too long for a socket', async () => {
+  it('lives in the run dir, or in a short per-user temp dir when that path is too long for a socket', async () => {
     const { agentSocketPath, MAX_SOCKET_PATH_BYTES } = await import('../../src/agent/protocol.js');
-    expect(agentSocketPath('/home/u/.local/share/tether')).toBe('/home/u/.local/share/tether/run/agent.sock');
-    const deep = `/home/u/${'nested/'.repeat(20)}tether`;
+    expect(agentSocketPath('/home/u/.local/share/tether/run')).toBe('/home/u/.local/share/tether/run/agent.sock');
+    const deep = `/home/u/${'nested/'.repeat(20)}tether/run`;
     const a = agentSocketPath(deep);
     expect(Buffer.byteLength(a)).toBeLessThanOrEqual(MAX_SOCKET_PATH_BYTES);
     expect(a).toBe(agentSocketPath(deep)); // the extension finds the same one

@@ -52,7 +52,7 @@ describe('the ask desk', () => {
     // A claim whose keys never left is given up; typed, it stays.
     desk.release(r);
     desk.claim('s', id, 'no', { by: 'tablet', tokenId: 't2' });
-    r.claim!.typed = true;
+    desk.typed(r);
     desk.release(r);
     desk.ended('s', id);
     expect(r.closure).toEqual({ how: 'answered', by: 'tablet', choice: 'no', at: 5000, landed: true });

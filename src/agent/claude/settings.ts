@@ -12,6 +12,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeAtomic } from '../../files.js';
 import { CLAUDE_HOOK_EVENTS } from './events.js';
+import { DATA_DIR_NAMES } from '../../config/data-layout.js';
 
 /** Seconds Claude gives a hook before it stops it (the program gives up after about one). */
 const HOOK_TIMEOUT_S = 5;
@@ -38,7 +39,7 @@ export function claudeSettings(command: string): { hooks: Record<string, unknown
 
 /** Where the settings file lives in the data dir. */
 export function claudeSettingsPath(dataDir: string): string {
-  return join(dataDir, 'agents', 'claude-settings.json');
+  return join(dataDir, DATA_DIR_NAMES.agents, 'claude-settings.json');
 }
 
 /** Writes the settings file (only when it differs); returns its path. Throws on an I/O failure. */
@@ -52,7 +53,7 @@ export function writeClaudeSettings(dataDir: string, command: string): string {
     // Not written yet.
   }
   if (current === text) return path;
-  mkdirSync(join(dataDir, 'agents'), { recursive: true, mode: 0o700 });
+  mkdirSync(join(dataDir, DATA_DIR_NAMES.agents), { recursive: true, mode: 0o700 });
   writeAtomic(path, text, (_code, message) => new Error(message));
   return path;
 }

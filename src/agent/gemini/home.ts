@@ -16,6 +16,7 @@
  */
 import { lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
+import { DATA_DIR_NAMES } from '../../config/data-layout.js';
 import { writeAtomic } from '../../files.js';
 import { GEMINI_HOOK_EVENTS } from './hook-fields.js';
 
@@ -44,7 +45,7 @@ export function geminiUserDir(env: NodeJS.ProcessEnv): string | null {
 
 /** Where tether's Gemini home lives in the data dir (the `GEMINI_CLI_HOME` of its sessions). */
 export function geminiHomePath(dataDir: string): string {
-  return join(dataDir, 'agents', 'gemini-home');
+  return join(dataDir, DATA_DIR_NAMES.agents, 'gemini-home');
 }
 
 /** A JSON file that may hold comments (Gemini reads its settings so), as an object; throws when it is not one. */
