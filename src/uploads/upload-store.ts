@@ -3,8 +3,7 @@
  * its session under the uploads root, so nothing lands in the user's repository unless the
  * config says so.
  *
- * Invariants: a stored name is a safe base name (no folder, no `..`, no control characters,
- * at most MAX_NAME_BYTES) and never replaces an earlier upload (a suffix keeps both); files are
+ * Invariants: a stored name is a safe base name (upload-names.ts) and never replaces an earlier upload (a suffix keeps both); files are
  * 0600 in folders 0700, opened exclusively and never through a symlink; a body past the limit,
  * or one that stops halfway, leaves nothing behind.
  *
@@ -19,18 +18,13 @@
  */
 import { constants, type BigIntStats } from 'node:fs';
 import { lstat, mkdir, open, rmdir, unlink, type FileHandle } from 'node:fs/promises';
-import { extname, join, resolve, sep } from 'node:path';
+import { join, resolve, sep } from 'node:path';
 import type { Readable } from 'node:stream';
 import { DomainError } from '../errors.js';
 import { errnoOf } from '../files.js';
 import { isValidSessionName } from '../protocol/session-name.js';
-import { replaceControlChars } from '../protocol/text.js';
+import { MAX_NAME_ATTEMPTS, safeUploadName, suffixed } from './upload-names.js';
 import { identityOf, sameIdentity, type LedgerFile, type LedgerFolder, type UploadLedger } from './upload-ledger.js';
-
-/** Longest stored file name, in UTF-8 bytes (file systems allow 255). */
-export const MAX_NAME_BYTES = 120;
-/** How many names a store tries (`name-1.png`, `name-2.png`, …) before it gives up. */
-const MAX_NAME_ATTEMPTS = 1000;
 
 const OPEN_NEW = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
 
@@ -47,47 +41,6 @@ export interface StoredUpload {
   readonly bytes: number;
   /** The file name it was stored under. */
   readonly name: string;
-}
-
-/** Cuts a string to at most `max` UTF-8 bytes without splitting a character. */
-function cutToBytes(s: string, max: number): string {
-  let out = '';
-  let bytes = 0;
-  for (const ch of s) {
-    const n = Buffer.byteLength(ch);
-    if (bytes + n > max) break;
-    out += ch;
-    bytes += n;
-  }
-  return out;
-}
-
-/**
- * The safe base name of a name a client sent: its last path part, control characters and
- * characters a file name or a shell line would trip on removed, leading dots and spaces gone,
- * cut to MAX_NAME_BYTES with its extension kept. Empty when nothing is left.
- */
-export function safeUploadName(name: string): string {
-  const last = name.split(/[/\\]/).pop() ?? '';
-  let clean = replaceControlChars(last.normalize('NFC'))
-    .replace(/[<>:"|?*`$'!;&(){}[\]#~^%\s]+/gu, '-')
-    .replace(/-{2,}/g, '-')
-    .replace(/^[.-]+/, '')
-    .replace(/[.-]+$/, '');
-  if (Buffer.byteLength(clean) > MAX_NAME_BYTES) {
-    const ext = extname(clean);
-    const keepExt = Buffer.byteLength(ext) <= 16 ? ext : '';
-    clean = cutToBytes(clean.slice(0, clean.length - keepExt.length), MAX_NAME_BYTES - Buffer.byteLength(keepExt)) + keepExt;
-  }
-  return clean === '.' || clean === '..' ? '' : clean;
-}
-
-/** `name-<n>.ext` for the n-th name tried after `name.ext`. */
-function suffixed(name: string, n: number): string {
-  if (n === 0) return name;
-  const ext = extname(name);
-  const stem = ext && ext !== name ? name.slice(0, -ext.length) : name;
-  return `${stem}-${n}${ext && ext !== name ? ext : ''}`;
 }
 
 export interface UploadStoreOptions {

@@ -24,7 +24,8 @@ import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Logger } from '../../src/log.js';
 import { UploadLedger } from '../../src/uploads/upload-ledger.js';
-import { MAX_NAME_BYTES, safeUploadName, UploadStore, type UploadStoreOptions } from '../../src/uploads/upload-store.js';
+import { MAX_NAME_BYTES, safeUploadName } from '../../src/uploads/upload-names.js';
+import { UploadStore, type UploadStoreOptions } from '../../src/uploads/upload-store.js';
 import { domainError } from '../helpers/domain-error.js';
 import { typedPath } from '../../src/service/uploads.service.js';
 
