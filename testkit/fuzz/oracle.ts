@@ -44,6 +44,11 @@ export const DOCUMENTED_STATUSES: Readonly<Record<string, readonly number[]>> = 
   'GET /sessions/:id': [200, 404],
   'POST /sessions/:id/answer': [200, 404, 409, 503],
   'GET /ops/answers': [200],
+  // A scheduled continue and the Live Activity tokens (#39; docs/api.md "Continue", "PUT /device/live-activity").
+  'POST /sessions/:id/continue': [201, 404, 409, 503],
+  'DELETE /sessions/:id/continue': [200, 404, 503],
+  'PUT /device/live-activity': [200, 409],
+  'DELETE /device/live-activity': [200],
 };
 
 /**
