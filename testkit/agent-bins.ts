@@ -89,4 +89,8 @@ export const AGENT_ENV_CLEARED = [
   'GOOGLE_CLOUD_PROJECT',
   'GEMINI_CLI_HOME',
   'GEMINI_CLI_SYSTEM_SETTINGS_PATH',
+  // Gemini CLI runs headless (no prompt: "No input provided via stdin") when CI or GITHUB_ACTIONS
+  // is "true", as the suite's CI sets it.
+  'CI',
+  'GITHUB_ACTIONS',
 ] as const;
