@@ -5,7 +5,8 @@
  * (in the background), and a stream client watching the session.
  *
  * One daemon and one Codex session: a usage limit (a 429 whose body is the service's
- * `usage_limit_reached` error with its `resets_at`, and the `x-codex-primary-*` headers), then an
+ * `usage_limit_reached` error with its `resets_at`, and the `x-codex-primary-*` and
+ * `x-codex-secondary-*` headers, answered to the API key of a configured provider), then an
  * API error it gives up on (a 500; its retries are off in the test's config), then the agent
  * killed by a signal. Each: the stop on the stream and in the list within 2 s of the agent
  * showing it, and one push.
@@ -52,14 +53,20 @@ describe('Codex stops: a usage limit, an API error, a signal', () => {
 
   const reply = (): ResponsesReply => {
     if (mode === 'usage-limit') {
+      // The service's answer at a usage limit: its error body, and the windows in its headers.
       return {
         status: 429,
         headers: {
-          'anthropic-ratelimit-unified-status': 'rejected',
-          'anthropic-ratelimit-unified-reset': String(reset),
-          'anthropic-ratelimit-unified-representative-claim': 'five_hour',
+          'x-codex-primary-used-percent': '100.0',
+          'x-codex-primary-window-minutes': '300',
+          'x-codex-primary-reset-at': String(reset),
+          'x-codex-secondary-used-percent': '40.0',
+          'x-codex-secondary-window-minutes': '10080',
+          'x-codex-secondary-reset-at': String(reset + 86_400),
         },
-        errorBody: { type: 'error', error: { type: 'rate_limit_error', message: 'Rate limited' } },
+        errorBody: {
+          error: { type: 'usage_limit_reached', message: 'The usage limit has been reached', plan_type: 'plus', resets_at: reset },
+        },
       };
     }
     if (mode === 'error')
@@ -156,15 +163,14 @@ describe('Codex stops: a usage limit, an API error, a signal', () => {
   };
 
   test(
-    'a usage limit answered to an API-key provider: Codex shows a 429 it gave up on, the error stop with its words, one push',
+    'a usage limit: the stop with its reset on the stream and in the list, one time-sensitive push naming the reset',
     async () => {
-      // Codex 0.169 reads the service's usage_limit_reached body only for a ChatGPT login; with the
-      // API key of a configured provider it ends the turn on "exceeded retry limit" (docs/agents.md "Stops").
       mode = 'usage-limit';
       const before = apns.sandbox.requests.length;
-      const shownAt = await prompt('hello there', ['429 Too Many Requests']);
-      const stop = await stopSeen('error', shownAt);
-      expect(stop).toMatchObject({ agent: 'codex', message: 'exceeded retry limit, last status: 429 Too Many Requests' });
+      const shownAt = await prompt('hello there', ['You’ve hit your usage limit']);
+      const stop = await stopSeen('usage-limit', shownAt);
+      expect(stop).toMatchObject({ agent: 'codex', limit: 'five_hour', resetsAt: new Date(reset * 1000).toISOString() });
+      expect(stop.message).toMatch(/^You’ve hit your usage limit\..* try again at /);
       const frame = stateFrames(m).find((f) => f.stop?.id === stop.id);
       expect(frame).toMatchObject({ value: 'awaiting-input', stop });
       await explained(
@@ -178,10 +184,31 @@ describe('Codex stops: a usage limit, an API error, a signal', () => {
           'the push',
         ),
       );
-      expect(pushes().slice(before)).toHaveLength(1);
-      expect(pushes()[before]).toMatchObject({
-        aps: { alert: { title: 'Codex stopped on an error', subtitle: 'cx' }, category: 'TETHER_STOPPED_ERROR' },
+      const push = pushes().slice(before);
+      expect(push, JSON.stringify(push)).toHaveLength(1);
+      const clock = new Date(reset * 1000).toLocaleTimeString('en-US', { hour: 'numeric', minute: '2-digit' });
+      expect(push[0]).toMatchObject({
+        aps: {
+          alert: { title: `Codex reached its usage limit · resets ${clock}`, subtitle: 'cx' },
+          category: 'TETHER_USAGE_LIMIT',
+          'interruption-level': 'time-sensitive',
+        },
+        resetsAt: stop.resetsAt,
+        limit: 'five_hour',
       });
+      // Codex then offers a smaller model in a dialog that takes the keys: one Escape closes it (a
+      // second one, once it is closed, would start editing the previous prompt).
+      await explained(shows(['Approaching rate limits'], TURN_MS, 'the rate limit dialog'));
+      m.stream.sendKey('escape');
+      await explained(
+        eventually(
+          async () => !(await m.text()).includes('Approaching rate limits'),
+          30_000,
+          POLL_MS,
+          'the rate limit dialog closed',
+        ),
+      );
+      await explained(shows(['Ask Codex to do anything'], TURN_MS, 'the empty prompt back'));
     },
     TEST_MS,
   );
