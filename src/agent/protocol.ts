@@ -8,10 +8,6 @@
  * that does not decode is a typed `DomainError` (`agent-*`), never a crash; decoding copies only the
  * fields it knows, so nothing else a peer sends travels further.
  */
-import { createHash } from 'node:crypto';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { StringDecoder } from 'node:string_decoder';
 import { DomainError } from '../errors.js';
 import { AGENT_STATE_VALUES, type AgentStateValue } from '../machines/agent-state.machine.js';
 import {
@@ -22,11 +18,9 @@ import {
   MAX_HOOK_FIELD_NAME_CHARS,
   type HookReport,
 } from './hook-wire.js';
-import { RUN_DIR_NAMES } from '../config/data-layout.js';
+import { MAX_AGENT_LINE_BYTES } from './json-lines.js';
 
 export const AGENT_PROTOCOL_VERSION = 1;
-/** Longest line either side may send (a large command list fits many times over). */
-export const MAX_AGENT_LINE_BYTES = 1024 * 1024;
 /** Most slash commands one agent may report. */
 export const MAX_AGENT_COMMANDS = 2000;
 /** Longest command name and description kept. */
@@ -41,24 +35,8 @@ export const MAX_HELLO_MESSAGES = 3;
 /** Longest tool name, pane id, socket path. */
 const MAX_SHORT_CHARS = 256;
 const MAX_PATH_CHARS = 4096;
-/** The Unix socket path limit (sun_path) with room for the NUL, on Linux and macOS alike. */
-export const MAX_SOCKET_PATH_BYTES = 103;
 export { AGENT_SOCKET_ENV } from './hook-wire.js';
 
-/**
- * The agent socket in a run dir; when that path is too long for a Unix socket, a short one in
- * the temp dir named after the user and the run dir (the server makes its directory 0700 and
- * refuses one it does not own).
- */
-export function agentSocketPath(runDir: string): string {
-  const path = join(runDir, RUN_DIR_NAMES.agentSocket);
-  if (Buffer.byteLength(path) <= MAX_SOCKET_PATH_BYTES) return path;
-  const digest = createHash('sha256').update(runDir).digest('hex').slice(0, 16);
-  const uid = typeof process.getuid === 'function' ? process.getuid() : 0;
-  return join(tmpdir(), `tether-${uid}-${digest}`, RUN_DIR_NAMES.agentSocket);
-}
-
-/** The events the extension reports (names as the agent-state machine takes them). */
 export type AgentEventName = 'agent.ready' | 'agent.start' | 'tool.start' | 'tool.end' | 'agent.end' | 'session.tree' | 'session.compact';
 const EVENT_NAMES: readonly AgentEventName[] = [
   'agent.ready',
@@ -341,49 +319,4 @@ export function decodeDaemonMessage(line: string): DaemonMessage {
   }
   if (o?.type === 'refused') return { type: 'refused', message: str(o, 'message', MAX_COMMAND_DESCRIPTION_CHARS)! };
   throw bad('type: unknown message type');
-}
-
-/** One message as a line. */
-export function encodeLine(message: AgentMessage | DaemonLine): string {
-  return `${JSON.stringify(message)}\n`;
-}
-
-/**
- * Splits a byte stream into lines, bounded: a line longer than the limit is an error and
- * nothing of it is kept. Bytes are kept as a list of chunks until a newline arrives.
- */
-export class JsonLineReader {
-  private parts: Buffer[] = [];
-  private size = 0;
-  private readonly decoder = new StringDecoder('utf8');
-
-  constructor(private readonly maxBytes = MAX_AGENT_LINE_BYTES) {}
-
-  /** Feeds bytes; returns the complete lines in them. Throws `agent-line-too-long`. */
-  push(data: Buffer): string[] {
-    const lines: string[] = [];
-    let at = 0;
-    for (let nl = data.indexOf(0x0a, at); nl !== -1; nl = data.indexOf(0x0a, at)) {
-      this.take(data.subarray(at, nl));
-      const line = this.parts.length === 1 ? this.parts[0]! : Buffer.concat(this.parts, this.size);
-      this.parts = [];
-      this.size = 0;
-      const text = this.decoder.write(line) + this.decoder.end();
-      if (text.trim() !== '') lines.push(text);
-      at = nl + 1;
-    }
-    if (at < data.length) this.take(data.subarray(at));
-    return lines;
-  }
-
-  private take(bytes: Buffer): void {
-    if (bytes.length === 0) return;
-    if (this.size + bytes.length > this.maxBytes) {
-      this.parts = [];
-      this.size = 0;
-      throw new DomainError('agent-line-too-long', `a line is longer than ${this.maxBytes} bytes`);
-    }
-    this.parts.push(bytes);
-    this.size += bytes.length;
-  }
 }

@@ -13,7 +13,9 @@ import { dirname } from 'node:path';
 import { DomainError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { AgentHub } from './hub.js';
-import { JsonLineReader, MAX_SOCKET_PATH_BYTES, decodeAgentMessage, encodeLine, type DaemonLine } from './protocol.js';
+import { decodeAgentMessage, type DaemonLine } from './protocol.js';
+import { JsonLineReader, encodeLine } from './json-lines.js';
+import { MAX_SOCKET_PATH_BYTES } from './socket-path.js';
 
 /** Most agent connections at once; more are closed at once. */
 export const MAX_AGENT_CONNECTIONS = 256;

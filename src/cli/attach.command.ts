@@ -8,7 +8,7 @@ import { Command, Option } from 'clipanion';
 import { adapterOf, agentKinds } from '../agent/kinds.js';
 import { loadConfig } from '../config/load.js';
 import { resolvePaths } from '../config/paths.js';
-import { agentSocketPath } from '../agent/protocol.js';
+import { agentSocketPath } from '../agent/socket-path.js';
 import { TmuxCli } from '../tmux/exec.js';
 import { isValidSessionName } from '../protocol/session-name.js';
 import { listSessions } from '../tmux/session-list.js';

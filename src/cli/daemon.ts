@@ -39,7 +39,7 @@ import { isLoopback } from '../config/schema.js';
 import { healthReport, type HealthReport } from '../service/health.js';
 import { buildServer, listen, type ServedRoute, type ServerOptions } from '../transport/server.js';
 import { AgentService } from '../agent/agent-service.js';
-import { agentSocketPath } from '../agent/protocol.js';
+import { agentSocketPath } from '../agent/socket-path.js';
 import { UNNAMED_SESSION_PREFIX } from '../agent/adapters.js';
 import { resolveAgentProgram, type AgentResume } from './agent.js';
 import { prepareAgents } from './agents.js';

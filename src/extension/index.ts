@@ -20,11 +20,11 @@ import {
   MAX_COMMAND_NAME_CHARS,
   MAX_HELLO_MESSAGES,
   MAX_USER_MESSAGE_CHARS,
-  agentSocketPath,
   commandArgsJson,
   type EventMessage,
   type ReportedCommand,
 } from '../agent/protocol.js';
+import { agentSocketPath } from '../agent/socket-path.js';
 import { resolvePaths } from '../config/paths.js';
 import { packageVersion } from '../config/version.js';
 import { agentStateMachine, agentStateTool, agentStateValue, type AgentStateEvent } from '../machines/agent-state.machine.js';

@@ -4,7 +4,8 @@
  */
 import { connect, type Socket } from 'node:net';
 import type { AgentEventName } from '../../src/agent/protocol.js';
-import { agentSocketPath, AGENT_PROTOCOL_VERSION } from '../../src/agent/protocol.js';
+import { AGENT_PROTOCOL_VERSION } from '../../src/agent/protocol.js';
+import { agentSocketPath } from '../../src/agent/socket-path.js';
 import { resolvePaths } from '../../src/config/paths.js';
 
 export interface FakeAgent {

@@ -7,16 +7,15 @@ import { describe, expect, it } from 'vitest';
 import { DomainError } from '../../src/errors.js';
 import {
   AGENT_PROTOCOL_VERSION,
-  JsonLineReader,
   MAX_AGENT_COMMANDS,
   MAX_COMMAND_ARGS_CHARS,
   MAX_USER_MESSAGE_CHARS,
-  agentSocketPath,
   decodeAgentMessage,
   decodeDaemonMessage,
-  encodeLine,
   type AgentMessage,
 } from '../../src/agent/protocol.js';
+import { JsonLineReader, encodeLine } from '../../src/agent/json-lines.js';
+import { agentSocketPath } from '../../src/agent/socket-path.js';
 
 const hello = {
   type: 'hello',
@@ -123,7 +122,7 @@ describe('agent protocol', () => {
 
 describe('agentSocketPath', () => {
   it('lives in the run dir, or in a short per-user temp dir when that path is too long for a socket', async () => {
-    const { agentSocketPath, MAX_SOCKET_PATH_BYTES } = await import('../../src/agent/protocol.js');
+    const { agentSocketPath, MAX_SOCKET_PATH_BYTES } = await import('../../src/agent/socket-path.js');
     expect(agentSocketPath('/home/u/.local/share/tether/run')).toBe('/home/u/.local/share/tether/run/agent.sock');
     const deep = `/home/u/${'nested/'.repeat(20)}tether/run`;
     const a = agentSocketPath(deep);
