@@ -228,8 +228,8 @@ describe('Codex stops: an API error, a usage limit, a signal', () => {
         resetsAt: stop.resetsAt,
         limit: 'five_hour',
       });
-      // Codex then offers a smaller model in a dialog that takes the keys: one Escape closes it (a
-      // second one, once it is closed, would start editing the previous prompt).
+      // Codex then offers a smaller model in a dialog that takes the keys: one Escape closes it (more
+      // reach the prompt, where Escape is Codex's key for editing the previous prompt).
       await explained(shows(['Approaching rate limits'], TURN_MS, 'the rate limit dialog'));
       m.stream.sendKey('escape');
       await explained(
