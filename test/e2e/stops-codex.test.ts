@@ -4,12 +4,13 @@
  * as the real service does, the built daemon, a phone paired to the HTTP/2 TLS stand-in for APNs
  * (in the background), and a stream client watching the session.
  *
- * One daemon and one Codex session: a usage limit (a 429 whose body is the service's
+ * One daemon and one Codex session: an API error it gives up on (a 500; its retries are off in
+ * the test's config), then a usage limit (a 429 whose body is the service's
  * `usage_limit_reached` error with its `resets_at`, and the `x-codex-primary-*` and
- * `x-codex-secondary-*` headers, answered to the API key of a configured provider), then an
- * API error it gives up on (a 500; its retries are off in the test's config), then the agent
- * killed by a signal. Each: the stop on the stream and in the list within 2 s of the agent
- * showing it, and one push.
+ * `x-codex-secondary-*` headers, answered to the API key of a configured provider), then the
+ * agent killed by a signal. Each: the stop on the stream and in the list within 2 s of the agent
+ * showing it, and one push. The usage limit comes after the error: once the limit's dialog was
+ * closed, the next prompt typed at once was not sent (not yet understood).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -38,7 +39,7 @@ const PHONE = 'd8'.repeat(32);
 /** How the fake answers the agent's next turn. */
 type Mode = 'ok' | 'usage-limit' | 'error';
 
-describe('Codex stops: a usage limit, an API error, a signal', () => {
+describe('Codex stops: an API error, a usage limit, a signal', () => {
   const dir = mkdtempSync(join(tmpdir(), 'tether-stops-codex-'));
   let apns: ApnsStandIns;
   let responses: FakeResponses;
@@ -163,6 +164,37 @@ describe('Codex stops: a usage limit, an API error, a signal', () => {
   };
 
   test(
+    'an API error it gives up on: the error stop with its words, one push with them',
+    async () => {
+      mode = 'error';
+      const before = apns.sandbox.requests.length;
+      const shownAt = await prompt('try again', ['experiencing high demand']);
+      const stop = await stopSeen('error', shownAt);
+      expect(stop.agent).toBe('codex');
+      expect(stop.message).toBe('We’re currently experiencing high demand, which may cause temporary errors.');
+      expect(stop.resetsAt).toBeUndefined();
+      await explained(
+        eventually(
+          () =>
+            pushes()
+              .slice(before)
+              .some((p) => p.stopId === stop.id),
+          30_000,
+          POLL_MS,
+          'the push',
+        ),
+      );
+      const push = pushes().slice(before);
+      expect(push, JSON.stringify(push)).toHaveLength(1);
+      expect(push[0]).toMatchObject({
+        aps: { alert: { title: 'Codex stopped on an error', subtitle: 'cx' }, category: 'TETHER_STOPPED_ERROR' },
+      });
+      expect((push[0]!.aps.alert as { body: string }).body).toContain('experiencing high demand');
+    },
+    TEST_MS,
+  );
+
+  test(
     'a usage limit: the stop with its reset on the stream and in the list, one time-sensitive push naming the reset',
     async () => {
       mode = 'usage-limit';
@@ -196,50 +228,14 @@ describe('Codex stops: a usage limit, an API error, a signal', () => {
         resetsAt: stop.resetsAt,
         limit: 'five_hour',
       });
-      // Codex then offers a smaller model in a dialog that takes the keys: one Escape closes it (a
-      // second one, once it is closed, would start editing the previous prompt).
+      // Codex then offers a smaller model in a dialog that takes the keys: one Escape closes it (more
+      // reach the prompt, where Escape is Codex's key for editing the previous prompt).
       await explained(shows(['Approaching rate limits'], TURN_MS, 'the rate limit dialog'));
       m.stream.sendKey('escape');
       await explained(
-        eventually(
-          async () => !(await m.text()).includes('Approaching rate limits'),
-          30_000,
-          POLL_MS,
-          'the rate limit dialog closed',
-        ),
+        eventually(async () => !(await m.text()).includes('Approaching rate limits'), 30_000, POLL_MS, 'the rate limit dialog closed'),
       );
-      await explained(shows(['Ask Codex to do anything'], TURN_MS, 'the empty prompt back'));
-    },
-    TEST_MS,
-  );
-
-  test(
-    'an API error it gives up on: the error stop with its words, one push with them',
-    async () => {
-      mode = 'error';
-      const before = apns.sandbox.requests.length;
-      const shownAt = await prompt('try again', ['experiencing high demand']);
-      const stop = await stopSeen('error', shownAt);
-      expect(stop.agent).toBe('codex');
-      expect(stop.message).toBe('We’re currently experiencing high demand, which may cause temporary errors.');
-      expect(stop.resetsAt).toBeUndefined();
-      await explained(
-        eventually(
-          () =>
-            pushes()
-              .slice(before)
-              .some((p) => p.stopId === stop.id),
-          30_000,
-          POLL_MS,
-          'the push',
-        ),
-      );
-      const push = pushes().slice(before);
-      expect(push, JSON.stringify(push)).toHaveLength(1);
-      expect(push[0]).toMatchObject({
-        aps: { alert: { title: 'Codex stopped on an error', subtitle: 'cx' }, category: 'TETHER_STOPPED_ERROR' },
-      });
-      expect((push[0]!.aps.alert as { body: string }).body).toContain('experiencing high demand');
+      await explained(shows(['Ask Codex to do anything', '? for shortcuts'], TURN_MS, 'the empty prompt and its footer back'));
     },
     TEST_MS,
   );
