@@ -4,10 +4,7 @@
  */
 import { StringDecoder } from 'node:string_decoder';
 import { DomainError } from '../errors.js';
-import type { AgentMessage, DaemonLine } from './protocol.js';
-
-/** Longest line either side may send (a large command list fits many times over). */
-export const MAX_AGENT_LINE_BYTES = 1024 * 1024;
+import { MAX_AGENT_LINE_BYTES, type AgentMessage, type DaemonLine } from './protocol.js';
 
 /** One message as a line. */
 export function encodeLine(message: AgentMessage | DaemonLine): string {

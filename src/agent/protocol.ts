@@ -18,9 +18,10 @@ import {
   MAX_HOOK_FIELD_NAME_CHARS,
   type HookReport,
 } from './hook-wire.js';
-import { MAX_AGENT_LINE_BYTES } from './json-lines.js';
 
 export const AGENT_PROTOCOL_VERSION = 1;
+/** Longest line either side may send (a large command list fits many times over): json-lines.ts holds the reader to it. */
+export const MAX_AGENT_LINE_BYTES = 1024 * 1024;
 /** Most slash commands one agent may report. */
 export const MAX_AGENT_COMMANDS = 2000;
 /** Longest command name and description kept. */
