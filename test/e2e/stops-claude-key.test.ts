@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { agentBin, AGENT_ENV_CLEARED } from '../../testkit/agent-bins.js';
 import { pushToml, startApnsStandIns, type ApnsStandIns } from '../../testkit/apns-server.js';
 import { claudeHome, type ClaudeHome } from '../../testkit/claude-home.js';
-import { isAgentTurn, startFakeAnthropic, type AnthropicReply, type FakeAnthropic } from '../../testkit/fake-anthropic.js';
+import { isAgentTurn, startFakeAnthropic, usageLimitReply, type AnthropicReply, type FakeAnthropic } from '../../testkit/fake-anthropic.js';
 import { useDaemon } from '../helpers/daemon-fixture.js';
 import { explainedBy } from '../helpers/daemon.js';
 import { pairDevice } from '../helpers/pair-device.js';
@@ -47,15 +47,7 @@ describe('Claude Code with an API key: a usage-limit 429 is an error', () => {
 
   const reply = (): AnthropicReply => {
     if (mode === 'usage-limit') {
-      return {
-        status: 429,
-        headers: {
-          'anthropic-ratelimit-unified-status': 'rejected',
-          'anthropic-ratelimit-unified-reset': String(reset),
-          'anthropic-ratelimit-unified-representative-claim': 'five_hour',
-        },
-        errorBody: { type: 'error', error: { type: 'rate_limit_error', message: 'Rate limited' } },
-      };
+      return usageLimitReply(reset);
     }
     if (mode === 'error')
       return { status: 500, errorBody: { type: 'error', error: { type: 'api_error', message: 'Internal server error' } } };
