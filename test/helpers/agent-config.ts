@@ -3,11 +3,11 @@
  * agent under `[agents.<kind>]` (its binary from test/agents), and push to the APNs stand-in.
  * It owns only the TOML text; each test keeps its own fake model, phone and waits.
  */
-import { agentBin } from '../../testkit/agent-bins.js';
+import { agentBin, type AgentName } from '../../testkit/agent-bins.js';
 import { pushToml, type ApnsStandIns } from '../../testkit/apns-server.js';
 
-/** The config text for `kind` run with `args`, pushing to `apns`' sandbox. */
-export function agentWithPushToml(kind: 'claude', args: readonly string[], apns: ApnsStandIns): string {
+/** The config text for `kind` run with `args` (none: the agent's own defaults), pushing to `apns`' sandbox. */
+export function agentWithPushToml(kind: AgentName, args: readonly string[], apns: ApnsStandIns): string {
   return [
     '[agent]',
     'command = "/bin/sh"',
@@ -15,7 +15,7 @@ export function agentWithPushToml(kind: 'claude', args: readonly string[], apns:
     `[agents.${kind}]`,
     `command = ${JSON.stringify(agentBin(kind))}`,
     `kind = "${kind}"`,
-    `args = ${JSON.stringify(args)}`,
+    ...(args.length > 0 ? [`args = ${JSON.stringify(args)}`] : []),
     ...pushToml(apns.sandbox.url, apns.keyPath),
     '',
   ].join('\n');
