@@ -21,7 +21,7 @@ import { pushToml, startApnsStandIns, type ApnsStandIns } from '../testkit/apns-
 import { CLI } from '../testkit/built-cli.js';
 import { claudeHome } from '../testkit/claude-home.js';
 import { codexHome } from '../testkit/codex-home.js';
-import { isAgentTurn, startFakeAnthropic } from '../testkit/fake-anthropic.js';
+import { isAgentTurn, startFakeAnthropic, usageLimitReply } from '../testkit/fake-anthropic.js';
 import { startFakeResponses, toolNames } from '../testkit/fake-responses.js';
 import { envNumber, ms, percentile, waitFor, withBenchDaemon, type BenchDaemon, type Row } from './harness.js';
 
@@ -47,19 +47,7 @@ const CLAUDE: Agent = {
   notice: 'Esc to cancel',
   async prepare() {
     const reset = Math.ceil(Date.now() / 60_000) * 60 + 3 * 3600;
-    const model = await startFakeAnthropic((req) =>
-      isAgentTurn(req)
-        ? {
-            status: 429,
-            headers: {
-              'anthropic-ratelimit-unified-status': 'rejected',
-              'anthropic-ratelimit-unified-reset': String(reset),
-              'anthropic-ratelimit-unified-representative-claim': 'five_hour',
-            },
-            errorBody: { type: 'error', error: { type: 'rate_limit_error', message: 'Rate limited' } },
-          }
-        : { text: 'Title' },
-    );
+    const model = await startFakeAnthropic((req) => (isAgentTurn(req) ? usageLimitReply(reset) : { text: 'Title' }));
     const home = claudeHome(model.baseUrl);
     const { ANTHROPIC_API_KEY: _key, ...env } = home.env;
     return {

@@ -53,6 +53,22 @@ export function isAgentTurn(req: AnthropicRequest): boolean {
   return (req.tools ?? []).some((t) => t.name === 'Bash');
 }
 
+/**
+ * The service's answer at the subscription's usage limit: 429 with the limit's headers (the
+ * five-hour window, reset at `reset`, epoch seconds), the one reply the stops tests and bench share.
+ */
+export function usageLimitReply(reset: number): AnthropicReply {
+  return {
+    status: 429,
+    headers: {
+      'anthropic-ratelimit-unified-status': 'rejected',
+      'anthropic-ratelimit-unified-reset': String(reset),
+      'anthropic-ratelimit-unified-representative-claim': 'five_hour',
+    },
+    errorBody: { type: 'error', error: { type: 'rate_limit_error', message: 'Rate limited' } },
+  };
+}
+
 /** The text of a block list or string (tool results' nested content included). */
 export function anthropicText(content: string | readonly AnthropicBlock[] | undefined): string {
   if (content === undefined) return '';

@@ -12,9 +12,10 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { agentBin, AGENT_ENV_CLEARED } from '../../testkit/agent-bins.js';
-import { pushToml, startApnsStandIns, type ApnsStandIns } from '../../testkit/apns-server.js';
+import { AGENT_ENV_CLEARED } from '../../testkit/agent-bins.js';
+import { startApnsStandIns, type ApnsStandIns } from '../../testkit/apns-server.js';
 import { claudeHome, type ClaudeHome } from '../../testkit/claude-home.js';
+import { agentWithPushToml, CLAUDE_ASKS } from '../helpers/agent-config.js';
 import { useDaemon } from '../helpers/daemon-fixture.js';
 import { explainedBy, runCli } from '../helpers/daemon.js';
 import {
@@ -86,22 +87,7 @@ describe('Claude Code asks, answered from the phone', () => {
     rmSync(dir, { recursive: true, force: true });
   }, 60_000);
 
-  const fx = useDaemon(
-    () =>
-      [
-        '[agent]',
-        'command = "/bin/sh"',
-        'default_session = "shell-main"',
-        '[agents.claude]',
-        `command = ${JSON.stringify(agentBin('claude'))}`,
-        'kind = "claude"',
-        // Claude Code 2.1.328 decides permissions by a classifier unless told otherwise.
-        'args = ["--permission-mode", "default"]',
-        ...pushToml(apns.sandbox.url, apns.keyPath),
-        '',
-      ].join('\n'),
-    { extraEnv: env },
-  );
+  const fx = useDaemon(() => agentWithPushToml('claude', CLAUDE_ASKS, apns), { extraEnv: env });
 
   beforeAll(async () => {
     phone = await pairDevice(fx, 'phone', PHONE, 'sandbox');

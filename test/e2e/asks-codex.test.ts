@@ -13,9 +13,10 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { agentBin, AGENT_ENV_CLEARED } from '../../testkit/agent-bins.js';
-import { pushToml, startApnsStandIns, type ApnsStandIns } from '../../testkit/apns-server.js';
+import { AGENT_ENV_CLEARED } from '../../testkit/agent-bins.js';
+import { startApnsStandIns, type ApnsStandIns } from '../../testkit/apns-server.js';
 import { codexHome, type CodexHome } from '../../testkit/codex-home.js';
+import { agentWithPushToml } from '../helpers/agent-config.js';
 import { useDaemon } from '../helpers/daemon-fixture.js';
 import { explainedBy, logTailOf } from '../helpers/daemon.js';
 import { callOutputs, responsesText, shellCall, startFakeResponses, toolNames, type FakeResponses } from '../../testkit/fake-responses.js';
@@ -75,20 +76,7 @@ describe('Codex approvals, answered from the phone', () => {
     rmSync(dir, { recursive: true, force: true });
   }, 60_000);
 
-  const fx = useDaemon(
-    () =>
-      [
-        '[agent]',
-        'command = "/bin/sh"',
-        'default_session = "shell-main"',
-        '[agents.codex]',
-        `command = ${JSON.stringify(agentBin('codex'))}`,
-        'kind = "codex"',
-        ...pushToml(apns.sandbox.url, apns.keyPath),
-        '',
-      ].join('\n'),
-    { extraEnv: env },
-  );
+  const fx = useDaemon(() => agentWithPushToml('codex', [], apns), { extraEnv: env });
 
   beforeAll(async () => {
     phone = await pairDevice(fx, 'phone', PHONE, 'sandbox');

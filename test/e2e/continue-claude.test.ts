@@ -18,8 +18,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { agentBin, AGENT_ENV_CLEARED } from '../../testkit/agent-bins.js';
-import { pushToml, startApnsStandIns, type ApnsStandIns } from '../../testkit/apns-server.js';
+import { AGENT_ENV_CLEARED } from '../../testkit/agent-bins.js';
+import { startApnsStandIns, type ApnsStandIns } from '../../testkit/apns-server.js';
 import { claudeHome, type ClaudeHome } from '../../testkit/claude-home.js';
 import {
   anthropicText,
@@ -30,6 +30,7 @@ import {
   type FakeAnthropic,
 } from '../../testkit/fake-anthropic.js';
 import { RESET_MARGIN_MS } from '../../src/protocol/continue.js';
+import { agentWithPushToml, CLAUDE_ASKS } from '../helpers/agent-config.js';
 import { useDaemon } from '../helpers/daemon-fixture.js';
 import { explainedBy } from '../helpers/daemon.js';
 import { pairDevice } from '../helpers/pair-device.js';
@@ -101,21 +102,7 @@ describe('continue at the reset, with the real Claude Code', () => {
     rmSync(dir, { recursive: true, force: true });
   }, 60_000);
 
-  const fx = useDaemon(
-    () =>
-      [
-        '[agent]',
-        'command = "/bin/sh"',
-        'default_session = "shell-main"',
-        '[agents.claude]',
-        `command = ${JSON.stringify(agentBin('claude'))}`,
-        'kind = "claude"',
-        'args = ["--permission-mode", "default"]',
-        ...pushToml(apns.sandbox.url, apns.keyPath),
-        '',
-      ].join('\n'),
-    { extraEnv: env },
-  );
+  const fx = useDaemon(() => agentWithPushToml('claude', CLAUDE_ASKS, apns), { extraEnv: env });
 
   beforeAll(async () => {
     phoneToken = (await pairDevice(fx, 'phone', PHONE, 'sandbox')).token;

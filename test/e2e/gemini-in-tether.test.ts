@@ -12,10 +12,11 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { agentBin, AGENT_ENV_CLEARED } from '../../testkit/agent-bins.js';
-import { pushToml, startApnsStandIns, type ApnsStandIns } from '../../testkit/apns-server.js';
+import { AGENT_ENV_CLEARED } from '../../testkit/agent-bins.js';
+import { startApnsStandIns, type ApnsStandIns } from '../../testkit/apns-server.js';
 import { functionResponses, isAgentTurn, lastUserText, sideReply, startFakeGemini, type FakeGemini } from '../../testkit/fake-gemini.js';
 import { geminiHome, type GeminiHome } from '../../testkit/gemini-home.js';
+import { agentWithPushToml } from '../helpers/agent-config.js';
 import { useDaemon } from '../helpers/daemon-fixture.js';
 import { explainedBy, runCli } from '../helpers/daemon.js';
 import { pairDevice, type PairedDevice } from '../helpers/pair-device.js';
@@ -92,20 +93,7 @@ describe('Gemini CLI as a tether session', () => {
     rmSync(dir, { recursive: true, force: true });
   }, 60_000);
 
-  const fx = useDaemon(
-    () =>
-      [
-        '[agent]',
-        'command = "/bin/sh"',
-        'default_session = "shell-main"',
-        '[agents.gemini]',
-        `command = ${JSON.stringify(agentBin('gemini'))}`,
-        'kind = "gemini"',
-        ...pushToml(apns.sandbox.url, apns.keyPath),
-        '',
-      ].join('\n'),
-    { extraEnv: env },
-  );
+  const fx = useDaemon(() => agentWithPushToml('gemini', [], apns), { extraEnv: env });
 
   const explained = <T>(p: Promise<T>): Promise<T> => explainedBy(fx.d, p, 80);
   const shows = (texts: string[], ms: number, what: string) => showsOn(m, texts, ms, what, POLL_MS);

@@ -14,10 +14,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { agentBin, AGENT_ENV_CLEARED } from '../../testkit/agent-bins.js';
-import { pushToml, startApnsStandIns, type ApnsStandIns } from '../../testkit/apns-server.js';
+import { AGENT_ENV_CLEARED } from '../../testkit/agent-bins.js';
+import { startApnsStandIns, type ApnsStandIns } from '../../testkit/apns-server.js';
 import { claudeHome, type ClaudeHome } from '../../testkit/claude-home.js';
-import { isAgentTurn, startFakeAnthropic, type AnthropicReply, type FakeAnthropic } from '../../testkit/fake-anthropic.js';
+import { isAgentTurn, startFakeAnthropic, usageLimitReply, type AnthropicReply, type FakeAnthropic } from '../../testkit/fake-anthropic.js';
+import { agentWithPushToml, CLAUDE_ASKS } from '../helpers/agent-config.js';
 import { useDaemon } from '../helpers/daemon-fixture.js';
 import { explainedBy } from '../helpers/daemon.js';
 import { pairDevice } from '../helpers/pair-device.js';
@@ -52,15 +53,7 @@ describe('Claude Code stops: a usage limit, an API error, a signal', () => {
 
   const reply = (): AnthropicReply => {
     if (mode === 'usage-limit') {
-      return {
-        status: 429,
-        headers: {
-          'anthropic-ratelimit-unified-status': 'rejected',
-          'anthropic-ratelimit-unified-reset': String(reset),
-          'anthropic-ratelimit-unified-representative-claim': 'five_hour',
-        },
-        errorBody: { type: 'error', error: { type: 'rate_limit_error', message: 'Rate limited' } },
-      };
+      return usageLimitReply(reset);
     }
     if (mode === 'error')
       return { status: 500, errorBody: { type: 'error', error: { type: 'api_error', message: 'Internal server error' } } };
@@ -88,21 +81,7 @@ describe('Claude Code stops: a usage limit, an API error, a signal', () => {
     rmSync(dir, { recursive: true, force: true });
   }, 60_000);
 
-  const fx = useDaemon(
-    () =>
-      [
-        '[agent]',
-        'command = "/bin/sh"',
-        'default_session = "shell-main"',
-        '[agents.claude]',
-        `command = ${JSON.stringify(agentBin('claude'))}`,
-        'kind = "claude"',
-        'args = ["--permission-mode", "default"]',
-        ...pushToml(apns.sandbox.url, apns.keyPath),
-        '',
-      ].join('\n'),
-    { extraEnv: env },
-  );
+  const fx = useDaemon(() => agentWithPushToml('claude', CLAUDE_ASKS, apns), { extraEnv: env });
 
   beforeAll(async () => {
     await pairDevice(fx, 'phone', PHONE, 'sandbox');

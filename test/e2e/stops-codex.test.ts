@@ -16,10 +16,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { agentBin, AGENT_ENV_CLEARED } from '../../testkit/agent-bins.js';
-import { pushToml, startApnsStandIns, type ApnsStandIns } from '../../testkit/apns-server.js';
+import { AGENT_ENV_CLEARED } from '../../testkit/agent-bins.js';
+import { startApnsStandIns, type ApnsStandIns } from '../../testkit/apns-server.js';
 import { codexHome, type CodexHome } from '../../testkit/codex-home.js';
 import { startFakeResponses, toolNames, type FakeResponses, type ResponsesReply } from '../../testkit/fake-responses.js';
+import { agentWithPushToml } from '../helpers/agent-config.js';
 import { useDaemon } from '../helpers/daemon-fixture.js';
 import { explainedBy } from '../helpers/daemon.js';
 import { pairDevice } from '../helpers/pair-device.js';
@@ -92,20 +93,7 @@ describe('Codex stops: an API error, a usage limit, a signal', () => {
     rmSync(dir, { recursive: true, force: true });
   }, 60_000);
 
-  const fx = useDaemon(
-    () =>
-      [
-        '[agent]',
-        'command = "/bin/sh"',
-        'default_session = "shell-main"',
-        '[agents.codex]',
-        `command = ${JSON.stringify(agentBin('codex'))}`,
-        'kind = "codex"',
-        ...pushToml(apns.sandbox.url, apns.keyPath),
-        '',
-      ].join('\n'),
-    { extraEnv: env },
-  );
+  const fx = useDaemon(() => agentWithPushToml('codex', [], apns), { extraEnv: env });
 
   beforeAll(async () => {
     await pairDevice(fx, 'phone', PHONE, 'sandbox');
