@@ -187,29 +187,29 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
   }
   const isUnrestorable = (id: string) => unrestorableSessions(records).some((u) => u.id === id);
   const workspaces = makeWorkspaces({ config, dataDir: paths.dataDir, cli, system, records, isUnrestorable, log });
-  const sessions = new SessionsService(
+  const sessions = new SessionsService({
     system,
     cli,
-    UNNAMED_SESSION_PREFIX,
-    agents.hub,
+    namePrefix: UNNAMED_SESSION_PREFIX,
+    agents: agents.hub,
     // Live clients only: a socket whose pong is overdue is not counted (it is being closed).
     // Counted without building each connection's figures: the list asks once per session.
-    (id: string): number =>
+    clients: (id: string): number =>
       connections.count({ kind: 'stream', sessionId: id, liveOnly: true }) +
       connections.count({ kind: 'side', sessionId: id, liveOnly: true }),
-    (id, keepBuffer) => {
+    deleted: (id, keepBuffer) => {
       keeper.forget(id);
       workbench.sessionDeleted(id);
       // An unrestorable session has no actor to delete its buffer.
       if (!keepBuffer && !system.hasSession(id)) void buffers.delete(id).catch(() => undefined);
     },
-    {
+    records: {
       unrestorable: () => unrestorableSessions(records),
       record: (id) => records.read(id),
     },
-    configured.catalog(agents.hub, (id) => records.read(id)?.cwd ?? null),
-    workspaces.service,
-  );
+    catalog: configured.catalog(agents.hub, (id) => records.read(id)?.cwd ?? null),
+    workspaces: workspaces.service,
+  });
   const workbench = makeWorkbench({
     config,
     dataDir: paths.dataDir,
