@@ -49,6 +49,7 @@ import { makeDiskBuffers, retireStaleLinks, setUpBuffers, startupUrl, usableTmux
 import { startPush } from './push-wiring.js';
 import { writeRunFile } from './run-file.js';
 import { fitYoungGeneration } from './heap.js';
+import { defaultSessionDirectory } from '../service/directory.js';
 import { packageVersion } from '../config/version.js';
 import { makeWorkbench } from './workbench.js';
 import { hostPresence } from './host-presence.js';
@@ -101,8 +102,9 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
   // The /ops view: inspection of every actor system (nothing is sent while no one watches).
   const ops = new OpsInspector();
   const buffers = makeDiskBuffers(config, paths.buffersDir, ops, { freeBytes: io.freeBytes, now: io.bufferClock }, log);
+  const sessionDirectories = { defaultSession: config.agent.default_session, daemonCwd: io.cwd, home: io.env.HOME };
   const launchFor = (id: string, name?: string, resume?: AgentResume) =>
-    configured.launch(id, id === config.agent.default_session ? io.cwd : (io.env.HOME ?? io.cwd), name, resume);
+    configured.launch(id, defaultSessionDirectory(id, sessionDirectories), name, resume);
   // What it takes to bring each session back, kept in step with it (docs/reliability.md).
   const records = new SessionRecords(paths.dataDir);
   const keeper = new RecordKeeper({
