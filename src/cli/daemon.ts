@@ -35,7 +35,6 @@ import { agentKinds } from '../agent/kinds.js';
 import { loadConfig, parseBindAddress } from '../config/load.js';
 import { makeLogger } from './logger.js';
 import { resolvePaths } from '../config/paths.js';
-import { isLoopback } from '../config/schema.js';
 import { healthReport, type HealthReport } from '../service/health.js';
 import { buildServer, listen, type ServedRoute, type ServerOptions } from '../transport/server.js';
 import { AgentService } from '../agent/agent-service.js';
@@ -45,7 +44,7 @@ import { resolveAgentProgram, type AgentResume } from './agent.js';
 import { prepareAgents } from './agents.js';
 import { CliError } from './fail.js';
 import { daemonTmuxCli, keepCertificate, loadCertificate, localToken } from './daemon-start.js';
-import { makeDiskBuffers, retireStaleLinks, setUpBuffers, startupUrl, usableTmux } from './daemon-start.js';
+import { makeDiskBuffers, plainHttpWarning, retireStaleLinks, setUpBuffers, startupUrl, usableTmux } from './daemon-start.js';
 import { startPush } from './push-wiring.js';
 import { writeRunFile } from './run-file.js';
 import { fitYoungGeneration } from './heap.js';
@@ -181,11 +180,10 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
   });
 
   const scheme = tls ? 'https' : 'http';
-  if (!tls && !isLoopback(host)) {
-    warnings.push(
-      `tls = false while bound to ${host}: tokens cross the network in the clear unless a TLS reverse proxy is in front (set tls = true in ${paths.configFile})`,
-    );
-    log.warn(warnings[warnings.length - 1]);
+  const plainHttp = plainHttpWarning(tls !== null, host, paths.configFile);
+  if (plainHttp) {
+    warnings.push(plainHttp);
+    log.warn(plainHttp);
   }
   const isUnrestorable = (id: string) => unrestorableSessions(records).some((u) => u.id === id);
   const workspaces = makeWorkspaces({ config, dataDir: paths.dataDir, cli, system, records, isUnrestorable, log });
