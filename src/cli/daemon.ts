@@ -47,7 +47,7 @@ import { daemonTmuxCli, keepCertificate, loadCertificate, localToken } from './d
 import { makeDiskBuffers, plainHttpWarning, retireStaleLinks, setUpBuffers, startupUrl, usableTmux } from './daemon-start.js';
 import { startPush } from './push-wiring.js';
 import { writeRunFile } from './run-file.js';
-import { fitYoungGeneration } from './heap.js';
+import { livePaneCounter } from './heap.js';
 import { defaultSessionDirectory } from '../service/directory.js';
 import { packageVersion } from '../config/version.js';
 import { makeWorkbench } from './workbench.js';
@@ -117,7 +117,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     log,
   });
   /** Sessions with a live pane: with many, V8's young generation may grow (heap.ts). */
-  let livePanes = 0;
+  const livePanes = livePaneCounter();
   const system = new SidecarSystem({
     inspect: ops.observer(),
     cli,
@@ -132,7 +132,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
       : {}),
     notices: AgentService.noticeNumbers(),
     paneCreated: (pane) => {
-      fitYoungGeneration(++livePanes);
+      livePanes.added();
       const unbuffer = buffers.attach(pane.id, pane.stream);
       const unnotice = pane.onNotice((n) => agents.notice(pane.id, n));
       const unwatch = pane.onChange((what) => {
@@ -141,7 +141,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
         void agents.sessionSeen(pane.id); // a Codex session's rollout file is followed
       });
       return () => {
-        fitYoungGeneration(--livePanes);
+        livePanes.removed();
         for (const stop of [unwatch, unbuffer, unnotice]) stop();
       };
     },
