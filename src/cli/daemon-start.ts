@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import type pino from 'pino';
 import { isDomainError } from '../errors.js';
 import { DiskBuffers, GIB, MIB, type SessionActivity } from '../actors/disk-buffer.actor.js';
-import type { TetherConfig } from '../config/schema.js';
+import { isLoopback, type TetherConfig } from '../config/schema.js';
 import { sessionActorId } from '../machines/sidecar.machine.js';
 import type { OpsInspector } from '../ops/inspector.js';
 import { findOrMakeCertificate, type FoundCertificate } from '../auth/certificate.js';
@@ -181,4 +181,10 @@ export function startupUrl(config: TetherConfig, scheme: 'http' | 'https', host:
   if (config.publicBaseUrl !== '') return `${config.publicBaseUrl.replace(/\/+$/, '')}/${q}`;
   const shown = host.includes(':') ? `[${host}]` : host;
   return `${scheme}://${shown}:${port}/${q}`;
+}
+
+/** The warning for plain HTTP on an address other machines reach, or null when there is none to give. */
+export function plainHttpWarning(tls: boolean, host: string, configFile: string): string | null {
+  if (tls || isLoopback(host)) return null;
+  return `tls = false while bound to ${host}: tokens cross the network in the clear unless a TLS reverse proxy is in front (set tls = true in ${configFile})`;
 }

@@ -35,7 +35,6 @@ import { agentKinds } from '../agent/kinds.js';
 import { loadConfig, parseBindAddress } from '../config/load.js';
 import { makeLogger } from './logger.js';
 import { resolvePaths } from '../config/paths.js';
-import { isLoopback } from '../config/schema.js';
 import { healthReport, type HealthReport } from '../service/health.js';
 import { buildServer, listen, type ServedRoute, type ServerOptions } from '../transport/server.js';
 import { AgentService } from '../agent/agent-service.js';
@@ -45,10 +44,11 @@ import { resolveAgentProgram, type AgentResume } from './agent.js';
 import { prepareAgents } from './agents.js';
 import { CliError } from './fail.js';
 import { daemonTmuxCli, keepCertificate, loadCertificate, localToken } from './daemon-start.js';
-import { makeDiskBuffers, retireStaleLinks, setUpBuffers, startupUrl, usableTmux } from './daemon-start.js';
+import { makeDiskBuffers, plainHttpWarning, retireStaleLinks, setUpBuffers, startupUrl, usableTmux } from './daemon-start.js';
 import { startPush } from './push-wiring.js';
 import { writeRunFile } from './run-file.js';
-import { fitYoungGeneration } from './heap.js';
+import { livePaneCounter } from './heap.js';
+import { defaultSessionDirectory } from '../service/directory.js';
 import { packageVersion } from '../config/version.js';
 import { makeWorkbench } from './workbench.js';
 import { hostPresence } from './host-presence.js';
@@ -101,8 +101,9 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
   // The /ops view: inspection of every actor system (nothing is sent while no one watches).
   const ops = new OpsInspector();
   const buffers = makeDiskBuffers(config, paths.buffersDir, ops, { freeBytes: io.freeBytes, now: io.bufferClock }, log);
+  const sessionDirectories = { defaultSession: config.agent.default_session, daemonCwd: io.cwd, home: io.env.HOME };
   const launchFor = (id: string, name?: string, resume?: AgentResume) =>
-    configured.launch(id, id === config.agent.default_session ? io.cwd : (io.env.HOME ?? io.cwd), name, resume);
+    configured.launch(id, defaultSessionDirectory(id, sessionDirectories), name, resume);
   // What it takes to bring each session back, kept in step with it (docs/reliability.md).
   const records = new SessionRecords(paths.dataDir);
   const keeper = new RecordKeeper({
@@ -116,7 +117,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     log,
   });
   /** Sessions with a live pane: with many, V8's young generation may grow (heap.ts). */
-  let livePanes = 0;
+  const livePanes = livePaneCounter();
   const system = new SidecarSystem({
     inspect: ops.observer(),
     cli,
@@ -131,7 +132,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
       : {}),
     notices: AgentService.noticeNumbers(),
     paneCreated: (pane) => {
-      fitYoungGeneration(++livePanes);
+      livePanes.added();
       const unbuffer = buffers.attach(pane.id, pane.stream);
       const unnotice = pane.onNotice((n) => agents.notice(pane.id, n));
       const unwatch = pane.onChange((what) => {
@@ -140,7 +141,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
         void agents.sessionSeen(pane.id); // a Codex session's rollout file is followed
       });
       return () => {
-        fitYoungGeneration(--livePanes);
+        livePanes.removed();
         for (const stop of [unwatch, unbuffer, unnotice]) stop();
       };
     },
@@ -179,37 +180,36 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
   });
 
   const scheme = tls ? 'https' : 'http';
-  if (!tls && !isLoopback(host)) {
-    warnings.push(
-      `tls = false while bound to ${host}: tokens cross the network in the clear unless a TLS reverse proxy is in front (set tls = true in ${paths.configFile})`,
-    );
-    log.warn(warnings[warnings.length - 1]);
+  const plainHttp = plainHttpWarning(tls !== null, host, paths.configFile);
+  if (plainHttp) {
+    warnings.push(plainHttp);
+    log.warn(plainHttp);
   }
   const isUnrestorable = (id: string) => unrestorableSessions(records).some((u) => u.id === id);
   const workspaces = makeWorkspaces({ config, dataDir: paths.dataDir, cli, system, records, isUnrestorable, log });
-  const sessions = new SessionsService(
+  const sessions = new SessionsService({
     system,
     cli,
-    UNNAMED_SESSION_PREFIX,
-    agents.hub,
+    namePrefix: UNNAMED_SESSION_PREFIX,
+    agents: agents.hub,
     // Live clients only: a socket whose pong is overdue is not counted (it is being closed).
     // Counted without building each connection's figures: the list asks once per session.
-    (id: string): number =>
+    clients: (id: string): number =>
       connections.count({ kind: 'stream', sessionId: id, liveOnly: true }) +
       connections.count({ kind: 'side', sessionId: id, liveOnly: true }),
-    (id, keepBuffer) => {
+    deleted: (id, keepBuffer) => {
       keeper.forget(id);
       workbench.sessionDeleted(id);
       // An unrestorable session has no actor to delete its buffer.
       if (!keepBuffer && !system.hasSession(id)) void buffers.delete(id).catch(() => undefined);
     },
-    {
+    records: {
       unrestorable: () => unrestorableSessions(records),
       record: (id) => records.read(id),
     },
-    configured.catalog(agents.hub, (id) => records.read(id)?.cwd ?? null),
-    workspaces.service,
-  );
+    catalog: configured.catalog(agents.hub, (id) => records.read(id)?.cwd ?? null),
+    workspaces: workspaces.service,
+  });
   const workbench = makeWorkbench({
     config,
     dataDir: paths.dataDir,

@@ -54,3 +54,9 @@ export function fitYoungGeneration(liveSessions: number): void {
   setFlagsFromString(`--semi-space-growth-factor=${grow ? 2 : 1}`);
   setFlagsFromString(grow ? '--no-optimize-for-size' : '--optimize-for-size');
 }
+
+/** Counts the sessions with a live pane and fits the young generation to their number as it changes. */
+export function livePaneCounter(fit: (sessions: number) => void = fitYoungGeneration): { added(): void; removed(): void } {
+  let live = 0;
+  return { added: () => fit(++live), removed: () => fit(--live) };
+}

@@ -23,3 +23,14 @@ export async function checkDirectory(cwd: string): Promise<void> {
   )
     throw refuse('cannot be entered (no search permission)');
 }
+
+/**
+ * The directory a session's agent starts in when none was asked for: the default session in the
+ * daemon's own directory, every other session in the user's home (the daemon's directory without one).
+ */
+export function defaultSessionDirectory(
+  id: string,
+  where: { defaultSession: string; daemonCwd: string; home: string | undefined },
+): string {
+  return id === where.defaultSession ? where.daemonCwd : (where.home ?? where.daemonCwd);
+}

@@ -12,7 +12,6 @@
  */
 import type { SlashCommand } from '../agent/commands.js';
 import { DomainError, isDomainError } from '../errors.js';
-import type { Ask, Stop } from '../protocol/frames.js';
 import type { SessionItem } from './session-item.js';
 import type { InputMessage } from '../protocol/input.js';
 import type { TmuxCli } from '../tmux/exec.js';
@@ -20,7 +19,6 @@ import { inputCommands } from '../tmux/input.js';
 import { SESSION_NAME_RE, compareSessionNames, isValidSessionName } from '../protocol/session-name.js';
 import { readSessionOptions, readUserOption, sessionExists, setUserOption, unsetUserOption } from '../tmux/sessions.js';
 import { listSessions, type TmuxSessionInfo } from '../tmux/session-list.js';
-import type { UnrestorableSession } from '../restore/at-start.js';
 import type { SessionWorktree } from '../machines/session.machine.js';
 import type { Workspaces } from './workspaces.service.js';
 import { checkDirectory } from './directory.js';
@@ -30,35 +28,17 @@ import type { SessionStatus, SidecarSystem } from '../actors/system.js';
 export const INPUT_LINK_WAIT_MS = 10_000;
 
 export type { SessionItem } from './session-item.js';
+export type { AgentCatalog, SessionAgents, SessionRecordsView, SessionsDeps } from './sessions.deps.js';
+import {
+  DEFAULT_ONLY,
+  NO_AGENTS,
+  NO_RECORDS,
+  type AgentCatalog,
+  type SessionAgents,
+  type SessionRecordsView,
+  type SessionsDeps,
+} from './sessions.deps.js';
 
-/** What the sessions need of the records: the sessions that could not be restored, and their facts. */
-export interface SessionRecordsView {
-  unrestorable(): readonly UnrestorableSession[];
-  /** The recorded facts of a session (for one being restored, which tmux does not hold yet). */
-  record(
-    id: string,
-  ): { description: string; createdAt: string; cwd: string | null; agent?: string; worktree?: SessionWorktree | null } | null;
-}
-const NO_RECORDS: SessionRecordsView = { unrestorable: () => [], record: () => null };
-
-/** What the sessions need of the agents (the agent hub): their state. */
-export interface SessionAgents {
-  current(id: string): { value: NonNullable<SessionItem['agentState']>; ask?: Ask } | null;
-  /** Why the session's agent stopped, while it is stopped (an exited agent's too: it has no state). */
-  stopOf(id: string): Stop | null;
-}
-const NO_AGENTS: SessionAgents = { current: () => null, stopOf: () => null };
-
-/** The configured agents: their names, and each session's slash commands (its agent's adapter lists them). */
-export interface AgentCatalog {
-  /** Every configured agent's name, `default` first. */
-  names(): readonly string[];
-  /** Why agent `agent` cannot be started (its program is missing), or null. */
-  problem(agent: string): string | null;
-  /** The slash commands of session `id` running agent `agent`. */
-  commands(id: string, agent: string): Promise<readonly SlashCommand[]>;
-}
-const DEFAULT_ONLY: AgentCatalog = { names: () => [DEFAULT_AGENT], problem: () => null, commands: () => Promise.resolve([]) };
 /** The name of `[agent]`, and of a session made before tether recorded its agent. */
 const DEFAULT_AGENT = 'default';
 /** Longest agent name quoted back in a refusal. */
@@ -82,21 +62,27 @@ export interface CreateInput {
 const notFound = (id: string) => new DomainError('session-not-found', `no session named "${id}"`);
 
 export class SessionsService {
-  constructor(
-    private readonly system: SidecarSystem,
-    private readonly cli: TmuxCli,
-    /** Names of sessions created without one: `<namePrefix>-<n>`. */
-    private readonly namePrefix: string,
-    private readonly agents: SessionAgents = NO_AGENTS,
-    /** Live stream and side clients of a session (the stream hub counts them). */
-    private readonly clients: (id: string) => number = () => 0,
-    /** Called after a session was deleted on purpose (its record is forgotten). */
-    private readonly deleted: (id: string, keepBuffer: boolean) => void = () => undefined,
-    private readonly records: SessionRecordsView = NO_RECORDS,
-    private readonly catalog: AgentCatalog = DEFAULT_ONLY,
-    /** Worktrees and changes (docs/api.md "Worktrees and changes"); absent: none. */
-    private readonly workspaces: Workspaces | null = null,
-  ) {}
+  private readonly system: SidecarSystem;
+  private readonly cli: TmuxCli;
+  private readonly namePrefix: string;
+  private readonly agents: SessionAgents;
+  private readonly clients: (id: string) => number;
+  private readonly deleted: (id: string, keepBuffer: boolean) => void;
+  private readonly records: SessionRecordsView;
+  private readonly catalog: AgentCatalog;
+  private readonly workspaces: Workspaces | null;
+
+  constructor(deps: SessionsDeps) {
+    this.system = deps.system;
+    this.cli = deps.cli;
+    this.namePrefix = deps.namePrefix;
+    this.agents = deps.agents ?? NO_AGENTS;
+    this.clients = deps.clients ?? (() => 0);
+    this.deleted = deps.deleted ?? (() => undefined);
+    this.records = deps.records ?? NO_RECORDS;
+    this.catalog = deps.catalog ?? DEFAULT_ONLY;
+    this.workspaces = deps.workspaces ?? null;
+  }
 
   /**
    * The tether sessions tmux holds, with live facts; then those being restored after their tmux
