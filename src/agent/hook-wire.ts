@@ -61,3 +61,21 @@ export function pickHookFields(value: unknown, keep: readonly string[]): Record<
   }
   return out;
 }
+
+/** Whether `v` is a plain JSON object (a hook input's nested fields are read through it). */
+export const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** `v` when it is a string, cut to `max` characters; else null. */
+export const textOf = (v: unknown, max: number): string | null => (typeof v === 'string' ? v.slice(0, max) : null);
+
+/**
+ * `make(max)` as JSON of at most MAX_HOOK_FIELD_CHARS, a hook program's derived field: its texts are
+ * cut shorter (`max` 200, 80, 30, 10) until it fits; null when it never does.
+ */
+export function fittedJson(make: (max: number) => unknown): string | null {
+  for (const max of [200, 80, 30, 10]) {
+    const json = JSON.stringify(make(max));
+    if (json.length <= MAX_HOOK_FIELD_CHARS) return json;
+  }
+  return null;
+}

@@ -6,9 +6,11 @@
  * a multiple-choice question's questions and options (`questions`, compact JSON), the answer a
  * question got (`answer`), and the permission dialog's suggestions (`suggestions`, compact JSON).
  *
- * Invariant: imports nothing (the hook program loads it on every event Claude waits on); every
+ * Invariant: imports only the hook wire, which imports nothing (the hook program loads it on every
+ * event Claude waits on, and loads the wire anyway to send its report); every
  * derived field is a string that fits MAX_HOOK_FIELD_CHARS, as JSON that still parses.
  */
+import { fittedJson as fitted, isRecord, textOf as text } from '../hook-wire.js';
 
 export const CLAUDE_HOOK_FIELDS: readonly string[] = [
   'hook_event_name',
@@ -25,22 +27,8 @@ export const CLAUDE_HOOK_FIELDS: readonly string[] = [
   'last_assistant_message',
 ];
 
-/** Longest derived field (the hook wire's field limit). */
-const MAX_FIELD = 4096;
 /** Tool input keys that say what a tool call is about, in the order they are looked for. */
 const CONCERN_KEYS = ['command', 'file_path', 'notebook_path', 'url', 'query', 'pattern', 'path', 'description', 'prompt'] as const;
-
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const text = (v: unknown, max: number): string | null => (typeof v === 'string' ? v.slice(0, max) : null);
-
-/** `value` as JSON of at most MAX_FIELD characters, cutting its texts shorter until it fits; null when it never does. */
-function fitted(make: (labelMax: number) => unknown): string | null {
-  for (const max of [200, 80, 30, 10]) {
-    const json = JSON.stringify(make(max));
-    if (json.length <= MAX_FIELD) return json;
-  }
-  return null;
-}
 
 /** The fields derived from a hook input's `tool_input`, `tool_response` and `permission_suggestions`. */
 export function derivedClaudeFields(input: unknown): Record<string, string> {

@@ -6,9 +6,11 @@
  * about (`confirm`: `exec`, `edit`, `mcp`, `ask_user`, ...), and an `ask_user` call's questions
  * with their option labels (`questions`, compact JSON).
  *
- * Invariant: imports nothing (the hook program loads it on every event Gemini waits on); every
+ * Invariant: imports only the hook wire, which imports nothing (the hook program loads it on every
+ * event Gemini waits on, and loads the wire anyway to send its report); every
  * derived field is a string that fits the hook wire's field limit, as JSON that still parses.
  */
+import { fittedJson as fitted, isRecord, textOf as text } from '../hook-wire.js';
 
 /** The hook events tether's settings subscribe to. */
 export const GEMINI_HOOK_EVENTS = [
@@ -34,22 +36,8 @@ export const GEMINI_HOOK_FIELDS: readonly string[] = [
   'transcript_path',
 ];
 
-/** Longest derived field (the hook wire's field limit). */
-const MAX_FIELD = 4096;
 /** Tool input keys that say what a tool call is about, in the order they are looked for. */
 const CONCERN_KEYS = ['command', 'file_path', 'absolute_path', 'path', 'url', 'pattern', 'query', 'description'] as const;
-
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const text = (v: unknown, max: number): string | null => (typeof v === 'string' ? v.slice(0, max) : null);
-
-/** `make(max)` as JSON of at most MAX_FIELD characters, cutting its texts shorter until it fits; null when it never does. */
-function fitted(make: (labelMax: number) => unknown): string | null {
-  for (const max of [200, 80, 30, 10]) {
-    const json = JSON.stringify(make(max));
-    if (json.length <= MAX_FIELD) return json;
-  }
-  return null;
-}
 
 /** The fields derived from a hook input's `tool_input` and `details`. */
 export function derivedGeminiFields(input: unknown): Record<string, string> {
