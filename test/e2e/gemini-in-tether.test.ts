@@ -199,7 +199,16 @@ describe('Gemini CLI as a tether session', () => {
       await turnEnded('awaiting-input after allow');
       expect(runs('allow.txt')).toBe(1);
       expect((await answer(ask.id, 'no')).status).toBe(409);
-      expect(pushes().length).toBe(pushed + 2); // the ask, then the wait at the turn's end
+      // The wait at the turn's end is pushed after the state frame: wait for it, then count.
+      await explained(
+        eventually(
+          () => pushes().slice(pushed + 1).some((p) => p.title === 'Gemini is waiting for you'),
+          30_000,
+          POLL_MS,
+          "the push at the turn's end",
+        ),
+      );
+      expect(pushes().slice(pushed).map((p) => p.title)).toEqual([pushes()[pushed]!.title, 'Gemini is waiting for you']);
 
       const denied = await asked('mark deny', 'Allow execution');
       const d = await answer(denied.ask.id, 'no');
