@@ -10,7 +10,7 @@
  * `escapeArgvArg`, control lines with `buildControlCommand`) or as hex bytes; unknown sessions
  * are `session-not-found` before any tmux command names them.
  */
-import type { SlashCommand } from '../agent/commands.js';
+import type { SlashCommand } from '../agent/contract/commands.js';
 import { DomainError, isDomainError } from '../errors.js';
 import type { SessionItem } from './session-item.js';
 import type { InputMessage } from '../protocol/input.js';

@@ -6,7 +6,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { SidecarSystem } from '../actors/system.js';
-import type { AgentHub } from '../agent/hub.js';
+import type { AgentHub } from '../agent/hub/hub.js';
 import type { Logger } from '../log.js';
 import type { ContinueSchedule } from '../protocol/continue.js';
 import { AnswerLog, answerLogPath } from '../service/answer-log.js';

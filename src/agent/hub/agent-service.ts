@@ -8,18 +8,18 @@
  * welcome); stopping closes every agent connection, then waits for running naming calls.
  */
 import type { InspectionEvent } from 'xstate';
-import { DEFAULT_AGENT_NAME } from '../config/schema.js';
-import type { Logger } from '../log.js';
-import type { TmuxCli } from '../tmux/exec.js';
-import { AGENT_OPTION, readUserOption } from '../tmux/sessions.js';
-import type { AgentRunner, TerminalNotice } from './adapter.js';
-import { AGENT_ADAPTERS, DEFAULT_ADAPTER } from './adapters.js';
+import { DEFAULT_AGENT_NAME } from '../../config/schema.js';
+import type { Logger } from '../../log.js';
+import type { TmuxCli } from '../../tmux/exec.js';
+import { AGENT_OPTION, readUserOption } from '../../tmux/sessions.js';
+import type { AgentRunner, TerminalNotice } from '../contract/adapter.js';
+import { AGENT_ADAPTERS, DEFAULT_ADAPTER } from '../contract/adapters.js';
 import { AutoNamer } from './auto-name.js';
 import { AgentHub } from './hub.js';
-import type { AgentKindResolved } from './kinds.js';
+import type { AgentKindResolved } from '../contract/kinds.js';
 import { locatePane } from './pane-locator.js';
 import { AgentSocketServer } from './socket-server.js';
-import type { ExitReport } from './stops.js';
+import type { ExitReport } from '../contract/stops.js';
 
 export interface AgentServiceDeps {
   readonly cli: TmuxCli;
