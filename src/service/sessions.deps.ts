@@ -48,8 +48,6 @@ export interface SessionsDeps {
   agents?: SessionAgents;
   /** Live stream and side clients of a session (the stream hub counts them). */
   clients?: (id: string) => number;
-  /** Called after a session was deleted on purpose (its record is forgotten). */
-  deleted?: (id: string, keepBuffer: boolean) => void;
   records?: SessionRecordsView;
   catalog?: AgentCatalog;
   /** Worktrees and changes (docs/api.md "Worktrees and changes"); absent: none. */
