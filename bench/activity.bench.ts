@@ -10,7 +10,8 @@ import { connect } from 'node:net';
 import { AGENT_PROTOCOL_VERSION } from '../src/agent/protocol.js';
 import { agentSocketPath } from '../src/agent/socket-path.js';
 import { pushToml, type ApnsStandIns } from '../testkit/apns-server.js';
-import { envNumber, ms, percentile, waitFor, withBenchDaemon, type BenchDaemon, type Row } from './harness.js';
+import { withBenchDaemon, type BenchDaemon } from './harness.js';
+import { envNumber, ms, percentile, waitFor, type Row } from './figures.js';
 import { pairPhone, withApnsStandIns } from './phone.js';
 
 const SESSION = 'shell-main';

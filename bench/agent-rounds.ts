@@ -16,7 +16,8 @@ import { agentBin, AGENT_ENV_CLEARED } from '../testkit/agent-bins.js';
 import { pushToml, type ApnsStandIns } from '../testkit/apns-server.js';
 import { claudeHome, type ClaudeHome } from '../testkit/claude-home.js';
 import { codexHome, type CodexHome } from '../testkit/codex-home.js';
-import { ms, percentile, waitFor, withBenchDaemon, type BenchDaemon, type Row } from './harness.js';
+import { withBenchDaemon, type BenchDaemon } from './harness.js';
+import { ms, percentile, waitFor, type Row } from './figures.js';
 import { pairPhone } from './phone.js';
 
 const { Terminal } = xtermHeadless;

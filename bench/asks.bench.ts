@@ -18,7 +18,7 @@ import type { ApnsStandIns } from '../testkit/apns-server.js';
 import { isAgentTurn, startFakeAnthropic, toolResults } from '../testkit/fake-anthropic.js';
 import { shellCall, startFakeResponses, toolNames } from '../testkit/fake-responses.js';
 import { AGENT_MS, claudeSetup, codexSetup, onAgentStage, timeRow, type AgentSetup } from './agent-rounds.js';
-import { envNumber, waitFor, type Row } from './harness.js';
+import { envNumber, waitFor, type Row } from './figures.js';
 import { withApnsStandIns } from './phone.js';
 
 /** The command a round's turn asks to run; the round sets it before its prompt. */

@@ -12,7 +12,7 @@ import type { StateFrame } from '../src/protocol/frames.js';
 import { isAgentTurn, startFakeAnthropic, usageLimitReply } from '../testkit/fake-anthropic.js';
 import { startFakeResponses, toolNames } from '../testkit/fake-responses.js';
 import { AGENT_MS, claudeSetup, codexSetup, onAgentStage, timeRow, type AgentSetup, type AgentStage } from './agent-rounds.js';
-import { envNumber, waitFor, type Row } from './harness.js';
+import { envNumber, waitFor, type Row } from './figures.js';
 import { withApnsStandIns } from './phone.js';
 import type { ApnsStandIns } from '../testkit/apns-server.js';
 

@@ -22,18 +22,9 @@ import { fileURLToPath } from 'node:url';
 import { startEchoPane, tetherKeystroke } from './echo.bench.js';
 import { freePort } from '../testkit/ports.js';
 import { peerFloodRows } from './peer-flood.js';
-import {
-  envNumber,
-  ms,
-  percentile,
-  ratio,
-  sleep,
-  streamWithBase,
-  waitFor,
-  withBenchDaemon,
-  type BenchDaemon,
-  type Row,
-} from './harness.js';
+import { withBenchDaemon, type BenchDaemon } from './harness.js';
+import { envNumber, ms, percentile, ratio, sleep, waitFor, type Row } from './figures.js';
+import { streamWithBase } from './raw-stream.js';
 
 /** The bench-only install of the peers (its own package.json and lock). */
 const HERE = join(dirname(fileURLToPath(import.meta.url)), 'peers');
