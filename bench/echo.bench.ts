@@ -9,19 +9,10 @@
  * p50/p90/p99. `TETHER_BENCH_ECHO_KEYS` (300) keystrokes each. Before them, the time of one
  * session's `POST /sessions` (`TETHER_BENCH_CREATES`, 15, each deleted after).
  */
-import {
-  BareControlReader,
-  baselineSession,
-  envNumber,
-  ms,
-  percentile,
-  ratio,
-  sleep,
-  streamWithBase,
-  withBenchDaemon,
-  type BenchDaemon,
-  type Row,
-} from './harness.js';
+import { withBenchDaemon, type BenchDaemon } from './harness.js';
+import { envNumber, ms, percentile, ratio, sleep, type Row } from './figures.js';
+import { streamWithBase } from './raw-stream.js';
+import { BareControlReader, baselineSession } from './bare-tmux.js';
 import { RelayClient, startRelayFloor } from './relay-floor.js';
 
 const BLOCK = 50;

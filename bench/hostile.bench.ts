@@ -27,7 +27,9 @@ import { createInterface } from 'node:readline';
 import { SessionStream, pinnedTlsOptions } from '../src/reference-client/index.js';
 import { PEER_LIMITS, REPORT_EVERY_MS } from '../src/transport/peer-limits.js';
 import { startEchoPane, tetherKeystroke } from './echo.bench.js';
-import { envNumber, ms, percentile, procUsage, ratio, sleep, waitFor, withBenchDaemon, type BenchDaemon, type Row } from './harness.js';
+import { withBenchDaemon, type BenchDaemon } from './harness.js';
+import { envNumber, ms, percentile, ratio, sleep, waitFor, type Row } from './figures.js';
+import { procUsage } from './procs.js';
 import { compileProbe, readProbe } from './scale-load.js';
 import { HOSTILE_KINDS, type HostileKind, type HostileOptions, type HostileSummary, type KindSummary } from './hostile-peers.js';
 

@@ -23,20 +23,11 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bareKeystroke, startEchoPane, tetherKeystroke } from './echo.bench.js';
-import {
-  BareControlReader,
-  baselineSession,
-  childPids,
-  envNumber,
-  percentile,
-  procUsage,
-  sleep,
-  streamWithBase,
-  withBenchDaemon,
-  type BenchDaemon,
-  type RawStream,
-  type Row,
-} from './harness.js';
+import { withBenchDaemon, type BenchDaemon } from './harness.js';
+import { envNumber, percentile, sleep, type Row } from './figures.js';
+import { childPids, procUsage } from './procs.js';
+import { streamWithBase, type RawStream } from './raw-stream.js';
+import { BareControlReader, baselineSession } from './bare-tmux.js';
 import { scaleMarkdown, scaleRows, type CpuShare, type Memory, type Quiet, type Step } from './scale-report.js';
 import type { ProbeReading } from './daemon-probe.js';
 import { DAEMON_NODE_ARGS } from '../src/config/daemon-process.js';

@@ -4,7 +4,7 @@
  * Code's hook events as agent state, the settings file with tether's hooks, its command files,
  * and Codex's notify.
  */
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -168,24 +168,25 @@ describe('the argv of each kind', () => {
   });
 });
 
+/**
+ * The hooks docs/agents.md "Claude Code" gives a meaning, in the order its table names them: the
+ * capitalised names in backticks in the first column of the table headed "Claude Code hook".
+ */
+function documentedClaudeHooks(): string[] {
+  const doc = readFileSync(new URL('../../docs/agents.md', import.meta.url), 'utf8');
+  const table = doc.slice(doc.indexOf('| Claude Code hook |')).split('\n\n')[0]!;
+  const firstCells = table.split('\n').map((row) => row.split('|')[1] ?? '');
+  return [...new Set(firstCells.flatMap((cell) => [...cell.matchAll(/`([A-Z][A-Za-z]+)`/g)].map((m) => m[1]!)))];
+}
+
 describe("Claude Code's settings file", () => {
-  it('runs the hook program for every event, the paths quoted for sh', () => {
+  it('runs the hook program for every event docs/agents.md gives a meaning, the paths quoted for sh', () => {
     expect(shellQuote("/opt/it's here/node")).toBe(`'/opt/it'\\''s here/node'`);
     const command = claudeHookCommand('/usr/bin/node', '/a b/hook.js');
     expect(command).toBe(`'/usr/bin/node' '/a b/hook.js'`);
     const { hooks } = claudeSettings(command);
-    expect(Object.keys(hooks)).toEqual([
-      'SessionStart',
-      'UserPromptSubmit',
-      'PreToolUse',
-      'PostToolUse',
-      'PostToolUseFailure',
-      'PermissionRequest',
-      'Notification',
-      'Stop',
-      'StopFailure',
-      'SessionEnd',
-    ]);
+    expect(documentedClaudeHooks()).toHaveLength(10);
+    expect(Object.keys(hooks)).toEqual(documentedClaudeHooks());
     expect(hooks.PreToolUse).toEqual([{ matcher: '*', hooks: [{ type: 'command', command, timeout: 5 }] }]);
     expect(hooks.Stop).toEqual([{ hooks: [{ type: 'command', command, timeout: 5 }] }]);
   });
