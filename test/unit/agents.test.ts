@@ -20,7 +20,8 @@ import { agentKinds, detectAgentKind, resolveAgentKind } from '../../src/agent/c
 import { integratedArgv, type LaunchContext } from '../../src/agent/contract/launch.js';
 import { decodeAgentMessage } from '../../src/agent/wire/extension-channel.js';
 import { agentNames, agentTable, resolveAgent } from '../../src/service/agent-program.js';
-import { ConfigError, validateConfig } from '../../src/config/load.js';
+import { ConfigError } from '../../src/config/config-error.js';
+import { validateConfig } from '../../src/config/validate.js';
 import { useProgramDir } from '../helpers/program-dir.js';
 
 const { dir, script } = useProgramDir('tether-agents-');
