@@ -8,6 +8,9 @@ const { LAYERS } = require('./scripts/layers.cjs');
 // src/<folder>/… or src/<file>.ts for the single-file modules at the top.
 const path = (name) => `^src/(${name}/|${name}\\.ts$)`;
 
+/** An error whenever a file whose path matches `from` imports one whose path matches `to`. */
+const forbid = (name, comment, from, to) => ({ name, comment, severity: 'error', from: { path: from }, to: { path: to } });
+
 const rules = [];
 LAYERS.forEach((layer, i) => {
   const above = LAYERS.slice(i + 1).flat();
@@ -15,13 +18,10 @@ LAYERS.forEach((layer, i) => {
     const siblings = layer.filter((f) => f !== folder);
     const banned = [...above, ...siblings];
     if (banned.length === 0) continue;
-    rules.push({
-      name: `${folder}-imports-only-lower-layers`,
-      comment: `${folder} sits in layer ${i}; it may not import ${banned.join(', ')}`,
-      severity: 'error',
-      from: { path: path(folder) },
-      to: { path: `^src/(${banned.map((b) => `${b}/|${b}\\.ts$`).join('|')})` },
-    });
+    const comment = `${folder} sits in layer ${i}; it may not import ${banned.join(', ')}`;
+    rules.push(
+      forbid(`${folder}-imports-only-lower-layers`, comment, path(folder), `^src/(${banned.map((b) => `${b}/|${b}\\.ts$`).join('|')})`),
+    );
   }
 });
 
@@ -46,34 +46,15 @@ module.exports = {
       },
       to: {},
     },
-    {
-      name: 'src-imports-no-tests',
-      comment: 'The product never depends on its tests, benchmarks or their kit.',
-      severity: 'error',
-      from: { path: '^src/' },
-      to: { path: '^(test|bench|testkit)/' },
-    },
-    {
-      name: 'testkit-imports-only-src',
-      comment: 'testkit/ is what tests and benchmarks share: it may lean on src/, never on either of them.',
-      severity: 'error',
-      from: { path: '^testkit/' },
-      to: { path: '^(test|bench)/' },
-    },
-    {
-      name: 'bench-imports-no-tests',
-      comment: 'A helper the benchmarks need from the tests moves to testkit/.',
-      severity: 'error',
-      from: { path: '^bench/' },
-      to: { path: '^test/' },
-    },
-    {
-      name: 'tests-import-no-bench',
-      comment: 'A helper the tests need from the benchmarks moves to testkit/.',
-      severity: 'error',
-      from: { path: '^test/' },
-      to: { path: '^bench/' },
-    },
+    forbid('src-imports-no-tests', 'The product never depends on its tests, benchmarks or their kit.', '^src/', '^(test|bench|testkit)/'),
+    forbid(
+      'testkit-imports-only-src',
+      'testkit/ is what tests and benchmarks share: it may lean on src/, never on either of them.',
+      '^testkit/',
+      '^(test|bench)/',
+    ),
+    forbid('bench-imports-no-tests', 'A helper the benchmarks need from the tests moves to testkit/.', '^bench/', '^test/'),
+    forbid('tests-import-no-bench', 'A helper the tests need from the benchmarks moves to testkit/.', '^test/', '^bench/'),
     ...rules,
   ],
   options: {
