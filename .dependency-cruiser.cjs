@@ -56,6 +56,29 @@ module.exports = {
     forbid('bench-imports-no-tests', 'A helper the benchmarks need from the tests moves to testkit/.', '^bench/', '^test/'),
     forbid('tests-import-no-bench', 'A helper the tests need from the benchmarks moves to testkit/.', '^test/', '^bench/'),
     ...rules,
+    // Inside src/agent/ (docs/architecture.md "The map"): the wire and the asks stand alone; the
+    // contract, the asks and the adapters never reach up into the hub, which uses them all.
+    {
+      name: 'agent-wire-stands-alone',
+      comment: 'agent/wire/ is what crosses the agent socket: it imports no other room of agent/.',
+      severity: 'error',
+      from: { path: '^src/agent/wire/' },
+      to: { path: '^src/agent/(?!wire/)' },
+    },
+    {
+      name: 'agent-asks-stand-alone',
+      comment: 'agent/asks/ is an ask and its desk: it imports no other room of agent/.',
+      severity: 'error',
+      from: { path: '^src/agent/asks/' },
+      to: { path: '^src/agent/(?!asks/)' },
+    },
+    {
+      name: 'agent-hub-is-on-top',
+      comment: 'The hub uses the contract, the wire, the asks and the adapters; none of them imports the hub.',
+      severity: 'error',
+      from: { path: '^src/agent/(?!hub/)' },
+      to: { path: '^src/agent/hub/' },
+    },
   ],
   options: {
     doNotFollow: { path: 'node_modules' },

@@ -33,6 +33,31 @@ export default tseslint.config(
     rules: { 'no-restricted-imports': ['error', { patterns: ['fastify*', 'ws', '@fastify/*', '../transport/*'] }] },
   },
   {
+    // The composition root only constructs and connects: a rule ("when", "if", "unless") lives in
+    // the room it is about, where a unit test reaches it (docs/architecture.md "The map").
+    files: ['src/daemon/root.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        ...[
+          'IfStatement',
+          'ConditionalExpression',
+          'SwitchStatement',
+          'ForStatement',
+          'ForOfStatement',
+          'ForInStatement',
+          'WhileStatement',
+          'DoWhileStatement',
+          "LogicalExpression[operator='&&']",
+          "LogicalExpression[operator='||']",
+        ].map((selector) => ({
+          selector,
+          message: 'the composition root only constructs and connects: put this decision in the room it is about',
+        })),
+      ],
+    },
+  },
+  {
     files: ['eslint.config.js'],
     ...tseslint.configs.disableTypeChecked,
   },

@@ -7,8 +7,8 @@
  * not). The product's debounce (2 s) is in the figure: it is what a phone sees.
  */
 import { connect } from 'node:net';
-import { AGENT_PROTOCOL_VERSION } from '../src/agent/protocol.js';
-import { agentSocketPath } from '../src/agent/socket-path.js';
+import { AGENT_PROTOCOL_VERSION } from '../src/agent/wire/extension-channel.js';
+import { agentSocketPath } from '../src/agent/wire/socket-path.js';
 import { pushToml, type ApnsStandIns } from '../testkit/apns-server.js';
 import { withBenchDaemon, type BenchDaemon } from './harness.js';
 import { envNumber, ms, percentile, waitFor, type Row } from './figures.js';

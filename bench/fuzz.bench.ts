@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { promisify } from 'node:util';
-import { runDaemon } from '../src/cli/daemon.js';
+import { runDaemon } from '../src/daemon/root.js';
 import { api } from '../testkit/fuzz/requests.js';
 import { FuzzLedger, fuzzSurface, SURFACES, verifyLedger, type SurfaceName } from '../testkit/fuzz/run.js';
 import {

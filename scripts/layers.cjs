@@ -13,7 +13,8 @@ const LAYERS = [
   ['service'], // what a session can be asked to do, for every transport
   ['transport'], // HTTPS and WebSocket
   ['reference-client'], // the client library a phone app or a script builds on
-  ['extension', 'cli'], // the programs: the pi extension and the tether command
+  ['extension', 'daemon'], // the pi extension (a program); the daemon's composition root and its wiring
+  ['cli'], // the tether command: its commands, and the executable
 ];
 
 module.exports = { LAYERS };

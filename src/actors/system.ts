@@ -38,8 +38,6 @@ export interface SidecarSystemDeps {
   readonly restore?: (id: string) => Promise<{ paneId: string }>;
   /** The OSC numbers whose notices each pane hands to its `onNotice` listeners (the agents' adapters read them). */
   readonly notices?: ReadonlySet<number>;
-  /** Called for each session's live pane created (the disk buffer subscribes to its stream); returns the undo. */
-  readonly paneCreated?: (pane: CreatedPane) => () => void;
   /** XState inspection of the root and its session actors (the /ops view). */
   readonly inspect?: (ev: InspectionEvent) => void;
 }
@@ -72,6 +70,7 @@ export class SidecarSystem {
   private readonly panes: LivePanes;
   readonly actor: Actor<typeof sidecarMachine>;
   private readonly rescanListeners = new Set<() => void>();
+  private readonly paneListeners = new Set<(pane: CreatedPane) => () => void>();
   private readonly news: SidecarNews;
   private readonly deps: SidecarSystemDeps;
   /** When each session's actor was last removed (a serial), so a scan begun before it does not bring it back. */
@@ -89,7 +88,10 @@ export class SidecarSystem {
       now: deps.now,
       ...(deps.warmSnapshots !== undefined ? { warmSnapshots: deps.warmSnapshots } : {}),
       ...(deps.notices ? { notices: deps.notices } : {}),
-      ...(deps.paneCreated ? { created: deps.paneCreated } : {}),
+      created: (pane) => {
+        const undos = [...this.paneListeners].map((listener) => listener(pane));
+        return () => undos.forEach((undo) => undo());
+      },
     });
     const session = sessionMachine.provide(
       createSessionImplementations({
@@ -136,6 +138,16 @@ export class SidecarSystem {
     });
     this.actor = createActor(machine, deps.inspect ? { inspect: deps.inspect } : {});
     this.news.watch(this.actor);
+  }
+
+  /**
+   * Calls `listener` for each session's live pane created (its disk buffer subscribes to its
+   * stream, its record and agent follow its link); the function it returns is called when the pane
+   * goes. Listen before `start()`: a pane made earlier is not told again.
+   */
+  onPaneCreated(listener: (pane: CreatedPane) => () => void): () => void {
+    this.paneListeners.add(listener);
+    return () => this.paneListeners.delete(listener);
   }
 
   /** Calls `listener` when a session's actor is gone (`deleted`) or its agent exited (`exited`); see SidecarNews. */

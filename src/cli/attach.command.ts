@@ -5,10 +5,10 @@
  */
 import { spawnSync } from 'node:child_process';
 import { Command, Option } from 'clipanion';
-import { adapterOf, agentKinds } from '../agent/kinds.js';
+import { adapterOf, agentKinds } from '../agent/contract/kinds.js';
 import { loadConfig } from '../config/load.js';
 import { resolvePaths } from '../config/paths.js';
-import { agentSocketPath } from '../agent/socket-path.js';
+import { agentSocketPath } from '../agent/wire/socket-path.js';
 import { TmuxCli } from '../tmux/exec.js';
 import { isValidSessionName } from '../protocol/session-name.js';
 import { listSessions } from '../tmux/session-list.js';
@@ -19,9 +19,9 @@ import type { TetherConfig } from '../config/schema.js';
 import { createSession } from '../tmux/session-create.js';
 import { tmuxTarget } from '../tmux/target.js';
 import { checkTmuxVersion, readTmuxVersion } from '../tmux/version.js';
-import { agentNames, agentTable, prepareAdapters, resolveAgent, resolveAgentProgram } from './agent.js';
+import { agentNames, agentTable, prepareAdapters, resolveAgent, resolveAgentProgram } from '../service/agent-program.js';
 import { DEFAULT_AGENT_NAME, isValidAgentName } from '../config/schema.js';
-import { CliError, reportFailure } from './fail.js';
+import { CliError, reportFailure } from '../daemon/fail.js';
 
 export class AttachCommand extends Command {
   static override paths = [['attach']];

@@ -20,14 +20,14 @@ import { basename } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { Command } from 'clipanion';
-import { agentKinds } from '../agent/kinds.js';
+import { agentKinds } from '../agent/contract/kinds.js';
 import { loadConfig } from '../config/load.js';
 import { lastOutputLine, spawnDetachedDaemon } from '../config/daemon-process.js';
 import { resolvePaths, type TetherPaths } from '../config/paths.js';
 import { packageVersion } from '../config/version.js';
 import { processExists } from '../process.js';
-import { CliError, reportFailure } from './fail.js';
-import { readRunFile, type RunFile } from './run-file.js';
+import { CliError, reportFailure } from '../daemon/fail.js';
+import { readRunFile, type RunFile } from '../daemon/run-file.js';
 import { describeManager, restartArgv, runArgv, serviceManagerOf, stopArgv, type ServiceManager } from './service-control.js';
 import { DATA_DIR_NAMES } from '../config/data-layout.js';
 

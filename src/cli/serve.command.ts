@@ -1,7 +1,7 @@
 /** `tether serve`: the daemon in the foreground (docs/configuration.md "Start-up"). */
 import { Writable } from 'node:stream';
 import { Command, Option } from 'clipanion';
-import { CliError, reportFailure } from './fail.js';
+import { CliError, reportFailure } from '../daemon/fail.js';
 
 /** Where log lines go when they are kept off stderr. */
 const discard = (): Writable => new Writable({ write: (_chunk, _enc, done) => done() });
@@ -52,7 +52,7 @@ export class ServeCommand extends Command {
     process.on('SIGTERM', onSignal);
     try {
       // Loaded here: the other commands start without the daemon's libraries.
-      const { runDaemon } = await import('./daemon.js');
+      const { runDaemon } = await import('../daemon/root.js');
       const daemon = await runDaemon({
         env: process.env,
         stdout: this.context.stdout,

@@ -18,7 +18,7 @@ import { Command } from 'clipanion';
 import { DAEMON_NODE_ARGS } from '../config/daemon-process.js';
 import { resolvePaths } from '../config/paths.js';
 import { writeAtomic } from '../files.js';
-import { CliError, reportFailure } from './fail.js';
+import { CliError, reportFailure } from '../daemon/fail.js';
 import {
   launchdPlist,
   LAUNCHD_LABEL,
@@ -30,7 +30,7 @@ import {
   type DaemonLaunch,
   type ServicePlatform,
 } from './login-service.js';
-import { AGENT_ADAPTERS } from '../agent/adapters.js';
+import { AGENT_ADAPTERS } from '../agent/contract/adapters.js';
 import { DATA_DIR_NAMES, RUN_DIR_NAMES } from '../config/data-layout.js';
 
 /** Variables carried into the service when set at install: they choose what the daemon serves (and its agents' panes get). */

@@ -74,7 +74,7 @@ function hasNoControlChars(s: string): boolean {
 /**
  * What an agent's `kind` may say, as the config's schema checks it: a short lowercase word. Which
  * words are kinds (`auto`, one per agent tether integrates with, `other`) is the adapter list's
- * to say (src/agent/adapters.ts): `loadConfig` is given them (docs/agents.md).
+ * to say (src/agent/contract/adapters.ts): `loadConfig` is given them (docs/agents.md).
  */
 export const AGENT_KIND_RE = /^[a-z][a-z0-9-]{0,31}$/;
 const AGENT_KIND_EXPECTED = '"auto", "other", or the kind of an agent tether integrates with (docs/agents.md)';

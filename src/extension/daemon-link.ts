@@ -8,8 +8,14 @@
  * daemon that does not read is dropped rather than buffered without bound.
  */
 import { createConnection, type Socket } from 'node:net';
-import { decodeDaemonMessage, type AgentMessage, type CommandsMessage, type DaemonMessage, type HelloMessage } from '../agent/protocol.js';
-import { JsonLineReader, encodeLine } from '../agent/json-lines.js';
+import {
+  decodeDaemonMessage,
+  type AgentMessage,
+  type CommandsMessage,
+  type DaemonMessage,
+  type HelloMessage,
+} from '../agent/wire/extension-channel.js';
+import { JsonLineReader, encodeLine } from '../agent/wire/json-lines.js';
 
 /** Reconnect back-off: 250 ms doubling to 5 s. */
 export function reconnectDelayMs(failures: number): number {

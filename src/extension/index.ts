@@ -23,8 +23,8 @@ import {
   commandArgsJson,
   type EventMessage,
   type ReportedCommand,
-} from '../agent/protocol.js';
-import { agentSocketPath } from '../agent/socket-path.js';
+} from '../agent/wire/extension-channel.js';
+import { agentSocketPath } from '../agent/wire/socket-path.js';
 import { resolvePaths } from '../config/paths.js';
 import { packageVersion } from '../config/version.js';
 import { agentStateMachine, agentStateTool, agentStateValue, type AgentStateEvent } from '../machines/agent-state.machine.js';

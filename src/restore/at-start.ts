@@ -73,6 +73,11 @@ export async function restoreAtStart(deps: RestoreAtStartDeps): Promise<{ restor
   return out;
 }
 
+/** Whether session `id`'s record says it could not be restored. */
+export function isUnrestorable(records: SessionRecords, id: string): boolean {
+  return unrestorableSessions(records).some((u) => u.id === id);
+}
+
 /** The sessions whose record says they could not be restored (shown until deleted). */
 export function unrestorableSessions(records: SessionRecords): UnrestorableSession[] {
   return records

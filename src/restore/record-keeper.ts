@@ -10,6 +10,7 @@
  * first, and a session that ends meanwhile keeps no record.
  */
 import type { Logger } from '../log.js';
+import type { ContinueSchedule } from '../protocol/continue.js';
 import type { SessionRecord, SessionRecords } from './records.js';
 import type { TmuxCli } from '../tmux/exec.js';
 import { listSessions } from '../tmux/session-list.js';
@@ -75,6 +76,11 @@ export class RecordKeeper {
     } catch (err) {
       this.deps.log.warn({ session: id, err: (err as Error).message }, 'the session record could not be updated');
     }
+  }
+
+  /** A continue scheduled for the session (or cleared): it comes back with the session after a restore. */
+  noteContinue(id: string, schedule: ContinueSchedule | null): void {
+    this.note(id, { continue: schedule === null ? null : JSON.stringify(schedule) });
   }
 
   private async write(id: string): Promise<void> {

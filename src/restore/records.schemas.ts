@@ -4,7 +4,7 @@
  * types from here.
  */
 import { Type, type Static } from 'typebox';
-import { CONVERSATION_ID_PATTERN } from '../agent/hook-wire.js';
+import { CONVERSATION_ID_PATTERN } from '../agent/wire/hook-wire.js';
 import { AGENT_NAME_PATTERN } from '../config/schema.js';
 
 export const SessionRecordSchema = Type.Object(

@@ -15,9 +15,9 @@
  * typed is given up, so another answer may come; only timing of the pane's output is read, never
  * its content (docs/contract.md "The bytes are the content").
  */
-import type { Answerer, AskRecord } from '../agent/asks.js';
-import type { AgentHub } from '../agent/hub.js';
-import { closedBy } from '../agent/asks.js';
+import type { Answerer, AskRecord } from '../agent/asks/asks.js';
+import type { AgentHub } from '../agent/hub/hub.js';
+import { closedBy } from '../agent/asks/asks.js';
 import { DomainError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { InputMessage } from '../protocol/input.js';

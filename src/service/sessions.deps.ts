@@ -2,7 +2,7 @@
  * What the sessions service is built from (src/service/sessions.service.ts): the views it takes
  * of the records, the agents and the configured agents, each with its "none" default.
  */
-import type { SlashCommand } from '../agent/commands.js';
+import type { SlashCommand } from '../agent/contract/commands.js';
 import type { Ask, Stop } from '../protocol/frames.js';
 import type { SessionItem } from './session-item.js';
 import type { TmuxCli } from '../tmux/exec.js';
@@ -48,8 +48,6 @@ export interface SessionsDeps {
   agents?: SessionAgents;
   /** Live stream and side clients of a session (the stream hub counts them). */
   clients?: (id: string) => number;
-  /** Called after a session was deleted on purpose (its record is forgotten). */
-  deleted?: (id: string, keepBuffer: boolean) => void;
   records?: SessionRecordsView;
   catalog?: AgentCatalog;
   /** Worktrees and changes (docs/api.md "Worktrees and changes"); absent: none. */

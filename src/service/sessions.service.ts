@@ -10,7 +10,7 @@
  * `escapeArgvArg`, control lines with `buildControlCommand`) or as hex bytes; unknown sessions
  * are `session-not-found` before any tmux command names them.
  */
-import type { SlashCommand } from '../agent/commands.js';
+import type { SlashCommand } from '../agent/contract/commands.js';
 import { DomainError, isDomainError } from '../errors.js';
 import type { SessionItem } from './session-item.js';
 import type { InputMessage } from '../protocol/input.js';
@@ -67,7 +67,7 @@ export class SessionsService {
   private readonly namePrefix: string;
   private readonly agents: SessionAgents;
   private readonly clients: (id: string) => number;
-  private readonly deleted: (id: string, keepBuffer: boolean) => void;
+  private readonly deletedListeners = new Set<(id: string, keepBuffer: boolean) => void>();
   private readonly records: SessionRecordsView;
   private readonly catalog: AgentCatalog;
   private readonly workspaces: Workspaces | null;
@@ -78,7 +78,6 @@ export class SessionsService {
     this.namePrefix = deps.namePrefix;
     this.agents = deps.agents ?? NO_AGENTS;
     this.clients = deps.clients ?? (() => 0);
-    this.deleted = deps.deleted ?? (() => undefined);
     this.records = deps.records ?? NO_RECORDS;
     this.catalog = deps.catalog ?? DEFAULT_ONLY;
     this.workspaces = deps.workspaces ?? null;
@@ -284,6 +283,11 @@ export class SessionsService {
     };
   }
 
+  /** The same for a session that has an actor; null for one that has none (gone, or not adopted yet). */
+  async metaIfKnown(id: string): Promise<Awaited<ReturnType<SessionsService['meta']>> | null> {
+    return this.system.hasSession(id) ? await this.meta(id) : null;
+  }
+
   /**
    * Starts a session's exited agent again in its pane, with the command, environment and
    * directory it was created with. Answers the agent's state once the pane was seen again:
@@ -313,6 +317,16 @@ export class SessionsService {
       this.deleted(id, keepBuffer);
     }
     if (worktree) await this.workspaces!.remove(worktree, opts.force === true);
+  }
+
+  /** Tells `listener` of each session deleted on purpose (its record, uploads and buffer go); returns the undo. */
+  onDeleted(listener: (id: string, keepBuffer: boolean) => void): () => void {
+    this.deletedListeners.add(listener);
+    return () => this.deletedListeners.delete(listener);
+  }
+
+  private deleted(id: string, keepBuffer: boolean): void {
+    for (const listener of this.deletedListeners) listener(id, keepBuffer);
   }
 
   /** The 40x12 text thumbnail of the agent pane. */

@@ -12,6 +12,8 @@ import type { WebSocket } from 'ws';
 import { CLOSE_CODES } from '../errors.js';
 import type { ClientConnection } from '../service/health.js';
 import type { LinkFigures } from './keepalive.js';
+import type { TokenStore } from '../auth/token-store.js';
+import type { Logger } from '../log.js';
 import { compareSessionNames } from '../protocol/session-name.js';
 
 /**
@@ -119,6 +121,20 @@ export class ConnectionRegistry {
     return this.closeWhere(() => true, code, reason);
   }
 
+  /**
+   * The live clients of a session, streams and side connections (the session list's `clients`).
+   * A socket whose pong is overdue is not counted: it is being closed. Counted without building
+   * each connection's figures: the list asks once per session.
+   */
+  liveClients(sessionId: string): number {
+    return this.count({ kind: 'stream', sessionId, liveOnly: true }) + this.count({ kind: 'side', sessionId, liveOnly: true });
+  }
+
+  /** Whether the device of this token has a live stream open: the app is in the foreground (push stays quiet). */
+  inForeground(tokenId: string): boolean {
+    return this.count({ kind: 'stream', tokenId, liveOnly: true }) > 0;
+  }
+
   /** Live connections, optionally only one kind or one token's. */
   count(filter: { kind?: RegisteredConnection['kind']; tokenId?: string; sessionId?: string; liveOnly?: boolean } = {}): number {
     let n = 0;
@@ -185,4 +201,16 @@ export class ConnectionRegistry {
       }
     }
   }
+}
+
+/** A token revoked (by the API or by `tether auth revoke`) loses its open sockets at once; returns the undo. */
+export function closeConnectionsOfRevokedTokens(
+  tokens: Pick<TokenStore, 'watchRevocations'>,
+  connections: ConnectionRegistry,
+  log: Logger,
+): () => void {
+  return tokens.watchRevocations((record) => {
+    const closed = connections.closeToken(record.id);
+    log.info({ tokenId: record.id, name: record.name, closed }, 'token revoked: its connections are closed');
+  });
 }

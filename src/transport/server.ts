@@ -81,7 +81,7 @@ export interface ServerOptions {
   readonly sessions?: SessionsHandle;
   /** Default BODY_LIMIT_BYTES. */
   readonly bodyLimit?: number;
-  readonly tls?: { key: string | Buffer; cert: string | Buffer };
+  readonly tls?: { key: string | Buffer; cert: string | Buffer } | null;
   /** More routes (the stream), registered after auth, so behind it. */
   readonly plugins?: readonly ((app: FastifyInstance) => Promise<void> | void)[];
   /**
@@ -226,11 +226,18 @@ const portInUse = (host: string, port: number, configFile: string): DomainError 
   new DomainError('port-in-use', `port ${port} on ${host} is in use: set bindAddress in ${configFile} to a free port (or port 0 for any)`);
 
 /** Listens on host:port; EADDRINUSE becomes `port-in-use`, naming `configFile`. */
-export async function listen(app: FastifyInstance, at: { host: string; port: number }, configFile: string): Promise<void> {
+export async function listen(
+  app: FastifyInstance,
+  at: { host: string; port: number },
+  configFile: string,
+): Promise<{ address: string; port: number }> {
   try {
     await app.listen({ host: at.host, port: at.port });
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') throw portInUse(at.host, at.port, configFile);
     throw err;
   }
+  // The address and port it holds (port 0 asks for a free one).
+  const bound = app.server.address();
+  return typeof bound === 'object' && bound !== null ? { address: bound.address, port: bound.port } : { address: at.host, port: at.port };
 }

@@ -8,7 +8,7 @@
  * through the quoting layer.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { SlashCommand } from '../agent/commands.js';
+import type { SlashCommand } from '../agent/contract/commands.js';
 import { DomainError } from '../errors.js';
 import { parseInput, type InputMessage } from '../protocol/input.js';
 import { RouteSchemas } from './routes.checks.js';

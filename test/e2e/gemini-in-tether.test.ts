@@ -202,13 +202,20 @@ describe('Gemini CLI as a tether session', () => {
       // The wait at the turn's end is pushed after the state frame: wait for it, then count.
       await explained(
         eventually(
-          () => pushes().slice(pushed + 1).some((p) => p.title === 'Gemini is waiting for you'),
+          () =>
+            pushes()
+              .slice(pushed + 1)
+              .some((p) => p.title === 'Gemini is waiting for you'),
           30_000,
           POLL_MS,
           "the push at the turn's end",
         ),
       );
-      expect(pushes().slice(pushed).map((p) => p.title)).toEqual([pushes()[pushed]!.title, 'Gemini is waiting for you']);
+      expect(
+        pushes()
+          .slice(pushed)
+          .map((p) => p.title),
+      ).toEqual([pushes()[pushed]!.title, 'Gemini is waiting for you']);
 
       const denied = await asked('mark deny', 'Allow execution');
       const d = await answer(denied.ask.id, 'no');

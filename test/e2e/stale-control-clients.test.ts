@@ -10,7 +10,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CONTROL_LEDGER_FILE } from '../../src/cli/daemon-start.js';
+import { CONTROL_LEDGER_FILE } from '../../src/daemon/start-steps.js';
 import { processExists } from '../../src/process.js';
 import { useDaemon } from '../helpers/daemon-fixture.js';
 import { eventually } from '../helpers/tmux.js';

@@ -3,9 +3,9 @@
  * does: a hello from a pane, then events. For tests that need agent states without a model.
  */
 import { connect, type Socket } from 'node:net';
-import type { AgentEventName } from '../../src/agent/protocol.js';
-import { AGENT_PROTOCOL_VERSION } from '../../src/agent/protocol.js';
-import { agentSocketPath } from '../../src/agent/socket-path.js';
+import type { AgentEventName } from '../../src/agent/wire/extension-channel.js';
+import { AGENT_PROTOCOL_VERSION } from '../../src/agent/wire/extension-channel.js';
+import { agentSocketPath } from '../../src/agent/wire/socket-path.js';
 import { resolvePaths } from '../../src/config/paths.js';
 
 export interface FakeAgent {

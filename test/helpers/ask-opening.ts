@@ -3,7 +3,7 @@
  * agent-state machine: a permission to run a command, each choice written on one line as the
  * keys that answer it.
  */
-import type { AskChoiceSpec, AskOpening } from '../../src/agent/ask.js';
+import type { AskChoiceSpec, AskOpening } from '../../src/agent/asks/ask.js';
 import type { AnswerEffect } from '../../src/machines/agent-state.machine.js';
 import type { InputMessage } from '../../src/protocol/input.js';
 

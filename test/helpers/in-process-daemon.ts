@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { PassThrough } from 'node:stream';
 import type { ensureCertificate } from '../../src/auth/certificate.js';
-import { runDaemon, type DaemonIo, type RunningDaemon } from '../../src/cli/daemon.js';
+import { runDaemon, type DaemonIo, type RunningDaemon } from '../../src/daemon/root.js';
 import { ROOT } from '../../testkit/built-cli.js';
 import type { DaemonHome, TestDaemon } from './daemon.js';
 

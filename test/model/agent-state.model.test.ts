@@ -15,13 +15,13 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { SnapshotFrom } from 'xstate';
 import { createTestModel } from 'xstate/graph';
-import { AgentHub } from '../../src/agent/hub.js';
-import { locatePane } from '../../src/agent/pane-locator.js';
-import { AGENT_PROTOCOL_VERSION, type AgentMessage, type DaemonMessage } from '../../src/agent/protocol.js';
-import { JsonLineReader, encodeLine } from '../../src/agent/json-lines.js';
-import { AgentSocketServer } from '../../src/agent/socket-server.js';
+import { AgentHub } from '../../src/agent/hub/hub.js';
+import { locatePane } from '../../src/agent/hub/pane-locator.js';
+import { AGENT_PROTOCOL_VERSION, type AgentMessage, type DaemonMessage } from '../../src/agent/wire/extension-channel.js';
+import { JsonLineReader, encodeLine } from '../../src/agent/wire/json-lines.js';
+import { AgentSocketServer } from '../../src/agent/hub/socket-server.js';
 import { silentLogger } from '../../src/log.js';
-import type { AskRecord } from '../../src/agent/asks.js';
+import type { AskRecord } from '../../src/agent/asks/asks.js';
 import {
   agentStateMachine,
   agentStateTool,

@@ -13,7 +13,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
-import { AGENT_ADAPTERS, DEFAULT_ADAPTER, UNNAMED_SESSION_PREFIX } from '../../src/agent/adapters.js';
+import { AGENT_ADAPTERS, DEFAULT_ADAPTER, UNNAMED_SESSION_PREFIX } from '../../src/agent/contract/adapters.js';
 import { DEFAULT_AGENT, DEFAULT_SESSION_NAME } from '../../src/config/default-agent.js';
 import { validateConfig } from '../../src/config/load.js';
 import { ROOT } from '../helpers/daemon.js';
@@ -68,7 +68,7 @@ describe('one folder per agent, one list of adapters', () => {
   const folders = AGENT_ADAPTERS.map((a) => join(SRC, 'agent', a.kind));
   const outside = (file: string) =>
     !folders.some((f) => file.startsWith(`${f}/`)) &&
-    file !== join(SRC, 'agent', 'adapters.ts') &&
+    file !== join(SRC, 'agent', 'contract', 'adapters.ts') &&
     !file.startsWith(join(SRC, 'extension') + '/');
 
   it('every adapter of the list lives in its own folder, named after its kind', () => {

@@ -6,7 +6,7 @@
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AutoNamer, cleanTitle, namingPrompt } from '../../src/agent/auto-name.js';
+import { AutoNamer, cleanTitle, namingPrompt } from '../../src/agent/hub/auto-name.js';
 import { silentLogger } from '../../src/log.js';
 import { readUserOption, setUserOption } from '../../src/tmux/sessions.js';
 import { privateTmux, type PrivateTmux } from '../helpers/tmux.js';

@@ -6,10 +6,10 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { AgentHub } from '../../src/agent/hub.js';
-import { locatePane } from '../../src/agent/pane-locator.js';
-import { AGENT_SOCKET_ENV } from '../../src/agent/protocol.js';
-import { AgentSocketServer } from '../../src/agent/socket-server.js';
+import { AgentHub } from '../../src/agent/hub/hub.js';
+import { locatePane } from '../../src/agent/hub/pane-locator.js';
+import { AGENT_SOCKET_ENV } from '../../src/agent/wire/extension-channel.js';
+import { AgentSocketServer } from '../../src/agent/hub/socket-server.js';
 import tetherExtension from '../../src/extension/index.js';
 import type { PiApi, PiContext, PiEvent } from '../../src/extension/pi-api.js';
 import { packageVersion } from '../../src/config/version.js';

@@ -13,9 +13,9 @@ import {
   decodeAgentMessage,
   decodeDaemonMessage,
   type AgentMessage,
-} from '../../src/agent/protocol.js';
-import { JsonLineReader, encodeLine } from '../../src/agent/json-lines.js';
-import { agentSocketPath } from '../../src/agent/socket-path.js';
+} from '../../src/agent/wire/extension-channel.js';
+import { JsonLineReader, encodeLine } from '../../src/agent/wire/json-lines.js';
+import { agentSocketPath } from '../../src/agent/wire/socket-path.js';
 
 const hello = {
   type: 'hello',
@@ -122,7 +122,7 @@ describe('agent protocol', () => {
 
 describe('agentSocketPath', () => {
   it('lives in the run dir, or in a short per-user temp dir when that path is too long for a socket', async () => {
-    const { agentSocketPath, MAX_SOCKET_PATH_BYTES } = await import('../../src/agent/socket-path.js');
+    const { agentSocketPath, MAX_SOCKET_PATH_BYTES } = await import('../../src/agent/wire/socket-path.js');
     expect(agentSocketPath('/home/u/.local/share/tether/run')).toBe('/home/u/.local/share/tether/run/agent.sock');
     const deep = `/home/u/${'nested/'.repeat(20)}tether/run`;
     const a = agentSocketPath(deep);

@@ -16,10 +16,10 @@ import { claudeHookCommand, claudeSettings, shellQuote } from '../../src/agent/c
 import { readCodexNotify } from '../../src/agent/codex/events.js';
 import { codexSessionsDir, isSavedThread } from '../../src/agent/codex/rollout.js';
 import { notifyOfArgs, userNotify } from '../../src/agent/codex/user-notify.js';
-import { agentKinds, detectAgentKind, resolveAgentKind } from '../../src/agent/kinds.js';
-import { integratedArgv, type LaunchContext } from '../../src/agent/launch.js';
-import { decodeAgentMessage } from '../../src/agent/protocol.js';
-import { agentNames, agentTable, resolveAgent } from '../../src/cli/agent.js';
+import { agentKinds, detectAgentKind, resolveAgentKind } from '../../src/agent/contract/kinds.js';
+import { integratedArgv, type LaunchContext } from '../../src/agent/contract/launch.js';
+import { decodeAgentMessage } from '../../src/agent/wire/extension-channel.js';
+import { agentNames, agentTable, resolveAgent } from '../../src/service/agent-program.js';
 import { ConfigError, validateConfig } from '../../src/config/load.js';
 import { useProgramDir } from '../helpers/program-dir.js';
 

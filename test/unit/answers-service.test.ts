@@ -8,8 +8,8 @@
  * deps (readyWaitMs, landingWaitMs) and measured on the real clock.
  */
 import { describe, expect, it } from 'vitest';
-import type { AskOpening } from '../../src/agent/ask.js';
-import { AskDesk, type AskRecord } from '../../src/agent/asks.js';
+import type { AskOpening } from '../../src/agent/asks/ask.js';
+import { AskDesk, type AskRecord } from '../../src/agent/asks/asks.js';
 import { silentLogger } from '../../src/log.js';
 import type { InputMessage } from '../../src/protocol/input.js';
 import type { AnswerEntry, AnswerLog } from '../../src/service/answer-log.js';

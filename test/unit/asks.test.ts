@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { AskDesk } from '../../src/agent/asks.js';
+import { AskDesk } from '../../src/agent/asks/asks.js';
 import { silentLogger } from '../../src/log.js';
 import { AnswerLog, MAX_ANSWER_LOG_BYTES, type AnswerEntry } from '../../src/service/answer-log.js';
 import { choice, permissionAsk, pressed, typed } from '../helpers/ask-opening.js';

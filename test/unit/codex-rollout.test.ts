@@ -8,7 +8,7 @@ import { appendFileSync, mkdirSync, mkdtempSync, rmSync, truncateSync, writeFile
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import type { HookOutcome } from '../../src/agent/adapter.js';
+import type { HookOutcome } from '../../src/agent/contract/adapter.js';
 import { CodexApprovals } from '../../src/agent/codex/approvals.js';
 import { approvalCommand, codexApproval, readCodexState } from '../../src/agent/codex/asks.js';
 import { rolloutDays } from '../../src/agent/codex/rollout.js';

@@ -4,7 +4,7 @@ import path from 'node:path';
 import envPaths from 'env-paths';
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { agentKinds } from '../../src/agent/kinds.js';
+import { agentKinds } from '../../src/agent/contract/kinds.js';
 import { ConfigError, loadConfig, parseBindAddress } from '../../src/config/load.js';
 import { resolvePaths, type TetherPaths } from '../../src/config/paths.js';
 import { TetherConfigSchema } from '../../src/config/config.checks.js';

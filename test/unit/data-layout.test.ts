@@ -12,7 +12,7 @@ import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import { AUTH_DIR_NAMES, DATA_DIR_NAMES, RUN_DIR_NAMES, TLS_DIR_NAMES } from '../../src/config/data-layout.js';
 import { resolvePaths } from '../../src/config/paths.js';
-import { agentSocketPath } from '../../src/agent/socket-path.js';
+import { agentSocketPath } from '../../src/agent/wire/socket-path.js';
 import { ROOT } from '../helpers/daemon.js';
 
 const SRC = join(ROOT, 'src');

@@ -7,8 +7,8 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { resolveAgent } from '../../src/cli/agent.js';
-import { detectAgentKind } from '../../src/agent/kinds.js';
+import { resolveAgent } from '../../src/service/agent-program.js';
+import { detectAgentKind } from '../../src/agent/contract/kinds.js';
 import { readGeminiCommandDir } from '../../src/agent/gemini/commands.js';
 import { GeminiReader, readGeminiHook } from '../../src/agent/gemini/events.js';
 import { geminiSettings, writeGeminiHome } from '../../src/agent/gemini/home.js';

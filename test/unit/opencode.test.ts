@@ -13,7 +13,7 @@ import { opencodeCommands } from '../../src/agent/opencode/commands.js';
 import { OpencodeReader } from '../../src/agent/opencode/events.js';
 import { configContent, opencodeArgv, pluginUrl } from '../../src/agent/opencode/launch.js';
 import { eventFields, newSentMemory } from '../../src/agent/opencode/plugin-fields.js';
-import { MAX_HOOK_FIELD_CHARS } from '../../src/agent/hook-wire.js';
+import { MAX_HOOK_FIELD_CHARS } from '../../src/agent/wire/hook-wire.js';
 
 const S = 'ses_abc123';
 

@@ -5,8 +5,8 @@
  * its slash commands (its built-ins, then the project's and the user's command files).
  */
 import { join } from 'node:path';
-import type { AgentAdapter } from '../adapter.js';
-import { mergeCommands } from '../commands.js';
+import type { AgentAdapter } from '../contract/adapter.js';
+import { mergeCommands } from '../contract/commands.js';
 import { claudeCustomCommands, CLAUDE_BUILTIN_COMMANDS } from './commands.js';
 import { ClaudeReader } from './reader.js';
 import { claudeArgv } from './launch.js';

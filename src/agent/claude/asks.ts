@@ -14,7 +14,7 @@
  * been quiet for CLAUDE_DIALOG_QUIET_MS; the dialog says nothing when it takes a key but redraws,
  * so an answer lands when the pane draws after the keys.
  */
-import type { AskChoiceSpec, AskOpening } from '../ask.js';
+import type { AskChoiceSpec, AskOpening } from '../asks/ask.js';
 
 /** How long the pane must have been quiet before keys are typed into a dialog (Claude drops keys 50 ms after it shows, takes them at 300). */
 export const CLAUDE_DIALOG_QUIET_MS = 400;

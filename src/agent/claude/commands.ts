@@ -9,8 +9,8 @@
  */
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { MAX_COMMAND_DESCRIPTION_CHARS, MAX_COMMAND_NAME_CHARS } from '../protocol.js';
-import type { SlashCommand } from '../commands.js';
+import { MAX_COMMAND_DESCRIPTION_CHARS, MAX_COMMAND_NAME_CHARS } from '../wire/extension-channel.js';
+import type { SlashCommand } from '../contract/commands.js';
 
 /** Most command files read per directory. */
 export const MAX_COMMAND_FILES = 500;

@@ -6,8 +6,8 @@
  * Invariant: an event tether does not know, or one that says nothing about the state, changes
  * nothing; a conversation id is kept only in a shape safe for `--resume <id>`.
  */
-import { NO_OUTCOME, stateEvent, type HookOutcome } from '../adapter.js';
-import { isConversationId } from '../hook-wire.js';
+import { NO_OUTCOME, stateEvent, type HookOutcome } from '../contract/adapter.js';
+import { isConversationId } from '../wire/hook-wire.js';
 import { claudePermission, claudeQuestion } from './asks.js';
 
 /** Claude Code's multiple-choice question tool. */

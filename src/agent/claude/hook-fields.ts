@@ -10,7 +10,7 @@
  * event Claude waits on, and loads the wire anyway to send its report); every
  * derived field is a string that fits MAX_HOOK_FIELD_CHARS, as JSON that still parses.
  */
-import { fittedJson as fitted, isRecord, textOf as text } from '../hook-wire.js';
+import { fittedJson as fitted, isRecord, textOf as text } from '../wire/hook-wire.js';
 
 export const CLAUDE_HOOK_FIELDS: readonly string[] = [
   'hook_event_name',

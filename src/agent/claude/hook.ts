@@ -5,8 +5,8 @@
  * prints nothing (Claude acts on a hook's output and exit status; tether's hooks must never
  * change what Claude does, with or without a daemon). docs/agents.md "Claude Code".
  */
-import { hookReport, runHookProgram, sendHookReport } from '../hook-send.js';
-import { pickHookFields } from '../hook-wire.js';
+import { hookReport, runHookProgram, sendHookReport } from '../wire/hook-send.js';
+import { pickHookFields } from '../wire/hook-wire.js';
 import { CLAUDE_HOOK_FIELDS, derivedClaudeFields } from './hook-fields.js';
 
 /** Most stdin read: a tool's input (a file being written) can be large; the fields tether reads come first or are short. */

@@ -4,7 +4,7 @@
  * firing; `~/.claude` is never edited), and a restored session reopens its conversation with
  * `--resume <session id>`. docs/agents.md "Claude Code".
  */
-import { isConversationId } from '../hook-wire.js';
+import { isConversationId } from '../wire/hook-wire.js';
 
 /** Claude Code's argv with tether's hooks, resuming `conversation` when there is one. */
 export function claudeArgv(argv: readonly string[], settingsFile: string | null, conversation: string | null): string[] {

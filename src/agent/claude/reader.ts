@@ -12,7 +12,7 @@
  * than TRANSCRIPT_WATCH_MS; a look that fails is tried again at the next tick.
  */
 import { open, stat } from 'node:fs/promises';
-import { stateEvent, type AdapterRuntime, type HookOutcome } from '../adapter.js';
+import { stateEvent, type AdapterRuntime, type HookOutcome } from '../contract/adapter.js';
 import { readClaudeHook, QUESTION_TOOL } from './events.js';
 import { readClaudeStopFailure } from './stop-failure.js';
 

@@ -16,7 +16,7 @@
  * decide (a usage limit then has no reset).
  */
 import { open } from 'node:fs/promises';
-import type { StopReport } from '../stops.js';
+import type { StopReport } from '../contract/stops.js';
 
 /** How much of the transcript's end is read for the failed answer's record. */
 export const STOP_TRANSCRIPT_TAIL_BYTES = 256 * 1024;

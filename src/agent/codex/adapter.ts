@@ -6,7 +6,7 @@
  * built-in slash commands.
  */
 import { join } from 'node:path';
-import type { AgentAdapter, HookOutcome } from '../adapter.js';
+import type { AgentAdapter, HookOutcome } from '../contract/adapter.js';
 import { CodexApprovals } from './approvals.js';
 import { CODEX_NOTIFY_OSC, CODEX_STATE_OSC } from './asks.js';
 import { CODEX_BUILTIN_COMMANDS } from './commands.js';

@@ -7,7 +7,7 @@
  * Invariant: at most one approval is open per session; an ask is reported only while Codex still
  * waits (a state that left `blocked` while the rollout file was read reports nothing).
  */
-import type { AdapterRuntime, TerminalNotice } from '../adapter.js';
+import type { AdapterRuntime, TerminalNotice } from '../contract/adapter.js';
 import { approvalCommand, codexApproval, CODEX_NOTIFY_OSC, CODEX_STATE_OSC, readCodexState } from './asks.js';
 import type { CodexRolloutWatch } from './rollout-watch.js';
 

@@ -13,7 +13,7 @@
  * answer waits until the pane has been quiet for CODEX_DIALOG_QUIET_MS; Codex says when it took
  * the keys (its state leaves `blocked`).
  */
-import type { AskOpening } from '../ask.js';
+import type { AskOpening } from '../asks/ask.js';
 import type { RolloutCall } from './rollout-records.js';
 
 /** Codex's OSC numbers: its desktop notification, its state. */

@@ -5,7 +5,7 @@
  * as slash commands, so the list is the built-ins alone
  * (docs/agents.md "Codex").
  */
-import type { SlashCommand } from '../commands.js';
+import type { SlashCommand } from '../contract/commands.js';
 
 export const CODEX_BUILTIN_COMMANDS: readonly SlashCommand[] = Object.freeze([
   { name: 'model', description: 'choose what model and reasoning effort to use' },

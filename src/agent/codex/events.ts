@@ -9,8 +9,8 @@
  * the notify program says whether the thread was saved (`saved`), and an unsaved one is ignored;
  * without that field, a thread other than the first one known is ignored.
  */
-import { NO_OUTCOME, stateEvent, type HookOutcome } from '../adapter.js';
-import { isConversationId } from '../hook-wire.js';
+import { NO_OUTCOME, stateEvent, type HookOutcome } from '../contract/adapter.js';
+import { isConversationId } from '../wire/hook-wire.js';
 
 export { CODEX_NOTIFY_FIELDS } from './notify-fields.js';
 

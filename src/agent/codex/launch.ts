@@ -3,7 +3,7 @@
  * array; `~/.codex` is never edited; the user's own notify is run by it too, user-notify.ts), and
  * a restored session reopening its thread with `codex resume <thread id>`. docs/agents.md "Codex".
  */
-import { isConversationId } from '../hook-wire.js';
+import { isConversationId } from '../wire/hook-wire.js';
 import { notifyOfArgs, USER_NOTIFY_FLAG } from './user-notify.js';
 
 /** A TOML array of basic strings (JSON's string escapes are TOML's). */

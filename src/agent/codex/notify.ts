@@ -6,8 +6,8 @@
  * exits; like Claude's hook program it gives up after about a second, always exits 0 and prints
  * nothing.
  */
-import { hookReport, runHookProgram, sendHookReport } from '../hook-send.js';
-import { pickHookFields } from '../hook-wire.js';
+import { hookReport, runHookProgram, sendHookReport } from '../wire/hook-send.js';
+import { pickHookFields } from '../wire/hook-wire.js';
 import { CODEX_NOTIFY_FIELDS } from './notify-fields.js';
 import { codexSessionsDir, isSavedThread } from './rollout.js';
 import { runUserNotify, userNotify } from './user-notify.js';

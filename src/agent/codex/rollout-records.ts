@@ -8,7 +8,7 @@
  * Pure: no I/O. A line too long to keep whole is read from its head alone (`readRolloutHead`):
  * the fields that matter come first in Codex's records (type, payload type, a call's name).
  */
-import { stateEvent, type HookOutcome } from '../adapter.js';
+import { stateEvent, type HookOutcome } from '../contract/adapter.js';
 import { taskStop, usedUpLimit, type RolloutLimit } from './rollout-stops.js';
 
 /** A tool call as its record says it: its id and name, and, for a shell call, the command and why it asks to leave the sandbox. */

@@ -9,7 +9,7 @@
  *
  * Pure: no I/O.
  */
-import type { StopReport } from '../stops.js';
+import type { StopReport } from '../contract/stops.js';
 
 /** A usage window of Codex's as its `token_count` record says it, when it is used up. */
 export interface RolloutLimit {

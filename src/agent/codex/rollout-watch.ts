@@ -24,8 +24,8 @@
 import { open, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../../log.js';
-import type { HookOutcome } from '../adapter.js';
-import type { EventMessage } from '../protocol.js';
+import type { HookOutcome } from '../contract/adapter.js';
+import type { EventMessage } from '../wire/extension-channel.js';
 import { findRolloutFile, rolloutDays, rolloutThread, threadTime } from './rollout.js';
 import { readRolloutLine, readSessionMeta, type RolloutCall } from './rollout-records.js';
 import { withLimit, type RolloutLimit } from './rollout-stops.js';

@@ -6,8 +6,8 @@
  * project's and the user's TOML command files).
  */
 import { join } from 'node:path';
-import type { AgentAdapter } from '../adapter.js';
-import { mergeCommands } from '../commands.js';
+import type { AgentAdapter } from '../contract/adapter.js';
+import { mergeCommands } from '../contract/commands.js';
 import { geminiCustomCommands, GEMINI_BUILTIN_COMMANDS } from './commands.js';
 import { GeminiReader } from './events.js';
 import { geminiHomePath, geminiHookCommand, writeGeminiHome } from './home.js';

@@ -14,7 +14,7 @@
  * quiet for GEMINI_DIALOG_QUIET_MS; the dialog redraws when it takes a key, so an answer lands
  * when the pane draws after the keys.
  */
-import type { AskOpening } from '../ask.js';
+import type { AskOpening } from '../asks/ask.js';
 
 /** How long the pane must have been quiet before keys are typed into a dialog. */
 export const GEMINI_DIALOG_QUIET_MS = 400;

@@ -10,8 +10,8 @@
  */
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { SlashCommand } from '../commands.js';
-import { MAX_COMMAND_DESCRIPTION_CHARS, MAX_COMMAND_NAME_CHARS } from '../protocol.js';
+import type { SlashCommand } from '../contract/commands.js';
+import { MAX_COMMAND_DESCRIPTION_CHARS, MAX_COMMAND_NAME_CHARS } from '../wire/extension-channel.js';
 import { geminiUserDir } from './home.js';
 
 /** Most command files read per directory (subfolders included), and most bytes of each. */

@@ -7,8 +7,8 @@
  * Invariant: an event tether does not know, or one that says nothing about the state, changes
  * nothing; a conversation id is kept only in a shape safe for `--resume <id>`.
  */
-import { NO_OUTCOME, stateEvent, type AdapterRuntime, type HookOutcome } from '../adapter.js';
-import { isConversationId } from '../hook-wire.js';
+import { NO_OUTCOME, stateEvent, type AdapterRuntime, type HookOutcome } from '../contract/adapter.js';
+import { isConversationId } from '../wire/hook-wire.js';
 import { geminiPermission, geminiQuestion, GEMINI_QUESTION_TOOL } from './asks.js';
 import { readGeminiTurnFailure } from './turn-failure.js';
 

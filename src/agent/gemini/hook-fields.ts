@@ -10,7 +10,7 @@
  * event Gemini waits on, and loads the wire anyway to send its report); every
  * derived field is a string that fits the hook wire's field limit, as JSON that still parses.
  */
-import { fittedJson as fitted, isRecord, textOf as text } from '../hook-wire.js';
+import { fittedJson as fitted, isRecord, textOf as text } from '../wire/hook-wire.js';
 
 /** The hook events tether's settings subscribe to. */
 export const GEMINI_HOOK_EVENTS = [

@@ -5,8 +5,8 @@
  * prints nothing (Gemini acts on a hook's output and exit status; tether's hooks must never
  * change what Gemini does, with or without a daemon). docs/agents.md "Gemini CLI".
  */
-import { hookReport, runHookProgram, sendHookReport } from '../hook-send.js';
-import { pickHookFields } from '../hook-wire.js';
+import { hookReport, runHookProgram, sendHookReport } from '../wire/hook-send.js';
+import { pickHookFields } from '../wire/hook-wire.js';
 import { derivedGeminiFields, GEMINI_HOOK_FIELDS } from './hook-fields.js';
 
 /** Most stdin read: a tool's input (a file being written) can be large. */

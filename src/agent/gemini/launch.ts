@@ -3,7 +3,7 @@
  * linked, their settings with tether's hooks added), and a restored session reopens its
  * conversation with `--resume <session id>`. docs/agents.md "Gemini CLI".
  */
-import { isConversationId } from '../hook-wire.js';
+import { isConversationId } from '../wire/hook-wire.js';
 
 /** Gemini CLI's argv, resuming `conversation` when there is one. */
 export function geminiArgv(argv: readonly string[], conversation: string | null): string[] {

@@ -10,7 +10,7 @@
  * the turn ended well (null).
  */
 import { open } from 'node:fs/promises';
-import type { StopReport } from '../stops.js';
+import type { StopReport } from '../contract/stops.js';
 
 /** Most bytes read from the chat file's end. */
 const TAIL_BYTES = 256 * 1024;

@@ -6,7 +6,7 @@
  * and the session's name (opencode's own title) (events.ts); its slash commands are its built-ins
  * and the user's and project's custom commands (commands.ts).
  */
-import type { AgentAdapter } from '../adapter.js';
+import type { AgentAdapter } from '../contract/adapter.js';
 import { opencodeCommands } from './commands.js';
 import { OpencodeReader } from './events.js';
 import { CONFIG_CONTENT_ENV, configContent, opencodeArgv } from './launch.js';

@@ -10,7 +10,7 @@
  * terminal UI once the event reached it, so keys wait for the pane to be quiet; opencode says
  * when it took them (`permission.replied`, `question.replied`).
  */
-import type { AskOpening } from '../ask.js';
+import type { AskOpening } from '../asks/ask.js';
 
 /**
  * How long the pane must have been quiet before keys are typed: the plugin's report comes as

@@ -12,9 +12,9 @@
  */
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { CommandsContext } from '../adapter.js';
-import { mergeCommands, type SlashCommand } from '../commands.js';
-import { MAX_COMMAND_DESCRIPTION_CHARS, MAX_COMMAND_NAME_CHARS } from '../protocol.js';
+import type { CommandsContext } from '../contract/adapter.js';
+import { mergeCommands, type SlashCommand } from '../contract/commands.js';
+import { MAX_COMMAND_DESCRIPTION_CHARS, MAX_COMMAND_NAME_CHARS } from '../wire/extension-channel.js';
 
 export const MAX_COMMAND_FILES = 500;
 export const MAX_COMMAND_FILE_BYTES = 64 * 1024;

@@ -10,8 +10,8 @@
  * started (a rejected call's error ends nothing: the answer already moved the state); a
  * subagent's conversation never becomes the session's.
  */
-import { NO_OUTCOME, stateEvent, type HookOutcome } from '../adapter.js';
-import { isConversationId } from '../hook-wire.js';
+import { NO_OUTCOME, stateEvent, type HookOutcome } from '../contract/adapter.js';
+import { isConversationId } from '../wire/hook-wire.js';
 import { opencodePermission, opencodeQuestion, readQuestions } from './asks.js';
 import { opencodeStop } from './stops.js';
 

@@ -6,8 +6,8 @@
  */
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { LaunchContext } from '../adapter.js';
-import { isConversationId } from '../hook-wire.js';
+import type { LaunchContext } from '../contract/adapter.js';
+import { isConversationId } from '../wire/hook-wire.js';
 
 /** The variable opencode reads a config layer from (JSON), merged over the user's files. */
 export const CONFIG_CONTENT_ENV = 'OPENCODE_CONFIG_CONTENT';

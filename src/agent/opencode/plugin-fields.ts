@@ -7,7 +7,7 @@
  * Invariant: at most MAX_HOOK_FIELDS fields, each cut to MAX_HOOK_FIELD_CHARS; JSON fields are cut
  * so that they still parse (their list shortened), never mid-string.
  */
-import { MAX_HOOK_FIELD_CHARS } from '../hook-wire.js';
+import { MAX_HOOK_FIELD_CHARS } from '../wire/hook-wire.js';
 
 /** An event of opencode's bus, as a plugin's `event` hook gets it. */
 export interface OpencodeBusEvent {

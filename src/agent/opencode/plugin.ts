@@ -9,7 +9,7 @@
  * socket's path it sends nothing. opencode calls every export of a plugin module: this one
  * exports its plugin only.
  */
-import { hookReport, sendHookReport } from '../hook-send.js';
+import { hookReport, sendHookReport } from '../wire/hook-send.js';
 import { eventFields, newSentMemory, type OpencodeBusEvent } from './plugin-fields.js';
 
 /** The kind of tether's opencode adapter (the `agent` of its reports). */

@@ -8,7 +8,7 @@
  *
  * Pure: no I/O.
  */
-import type { StopReport } from '../stops.js';
+import type { StopReport } from '../contract/stops.js';
 
 /** The error of a turn the person interrupted. */
 const ABORTED = 'MessageAbortedError';

@@ -5,8 +5,8 @@
  * Its slash commands are pi's built-ins and what the extension reports.
  */
 import { join } from 'node:path';
-import type { AgentAdapter } from '../adapter.js';
-import { mergeCommands } from '../commands.js';
+import type { AgentAdapter } from '../contract/adapter.js';
+import { mergeCommands } from '../contract/commands.js';
 import { bundledPi } from './bundled.js';
 import { BUILTIN_COMMANDS } from './commands.js';
 import { piArgv } from './launch.js';

@@ -3,7 +3,7 @@
  * `GET /sessions/:id/commands` until the session's agent reports its own list through the
  * tether extension (which adds extension commands, prompt templates and skills).
  */
-import type { SlashCommand } from '../commands.js';
+import type { SlashCommand } from '../contract/commands.js';
 
 export const BUILTIN_COMMANDS: readonly SlashCommand[] = Object.freeze([
   { name: 'settings', description: 'Open settings menu' },

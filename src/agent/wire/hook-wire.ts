@@ -28,7 +28,7 @@ export const AGENT_SOCKET_ENV = 'TETHER_AGENT_SOCKET';
 export interface HookReport {
   readonly type: 'hook';
   readonly v: number;
-  /** Which adapter reads `fields`: its kind (src/agent/adapters.ts). */
+  /** Which adapter reads `fields`: its kind (src/agent/contract/adapters.ts). */
   readonly agent: string;
   /** `$TMUX_PANE`: `%<n>`. */
   readonly pane: string;

@@ -1,23 +1,23 @@
 /**
  * The agent of each session as the hub keeps it: one agent-state actor per session, who owns its
  * reports (a plugin's connection, or hook programs), what it reported (commands, user messages,
- * its conversation file or id, its directory), its asks (the desk, src/agent/asks.ts) and the
+ * its conversation file or id, its directory), its asks (the desk, src/agent/asks/asks.ts) and the
  * listeners of its state, and why it stopped (the machine holds the stop's id and kind, the
- * agent its record: src/agent/stops.ts).
+ * agent its record: src/agent/contract/stops.ts).
  *
  * Invariants: listeners hear a state only when its value, tool, ask or stop changed, and never while
  * no agent is there; a failing listener is logged and the others still hear it; an ask is open
  * on the desk exactly while the session's machine holds it.
  */
 import { createActor, type Actor } from 'xstate';
-import { agentStateMachine, agentStateTool, agentStateValue, type AgentStateEvent } from '../machines/agent-state.machine.js';
-import type { AgentStateFact } from '../protocol/frames.js';
-import type { Stop } from '../protocol/stop.js';
-import type { AskOpening } from './ask.js';
-import { AskDesk, type AskRecord } from './asks.js';
+import { agentStateMachine, agentStateTool, agentStateValue, type AgentStateEvent } from '../../machines/agent-state.machine.js';
+import type { AgentStateFact } from '../../protocol/frames.js';
+import type { Stop } from '../../protocol/stop.js';
+import type { AskOpening } from '../asks/ask.js';
+import { AskDesk, type AskRecord } from '../asks/asks.js';
 import type { AgentHubDeps } from './hub-types.js';
-import { MAX_HELLO_MESSAGES, type EventMessage, type HookReport, type ReportedCommand } from './protocol.js';
-import { doneStop, exitStop, sameStop, stopOf, type ExitReport, type StopReport } from './stops.js';
+import { MAX_HELLO_MESSAGES, type EventMessage, type HookReport, type ReportedCommand } from '../wire/extension-channel.js';
+import { doneStop, exitStop, sameStop, stopOf, type ExitReport, type StopReport } from '../contract/stops.js';
 
 /** One session's agent. */
 export interface SessionAgent {

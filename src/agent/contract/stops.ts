@@ -9,7 +9,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { constants } from 'node:os';
-import { MAX_STOP_MESSAGE_CHARS, type Stop, type StopKind } from '../protocol/stop.js';
+import { MAX_STOP_MESSAGE_CHARS, type Stop, type StopKind } from '../../protocol/stop.js';
 
 /** What an adapter read of a stop of its agent: a usage limit or an API error it gave up on. */
 export interface StopReport {

@@ -10,7 +10,7 @@
  * answers that arrive together cannot both win; an ask's id is never reused (a random UUID).
  */
 import { randomUUID } from 'node:crypto';
-import { DomainError } from '../errors.js';
+import { DomainError } from '../../errors.js';
 import { askOf, boundedOpening, type AskChoiceSpec, type AskOpening, type OpenAsk } from './ask.js';
 
 /** Closed asks remembered for late answers. */

@@ -8,18 +8,18 @@
  * welcome); stopping closes every agent connection, then waits for running naming calls.
  */
 import type { InspectionEvent } from 'xstate';
-import { DEFAULT_AGENT_NAME } from '../config/schema.js';
-import type { Logger } from '../log.js';
-import type { TmuxCli } from '../tmux/exec.js';
-import { AGENT_OPTION, readUserOption } from '../tmux/sessions.js';
-import type { AgentRunner, TerminalNotice } from './adapter.js';
-import { AGENT_ADAPTERS, DEFAULT_ADAPTER } from './adapters.js';
+import { DEFAULT_AGENT_NAME } from '../../config/schema.js';
+import type { Logger } from '../../log.js';
+import type { TmuxCli } from '../../tmux/exec.js';
+import { AGENT_OPTION, readUserOption } from '../../tmux/sessions.js';
+import type { AgentRunner, TerminalNotice } from '../contract/adapter.js';
+import { AGENT_ADAPTERS, DEFAULT_ADAPTER } from '../contract/adapters.js';
 import { AutoNamer } from './auto-name.js';
 import { AgentHub } from './hub.js';
-import type { AgentKindResolved } from './kinds.js';
+import type { AgentKindResolved } from '../contract/kinds.js';
 import { locatePane } from './pane-locator.js';
 import { AgentSocketServer } from './socket-server.js';
-import type { ExitReport } from './stops.js';
+import type { ExitReport } from '../contract/stops.js';
 
 export interface AgentServiceDeps {
   readonly cli: TmuxCli;
@@ -32,16 +32,8 @@ export interface AgentServiceDeps {
   readonly env: NodeJS.ProcessEnv;
   readonly now: () => number;
   readonly log: Logger;
-  /** A session got an agent (discovery should look now). */
-  readonly registered: (session: string) => void;
-  /** A session's description was set automatically (clients get session-meta). */
-  readonly described: (session: string) => void;
   /** XState inspection of each session's agent-state actor (the /ops view). */
   readonly inspect?: (session: string) => (ev: InspectionEvent) => void;
-  /** A session's agent reported a new conversation file. */
-  readonly sessionFile?: (session: string, path: string) => void;
-  /** A session's agent reported its conversation id. */
-  readonly conversation?: (session: string, id: string) => void;
   /** The daemon's tether version, told to each agent on welcome. */
   readonly version?: string;
   /** The kind of the configured agent `name` (`default` for `[agent]`); null when it is not configured. */
@@ -50,9 +42,28 @@ export interface AgentServiceDeps {
   readonly storedConversation?: (session: string) => string | null;
 }
 
+/** What a session's agent told of its conversation: the file it writes, or the id it goes by. */
+export type ConversationFact = { readonly sessionFile: string } | { readonly conversation: string };
+
+/** Each session's agent state, its stop, its asks and commands, as the other rooms read them. */
+export type AgentStates = Pick<
+  AgentHub,
+  'current' | 'subscribe' | 'subscribeEvery' | 'stopOf' | 'asks' | 'openAsk' | 'commands' | 'agentCwd'
+>;
+
+/** The desk where an ask's answer is claimed once, as the answer service uses it. */
+export type AnswerDesk = Pick<AgentHub, 'claim' | 'release' | 'typed' | 'answered' | 'unconfirmed' | 'onAskClosed'>;
+
 export class AgentService {
-  readonly hub: AgentHub;
+  private readonly hub: AgentHub;
   readonly namer: AutoNamer;
+  /** The agents' states, for reading (the sessions, push, the stream). */
+  readonly states: AgentStates;
+  /** The asks' desk, for the answer service. */
+  readonly desk: AnswerDesk;
+  private readonly registeredListeners = new Set<(session: string) => void>();
+  private readonly describedListeners = new Set<(session: string) => void>();
+  private readonly conversationListeners = new Set<(session: string, fact: ConversationFact) => void>();
   /** Each adapter's daemon-side part, by kind. */
   private readonly runners = new Map<string, AgentRunner>();
   /** The kind of each session's agent, as the daemon last looked it up. */
@@ -68,7 +79,7 @@ export class AgentService {
       model: deps.namingModel,
       env: deps.env,
       log,
-      described: deps.described,
+      described: (session) => this.describedListeners.forEach((l) => l(session)),
     });
     this.hub = new AgentHub({
       now: deps.now,
@@ -76,16 +87,18 @@ export class AgentService {
       locate: (pane, socket) => locatePane(deps.cli, pane, socket, deps.now),
       url: () => this.url,
       ...(deps.version !== undefined ? { version: deps.version } : {}),
-      registered: deps.registered,
+      registered: (session) => this.registeredListeners.forEach((l) => l(session)),
       userMessages: (session, first, count) => this.namer.consider(session, first, count),
       titled: (session, title) => this.namer.adopt(session, title),
       ...(deps.inspect ? { inspect: deps.inspect } : {}),
-      ...(deps.sessionFile ? { sessionFile: deps.sessionFile } : {}),
-      ...(deps.conversation ? { conversation: deps.conversation } : {}),
+      sessionFile: (session, path) => this.conversationListeners.forEach((l) => l(session, { sessionFile: path })),
+      conversation: (session, id) => this.conversationListeners.forEach((l) => l(session, { conversation: id })),
       kindOf: (session) => this.kinds.get(session) ?? DEFAULT_ADAPTER.kind,
       // Each agent's adapter reads its own reports (docs/agents.md "Adding an agent").
       readHook: (agent, fields, conversation, session) => this.runners.get(agent)?.readHook?.(session, fields, conversation) ?? null,
     });
+    this.states = this.hub;
+    this.desk = this.hub;
     for (const adapter of AGENT_ADAPTERS) {
       const runner = adapter.start?.({
         env: deps.env,
@@ -119,6 +132,39 @@ export class AgentService {
     } catch (err) {
       this.deps.log.debug({ session, err: (err as Error).message }, "a session's agent could not be looked at");
     }
+  }
+
+  /** Calls `listener` when a session got an agent (discovery should look now); returns the undo. */
+  onRegistered(listener: (session: string) => void): () => void {
+    this.registeredListeners.add(listener);
+    return () => this.registeredListeners.delete(listener);
+  }
+
+  /** Calls `listener` when a session's description was set automatically (clients get session-meta). */
+  onDescribed(listener: (session: string) => void): () => void {
+    this.describedListeners.add(listener);
+    return () => this.describedListeners.delete(listener);
+  }
+
+  /** Calls `listener` when a session's agent told of its conversation (its file or its id). */
+  onConversation(listener: (session: string, fact: ConversationFact) => void): () => void {
+    this.conversationListeners.add(listener);
+    return () => this.conversationListeners.delete(listener);
+  }
+
+  /** The conversation file the agent of `session` last reported, or null. */
+  sessionFile(session: string): string | null {
+    return this.hub.sessionFile(session);
+  }
+
+  /** The conversation id the agent of `session` last reported, or null. */
+  conversation(session: string): string | null {
+    return this.hub.conversation(session);
+  }
+
+  /** The pane of `session` shows its program exited: an agent that reports by hooks has no connection whose close says so. */
+  paneExited(session: string): void {
+    this.hub.paneExited(session);
   }
 
   /** The agent of `session` ended (its pane's program): its `exited` stop. */

@@ -9,7 +9,7 @@
  * to the hook intake and never makes the connection an owner.
  */
 import type { AgentConnection, AgentHubDeps, AgentLink, PaneLocation } from './hub-types.js';
-import { MAX_HELLO_MESSAGES, type AgentMessage, type HelloMessage, type HookReport } from './protocol.js';
+import { MAX_HELLO_MESSAGES, type AgentMessage, type HelloMessage, type HookReport } from '../wire/extension-channel.js';
 import { toMachineEvent, type SessionAgents } from './session-agents.js';
 
 /** Asks where a pane lives; a failing tmux becomes a refusal that says so. */

@@ -11,10 +11,10 @@
  * logged and changes nothing.
  */
 import { execFile } from 'node:child_process';
-import type { Logger } from '../log.js';
-import { replaceControlChars } from '../protocol/text.js';
-import type { TmuxCli } from '../tmux/exec.js';
-import { readUserOption, setUserOption } from '../tmux/sessions.js';
+import type { Logger } from '../../log.js';
+import { replaceControlChars } from '../../protocol/text.js';
+import type { TmuxCli } from '../../tmux/exec.js';
+import { readUserOption, setUserOption } from '../../tmux/sessions.js';
 
 /** User messages after which a session is named. */
 export const AUTO_NAME_AFTER_MESSAGES = 3;

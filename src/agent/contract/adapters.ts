@@ -8,12 +8,12 @@
  * whose kind prefixes the names of sessions created without one.
  */
 import type { AgentAdapter } from './adapter.js';
-import { claudeAdapter } from './claude/adapter.js';
-import { codexAdapter } from './codex/adapter.js';
-import { geminiAdapter } from './gemini/adapter.js';
-import { opencodeAdapter } from './opencode/adapter.js';
-import { piAdapter } from './pi/adapter.js';
-import { DEFAULT_AGENT } from '../config/default-agent.js';
+import { claudeAdapter } from '../claude/adapter.js';
+import { codexAdapter } from '../codex/adapter.js';
+import { geminiAdapter } from '../gemini/adapter.js';
+import { opencodeAdapter } from '../opencode/adapter.js';
+import { piAdapter } from '../pi/adapter.js';
+import { DEFAULT_AGENT } from '../../config/default-agent.js';
 
 export const AGENT_ADAPTERS: readonly AgentAdapter[] = [piAdapter, claudeAdapter, codexAdapter, geminiAdapter, opencodeAdapter];
 

@@ -5,24 +5,24 @@
  * commands it reported, and its user messages (for auto-naming). The stream and the REST routes
  * read it through narrow views (`current`, `subscribe`, `commands`).
  *
- * The parts: src/agent/session-agents.ts keeps each session's agent and its listeners,
+ * The parts: src/agent/hub/session-agents.ts keeps each session's agent and its listeners,
  * extension-connection.ts takes pi's connections, hook-intake.ts takes hook reports.
  *
  * Invariants: listeners hear a state only when its value or tool changed, and never while no
  * agent is there (`current` is null then).
  */
-import type { AnswerEffect } from '../machines/agent-state.machine.js';
-import type { AgentStateFact } from '../protocol/frames.js';
-import type { Stop } from '../protocol/stop.js';
-import type { HookOutcome } from './adapter.js';
-import type { AskOpening } from './ask.js';
-import type { Answerer, AskRecord, ClosedListener } from './asks.js';
+import type { AnswerEffect } from '../../machines/agent-state.machine.js';
+import type { AgentStateFact } from '../../protocol/frames.js';
+import type { Stop } from '../../protocol/stop.js';
+import type { HookOutcome } from '../contract/adapter.js';
+import type { AskOpening } from '../asks/ask.js';
+import type { Answerer, AskRecord, ClosedListener } from '../asks/asks.js';
 import { acceptConnection } from './extension-connection.js';
 import { HookIntake } from './hook-intake.js';
 import type { AgentConnection, AgentHubDeps, AgentLink } from './hub-types.js';
-import type { HookReport, ReportedCommand } from './protocol.js';
+import type { HookReport, ReportedCommand } from '../wire/extension-channel.js';
 import { HOOK_OWNER, SessionAgents } from './session-agents.js';
-import type { ExitReport } from './stops.js';
+import type { ExitReport } from '../contract/stops.js';
 
 export type { AgentConnection, AgentHubDeps, AgentLink, PaneLocation } from './hub-types.js';
 

@@ -10,9 +10,9 @@ import type { PushDevices, PushServiceDeps } from '../push/push.service.js';
 import type { ActivityDelays, ActivityDevices } from '../push/live-activity.service.js';
 import type { PushSettings, PushStatus } from '../push/settings.js';
 import type { Logger } from '../log.js';
-import type { AgentHub } from '../agent/hub.js';
-import { DEFAULT_ADAPTER } from '../agent/adapters.js';
-import { adapterOf } from '../agent/kinds.js';
+import type { AgentHub } from '../agent/hub/hub.js';
+import { DEFAULT_ADAPTER } from '../agent/contract/adapters.js';
+import { adapterOf } from '../agent/contract/kinds.js';
 import { DEFAULT_AGENT_NAME } from '../config/schema.js';
 
 /** What the daemon keeps of push: its status for health, and how to stop it. */

@@ -10,12 +10,12 @@
 import { chmodSync, existsSync, lstatSync, mkdirSync, unlinkSync } from 'node:fs';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { dirname } from 'node:path';
-import { DomainError } from '../errors.js';
-import type { Logger } from '../log.js';
+import { DomainError } from '../../errors.js';
+import type { Logger } from '../../log.js';
 import type { AgentHub } from './hub.js';
-import { decodeAgentMessage, type DaemonLine } from './protocol.js';
-import { JsonLineReader, encodeLine } from './json-lines.js';
-import { MAX_SOCKET_PATH_BYTES } from './socket-path.js';
+import { decodeAgentMessage, type DaemonLine } from '../wire/extension-channel.js';
+import { JsonLineReader, encodeLine } from '../wire/json-lines.js';
+import { MAX_SOCKET_PATH_BYTES } from '../wire/socket-path.js';
 
 /** Most agent connections at once; more are closed at once. */
 export const MAX_AGENT_CONNECTIONS = 256;

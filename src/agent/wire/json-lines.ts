@@ -1,10 +1,10 @@
 /**
  * The agent socket's framing: one JSON message a line, each line bounded (MAX_AGENT_LINE_BYTES)
- * before anything of it is kept. What the lines mean is protocol.ts's.
+ * before anything of it is kept. What the lines mean is extension-channel.ts's.
  */
 import { StringDecoder } from 'node:string_decoder';
-import { DomainError } from '../errors.js';
-import { MAX_AGENT_LINE_BYTES, type AgentMessage, type DaemonLine } from './protocol.js';
+import { DomainError } from '../../errors.js';
+import { MAX_AGENT_LINE_BYTES, type AgentMessage, type DaemonLine } from './extension-channel.js';
 
 /** One message as a line. */
 export function encodeLine(message: AgentMessage | DaemonLine): string {

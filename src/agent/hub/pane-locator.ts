@@ -8,9 +8,9 @@
  * user options is ever set.
  */
 import { realpath } from 'node:fs/promises';
-import type { TmuxCli } from '../tmux/exec.js';
-import { isValidSessionName } from '../protocol/session-name.js';
-import { setUserOption } from '../tmux/sessions.js';
+import type { TmuxCli } from '../../tmux/exec.js';
+import { isValidSessionName } from '../../protocol/session-name.js';
+import { setUserOption } from '../../tmux/sessions.js';
 import type { PaneLocation } from './hub-types.js';
 
 const SEP = '\x1f';

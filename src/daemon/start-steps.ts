@@ -24,6 +24,7 @@ import { checkTmuxVersion, readTmuxVersion } from '../tmux/version.js';
 import { killSession } from '../tmux/sessions.js';
 import { listSessions, sessionActivity } from '../tmux/session-list.js';
 import { CliError } from './fail.js';
+import { preparePush } from '../push/settings.js';
 import { RUN_DIR_NAMES } from '../config/data-layout.js';
 
 /** The tmux that `[tmux] socket` names, refused (one line) when it cannot be run or is too old. */
@@ -165,8 +166,8 @@ export async function loadCertificate(tlsDir: string, host: string, publicBaseUr
 }
 
 /** Writes the certificate this start made (nothing for one it read); problems become the one-line refusal. */
-export function keepCertificate(cert: FoundCertificate, log: pino.Logger): void {
-  if (!cert.save) return;
+export function keepCertificate(cert: FoundCertificate | null, log: pino.Logger): void {
+  if (!cert?.save) return;
   try {
     cert.save();
   } catch (err) {
@@ -181,6 +182,57 @@ export function startupUrl(config: TetherConfig, scheme: 'http' | 'https', host:
   if (config.publicBaseUrl !== '') return `${config.publicBaseUrl.replace(/\/+$/, '')}/${q}`;
   const shown = host.includes(':') ? `[${host}]` : host;
   return `${scheme}://${shown}:${port}/${q}`;
+}
+
+/** `https` with a certificate, else `http`. */
+export function schemeOf(cert: FoundCertificate | null): 'http' | 'https' {
+  return cert ? 'https' : 'http';
+}
+
+/** A gate the server's requests wait behind until the sessions are adopted (`open`). */
+export function openingGate(): { readonly opened: Promise<void>; readonly open: () => void } {
+  let open!: () => void;
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  return { opened, open };
+}
+
+/** The daemon's own address for the run file: the startup URL without a token. */
+export function daemonUrl(config: TetherConfig, scheme: 'http' | 'https', host: string, port: number): string {
+  return startupUrl(config, scheme, host, port, '').replace(/\?token=$/, '');
+}
+
+/** The certificate when `tls` is on (made in memory on a first start: `keepCertificate` writes it once the port is held), else null. */
+export async function certificateIfOn(
+  config: TetherConfig,
+  tlsDir: string,
+  host: string,
+  log: pino.Logger,
+): Promise<FoundCertificate | null> {
+  return config.tls ? await loadCertificate(tlsDir, host, config.publicBaseUrl, log) : null;
+}
+
+/** `[push]` as configured, a bad one refused at start with its one line. */
+export async function pushSettingsOrRefusal(push: TetherConfig['push'], configFile: string): ReturnType<typeof preparePush> {
+  return preparePush(push, configFile).catch((err: Error) => {
+    throw isDomainError(err, 'push-config-invalid') ? new CliError(err.message) : err;
+  });
+}
+
+/**
+ * The start's warnings for `/health` and the log: the config's own, and plain HTTP on an address
+ * other machines reach.
+ */
+export function startWarnings(
+  configWarnings: readonly string[],
+  tls: boolean,
+  host: string,
+  configFile: string,
+  log: pino.Logger,
+): string[] {
+  const plainHttp = plainHttpWarning(tls, host, configFile);
+  const warnings = plainHttp === null ? [...configWarnings] : [...configWarnings, plainHttp];
+  for (const w of warnings) log.warn(w);
+  return warnings;
 }
 
 /** The warning for plain HTTP on an address other machines reach, or null when there is none to give. */

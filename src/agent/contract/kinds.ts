@@ -1,5 +1,5 @@
 /**
- * Which agent a program is: one of the adapters of src/agent/adapters.ts, or `other` (runs as it
+ * Which agent a program is: one of the adapters of src/agent/contract/adapters.ts, or `other` (runs as it
  * is, reports no state). `[agent] kind` and `[agents.<name>] kind` decide; `auto` looks at the
  * program (docs/agents.md).
  *

@@ -6,7 +6,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { SidecarSystem } from '../actors/system.js';
-import type { AgentHub } from '../agent/hub.js';
+import type { AgentStates, AnswerDesk } from '../agent/hub/agent-service.js';
 import type { Logger } from '../log.js';
 import type { ContinueSchedule } from '../protocol/continue.js';
 import { AnswerLog, answerLogPath } from '../service/answer-log.js';
@@ -23,7 +23,8 @@ import { continueRoutes } from '../transport/continue.routes.js';
 import type { SessionsHandle } from '../transport/sessions.routes.js';
 
 export interface AnswersWiring {
-  readonly hub: AgentHub;
+  /** The agents' states, and the desk where an ask's answer is claimed. */
+  readonly agents: { readonly states: AgentStates; readonly desk: AnswerDesk };
   readonly system: SidecarSystem;
   readonly cli: TmuxCli;
   readonly sessions: SessionsService;
@@ -49,7 +50,7 @@ export function startAnswers(w: AnswersWiring): {
 } {
   const answers = new AnswerLog(answerLogPath(w.dataDir), w.log);
   const service = new AnswersService({
-    hub: w.hub,
+    hub: w.agents.desk,
     panes: {
       input: (id, message) => w.sessions.input(id, message),
       activity: (id) => w.system.session(id)?.activity() ?? null,
@@ -60,9 +61,9 @@ export function startAnswers(w: AnswersWiring): {
   });
   const continues = new ContinueService({
     agents: {
-      current: (id) => w.hub.current(id),
-      stopOf: (id) => w.hub.stopOf(id),
-      subscribeEvery: (listener) => w.hub.subscribeEvery(listener),
+      current: (id) => w.agents.states.current(id),
+      stopOf: (id) => w.agents.states.stopOf(id),
+      subscribeEvery: (listener) => w.agents.states.subscribeEvery(listener),
     },
     known: async (id) => void (await w.sessions.get(id)),
     store: {
@@ -78,8 +79,8 @@ export function startAnswers(w: AnswersWiring): {
     log: w.log.child({ part: 'continue' }),
   });
   const resets = new LimitResets({
-    subscribeEvery: (listener) => w.hub.subscribeEvery(listener),
-    stopOf: (id) => w.hub.stopOf(id),
+    subscribeEvery: (listener) => w.agents.states.subscribeEvery(listener),
+    stopOf: (id) => w.agents.states.stopOf(id),
     continueOf: (id) => continues.of(id),
     now: w.now,
   });
@@ -96,7 +97,7 @@ export function startAnswers(w: AnswersWiring): {
       await app.register(continueRoutes, { continues });
     },
     sessions: sessionsHandle(w.sessions, continues),
-    states: statesWithContinue(w.hub, continues),
+    states: statesWithContinue(w.agents.states, continues),
     resets,
     stop: () => {
       unwatch();

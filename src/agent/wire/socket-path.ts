@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { RUN_DIR_NAMES } from '../config/data-layout.js';
+import { RUN_DIR_NAMES } from '../../config/data-layout.js';
 
 /** The Unix socket path limit (sun_path) with room for the NUL, on Linux and macOS alike. */
 export const MAX_SOCKET_PATH_BYTES = 103;

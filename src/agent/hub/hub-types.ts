@@ -2,13 +2,13 @@
  * The types the agent hub and its parts share: where a pane lives, what the daemon gives the hub
  * (`AgentHubDeps`), and the two sides of one agent connection (the state a `state` frame
  * carries, `AgentStateFact`, lives beside the frame in src/protocol/frames.ts). Kept apart so
- * the hub's parts (src/agent/session-agents.ts, extension-connection.ts, hook-intake.ts) and its
+ * the hub's parts (src/agent/hub/session-agents.ts, extension-connection.ts, hook-intake.ts) and its
  * readers import no class.
  */
 import type { InspectionEvent } from 'xstate';
-import type { Logger } from '../log.js';
-import type { HookOutcome } from './adapter.js';
-import type { AgentMessage, DaemonLine, HookReport } from './protocol.js';
+import type { Logger } from '../../log.js';
+import type { HookOutcome } from '../contract/adapter.js';
+import type { AgentMessage, DaemonLine, HookReport } from '../wire/extension-channel.js';
 
 /** Where a pane lives: its session, or why it cannot be served (said to the person). */
 export type PaneLocation = { readonly session: string } | { readonly refused: string };

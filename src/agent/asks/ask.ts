@@ -8,14 +8,14 @@
  * Invariants: every text is cut to its limit here, once, before anything keeps it; an ask's id
  * is never reused (a random UUID); what a client sees (`Ask`) never carries the keys.
  */
-import type { AnswerEffect } from '../machines/agent-state.machine.js';
-import { CHOICE_ID_PATTERN, type AskKind } from '../protocol/ask.js';
-import type { Ask } from '../protocol/frames.js';
-import type { InputMessage } from '../protocol/input.js';
-import { cutText, replaceControlChars } from '../protocol/text.js';
+import type { AnswerEffect } from '../../machines/agent-state.machine.js';
+import { CHOICE_ID_PATTERN, type AskKind } from '../../protocol/ask.js';
+import type { Ask } from '../../protocol/frames.js';
+import type { InputMessage } from '../../protocol/input.js';
+import { cutText, replaceControlChars } from '../../protocol/text.js';
 
-export type { Ask } from '../protocol/frames.js';
-export type { AskKind } from '../protocol/ask.js';
+export type { Ask } from '../../protocol/frames.js';
+export type { AskKind } from '../../protocol/ask.js';
 
 /** Longest `concern` (the command, path, URL or question) and `detail` kept. */
 export const MAX_ASK_CONCERN_CHARS = 500;

@@ -12,14 +12,22 @@
  * a named agent whose program is missing is refused when a session asks for it, naming why.
  */
 import type { AgentLaunch } from '../actors/session.actor.js';
-import { DEFAULT_ADAPTER } from '../agent/adapters.js';
-import type { SlashCommand } from '../agent/commands.js';
-import { adapterOf, type AgentKindResolved } from '../agent/kinds.js';
-import type { ReportedCommand } from '../agent/protocol.js';
+import { DEFAULT_ADAPTER } from '../agent/contract/adapters.js';
+import type { SlashCommand } from '../agent/contract/commands.js';
+import { adapterOf, type AgentKindResolved } from '../agent/contract/kinds.js';
+import type { ReportedCommand } from '../agent/wire/extension-channel.js';
 import type { Logger } from '../log.js';
 import { DEFAULT_AGENT_NAME, type TetherConfig } from '../config/schema.js';
-import type { AgentCatalog } from '../service/sessions.service.js';
-import { agentNames, agentTable, prepareAdapters, preparedPaths, resolveAgent, resolveAgentProgram, type AgentResume } from './agent.js';
+import type { AgentCatalog } from './sessions.service.js';
+import {
+  agentNames,
+  agentTable,
+  prepareAdapters,
+  preparedPaths,
+  resolveAgent,
+  resolveAgentProgram,
+  type AgentResume,
+} from './agent-program.js';
 
 /** The agents of one daemon run. */
 export interface DaemonAgents {

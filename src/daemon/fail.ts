@@ -17,6 +17,11 @@ export class CliError extends Error {
   }
 }
 
+/** Any error a start-up step threw, as the start's refusal (its message, one line). */
+export function asRefusal(err: unknown): CliError {
+  return err instanceof CliError ? err : new CliError(err instanceof Error ? err.message : String(err));
+}
+
 /** Writes the one-line refusal and returns the exit code. */
 export function reportFailure(err: unknown, stderr: NodeJS.WritableStream): number {
   const message = err instanceof Error ? err.message : String(err);

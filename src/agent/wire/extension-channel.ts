@@ -1,6 +1,8 @@
 /**
- * The agent channel's wire protocol: JSON lines over a Unix socket between the tether
- * extension (inside pi) and the daemon, one connection per agent. The extension speaks first
+ * The extension channel: the wire protocol of pi's tether extension (src/extension/), JSON lines
+ * over the agent socket between the extension inside pi and the daemon, one lasting connection per
+ * agent. The hook programs' one-line report (hook-wire.ts) shares the socket and is one more
+ * message of the same union. The extension speaks first
  * (`hello`, naming its tmux pane), then reports events, its slash commands and user messages;
  * the daemon answers `welcome` (the session and the URL) or `refused` (why, for a person).
  *
@@ -8,8 +10,8 @@
  * that does not decode is a typed `DomainError` (`agent-*`), never a crash; decoding copies only the
  * fields it knows, so nothing else a peer sends travels further.
  */
-import { DomainError } from '../errors.js';
-import { AGENT_STATE_VALUES, type AgentStateValue } from '../machines/agent-state.machine.js';
+import { DomainError } from '../../errors.js';
+import { AGENT_STATE_VALUES, type AgentStateValue } from '../../machines/agent-state.machine.js';
 import {
   AGENT_KIND_PATTERN,
   HOOK_REPORT_VERSION,

@@ -9,14 +9,14 @@ import { delimiter, isAbsolute, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DomainError } from '../errors.js';
 import type { AgentLaunch } from '../actors/session.actor.js';
-import { AGENT_ADAPTERS } from '../agent/adapters.js';
-import { adapterNamed, adapterOf, AUTO_KIND, resolveAgentKind, type AgentKindResolved } from '../agent/kinds.js';
-import { integratedArgv, integratedEnv, reportsState, type AgentResume } from '../agent/launch.js';
-import { AGENT_SOCKET_ENV } from '../agent/protocol.js';
+import { AGENT_ADAPTERS } from '../agent/contract/adapters.js';
+import { adapterNamed, adapterOf, AUTO_KIND, resolveAgentKind, type AgentKindResolved } from '../agent/contract/kinds.js';
+import { integratedArgv, integratedEnv, reportsState, type AgentResume } from '../agent/contract/launch.js';
+import { AGENT_SOCKET_ENV } from '../agent/wire/extension-channel.js';
 import { splitCommandLine } from '../config/command-line.js';
 import { DEFAULT_AGENT_NAME, type TetherConfig } from '../config/schema.js';
 
-export type { AgentResume } from '../agent/launch.js';
+export type { AgentResume } from '../agent/contract/launch.js';
 
 /** What of `[agent]` decides the agent's command. */
 export interface AgentCommandConfig {
@@ -37,7 +37,7 @@ export function passedEnvNames(): string[] {
   return ['TETHER_DATA_DIR', 'TETHER_CONFIG', ...AGENT_ADAPTERS.flatMap((a) => a.passedEnv)];
 }
 
-/** tether's built tree (`dist/`), from this file's place in it (bundled or not, it is `dist/cli/`). */
+/** tether's built tree (`dist/`), from this file's place in it (one folder below it: `dist/cli/` bundled, `dist/service/` not). */
 export function distDir(): string {
   return fileURLToPath(new URL('../', import.meta.url));
 }

@@ -4,16 +4,16 @@
  * recognised, how its argv is built with tether's integration and how it reopens a conversation,
  * where its slash commands come from, how its reports become the agent-state machine's events,
  * what it asks the person and which keys pick each choice. The core holds the one list of
- * adapters (src/agent/adapters.ts) and names no agent anywhere else (test/unit/adapters.test.ts).
+ * adapters (src/agent/contract/adapters.ts) and names no agent anywhere else (test/unit/adapters.test.ts).
  *
  * What a report means is a `HookOutcome`: the state events (in the names the agent-state
  * machine takes) and the facts it carries (the conversation id a restore reopens, the directory
  * the agent works in, a prompt for auto-naming, the question it waits on).
  */
-import type { Logger } from '../log.js';
-import type { AskOpening } from './ask.js';
+import type { Logger } from '../../log.js';
+import type { AskOpening } from '../asks/ask.js';
 import type { SlashCommand } from './commands.js';
-import type { EventMessage, ReportedCommand } from './protocol.js';
+import type { EventMessage, ReportedCommand } from '../wire/extension-channel.js';
 import type { StopReport } from './stops.js';
 
 /** What one report of an agent means. */

@@ -7,11 +7,11 @@
  * its own, and placing one asks tmux); a report never opens a lasting connection: the agent
  * counts as present from its first report until an outcome says it is gone or its pane exits.
  */
-import type { HookOutcome } from './adapter.js';
-import type { AskOpening } from './ask.js';
+import type { HookOutcome } from '../contract/adapter.js';
+import type { AskOpening } from '../asks/ask.js';
 import { locateOrRefuse } from './extension-connection.js';
 import type { AgentHubDeps, AgentLink } from './hub-types.js';
-import type { HookReport } from './protocol.js';
+import type { HookReport } from '../wire/extension-channel.js';
 import { HOOK_OWNER, toMachineEvent, type SessionAgents } from './session-agents.js';
 
 export class HookIntake {
