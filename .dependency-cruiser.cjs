@@ -58,27 +58,24 @@ module.exports = {
     ...rules,
     // Inside src/agent/ (docs/architecture.md "The map"): the wire and the asks stand alone; the
     // contract, the asks and the adapters never reach up into the hub, which uses them all.
-    {
-      name: 'agent-wire-stands-alone',
-      comment: 'agent/wire/ is what crosses the agent socket: it imports no other room of agent/.',
-      severity: 'error',
-      from: { path: '^src/agent/wire/' },
-      to: { path: '^src/agent/(?!wire/)' },
-    },
-    {
-      name: 'agent-asks-stand-alone',
-      comment: 'agent/asks/ is an ask and its desk: it imports no other room of agent/.',
-      severity: 'error',
-      from: { path: '^src/agent/asks/' },
-      to: { path: '^src/agent/(?!asks/)' },
-    },
-    {
-      name: 'agent-hub-is-on-top',
-      comment: 'The hub uses the contract, the wire, the asks and the adapters; none of them imports the hub.',
-      severity: 'error',
-      from: { path: '^src/agent/(?!hub/)' },
-      to: { path: '^src/agent/hub/' },
-    },
+    forbid(
+      'agent-wire-stands-alone',
+      'agent/wire/ is what crosses the agent socket: it imports no other room of agent/.',
+      '^src/agent/wire/',
+      '^src/agent/(?!wire/)',
+    ),
+    forbid(
+      'agent-asks-stand-alone',
+      'agent/asks/ is an ask and its desk: it imports no other room of agent/.',
+      '^src/agent/asks/',
+      '^src/agent/(?!asks/)',
+    ),
+    forbid(
+      'agent-hub-is-on-top',
+      'The hub uses the contract, the wire, the asks and the adapters; none of them imports the hub.',
+      '^src/agent/(?!hub/)',
+      '^src/agent/hub/',
+    ),
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
