@@ -9,6 +9,7 @@
 import { connect } from 'node:net';
 import { AGENT_PROTOCOL_VERSION } from '../src/agent/wire/extension-channel.js';
 import { agentSocketPath } from '../src/agent/wire/socket-path.js';
+import { resolvePaths } from '../src/config/paths.js';
 import { pushToml, type ApnsStandIns } from '../testkit/apns-server.js';
 import { withBenchDaemon, type BenchDaemon } from './harness.js';
 import { envNumber, ms, percentile, waitFor, type Row } from './figures.js';
@@ -32,7 +33,8 @@ async function pairPhoneWithActivity(bd: BenchDaemon): Promise<void> {
 /** The agent side of the agent socket for the session's pane: a hello, then events. */
 async function agentOn(bd: BenchDaemon): Promise<{ event(name: string, extra?: object): void; close(): void }> {
   const pane = (await bd.tmux.tmux('display-message', '-p', '-t', SESSION, '#{pane_id}')).trim();
-  const socket = connect(agentSocketPath(bd.dataDir));
+  // Where the daemon listens: the run dir its data dir implies, as it resolves it itself.
+  const socket = connect(agentSocketPath(resolvePaths({ TETHER_DATA_DIR: bd.dataDir }).runDir));
   const send = (m: object) => socket.write(`${JSON.stringify(m)}\n`);
   await new Promise<void>((resolve, reject) => {
     socket.once('error', reject);

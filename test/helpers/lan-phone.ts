@@ -3,7 +3,8 @@
  * same network as the machine would run them. `browseMdns` is a real mDNS browser
  * (bonjour-service's, another implementation than the daemon's responder) that reports every
  * `_tether._tcp` service it sees, as JSON lines; `phoneRequest` makes one HTTPS request the way
- * the app does, pinning the certificate's fingerprint first (the reference client, built).
+ * the app does, pinning the certificate's fingerprint first (the reference client, built);
+ * `nodeJsonIn` runs any node script there and reads the JSON it prints.
  *
  * Only the processes started here are ever signalled, by their own pid.
  */
@@ -158,10 +159,16 @@ export type PhoneAnswer = { ok: true; status: number; text: string } | { ok: fal
 export function phoneRequest(wrap: readonly string[], dir: string, request: PhoneRequest): Promise<PhoneAnswer> {
   const script = join(dir, 'phone-request.mjs');
   writeFileSync(script, PHONE);
+  return nodeJsonIn<PhoneAnswer>(wrap, script, [JSON.stringify(request)], "the phone's request");
+}
+
+/**
+ * Runs `node <script> ...args` under `wrap` (a namespace's exec) and resolves to the one JSON
+ * value it printed; `what` names it when it printed none. Killed after 30 s.
+ */
+export function nodeJsonIn<T>(wrap: readonly string[], script: string, args: readonly string[], what = `node ${script}`): Promise<T> {
   return new Promise((resolve, reject) => {
-    const child = spawn(wrap[0]!, [...wrap.slice(1), process.execPath, script, JSON.stringify(request)], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(wrap[0]!, [...wrap.slice(1), process.execPath, script, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
@@ -170,9 +177,9 @@ export function phoneRequest(wrap: readonly string[], dir: string, request: Phon
     child.on('close', (code) => {
       clearTimeout(timer);
       try {
-        resolve(JSON.parse(out) as PhoneAnswer);
+        resolve(JSON.parse(out) as T);
       } catch {
-        reject(new Error(`the phone's request exited with ${code}: ${out} ${err}`));
+        reject(new Error(`${what} exited with ${code}: ${out} ${err}`));
       }
     });
   });
