@@ -16,7 +16,6 @@ export type SessionOrigin = 'api' | 'cli';
  * The git worktree a session was made in (docs/api.md "Worktrees and changes"): the repository,
  * the branch, the worktree's folder (where the agent starts) and the commit it started from;
  * `newBranch` when tether made the branch for it (removing the worktree removes that branch).
- * Its one schema is protocol/worktree.schemas.ts, held to this type by the compiler.
  */
 export interface SessionWorktree {
   readonly repo: string;
