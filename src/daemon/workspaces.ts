@@ -11,6 +11,7 @@ import type { Logger } from '../log.js';
 import { isValidSessionName } from '../protocol/session-name.js';
 import type { SessionRecords } from '../restore/records.js';
 import { Workspaces } from '../service/workspaces.service.js';
+import { worktreesInUse } from '../service/worktree-session.js';
 import { worktreesRoot } from '../config/data-layout.js';
 import type { TmuxCli } from '../tmux/exec.js';
 import { listSessions } from '../tmux/session-list.js';
@@ -41,7 +42,7 @@ export function makeWorkspaces(deps: WorkspacesWiring): { service: Workspaces; p
       if (!record) throw missing;
       return { cwd: record.cwd, worktree: record.worktree ?? null };
     },
-    worktreesInUse: async () => new Set((await listSessions(cli)).flatMap((s) => (s.worktree ? [s.worktree.path] : []))),
+    worktreesInUse: () => worktreesInUse(cli),
     now: Date.now,
     log: deps.log,
   });
