@@ -1,0 +1,52 @@
+/**
+ * The `start` of a real-agent fixture (agent-fixture.ts) for each agent: its fake model server
+ * answering by the test's script, and its home pointing at it, with the variables the daemon
+ * passes the agent.
+ */
+import { rmSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { claudeHome, type ClaudeHome } from '../../testkit/claude-home.js';
+import { codexHome, type CodexHome } from '../../testkit/codex-home.js';
+import { startFakeAnthropic, type AnthropicScript, type FakeAnthropic } from '../../testkit/fake-anthropic.js';
+import { startFakeResponses, type FakeResponses, type ResponsesScript } from '../../testkit/fake-responses.js';
+import type { AgentParts } from './agent-fixture.js';
+
+export interface ClaudePartsOptions {
+  /** Logged in as a subscriber (an OAuth token, no API key): only then does Claude show a usage limit. */
+  readonly subscriber?: boolean;
+  /** More variables for Claude. */
+  readonly env?: NodeJS.ProcessEnv;
+}
+
+/** The real Claude Code against the fake Anthropic server. */
+export function claudeParts(script: AnthropicScript, opts: ClaudePartsOptions = {}): () => Promise<AgentParts<FakeAnthropic, ClaudeHome>> {
+  return async () => {
+    const fake = await startFakeAnthropic(script);
+    const home = claudeHome(fake.baseUrl);
+    const { ANTHROPIC_API_KEY: key, ...withoutKey } = home.env;
+    const login = opts.subscriber
+      ? { ...withoutKey, CLAUDE_CODE_OAUTH_TOKEN: 'tether-fake-oauth-token' }
+      : { ...withoutKey, ANTHROPIC_API_KEY: key };
+    return { fake, home, env: { ...login, ...opts.env } };
+  };
+}
+
+export interface CodexPartsOptions {
+  /** Rewrites the user's config.toml (given its text). */
+  readonly config?: (toml: string, home: CodexHome) => string;
+}
+
+/** The real Codex against the fake Responses server; tether gives it its notify program. */
+export function codexParts(script: ResponsesScript, opts: CodexPartsOptions = {}): () => Promise<AgentParts<FakeResponses, CodexHome>> {
+  return async () => {
+    const fake = await startFakeResponses(script);
+    const home = codexHome(fake.baseUrl);
+    // The recording hooks would stop Codex on a trust screen.
+    rmSync(join(home.dir, 'hooks.json'));
+    if (opts.config) {
+      const file = join(home.dir, 'config.toml');
+      writeFileSync(file, opts.config(readFileSync(file, 'utf8'), home));
+    }
+    return { fake, home, env: home.env };
+  };
+}
