@@ -65,17 +65,17 @@ export interface RealAgent<F extends Closable, H extends AgentHomeLike> {
   /** The stream client on the session (only with `session`). */
   readonly m: Mirror;
   /** `p`, or its failure with the daemon's log tail. */
-  explained<T>(p: Promise<T>): Promise<T>;
+  readonly explained: <T>(p: Promise<T>) => Promise<T>;
   /** Waits until `mirror` (the session's client unless given) shows every one of `texts`. */
-  shows(texts: readonly string[], ms: number, what: string, mirror?: Mirror): Promise<string>;
+  readonly shows: (texts: readonly string[], ms: number, what: string, mirror?: Mirror) => Promise<string>;
   /** Types `text` through the client as a person would, waits to see it typed, then Enter. */
-  type(text: string, mirror?: Mirror): Promise<void>;
+  readonly type: (text: string, mirror?: Mirror) => Promise<void>;
   /** The phone answers `ask` over REST with its own token (or `token`), in the session (or `session`). */
-  answer(ask: string, choice: string, opts?: { token?: string; session?: string }): Promise<Response>;
+  readonly answer: (ask: string, choice: string, opts?: { token?: string; session?: string }) => Promise<Response>;
   /** What the phone was pushed (the sandbox's payloads), in order. */
-  pushes<P = Record<string, unknown>>(): P[];
+  readonly pushes: <P = Record<string, unknown>>() => P[];
   /** How many lines a file in the agent's directory has: the runs of a command appending to it. */
-  runs(file: string): number;
+  readonly runs: (file: string) => number;
 }
 
 const ready = <T>(part: T | null, what: string): T => {
