@@ -62,8 +62,10 @@ export interface RealAgent<F extends Closable, H extends AgentHomeLike> {
   readonly fake: F;
   readonly home: H;
   readonly phone: PairedDevice;
-  /** The stream client on the session (only with `session`). */
+  /** The stream client on the session (only with `session`), or the last one `watch` opened. */
   readonly m: Mirror;
+  /** Opens a stream client on `session` (closed after the tests); it becomes `m`. */
+  readonly watch: (session: string) => Mirror;
   /** `p`, or its failure with the daemon's log tail. */
   readonly explained: <T>(p: Promise<T>) => Promise<T>;
   /** Waits until `mirror` (the session's client unless given) shows every one of `texts`. */
@@ -119,6 +121,7 @@ export function useRealAgent<F extends Closable, H extends AgentHomeLike>(opts: 
     get m() {
       return ready(m, 'stream client');
     },
+    watch: (name) => (m = fx.mirror(name)),
     explained: (p) => explainedBy(fx.d, p, opts.logLines ?? 60),
     shows: (texts, ms, what, mirror) => showsOn(mirror ?? a.m, texts, ms, what, pollMs),
     type: async (text, mirror = a.m) => {

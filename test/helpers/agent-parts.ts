@@ -7,9 +7,13 @@ import { rmSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { claudeHome, type ClaudeHome } from '../../testkit/claude-home.js';
 import { codexHome, type CodexHome } from '../../testkit/codex-home.js';
+import { geminiHome, type GeminiHome } from '../../testkit/gemini-home.js';
+import { opencodeHome, type OpencodeHome } from '../../testkit/opencode-home.js';
 import { startFakeAnthropic, type AnthropicScript, type FakeAnthropic } from '../../testkit/fake-anthropic.js';
+import { startFakeGemini, type FakeGemini, type GeminiScript } from '../../testkit/fake-gemini.js';
 import { startFakeResponses, type FakeResponses, type ResponsesScript } from '../../testkit/fake-responses.js';
 import type { AgentParts } from './agent-fixture.js';
+import { startFakeModel, type FakeModel, type FakeScript } from './fake-model.js';
 
 export interface ClaudePartsOptions {
   /** Logged in as a subscriber (an OAuth token, no API key): only then does Claude show a usage limit. */
@@ -47,6 +51,25 @@ export function codexParts(script: ResponsesScript, opts: CodexPartsOptions = {}
       const file = join(home.dir, 'config.toml');
       writeFileSync(file, opts.config(readFileSync(file, 'utf8'), home));
     }
+    return { fake, home, env: home.env };
+  };
+}
+
+/** The real Gemini CLI against the fake Gemini API; `prepare` adds to its home what the test needs. */
+export function geminiParts(script: GeminiScript, prepare?: (home: GeminiHome) => void): () => Promise<AgentParts<FakeGemini, GeminiHome>> {
+  return async () => {
+    const fake = await startFakeGemini(script);
+    const home = geminiHome(fake.baseUrl);
+    prepare?.(home);
+    return { fake, home, env: home.env };
+  };
+}
+
+/** The real opencode against the fake chat-completions server. */
+export function opencodeParts(script: FakeScript): () => Promise<AgentParts<FakeModel, OpencodeHome>> {
+  return async () => {
+    const fake = await startFakeModel(script);
+    const home = opencodeHome(fake.baseUrl);
     return { fake, home, env: home.env };
   };
 }
