@@ -6,15 +6,14 @@
  * in the "lan" namespace must pair with it, by address and by a name the certificate does not
  * list. Then `publicBaseUrl` and `--host` overrides, and bad `--host` input.
  */
-import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { X509Certificate } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { daemonHome, ROOT, runCli, type DaemonHome } from '../helpers/daemon.js';
-import { useDaemon } from '../helpers/daemon-fixture.js';
-import { canMakeNetworks, makeTestNetwork, type TestNetwork } from '../helpers/netns.js';
+import { useNetnsDaemon } from '../helpers/netns-daemon.js';
+import { runNodeJson } from '../helpers/lan-phone.js';
 import { decodeTerminalQr } from '../helpers/qr-decode.js';
 
 interface Candidate {
@@ -69,47 +68,11 @@ const first = Object.values(networkInterfaces()).flat().find((a) => a && a.famil
 console.log(JSON.stringify({ first: first?.address ?? null }));
 `;
 
-/** Runs `node <script> ...args` in a namespace; its one JSON line. */
-function runNodeIn(wrap: readonly string[], script: string, args: string[]): Promise<Record<string, unknown>> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(wrap[0]!, [...wrap.slice(1), process.execPath, script, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      try {
-        resolve(JSON.parse(out) as Record<string, unknown>);
-      } catch {
-        reject(new Error(`node ${script} exited with ${code}: ${out} ${err}`));
-      }
-    });
-  });
-}
-
 const CONFIG = `bindAddress = "0.0.0.0:0"\ntls = true\nname = "devbox"\n[agent]\ncommand = "/bin/cat"\ndefault_session = "pi-main"\n`;
 
 // Only a machine without root skips it; root without iproute2 is a missing install and fails.
 describe.skipIf(process.getuid?.() !== 0)('the pairing address on a machine with a bridge (network namespaces; root)', () => {
-  beforeAll(() => {
-    if (!canMakeNetworks()) throw new Error('ip is missing: apt-get install iproute2 (.ci/run does)');
-  });
-  let net: TestNetwork | null = null;
-  const network = () => {
-    if (net === null) throw new Error('the test network was not made');
-    return net;
-  };
-  const f = useDaemon(CONFIG, {
-    before: () => {
-      net = makeTestNetwork();
-    },
-    after: () => net?.remove(),
-    get wrap() {
-      return net?.exec(net.host) ?? [];
-    },
-  });
+  const { f, network } = useNetnsDaemon(CONFIG);
   const pair = async (...args: string[]) => runCli(['pair', ...args], f.home.env, 20_000, network().exec(network().host));
   const pairJson = async (...args: string[]): Promise<PairJson> => {
     const r = await pair('--json', ...args);
@@ -122,10 +85,15 @@ describe.skipIf(process.getuid?.() !== 0)('the pairing address on a machine with
     return path;
   };
   const phone = (host: string, p: PairJson) =>
-    runNodeIn(network().exec(network().lan), script('phone.mjs', PHONE), [host, String(p.port), p.fingerprint ?? '', p.pairingToken]);
+    runNodeJson<Record<string, unknown>>(network().exec(network().lan), script('phone.mjs', PHONE), [
+      host,
+      String(p.port),
+      p.fingerprint ?? '',
+      p.pairingToken,
+    ]);
 
   it('the bridge is the first address the OS lists (the old choice would have been it)', async () => {
-    const r = await runNodeIn(network().exec(network().host), script('first-ipv4.mjs', FIRST_IPV4), []);
+    const r = await runNodeJson<Record<string, unknown>>(network().exec(network().host), script('first-ipv4.mjs', FIRST_IPV4), []);
     expect(r.first).toBe(network().bridgeAddress);
   }, 90_000);
 

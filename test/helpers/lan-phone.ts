@@ -158,10 +158,13 @@ export type PhoneAnswer = { ok: true; status: number; text: string } | { ok: fal
 export function phoneRequest(wrap: readonly string[], dir: string, request: PhoneRequest): Promise<PhoneAnswer> {
   const script = join(dir, 'phone-request.mjs');
   writeFileSync(script, PHONE);
+  return runNodeJson<PhoneAnswer>(wrap, script, [JSON.stringify(request)], "the phone's request");
+}
+
+/** Runs `node <script> ...args` under `wrap` (in a namespace); resolves with the one JSON value it prints (`what` names it in an error). */
+export function runNodeJson<T>(wrap: readonly string[], script: string, args: readonly string[], what = `node ${script}`): Promise<T> {
   return new Promise((resolve, reject) => {
-    const child = spawn(wrap[0]!, [...wrap.slice(1), process.execPath, script, JSON.stringify(request)], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(wrap[0]!, [...wrap.slice(1), process.execPath, script, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
@@ -170,9 +173,9 @@ export function phoneRequest(wrap: readonly string[], dir: string, request: Phon
     child.on('close', (code) => {
       clearTimeout(timer);
       try {
-        resolve(JSON.parse(out) as PhoneAnswer);
+        resolve(JSON.parse(out) as T);
       } catch {
-        reject(new Error(`the phone's request exited with ${code}: ${out} ${err}`));
+        reject(new Error(`${what} exited with ${code}: ${out} ${err}`));
       }
     });
   });
