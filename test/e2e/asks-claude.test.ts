@@ -12,10 +12,9 @@ import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { anthropicText, isAgentTurn, toolResults, type AnthropicReply } from '../../testkit/fake-anthropic.js';
-import { agentWithPushToml, CLAUDE_ASKS } from '../helpers/agent-config.js';
 import { answeredAsItAppears, newAsk, turnEnded as ended } from '../helpers/agent-asks.js';
 import { TURN_MS, useRealAgent } from '../helpers/agent-fixture.js';
-import { claudeParts } from '../helpers/agent-parts.js';
+import { CLAUDE_CC, claudeParts } from '../helpers/agent-parts.js';
 import { runCli } from '../helpers/daemon.js';
 import { stateFrames, still } from '../helpers/stream.js';
 import { eventually } from '../helpers/tmux.js';
@@ -33,6 +32,7 @@ describe('Claude Code asks, answered from the phone', () => {
   /** The prompt of the current turn (the model asks for `next` when it sees it). */
   let prompt = '';
   const agent = useRealAgent({
+    ...CLAUDE_CC,
     prefix: 'tether-asks-claude-',
     start: claudeParts((req) => {
       if (!isAgentTurn(req)) return { text: 'Title' };
@@ -52,9 +52,8 @@ describe('Claude Code asks, answered from the phone', () => {
           .slice(0, 200)}`,
       };
     }),
-    toml: (apns) => agentWithPushToml('claude', CLAUDE_ASKS, apns),
     phone: 'e5'.repeat(32),
-    session: { name: 'cc', agent: 'claude', ready: ['Claude Code v2.1.328', '? for shortcuts'] },
+    session: { ...CLAUDE_CC.session, ready: [...CLAUDE_CC.session.ready, '? for shortcuts'] },
   });
   const { fx, answer, runs } = agent;
   const explained = agent.explained;

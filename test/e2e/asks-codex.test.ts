@@ -11,10 +11,9 @@
  */
 import { describe, expect, test } from 'vitest';
 import { callOutputs, responsesText, shellCall, toolNames } from '../../testkit/fake-responses.js';
-import { agentWithPushToml } from '../helpers/agent-config.js';
 import { answeredAsItAppears, newAsk, turnEnded } from '../helpers/agent-asks.js';
 import { TURN_MS, useRealAgent } from '../helpers/agent-fixture.js';
-import { codexParts } from '../helpers/agent-parts.js';
+import { CODEX_CX, codexParts } from '../helpers/agent-parts.js';
 import { logTailOf } from '../helpers/daemon.js';
 import { stateFrames } from '../helpers/stream.js';
 import { eventually } from '../helpers/tmux.js';
@@ -29,6 +28,7 @@ describe('Codex approvals, answered from the phone', () => {
   /** The command the model asks to run on the next turn (outside the sandbox). */
   let command = '';
   const agent = useRealAgent({
+    ...CODEX_CX,
     prefix: 'tether-asks-codex-',
     start: codexParts(
       (req) => {
@@ -49,9 +49,7 @@ describe('Codex approvals, answered from the phone', () => {
             .replace('sandbox_mode = "danger-full-access"', 'sandbox_mode = "workspace-write"')}`,
       },
     ),
-    toml: (apns) => agentWithPushToml('codex', [], apns),
     phone: 'f6'.repeat(32),
-    session: { name: 'cx', agent: 'codex', ready: ['OpenAI Codex (v0.169.0)', 'Ask Codex to do anything'] },
   });
   const { fx, answer, runs, explained } = agent;
   const shows = (texts: string[], ms: number, what: string) => agent.shows(texts, ms, what);

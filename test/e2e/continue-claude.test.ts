@@ -17,9 +17,8 @@
 import { describe, expect, test } from 'vitest';
 import { anthropicText, isAgentTurn, usageLimitReply, type AnthropicRequest } from '../../testkit/fake-anthropic.js';
 import { RESET_MARGIN_MS, type ContinueSchedule } from '../../src/protocol/continue.js';
-import { agentWithPushToml, CLAUDE_ASKS } from '../helpers/agent-config.js';
 import { TURN_MS, useRealAgent } from '../helpers/agent-fixture.js';
-import { claudeParts } from '../helpers/agent-parts.js';
+import { CLAUDE_CC, claudeParts } from '../helpers/agent-parts.js';
 import { dismissClaudeLimitNotice, POLL_MS } from '../helpers/agent-stops.js';
 import { eventually } from '../helpers/tmux.js';
 import type { Stop } from '../../src/protocol/frames.js';
@@ -37,14 +36,13 @@ describe('continue at the reset, with the real Claude Code', () => {
   /** The reset the fake announces while it refuses (epoch seconds), or null: it answers. */
   let limitUntil: number | null = null;
   const a = useRealAgent({
+    ...CLAUDE_CC,
     prefix: 'tether-continue-claude-',
     start: claudeParts(
       (req) => (!isAgentTurn(req) ? { text: 'Title' } : limitUntil === null ? { text: 'All done.' } : usageLimitReply(limitUntil)),
       { subscriber: true },
     ),
-    toml: (apns) => agentWithPushToml('claude', CLAUDE_ASKS, apns),
     phone: 'd8'.repeat(32),
-    session: { name: 'cc', agent: 'claude', ready: ['Claude Code v2.1.328'] },
     pollMs: POLL_MS,
   });
 

@@ -12,20 +12,9 @@
  */
 import { describe, expect, test } from 'vitest';
 import { isAgentTurn, usageLimitReply, type AnthropicReply } from '../../testkit/fake-anthropic.js';
-import { agentWithPushToml, CLAUDE_ASKS } from '../helpers/agent-config.js';
 import { useRealAgent } from '../helpers/agent-fixture.js';
-import { claudeParts } from '../helpers/agent-parts.js';
-import {
-  API_ERROR_500,
-  dismissClaudeLimitNotice,
-  expectErrorPush,
-  expectUsageLimitPush,
-  POLL_MS,
-  resetInThreeHours,
-  watchStops,
-  type Mode,
-} from '../helpers/agent-stops.js';
-import { stateFrames } from '../helpers/stream.js';
+import { CLAUDE_CC, claudeParts } from '../helpers/agent-parts.js';
+import { API_ERROR_500, dismissClaudeLimitNotice, POLL_MS, resetInThreeHours, watchStops, type Mode } from '../helpers/agent-stops.js';
 
 const TEST_MS = 240_000;
 
@@ -39,32 +28,24 @@ describe('Claude Code stops: a usage limit, an API error, a signal', () => {
     return { text: 'All done.' };
   };
   const a = useRealAgent({
+    ...CLAUDE_CC,
     prefix: 'tether-stops-claude-',
     start: claudeParts((req) => (isAgentTurn(req) ? reply() : { text: 'Title' }), {
       subscriber: true,
       // A 500 is retried ten times over minutes unless told otherwise.
       env: { CLAUDE_CODE_MAX_RETRIES: '0' },
     }),
-    toml: (apns) => agentWithPushToml('claude', CLAUDE_ASKS, apns),
     phone: 'c7'.repeat(32),
-    session: { name: 'cc', agent: 'claude', ready: ['Claude Code v2.1.328'] },
     pollMs: POLL_MS,
   });
-  const w = watchStops(a, 'cc');
+  const w = watchStops(a, 'cc', { kind: 'claude', name: 'Claude' });
 
   test(
     'a usage limit: the stop with its reset on the stream and in the list, one time-sensitive push naming the reset',
     async () => {
       mode = 'usage-limit';
-      const before = a.apns.sandbox.requests.length;
-      const shownAt = await w.prompt('hello there', ["You've hit your", 'limit']);
-      const stop = await w.stopSeen('usage-limit', shownAt);
-      expect(stop).toMatchObject({ agent: 'claude', limit: 'five_hour', resetsAt: new Date(reset * 1000).toISOString() });
+      const stop = await w.limited('hello there', ["You've hit your", 'limit'], reset);
       expect(stop.message).toMatch(/You've hit your .*limit/);
-      const frame = stateFrames(a.m).find((f) => f.stop?.id === stop.id);
-      expect(frame).toMatchObject({ value: 'awaiting-input', stop });
-      // One push, for this stop: no "waiting" alert beside it.
-      expectUsageLimitPush(await w.pushedOnce(before, stop.id), 'Claude', 'cc', stop, reset);
       await dismissClaudeLimitNotice(a);
       // The stop stays until the agent starts a new turn.
       expect((await w.listedStop())?.id).toBe(stop.id);
@@ -76,20 +57,11 @@ describe('Claude Code stops: a usage limit, an API error, a signal', () => {
     'an API error it gives up on: the error stop with its words, one push with them',
     async () => {
       mode = 'error';
-      const before = a.apns.sandbox.requests.length;
-      const shownAt = await w.prompt('try again', ['API Error']);
-      const stop = await w.stopSeen('error', shownAt);
-      expect(stop.agent).toBe('claude');
+      const stop = await w.erred('try again', ['API Error'], 'API Error');
       expect(stop.message).toContain('API Error');
-      expect(stop.resetsAt).toBeUndefined();
-      expectErrorPush(await w.pushedOnce(before, stop.id), 'Claude', 'cc', 'API Error');
     },
     TEST_MS,
   );
 
-  test(
-    'killed by a signal: the exited stop names it in the list, one push',
-    () => w.killed('claude', 'Claude crashed: killed by SIGKILL'),
-    TEST_MS,
-  );
+  test('killed by a signal: the exited stop names it in the list, one push', () => w.killed(), TEST_MS);
 });

@@ -14,23 +14,12 @@
  */
 import { describe, expect, test } from 'vitest';
 import { toolNames, type ResponsesReply } from '../../testkit/fake-responses.js';
-import { agentWithPushToml } from '../helpers/agent-config.js';
 import { TURN_MS, useRealAgent } from '../helpers/agent-fixture.js';
-import { codexParts } from '../helpers/agent-parts.js';
-import {
-  API_ERROR_500,
-  expectErrorPush,
-  expectUsageLimitPush,
-  POLL_MS,
-  resetInThreeHours,
-  watchStops,
-  type Mode,
-} from '../helpers/agent-stops.js';
-import { stateFrames } from '../helpers/stream.js';
+import { CODEX_CX, codexParts } from '../helpers/agent-parts.js';
+import { API_ERROR_500, POLL_MS, resetInThreeHours, watchStops, type Mode } from '../helpers/agent-stops.js';
 import { eventually } from '../helpers/tmux.js';
 
 const TEST_MS = 240_000;
-const READY = ['OpenAI Codex (v0.169.0)', 'Ask Codex to do anything'];
 
 /** The service's answer at a usage limit resetting at `reset`: its error body, and the windows in its headers. */
 const usageLimitReply = (reset: number): ResponsesReply => ({
@@ -58,26 +47,20 @@ describe('Codex stops: an API error, a usage limit, a signal', () => {
     return { text: 'All done.' };
   };
   const a = useRealAgent({
+    ...CODEX_CX,
     prefix: 'tether-stops-codex-',
     start: codexParts((req) => (toolNames(req).length > 0 ? reply() : { text: 'Title' })),
-    toml: (apns) => agentWithPushToml('codex', [], apns),
     phone: 'd8'.repeat(32),
-    session: { name: 'cx', agent: 'codex', ready: READY },
     pollMs: POLL_MS,
   });
-  const w = watchStops(a, 'cx');
+  const w = watchStops(a, 'cx', { kind: 'codex', name: 'Codex' });
 
   test(
     'an API error it gives up on: the error stop with its words, one push with them',
     async () => {
       mode = 'error';
-      const before = a.apns.sandbox.requests.length;
-      const shownAt = await w.prompt('try again', ['experiencing high demand']);
-      const stop = await w.stopSeen('error', shownAt);
-      expect(stop.agent).toBe('codex');
+      const stop = await w.erred('try again', ['experiencing high demand'], 'experiencing high demand');
       expect(stop.message).toBe('We’re currently experiencing high demand, which may cause temporary errors.');
-      expect(stop.resetsAt).toBeUndefined();
-      expectErrorPush(await w.pushedOnce(before, stop.id), 'Codex', 'cx', 'experiencing high demand');
     },
     TEST_MS,
   );
@@ -86,14 +69,8 @@ describe('Codex stops: an API error, a usage limit, a signal', () => {
     'a usage limit: the stop with its reset on the stream and in the list, one time-sensitive push naming the reset',
     async () => {
       mode = 'usage-limit';
-      const before = a.apns.sandbox.requests.length;
-      const shownAt = await w.prompt('hello there', ['You’ve hit your usage limit']);
-      const stop = await w.stopSeen('usage-limit', shownAt);
-      expect(stop).toMatchObject({ agent: 'codex', limit: 'five_hour', resetsAt: new Date(reset * 1000).toISOString() });
+      const stop = await w.limited('hello there', ['You’ve hit your usage limit'], reset);
       expect(stop.message).toMatch(/^You’ve hit your usage limit\..* try again at /);
-      const frame = stateFrames(a.m).find((f) => f.stop?.id === stop.id);
-      expect(frame).toMatchObject({ value: 'awaiting-input', stop });
-      expectUsageLimitPush(await w.pushedOnce(before, stop.id), 'Codex', 'cx', stop, reset);
       // Codex then offers a smaller model in a dialog that takes the keys: one Escape closes it (more
       // reach the prompt, where Escape is Codex's key for editing the previous prompt).
       await a.explained(a.shows(['Approaching rate limits'], TURN_MS, 'the rate limit dialog'));
@@ -106,9 +83,5 @@ describe('Codex stops: an API error, a usage limit, a signal', () => {
     TEST_MS,
   );
 
-  test(
-    'killed by a signal: the exited stop names it in the list, one push',
-    () => w.killed('codex', 'Codex crashed: killed by SIGKILL'),
-    TEST_MS,
-  );
+  test('killed by a signal: the exited stop names it in the list, one push', () => w.killed(), TEST_MS);
 });

@@ -12,8 +12,22 @@ import { opencodeHome, type OpencodeHome } from '../../testkit/opencode-home.js'
 import { startFakeAnthropic, type AnthropicScript, type FakeAnthropic } from '../../testkit/fake-anthropic.js';
 import { startFakeGemini, type FakeGemini, type GeminiScript } from '../../testkit/fake-gemini.js';
 import { startFakeResponses, type FakeResponses, type ResponsesScript } from '../../testkit/fake-responses.js';
+import type { ApnsStandIns } from '../../testkit/apns-server.js';
+import { agentWithPushToml, CLAUDE_ASKS } from './agent-config.js';
 import type { AgentParts } from './agent-fixture.js';
 import { startFakeModel, type FakeModel, type FakeScript } from './fake-model.js';
+
+/** The daemon's config and the session of a Claude test: `[agents.claude]` asking for permission, session `cc`. */
+export const CLAUDE_CC = {
+  toml: (apns: ApnsStandIns) => agentWithPushToml('claude', CLAUDE_ASKS, apns),
+  session: { name: 'cc', agent: 'claude', ready: ['Claude Code v2.1.328'] },
+} as const;
+
+/** The daemon's config and the session of a Codex test: `[agents.codex]` with its own defaults, session `cx`. */
+export const CODEX_CX = {
+  toml: (apns: ApnsStandIns) => agentWithPushToml('codex', [], apns),
+  session: { name: 'cx', agent: 'codex', ready: ['OpenAI Codex (v0.169.0)', 'Ask Codex to do anything'] },
+} as const;
 
 export interface ClaudePartsOptions {
   /** Logged in as a subscriber (an OAuth token, no API key): only then does Claude show a usage limit. */

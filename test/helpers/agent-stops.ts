@@ -7,6 +7,7 @@ import { beforeAll, expect } from 'vitest';
 import type { ApnsStandIns } from '../../testkit/apns-server.js';
 import type { AgentHomeLike, Closable, RealAgent } from './agent-fixture.js';
 import { TURN_MS } from './agent-fixture.js';
+import { stateFrames } from './stream.js';
 import { eventually } from './tmux.js';
 import type { StateFrame, Stop } from '../../src/protocol/frames.js';
 
@@ -56,12 +57,32 @@ export interface StopWatch {
   stopSeen(kind: Stop['kind'], shownAt: number, framed?: boolean): Promise<Stop>;
   /** The push of `stop` (any push when null), the only one since `before`. */
   pushedOnce(before: number, stopId: string | null): Promise<StopPush>;
-  /** The agent killed by SIGKILL: the exited stop in the list naming it, and its one push, titled `title`. */
-  killed(agent: string, title: string): Promise<void>;
+  /**
+   * Types `text`, which the agent ends on an error showing `shown`: the error stop (no reset) seen
+   * in time, pushed once with `words` in its body. Resolves with the stop.
+   */
+  erred(text: string, shown: string[], words: string): Promise<Stop>;
+  /**
+   * Types `text`, which the agent ends on a usage limit showing `shown`: the stop with its reset
+   * (`reset`) seen in time, on an awaiting-input frame, pushed once, time-sensitive. Resolves with the stop.
+   */
+  limited(text: string, shown: string[], reset: number): Promise<Stop>;
+  /** The agent killed by SIGKILL: the exited stop in the list naming it, and its one push saying it crashed. */
+  killed(): Promise<void>;
 }
 
-/** The stop checks of `session`, watched by the fixture's stream client. */
-export function watchStops<F extends Closable, H extends AgentHomeLike>(a: RealAgent<F, H>, session: string): StopWatch {
+/** Who stops: the agent's kind and the name the pushes give it. */
+export interface StoppingAgent {
+  readonly kind: string;
+  readonly name: string;
+}
+
+/** The stop checks of `session` running `who`, watched by the fixture's stream client. */
+export function watchStops<F extends Closable, H extends AgentHomeLike>(
+  a: RealAgent<F, H>,
+  session: string,
+  who: StoppingAgent,
+): StopWatch {
   /** When each stop first came on a state frame (by stop id). */
   const stopSeenAt = new Map<string, number>();
   beforeAll(() => {
@@ -106,7 +127,24 @@ export function watchStops<F extends Closable, H extends AgentHomeLike>(a: RealA
       return stop;
     },
     pushedOnce: (before, stopId) => a.explained(pushedOnce(a.apns, before, stopId)),
-    killed: async (agent, title) => {
+    erred: async (text, shown, words) => {
+      const before = a.apns.sandbox.requests.length;
+      const stop = await w.stopSeen('error', await w.prompt(text, shown));
+      expect(stop.agent).toBe(who.kind);
+      expect(stop.resetsAt).toBeUndefined();
+      expectErrorPush(await w.pushedOnce(before, stop.id), who.name, session, words);
+      return stop;
+    },
+    limited: async (text, shown, reset) => {
+      const before = a.apns.sandbox.requests.length;
+      const stop = await w.stopSeen('usage-limit', await w.prompt(text, shown));
+      expect(stop).toMatchObject({ agent: who.kind, limit: 'five_hour', resetsAt: new Date(reset * 1000).toISOString() });
+      expect(stateFrames(a.m).find((f) => f.stop?.id === stop.id)).toMatchObject({ value: 'awaiting-input', stop });
+      // One push, for this stop: no "waiting" alert beside it.
+      expectUsageLimitPush(await w.pushedOnce(before, stop.id), who.name, session, stop, reset);
+      return stop;
+    },
+    killed: async () => {
       const before = a.apns.sandbox.requests.length;
       const pid = Number((await a.fx.tmux.tmux('display-message', '-p', '-t', `=${session}:`, '#{pane_pid}')).trim());
       expect(pid).toBeGreaterThan(0);
@@ -115,8 +153,8 @@ export function watchStops<F extends Closable, H extends AgentHomeLike>(a: RealA
       const killedAt = Date.now();
       // No agent reports any more, so no state frame: the list (and session-meta's `exited`) say it.
       const stop = await w.stopSeen('exited', killedAt, false);
-      expect(stop).toMatchObject({ agent, signal: 'SIGKILL', message: 'killed by SIGKILL' });
-      expect(await w.pushedOnce(before, null)).toMatchObject({ aps: { alert: { title } } });
+      expect(stop).toMatchObject({ agent: who.kind, signal: 'SIGKILL', message: 'killed by SIGKILL' });
+      expect(await w.pushedOnce(before, null)).toMatchObject({ aps: { alert: { title: `${who.name} crashed: killed by SIGKILL` } } });
     },
   };
   return w;
