@@ -6,14 +6,12 @@
  * checked: one alert per background device, on its environment's endpoint, none while its
  * stream is live, again once that stream went silent, and none after APNs said 410.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { fakeAgent, type FakeAgent } from '../helpers/agent-socket.js';
-import { pushToml, startApnsStandIns, TEST_KEY_ID, TEST_TEAM_ID, type FakeApns } from '../../testkit/apns-server.js';
+import { pushToml, TEST_KEY_ID, TEST_TEAM_ID, type FakeApns } from '../../testkit/apns-server.js';
 import { runCli } from '../helpers/daemon.js';
+import { useApnsStandIns } from '../helpers/apns-fixture.js';
 import { useDaemon } from '../helpers/daemon-fixture.js';
 import { pairDevice, type PairedDevice } from '../helpers/pair-device.js';
 import { eventually } from '../helpers/tmux.js';
@@ -24,30 +22,27 @@ const PHONE_A = 'a1'.repeat(32);
 const PHONE_B = 'b2'.repeat(32);
 
 describe('push through the daemon', () => {
-  let dir: string;
-  let caFile: string;
-  let keyPath: string;
   let sandbox: FakeApns;
   let production: FakeApns;
   let agent: FakeAgent;
   const paired: Record<'A' | 'B', PairedDevice> = {} as never;
 
   // The stand-in APNs servers come first (the config names their URLs) and go after the daemon.
-  beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'tether-push-e2e-'));
-    ({ keyPath, sandbox, production, caFile } = await startApnsStandIns(dir));
-  });
-  afterAll(async () => {
-    await sandbox?.close();
-    await production?.close();
-    rmSync(dir, { recursive: true, force: true });
+  const stand = useApnsStandIns('tether-push-e2e-');
+  beforeAll(() => {
+    ({ sandbox, production } = stand.apns);
   });
   const fx = useDaemon(
     () =>
-      ['[agent]', 'command = "/bin/cat"', '[stream]', 'ping_interval_s = 1', ...pushToml(sandbox.url, keyPath, production.url), ''].join(
-        '\n',
-      ),
-    { extraEnv: () => ({ NODE_EXTRA_CA_CERTS: caFile }) },
+      [
+        '[agent]',
+        'command = "/bin/cat"',
+        '[stream]',
+        'ping_interval_s = 1',
+        ...pushToml(sandbox.url, stand.apns.keyPath, production.url),
+        '',
+      ].join('\n'),
+    { extraEnv: () => ({ NODE_EXTRA_CA_CERTS: stand.apns.caFile }) },
   );
 
   /** The agent finishes a turn and waits for its human. */
