@@ -17,7 +17,7 @@ import { pushToml } from '../../testkit/apns-server.js';
 import type { CodexHome } from '../../testkit/codex-home.js';
 import { isAgentTurn, toolResults } from '../../testkit/fake-anthropic.js';
 import { callOutputs, shellCall, toolNames } from '../../testkit/fake-responses.js';
-import { AGENT_START_MS, TURN_MS, useRealAgent } from '../helpers/agent-fixture.js';
+import { AGENT_START_MS, MARKER_TURN, TURN_MS, useRealAgent } from '../helpers/agent-fixture.js';
 import { claudeParts, codexParts } from '../helpers/agent-parts.js';
 import { runCli } from '../helpers/daemon.js';
 import { still, type Mirror } from '../helpers/stream.js';
@@ -26,9 +26,7 @@ import { eventually } from '../helpers/tmux.js';
 const TEST_MS = 400_000;
 const POLL_MS = 200;
 
-const PROMPT = 'please run the marker command';
-const TOOL_OUTPUT = 'tether-tool-ok';
-const FINAL = 'All done: tether-final-answer';
+const { prompt: PROMPT, output: TOOL_OUTPUT, final: FINAL } = MARKER_TURN;
 const ASK_PROMPT = 'now touch the file';
 const ASK_FINAL = 'Touched: tether-perm-answer';
 const AGAIN_PROMPT = 'run it once more';
@@ -48,7 +46,7 @@ interface Listed {
 describe('Claude Code and Codex as tether sessions', () => {
   /** The Bash command the fake Anthropic model asks for on the next turn. */
   let claudeCommand = `echo ${TOOL_OUTPUT}`;
-  let claudeFinal = FINAL;
+  let claudeFinal: string = FINAL;
   const claudeStart = claudeParts((req) => {
     if (!isAgentTurn(req)) return { text: 'Marker command' };
     if (toolResults(req).length > 0) return { text: claudeFinal };

@@ -12,7 +12,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, test } from 'vitest';
 import { functionResponses, isAgentTurn, lastUserText, sideReply } from '../../testkit/fake-gemini.js';
 import { agentWithPushToml } from '../helpers/agent-config.js';
-import { AGENT_START_MS, TURN_MS, useRealAgent } from '../helpers/agent-fixture.js';
+import { AGENT_START_MS, MARKER_TURN, TURN_MS, useRealAgent } from '../helpers/agent-fixture.js';
 import { turnEnded as ended } from '../helpers/agent-asks.js';
 import { geminiParts } from '../helpers/agent-parts.js';
 import { runCli } from '../helpers/daemon.js';
@@ -22,7 +22,7 @@ import type { Ask } from '../../src/protocol/frames.js';
 
 const TEST_MS = 300_000;
 const POLL_MS = 100;
-const FINAL = 'All done: tether-final-answer';
+const FINAL = MARKER_TURN.final;
 const READY = ['Gemini CLI v0.61.0', 'Type your message'];
 
 describe('Gemini CLI as a tether session', () => {
@@ -62,7 +62,7 @@ describe('Gemini CLI as a tether session', () => {
               },
             ],
           };
-        return { calls: [{ name: 'run_shell_command', args: { command: 'echo tether-tool-ok', description: 'Print a marker' } }] };
+        return { calls: [{ name: 'run_shell_command', args: { command: `echo ${MARKER_TURN.output}`, description: 'Print a marker' } }] };
       },
       (home) => {
         home.addCommand('mycmd', 'My custom command', 'Say {{args}}');
@@ -105,8 +105,8 @@ describe('Gemini CLI as a tether session', () => {
     async () => {
       await explained(eventually(() => states().includes('idle'), AGENT_START_MS, POLL_MS, 'idle (SessionStart)'));
       const before = states().length;
-      await type('please run the marker command');
-      await explained(shows(['tether-tool-ok', FINAL], TURN_MS, 'the tool output and answer'));
+      await type(MARKER_TURN.prompt);
+      await explained(shows([MARKER_TURN.output, FINAL], TURN_MS, 'the tool output and answer'));
       await turnEnded('the turn');
       expect(states().slice(before)).toEqual(['thinking', 'tool run_shell_command', 'thinking', 'awaiting-input']);
 

@@ -11,7 +11,7 @@ import { writeFakeClaude } from '../helpers/fake-claude.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pushToml, type ApnsRequest, type FakeApns } from '../../testkit/apns-server.js';
+import { pushToml, type ApnsRequest } from '../../testkit/apns-server.js';
 import { runCli } from '../helpers/daemon.js';
 import { useApnsStandIns } from '../helpers/apns-fixture.js';
 import { useDaemon } from '../helpers/daemon-fixture.js';
@@ -67,13 +67,8 @@ interface Aps {
 const apsOf = (r: ApnsRequest): Aps => (r.payload as { aps: Aps }).aps;
 
 describe('a Live Activity through the daemon', () => {
-  let sandbox: FakeApns;
-  let production: FakeApns;
   let phone: PairedDevice;
-  const stand = useApnsStandIns('tether-activity-apns-');
-  beforeAll(() => {
-    ({ sandbox, production } = stand.apns);
-  });
+  const apns = useApnsStandIns('tether-activity-apns-');
   const fx = useDaemon(
     () =>
       [
@@ -81,12 +76,12 @@ describe('a Live Activity through the daemon', () => {
         'command = "/bin/cat"',
         '[agents.claude]',
         `command = ${JSON.stringify(fakeClaude)}`,
-        ...pushToml(sandbox.url, stand.apns.keyPath, production.url),
+        ...pushToml(apns.sandbox.url, apns.keyPath, apns.production.url),
         '',
       ].join('\n'),
     {
       extraEnv: () => ({
-        NODE_EXTRA_CA_CERTS: stand.apns.caFile,
+        NODE_EXTRA_CA_CERTS: apns.caFile,
         TETHER_TEST_ACTIVITY_DEBOUNCE_MS: String(DEBOUNCE_MS),
         TETHER_TEST_ACTIVITY_IDLE_MS: String(IDLE_MS),
       }),
@@ -108,7 +103,7 @@ describe('a Live Activity through the daemon', () => {
     };
     return file.tokens.find((t) => t.id === phone.tokenId)?.liveActivity ?? null;
   };
-  const activity = () => sandbox.requests.filter((r) => r.headers['apns-push-type'] === 'liveactivity');
+  const activity = () => apns.sandbox.requests.filter((r) => r.headers['apns-push-type'] === 'liveactivity');
   const hooks = () => {
     try {
       return readFileSync(hookLog, 'utf8').split('\n').filter(Boolean);
@@ -231,12 +226,12 @@ describe('a Live Activity through the daemon', () => {
     await type('prompt');
     await next(mark, 'a new start', (r) => apsOf(r).event === 'start' && r.deviceToken === START);
     expect((await put({ updateToken: UPDATE_2 })).status).toBe(200);
-    sandbox.answer = (r) => (r.deviceToken === UPDATE_2 ? { status: 410, reason: 'Unregistered' } : { status: 200 });
+    apns.sandbox.answer = (r) => (r.deviceToken === UPDATE_2 ? { status: 410, reason: 'Unregistered' } : { status: 200 });
     const mark2 = activity().length;
     await type('permission');
     await next(mark2, 'the update to the dead token', (r) => r.deviceToken === UPDATE_2);
     await eventually(() => (stored() as { updateToken?: unknown }).updateToken === null, 10_000, 20, 'the dead token forgotten');
-    sandbox.answer = () => ({ status: 200 });
+    apns.sandbox.answer = () => ({ status: 200 });
     const mark3 = activity().length;
     await type('tool');
     const again = await next(mark3, 'a start after the 410', (r) => apsOf(r).event === 'start');
@@ -357,6 +352,6 @@ describe('a Live Activity through the daemon', () => {
       expect(r.jwtError).toBeNull();
       if (apsOf(r).event !== 'end') expect(apsOf(r)['stale-date']).toBe(apsOf(r).timestamp + 1800);
     }
-    expect(production.requests).toEqual([]);
+    expect(apns.production.requests).toEqual([]);
   });
 });

@@ -16,7 +16,7 @@ import { agentBin } from '../../testkit/agent-bins.js';
 import { pushToml } from '../../testkit/apns-server.js';
 import { readUserConfig } from '../../testkit/opencode-home.js';
 import { newAsk, turnEnded as ended } from '../helpers/agent-asks.js';
-import { AGENT_START_MS, TURN_MS, useRealAgent } from '../helpers/agent-fixture.js';
+import { AGENT_START_MS, MARKER_TURN, TURN_MS, useRealAgent } from '../helpers/agent-fixture.js';
 import { opencodeParts } from '../helpers/agent-parts.js';
 import { runCli } from '../helpers/daemon.js';
 import { lastOfRole, messageText, type ChatRequest, type FakeReply } from '../helpers/fake-model.js';
@@ -29,9 +29,8 @@ const TEST_MS = 300_000;
 const POLL_MS = 100;
 
 const TITLE = 'Marker Title Words';
-const PROMPT = 'please run the marker command';
-const MARKER = 'echo tether-tool-ok';
-const FINAL = 'All done: tether-final-answer';
+const { prompt: PROMPT, final: FINAL } = MARKER_TURN;
+const MARKER = `echo ${MARKER_TURN.output}`;
 const READY = ['Ask anything'];
 
 interface Listed {

@@ -24,6 +24,13 @@ export const AGENT_START_MS = 90_000;
 /** One turn: model requests, the hook programs' node processes, a command. */
 export const TURN_MS = 90_000;
 
+/** The turn most agent tests type: the model asks for one shell call printing `output`, then says `final`. */
+export const MARKER_TURN = {
+  prompt: 'please run the marker command',
+  output: 'tether-tool-ok',
+  final: 'All done: tether-final-answer',
+} as const;
+
 export interface Closable {
   close(): Promise<void>;
 }

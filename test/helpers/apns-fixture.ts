@@ -8,10 +8,15 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
-import { startApnsStandIns, TEST_KEY_ID, TEST_TEAM_ID, type ApnsStandIns } from '../../testkit/apns-server.js';
+import { startApnsStandIns, TEST_KEY_ID, TEST_TEAM_ID, type ApnsStandIns, type FakeApns } from '../../testkit/apns-server.js';
 
 export interface ApnsFixture {
   readonly apns: ApnsStandIns;
+  /** The stand-ins' parts, for short: `apns.sandbox`, and so on. */
+  readonly sandbox: FakeApns;
+  readonly production: FakeApns;
+  readonly keyPath: string;
+  readonly caFile: string;
 }
 
 /** `prefix` names the temp folder (`tether-<what>-`); `ids` are the token ids the stand-ins accept. */
@@ -26,10 +31,23 @@ export function useApnsStandIns(prefix: string, ids = { teamId: TEST_TEAM_ID, ke
     await apns?.close();
     if (dir !== null) rmSync(dir, { recursive: true, force: true });
   });
-  return {
+  const fx: ApnsFixture = {
     get apns() {
       if (apns === null) throw new Error('the APNs stand-ins are used before their beforeAll ran');
       return apns;
     },
+    get sandbox() {
+      return fx.apns.sandbox;
+    },
+    get production() {
+      return fx.apns.production;
+    },
+    get keyPath() {
+      return fx.apns.keyPath;
+    },
+    get caFile() {
+      return fx.apns.caFile;
+    },
   };
+  return fx;
 }
