@@ -12,7 +12,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { anthropicText, isAgentTurn, toolResults, type AnthropicReply } from '../../testkit/fake-anthropic.js';
-import { answeredAsItAppears, newAsk, turnEnded as ended } from '../helpers/agent-asks.js';
+import { answered, answeredAsItAppears, newAsk, turnEnded as ended, wrongAnswersRefused } from '../helpers/agent-asks.js';
 import { TURN_MS, useRealAgent } from '../helpers/agent-fixture.js';
 import { CLAUDE_CC, claudeParts } from '../helpers/agent-parts.js';
 import { runCli } from '../helpers/daemon.js';
@@ -131,13 +131,10 @@ describe('Claude Code asks, answered from the phone', () => {
       }
 
       // Answers that are wrong change nothing.
-      expect((await answer(a.id, 'maybe')).status).toBe(400);
-      expect((await answer('0f6c3a8e-6a43-4d0b-9d0e-5a3c2b1f7e21', 'yes')).status).toBe(404);
+      await wrongAnswersRefused(agent, a.id, 'yes');
       expect(runs('allow.txt')).toBe(0);
 
-      const r = await answer(a.id, 'yes');
-      expect(r.status, await r.clone().text()).toBe(200);
-      expect(await r.json()).toEqual({ ask: a.id, choice: 'yes', landed: true, by: 'phone' });
+      expect(await answered(agent, a.id, 'yes', 200)).toEqual({ ask: a.id, choice: 'yes', landed: true, by: 'phone' });
       await turnEnded('the allow');
       expect(runs('allow.txt')).toBe(1);
       // After the allow: `tool` while the command runs, then `thinking` (the model reads its
@@ -150,9 +147,7 @@ describe('Claude Code asks, answered from the phone', () => {
       for (const v of after) if (v === wanted[found]) found++;
       expect(found, `the states after the allow: ${after.join(', ')}`).toBe(wanted.length);
       // A second answer to the same ask is refused, naming who answered it.
-      const again = await answer(a.id, 'no');
-      expect(again.status).toBe(409);
-      expect(await again.json()).toMatchObject({ error: 'ask-closed', closed: { how: 'answered', by: 'phone', choice: 'yes' } });
+      await answered(agent, a.id, 'no', 409, { error: 'ask-closed', closed: { how: 'answered', by: 'phone', choice: 'yes' } });
       expect(runs('allow.txt')).toBe(1);
     },
     TEST_MS,
@@ -162,9 +157,7 @@ describe('Claude Code asks, answered from the phone', () => {
     'deny: the command never runs; the ask goes away and Claude waits',
     async () => {
       const a = await ask(bash('deny.txt'), 'mark deny');
-      const r = await answer(a.id, 'no');
-      expect(r.status, await r.clone().text()).toBe(200);
-      expect(((await r.json()) as { landed: boolean }).landed).toBe(true);
+      await answered(agent, a.id, 'no', 200, { landed: true });
       await explained(shows(['What should Claude do instead?'], TURN_MS, "Claude's refusal on the client"));
       await explained(
         eventually(() => states().at(-1)?.value === 'awaiting-input' && !states().at(-1)?.ask, TURN_MS, POLL_MS, 'the ask gone'),
@@ -204,9 +197,7 @@ describe('Claude Code asks, answered from the phone', () => {
       const pending = JSON.parse((await runCli(['status', '--json'], fx.home.env)).stdout) as StatusReport;
       expect(pending.sessions.find((s) => s.id === 'cc')?.ask?.id).toBe(a.id);
       await inTerminal('1');
-      const r = await answer(a.id, 'no');
-      expect(r.status).toBe(409);
-      expect(await r.json()).toMatchObject({ error: 'ask-closed', closed: { how: 'terminal', by: 'terminal' } });
+      await answered(agent, a.id, 'no', 409, { error: 'ask-closed', closed: { how: 'terminal', by: 'terminal' } });
       await turnEnded('the terminal answer');
       expect(runs('terminal.txt')).toBe(1);
     },
@@ -219,9 +210,7 @@ describe('Claude Code asks, answered from the phone', () => {
       const a = await ask(bash('refused.txt'), 'mark refused');
       await inTerminal('Escape');
       expect((await listed()).agentState).toBe('awaiting-input');
-      const r = await answer(a.id, 'yes');
-      expect(r.status).toBe(409);
-      expect(await r.json()).toMatchObject({ error: 'ask-closed', closed: { how: 'terminal', by: 'terminal' } });
+      await answered(agent, a.id, 'yes', 409, { error: 'ask-closed', closed: { how: 'terminal', by: 'terminal' } });
       expect(runs('refused.txt')).toBe(0);
     },
     TEST_MS,

@@ -11,7 +11,7 @@
  */
 import { describe, expect, test } from 'vitest';
 import { callOutputs, responsesText, shellCall, toolNames } from '../../testkit/fake-responses.js';
-import { answeredAsItAppears, newAsk, turnEnded } from '../helpers/agent-asks.js';
+import { answered, answeredAsItAppears, newAsk, turnEnded } from '../helpers/agent-asks.js';
 import { TURN_MS, useRealAgent } from '../helpers/agent-fixture.js';
 import { CODEX_CX, codexParts } from '../helpers/agent-parts.js';
 import { logTailOf } from '../helpers/daemon.js';
@@ -51,7 +51,7 @@ describe('Codex approvals, answered from the phone', () => {
     ),
     phone: 'f6'.repeat(32),
   });
-  const { fx, answer, runs, explained } = agent;
+  const { fx, runs, explained } = agent;
   const shows = (texts: string[], ms: number, what: string) => agent.shows(texts, ms, what);
   const states = () => stateFrames(agent.m);
   const pushesFor = (ask: string) => agent.apns.sandbox.requests.filter((q) => (q.payload as { askId?: string }).askId === ask);
@@ -96,9 +96,7 @@ describe('Codex approvals, answered from the phone', () => {
       });
       expect(runs('allow.txt')).toBe(0);
 
-      const r = await answer(a.id, 'yes');
-      expect(r.status, await r.clone().text()).toBe(200);
-      expect(await r.json()).toEqual({ ask: a.id, choice: 'yes', landed: true, by: 'phone' });
+      expect(await answered(agent, a.id, 'yes', 200)).toEqual({ ask: a.id, choice: 'yes', landed: true, by: 'phone' });
       await turnEnded(agent, [FINAL], 'the approval');
       expect(runs('allow.txt')).toBe(1);
       // One push for the ask: the turn's end after an answer is not news.
@@ -124,9 +122,7 @@ describe('Codex approvals, answered from the phone', () => {
     'deny: the command does not run',
     async () => {
       const a = await ask('echo ran >> deny.txt', 'mark deny');
-      const r = await answer(a.id, 'no');
-      expect(r.status, await r.clone().text()).toBe(200);
-      expect(((await r.json()) as { landed: boolean }).landed).toBe(true);
+      await answered(agent, a.id, 'no', 200, { landed: true });
       await explained(
         shows(['Exited (status 1) echo ran >> deny.txt', 'Conversation interrupted'], TURN_MS, "Codex's refusal on the client"),
       );
@@ -134,8 +130,7 @@ describe('Codex approvals, answered from the phone', () => {
         eventually(() => states().at(-1)?.value === 'awaiting-input' && !states().at(-1)?.ask, TURN_MS, POLL_MS, 'Codex waits'),
       );
       expect(runs('deny.txt')).toBe(0);
-      const again = await answer(a.id, 'yes');
-      expect(again.status).toBe(409);
+      await answered(agent, a.id, 'yes', 409);
       expect(runs('deny.txt')).toBe(0);
     },
     TEST_MS,

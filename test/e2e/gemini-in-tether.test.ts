@@ -13,7 +13,7 @@ import { describe, expect, test } from 'vitest';
 import { functionResponses, isAgentTurn, lastUserText, sideReply } from '../../testkit/fake-gemini.js';
 import { agentWithPushToml } from '../helpers/agent-config.js';
 import { AGENT_START_MS, MARKER_TURN, TURN_MS, useRealAgent } from '../helpers/agent-fixture.js';
-import { turnEnded as ended } from '../helpers/agent-asks.js';
+import { answered, turnEnded as ended, wrongAnswersRefused } from '../helpers/agent-asks.js';
 import { geminiParts } from '../helpers/agent-parts.js';
 import { runCli } from '../helpers/daemon.js';
 import { stateFrames } from '../helpers/stream.js';
@@ -149,11 +149,8 @@ describe('Gemini CLI as a tether session', () => {
         { id: 'no', label: 'No, suggest changes' },
       ]);
       await explained(eventually(() => pushes().length > pushed, 30_000, POLL_MS, 'a push for the ask'));
-      expect((await answer(ask.id, 'maybe')).status).toBe(400);
-      expect((await answer('0f6c3a8e-6a43-4d0b-9d0e-5a3c2b1f7e21', 'yes')).status).toBe(404);
-      const r = await answer(ask.id, 'yes');
-      expect(r.status).toBe(200);
-      expect(await r.json()).toEqual({ ask: ask.id, choice: 'yes', landed: true, by: 'phone' });
+      await wrongAnswersRefused(agent, ask.id, 'yes');
+      expect(await answered(agent, ask.id, 'yes', 200)).toEqual({ ask: ask.id, choice: 'yes', landed: true, by: 'phone' });
       await explained(shows([FINAL], TURN_MS, 'the answer after allow'));
       await turnEnded('allow');
       expect(runs('allow.txt')).toBe(1);
@@ -177,8 +174,7 @@ describe('Gemini CLI as a tether session', () => {
       ).toEqual([pushes()[pushed]!.title, 'Gemini is waiting for you']);
 
       const denied = await asked('mark deny', 'Allow execution');
-      const d = await answer(denied.ask.id, 'no');
-      expect(await d.json()).toMatchObject({ choice: 'no', landed: true });
+      await answered(agent, denied.ask.id, 'no', 200, { choice: 'no', landed: true });
       await turnEnded('deny');
       expect(runs('deny.txt')).toBe(0);
     },

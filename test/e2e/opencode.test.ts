@@ -15,7 +15,7 @@ import { describe, expect, test } from 'vitest';
 import { agentBin } from '../../testkit/agent-bins.js';
 import { pushToml } from '../../testkit/apns-server.js';
 import { readUserConfig } from '../../testkit/opencode-home.js';
-import { newAsk, turnEnded as ended } from '../helpers/agent-asks.js';
+import { newAsk, turnEnded as ended, wrongAnswersRefused } from '../helpers/agent-asks.js';
 import { AGENT_START_MS, MARKER_TURN, TURN_MS, useRealAgent } from '../helpers/agent-fixture.js';
 import { opencodeParts } from '../helpers/agent-parts.js';
 import { runCli } from '../helpers/daemon.js';
@@ -171,8 +171,7 @@ describe('opencode as a tether session', () => {
         { title: 'opencode asks to use bash', body: 'echo ran >> allow.txt', askId: a.id },
       ]);
 
-      expect((await answer('oc', a.id, 'maybe')).status).toBe(400);
-      expect((await answer('oc', '0f6c3a8e-6a43-4d0b-9d0e-5a3c2b1f7e21', 'once')).status).toBe(404);
+      await wrongAnswersRefused(agent, a.id, 'once', 'oc');
       expect(lines('allow.txt')).toBe(0);
 
       const r = await answer('oc', a.id, 'once');

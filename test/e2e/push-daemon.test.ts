@@ -120,10 +120,7 @@ describe('push through the daemon', () => {
     apns.sandbox.answer = (req) => (req.deviceToken === PHONE_A ? { status: 410, reason: 'Unregistered' } : { status: 200 });
     turn();
     await eventually(() => sentTo(apns.sandbox, PHONE_A) === 1 && sentTo(apns.production, PHONE_B) === 1, 15_000);
-    await eventually(
-      async () => (await runCli(['auth', 'list'], fx.home.env)).stdout.includes('dev phone (apns.sandbox, removed)'),
-      15_000,
-    );
+    await eventually(async () => (await runCli(['auth', 'list'], fx.home.env)).stdout.includes('dev phone (sandbox, removed)'), 15_000);
 
     apns.sandbox.answer = () => ({ status: 200 });
     turn();

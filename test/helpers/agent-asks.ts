@@ -84,3 +84,35 @@ export async function turnEnded<F extends Closable, H extends AgentHomeLike>(a: 
     ),
   );
 }
+
+/**
+ * The phone answers `ask` with `choice` (in `session`, the fixture's unless given): the reply's
+ * status is `status`, its body holds `body` when given. Resolves with the body.
+ */
+export async function answered<F extends Closable, H extends AgentHomeLike>(
+  a: RealAgent<F, H>,
+  ask: string,
+  choice: string,
+  status: number,
+  body?: Record<string, unknown>,
+  session?: string,
+): Promise<unknown> {
+  const r = await a.answer(ask, choice, session === undefined ? {} : { session });
+  const text = await r.text();
+  expect(r.status, text).toBe(status);
+  const json = JSON.parse(text) as unknown;
+  if (body !== undefined) expect(json).toMatchObject(body);
+  return json;
+}
+
+/** Answers that are wrong change nothing: a choice `ask` does not offer (400), and `choice` for an ask that never was (404). */
+export async function wrongAnswersRefused<F extends Closable, H extends AgentHomeLike>(
+  a: RealAgent<F, H>,
+  ask: string,
+  choice: string,
+  session?: string,
+): Promise<void> {
+  const opts = session === undefined ? {} : { session };
+  expect((await a.answer(ask, 'maybe', opts)).status).toBe(400);
+  expect((await a.answer('0f6c3a8e-6a43-4d0b-9d0e-5a3c2b1f7e21', choice, opts)).status).toBe(404);
+}
