@@ -7,7 +7,8 @@
  * API, as a phone would). Also: the hook program with no daemon exits 0, silent, at once.
  */
 import { spawn } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { writeFakeClaude } from '../helpers/fake-claude.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -28,49 +29,22 @@ const fakeClaude = join(work, 'claude');
 mkdirSync(join(project, '.claude', 'commands'), { recursive: true });
 writeFileSync(join(project, '.claude', 'commands', 'deploy.md'), '---\ndescription: Deploy the app\n---\nDeploy $ARGUMENTS\n');
 // Hook inputs as Claude Code documents them; one event per typed line.
-writeFileSync(
-  fakeClaude,
-  `#!/usr/bin/env node
-const fs = require('node:fs');
-const { spawnSync } = require('node:child_process');
-const args = process.argv.slice(2);
-fs.writeFileSync(${JSON.stringify(argsFile)}, JSON.stringify(args));
-const settings = JSON.parse(fs.readFileSync(args[args.indexOf('--settings') + 1], 'utf8'));
-const base = { session_id: ${JSON.stringify(SESSION_ID)}, transcript_path: '/tmp/t.jsonl', cwd: process.cwd(), permission_mode: 'default' };
-const fire = (hook_event_name, extra = {}) => {
-  for (const group of settings.hooks[hook_event_name] || []) for (const h of group.hooks) {
-    const r = spawnSync('/bin/sh', ['-c', h.command], { input: JSON.stringify({ ...base, hook_event_name, ...extra }), timeout: 10000 });
-    fs.appendFileSync(${JSON.stringify(log)}, JSON.stringify({ event: hook_event_name, status: r.status, stdout: String(r.stdout), stderr: String(r.stderr) }) + '\\n');
-  }
-};
-const big = 'x'.repeat(3 * 1024 * 1024);
-const events = {
-  prompt: () => fire('UserPromptSubmit', { prompt: 'fix the build' }),
+writeFakeClaude(fakeClaude, {
+  sessionId: SESSION_ID,
+  setup: `fs.writeFileSync(${JSON.stringify(argsFile)}, JSON.stringify(args));
+const big = 'x'.repeat(3 * 1024 * 1024);`,
+  afterHook: `fs.appendFileSync(${JSON.stringify(log)}, JSON.stringify({ event: hook_event_name, status: r.status, stdout: String(r.stdout), stderr: String(r.stderr) }) + '\\n');`,
+  events: `  prompt: () => fire('UserPromptSubmit', { prompt: 'fix the build' }),
   tool: () => fire('PreToolUse', { tool_name: 'Bash', tool_input: { command: 'npm test' }, tool_use_id: 'toolu_1' }),
   write: () => fire('PreToolUse', { tool_name: 'Write', tool_input: { file_path: '/tmp/a', content: big }, tool_use_id: 'toolu_2' }),
   post: () => fire('PostToolUse', { tool_name: 'Bash', tool_input: {}, tool_response: {}, tool_use_id: 'toolu_1' }),
   post2: () => fire('PostToolUse', { tool_name: 'Write', tool_input: {}, tool_response: {}, tool_use_id: 'toolu_2' }),
   permission: () => fire('PermissionRequest', { tool_name: 'Bash', tool_input: { command: 'rm -rf build' } }),
   notify: () => fire('Notification', { message: 'Claude needs your permission to use Bash', notification_type: 'permission_prompt' }),
-  stop: () => fire('Stop', { stop_hook_active: false }),
-};
-fire('SessionStart', { source: 'startup' });
-process.stdout.write('fake claude ready\\n');
-let buf = '';
-process.stdin.setEncoding('utf8');
-process.stdin.on('data', (d) => {
-  buf += d;
-  let nl;
-  while ((nl = buf.search(/[\\r\\n]/)) >= 0) {
-    const line = buf.slice(0, nl).trim();
-    buf = buf.slice(nl + 1);
-    if (line === 'quit') { fire('SessionEnd', { reason: 'exit' }); process.exit(0); }
-    if (events[line]) { events[line](); process.stdout.write('fired ' + line + '\\n'); }
-  }
+  stop: () => fire('Stop', { stop_hook_active: false }),`,
+  onLine: `if (line === 'quit') { fire('SessionEnd', { reason: 'exit' }); process.exit(0); }`,
+  afterLine: `process.stdout.write('fired ' + line + '\\n');`,
 });
-`,
-);
-chmodSync(fakeClaude, 0o755);
 
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 

@@ -9,34 +9,24 @@
  *
  * The agents are the pinned test-only installs of test/agents (test/helpers/agent-bins.ts).
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { agentBin, AGENT_ENV_CLEARED } from '../../testkit/agent-bins.js';
-import { pushToml, startApnsStandIns, type ApnsStandIns } from '../../testkit/apns-server.js';
-import { claudeHome, type ClaudeHome } from '../../testkit/claude-home.js';
-import { codexHome, type CodexHome } from '../../testkit/codex-home.js';
-import { useDaemon } from '../helpers/daemon-fixture.js';
-import { pairDevice } from '../helpers/pair-device.js';
-import { explainedBy, runCli } from '../helpers/daemon.js';
-import { isAgentTurn, startFakeAnthropic, toolResults, type FakeAnthropic } from '../../testkit/fake-anthropic.js';
-import { callOutputs, shellCall, startFakeResponses, toolNames, type FakeResponses } from '../../testkit/fake-responses.js';
-import { shows as showsOn, still, type Mirror } from '../helpers/stream.js';
+import { describe, expect, test } from 'vitest';
+import { agentBin } from '../../testkit/agent-bins.js';
+import { pushToml } from '../../testkit/apns-server.js';
+import type { CodexHome } from '../../testkit/codex-home.js';
+import { isAgentTurn, toolResults } from '../../testkit/fake-anthropic.js';
+import { callOutputs, shellCall, toolNames } from '../../testkit/fake-responses.js';
+import { AGENT_START_MS, MARKER_TURN, TURN_MS, useRealAgent } from '../helpers/agent-fixture.js';
+import { claudeParts, codexParts } from '../helpers/agent-parts.js';
+import { runCli } from '../helpers/daemon.js';
+import { still, type Mirror } from '../helpers/stream.js';
 import { eventually } from '../helpers/tmux.js';
 
-/** A cold start of a 370 MB binary on a busy two-core machine. */
-const AGENT_START_MS = 90_000;
-/** One turn: two model requests, a shell command, the hooks' node processes. */
-const TURN_MS = 90_000;
 const TEST_MS = 400_000;
 const POLL_MS = 200;
 
-const PHONE = 'd4'.repeat(32);
-
-const PROMPT = 'please run the marker command';
-const TOOL_OUTPUT = 'tether-tool-ok';
-const FINAL = 'All done: tether-final-answer';
+const { prompt: PROMPT, output: TOOL_OUTPUT, final: FINAL } = MARKER_TURN;
 const ASK_PROMPT = 'now touch the file';
 const ASK_FINAL = 'Touched: tether-perm-answer';
 const AGAIN_PROMPT = 'run it once more';
@@ -54,56 +44,52 @@ interface Listed {
 }
 
 describe('Claude Code and Codex as tether sessions', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'tether-agents-e2e-'));
-  let apns: ApnsStandIns;
-  let anthropic: FakeAnthropic;
-  let responses: FakeResponses;
-  let claude: ClaudeHome;
-  let codex: CodexHome;
   /** The Bash command the fake Anthropic model asks for on the next turn. */
   let claudeCommand = `echo ${TOOL_OUTPUT}`;
-  let claudeFinal = FINAL;
-  const env: NodeJS.ProcessEnv = {};
-
-  beforeAll(async () => {
-    apns = await startApnsStandIns(dir);
-    anthropic = await startFakeAnthropic((req) => {
-      if (!isAgentTurn(req)) return { text: 'Marker command' };
-      if (toolResults(req).length > 0) return { text: claudeFinal };
-      return { text: 'Running it.', toolUses: [{ name: 'Bash', input: { command: claudeCommand, description: 'Run the marker' } }] };
-    });
-    responses = await startFakeResponses((req) => {
-      if (toolNames(req).length === 0) return { text: 'Run marker command' };
-      // Each prompt gets one shell call, then the answer once the call's output came back.
-      if (req.input.at(-1)?.type === 'function_call_output') return { text: callOutputs(req).length > 1 ? AGAIN_FINAL : FINAL };
-      return { text: 'Running it.', calls: [shellCall(req, `echo ${TOOL_OUTPUT}`)] };
-    });
-    claude = claudeHome(anthropic.baseUrl);
-    codex = codexHome(responses.baseUrl);
-    // tether gives Codex its notify program; the recording hooks would stop Codex on a trust screen.
-    rmSync(join(codex.dir, 'hooks.json'));
-    // One HOME for the daemon's panes: Claude's; Codex keeps its state in CODEX_HOME.
-    Object.assign(env, { NODE_EXTRA_CA_CERTS: apns.caFile }, claude.env, { CODEX_HOME: codex.dir }, codexKey(codex));
-    for (const v of AGENT_ENV_CLEARED) env[v] = undefined;
-    const commands = join(claude.cwd, '.claude', 'commands');
-    mkdirSync(commands, { recursive: true });
-    writeFileSync(join(commands, 'x.md'), '---\ndescription: Run the project check\n---\nRun the check.\n');
-  }, 60_000);
-
-  // Registered before the fixture so that it runs after the fixture's teardown (vitest runs
-  // afterAll hooks in reverse order): the agents' homes are removed only once tmux, and the
-  // agents in it, are gone; before, Codex still wrote into its home while it was removed.
-  afterAll(async () => {
-    await apns?.close();
-    await anthropic?.close();
-    await responses?.close();
-    claude?.cleanup();
-    codex?.cleanup();
-    rmSync(dir, { recursive: true, force: true });
-  }, 60_000);
-
-  const fx = useDaemon(
-    () =>
+  let claudeFinal: string = FINAL;
+  const claudeStart = claudeParts((req) => {
+    if (!isAgentTurn(req)) return { text: 'Marker command' };
+    if (toolResults(req).length > 0) return { text: claudeFinal };
+    return { text: 'Running it.', toolUses: [{ name: 'Bash', input: { command: claudeCommand, description: 'Run the marker' } }] };
+  });
+  const codexStart = codexParts((req) => {
+    if (toolNames(req).length === 0) return { text: 'Run marker command' };
+    // Each prompt gets one shell call, then the answer once the call's output came back.
+    if (req.input.at(-1)?.type === 'function_call_output') return { text: callOutputs(req).length > 1 ? AGAIN_FINAL : FINAL };
+    return { text: 'Running it.', calls: [shellCall(req, `echo ${TOOL_OUTPUT}`)] };
+  });
+  const agents = useRealAgent({
+    prefix: 'tether-agents-e2e-',
+    // Both agents in one daemon: their fakes and homes side by side.
+    start: async () => {
+      const claude = await claudeStart();
+      const codex = await codexStart();
+      const commands = join(claude.home.cwd, '.claude', 'commands');
+      mkdirSync(commands, { recursive: true });
+      writeFileSync(join(commands, 'x.md'), '---\ndescription: Run the project check\n---\nRun the check.\n');
+      return {
+        fake: {
+          anthropic: claude.fake,
+          responses: codex.fake,
+          close: async () => {
+            await claude.fake.close();
+            await codex.fake.close();
+          },
+        },
+        home: {
+          claude: claude.home,
+          codex: codex.home,
+          cwd: claude.home.cwd,
+          cleanup: () => {
+            claude.home.cleanup();
+            codex.home.cleanup();
+          },
+        },
+        // One HOME for the daemon's panes: Claude's; Codex keeps its state in CODEX_HOME.
+        env: { ...claude.env, CODEX_HOME: codex.home.dir, ...codexKey(codex.home) },
+      };
+    },
+    toml: (apns) =>
       [
         '[agent]',
         'command = "/bin/sh"',
@@ -119,28 +105,27 @@ describe('Claude Code and Codex as tether sessions', () => {
         ...pushToml(apns.sandbox.url, apns.keyPath),
         '',
       ].join('\n'),
-    { extraEnv: env },
-  );
-
-  beforeAll(() => pairDevice(fx, 'phone', PHONE, 'sandbox'), 60_000);
+    phone: 'd4'.repeat(32),
+    pollMs: POLL_MS,
+    logLines: 80,
+  });
+  const { fx, explained } = agents;
+  const claude = () => agents.home.claude;
+  const codex = () => agents.home.codex;
 
   const listed = async (id: string) => ((await (await fx.d.get('/sessions')).json()) as Listed[]).find((s) => s.id === id);
   /** What the phone got: each alert's session, title and body. */
   const alerts = () =>
-    apns.sandbox.requests.map((r) => {
+    agents.apns.sandbox.requests.map((r) => {
       expect(r.jwtError).toBeNull();
       const p = r.payload as { aps: { alert: { title: string; body: string } }; sessionId: string };
       return { sessionId: p.sessionId, title: p.aps.alert.title, body: p.aps.alert.body };
     });
   const states = (m: Mirror) =>
     m.received.flatMap((r) => (r.kind === 'state' ? [r.frame.tool ? `${r.frame.value} ${r.frame.tool}` : r.frame.value] : []));
-  const shows = (m: Mirror, texts: string[], ms: number, what: string) => showsOn(m, texts, ms, what, POLL_MS);
+  const shows = (m: Mirror, texts: string[], ms: number, what: string) => agents.shows(texts, ms, what, m);
   /** Types `text` through the stream client as a person would, then Enter. */
-  const type = async (m: Mirror, text: string) => {
-    m.stream.sendKeys(text);
-    await shows(m, [text], TURN_MS, `the typed "${text}" on the client's screen`);
-    m.stream.sendKey('enter');
-  };
+  const type = (m: Mirror, text: string) => agents.type(text, m);
   const create = async (name: string, agent: string, cwd: string) => {
     const r = await fx.json('POST', '/sessions', { name, agent, cwd });
     expect(r.status, await r.clone().text()).toBe(201);
@@ -160,7 +145,6 @@ describe('Claude Code and Codex as tether sessions', () => {
   };
   /** Runs `tether attach` in `cwd` (a session it makes runs there) with the daemon's environment. */
   const attach = (args: string[], cwd: string) => runCli(['attach', ...args], fx.home.env, 30_000, [], cwd);
-  const explained = <T>(p: Promise<T>): Promise<T> => explainedBy(fx.d, p, 80);
   /** The client's states are `expected`; when not, the error comes with the daemon's log. */
   const statesAre = (m: Mirror, expected: string[]) =>
     explained(Promise.resolve().then(() => expect(states(m), 'the states the client was told').toEqual(expected)));
@@ -188,7 +172,7 @@ describe('Claude Code and Codex as tether sessions', () => {
   test(
     'Claude Code: thinking, Bash, thinking, awaiting-input; its commands; a push when it waits; restored with its conversation; a permission question pushed',
     async () => {
-      const m = await createShowing('cc', 'claude', claude.cwd, ['Claude Code v2.1.328', '? for shortcuts']);
+      const m = await createShowing('cc', 'claude', claude().cwd, ['Claude Code v2.1.328', '? for shortcuts']);
       await explained(
         eventually(async () => (await listed('cc'))?.agentState === 'idle', AGENT_START_MS, POLL_MS, 'cc idle (SessionStart)'),
       );
@@ -235,7 +219,7 @@ describe('Claude Code and Codex as tether sessions', () => {
   test(
     'Codex: thinking, exec_command, thinking, awaiting-input; its built-in commands; one push per turn; restored with its conversation, and its next turn seen too',
     async () => {
-      const m = await createShowing('cx', 'codex', codex.cwd, ['OpenAI Codex (v0.169.0)', 'Ask Codex to do anything']);
+      const m = await createShowing('cx', 'codex', codex().cwd, ['OpenAI Codex (v0.169.0)', 'Ask Codex to do anything']);
       const before = alerts().length;
       await turn(m, PROMPT, [`Ran echo ${TOOL_OUTPUT}`, FINAL], 'the tool output and answer on the client', 'the awaiting-input frame');
       // Codex's first record makes it present (idle), then its turn as its rollout file tells it.
@@ -296,12 +280,12 @@ describe('Claude Code and Codex as tether sessions', () => {
   test(
     '`tether attach --agent codex` starts Codex (with its notify program) in a session the daemon follows; an unknown agent is refused and makes nothing',
     async () => {
-      const refused = await attach(['cx-nope', '--agent', 'nope', '--detach'], codex.cwd);
+      const refused = await attach(['cx-nope', '--agent', 'nope', '--detach'], codex().cwd);
       expect(refused.code).toBe(2);
       expect(refused.stderr).toContain('no agent named "nope" is configured; the configured agents are: default, claude, codex');
       expect(await listed('cx-nope')).toBeUndefined();
 
-      const made = await attach(['cx-attach', '--agent', 'codex', '--detach'], codex.cwd);
+      const made = await attach(['cx-attach', '--agent', 'codex', '--detach'], codex().cwd);
       expect(made, made.stderr).toMatchObject({ code: 0, stdout: 'created session cx-attach\n' });
       await explained(eventually(async () => (await listed('cx-attach'))?.state === 'running', 30_000, POLL_MS, 'cx-attach listed'));
       expect((await listed('cx-attach'))?.agent).toBe('codex');

@@ -8,56 +8,33 @@
  * the model asks for one tool call: a Bash command that needs permission (each appends a line to
  * its own file, so a file's lines are the times the command ran), or a multiple-choice question.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { AGENT_ENV_CLEARED } from '../../testkit/agent-bins.js';
-import { startApnsStandIns, type ApnsStandIns } from '../../testkit/apns-server.js';
-import { claudeHome, type ClaudeHome } from '../../testkit/claude-home.js';
-import { agentWithPushToml, CLAUDE_ASKS } from '../helpers/agent-config.js';
-import { useDaemon } from '../helpers/daemon-fixture.js';
-import { explainedBy, runCli } from '../helpers/daemon.js';
-import {
-  anthropicText,
-  isAgentTurn,
-  startFakeAnthropic,
-  toolResults,
-  type AnthropicReply,
-  type FakeAnthropic,
-} from '../../testkit/fake-anthropic.js';
-import { pairDevice, type PairedDevice } from '../helpers/pair-device.js';
-import { shows as showsOn, stateFrames, still, type Mirror } from '../helpers/stream.js';
+import { describe, expect, test } from 'vitest';
+import { anthropicText, isAgentTurn, toolResults, type AnthropicReply } from '../../testkit/fake-anthropic.js';
+import { answered, answeredAsItAppears, newAsk, turnEnded as ended, wrongAnswersRefused } from '../helpers/agent-asks.js';
+import { TURN_MS, useRealAgent } from '../helpers/agent-fixture.js';
+import { CLAUDE_CC, claudeParts } from '../helpers/agent-parts.js';
+import { runCli } from '../helpers/daemon.js';
+import { stateFrames, still } from '../helpers/stream.js';
 import { eventually } from '../helpers/tmux.js';
 import type { Ask, StateFrame } from '../../src/protocol/frames.js';
 import type { AnswerEntry } from '../../src/service/answer-log.js';
 import type { StatusReport } from '../../src/cli/status.command.js';
 
-/** A cold start of a 370 MB binary on a busy two-core machine. */
-const AGENT_START_MS = 90_000;
-/** One turn: model requests, the hook programs' node processes, a command. */
-const TURN_MS = 90_000;
 const TEST_MS = 300_000;
 const POLL_MS = 100;
-const PHONE = 'e5'.repeat(32);
 const FINAL = 'tether-final';
 
 describe('Claude Code asks, answered from the phone', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'tether-asks-claude-'));
-  let apns: ApnsStandIns;
-  let anthropic: FakeAnthropic;
-  let claude: ClaudeHome;
-  let phone: PairedDevice;
-  let m: Mirror;
   /** The tool call the model asks for on the next turn. */
   let next: NonNullable<AnthropicReply['toolUses']>[number] = { name: 'Bash', input: {} };
   /** The prompt of the current turn (the model asks for `next` when it sees it). */
   let prompt = '';
-  const env: NodeJS.ProcessEnv = {};
-
-  beforeAll(async () => {
-    apns = await startApnsStandIns(dir);
-    anthropic = await startFakeAnthropic((req) => {
+  const agent = useRealAgent({
+    ...CLAUDE_CC,
+    prefix: 'tether-asks-claude-',
+    start: claudeParts((req) => {
       if (!isAgentTurn(req)) return { text: 'Title' };
       // The prompt just typed asks for the tool call (after a refusal Claude sends the refused
       // call's result along with the next prompt); the tool's result, as Claude handed it to the
@@ -74,89 +51,46 @@ describe('Claude Code asks, answered from the phone', () => {
           .join(' ')
           .slice(0, 200)}`,
       };
-    });
-    claude = claudeHome(anthropic.baseUrl);
-    Object.assign(env, { NODE_EXTRA_CA_CERTS: apns.caFile }, claude.env);
-    for (const v of AGENT_ENV_CLEARED) env[v] = undefined;
-  }, 60_000);
-
-  afterAll(async () => {
-    await apns?.close();
-    await anthropic?.close();
-    claude?.cleanup();
-    rmSync(dir, { recursive: true, force: true });
-  }, 60_000);
-
-  const fx = useDaemon(() => agentWithPushToml('claude', CLAUDE_ASKS, apns), { extraEnv: env });
-
-  beforeAll(async () => {
-    phone = await pairDevice(fx, 'phone', PHONE, 'sandbox');
-    const r = await fx.json('POST', '/sessions', { name: 'cc', agent: 'claude', cwd: claude.cwd });
-    expect(r.status, await r.clone().text()).toBe(201);
-    m = fx.mirror('cc');
-    await explained(shows(['Claude Code v2.1.328', '? for shortcuts'], AGENT_START_MS, 'Claude ready on the client'));
-  }, AGENT_START_MS + 60_000);
-
-  const explained = <T>(p: Promise<T>): Promise<T> => explainedBy(fx.d, p, 60);
-  const shows = (texts: string[], ms: number, what: string) => showsOn(m, texts, ms, what, POLL_MS);
+    }),
+    phone: 'e5'.repeat(32),
+    session: { ...CLAUDE_CC.session, ready: [...CLAUDE_CC.session.ready, '? for shortcuts'] },
+  });
+  const { fx, answer, runs } = agent;
+  const explained = agent.explained;
+  const shows = (texts: string[], ms: number, what: string) => agent.shows(texts, ms, what);
   /** Waits until the client got no bytes for half a second (the screen is still). */
-  const quiet = (what: string) => still(m, TURN_MS, what);
-  const states = (): StateFrame[] => stateFrames(m);
-  /** The phone answers over REST with its own token. */
-  const answer = (ask: string, choice: string, token = phone.token) =>
-    fetch(`${fx.d.base}/sessions/cc/answer`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ ask, choice }),
-    });
+  const quiet = (what: string) => still(agent.m, TURN_MS, what);
+  const states = (): StateFrame[] => stateFrames(agent.m);
   const listed = async () => (await (await fx.d.get('/sessions/cc')).json()) as { ask: Ask | null; agentState: string | null };
-  /** A file in Claude's directory whose lines are the runs of the command that appends to it. */
-  const runs = (file: string): number =>
-    existsSync(join(claude.cwd, file)) ? readFileSync(join(claude.cwd, file), 'utf8').split('\n').filter(Boolean).length : 0;
 
   /** Types a prompt for a turn whose model asks for `tool`; resolves with the ask the client gets. */
-  const ask = async (tool: typeof next, text: string): Promise<Ask> => {
+  const ask = (tool: typeof next, text: string): Promise<Ask> => {
     next = tool;
     prompt = text;
-    const seen = new Set(states().flatMap((s) => (s.ask ? [s.ask.id] : [])));
-    m.stream.sendKeys(text);
-    await explained(shows([text], TURN_MS, `the typed "${text}"`));
-    m.stream.sendKey('enter');
-    return explained(
-      eventually(
-        () => {
-          const frame = states().find((s) => s.ask !== undefined && !seen.has(s.ask.id));
-          if (!frame)
-            throw new Error(
-              `no new ask; states: ${JSON.stringify(states().slice(-4))}; the model was sent: ${JSON.stringify(anthropic.requests.filter(isAgentTurn).map((q) => q.messages.at(-1))).slice(-1500)}`,
-            );
-          expect(frame.value).toBe('awaiting-input');
-          return frame.ask!;
-        },
-        TURN_MS,
-        POLL_MS,
-        'an ask on the stream',
-      ),
+    return newAsk(
+      agent,
+      text,
+      () => `; the model was sent: ${JSON.stringify(agent.fake.requests.filter(isAgentTurn).map((q) => q.messages.at(-1))).slice(-1500)}`,
     );
   };
   const bash = (file: string) => ({ name: 'Bash', input: { command: `echo ran >> ${file}`, description: `Mark ${file}` } });
-  /** The turn ended: the model's final words on screen and the state awaiting-input without an ask. */
-  const turnEnded = async (what: string) => {
-    await explained(shows([FINAL], TURN_MS, `the answer after ${what}`));
-    await explained(
-      eventually(
-        () => states().at(-1)?.value === 'awaiting-input' && !states().at(-1)?.ask,
-        TURN_MS,
-        POLL_MS,
-        `awaiting-input after ${what}`,
-      ),
-    );
+  /**
+   * The person at the terminal answers with `key`, the dialog's own, typed into the pane as an SSH
+   * user would once the dialog is on screen and has stopped changing; the ask leaves the list.
+   */
+  const inTerminal = async (key: string) => {
+    await explained(shows(['Do you want to proceed?'], TURN_MS, 'the dialog'));
+    await explained(quiet('the dialog drawn and still'));
+    await fx.tmux.tmux('send-keys', '-t', '=cc:', key);
+    await explained(eventually(async () => (await listed()).ask === null, TURN_MS, POLL_MS, 'the ask gone from the list'));
   };
+  /** The turn ended: the model's final words on screen and the state awaiting-input without an ask. */
+  const turnEnded = (what: string) => ended(agent, [FINAL], what);
 
   test(
     'a command that needs permission: the ask on the stream and in the list, pushed with its category; allow runs it once and ends the turn',
     async () => {
-      const pushesBefore = apns.sandbox.requests.length;
+      const pushesBefore = agent.apns.sandbox.requests.length;
       const a = await ask(bash('allow.txt'), 'mark allow');
       expect(a).toMatchObject({
         kind: 'permission',
@@ -175,8 +109,8 @@ describe('Claude Code asks, answered from the phone', () => {
       expect(list.find((s) => s.id === 'cc')?.ask).toEqual(a);
 
       // The phone (in the background) gets one alert for it: who asks for what, the command, the ask's id and category.
-      await explained(eventually(() => apns.sandbox.requests.length > pushesBefore, 30_000, POLL_MS, 'a push for the ask'));
-      const push = apns.sandbox.requests[pushesBefore]!;
+      await explained(eventually(() => agent.apns.sandbox.requests.length > pushesBefore, 30_000, POLL_MS, 'a push for the ask'));
+      const push = agent.apns.sandbox.requests[pushesBefore]!;
       expect(push.jwtError).toBeNull();
       const category = a.choices.some((c) => c.id === 'always') ? 'TETHER_ASK_PERMISSION_ALWAYS' : 'TETHER_ASK_PERMISSION';
       expect(push.payload).toMatchObject({
@@ -197,13 +131,10 @@ describe('Claude Code asks, answered from the phone', () => {
       }
 
       // Answers that are wrong change nothing.
-      expect((await answer(a.id, 'maybe')).status).toBe(400);
-      expect((await answer('0f6c3a8e-6a43-4d0b-9d0e-5a3c2b1f7e21', 'yes')).status).toBe(404);
+      await wrongAnswersRefused(agent, a.id, 'yes');
       expect(runs('allow.txt')).toBe(0);
 
-      const r = await answer(a.id, 'yes');
-      expect(r.status, await r.clone().text()).toBe(200);
-      expect(await r.json()).toEqual({ ask: a.id, choice: 'yes', landed: true, by: 'phone' });
+      expect(await answered(agent, a.id, 'yes', 200)).toEqual({ ask: a.id, choice: 'yes', landed: true, by: 'phone' });
       await turnEnded('the allow');
       expect(runs('allow.txt')).toBe(1);
       // After the allow: `tool` while the command runs, then `thinking` (the model reads its
@@ -216,9 +147,7 @@ describe('Claude Code asks, answered from the phone', () => {
       for (const v of after) if (v === wanted[found]) found++;
       expect(found, `the states after the allow: ${after.join(', ')}`).toBe(wanted.length);
       // A second answer to the same ask is refused, naming who answered it.
-      const again = await answer(a.id, 'no');
-      expect(again.status).toBe(409);
-      expect(await again.json()).toMatchObject({ error: 'ask-closed', closed: { how: 'answered', by: 'phone', choice: 'yes' } });
+      await answered(agent, a.id, 'no', 409, { error: 'ask-closed', closed: { how: 'answered', by: 'phone', choice: 'yes' } });
       expect(runs('allow.txt')).toBe(1);
     },
     TEST_MS,
@@ -228,9 +157,7 @@ describe('Claude Code asks, answered from the phone', () => {
     'deny: the command never runs; the ask goes away and Claude waits',
     async () => {
       const a = await ask(bash('deny.txt'), 'mark deny');
-      const r = await answer(a.id, 'no');
-      expect(r.status, await r.clone().text()).toBe(200);
-      expect(((await r.json()) as { landed: boolean }).landed).toBe(true);
+      await answered(agent, a.id, 'no', 200, { landed: true });
       await explained(shows(['What should Claude do instead?'], TURN_MS, "Claude's refusal on the client"));
       await explained(
         eventually(() => states().at(-1)?.value === 'awaiting-input' && !states().at(-1)?.ask, TURN_MS, POLL_MS, 'the ask gone'),
@@ -247,36 +174,9 @@ describe('Claude Code asks, answered from the phone', () => {
       next = bash('early.txt');
       prompt = 'mark early';
       // Answer from the state frame's own event: no wait at all after the ask arrives.
-      let sent = '';
-      const onState = (frame: StateFrame) => {
-        if (frame.ask && sent === '') {
-          sent = frame.ask.id;
-          m.stream.answer(frame.ask.id, 'yes');
-        }
-      };
       const seenBefore = states().length;
-      const errorsBefore = m.errors().length;
-      m.stream.on('state', onState);
-      try {
-        m.stream.sendKeys('mark early');
-        await explained(shows(['mark early'], TURN_MS, 'the typed prompt'));
-        m.stream.sendKey('enter');
-        await explained(
-          eventually(
-            () => {
-              if (m.errors().length > errorsBefore) throw new Error(`error frames: ${JSON.stringify(m.errors().slice(errorsBefore))}`);
-              return m.received.find((x) => x.kind === 'answered' && x.frame.ask === sent);
-            },
-            TURN_MS,
-            POLL_MS,
-            'the answered frame',
-          ),
-        );
-      } finally {
-        m.stream.off('state', onState);
-      }
-      const answered = m.received.find((x) => x.kind === 'answered' && x.frame.ask === sent);
-      expect(answered).toMatchObject({ kind: 'answered', frame: { ask: sent, choice: 'yes', landed: true } });
+      const { sent, answered } = await answeredAsItAppears(agent, 'mark early');
+      expect(answered).toMatchObject({ ask: sent, choice: 'yes', landed: true });
       await turnEnded('the early answer');
       expect(runs('early.txt')).toBe(1);
       expect(
@@ -296,15 +196,8 @@ describe('Claude Code asks, answered from the phone', () => {
       // `tether status --json` shows the pending ask.
       const pending = JSON.parse((await runCli(['status', '--json'], fx.home.env)).stdout) as StatusReport;
       expect(pending.sessions.find((s) => s.id === 'cc')?.ask?.id).toBe(a.id);
-      // The person at the terminal answers: the dialog's own key, typed into the pane as an SSH user would.
-      // A person reads the dialog before typing: it is on screen and has stopped changing.
-      await explained(shows(['Do you want to proceed?'], TURN_MS, 'the dialog'));
-      await explained(quiet('the dialog drawn and still'));
-      await fx.tmux.tmux('send-keys', '-t', '=cc:', '1');
-      await explained(eventually(async () => (await listed()).ask === null, TURN_MS, POLL_MS, 'the ask gone from the list'));
-      const r = await answer(a.id, 'no');
-      expect(r.status).toBe(409);
-      expect(await r.json()).toMatchObject({ error: 'ask-closed', closed: { how: 'terminal', by: 'terminal' } });
+      await inTerminal('1');
+      await answered(agent, a.id, 'no', 409, { error: 'ask-closed', closed: { how: 'terminal', by: 'terminal' } });
       await turnEnded('the terminal answer');
       expect(runs('terminal.txt')).toBe(1);
     },
@@ -315,14 +208,9 @@ describe('Claude Code asks, answered from the phone', () => {
     'refused in the terminal (Claude reports no hook for it): the ask goes away all the same, and the phone gets 409',
     async () => {
       const a = await ask(bash('refused.txt'), 'mark refused');
-      await explained(shows(['Do you want to proceed?'], TURN_MS, 'the dialog'));
-      await explained(quiet('the dialog drawn and still'));
-      await fx.tmux.tmux('send-keys', '-t', '=cc:', 'Escape');
-      await explained(eventually(async () => (await listed()).ask === null, TURN_MS, POLL_MS, 'the ask gone from the list'));
+      await inTerminal('Escape');
       expect((await listed()).agentState).toBe('awaiting-input');
-      const r = await answer(a.id, 'yes');
-      expect(r.status).toBe(409);
-      expect(await r.json()).toMatchObject({ error: 'ask-closed', closed: { how: 'terminal', by: 'terminal' } });
+      await answered(agent, a.id, 'yes', 409, { error: 'ask-closed', closed: { how: 'terminal', by: 'terminal' } });
       expect(runs('refused.txt')).toBe(0);
     },
     TEST_MS,
@@ -332,7 +220,7 @@ describe('Claude Code asks, answered from the phone', () => {
     'two phones answering the same ask at the same moment: exactly one lands, the other gets 409',
     async () => {
       const a = await ask(bash('two.txt'), 'mark two');
-      const [one, two] = await Promise.all([answer(a.id, 'yes'), answer(a.id, 'yes', fx.d.token)]);
+      const [one, two] = await Promise.all([answer(a.id, 'yes'), answer(a.id, 'yes', { token: fx.d.token })]);
       expect([one.status, two.status].sort()).toEqual([200, 409]);
       const loser = one.status === 409 ? one : two;
       expect(await loser.json()).toMatchObject({ error: 'ask-closed', closed: { how: 'answered', choice: 'yes' } });
@@ -361,7 +249,7 @@ describe('Claude Code asks, answered from the phone', () => {
           ],
         },
       };
-      const requestsBefore = anthropic.requests.length;
+      const requestsBefore = agent.fake.requests.length;
       const a = await ask(question, 'pick a color');
       expect(a).toMatchObject({
         kind: 'question',
@@ -376,7 +264,7 @@ describe('Claude Code asks, answered from the phone', () => {
       ]);
       const push = await explained(
         eventually(
-          () => apns.sandbox.requests.map((q) => q.payload as { askId?: string }).find((p) => p.askId === a.id),
+          () => agent.apns.sandbox.requests.map((q) => q.payload as { askId?: string }).find((p) => p.askId === a.id),
           30_000,
           POLL_MS,
           'a push for the question',
@@ -390,7 +278,7 @@ describe('Claude Code asks, answered from the phone', () => {
       expect(r.status, await r.clone().text()).toBe(200);
       await turnEnded('the question');
       // What Claude handed the model as the question's result holds the chosen option.
-      const results = anthropic.requests.slice(requestsBefore).flatMap((q) => toolResults(q).map((b) => anthropicText(b.content)));
+      const results = agent.fake.requests.slice(requestsBefore).flatMap((q) => toolResults(q).map((b) => anthropicText(b.content)));
       expect(results.join('\n')).toContain('Blue');
       expect(results.join('\n')).not.toContain('"Red"');
     },
@@ -419,7 +307,7 @@ describe('Claude Code asks, answered from the phone', () => {
     expect(of('refused.txt')).toMatchObject({ by: 'terminal', choice: 'no', landed: true });
     expect(log.filter((e) => e.concern.includes('two.txt'))).toHaveLength(1);
     expect(log.find((e) => e.kind === 'question')).toMatchObject({ choice: '2', label: 'Blue', by: 'phone', landed: true });
-    const mode = (await import('node:fs')).statSync(join(fx.home.dataDir, 'answers.log')).mode & 0o777;
+    const mode = statSync(join(fx.home.dataDir, 'answers.log')).mode & 0o777;
     expect(mode).toBe(0o600);
 
     const status = await runCli(['status', '--json'], fx.home.env);

@@ -14,45 +14,16 @@
  * minutes of watching, with its usage-limit notice dismissed or left on screen; the text typed
  * into the notice went through to the model as the next turn's prompt.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { AGENT_ENV_CLEARED } from '../../testkit/agent-bins.js';
-import { startApnsStandIns, type ApnsStandIns } from '../../testkit/apns-server.js';
-import { claudeHome, type ClaudeHome } from '../../testkit/claude-home.js';
-import {
-  anthropicText,
-  isAgentTurn,
-  startFakeAnthropic,
-  type AnthropicReply,
-  type AnthropicRequest,
-  type FakeAnthropic,
-} from '../../testkit/fake-anthropic.js';
-import { RESET_MARGIN_MS } from '../../src/protocol/continue.js';
-import { agentWithPushToml, CLAUDE_ASKS } from '../helpers/agent-config.js';
-import { useDaemon } from '../helpers/daemon-fixture.js';
-import { explainedBy } from '../helpers/daemon.js';
-import { pairDevice } from '../helpers/pair-device.js';
-import { shows as showsOn, type Mirror } from '../helpers/stream.js';
+import { describe, expect, test } from 'vitest';
+import { anthropicText, isAgentTurn, usageLimitReply, type AnthropicRequest } from '../../testkit/fake-anthropic.js';
+import { RESET_MARGIN_MS, type ContinueSchedule } from '../../src/protocol/continue.js';
+import { TURN_MS, useRealAgent } from '../helpers/agent-fixture.js';
+import { CLAUDE_CC, claudeParts } from '../helpers/agent-parts.js';
+import { dismissClaudeLimitNotice, POLL_MS } from '../helpers/agent-stops.js';
 import { eventually } from '../helpers/tmux.js';
 import type { Stop } from '../../src/protocol/frames.js';
 
-/** A cold start of a 370 MB binary on a busy two-core machine. */
-const AGENT_START_MS = 90_000;
-const TURN_MS = 90_000;
 const TEST_MS = 300_000;
-const POLL_MS = 50;
-const PHONE = 'd8'.repeat(32);
-
-interface Schedule {
-  id: string;
-  at: string;
-  text: string;
-  by: string;
-  stopId: string | null;
-  status: string;
-}
 
 /** The texts of a request's last user message (Claude sends each prompt as blocks beside its reminders, and may end with a system message). */
 const lastUserTexts = (req: AnthropicRequest): string[] => {
@@ -62,75 +33,34 @@ const lastUserTexts = (req: AnthropicRequest): string[] => {
 };
 
 describe('continue at the reset, with the real Claude Code', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'tether-continue-claude-'));
-  let apns: ApnsStandIns;
-  let anthropic: FakeAnthropic;
-  let claude: ClaudeHome;
-  let m: Mirror;
-  /** The phone's own token: what it schedules is its answer. */
-  let phoneToken = '';
   /** The reset the fake announces while it refuses (epoch seconds), or null: it answers. */
   let limitUntil: number | null = null;
-  const env: NodeJS.ProcessEnv = {};
+  const a = useRealAgent({
+    ...CLAUDE_CC,
+    prefix: 'tether-continue-claude-',
+    start: claudeParts(
+      (req) => (!isAgentTurn(req) ? { text: 'Title' } : limitUntil === null ? { text: 'All done.' } : usageLimitReply(limitUntil)),
+      { subscriber: true },
+    ),
+    phone: 'd8'.repeat(32),
+    pollMs: POLL_MS,
+  });
 
-  const reply = (): AnthropicReply => {
-    if (limitUntil === null) return { text: 'All done.' };
-    return {
-      status: 429,
-      headers: {
-        'anthropic-ratelimit-unified-status': 'rejected',
-        'anthropic-ratelimit-unified-reset': String(limitUntil),
-        'anthropic-ratelimit-unified-representative-claim': 'five_hour',
-      },
-      errorBody: { type: 'error', error: { type: 'rate_limit_error', message: 'Rate limited' } },
-    };
-  };
-
-  beforeAll(async () => {
-    apns = await startApnsStandIns(dir);
-    anthropic = await startFakeAnthropic((req) => (isAgentTurn(req) ? reply() : { text: 'Title' }));
-    claude = claudeHome(anthropic.baseUrl);
-    const { ANTHROPIC_API_KEY: _key, ...withoutKey } = claude.env;
-    Object.assign(env, { NODE_EXTRA_CA_CERTS: apns.caFile }, withoutKey, { CLAUDE_CODE_OAUTH_TOKEN: 'tether-fake-oauth-token' });
-    for (const v of AGENT_ENV_CLEARED) env[v] = undefined;
-  }, 60_000);
-
-  afterAll(async () => {
-    await apns?.close();
-    await anthropic?.close();
-    claude?.cleanup();
-    rmSync(dir, { recursive: true, force: true });
-  }, 60_000);
-
-  const fx = useDaemon(() => agentWithPushToml('claude', CLAUDE_ASKS, apns), { extraEnv: env });
-
-  beforeAll(async () => {
-    phoneToken = (await pairDevice(fx, 'phone', PHONE, 'sandbox')).token;
-    const r = await fx.json('POST', '/sessions', { name: 'cc', agent: 'claude', cwd: claude.cwd });
-    expect(r.status, await r.clone().text()).toBe(201);
-    m = fx.mirror('cc');
-    await explained(shows(['Claude Code v2.1.328'], AGENT_START_MS, 'Claude ready on the client'));
-  }, AGENT_START_MS + 60_000);
-
-  const explained = <T>(p: Promise<T>): Promise<T> => explainedBy(fx.d, p, 60);
-  const shows = (texts: string[], ms: number, what: string) => showsOn(m, texts, ms, what, POLL_MS);
   const listed = async () =>
-    ((await (await fx.d.get('/sessions')).json()) as { id: string; stop: Stop | null; continue: Schedule | null }[]).find(
+    ((await (await a.fx.d.get('/sessions')).json()) as { id: string; stop: Stop | null; continue: ContinueSchedule | null }[]).find(
       (s) => s.id === 'cc',
     );
-  const pushes = () => apns.sandbox.requests.map((q) => q.payload as { aps: { alert: { title: string } }; stopId?: string });
+  const pushes = () => a.pushes<{ aps: { alert: { title: string } }; stopId?: string }>();
   /** Agent turns whose last user message holds `text` as a block of its own. */
-  const turnsWith = (text: string) => anthropic.requests.filter((r) => isAgentTurn(r) && lastUserTexts(r).includes(text));
+  const turnsWith = (text: string) => a.fake.requests.filter((r) => isAgentTurn(r) && lastUserTexts(r).includes(text));
 
   /** A prompt the fake refuses with a usage limit resetting in `seconds`: resolves with the stop (the notice dismissed, unless not to). */
   const limited = async (text: string, seconds: number, dismiss = true): Promise<Stop> => {
     limitUntil = Math.ceil(Date.now() / 1000) + seconds;
     const before = (await listed())?.stop?.id ?? null;
-    m.stream.sendKeys(text);
-    await explained(shows([text], TURN_MS, `the typed "${text}"`));
-    m.stream.sendKey('enter');
-    await explained(shows(["You've hit your", 'limit'], TURN_MS, 'the usage limit on screen'));
-    const stop = await explained(
+    await a.type(text);
+    await a.explained(a.shows(["You've hit your", 'limit'], TURN_MS, 'the usage limit on screen'));
+    const stop = await a.explained(
       eventually(
         async () => {
           const stop = (await listed())?.stop ?? null;
@@ -144,19 +74,7 @@ describe('continue at the reset, with the real Claude Code', () => {
     );
     expect(stop!.resetsAt).toBe(new Date(limitUntil * 1000).toISOString());
     if (!dismiss) return stop!;
-    // Claude waits on the limit with a notice that takes the keys: Escape until it is gone.
-    await explained(
-      eventually(
-        async () => {
-          if (!(await m.text()).includes('Esc to cancel')) return true;
-          m.stream.sendKey('escape');
-          return false;
-        },
-        30_000,
-        500,
-        'the usage limit notice dismissed',
-      ),
-    );
+    await dismissClaudeLimitNotice(a);
     return stop!;
   };
 
@@ -166,7 +84,7 @@ describe('continue at the reset, with the real Claude Code', () => {
       const stop = await limited('hello there', 8);
       limitUntil = null;
       const resetPushes = () => pushes().filter((p) => p.stopId === stop.id && p.aps.alert.title.includes('has reset'));
-      await explained(eventually(() => resetPushes().length > 0, 60_000, POLL_MS, 'the reset push'));
+      await a.explained(eventually(() => resetPushes().length > 0, 60_000, POLL_MS, 'the reset push'));
       expect(Date.now()).toBeGreaterThanOrEqual(Date.parse(stop.resetsAt!));
       expect(resetPushes()).toHaveLength(1);
       expect(resetPushes()[0]).toMatchObject({ aps: { alert: { title: "Claude's usage limit has reset: it can go on", body: 'cc' } } });
@@ -180,13 +98,13 @@ describe('continue at the reset, with the real Claude Code', () => {
       // The notice left on screen, as on a phone away from the terminal: the text goes through it.
       const stop = await limited('one more thing', 20, false);
       // The phone schedules it, with its own token (the lock screen's action).
-      const res = await fetch(new URL('/sessions/cc/continue', fx.d.base), {
+      const res = await fetch(new URL('/sessions/cc/continue', a.fx.d.base), {
         method: 'POST',
-        headers: { authorization: `Bearer ${phoneToken}`, 'content-type': 'application/json' },
+        headers: { authorization: `Bearer ${a.phone.token}`, 'content-type': 'application/json' },
         body: JSON.stringify({ at: 'reset' }),
       });
       expect(res.status, await res.clone().text()).toBe(201);
-      const made = (await res.json()) as Schedule;
+      const made = (await res.json()) as ContinueSchedule;
       expect(made).toMatchObject({
         text: 'continue',
         status: 'waiting',
@@ -196,10 +114,10 @@ describe('continue at the reset, with the real Claude Code', () => {
       });
       expect((await listed())?.continue).toEqual(made);
       limitUntil = null;
-      await explained(eventually(() => turnsWith('continue').length > 0, TURN_MS, POLL_MS, 'the continue reaching the model'));
+      await a.explained(eventually(() => turnsWith('continue').length > 0, TURN_MS, POLL_MS, 'the continue reaching the model'));
       expect(Date.now()).toBeGreaterThanOrEqual(Date.parse(made.at));
-      await explained(eventually(async () => (await listed())?.continue?.status === 'typed', 15_000, POLL_MS, 'the list saying typed'));
-      const answers = (await (await fx.d.get('/ops/answers')).json()) as { answers: { kind: string; ask: string; by: string }[] };
+      await a.explained(eventually(async () => (await listed())?.continue?.status === 'typed', 15_000, POLL_MS, 'the list saying typed'));
+      const answers = (await (await a.fx.d.get('/ops/answers')).json()) as { answers: { kind: string; ask: string; by: string }[] };
       expect(answers.answers.filter((a) => a.kind === 'continue' && a.ask === made.id)).toEqual([
         expect.objectContaining({ by: 'phone', agent: 'claude' }),
       ]);

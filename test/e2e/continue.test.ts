@@ -14,22 +14,12 @@ import { useFakePi } from '../helpers/fake-pi-fixture.js';
 import { lastOfRole, messageText } from '../helpers/fake-model.js';
 import { eventually } from '../helpers/tmux.js';
 import { explainedBy } from '../helpers/daemon.js';
+import type { ContinueSchedule } from '../../src/protocol/continue.js';
 
 /** pi starts slowly on two shared cores: waits are generous, never sleeps. */
 const PI_START_MS = 60_000;
 const TURN_MS = 45_000;
 const SESSION = 'pi-main';
-
-interface Schedule {
-  id: string;
-  at: string;
-  text: string;
-  by: string;
-  stopId: string | null;
-  status: string;
-  reason?: string;
-  decidedAt?: string;
-}
 
 describe('a continue scheduled over REST, typed into the real pi', () => {
   const fp = useFakePi((req) => ({ text: `You said: ${messageText(lastOfRole(req, 'user')).slice(0, 40)}` }));
@@ -39,7 +29,7 @@ describe('a continue scheduled over REST, typed into the real pi', () => {
     setupTimeoutMs: 60_000,
   });
   const listed = async () =>
-    ((await (await fx.d.get('/sessions')).json()) as { id: string; agentState: string | null; continue: Schedule | null }[]).find(
+    ((await (await fx.d.get('/sessions')).json()) as { id: string; agentState: string | null; continue: ContinueSchedule | null }[]).find(
       (s) => s.id === SESSION,
     );
   /** How many of the model's requests carry `text` as their last user message. */
@@ -49,7 +39,7 @@ describe('a continue scheduled over REST, typed into the real pi', () => {
   const schedule = async (body: unknown) => {
     const res = await fx.json('POST', `/sessions/${SESSION}/continue`, body);
     expect(res.status, await res.clone().text()).toBe(201);
-    return (await res.json()) as Schedule;
+    return (await res.json()) as ContinueSchedule;
   };
   const inSeconds = (s: number) => new Date(Date.now() + s * 1000).toISOString();
   /** A continue at `seconds` from now that must be typed: the point after which an earlier one would have been. */
@@ -97,14 +87,14 @@ describe('a continue scheduled over REST, typed into the real pi', () => {
     expect((await listed())?.continue).toEqual(made);
     // tmux holds it, as JSON, the text as given.
     const held = await fx.tmux.tmux('show-options', '-qv', '-t', `=${SESSION}:`, '@tether-continue');
-    expect(JSON.parse(held) as Schedule).toEqual(made);
+    expect(JSON.parse(held) as ContinueSchedule).toEqual(made);
     await explainedBy(
       fx.d,
       eventually(() => reached(text) === 1, TURN_MS, 50, 'the continue reaching the model'),
     );
     const done = await eventually(async () => ((await listed())?.continue?.status === 'typed' ? (await listed())?.continue : null), 15_000);
     expect(done).toMatchObject({ id: made.id, status: 'typed', by: made.by });
-    const frames = mirror.received.flatMap((r) => (r.kind === 'state' && r.frame.continue ? [r.frame.continue as Schedule] : []));
+    const frames = mirror.received.flatMap((r) => (r.kind === 'state' && r.frame.continue ? [r.frame.continue as ContinueSchedule] : []));
     expect(frames.some((c) => c.status === 'waiting' && c.id === made.id)).toBe(true);
     expect(frames.some((c) => c.status === 'typed' && c.id === made.id)).toBe(true);
     const answers = (await (await fx.d.get('/ops/answers')).json()) as {

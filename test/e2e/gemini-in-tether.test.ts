@@ -8,119 +8,86 @@
  * --agent gemini` makes a session of its own. The user's own hook keeps firing beside tether's,
  * and their settings file is left as it was.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { AGENT_ENV_CLEARED } from '../../testkit/agent-bins.js';
-import { startApnsStandIns, type ApnsStandIns } from '../../testkit/apns-server.js';
-import { functionResponses, isAgentTurn, lastUserText, sideReply, startFakeGemini, type FakeGemini } from '../../testkit/fake-gemini.js';
-import { geminiHome, type GeminiHome } from '../../testkit/gemini-home.js';
+import { readFileSync } from 'node:fs';
+import { describe, expect, test } from 'vitest';
+import { functionResponses, isAgentTurn, lastUserText, sideReply } from '../../testkit/fake-gemini.js';
 import { agentWithPushToml } from '../helpers/agent-config.js';
-import { useDaemon } from '../helpers/daemon-fixture.js';
-import { explainedBy, runCli } from '../helpers/daemon.js';
-import { pairDevice, type PairedDevice } from '../helpers/pair-device.js';
-import { shows as showsOn, stateFrames, type Mirror } from '../helpers/stream.js';
+import { AGENT_START_MS, MARKER_TURN, TURN_MS, useRealAgent } from '../helpers/agent-fixture.js';
+import { answered, turnEnded as ended, wrongAnswersRefused } from '../helpers/agent-asks.js';
+import { geminiParts } from '../helpers/agent-parts.js';
+import { runCli } from '../helpers/daemon.js';
+import { stateFrames } from '../helpers/stream.js';
 import { eventually } from '../helpers/tmux.js';
 import type { Ask } from '../../src/protocol/frames.js';
 
-const AGENT_START_MS = 90_000;
-const TURN_MS = 90_000;
 const TEST_MS = 300_000;
 const POLL_MS = 100;
-const PHONE = 'e5'.repeat(32);
-const FINAL = 'All done: tether-final-answer';
+const FINAL = MARKER_TURN.final;
 const READY = ['Gemini CLI v0.61.0', 'Type your message'];
 
 describe('Gemini CLI as a tether session', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'tether-gemini-e2e-'));
-  let apns: ApnsStandIns;
-  let fake: FakeGemini;
-  let gemini: GeminiHome;
-  let phone: PairedDevice;
-  let m: Mirror;
   let userSettings = '';
-  const env: NodeJS.ProcessEnv = {};
-
-  beforeAll(async () => {
-    apns = await startApnsStandIns(dir);
+  const agent = useRealAgent({
+    prefix: 'tether-gemini-e2e-',
     // Each prompt names the call the model makes; once the call's result came back, the answer.
-    fake = await startFakeGemini((req) => {
-      if (!isAgentTurn(req)) return sideReply(req);
-      if (lastUserText(req).includes('hit the limit')) return { status: 429 };
-      if (functionResponses(req).length > 0) return { text: FINAL };
-      const prompt = lastUserText(req);
-      const file = /mark (\w+)/.exec(prompt)?.[1];
-      if (file)
-        return {
-          calls: [{ name: 'run_shell_command', args: { command: `touch ${file}.txt && echo ran >> ${file}.txt`, description: 'Mark' } }],
-        };
-      if (prompt.includes('a question'))
-        return {
-          calls: [
-            {
-              name: 'ask_user',
-              args: {
-                questions: [
-                  {
-                    question: 'Which color?',
-                    header: 'Color',
-                    type: 'choice',
-                    options: [
-                      { label: 'red', description: 'warm' },
-                      { label: 'blue', description: 'cool' },
-                    ],
-                  },
-                ],
+    start: geminiParts(
+      (req) => {
+        if (!isAgentTurn(req)) return sideReply(req);
+        if (lastUserText(req).includes('hit the limit')) return { status: 429 };
+        if (functionResponses(req).length > 0) return { text: FINAL };
+        const prompt = lastUserText(req);
+        const file = /mark (\w+)/.exec(prompt)?.[1];
+        if (file)
+          return {
+            calls: [{ name: 'run_shell_command', args: { command: `touch ${file}.txt && echo ran >> ${file}.txt`, description: 'Mark' } }],
+          };
+        if (prompt.includes('a question'))
+          return {
+            calls: [
+              {
+                name: 'ask_user',
+                args: {
+                  questions: [
+                    {
+                      question: 'Which color?',
+                      header: 'Color',
+                      type: 'choice',
+                      options: [
+                        { label: 'red', description: 'warm' },
+                        { label: 'blue', description: 'cool' },
+                      ],
+                    },
+                  ],
+                },
               },
-            },
-          ],
-        };
-      return { calls: [{ name: 'run_shell_command', args: { command: 'echo tether-tool-ok', description: 'Print a marker' } }] };
-    });
-    gemini = geminiHome(fake.baseUrl);
-    gemini.addCommand('mycmd', 'My custom command', 'Say {{args}}');
-    userSettings = readFileSync(gemini.settingsFile, 'utf8');
-    Object.assign(env, { NODE_EXTRA_CA_CERTS: apns.caFile });
-    for (const v of AGENT_ENV_CLEARED) env[v] = undefined;
-    Object.assign(env, gemini.env);
-  }, 60_000);
-
-  afterAll(async () => {
-    await apns?.close();
-    await fake?.close();
-    gemini?.cleanup();
-    rmSync(dir, { recursive: true, force: true });
-  }, 60_000);
-
-  const fx = useDaemon(() => agentWithPushToml('gemini', [], apns), { extraEnv: env });
-
-  const explained = <T>(p: Promise<T>): Promise<T> => explainedBy(fx.d, p, 80);
-  const shows = (texts: string[], ms: number, what: string) => showsOn(m, texts, ms, what, POLL_MS);
-  const states = () => stateFrames(m).map((s) => (s.ask ? 'ask' : s.tool ? `${s.value} ${s.tool}` : s.value));
-  const pushes = () => apns.sandbox.requests.map((r) => (r.payload as { aps: { alert: { title: string; body: string } } }).aps.alert);
-  const answer = (ask: string, choice: string) =>
-    fetch(`${fx.d.base}/sessions/gm/answer`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${phone.token}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ ask, choice }),
-    });
-  const runs = (file: string): number =>
-    existsSync(join(gemini.cwd, file)) ? readFileSync(join(gemini.cwd, file), 'utf8').split('\n').filter(Boolean).length : 0;
-  const type = async (text: string) => {
-    m.stream.sendKeys(text);
-    await explained(shows([text], TURN_MS, `the typed "${text}" on the client`));
-    m.stream.sendKey('enter');
-  };
+            ],
+          };
+        return { calls: [{ name: 'run_shell_command', args: { command: `echo ${MARKER_TURN.output}`, description: 'Print a marker' } }] };
+      },
+      (home) => {
+        home.addCommand('mycmd', 'My custom command', 'Say {{args}}');
+        userSettings = readFileSync(home.settingsFile, 'utf8');
+      },
+    ),
+    toml: (apns) => agentWithPushToml('gemini', [], apns),
+    phone: 'e5'.repeat(32),
+    session: { name: 'gm', agent: 'gemini', ready: READY },
+    logLines: 80,
+  });
+  const { fx, answer, runs, explained } = agent;
+  const shows = (texts: string[], ms: number, what: string) => agent.shows(texts, ms, what);
+  const states = () => stateFrames(agent.m).map((s) => (s.ask ? 'ask' : s.tool ? `${s.value} ${s.tool}` : s.value));
+  const pushes = () => agent.apns.sandbox.requests.map((r) => (r.payload as { aps: { alert: { title: string; body: string } } }).aps.alert);
+  const type = (text: string) => agent.type(text);
   /** Types a prompt whose turn asks; resolves with the new ask once the client got it. */
   const asked = async (text: string, dialog: string): Promise<{ ask: Ask; lateMs: number }> => {
-    const seen = stateFrames(m).length;
+    const seen = stateFrames(agent.m).length;
     await type(text);
     const shown = await explained(shows([dialog], TURN_MS, `the dialog "${dialog}" on the client`)).then(() => Date.now());
     const ask = await explained(
       eventually(
         () =>
-          stateFrames(m)
+          stateFrames(agent.m)
             .slice(seen)
             .find((s) => s.ask)?.ask ?? null,
         TURN_MS,
@@ -130,25 +97,17 @@ describe('Gemini CLI as a tether session', () => {
     );
     return { ask: ask!, lateMs: Math.max(0, Date.now() - shown) };
   };
-  const turnEnded = (what: string) =>
-    explained(eventually(() => stateFrames(m).at(-1)?.value === 'awaiting-input' && !stateFrames(m).at(-1)?.ask, TURN_MS, POLL_MS, what));
-
-  beforeAll(async () => {
-    phone = await pairDevice(fx, 'phone', PHONE, 'sandbox');
-    const r = await fx.json('POST', '/sessions', { name: 'gm', agent: 'gemini', cwd: gemini.cwd });
-    expect(r.status, await r.clone().text()).toBe(201);
-    m = fx.mirror('gm');
-    await explained(shows(READY, AGENT_START_MS, 'Gemini ready on the client'));
-  }, AGENT_START_MS + 60_000);
+  /** The turn ended: the state awaiting-input without an ask. */
+  const turnEnded = (what: string) => ended(agent, [], what);
 
   test(
     'a turn with a shell call: thinking, tool, awaiting-input; named from its first prompt; its commands, the custom one too; one push; the user hook fires beside tethers',
     async () => {
       await explained(eventually(() => states().includes('idle'), AGENT_START_MS, POLL_MS, 'idle (SessionStart)'));
       const before = states().length;
-      await type('please run the marker command');
-      await explained(shows(['tether-tool-ok', FINAL], TURN_MS, 'the tool output and answer'));
-      await turnEnded('awaiting-input after the turn');
+      await type(MARKER_TURN.prompt);
+      await explained(shows([MARKER_TURN.output, FINAL], TURN_MS, 'the tool output and answer'));
+      await turnEnded('the turn');
       expect(states().slice(before)).toEqual(['thinking', 'tool run_shell_command', 'thinking', 'awaiting-input']);
 
       const commands = (await (await fx.d.get('/sessions/gm/commands')).json()) as { name: string; description: string }[];
@@ -164,10 +123,10 @@ describe('Gemini CLI as a tether session', () => {
       await explained(eventually(() => pushes().length > 0, 30_000, POLL_MS, 'a push when Gemini waits'));
       expect(pushes()).toEqual([{ title: 'Gemini is waiting for you', body: 'gm: please run the marker' }]);
 
-      expect(gemini.hooks().map((h) => h.hook_event_name)).toEqual(
+      expect(agent.home.hooks().map((h) => h.hook_event_name)).toEqual(
         expect.arrayContaining(['SessionStart', 'BeforeAgent', 'BeforeTool', 'AfterAgent']),
       );
-      expect(readFileSync(gemini.settingsFile, 'utf8')).toBe(userSettings);
+      expect(readFileSync(agent.home.settingsFile, 'utf8')).toBe(userSettings);
     },
     TEST_MS,
   );
@@ -190,13 +149,10 @@ describe('Gemini CLI as a tether session', () => {
         { id: 'no', label: 'No, suggest changes' },
       ]);
       await explained(eventually(() => pushes().length > pushed, 30_000, POLL_MS, 'a push for the ask'));
-      expect((await answer(ask.id, 'maybe')).status).toBe(400);
-      expect((await answer('0f6c3a8e-6a43-4d0b-9d0e-5a3c2b1f7e21', 'yes')).status).toBe(404);
-      const r = await answer(ask.id, 'yes');
-      expect(r.status).toBe(200);
-      expect(await r.json()).toEqual({ ask: ask.id, choice: 'yes', landed: true, by: 'phone' });
+      await wrongAnswersRefused(agent, ask.id, 'yes');
+      expect(await answered(agent, ask.id, 'yes', 200)).toEqual({ ask: ask.id, choice: 'yes', landed: true, by: 'phone' });
       await explained(shows([FINAL], TURN_MS, 'the answer after allow'));
-      await turnEnded('awaiting-input after allow');
+      await turnEnded('allow');
       expect(runs('allow.txt')).toBe(1);
       expect((await answer(ask.id, 'no')).status).toBe(409);
       // The wait at the turn's end is pushed after the state frame: wait for it, then count.
@@ -218,9 +174,8 @@ describe('Gemini CLI as a tether session', () => {
       ).toEqual([pushes()[pushed]!.title, 'Gemini is waiting for you']);
 
       const denied = await asked('mark deny', 'Allow execution');
-      const d = await answer(denied.ask.id, 'no');
-      expect(await d.json()).toMatchObject({ choice: 'no', landed: true });
-      await turnEnded('awaiting-input after deny');
+      await answered(agent, denied.ask.id, 'no', 200, { choice: 'no', landed: true });
+      await turnEnded('deny');
       expect(runs('deny.txt')).toBe(0);
     },
     TEST_MS,
@@ -236,8 +191,8 @@ describe('Gemini CLI as a tether session', () => {
         { id: '2', label: 'blue' },
       ]);
       expect(await (await answer(ask.id, '2')).json()).toMatchObject({ choice: '2', landed: true });
-      await turnEnded('awaiting-input after the question');
-      const sent = fake.requests.flatMap((q) => functionResponses(q)).filter((f) => f.name === 'ask_user');
+      await turnEnded('the question');
+      const sent = agent.fake.requests.flatMap((q) => functionResponses(q)).filter((f) => f.name === 'ask_user');
       expect(JSON.stringify(sent.at(-1)?.response)).toContain('blue');
     },
     TEST_MS,
@@ -248,11 +203,11 @@ describe('Gemini CLI as a tether session', () => {
     async () => {
       await type('hit the limit');
       await explained(shows(['Usage limit reached', 'Stop'], TURN_MS, 'the usage limit dialog'));
-      m.stream.sendKeys('2');
+      agent.m.stream.sendKeys('2');
       await explained(shows(['exhausted your daily quota'], TURN_MS, 'the error after Stop'));
       const stop = await explained(
         eventually(
-          () => stateFrames(m).find((f) => f.stop && f.stop.kind !== 'done')?.stop ?? null,
+          () => stateFrames(agent.m).find((f) => f.stop && f.stop.kind !== 'done')?.stop ?? null,
           TURN_MS,
           POLL_MS,
           'a stop on the stream',
@@ -260,7 +215,7 @@ describe('Gemini CLI as a tether session', () => {
       );
       expect(stop).toMatchObject({ kind: 'usage-limit', agent: 'gemini' });
       expect(stop.message).toContain('You have exhausted your daily quota on this model.');
-      expect(stateFrames(m).at(-1)?.value).toBe('awaiting-input');
+      expect(stateFrames(agent.m).at(-1)?.value).toBe('awaiting-input');
     },
     TEST_MS,
   );
@@ -269,7 +224,7 @@ describe('Gemini CLI as a tether session', () => {
     'the tmux server killed: the session comes back in the same conversation',
     async () => {
       const pid = Number((await fx.tmux.tmux('display-message', '-p', '#{pid}')).trim());
-      m.close();
+      agent.m.close();
       process.kill(pid, 'SIGKILL');
       const listed = async () =>
         ((await (await fx.d.get('/sessions')).json()) as { id: string; state: string }[]).find((s) => s.id === 'gm');
@@ -282,7 +237,7 @@ describe('Gemini CLI as a tether session', () => {
           'gm restored',
         ),
       );
-      m = fx.mirror('gm');
+      agent.watch('gm');
       await explained(shows(['a question please', 'Color → blue', FINAL], AGENT_START_MS, 'the resumed conversation on a new client'));
     },
     TEST_MS,
@@ -291,7 +246,7 @@ describe('Gemini CLI as a tether session', () => {
   test(
     'tether attach --agent gemini makes a Gemini session',
     async () => {
-      const r = await runCli(['attach', 'gm2', '--agent', 'gemini', '--detach'], fx.home.env, 30_000, [], gemini.cwd);
+      const r = await runCli(['attach', 'gm2', '--agent', 'gemini', '--detach'], fx.home.env, 30_000, [], agent.home.cwd);
       expect(r, r.stderr).toMatchObject({ code: 0, stdout: 'created session gm2\n' });
       await explained(
         eventually(
@@ -304,7 +259,7 @@ describe('Gemini CLI as a tether session', () => {
           'gm2 listed with agent gemini',
         ),
       );
-      m = fx.mirror('gm2');
+      agent.watch('gm2');
       await explained(shows(READY, AGENT_START_MS, 'Gemini ready in the attached session'));
     },
     TEST_MS,

@@ -6,12 +6,14 @@
  * a real HTTP/2 TLS stand-in for APNs checks each provider token and records what the phone
  * would get. The debounce and the idle while are shortened by the tests' environment variables.
  */
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { writeFakeClaude } from '../helpers/fake-claude.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pushToml, startApnsStandIns, type ApnsRequest, type FakeApns } from '../../testkit/apns-server.js';
+import { pushToml, type ApnsRequest } from '../../testkit/apns-server.js';
 import { runCli } from '../helpers/daemon.js';
+import { useApnsStandIns } from '../helpers/apns-fixture.js';
 import { useDaemon } from '../helpers/daemon-fixture.js';
 import { pairDevice, type PairedDevice } from '../helpers/pair-device.js';
 import { fakeAgent } from '../helpers/agent-socket.js';
@@ -33,21 +35,10 @@ const hookLog = join(work, 'hooks.log');
 const fakeClaude = join(work, 'claude');
 mkdirSync(project, { recursive: true });
 // Hook inputs as Claude Code documents them; one event (or a run of asks) per typed line.
-writeFileSync(
-  fakeClaude,
-  `#!/usr/bin/env node
-const fs = require('node:fs');
-const { spawnSync } = require('node:child_process');
-const args = process.argv.slice(2);
-const settings = JSON.parse(fs.readFileSync(args[args.indexOf('--settings') + 1], 'utf8'));
-const base = { session_id: '7a1c2a6e-3b1d-4c8e-9a7f-2d4b6c8e0a1b', transcript_path: '/tmp/t.jsonl', cwd: process.cwd(), permission_mode: 'default' };
-const fire = (hook_event_name, extra = {}) => {
-  for (const group of settings.hooks[hook_event_name] || []) for (const h of group.hooks)
-    spawnSync('/bin/sh', ['-c', h.command], { input: JSON.stringify({ ...base, hook_event_name, ...extra }), timeout: 10000 });
-  fs.appendFileSync(${JSON.stringify(hookLog)}, hook_event_name + '\\n');
-};
-const events = {
-  prompt: () => fire('UserPromptSubmit', { prompt: 'fix the build' }),
+writeFakeClaude(fakeClaude, {
+  sessionId: '7a1c2a6e-3b1d-4c8e-9a7f-2d4b6c8e0a1b',
+  afterEvent: `fs.appendFileSync(${JSON.stringify(hookLog)}, hook_event_name + '\\n');`,
+  events: `  prompt: () => fire('UserPromptSubmit', { prompt: 'fix the build' }),
   tool: () => fire('PreToolUse', { tool_name: 'Bash', tool_input: { command: 'npm test' }, tool_use_id: 'toolu_1' }),
   permission: () => fire('PermissionRequest', { tool_name: 'Bash', tool_input: { command: 'rm -rf build' } }),
   stop: () => fire('Stop', { stop_hook_active: false }),
@@ -57,24 +48,9 @@ const events = {
       // The last ask stays open.
       if (i < 99) fire('PreToolUse', { tool_name: 'Bash', tool_input: { command: 'make step-' + i }, tool_use_id: 'toolu_' + i });
     }
-  },
-};
-fire('SessionStart', { source: 'startup' });
-process.stdout.write('fake claude ready\\n');
-let buf = '';
-process.stdin.setEncoding('utf8');
-process.stdin.on('data', (d) => {
-  buf += d;
-  let nl;
-  while ((nl = buf.search(/[\\r\\n]/)) >= 0) {
-    const line = buf.slice(0, nl).trim();
-    buf = buf.slice(nl + 1);
-    if (events[line]) { events[line](); fs.appendFileSync(${JSON.stringify(hookLog)}, 'done ' + line + '\\n'); }
-  }
+  },`,
+  afterLine: `fs.appendFileSync(${JSON.stringify(hookLog)}, 'done ' + line + '\\n');`,
 });
-`,
-);
-chmodSync(fakeClaude, 0o755);
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 interface Aps {
@@ -91,21 +67,8 @@ interface Aps {
 const apsOf = (r: ApnsRequest): Aps => (r.payload as { aps: Aps }).aps;
 
 describe('a Live Activity through the daemon', () => {
-  let dir: string;
-  let caFile: string;
-  let keyPath: string;
-  let sandbox: FakeApns;
-  let production: FakeApns;
   let phone: PairedDevice;
-  beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'tether-activity-apns-'));
-    ({ keyPath, sandbox, production, caFile } = await startApnsStandIns(dir));
-  });
-  afterAll(async () => {
-    await sandbox?.close();
-    await production?.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const apns = useApnsStandIns('tether-activity-apns-');
   const fx = useDaemon(
     () =>
       [
@@ -113,12 +76,12 @@ describe('a Live Activity through the daemon', () => {
         'command = "/bin/cat"',
         '[agents.claude]',
         `command = ${JSON.stringify(fakeClaude)}`,
-        ...pushToml(sandbox.url, keyPath, production.url),
+        ...pushToml(apns.sandbox.url, apns.keyPath, apns.production.url),
         '',
       ].join('\n'),
     {
       extraEnv: () => ({
-        NODE_EXTRA_CA_CERTS: caFile,
+        NODE_EXTRA_CA_CERTS: apns.caFile,
         TETHER_TEST_ACTIVITY_DEBOUNCE_MS: String(DEBOUNCE_MS),
         TETHER_TEST_ACTIVITY_IDLE_MS: String(IDLE_MS),
       }),
@@ -140,7 +103,7 @@ describe('a Live Activity through the daemon', () => {
     };
     return file.tokens.find((t) => t.id === phone.tokenId)?.liveActivity ?? null;
   };
-  const activity = () => sandbox.requests.filter((r) => r.headers['apns-push-type'] === 'liveactivity');
+  const activity = () => apns.sandbox.requests.filter((r) => r.headers['apns-push-type'] === 'liveactivity');
   const hooks = () => {
     try {
       return readFileSync(hookLog, 'utf8').split('\n').filter(Boolean);
@@ -263,12 +226,12 @@ describe('a Live Activity through the daemon', () => {
     await type('prompt');
     await next(mark, 'a new start', (r) => apsOf(r).event === 'start' && r.deviceToken === START);
     expect((await put({ updateToken: UPDATE_2 })).status).toBe(200);
-    sandbox.answer = (r) => (r.deviceToken === UPDATE_2 ? { status: 410, reason: 'Unregistered' } : { status: 200 });
+    apns.sandbox.answer = (r) => (r.deviceToken === UPDATE_2 ? { status: 410, reason: 'Unregistered' } : { status: 200 });
     const mark2 = activity().length;
     await type('permission');
     await next(mark2, 'the update to the dead token', (r) => r.deviceToken === UPDATE_2);
     await eventually(() => (stored() as { updateToken?: unknown }).updateToken === null, 10_000, 20, 'the dead token forgotten');
-    sandbox.answer = () => ({ status: 200 });
+    apns.sandbox.answer = () => ({ status: 200 });
     const mark3 = activity().length;
     await type('tool');
     const again = await next(mark3, 'a start after the 410', (r) => apsOf(r).event === 'start');
@@ -389,6 +352,6 @@ describe('a Live Activity through the daemon', () => {
       expect(r.jwtError).toBeNull();
       if (apsOf(r).event !== 'end') expect(apsOf(r)['stale-date']).toBe(apsOf(r).timestamp + 1800);
     }
-    expect(production.requests).toEqual([]);
+    expect(apns.production.requests).toEqual([]);
   });
 });

@@ -7,12 +7,11 @@
  * again at a new address after a new DHCP lease (under its own name), see it leave when it stops
  * (its goodbye), and find it again, same id and same certificate, when it is back.
  */
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { packageVersion } from '../../src/config/version.js';
 import { runCli } from '../helpers/daemon.js';
-import { useDaemon } from '../helpers/daemon-fixture.js';
 import { browseMdns, phoneRequest, type MdnsBrowser, type PhoneRequest, type SeenService } from '../helpers/lan-phone.js';
-import { canMakeNetworks, makeTestNetwork, type TestNetwork } from '../helpers/netns.js';
+import { useNetnsDaemon } from '../helpers/netns-daemon.js';
 
 const CONFIG = `bindAddress = "0.0.0.0:0"\ntls = true\nname = "devbox"\n[agent]\ncommand = "/bin/cat"\ndefault_session = "pi-main"\n`;
 
@@ -27,23 +26,7 @@ interface PairJson {
 
 // Only a machine without root skips it; root without iproute2 is a missing install and fails.
 describe.skipIf(process.getuid?.() !== 0)('finding the daemon on the local network by mDNS (network namespaces; root)', () => {
-  beforeAll(() => {
-    if (!canMakeNetworks()) throw new Error('ip is missing: apt-get install iproute2 (.ci/run does)');
-  });
-  let net: TestNetwork | null = null;
-  const network = () => {
-    if (net === null) throw new Error('the test network was not made');
-    return net;
-  };
-  const f = useDaemon(CONFIG, {
-    before: () => {
-      net = makeTestNetwork();
-    },
-    after: () => net?.remove(),
-    get wrap() {
-      return net?.exec(net.host) ?? [];
-    },
-  });
+  const { f, network } = useNetnsDaemon(CONFIG);
   let browser: MdnsBrowser | null = null;
   afterEach(async () => {
     await browser?.stop();

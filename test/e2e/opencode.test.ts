@@ -9,33 +9,28 @@
  *
  * One daemon and one opencode session for all but the last test; each test is one turn or two.
  */
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { agentBin, AGENT_ENV_CLEARED } from '../../testkit/agent-bins.js';
-import { pushToml, startApnsStandIns, type ApnsStandIns } from '../../testkit/apns-server.js';
-import { opencodeHome, readUserConfig, type OpencodeHome } from '../../testkit/opencode-home.js';
-import { useDaemon } from '../helpers/daemon-fixture.js';
-import { explainedBy, runCli } from '../helpers/daemon.js';
-import { lastOfRole, messageText, startFakeModel, type ChatRequest, type FakeModel, type FakeReply } from '../helpers/fake-model.js';
-import { pairDevice, type PairedDevice } from '../helpers/pair-device.js';
-import { shows as showsOn, stateFrames, type Mirror } from '../helpers/stream.js';
+import { describe, expect, test } from 'vitest';
+import { agentBin } from '../../testkit/agent-bins.js';
+import { pushToml } from '../../testkit/apns-server.js';
+import { readUserConfig } from '../../testkit/opencode-home.js';
+import { newAsk, turnEnded as ended, wrongAnswersRefused } from '../helpers/agent-asks.js';
+import { AGENT_START_MS, MARKER_TURN, TURN_MS, useRealAgent } from '../helpers/agent-fixture.js';
+import { opencodeParts } from '../helpers/agent-parts.js';
+import { runCli } from '../helpers/daemon.js';
+import { lastOfRole, messageText, type ChatRequest, type FakeReply } from '../helpers/fake-model.js';
+import { stateFrames, type Mirror } from '../helpers/stream.js';
 import { eventually } from '../helpers/tmux.js';
 import type { Ask } from '../../src/protocol/frames.js';
 import type { Stop } from '../../src/protocol/stop.js';
 
-/** A cold start of a 185 MB binary on a busy two-core machine. */
-const AGENT_START_MS = 90_000;
-const TURN_MS = 90_000;
 const TEST_MS = 300_000;
 const POLL_MS = 100;
-const PHONE = 'e7'.repeat(32);
 
 const TITLE = 'Marker Title Words';
-const PROMPT = 'please run the marker command';
-const MARKER = 'echo tether-tool-ok';
-const FINAL = 'All done: tether-final-answer';
+const { prompt: PROMPT, final: FINAL } = MARKER_TURN;
+const MARKER = `echo ${MARKER_TURN.output}`;
 const READY = ['Ask anything'];
 
 interface Listed {
@@ -73,33 +68,10 @@ function reply(req: ChatRequest): FakeReply {
 }
 
 describe('opencode as a tether session', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'tether-opencode-e2e-'));
-  let apns: ApnsStandIns;
-  let model: FakeModel;
-  let oc: OpencodeHome;
-  let phone: PairedDevice;
-  let m: Mirror;
-  const env: NodeJS.ProcessEnv = {};
-
-  beforeAll(async () => {
-    apns = await startApnsStandIns(dir);
-    model = await startFakeModel(reply);
-    oc = opencodeHome(model.baseUrl);
-    Object.assign(env, oc.env, { NODE_EXTRA_CA_CERTS: apns.caFile });
-    for (const v of AGENT_ENV_CLEARED) env[v] = undefined;
-  }, 60_000);
-
-  // Registered before the fixture so that it runs after the fixture's teardown: the agent's home
-  // is removed only once tmux, and opencode in it, are gone.
-  afterAll(async () => {
-    await apns?.close();
-    await model?.close();
-    oc?.cleanup();
-    rmSync(dir, { recursive: true, force: true });
-  }, 60_000);
-
-  const fx = useDaemon(
-    () =>
+  const agent = useRealAgent({
+    prefix: 'tether-opencode-e2e-',
+    start: opencodeParts(reply),
+    toml: (apns) =>
       [
         '[agent]',
         'command = "/bin/sh"',
@@ -110,63 +82,36 @@ describe('opencode as a tether session', () => {
         ...pushToml(apns.sandbox.url, apns.keyPath),
         '',
       ].join('\n'),
-    { extraEnv: env },
-  );
-
-  const explained = <T>(p: Promise<T>): Promise<T> => explainedBy(fx.d, p, 80);
+    phone: 'e7'.repeat(32),
+    session: { name: 'oc', agent: 'opencode', ready: READY },
+    logLines: 80,
+  });
+  const { fx, explained } = agent;
+  const oc = () => agent.home;
   const listed = async (id: string) => ((await (await fx.d.get('/sessions')).json()) as Listed[]).find((s) => s.id === id);
-  const shows = (mirror: Mirror, texts: string[], ms: number, what: string) => showsOn(mirror, texts, ms, what, POLL_MS);
+  const shows = (mirror: Mirror, texts: string[], ms: number, what: string) => agent.shows(texts, ms, what, mirror);
   const states = (mirror: Mirror) => stateFrames(mirror).map((f) => (f.tool ? `${f.value} ${f.tool}` : f.value) + (f.ask ? ' (ask)' : ''));
   const alerts = (session: string) =>
-    apns.sandbox.requests.flatMap((r) => {
+    agent.apns.sandbox.requests.flatMap((r) => {
       const p = r.payload as { aps: { alert: { title: string; body: string } }; sessionId: string; askId?: string };
       return p.sessionId === session ? [{ title: p.aps.alert.title, body: p.aps.alert.body, ...(p.askId ? { askId: p.askId } : {}) }] : [];
     });
-  const answer = (session: string, ask: string, choice: string) =>
-    fetch(`${fx.d.base}/sessions/${session}/answer`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${phone.token}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ ask, choice }),
-    });
-  const lines = (file: string): number =>
-    existsSync(join(oc.cwd, file)) ? readFileSync(join(oc.cwd, file), 'utf8').split('\n').filter(Boolean).length : 0;
+  const answer = (session: string, ask: string, choice: string) => agent.answer(ask, choice, { session });
+  const lines = (file: string): number => agent.runs(file);
   /** The last prompt typed into the session `oc` (its reopened conversation ends with it). */
   let lastPrompt = '';
   /** Types `text` as a person would, then Enter. */
   const type = async (mirror: Mirror, text: string) => {
-    if (mirror === m) lastPrompt = text;
-    mirror.stream.sendKeys(text);
-    await explained(shows(mirror, [text], TURN_MS, `the typed "${text}" on the client`));
-    mirror.stream.sendKey('enter');
+    if (mirror === agent.m) lastPrompt = text;
+    await agent.type(text, mirror);
   };
   /** Types a prompt whose turn asks; resolves with the new ask the client gets. */
-  const asked = async (prompt: string): Promise<Ask> => {
-    const seen = new Set(stateFrames(m).flatMap((s) => (s.ask ? [s.ask.id] : [])));
-    await type(m, prompt);
-    return explained(
-      eventually(
-        () => {
-          const frame = stateFrames(m).find((s) => s.ask !== undefined && !seen.has(s.ask.id));
-          if (!frame) throw new Error(`no new ask; states: ${states(m).slice(-4).join(', ')}`);
-          expect(frame.value).toBe('awaiting-input');
-          return frame.ask!;
-        },
-        TURN_MS,
-        POLL_MS,
-        'an ask on the stream',
-      ),
-    );
+  const asked = (prompt: string): Promise<Ask> => {
+    lastPrompt = prompt;
+    return newAsk(agent, prompt);
   };
-  const turnEnded = (what: string) =>
-    explained(eventually(() => stateFrames(m).at(-1)?.value === 'awaiting-input' && !stateFrames(m).at(-1)?.ask, TURN_MS, POLL_MS, what));
-
-  beforeAll(async () => {
-    phone = await pairDevice(fx, 'phone', PHONE, 'sandbox');
-    const r = await fx.json('POST', '/sessions', { name: 'oc', agent: 'opencode', cwd: oc.cwd });
-    expect(r.status, await r.clone().text()).toBe(201);
-    m = fx.mirror('oc');
-    await explained(shows(m, READY, AGENT_START_MS, 'opencode ready on the client'));
-  }, AGENT_START_MS + 60_000);
+  /** The turn ended: the state awaiting-input without an ask. */
+  const turnEnded = (what: string) => ended(agent, [], what);
 
   test(
     "a turn with a tool: thinking, bash, thinking, awaiting-input; one push; its commands with the user's own; named by opencode's title; the user's plugin and config kept",
@@ -175,10 +120,10 @@ describe('opencode as a tether session', () => {
         eventually(async () => (await listed('oc'))?.agentState === 'idle', AGENT_START_MS, POLL_MS, 'oc idle (the plugin said hello)'),
       );
       expect((await listed('oc'))?.agent).toBe('opencode');
-      await type(m, PROMPT);
-      await explained(shows(m, [MARKER, FINAL], TURN_MS, 'the tool call and the answer on the client'));
-      await turnEnded('the awaiting-input that ends the turn');
-      expect(states(m)).toEqual(['idle', 'thinking', 'tool bash', 'thinking', 'awaiting-input']);
+      await type(agent.m, PROMPT);
+      await explained(shows(agent.m, [MARKER, FINAL], TURN_MS, 'the tool call and the answer on the client'));
+      await turnEnded('the turn');
+      expect(states(agent.m)).toEqual(['idle', 'thinking', 'tool bash', 'thinking', 'awaiting-input']);
 
       await explained(eventually(() => alerts('oc').length > 0, 30_000, POLL_MS, 'a push for oc'));
       // One alert; its body names the session, with opencode's title once it came (docs/push.md).
@@ -194,9 +139,13 @@ describe('opencode as a tether session', () => {
       await explained(eventually(async () => (await listed('oc'))?.description === TITLE, 30_000, POLL_MS, "oc named by opencode's title"));
 
       // The user's own plugin saw the turn, beside tether's; their config holds nothing of tether's.
-      expect(oc.events().map((e) => e.type)).toEqual(expect.arrayContaining(['session.status', 'session.idle']));
-      expect(readUserConfig(oc)).toBe(oc.configText);
-      for (const f of readdirSync(oc.configDir)) expect(f).not.toMatch(/tether/);
+      expect(
+        oc()
+          .events()
+          .map((e) => e.type),
+      ).toEqual(expect.arrayContaining(['session.status', 'session.idle']));
+      expect(readUserConfig(oc())).toBe(oc().configText);
+      for (const f of readdirSync(oc().configDir)) expect(f).not.toMatch(/tether/);
     },
     TEST_MS,
   );
@@ -211,24 +160,25 @@ describe('opencode as a tether session', () => {
         { id: 'always', label: 'Allow always' },
         { id: 'reject', label: 'Reject' },
       ]);
-      const event = oc.events().findLast((e) => e.type === 'permission.asked');
+      const event = oc()
+        .events()
+        .findLast((e) => e.type === 'permission.asked');
       expect(event, 'the permission.asked event the user plugin saw').toBeDefined();
       expect(Date.parse(a.askedAt) - event!.at, 'from opencode asking to the ask').toBeLessThan(1000);
-      await explained(shows(m, ['Permission required', 'Allow once'], TURN_MS, "opencode's permission prompt on the client"));
+      await explained(shows(agent.m, ['Permission required', 'Allow once'], TURN_MS, "opencode's permission prompt on the client"));
       await explained(eventually(() => alerts('oc').some((x) => x.askId === a.id), 30_000, POLL_MS, 'a push for the ask'));
       expect(alerts('oc').filter((x) => x.askId === a.id)).toEqual([
         { title: 'opencode asks to use bash', body: 'echo ran >> allow.txt', askId: a.id },
       ]);
 
-      expect((await answer('oc', a.id, 'maybe')).status).toBe(400);
-      expect((await answer('oc', '0f6c3a8e-6a43-4d0b-9d0e-5a3c2b1f7e21', 'once')).status).toBe(404);
+      await wrongAnswersRefused(agent, a.id, 'once', 'oc');
       expect(lines('allow.txt')).toBe(0);
 
       const r = await answer('oc', a.id, 'once');
       expect(r.status, await r.clone().text()).toBe(200);
       expect(await r.json()).toEqual({ ask: a.id, choice: 'once', landed: true, by: 'phone' });
-      await explained(shows(m, [FINAL], TURN_MS, 'the answer after the approval'));
-      await turnEnded('the turn ended');
+      await explained(shows(agent.m, [FINAL], TURN_MS, 'the answer after the approval'));
+      await turnEnded('the turn');
       expect(lines('allow.txt')).toBe(1);
       expect((await answer('oc', a.id, 'once')).status).toBe(409);
       expect(lines('allow.txt')).toBe(1);
@@ -245,7 +195,7 @@ describe('opencode as a tether session', () => {
       const r = await answer('oc', a.id, 'reject');
       expect(r.status, await r.clone().text()).toBe(200);
       expect(((await r.json()) as { landed: boolean }).landed).toBe(true);
-      await turnEnded('opencode waits after the refusal');
+      await turnEnded('the refusal');
       expect(lines('deny.txt')).toBe(0);
       expect((await answer('oc', a.id, 'once')).status).toBe(409);
       expect(lines('deny.txt')).toBe(0);
@@ -265,9 +215,9 @@ describe('opencode as a tether session', () => {
       const r = await answer('oc', a.id, '2');
       expect(r.status, await r.clone().text()).toBe(200);
       expect(((await r.json()) as { landed: boolean }).landed).toBe(true);
-      await turnEnded('the turn ended after the answer');
+      await turnEnded('the answer');
       // The model got the option as the answer.
-      const toolMessage = model.requests.at(-1)?.messages.at(-1);
+      const toolMessage = agent.fake.requests.at(-1)?.messages.at(-1);
       expect(messageText(toolMessage)).toContain('Blue');
     },
     TEST_MS,
@@ -286,7 +236,7 @@ describe('opencode as a tether session', () => {
         ),
       );
       const conversation = /"conversation": "(ses_\w+)"/.exec(readFileSync(record, 'utf8'))![1]!;
-      m.close();
+      agent.m.close();
       const pid = Number((await fx.tmux.tmux('display-message', '-p', '#{pid}')).trim());
       process.kill(pid, 'SIGKILL');
       await eventually(async () => (await listed('oc'))?.state !== 'running', 30_000, POLL_MS, 'oc lost with its server').catch(
@@ -295,8 +245,8 @@ describe('opencode as a tether session', () => {
       await explained(eventually(async () => (await listed('oc'))?.state === 'running', AGENT_START_MS, POLL_MS, 'oc restored'));
       const started = await fx.tmux.tmux('display-message', '-p', '-t', '=oc:', '#{pane_start_command}');
       expect(started).toContain(`-s ${conversation}`);
-      m = fx.mirror('oc');
-      await explained(shows(m, [lastPrompt, FINAL], AGENT_START_MS, 'the reopened conversation on a new client'));
+      agent.watch('oc');
+      await explained(shows(agent.m, [lastPrompt, FINAL], AGENT_START_MS, 'the reopened conversation on a new client'));
       await explained(
         eventually(async () => (await listed('oc'))?.agentState === 'idle', AGENT_START_MS, POLL_MS, 'oc idle after the restore'),
       );
@@ -307,15 +257,15 @@ describe('opencode as a tether session', () => {
   test(
     'an API error opencode gives up on: the error stop with its words on the stream and in the list, one push',
     async () => {
-      const before = stateFrames(m).length;
-      await type(m, 'fail now');
+      const before = stateFrames(agent.m).length;
+      await type(agent.m, 'fail now');
       const frame = await explained(
         eventually(
           () => {
-            const f = stateFrames(m)
+            const f = stateFrames(agent.m)
               .slice(before)
               .find((x) => x.stop !== undefined && x.stop.kind !== 'done');
-            if (!f) throw new Error(`no stop; states: ${states(m).slice(-4).join(', ')}`);
+            if (!f) throw new Error(`no stop; states: ${states(agent.m).slice(-4).join(', ')}`);
             return f;
           },
           TURN_MS,
@@ -329,12 +279,12 @@ describe('opencode as a tether session', () => {
       expect(stop.message).toContain('fake model error 400');
       const item = ((await (await fx.d.get('/sessions')).json()) as { id: string; stop: Stop | null }[]).find((x) => x.id === 'oc');
       expect(item?.stop).toEqual(stop);
-      const pushes = () => apns.sandbox.requests.filter((q) => (q.payload as { stopId?: string }).stopId === stop.id);
+      const pushes = () => agent.apns.sandbox.requests.filter((q) => (q.payload as { stopId?: string }).stopId === stop.id);
       await explained(eventually(() => pushes().length > 0, 30_000, POLL_MS, 'a push for the stop'));
       expect(pushes()).toHaveLength(1);
       expect(pushes()[0]!.payload).toMatchObject({ aps: { alert: { title: 'opencode stopped on an error', subtitle: `oc: ${TITLE}` } } });
       // The turn's end after the error is the stop, not a finished turn.
-      expect(stateFrames(m).at(-1)?.stop?.id).toBe(stop.id);
+      expect(stateFrames(agent.m).at(-1)?.stop?.id).toBe(stop.id);
     },
     TEST_MS,
   );
@@ -346,17 +296,19 @@ describe('opencode as a tether session', () => {
       const r = await answer('oc', a.id, 'always');
       expect(r.status, await r.clone().text()).toBe(200);
       expect(await r.json()).toEqual({ ask: a.id, choice: 'always', landed: true, by: 'phone' });
-      await turnEnded('the turn ended');
+      await turnEnded('the turn');
       expect(lines('always.txt')).toBe(1);
-      const event = oc.events().findLast((e) => e.type === 'permission.replied');
+      const event = oc()
+        .events()
+        .findLast((e) => e.type === 'permission.replied');
       expect(event?.properties).toMatchObject({ reply: 'always' });
       // opencode allows `echo *` from now on (until it restarts): no new ask.
-      const before = stateFrames(m).length;
-      await type(m, 'run: echo again >> always.txt');
+      const before = stateFrames(agent.m).length;
+      await type(agent.m, 'run: echo again >> always.txt');
       await explained(eventually(() => lines('always.txt') === 2, TURN_MS, POLL_MS, 'the second command ran'));
-      await turnEnded('the second turn ended');
+      await turnEnded('the second turn');
       expect(
-        stateFrames(m)
+        stateFrames(agent.m)
           .slice(before)
           .some((f) => f.ask !== undefined),
       ).toBe(false);
@@ -367,7 +319,7 @@ describe('opencode as a tether session', () => {
   test(
     "`tether attach --agent opencode` starts opencode with tether's plugin in a session the daemon follows",
     async () => {
-      const made = await runCli(['attach', 'oc-attach', '--agent', 'opencode', '--detach'], fx.home.env, 30_000, [], oc.cwd);
+      const made = await runCli(['attach', 'oc-attach', '--agent', 'opencode', '--detach'], fx.home.env, 30_000, [], oc().cwd);
       expect(made, made.stderr).toMatchObject({ code: 0, stdout: 'created session oc-attach\n' });
       await explained(eventually(async () => (await listed('oc-attach'))?.state === 'running', 30_000, POLL_MS, 'oc-attach listed'));
       expect((await listed('oc-attach'))?.agent).toBe('opencode');
@@ -382,7 +334,7 @@ describe('opencode as a tether session', () => {
         .split('\0')
         .find((v) => v.startsWith('OPENCODE_CONFIG_CONTENT='));
       expect(layer).toContain('dist/agent/opencode/plugin.js');
-      expect(readUserConfig(oc)).toBe(oc.configText);
+      expect(readUserConfig(oc())).toBe(oc().configText);
     },
     TEST_MS,
   );

@@ -12,9 +12,8 @@ import { pathToFileURL } from 'node:url';
 import { X509Certificate } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { daemonHome, ROOT, runCli, type DaemonHome } from '../helpers/daemon.js';
-import { useDaemon } from '../helpers/daemon-fixture.js';
-import { canMakeNetworks, makeTestNetwork, type TestNetwork } from '../helpers/netns.js';
-import { nodeJsonIn } from '../helpers/lan-phone.js';
+import { useNetnsDaemon } from '../helpers/netns-daemon.js';
+import { runNodeJson } from '../helpers/lan-phone.js';
 import { decodeTerminalQr } from '../helpers/qr-decode.js';
 
 interface Candidate {
@@ -73,23 +72,7 @@ const CONFIG = `bindAddress = "0.0.0.0:0"\ntls = true\nname = "devbox"\n[agent]\
 
 // Only a machine without root skips it; root without iproute2 is a missing install and fails.
 describe.skipIf(process.getuid?.() !== 0)('the pairing address on a machine with a bridge (network namespaces; root)', () => {
-  beforeAll(() => {
-    if (!canMakeNetworks()) throw new Error('ip is missing: apt-get install iproute2 (.ci/run does)');
-  });
-  let net: TestNetwork | null = null;
-  const network = () => {
-    if (net === null) throw new Error('the test network was not made');
-    return net;
-  };
-  const f = useDaemon(CONFIG, {
-    before: () => {
-      net = makeTestNetwork();
-    },
-    after: () => net?.remove(),
-    get wrap() {
-      return net?.exec(net.host) ?? [];
-    },
-  });
+  const { f, network } = useNetnsDaemon(CONFIG);
   const pair = async (...args: string[]) => runCli(['pair', ...args], f.home.env, 20_000, network().exec(network().host));
   const pairJson = async (...args: string[]): Promise<PairJson> => {
     const r = await pair('--json', ...args);
@@ -102,7 +85,7 @@ describe.skipIf(process.getuid?.() !== 0)('the pairing address on a machine with
     return path;
   };
   const phone = (host: string, p: PairJson) =>
-    nodeJsonIn<Record<string, unknown>>(network().exec(network().lan), script('phone.mjs', PHONE), [
+    runNodeJson<Record<string, unknown>>(network().exec(network().lan), script('phone.mjs', PHONE), [
       host,
       String(p.port),
       p.fingerprint ?? '',
@@ -110,7 +93,7 @@ describe.skipIf(process.getuid?.() !== 0)('the pairing address on a machine with
     ]);
 
   it('the bridge is the first address the OS lists (the old choice would have been it)', async () => {
-    const r = await nodeJsonIn<Record<string, unknown>>(network().exec(network().host), script('first-ipv4.mjs', FIRST_IPV4), []);
+    const r = await runNodeJson<Record<string, unknown>>(network().exec(network().host), script('first-ipv4.mjs', FIRST_IPV4), []);
     expect(r.first).toBe(network().bridgeAddress);
   }, 90_000);
 

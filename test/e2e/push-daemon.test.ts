@@ -6,14 +6,12 @@
  * checked: one alert per background device, on its environment's endpoint, none while its
  * stream is live, again once that stream went silent, and none after APNs said 410.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { fakeAgent, type FakeAgent } from '../helpers/agent-socket.js';
-import { pushToml, startApnsStandIns, TEST_KEY_ID, TEST_TEAM_ID, type FakeApns } from '../../testkit/apns-server.js';
+import { pushToml, TEST_KEY_ID, TEST_TEAM_ID, type FakeApns } from '../../testkit/apns-server.js';
 import { runCli } from '../helpers/daemon.js';
+import { useApnsStandIns } from '../helpers/apns-fixture.js';
 import { useDaemon } from '../helpers/daemon-fixture.js';
 import { pairDevice, type PairedDevice } from '../helpers/pair-device.js';
 import { eventually } from '../helpers/tmux.js';
@@ -24,30 +22,22 @@ const PHONE_A = 'a1'.repeat(32);
 const PHONE_B = 'b2'.repeat(32);
 
 describe('push through the daemon', () => {
-  let dir: string;
-  let caFile: string;
-  let keyPath: string;
-  let sandbox: FakeApns;
-  let production: FakeApns;
   let agent: FakeAgent;
   const paired: Record<'A' | 'B', PairedDevice> = {} as never;
 
   // The stand-in APNs servers come first (the config names their URLs) and go after the daemon.
-  beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'tether-push-e2e-'));
-    ({ keyPath, sandbox, production, caFile } = await startApnsStandIns(dir));
-  });
-  afterAll(async () => {
-    await sandbox?.close();
-    await production?.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const apns = useApnsStandIns('tether-push-e2e-');
   const fx = useDaemon(
     () =>
-      ['[agent]', 'command = "/bin/cat"', '[stream]', 'ping_interval_s = 1', ...pushToml(sandbox.url, keyPath, production.url), ''].join(
-        '\n',
-      ),
-    { extraEnv: () => ({ NODE_EXTRA_CA_CERTS: caFile }) },
+      [
+        '[agent]',
+        'command = "/bin/cat"',
+        '[stream]',
+        'ping_interval_s = 1',
+        ...pushToml(apns.sandbox.url, apns.keyPath, apns.production.url),
+        '',
+      ].join('\n'),
+    { extraEnv: () => ({ NODE_EXTRA_CA_CERTS: apns.caFile }) },
   );
 
   /** The agent finishes a turn and waits for its human. */
@@ -75,11 +65,11 @@ describe('push through the daemon', () => {
 
   it('awaiting-input sends exactly one alert to each background device, on its own endpoint, with every header', async () => {
     turn();
-    await eventually(() => sentTo(sandbox, PHONE_A) === 1 && sentTo(production, PHONE_B) === 1, 15_000);
+    await eventually(() => sentTo(apns.sandbox, PHONE_A) === 1 && sentTo(apns.production, PHONE_B) === 1, 15_000);
     await new Promise((r) => setTimeout(r, 500));
-    expect(sandbox.requests.map((r) => r.deviceToken)).toEqual([PHONE_A]);
-    expect(production.requests.map((r) => r.deviceToken)).toEqual([PHONE_B]);
-    for (const req of [sandbox.requests[0]!, production.requests[0]!]) {
+    expect(apns.sandbox.requests.map((r) => r.deviceToken)).toEqual([PHONE_A]);
+    expect(apns.production.requests.map((r) => r.deviceToken)).toEqual([PHONE_B]);
+    for (const req of [apns.sandbox.requests[0]!, apns.production.requests[0]!]) {
       expect(req.jwtError).toBeNull();
       expect(req.jwtHeader).toMatchObject({ alg: 'ES256', kid: KID });
       expect(req.claims.iss).toBe(TEAM);
@@ -97,12 +87,12 @@ describe('push through the daemon', () => {
     // The same state again (an agent reconnecting while it waits) alerts nobody.
     agent.event('agent.end', { idle: true });
     await new Promise((r) => setTimeout(r, 500));
-    expect(sandbox.requests.length + production.requests.length).toBe(2);
+    expect(apns.sandbox.requests.length + apns.production.requests.length).toBe(2);
   });
 
   it('a device with a live stream gets nothing; once its stream goes silent past the ping deadline, it does', async () => {
-    sandbox.requests.length = 0;
-    production.requests.length = 0;
+    apns.sandbox.requests.length = 0;
+    apns.production.requests.length = 0;
     // Phone A in the foreground, but it will stop answering pings (the phone went to sleep).
     const ws = new WebSocket(`${fx.d.base.replace(/^http/, 'ws')}/sessions/pi-main/stream`, {
       headers: { authorization: `Bearer ${paired.A.token}` },
@@ -113,30 +103,30 @@ describe('push through the daemon', () => {
       ws.once('error', reject);
     });
     turn();
-    await eventually(() => sentTo(production, PHONE_B) === 1, 15_000);
+    await eventually(() => sentTo(apns.production, PHONE_B) === 1, 15_000);
     await new Promise((r) => setTimeout(r, 300));
-    expect(sentTo(sandbox, PHONE_A)).toBe(0);
+    expect(sentTo(apns.sandbox, PHONE_A)).toBe(0);
 
     // Silent past its deadline (ping every 1 s): it no longer counts as in the foreground.
     await new Promise((r) => setTimeout(r, 3500));
     turn();
-    await eventually(() => sentTo(sandbox, PHONE_A) === 1 && sentTo(production, PHONE_B) === 2, 15_000);
+    await eventually(() => sentTo(apns.sandbox, PHONE_A) === 1 && sentTo(apns.production, PHONE_B) === 2, 15_000);
     ws.terminate();
   });
 
   it('a 410 removes the mapping: the next alert does not go to that device; registering again brings it back', async () => {
-    sandbox.requests.length = 0;
-    production.requests.length = 0;
-    sandbox.answer = (req) => (req.deviceToken === PHONE_A ? { status: 410, reason: 'Unregistered' } : { status: 200 });
+    apns.sandbox.requests.length = 0;
+    apns.production.requests.length = 0;
+    apns.sandbox.answer = (req) => (req.deviceToken === PHONE_A ? { status: 410, reason: 'Unregistered' } : { status: 200 });
     turn();
-    await eventually(() => sentTo(sandbox, PHONE_A) === 1 && sentTo(production, PHONE_B) === 1, 15_000);
+    await eventually(() => sentTo(apns.sandbox, PHONE_A) === 1 && sentTo(apns.production, PHONE_B) === 1, 15_000);
     await eventually(async () => (await runCli(['auth', 'list'], fx.home.env)).stdout.includes('dev phone (sandbox, removed)'), 15_000);
 
-    sandbox.answer = () => ({ status: 200 });
+    apns.sandbox.answer = () => ({ status: 200 });
     turn();
-    await eventually(() => sentTo(production, PHONE_B) === 2, 15_000);
+    await eventually(() => sentTo(apns.production, PHONE_B) === 2, 15_000);
     await new Promise((r) => setTimeout(r, 300));
-    expect(sentTo(sandbox, PHONE_A)).toBe(1);
+    expect(sentTo(apns.sandbox, PHONE_A)).toBe(1);
 
     // The app registers again at its next launch.
     const again = await fetch(`${fx.d.base}/device`, {
@@ -146,6 +136,6 @@ describe('push through the daemon', () => {
     });
     expect(again.status).toBe(200);
     turn();
-    await eventually(() => sentTo(sandbox, PHONE_A) === 2, 15_000);
+    await eventually(() => sentTo(apns.sandbox, PHONE_A) === 2, 15_000);
   });
 });

@@ -17,6 +17,7 @@ import { claudeHome, type ClaudeHome } from '../../testkit/claude-home.js';
 import { codexHome, type CodexHome } from '../../testkit/codex-home.js';
 import { anthropicText, isAgentTurn, startFakeAnthropic, toolResults, type AnthropicScript } from '../../testkit/fake-anthropic.js';
 import { callOutputs, responsesText, shellCall, startFakeResponses, toolNames } from '../../testkit/fake-responses.js';
+import { MARKER_TURN } from '../helpers/agent-fixture.js';
 import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
 
 /** A cold start of a 370 MB binary on a busy two-core machine. */
@@ -28,9 +29,7 @@ const NOTIFICATION_MS = 45_000;
 const TEST_MS = 300_000;
 const POLL_MS = 250;
 
-const PROMPT = 'please run the marker command';
-const TOOL_OUTPUT = 'tether-tool-ok';
-const FINAL = 'All done: tether-final-answer';
+const { prompt: PROMPT, output: TOOL_OUTPUT, final: FINAL } = MARKER_TURN;
 /** Claude Code's tool output line: `⎿` then a no-break space and a space before the output. */
 const TOOL_LINE = new RegExp(`⎿\\s+${TOOL_OUTPUT}`, 'u');
 

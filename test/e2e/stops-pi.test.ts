@@ -5,16 +5,15 @@
  * "waiting" push, no other); a turn whose model API refuses it (a 401, which pi does not retry)
  * is `error` with pi's words and its own push; pi killed by a signal is `exited`.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pushToml, startApnsStandIns, type ApnsStandIns } from '../../testkit/apns-server.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { pushToml } from '../../testkit/apns-server.js';
+import { pushedOnce } from '../helpers/agent-stops.js';
+import { useApnsStandIns } from '../helpers/apns-fixture.js';
 import { useDaemon } from '../helpers/daemon-fixture.js';
 import { useFakePi } from '../helpers/fake-pi-fixture.js';
 import { lastOfRole, messageText } from '../helpers/fake-model.js';
 import { pairDevice } from '../helpers/pair-device.js';
-import { Mirror, stateFrames } from '../helpers/stream.js';
+import { stateFrames, type Mirror } from '../helpers/stream.js';
 import { eventually } from '../helpers/tmux.js';
 import type { Stop } from '../../src/protocol/frames.js';
 
@@ -24,23 +23,18 @@ const POLL_MS = 50;
 const PHONE = 'b9'.repeat(32);
 
 describe("pi's stops: done, an API error, a signal", () => {
-  const dir = mkdtempSync(join(tmpdir(), 'tether-stops-pi-'));
-  let apns: ApnsStandIns;
-  beforeAll(async () => {
-    apns = await startApnsStandIns(dir);
-  });
-  afterAll(async () => {
-    await apns?.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const stand = useApnsStandIns('tether-stops-pi-');
   const fp = useFakePi((req) => {
     const asked = messageText(lastOfRole(req, 'user'));
     return asked.includes('refuse me') ? { status: 401 } : { text: `You said: ${asked.slice(0, 40)}` };
   });
   const fx = useDaemon(
-    () => ['[agent]', 'default_session = "pi-main"', 'naming_model = ""', ...pushToml(apns.sandbox.url, apns.keyPath), ''].join('\n'),
+    () =>
+      ['[agent]', 'default_session = "pi-main"', 'naming_model = ""', ...pushToml(stand.apns.sandbox.url, stand.apns.keyPath), ''].join(
+        '\n',
+      ),
     {
-      extraEnv: () => ({ ...fp.pi.env, NODE_EXTRA_CA_CERTS: apns.caFile }),
+      extraEnv: () => ({ ...fp.pi.env, NODE_EXTRA_CA_CERTS: stand.apns.caFile }),
       startTimeoutMs: 30_000,
       setupTimeoutMs: 60_000,
     },
@@ -48,9 +42,8 @@ describe("pi's stops: done, an API error, a signal", () => {
   let m: Mirror;
   beforeAll(async () => {
     await pairDevice(fx, 'phone', PHONE, 'sandbox');
-    m = new Mirror(fx.d.base, fx.d.token, 'pi-main').connect();
+    m = fx.mirror('pi-main');
   }, 60_000);
-  afterAll(() => m?.close());
 
   const item = async () =>
     ((await (await fx.d.get('/sessions')).json()) as { id: string; agentState: string | null; stop: Stop | null }[]).find(
@@ -63,18 +56,20 @@ describe("pi's stops: done, an API error, a signal", () => {
     expect((await post({ type: 'key', name: 'enter' })).status).toBe(204);
   };
   const pushes = () =>
-    apns.sandbox.requests.map((q) => q.payload as { aps: { alert: { title: string; body: string }; category?: string }; stopId?: string });
+    stand.apns.sandbox.requests.map(
+      (q) => q.payload as { aps: { alert: { title: string; body: string }; category?: string }; stopId?: string },
+    );
 
   it('a turn that ends: done on the state frame and in the list, the "waiting" push alone', { timeout: 120_000 }, async () => {
     await eventually(async () => (await item())?.agentState === 'idle', PI_START_MS, 200, 'pi ready');
-    const before = apns.sandbox.requests.length;
+    const before = stand.apns.sandbox.requests.length;
     await type('hello there');
     await eventually(async () => (await item())?.stop?.kind === 'done', TURN_MS, POLL_MS, 'the done stop in the list');
     const stop = (await item())!.stop!;
     expect(stop).toMatchObject({ kind: 'done', agent: 'pi', message: '' });
     await eventually(() => stateFrames(m).some((f) => f.stop?.id === stop.id), 10_000, POLL_MS, 'the done stop on the stream');
     expect(stateFrames(m).at(-1)).toMatchObject({ value: 'awaiting-input', stop });
-    await eventually(() => apns.sandbox.requests.length > before, 30_000, POLL_MS, 'the push');
+    await eventually(() => stand.apns.sandbox.requests.length > before, 30_000, POLL_MS, 'the push');
     expect(
       pushes()
         .slice(before)
@@ -86,7 +81,7 @@ describe("pi's stops: done, an API error, a signal", () => {
     "a model API that refuses the turn: the error stop with pi's words, one push with them; the next turn clears it",
     { timeout: 120_000 },
     async () => {
-      const before = apns.sandbox.requests.length;
+      const before = stand.apns.sandbox.requests.length;
       await type('refuse me');
       await eventually(async () => (await item())?.stop?.kind === 'error', TURN_MS, POLL_MS, 'the error stop in the list');
       const stop = (await item())!.stop!;
@@ -94,16 +89,7 @@ describe("pi's stops: done, an API error, a signal", () => {
       expect(stop.message).toContain('401');
       await eventually(() => stateFrames(m).some((f) => f.stop?.id === stop.id), 10_000, POLL_MS, 'the error stop on the stream');
       expect(stateFrames(m).at(-1)).toMatchObject({ value: 'awaiting-input', stop });
-      await eventually(
-        () =>
-          pushes()
-            .slice(before)
-            .some((p) => p.stopId === stop.id),
-        30_000,
-        POLL_MS,
-        'the push',
-      );
-      expect(pushes().slice(before)).toHaveLength(1);
+      await pushedOnce(stand.apns, before, stop.id);
       expect(pushes()[before]).toMatchObject({
         aps: { alert: { title: 'pi stopped on an error', body: stop.message }, category: 'TETHER_STOPPED_ERROR' },
       });

@@ -3,8 +3,7 @@
  * same network as the machine would run them. `browseMdns` is a real mDNS browser
  * (bonjour-service's, another implementation than the daemon's responder) that reports every
  * `_tether._tcp` service it sees, as JSON lines; `phoneRequest` makes one HTTPS request the way
- * the app does, pinning the certificate's fingerprint first (the reference client, built);
- * `nodeJsonIn` runs any node script there and reads the JSON it prints.
+ * the app does, pinning the certificate's fingerprint first (the reference client, built).
  *
  * Only the processes started here are ever signalled, by their own pid.
  */
@@ -159,14 +158,11 @@ export type PhoneAnswer = { ok: true; status: number; text: string } | { ok: fal
 export function phoneRequest(wrap: readonly string[], dir: string, request: PhoneRequest): Promise<PhoneAnswer> {
   const script = join(dir, 'phone-request.mjs');
   writeFileSync(script, PHONE);
-  return nodeJsonIn<PhoneAnswer>(wrap, script, [JSON.stringify(request)], "the phone's request");
+  return runNodeJson<PhoneAnswer>(wrap, script, [JSON.stringify(request)], "the phone's request");
 }
 
-/**
- * Runs `node <script> ...args` under `wrap` (a namespace's exec) and resolves to the one JSON
- * value it printed; `what` names it when it printed none. Killed after 30 s.
- */
-export function nodeJsonIn<T>(wrap: readonly string[], script: string, args: readonly string[], what = `node ${script}`): Promise<T> {
+/** Runs `node <script> ...args` under `wrap` (in a namespace); resolves with the one JSON value it prints (`what` names it in an error). */
+export function runNodeJson<T>(wrap: readonly string[], script: string, args: readonly string[], what = `node ${script}`): Promise<T> {
   return new Promise((resolve, reject) => {
     const child = spawn(wrap[0]!, [...wrap.slice(1), process.execPath, script, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
