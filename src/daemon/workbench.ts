@@ -14,17 +14,15 @@ import type { TetherConfig } from '../config/schema.js';
 import { SearchRunner } from '../history/search.js';
 import type { Logger } from '../log.js';
 import type { InputMessage } from '../protocol/input.js';
-import { HistoryService, type BufferNote } from '../service/history.service.js';
-import { UploadsService } from '../service/uploads.service.js';
+import { bufferNote } from '../service/buffer-note.js';
+import { HistoryService, historyReadable } from '../service/history.service.js';
+import { UploadsService, uploadSessionState } from '../service/uploads.service.js';
 import { historyRoutes } from '../transport/history.routes.js';
 import { uploadsRoutes } from '../transport/uploads.routes.js';
+import { UploadCleanup, removeDeletedSessionUploads } from '../uploads/upload-cleanup.js';
 import { UploadLedger } from '../uploads/upload-ledger.js';
 import { UploadStore } from '../uploads/upload-store.js';
 import { DATA_DIR_NAMES, uploadsRoot } from '../config/data-layout.js';
-
-/** How often uploads older than `[uploads] keep_days` are looked for (and once at `start`). */
-export const UPLOAD_CLEANUP_INTERVAL_MS = 6 * 3600 * 1000;
-const DAY_MS = 24 * 3600 * 1000;
 
 export interface WorkbenchDeps {
   readonly config: TetherConfig;
@@ -49,15 +47,6 @@ export interface Workbench {
   readonly stop: () => void;
 }
 
-function bufferNote(buffers: DiskBuffers, id: string): BufferNote {
-  const own = buffers.sessionState(id);
-  const global = buffers.status();
-  if (global.state === 'off') return { state: 'off', reason: global.reason };
-  if (own === 'stopped') return { state: 'stopped', reason: `the session's disk buffer reached session_cap_mb: later output was not kept` };
-  if (own === null) return { state: 'none', reason: 'the session has no live disk buffer: what is answered is what was kept' };
-  return { state: 'writing', reason: null };
-}
-
 export function makeWorkbench(deps: WorkbenchDeps): Workbench {
   const { config, system, buffers, log } = deps;
   const store = new UploadStore({
@@ -68,45 +57,24 @@ export function makeWorkbench(deps: WorkbenchDeps): Workbench {
   });
   const uploads = new UploadsService({
     store,
-    sessionState: async (id) => {
-      // A session tmux holds but discovery has not adopted yet is adopted now, not refused.
-      const s = (await system.knows(id)) ? system.session(id) : null;
-      return s ? (s.exited ? 'exited' : 'running') : null;
-    },
+    sessionState: (id) => uploadSessionState(system, id),
     input: deps.input,
   });
   const history = new HistoryService({
     buffersDir: deps.buffersDir,
-    exists: async (id) => deps.isUnrestorable(id) || (await system.knows(id)),
+    exists: (id) => historyReadable(deps.isUnrestorable, (known) => system.knows(known), id),
     flush: (id) => buffers.flushSession(id),
     note: (id) => bufferNote(buffers, id),
     searches: new SearchRunner(),
   });
-  const cleanup = () =>
-    void store.cleanup(deps.now() - config.uploads.keep_days * DAY_MS).then(
-      (removed) => removed.length > 0 && log.info({ removed: removed.length }, 'uploads older than keep_days removed'),
-      (err: Error) => log.warn({ err: err.message }, 'the uploads clean-up failed'),
-    );
-  let timer: NodeJS.Timeout | null = null;
+  const cleanup = new UploadCleanup({ store, keepDays: config.uploads.keep_days, now: deps.now, log });
   return {
     plugins: [
       async (app) => void (await app.register(uploadsRoutes, { uploads })),
       async (app) => void (await app.register(historyRoutes, { history })),
     ],
-    sessionDeleted: (id) =>
-      void uploads.removeSession(id).then(
-        (removed) => removed.length > 0 && log.info({ session: id, removed: removed.length }, "the deleted session's uploads were removed"),
-        (err: Error) => log.warn({ session: id, err: err.message }, 'the uploads of a deleted session could not be removed'),
-      ),
-    start: () => {
-      if (timer) return;
-      cleanup();
-      timer = setInterval(cleanup, UPLOAD_CLEANUP_INTERVAL_MS);
-      timer.unref();
-    },
-    stop: () => {
-      if (timer) clearInterval(timer);
-      timer = null;
-    },
+    sessionDeleted: (id) => removeDeletedSessionUploads((gone) => uploads.removeSession(gone), id, log),
+    start: () => cleanup.start(),
+    stop: () => cleanup.stop(),
   };
 }
