@@ -13,6 +13,7 @@ import { AnswerLog, answerLogPath } from '../service/answer-log.js';
 import { AnswersService } from '../service/answers.service.js';
 import { ContinueService } from '../service/continue.service.js';
 import { statesWithContinue, withContinues } from '../service/continue-views.js';
+import { forgetDeleted } from '../service/forget-deleted.js';
 import { LimitResets } from '../service/limit-reset.js';
 import type { SessionsService } from '../service/sessions.service.js';
 import type { AgentStateSource } from '../stream/stream-hub.js';
@@ -84,11 +85,11 @@ export function startAnswers(w: AnswersWiring): {
     continueOf: (id) => continues.of(id),
     now: w.now,
   });
-  const unwatch = w.system.onSessionEnded((id, why) => {
-    if (why !== 'deleted') return;
-    continues.forget(id);
-    resets.forget(id);
-  });
+  const unwatch = forgetDeleted(
+    (listener) => w.system.onSessionEnded(listener),
+    (id) => continues.forget(id),
+    (id) => resets.forget(id),
+  );
   return {
     service,
     continues,
