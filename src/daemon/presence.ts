@@ -5,14 +5,13 @@
  * once it listens when it should be (`mdnsPlan`), withdrawn when it stops. Part of the
  * composition root: it only connects parts made elsewhere.
  */
-import { hostname } from 'node:os';
-import { ensureIdentity, readIdentity } from '../auth/identity.js';
-import { isLoopback, type TetherConfig } from '../config/schema.js';
-import { isDomainError } from '../errors.js';
+import { DaemonId, daemonName, mdnsPlan } from '../auth/presence.js';
+import type { TetherConfig } from '../config/schema.js';
 import type { Logger } from '../log.js';
 import { advertisementOf } from '../mdns/advertisement.js';
-import { MdnsAdvertiser, type MdnsStatus } from '../mdns/advertiser.js';
-import { CliError } from './fail.js';
+import type { MdnsStatus } from '../mdns/advertiser.js';
+import { Advertising } from '../mdns/advertising.js';
+import { refusingStoreIo } from './fail.js';
 
 /** Who the daemon is, and its advertisement, as `/health` shows them. */
 export interface PresenceReport {
@@ -38,24 +37,6 @@ export interface HostPresence {
   readonly stop: () => Promise<void>;
 }
 
-/** The daemon's name: config `name`, else the host name. */
-export function daemonName(config: TetherConfig): string {
-  return config.name || hostname();
-}
-
-/**
- * Whether the daemon is advertised on the local network: only with `[discovery] mdns` on, bound to
- * an address other devices reach, and serving TLS itself (a phone pins the certificate the TXT
- * names; a plain http daemon sits behind a proxy the phone reaches instead). Null = advertised;
- * else the reason, for `/health`.
- */
-export function mdnsPlan(config: TetherConfig, bindHost: string, tls: boolean): string | null {
-  if (!config.discovery.mdns) return 'off in the config ([discovery] mdns = false)';
-  if (isLoopback(bindHost)) return `tether listens on ${bindHost}, which no other device reaches (bindAddress)`;
-  if (!tls) return 'tls = false: a daemon serving plain http is not advertised (phones reach it through its TLS proxy)';
-  return null;
-}
-
 export function hostPresence(deps: {
   config: TetherConfig;
   dataDir: string;
@@ -64,41 +45,21 @@ export function hostPresence(deps: {
   version: string;
   log: Logger;
 }): HostPresence {
-  const settle = <T>(read: () => T): T => {
-    try {
-      return read();
-    } catch (err) {
-      throw isDomainError(err, 'store-io') ? new CliError(err.message) : err;
-    }
-  };
   // Read now, so a broken file is the start's refusal; made only once the port is held.
-  let id: string | null = settle(() => readIdentity(deps.dataDir))?.id ?? null;
-  const idNow = (): string => {
-    if (id === null) throw new Error("the daemon's id is asked before the port is held");
-    return id;
-  };
+  const daemonId = new DaemonId(deps.dataDir, refusingStoreIo);
   const name = daemonName(deps.config);
-  const off = mdnsPlan(deps.config, deps.bindHost, deps.tls);
-  let advertiser: MdnsAdvertiser | null = null;
+  const advertising = new Advertising(mdnsPlan(deps.config, deps.bindHost, deps.tls), deps.log);
   return {
     get id() {
-      return idNow();
+      return daemonId.id;
     },
     name,
-    keep: () => {
-      id ??= settle(() => ensureIdentity(deps.dataDir)).id;
-    },
-    advertise: (address, port, fingerprint) => {
-      if (off !== null || fingerprint === null || advertiser) return;
-      const ad = advertisementOf({ id: idNow(), name, version: deps.version, fingerprint, address, port });
-      advertiser = new MdnsAdvertiser({ ad, log: deps.log });
-      advertiser.start();
-    },
-    report: () => ({
-      id: idNow(),
-      name,
-      mdns: advertiser?.status() ?? { state: off === null ? 'starting' : 'off', reason: off, instance: null },
-    }),
-    stop: async () => advertiser?.stop(),
+    keep: () => daemonId.keep(),
+    advertise: (address, port, fingerprint) =>
+      advertising.advertise(fingerprint, (print) =>
+        advertisementOf({ id: daemonId.id, name, version: deps.version, fingerprint: print, address, port }),
+      ),
+    report: () => ({ id: daemonId.id, name, mdns: advertising.status() }),
+    stop: () => advertising.stop(),
   };
 }
