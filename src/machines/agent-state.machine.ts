@@ -98,6 +98,22 @@ function helloTargets(prefix: string) {
   }));
 }
 
+/** tether's own row (not one of the table's): `target`, entered at the event's time with no tool running. */
+function fresh(target: string, description: string) {
+  return { target, actions: ['stamp', 'clearTools'] as const, description, meta: { row: 'tether' } };
+}
+
+/** The agent's process ended: exited, with the stop and no tool running (`row`: the table's, or tether's own). */
+function toExited(description: string, row: string | readonly string[]) {
+  return {
+    target: '#agentState.exited',
+    guard: 'isExitStop' as const,
+    actions: ['stamp', 'clearTools', 'holdStop'] as const,
+    description,
+    meta: { row },
+  };
+}
+
 export const agentStateMachine = setup({
   types: {
     context: {} as AgentStateContext,
@@ -120,8 +136,9 @@ export const agentStateMachine = setup({
       ask: ({ event }) => (event.type === 'ask.open' ? { id: event.id, tool: event.tool ?? null } : null),
     }),
     clearAsk: assign({ ask: null }),
-    /** The turn ended: its `done` stop (when the end names one). */
-    holdDoneStop: assign({
+    /** The turn ended: no tool runs, and its `done` stop is held (when the end names one). */
+    endTurn: assign({
+      tools: [],
       stop: ({ event }) => (event.type === 'agent.end' && event.stop !== undefined ? { id: event.stop, kind: 'done' as const } : null),
     }),
     holdStop: assign({
@@ -171,13 +188,9 @@ export const agentStateMachine = setup({
       description: 'No agent reported from this session (agentState null; no state frames)',
       on: {
         'agent.hello': helloTargets('#agentState.reporting.'),
-        'agent.stop': {
-          target: 'exited',
-          guard: 'isExitStop',
-          actions: ['stamp', 'holdStop'],
-          description: "The agent's process ended after its reports stopped (its connection closed first): exited, with the stop",
-          meta: { row: ['absent --the agent stops [its process ended]--> exited'] },
-        },
+        'agent.stop': toExited("The agent's process ended after its reports stopped (its connection closed first): exited, with the stop", [
+          'absent --the agent stops [its process ended]--> exited',
+        ]),
       },
     },
     exited: {
@@ -185,13 +198,7 @@ export const agentStateMachine = setup({
       exit: 'clearStop',
       on: {
         'agent.hello': helloTargets('#agentState.reporting.'),
-        'agent.stop': {
-          target: 'exited',
-          guard: 'isExitStop',
-          actions: ['stamp', 'holdStop'],
-          description: 'Another agent process ended (a respawned one): exited, with its stop',
-          meta: { row: 'tether' },
-        },
+        'agent.stop': toExited('Another agent process ended (a respawned one): exited, with its stop', 'tether'),
       },
     },
     reporting: {
@@ -202,7 +209,7 @@ export const agentStateMachine = setup({
           {
             target: '.awaiting-input',
             guard: 'isAgentIdle',
-            actions: ['stamp', 'clearTools', 'holdDoneStop'],
+            actions: ['stamp', 'endTurn'],
             description: 'agent_end, and the agent context reports idle with nothing pending',
             meta: { row: ['any --agent_end event [the agent context reports idle]--> awaiting-input'] },
           },
@@ -211,12 +218,7 @@ export const agentStateMachine = setup({
             meta: { row: 'tether' },
           },
         ],
-        'agent.start': {
-          target: '.thinking',
-          actions: ['stamp', 'clearTools'],
-          description: 'docs/agents.md: agent_start -> thinking',
-          meta: { row: 'tether' },
-        },
+        'agent.start': fresh('.thinking', 'docs/agents.md: agent_start -> thinking'),
         'tool.start': {
           target: '.tool',
           actions: ['stamp', 'addTool'],
@@ -231,25 +233,13 @@ export const agentStateMachine = setup({
             description: 'A parallel tool call ended while others still run: still tool (the latest running one)',
             meta: { row: 'tether' },
           },
-          {
-            target: '.thinking',
-            actions: ['stamp', 'clearTools'],
-            description: 'docs/agents.md: tool_execution_end -> thinking',
-            meta: { row: 'tether' },
-          },
+          fresh('.thinking', 'docs/agents.md: tool_execution_end -> thinking'),
         ],
-        'agent.ready': {
-          target: '.idle',
-          actions: ['stamp', 'clearTools'],
-          description: 'docs/agents.md: agent ready before any prompt (or a new, resumed, forked or reloaded session) -> idle',
-          meta: { row: 'tether' },
-        },
-        'session.tree': {
-          target: '.idle',
-          actions: ['stamp', 'clearTools'],
-          description: 'docs/agents.md: session_tree -> idle',
-          meta: { row: 'tether' },
-        },
+        'agent.ready': fresh(
+          '.idle',
+          'docs/agents.md: agent ready before any prompt (or a new, resumed, forked or reloaded session) -> idle',
+        ),
+        'session.tree': fresh('.idle', 'docs/agents.md: session_tree -> idle'),
         'session.compact': {
           description: 'docs/agents.md: session_compact -> no change',
           meta: { row: 'tether' },
@@ -269,20 +259,11 @@ export const agentStateMachine = setup({
             description: 'The agent gave up on its model API (a usage limit, an error) and waits: awaiting-input with the stop',
             meta: { row: ['any --the agent stops [a usage limit or an API error]--> awaiting-input (stopped)'] },
           },
-          {
-            target: 'exited',
-            guard: 'isExitStop',
-            actions: ['stamp', 'clearTools', 'holdStop'],
-            description: "The agent's process ended while it still reported: exited, with the stop",
-            meta: { row: ['any --the agent stops [its process ended]--> exited'] },
-          },
+          toExited("The agent's process ended while it still reported: exited, with the stop", [
+            'any --the agent stops [its process ended]--> exited',
+          ]),
         ],
-        'agent.gone': {
-          target: 'absent',
-          actions: ['stamp', 'clearTools'],
-          description: "The agent's connection closed (quit, killed): no agent reports any more",
-          meta: { row: 'tether' },
-        },
+        'agent.gone': fresh('absent', "The agent's connection closed (quit, killed): no agent reports any more"),
       },
       states: {
         idle: { description: 'Ready for a prompt, none given yet (or after /tree)' },
