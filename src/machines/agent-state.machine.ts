@@ -98,10 +98,25 @@ function helloTargets(prefix: string) {
   }));
 }
 
-/** tether's own row (not one of the table's): `target`, entered at the event's time with no tool running. */
-function fresh(target: string, description: string) {
-  return { target, actions: ['stamp', 'clearTools'] as const, description, meta: { row: 'tether' } };
+/** A row to `target`, entered at the event's time with no tool running (`row`: the table's, or tether's own). */
+function fresh(target: string, description: string, row: string | readonly string[] = 'tether') {
+  return { target, actions: ['stamp', 'clearTools'] as const, description, meta: { row } };
 }
+
+/** A row into (or staying in) `tool`, as of the event's time, its running calls updated by `action`. */
+function toTool<const A extends 'addTool' | 'removeTool' | 'runAskedTool'>(
+  action: A,
+  description: string,
+  row: string | readonly string[] = 'tether',
+) {
+  return { target: '#agentState.reporting.tool', actions: ['stamp', action] as const, description, meta: { row } };
+}
+
+/** An answer to the pending ask landed, and its choice has this effect. */
+const isAnswerWith =
+  (effect: AnswerEffect) =>
+  ({ context, event }: { context: AgentStateContext; event: AgentStateEvent }): boolean =>
+    event.type === 'ask.answered' && event.id === context.ask?.id && event.effect === effect;
 
 /** The agent's process ended: exited, with the stop and no tool running (`row`: the table's, or tether's own). */
 function toExited(description: string, row: string | readonly string[]) {
@@ -163,11 +178,11 @@ export const agentStateMachine = setup({
     /** The agent context reported idle with nothing pending (the table's condition). */
     isAgentIdle: ({ event }) => event.type === 'agent.end' && event.idle,
     /** An answer to the pending ask that runs the tool it asked for. */
-    isRunAnswer: ({ context, event }) => event.type === 'ask.answered' && event.id === context.ask?.id && event.effect === 'run',
+    isRunAnswer: isAnswerWith('run'),
     /** An answer to the pending ask after which the agent waits for the person. */
-    isWaitAnswer: ({ context, event }) => event.type === 'ask.answered' && event.id === context.ask?.id && event.effect === 'wait',
+    isWaitAnswer: isAnswerWith('wait'),
     /** An answer to the pending ask after which the agent goes on by itself. */
-    isResumeAnswer: ({ context, event }) => event.type === 'ask.answered' && event.id === context.ask?.id && event.effect === 'resume',
+    isResumeAnswer: isAnswerWith('resume'),
     /** The pending ask ended without an answer of tether's. */
     isPendingAsk: ({ context, event }) => event.type === 'ask.ended' && event.id === context.ask?.id,
     /** The agent gave up on its model API (a usage limit, an error): it still runs and waits. */
@@ -219,19 +234,11 @@ export const agentStateMachine = setup({
           },
         ],
         'agent.start': fresh('.thinking', 'docs/agents.md: agent_start -> thinking'),
-        'tool.start': {
-          target: '.tool',
-          actions: ['stamp', 'addTool'],
-          description: 'docs/agents.md: tool_execution_start -> tool (with the tool name)',
-          meta: { row: 'tether' },
-        },
+        'tool.start': toTool('addTool', 'docs/agents.md: tool_execution_start -> tool (with the tool name)'),
         'tool.end': [
           {
-            target: '.tool',
             guard: 'hasOtherToolsRunning',
-            actions: ['stamp', 'removeTool'],
-            description: 'A parallel tool call ended while others still run: still tool (the latest running one)',
-            meta: { row: 'tether' },
+            ...toTool('removeTool', 'A parallel tool call ended while others still run: still tool (the latest running one)'),
           },
           fresh('.thinking', 'docs/agents.md: tool_execution_end -> thinking'),
         ],
@@ -287,25 +294,22 @@ export const agentStateMachine = setup({
               on: {
                 'ask.answered': [
                   {
-                    target: '#agentState.reporting.tool',
                     guard: 'isRunAnswer',
-                    actions: ['stamp', 'runAskedTool'],
-                    description: 'An answer that runs the asked tool landed: tool while it runs',
-                    meta: { row: ['asked --an answer lands [the choice runs the tool]--> tool'] },
+                    ...toTool('runAskedTool', 'An answer that runs the asked tool landed: tool while it runs', [
+                      'asked --an answer lands [the choice runs the tool]--> tool',
+                    ]),
                   },
                   {
-                    target: 'waiting',
                     guard: 'isWaitAnswer',
-                    actions: ['stamp', 'clearTools'],
-                    description: 'An answer after which the agent waits for the person landed (a refusal)',
-                    meta: { row: ['asked --an answer lands [the choice makes the agent wait]--> awaiting-input'] },
+                    ...fresh('waiting', 'An answer after which the agent waits for the person landed (a refusal)', [
+                      'asked --an answer lands [the choice makes the agent wait]--> awaiting-input',
+                    ]),
                   },
                   {
-                    target: '#agentState.reporting.thinking',
                     guard: 'isResumeAnswer',
-                    actions: ['stamp', 'clearTools'],
-                    description: 'An answer after which the agent goes on landed (a question answered)',
-                    meta: { row: ['asked --an answer lands [the choice lets the agent go on]--> thinking'] },
+                    ...fresh('#agentState.reporting.thinking', 'An answer after which the agent goes on landed (a question answered)', [
+                      'asked --an answer lands [the choice lets the agent go on]--> thinking',
+                    ]),
                   },
                 ],
                 'ask.ended': {
