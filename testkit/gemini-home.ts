@@ -10,17 +10,22 @@
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { GEMINI_HOOK_EVENTS } from '../src/agent/gemini/hook-fields.js';
 import { readJsonLines, recordingHooks, type HookRecord } from './hook-recorder.js';
 
 /** The fake key (the CLI sends it as `x-goog-api-key`). */
 export const GEMINI_FAKE_KEY = 'tether-fake-gemini-key';
 
-/**
- * The hook events the user's recording hooks listen to (Gemini CLI 0.61's names): those tether's
- * own settings subscribe to, and `PreCompress`, which tether leaves alone.
- */
-const RECORDED_EVENTS = [...GEMINI_HOOK_EVENTS, 'PreCompress'] as const;
+/** The hook events the user's recording hooks listen to (Gemini CLI 0.61's names). */
+export const GEMINI_HOOK_EVENTS = [
+  'SessionStart',
+  'BeforeAgent',
+  'BeforeTool',
+  'AfterTool',
+  'AfterAgent',
+  'Notification',
+  'SessionEnd',
+  'PreCompress',
+] as const;
 
 export type GeminiHookRecord = HookRecord;
 
@@ -55,7 +60,7 @@ export function geminiHome(baseUrl: string): GeminiHome {
   const dotGemini = join(home, '.gemini');
   mkdirSync(dotGemini, { recursive: true });
   mkdirSync(cwd, { recursive: true });
-  const { hooks, hookLog } = recordingHooks(root, RECORDED_EVENTS);
+  const { hooks, hookLog } = recordingHooks(root, GEMINI_HOOK_EVENTS);
   const settingsFile = join(dotGemini, 'settings.json');
   const settings = {
     security: { auth: { selectedType: 'gemini-api-key' } },
