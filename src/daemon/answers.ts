@@ -6,6 +6,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { SidecarSystem } from '../actors/system.js';
+import { forgetWhenDeleted } from '../service/session-events.js';
 import type { AgentStates, AnswerDesk } from '../agent/hub/agent-service.js';
 import type { Logger } from '../log.js';
 import type { ContinueSchedule } from '../protocol/continue.js';
@@ -13,7 +14,6 @@ import { AnswerLog, answerLogPath } from '../service/answer-log.js';
 import { AnswersService } from '../service/answers.service.js';
 import { ContinueService } from '../service/continue.service.js';
 import { statesWithContinue, withContinues } from '../service/continue-views.js';
-import { forgetDeleted } from '../service/forget-deleted.js';
 import { LimitResets } from '../service/limit-reset.js';
 import type { SessionsService } from '../service/sessions.service.js';
 import type { AgentStateSource } from '../stream/stream-hub.js';
@@ -85,11 +85,7 @@ export function startAnswers(w: AnswersWiring): {
     continueOf: (id) => continues.of(id),
     now: w.now,
   });
-  const unwatch = forgetDeleted(
-    (listener) => w.system.onSessionEnded(listener),
-    (id) => continues.forget(id),
-    (id) => resets.forget(id),
-  );
+  const unwatch = w.system.onSessionEnded(forgetWhenDeleted(continues, resets));
   return {
     service,
     continues,

@@ -1,7 +1,6 @@
 /**
  * Refusals at start-up: one clear line on stderr and a non-zero exit (docs/configuration.md "Start-up").
  */
-import { isDomainError } from '../errors.js';
 
 /**
  * An error the CLI reports as its one line, with the exit code to use. The CLI is a transport of
@@ -28,13 +27,4 @@ export function reportFailure(err: unknown, stderr: NodeJS.WritableStream): numb
   const message = err instanceof Error ? err.message : String(err);
   stderr.write(`tether: ${message.split('\n')[0]}\n`);
   return err instanceof CliError ? err.exitCode : 1;
-}
-
-/** What `read` returns; a data-dir file it could not read or write (`store-io`) is the start's refusal, its message the line. */
-export function refusingStoreIo<T>(read: () => T): T {
-  try {
-    return read();
-  } catch (err) {
-    throw isDomainError(err, 'store-io') ? new CliError(err.message) : err;
-  }
 }

@@ -14,12 +14,11 @@ import type { TetherConfig } from '../config/schema.js';
 import { SearchRunner } from '../history/search.js';
 import type { Logger } from '../log.js';
 import type { InputMessage } from '../protocol/input.js';
-import { bufferNote } from '../service/buffer-note.js';
-import { HistoryService, historyReadable } from '../service/history.service.js';
-import { UploadsService, uploadSessionState } from '../service/uploads.service.js';
+import { HistoryService } from '../service/history.service.js';
+import { bufferNote, hasHistory, uploadTargetState, UploadsUpkeep } from '../service/workbench-upkeep.js';
+import { UploadsService } from '../service/uploads.service.js';
 import { historyRoutes } from '../transport/history.routes.js';
 import { uploadsRoutes } from '../transport/uploads.routes.js';
-import { UploadCleanup, removeDeletedSessionUploads } from '../uploads/upload-cleanup.js';
 import { UploadLedger } from '../uploads/upload-ledger.js';
 import { UploadStore } from '../uploads/upload-store.js';
 import { DATA_DIR_NAMES, uploadsRoot } from '../config/data-layout.js';
@@ -42,7 +41,7 @@ export interface Workbench {
   readonly plugins: readonly ((app: FastifyInstance) => Promise<void>)[];
   /** The session was deleted: its uploads go with it. */
   readonly sessionDeleted: (id: string) => void;
-  /** Runs the uploads clean-up now and every UPLOAD_CLEANUP_INTERVAL_MS (once the daemon holds its port). */
+  /** Runs the uploads clean-up now and every UPLOAD_CLEANUP_INTERVAL_MS of workbench-upkeep.ts (once the daemon holds its port). */
   readonly start: () => void;
   readonly stop: () => void;
 }
@@ -57,24 +56,24 @@ export function makeWorkbench(deps: WorkbenchDeps): Workbench {
   });
   const uploads = new UploadsService({
     store,
-    sessionState: (id) => uploadSessionState(system, id),
+    sessionState: (id) => uploadTargetState(system, id),
     input: deps.input,
   });
   const history = new HistoryService({
     buffersDir: deps.buffersDir,
-    exists: (id) => historyReadable(deps.isUnrestorable, (known) => system.knows(known), id),
+    exists: (id) => hasHistory(system, deps.isUnrestorable, id),
     flush: (id) => buffers.flushSession(id),
     note: (id) => bufferNote(buffers, id),
     searches: new SearchRunner(),
   });
-  const cleanup = new UploadCleanup({ store, keepDays: config.uploads.keep_days, now: deps.now, log });
+  const upkeep = new UploadsUpkeep({ store, uploads, keepDays: config.uploads.keep_days, now: deps.now, log });
   return {
     plugins: [
       async (app) => void (await app.register(uploadsRoutes, { uploads })),
       async (app) => void (await app.register(historyRoutes, { history })),
     ],
-    sessionDeleted: (id) => removeDeletedSessionUploads((gone) => uploads.removeSession(gone), id, log),
-    start: () => cleanup.start(),
-    stop: () => cleanup.stop(),
+    sessionDeleted: (id) => upkeep.sessionDeleted(id),
+    start: () => upkeep.start(),
+    stop: () => upkeep.stop(),
   };
 }

@@ -5,7 +5,6 @@
  */
 import type { KeyObject } from 'node:crypto';
 import { DomainError } from '../errors.js';
-import type { Logger } from '../log.js';
 import { loadPushKey } from './provider-token.js';
 
 /** The `[push]` config section, as in the file. */
@@ -76,25 +75,4 @@ export interface PushStatus {
   readonly sent: number;
   readonly failed: number;
   readonly lastError: { readonly at: string; readonly status: number; readonly reason: string; readonly device: string } | null;
-}
-
-/** Push while the daemon runs: its status for health, and how to stop it. */
-export interface RunningPush {
-  status(): PushStatus;
-  stop(): void;
-}
-
-/**
- * Push as configured: when it is off, its reason is logged once and its status says why (nothing
- * is started); else `start` starts it.
- */
-export async function pushWhenConfigured(
-  settings: PushSettings,
-  log: Pick<Logger, 'info'>,
-  start: (settings: Extract<PushSettings, { enabled: true }>) => Promise<RunningPush>,
-): Promise<RunningPush> {
-  if (settings.enabled) return start(settings);
-  log.info(settings.reason);
-  const off: PushStatus = { configured: false, reason: settings.reason, sent: 0, failed: 0, lastError: null };
-  return { status: () => off, stop: () => undefined };
 }

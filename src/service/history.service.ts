@@ -28,16 +28,6 @@ export interface BufferNote {
   readonly reason: string | null;
 }
 
-/** Whether session `id`'s buffer may be read: it is kept as unrestorable, or the daemon knows it (adopting it now when tmux holds it). */
-export async function historyReadable(
-  isUnrestorable: (id: string) => boolean,
-  knows: (id: string) => Promise<boolean>,
-  id: string,
-): Promise<boolean> {
-  if (isUnrestorable(id)) return true;
-  return knows(id);
-}
-
 export interface HistoryDeps {
   readonly buffersDir: string;
   /** The session is known (live, adopted now when tmux holds it, or kept as unrestorable): its buffer may be read. */

@@ -10,7 +10,6 @@
 import type { Readable } from 'node:stream';
 import { DomainError, isDomainError } from '../errors.js';
 import type { InputMessage } from '../protocol/input.js';
-import type { SidecarSystem } from '../actors/system.js';
 import { uploadTooLarge, type StoredUpload, type UploadStore } from '../uploads/upload-store.js';
 
 /** Characters a path may hold and still be typed as it is. */
@@ -19,20 +18,6 @@ const PLAIN_PATH = /^[A-Za-z0-9._/+@%:,=~-]+$/;
 /** A path as typed on an agent's input line: as it is, or in single quotes (a `'` as `'\''`). */
 export function typedPath(path: string): string {
   return PLAIN_PATH.test(path) ? path : `'${path.replaceAll("'", `'\\''`)}'`;
-}
-
-/**
- * A session as an upload sees it: running, exited, or unknown (null). A session tmux holds but
- * discovery has not adopted yet is adopted now, not refused.
- */
-export async function uploadSessionState(
-  system: Pick<SidecarSystem, 'knows' | 'session'>,
-  id: string,
-): Promise<'running' | 'exited' | null> {
-  if (!(await system.knows(id))) return null;
-  const session = system.session(id);
-  if (session === null) return null;
-  return session.exited ? 'exited' : 'running';
 }
 
 export interface UploadsDeps {

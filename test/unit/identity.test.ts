@@ -1,7 +1,7 @@
 /**
  * The daemon's id (src/auth/identity.ts) and what its mDNS advertisement says
  * (src/mdns/advertisement.ts) and where (src/mdns/advertiser.ts `answeringInterfaces`), with when
- * it is made (src/auth/presence.ts `mdnsPlan`): pure parts and the data dir's file, without a
+ * it is made (src/daemon/presence.ts `mdnsPlan`): pure parts and the data dir's file, without a
  * daemon.
  */
 import { execFile } from 'node:child_process';
@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ensureIdentity, IDENTITY_FILE, readIdentity } from '../../src/auth/identity.js';
-import { mdnsPlan } from '../../src/auth/presence.js';
+import { mdnsPlan } from '../../src/service/presence.js';
 import { fillDefaults } from '../../src/config/defaults.js';
 import { TetherConfigSchema } from '../../src/config/config.checks.js';
 import type { TetherConfig } from '../../src/config/schema.js';

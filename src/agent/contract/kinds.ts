@@ -8,8 +8,7 @@
 import { realpathSync } from 'node:fs';
 import { basename } from 'node:path';
 import type { AgentAdapter } from './adapter.js';
-import { AGENT_ADAPTERS, DEFAULT_ADAPTER } from './adapters.js';
-import { DEFAULT_AGENT_NAME } from '../../config/schema.js';
+import { AGENT_ADAPTERS } from './adapters.js';
 
 /** An agent kind once `auto` is decided: an adapter's kind, or `other`. */
 export type AgentKindResolved = string;
@@ -26,15 +25,6 @@ export function agentKinds(): string[] {
 /** The adapter of a kind, or null (`other`, or a kind tether does not know). */
 export function adapterOf(kind: string | null | undefined): AgentAdapter | null {
   return AGENT_ADAPTERS.find((a) => a.kind === kind) ?? null;
-}
-
-/**
- * How push titles name an agent of `kind` configured as `name`: by its adapter's label where
- * tether integrates with it, else by its configured name; the default agent of another kind by the
- * default adapter's (tether's own).
- */
-export function agentLabel(kind: string | null, name: string): string {
-  return adapterOf(kind)?.label ?? (name === DEFAULT_AGENT_NAME ? DEFAULT_ADAPTER.label : name);
 }
 
 /** The adapter whose program is named like `program`'s file (`claude`), or null. */
