@@ -312,9 +312,12 @@ export class SessionsService {
    * whose agent exited is refused (`session-exited`). Input to a session
    * whose link is not up yet (just created, or being re-made) is held, in order, for up to
    * `linkWaitMs`, then refused with `tmux-unavailable`.
+   *
+   * A session with an actor is typed into before this function first waits: a turn's wait there
+   * put the rest of the socket's read (tens of µs) ahead of every keystroke.
    */
   async input(id: string, message: InputMessage, linkWaitMs = INPUT_LINK_WAIT_MS): Promise<void> {
-    await this.known(id);
+    if (!isValidSessionName(id) || !this.system.hasSession(id)) await this.known(id);
     const session = this.system.session(id);
     if (!session) throw new DomainError('tmux-unavailable', `session ${id} is not linked to tmux right now`);
     // tmux takes keys for a dead pane and drops them: say so instead.

@@ -46,6 +46,8 @@ export type StreamSource = Pick<LivePane, 'stream' | 'snapshot'>;
 export class LivePane implements PaneSink {
   readonly link: PaneLink;
   readonly stream: PaneStream;
+  /** Input to the agent pane: the link's, and the stream then sends the pane's next output at once (its echo). */
+  readonly input: PaneInput;
   /** Pen and bracketed paste, followed from the bytes (tmux 3.3a does not report them), and the program's notices. */
   readonly tracker: TermStateTracker;
   private readonly noticeListeners = new Set<(notice: PaneNotice) => void>();
@@ -63,6 +65,17 @@ export class LivePane implements PaneSink {
     });
     this.link = new PaneLink(id);
     this.stream = new PaneStream({ ringBytes: opts.ringBytes, now: opts.now });
+    const { link, stream } = this;
+    this.input = {
+      get paneId() {
+        return link.paneId;
+      },
+      runWhenLinked: (make, linkWaitMs) => {
+        const written = link.runWhenLinked(make, linkWaitMs);
+        stream.expectEcho();
+        return written;
+      },
+    };
     this.reservation = new StreamReservation(this.stream, () => this.changed('reserved'));
     this.warm = new WarmSnapshots(this.stream, this.link, opts.now, opts.warmSnapshots ?? true);
   }

@@ -10,7 +10,8 @@
  * see src/stream/stream-reservation.ts) across restarts. A new session starts from the wall clock. They stay
  * below 2^53.
  *
- * Output that arrives in one event-loop turn is coalesced into one chunk.
+ * Output that arrives in one event-loop turn is coalesced into one chunk, but for the first
+ * output after input to the pane (its echo, most often), which goes out as it is read.
  */
 import { ChunkRing, type RingChunk } from './ring.js';
 
@@ -65,6 +66,8 @@ export class PaneStream {
   private pending: Buffer[] = [];
   private pendingBytes = 0;
   private flushScheduled = false;
+  /** Input was written to the pane and no output has come since: the next output is sent at once. */
+  private echoDue = false;
   private readonly now: () => number;
   /** Wall-clock ms of the latest output (tmux's record of it until this stream sees some), or null when none is known. */
   lastOutputAt: number | null = null;
@@ -91,12 +94,27 @@ export class PaneStream {
     if (this.lastOutputAt === null) this.lastOutputAt = atMs;
   }
 
-  /** Takes pane bytes; they go out as one chunk at the end of this event-loop turn. */
+  /**
+   * Input was written to the pane: the output that answers it is sent as it is read, not at the
+   * end of the turn, when every busy stream's output of the turn goes out before it. Once per
+   * input, so a stream of output never comes in more chunks than its input makes; one that no
+   * input touches is coalesced as before (docs/benchmarks.md, 2026-11-28).
+   */
+  expectEcho(): void {
+    this.echoDue = true;
+  }
+
+  /** Takes pane bytes; they go out as one chunk at the end of this event-loop turn (at once for an echo, see expectEcho). */
   append(data: Buffer): void {
     if (data.length === 0) return;
     this.pending.push(data);
     this.pendingBytes += data.length;
     this.lastOutputAt = this.now();
+    if (this.echoDue) {
+      this.echoDue = false;
+      this.flush();
+      return;
+    }
     if (!this.flushScheduled) {
       this.flushScheduled = true;
       waiting.push(this);

@@ -13,7 +13,7 @@ import { createActor, fromPromise, type Actor, type InspectionEvent } from 'xsta
 import { CLOSE_CODES } from '../errors.js';
 import { streamClientMachine } from '../machines/stream-client.machine.js';
 import { resumeMachine, type TakenSnapshot } from '../machines/resume.machine.js';
-import { encodeChunkFrame, encodeServerFrame, type ServerFrame } from '../protocol/frames.js';
+import { encodeChunkFrame, encodeServerFrame, encodeSnapshotFrame, type ServerFrame } from '../protocol/frames.js';
 import type { PaneStream } from './pane-stream.js';
 import type { RingChunk } from './ring.js';
 
@@ -23,7 +23,8 @@ export const SCREEN_FIRST_MIN_SAVING = 32 * 1024;
 /** What a client actor needs of its socket (the transport adapts a WebSocket to it). */
 export interface ClientLink {
   sendBinary(frame: Buffer): void;
-  sendText(text: string): void;
+  /** Sends a text frame; `written`, when given, is called once it has left for the network (or the socket is gone). */
+  sendText(text: string, written?: () => void): void;
   /** Bytes accepted but not yet written to the network. */
   readonly bufferedAmount: number;
   close(code: number, reason: string): void;
@@ -113,6 +114,13 @@ export class StreamClient {
   /** The stream position the client holds; -1 until it has a base. */
   private sentEnd = -1;
   private forwarding = false;
+  /**
+   * Set while a snapshot's screen frame is on its way and its full frame not yet sent: live chunks
+   * wait in the ring meanwhile (they continue the full frame, which must reach the client first).
+   */
+  private holding = false;
+  /** Counts the snapshots sent: a full frame still waiting when a newer snapshot went is dropped. */
+  private snapshotSerial = 0;
   private released = false;
   private readonly unsubscribe: () => void;
   private readonly watermarks: Watermarks;
@@ -215,7 +223,7 @@ export class StreamClient {
   }
 
   private onChunk(c: RingChunk): void {
-    if (!this.forwarding || c.end <= this.sentEnd) return;
+    if (!this.forwarding || this.holding || c.end <= this.sentEnd) return;
     if (c.start > this.sentEnd) {
       // Bytes between the client's position and this chunk never reached it.
       this.forwarding = false;
@@ -242,14 +250,32 @@ export class StreamClient {
   }
 
   private sendSnapshot(snap: TakenSnapshot): void {
+    const serial = ++this.snapshotSerial;
+    this.sentEnd = snap.position;
+    this.holding = false;
+    const sendFull = () => {
+      if (!this.released) this.deps.link.sendText(encodeSnapshotFrame(snap.position, snap.data));
+    };
+    if (!snap.screen || snap.data.length - snap.screen.length <= SCREEN_FIRST_MIN_SAVING || this.released) {
+      sendFull();
+      this.catchUp();
+      return;
+    }
     // Screen first (docs/api.md "WebSocket"): the same position without the history, then the
     // whole. A client applies each as a snapshot; the screen shows before the history arrives.
-    if (snap.screen && snap.data.length - snap.screen.length > SCREEN_FIRST_MIN_SAVING) {
-      this.sendFrame({ type: 'snapshot', seq: snap.position, data: snap.screen.toString('base64') });
-    }
-    this.sendFrame({ type: 'snapshot', seq: snap.position, data: snap.data.toString('base64') });
-    this.sentEnd = snap.position;
-    this.catchUp();
+    // The whole is encoded once the screen has left: encoding a long history holds this thread
+    // for milliseconds, and the screen's compressed frame is written only when the thread is free.
+    let inAction = true;
+    this.holding = true;
+    this.deps.link.sendText(encodeSnapshotFrame(snap.position, snap.screen), () => {
+      if (serial !== this.snapshotSerial || this.released) return;
+      this.holding = false;
+      sendFull();
+      // Once live, what the ring took meanwhile follows; otherwise the machine is on its way
+      // elsewhere (a gap, another snapshot) and says what comes next.
+      if (inAction || this.forwarding) this.catchUp();
+    });
+    inAction = false;
   }
 
   /** Sends what the ring holds after `sentEnd`; bytes not flushed yet come as live chunks. */

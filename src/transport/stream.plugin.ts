@@ -77,9 +77,11 @@ function linkOf(socket: WebSocket): ClientLink {
       if (socket.readyState !== socket.OPEN) return;
       socket.send(frame, { binary: true, compress: deflate.compress(frame.length, performance.now(), socket.bufferedAmount) });
     },
-    sendText: (text) => {
+    sendText: (text, written) => {
       // JSON is ASCII but for a description or a title: its length is near enough its bytes.
-      if (socket.readyState === socket.OPEN) socket.send(text, { compress: deflate.compressText(text.length, socket.bufferedAmount) });
+      if (socket.readyState === socket.OPEN)
+        socket.send(text, { compress: deflate.compressText(text.length, socket.bufferedAmount) }, written && (() => written()));
+      else written?.();
     },
     get bufferedAmount() {
       return socket.bufferedAmount;

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DomainError } from '../../src/errors.js';
 import { domainError } from '../helpers/domain-error.js';
-import { decodeChunkFrame, encodeChunkFrame, parseClientFrame } from '../../src/protocol/frames.js';
+import { decodeChunkFrame, encodeChunkFrame, encodeServerFrame, encodeSnapshotFrame, parseClientFrame } from '../../src/protocol/frames.js';
 import { illFormedAt } from '../../src/protocol/well-formed.js';
 
 describe('chunk frames', () => {
@@ -29,6 +29,19 @@ describe('chunk frames', () => {
     expect(() => encodeChunkFrame(1.5, Buffer.alloc(0))).toThrow(domainError('frame-malformed'));
     expect(() => decodeChunkFrame(new Uint8Array(7))).toThrow(domainError('frame-malformed'));
     expect(() => decodeChunkFrame(Buffer.from('0020000000000000', 'hex'))).toThrow(domainError('frame-malformed'));
+  });
+});
+
+describe('snapshot frames', () => {
+  it('are the JSON of a snapshot frame, for any position below 2^53 and any bytes', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: Number.MAX_SAFE_INTEGER }), fc.uint8Array({ maxLength: 300 }), (seq, bytes) => {
+        const data = Buffer.from(bytes);
+        const text = encodeSnapshotFrame(seq, data);
+        expect(text).toBe(encodeServerFrame({ type: 'snapshot', seq, data: data.toString('base64') }));
+        expect(JSON.parse(text)).toEqual({ type: 'snapshot', seq, data: data.toString('base64') });
+      }),
+    );
   });
 });
 
