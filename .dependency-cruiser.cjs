@@ -8,6 +8,9 @@ const { LAYERS } = require('./scripts/layers.cjs');
 // src/<folder>/… or src/<file>.ts for the single-file modules at the top.
 const path = (name) => `^src/(${name}/|${name}\\.ts$)`;
 
+/** An error whenever a file whose path matches `from` imports one whose path matches `to`. */
+const forbid = (name, comment, from, to) => ({ name, comment, severity: 'error', from: { path: from }, to: { path: to } });
+
 const rules = [];
 LAYERS.forEach((layer, i) => {
   const above = LAYERS.slice(i + 1).flat();
@@ -15,13 +18,10 @@ LAYERS.forEach((layer, i) => {
     const siblings = layer.filter((f) => f !== folder);
     const banned = [...above, ...siblings];
     if (banned.length === 0) continue;
-    rules.push({
-      name: `${folder}-imports-only-lower-layers`,
-      comment: `${folder} sits in layer ${i}; it may not import ${banned.join(', ')}`,
-      severity: 'error',
-      from: { path: path(folder) },
-      to: { path: `^src/(${banned.map((b) => `${b}/|${b}\\.ts$`).join('|')})` },
-    });
+    const comment = `${folder} sits in layer ${i}; it may not import ${banned.join(', ')}`;
+    rules.push(
+      forbid(`${folder}-imports-only-lower-layers`, comment, path(folder), `^src/(${banned.map((b) => `${b}/|${b}\\.ts$`).join('|')})`),
+    );
   }
 });
 
@@ -46,58 +46,36 @@ module.exports = {
       },
       to: {},
     },
-    {
-      name: 'src-imports-no-tests',
-      comment: 'The product never depends on its tests, benchmarks or their kit.',
-      severity: 'error',
-      from: { path: '^src/' },
-      to: { path: '^(test|bench|testkit)/' },
-    },
-    {
-      name: 'testkit-imports-only-src',
-      comment: 'testkit/ is what tests and benchmarks share: it may lean on src/, never on either of them.',
-      severity: 'error',
-      from: { path: '^testkit/' },
-      to: { path: '^(test|bench)/' },
-    },
-    {
-      name: 'bench-imports-no-tests',
-      comment: 'A helper the benchmarks need from the tests moves to testkit/.',
-      severity: 'error',
-      from: { path: '^bench/' },
-      to: { path: '^test/' },
-    },
-    {
-      name: 'tests-import-no-bench',
-      comment: 'A helper the tests need from the benchmarks moves to testkit/.',
-      severity: 'error',
-      from: { path: '^test/' },
-      to: { path: '^bench/' },
-    },
+    forbid('src-imports-no-tests', 'The product never depends on its tests, benchmarks or their kit.', '^src/', '^(test|bench|testkit)/'),
+    forbid(
+      'testkit-imports-only-src',
+      'testkit/ is what tests and benchmarks share: it may lean on src/, never on either of them.',
+      '^testkit/',
+      '^(test|bench)/',
+    ),
+    forbid('bench-imports-no-tests', 'A helper the benchmarks need from the tests moves to testkit/.', '^bench/', '^test/'),
+    forbid('tests-import-no-bench', 'A helper the tests need from the benchmarks moves to testkit/.', '^test/', '^bench/'),
     ...rules,
     // Inside src/agent/ (docs/architecture.md "The map"): the wire and the asks stand alone; the
     // contract, the asks and the adapters never reach up into the hub, which uses them all.
-    {
-      name: 'agent-wire-stands-alone',
-      comment: 'agent/wire/ is what crosses the agent socket: it imports no other room of agent/.',
-      severity: 'error',
-      from: { path: '^src/agent/wire/' },
-      to: { path: '^src/agent/(?!wire/)' },
-    },
-    {
-      name: 'agent-asks-stand-alone',
-      comment: 'agent/asks/ is an ask and its desk: it imports no other room of agent/.',
-      severity: 'error',
-      from: { path: '^src/agent/asks/' },
-      to: { path: '^src/agent/(?!asks/)' },
-    },
-    {
-      name: 'agent-hub-is-on-top',
-      comment: 'The hub uses the contract, the wire, the asks and the adapters; none of them imports the hub.',
-      severity: 'error',
-      from: { path: '^src/agent/(?!hub/)' },
-      to: { path: '^src/agent/hub/' },
-    },
+    forbid(
+      'agent-wire-stands-alone',
+      'agent/wire/ is what crosses the agent socket: it imports no other room of agent/.',
+      '^src/agent/wire/',
+      '^src/agent/(?!wire/)',
+    ),
+    forbid(
+      'agent-asks-stand-alone',
+      'agent/asks/ is an ask and its desk: it imports no other room of agent/.',
+      '^src/agent/asks/',
+      '^src/agent/(?!asks/)',
+    ),
+    forbid(
+      'agent-hub-is-on-top',
+      'The hub uses the contract, the wire, the asks and the adapters; none of them imports the hub.',
+      '^src/agent/(?!hub/)',
+      '^src/agent/hub/',
+    ),
   ],
   options: {
     doNotFollow: { path: 'node_modules' },

@@ -15,19 +15,9 @@ import type { AddressInfo } from 'node:net';
 import WebSocket, { WebSocketServer } from 'ws';
 import { DEFAULT_DEFLATE_POLICY } from '../src/transport/deflate-policy.js';
 import { startEchoPane, tetherKeystroke } from './echo.bench.js';
-import {
-  envNumber,
-  median,
-  ms,
-  percentile,
-  ratio,
-  RawStream,
-  sleep,
-  waitFor,
-  withBenchDaemon,
-  type BenchDaemon,
-  type Row,
-} from './harness.js';
+import { withBenchDaemon, type BenchDaemon } from './harness.js';
+import { envNumber, median, ms, percentile, ratio, sleep, waitFor, type Row } from './figures.js';
+import { RawStream } from './raw-stream.js';
 
 async function untilMarker(client: RawStream, marker: string): Promise<void> {
   let seen = '';

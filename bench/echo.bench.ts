@@ -9,25 +9,16 @@
  * p50/p90/p99. `TETHER_BENCH_ECHO_KEYS` (300) keystrokes each. Before them, the time of one
  * session's `POST /sessions` (`TETHER_BENCH_CREATES`, 15, each deleted after).
  */
-import {
-  BareControlReader,
-  baselineSession,
-  envNumber,
-  ms,
-  percentile,
-  ratio,
-  sleep,
-  streamWithBase,
-  withBenchDaemon,
-  type BenchDaemon,
-  type Row,
-} from './harness.js';
+import { withBenchDaemon, type BenchDaemon } from './harness.js';
+import { envNumber, ms, percentile, ratio, sleep, type Row } from './figures.js';
+import { streamWithBase } from './raw-stream.js';
+import { BareControlReader, baselineSession } from './bare-tmux.js';
 import { RelayClient, startRelayFloor } from './relay-floor.js';
 
 const BLOCK = 50;
 const GAP_MS = 5;
-/** Printable bytes that `cat` gives back as they are. */
-const KEYS = 'abcdefghijklmnopqrstuvwxyz0123456789';
+/** Printable bytes that the echo pane's `cat` gives back as they are: what every echo bench types. */
+export const ECHO_KEYS = 'abcdefghijklmnopqrstuvwxyz0123456789';
 
 export async function startEchoPane(bd: BenchDaemon, target: string): Promise<void> {
   await bd.typeLine(target, 'stty raw -echo; exec cat');
@@ -129,14 +120,14 @@ export async function runEchoBench(): Promise<EchoResult> {
           : bareKeystroke(reader, 'echo-base', key);
     try {
       // Warm-up, not counted.
-      for (let i = 0; i < 20; i++) for (const side of SIDES) await keystroke(side, KEYS[i % KEYS.length]!);
+      for (let i = 0; i < 20; i++) for (const side of SIDES) await keystroke(side, ECHO_KEYS[i % ECHO_KEYS.length]!);
       for (let block = 0; block * BLOCK < keys; block++) {
         // Each side takes each place in the order in turn, and the order reverses every other round.
         const rotated = SIDES.map((_, i) => SIDES[(i + block) % SIDES.length]!);
         const order = Math.floor(block / SIDES.length) % 2 === 0 ? rotated : rotated.reverse();
         for (const side of order) {
           for (let i = 0; i < BLOCK; i++) {
-            samples[side].push(await keystroke(side, KEYS[(block * BLOCK + i) % KEYS.length]!));
+            samples[side].push(await keystroke(side, ECHO_KEYS[(block * BLOCK + i) % ECHO_KEYS.length]!));
             await sleep(GAP_MS);
           }
         }

@@ -6,22 +6,11 @@
  * server, runs alternating, `TETHER_BENCH_FLOOD_RUNS` (3) of each; medians.
  */
 import { floodFile } from './tmux-baseline.js';
-import {
-  BareControlReader,
-  baselineSession,
-  childPids,
-  cpuOf,
-  envNumber,
-  MarkerScan,
-  median,
-  procUsage,
-  ratio,
-  sleep,
-  streamWithBase,
-  withBenchDaemon,
-  type BenchDaemon,
-  type Row,
-} from './harness.js';
+import { withBenchDaemon, type BenchDaemon } from './harness.js';
+import { envNumber, median, ratio, sleep, type Row } from './figures.js';
+import { childPids, cpuOf, procUsage } from './procs.js';
+import { MarkerScan, streamWithBase } from './raw-stream.js';
+import { BareControlReader, baselineSession } from './bare-tmux.js';
 
 interface FloodRun {
   readonly seconds: number;

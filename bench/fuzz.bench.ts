@@ -27,7 +27,7 @@ import {
   prepareCertificate,
   worldReady,
 } from '../testkit/fuzz/world.js';
-import { envNumber, waitFor, type Row } from './harness.js';
+import { envNumber, waitFor, type Row } from './figures.js';
 
 const run = promisify(execFile);
 

@@ -1,24 +1,23 @@
 /**
- * What the stream benchmarks share: a real daemon (the built CLI, `tether serve`) on a private
- * tmux server, plain http or TLS as the bench config says, a raw stream socket that only counts
- * and looks for markers (so the measuring side costs as little CPU as the bare `tmux -C` reader
- * it is compared with), a bare control-mode reader on the same tmux, and the statistics.
+ * What every daemon benchmark starts: a real daemon (the built CLI, `tether serve`) on a private
+ * tmux server, plain http or TLS as the bench config says, stopped whatever happens (a bench
+ * interrupted stops its daemons on its way out). The figures are figures.ts's, the processes'
+ * costs procs.ts's, the raw stream client raw-stream.ts's, the bare tmux side bare-tmux.ts's.
  *
  * Only processes started here are ever signalled; the tmux server lives on a socket in a temp
  * dir and is killed through it.
  */
 import { execFile, spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import WebSocket, { type ClientOptions } from 'ws';
+import type { ClientOptions } from 'ws';
 import { DAEMON_NODE_ARGS } from '../src/config/daemon-process.js';
-import { decodeChunkFrame } from '../src/protocol/frames.js';
-import { CLIENT_DEFLATE_MIN_BYTES } from '../src/reference-client/session-stream.js';
 import { CLI } from '../testkit/built-cli.js';
+import { waitFor } from './figures.js';
 
 /**
  * node's flags for the daemon: `TETHER_BENCH_DAEMON_NODE_ARGS` ("none" for none) to compare,
@@ -31,90 +30,6 @@ function daemonNodeArgs(byDefault: readonly string[] = DAEMON_NODE_ARGS): readon
 }
 
 const run = promisify(execFile);
-
-/** One line of the report. Every value is set against a baseline measured in the same run. */
-export interface Row {
-  readonly name: string;
-  readonly value: string;
-  readonly baseline: string;
-  readonly ratio: string;
-  readonly target: string;
-}
-
-export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-/** A number from the environment, or the default. */
-export function envNumber(name: string, def: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return def;
-  const n = Number(raw);
-  if (!Number.isFinite(n) || n <= 0) throw new Error(`${name} must be a positive number, not "${raw}"`);
-  return n;
-}
-
-/** Nearest-rank percentile (p in 0..100) of unsorted samples. */
-export function percentile(samples: readonly number[], p: number): number {
-  if (samples.length === 0) return Number.NaN;
-  const sorted = [...samples].sort((a, b) => a - b);
-  const rank = Math.min(sorted.length, Math.max(1, Math.ceil((p / 100) * sorted.length)));
-  return sorted[rank - 1]!;
-}
-
-export const median = (samples: readonly number[]): number => percentile(samples, 50);
-
-export const ms = (v: number): string => (v < 10 ? `${v.toFixed(2)} ms` : `${v.toFixed(0)} ms`);
-
-/** Waits until `fn` is truthy, polling. */
-export async function waitFor<T>(what: string, fn: () => T | Promise<T>, timeoutMs = 30_000, everyMs = 20): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(everyMs);
-  }
-}
-
-/** A process's CPU seconds (user + system) and resident memory, from /proc. */
-export function procUsage(pid: number): { cpuSeconds: number; rssMb: number } {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  // Fields after the command name (which may hold spaces) start after the last ')'.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  const ticks = Number(fields[11]) + Number(fields[12]); // utime, stime (fields 14, 15)
-  const rss = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
-  return { cpuSeconds: ticks / CLOCK_TICKS, rssMb: Number(rss ?? 0) / 1024 };
-}
-/** USER_HZ: 100 on every Linux this runs on (getconf CLK_TCK). */
-const CLOCK_TICKS = 100;
-
-/** The direct children of a process (every thread's `children` list). */
-export function childPids(pid: number): number[] {
-  const out: number[] = [];
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      out.push(...readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number));
-    } catch {
-      // thread gone
-    }
-  }
-  return out;
-}
-
-/** One of `procUsage`'s figures summed over a set of processes (gone ones count 0). */
-export function sumOfProcs(pids: readonly number[], figure: 'cpuSeconds' | 'rssMb'): number {
-  let total = 0;
-  for (const pid of pids) {
-    try {
-      total += procUsage(pid)[figure];
-    } catch {
-      // exited
-    }
-  }
-  return total;
-}
-
-/** CPU seconds of a set of processes (gone ones count 0). */
-export const cpuOf = (pids: readonly number[]): number => sumOfProcs(pids, 'cpuSeconds');
 
 /** Whether the bench config asks for TLS (`TETHER_BENCH_TLS=1`). */
 export const benchWantsTls = (): boolean => process.env.TETHER_BENCH_TLS === '1' || process.env.TETHER_BENCH_TLS === 'true';
@@ -283,135 +198,6 @@ export async function benchDaemon(
   return bd;
 }
 
-/** Accumulates a byte stream's last bytes to find a marker that may straddle chunks. */
-export class MarkerScan {
-  private tail = '';
-  constructor(private readonly marker: string) {}
-  /** True once the marker has been seen in what was fed since the last reset. */
-  feed(bytes: Buffer): boolean {
-    const s = this.tail + bytes.toString('latin1', Math.max(0, bytes.length - 4096));
-    if (s.includes(this.marker)) {
-      this.tail = '';
-      return true;
-    }
-    this.tail = s.slice(-this.marker.length);
-    return false;
-  }
-  reset(): void {
-    this.tail = '';
-  }
-}
-
-/** A fresh stream client on `session`, once it has its first snapshot (the screen to follow from). */
-export async function streamWithBase(bd: BenchDaemon, session: string, deflate = true): Promise<RawStream> {
-  const client = new RawStream(bd, session, null, deflate);
-  await client.opened;
-  await waitFor('the first snapshot', () => client.snapshots > 0);
-  return client;
-}
-
-/**
- * A stream client that does the minimum a client must (resume, follow seq, decode a
- * snapshot) and nothing else: the measuring side of the tether runs.
- */
-export class RawStream {
-  readonly ws: WebSocket;
-  lastSeq: number | null;
-  /** When the socket was created (before the TCP connect and any TLS handshake). */
-  readonly startedAt = performance.now();
-  openedAt = 0;
-  dataBytes = 0;
-  snapshots = 0;
-  onData: ((data: Buffer, seq: number) => void) | null = null;
-  onSnapshot: ((bytes: Buffer, seq: number, frameBytes: number) => void) | null = null;
-  readonly opened: Promise<void>;
-  readonly closed: Promise<void>;
-  /** When the first frame of any kind arrived. */
-  readonly firstFrame: Promise<number>;
-
-  constructor(bd: BenchDaemon, session: string, lastSeq: number | null, deflate = true, path = 'stream') {
-    this.lastSeq = lastSeq;
-    const url = `${bd.base.replace(/^http/, 'ws')}/sessions/${session}/${path}`;
-    this.ws = new WebSocket(url, bd.wsOptions(deflate));
-    this.ws.binaryType = 'nodebuffer';
-    this.opened = new Promise((resolve, reject) => {
-      this.ws.once('open', () => {
-        this.openedAt = performance.now();
-        if (path === 'stream') this.ws.send(JSON.stringify({ type: 'resume', lastSeq: this.lastSeq }));
-        resolve();
-      });
-      this.ws.once('error', reject);
-    });
-    this.closed = new Promise((resolve) => this.ws.once('close', () => resolve()));
-    this.ws.on('error', () => undefined);
-    this.firstFrame = new Promise((resolve) => this.ws.once('message', () => resolve(performance.now())));
-    this.ws.on('message', (data: Buffer, isBinary) => {
-      if (isBinary) {
-        const { seq, data: bytes } = decodeChunkFrame(data);
-        this.dataBytes += bytes.length;
-        this.lastSeq = seq;
-        this.onData?.(bytes, seq);
-        return;
-      }
-      const text = data.toString('utf8');
-      if (!text.startsWith('{"type":"snapshot"')) return;
-      const frame = JSON.parse(text) as { seq: number; data: string };
-      const bytes = Buffer.from(frame.data, 'base64');
-      this.snapshots++;
-      this.lastSeq = frame.seq;
-      this.onSnapshot?.(bytes, frame.seq, data.length);
-    });
-  }
-
-  /** As the reference client sends: small frames uncompressed. */
-  send(frame: object): void {
-    const text = JSON.stringify(frame);
-    this.ws.send(text, { compress: text.length >= CLIENT_DEFLATE_MIN_BYTES });
-  }
-
-  /** Bytes read from the network so far (the wire, after compression). */
-  get wireBytesRead(): number {
-    return (this.ws as unknown as { _socket?: { bytesRead: number } })._socket?.bytesRead ?? 0;
-  }
-
-  close(): Promise<void> {
-    this.ws.terminate();
-    return this.closed;
-  }
-}
-
-/** A bare `tmux -C` client on the bench tmux: raw stdout, commands written on stdin. */
-export class BareControlReader {
-  readonly child: ChildProcessWithoutNullStreams;
-  onData: ((bytes: Buffer) => void) | null = null;
-  readonly exited: Promise<void>;
-
-  constructor(tmux: BenchTmux, session: string) {
-    this.child = spawn('tmux', ['-S', tmux.socket, '-C', 'attach-session', '-t', `=${session}`], { stdio: ['pipe', 'pipe', 'pipe'] });
-    this.child.stdout.on('data', (d: Buffer) => this.onData?.(d));
-    this.child.stderr.resume();
-    this.exited = new Promise((r) => this.child.once('exit', () => r()));
-  }
-
-  command(line: string): void {
-    this.child.stdin.write(`${line}\n`);
-  }
-
-  async close(): Promise<void> {
-    this.child.stdin.end();
-    const timer = setTimeout(() => this.child.kill('SIGKILL'), 2000);
-    await this.exited;
-    clearTimeout(timer);
-  }
-}
-
-/** A detached session on the bench tmux that tether does not know about (the baseline's pane). */
-export async function baselineSession(tmux: BenchTmux, name: string): Promise<void> {
-  // history-limit applies to panes made after it is set: the same 10000 lines tether gives its panes.
-  await tmux.tmux('set-option', '-g', 'history-limit', '10000');
-  await tmux.tmux('new-session', '-d', '-s', name, '-x', '120', '-y', '40', '/bin/sh');
-}
-
 /** Daemons started and not yet stopped: a bench interrupted (Ctrl-C, a timeout's SIGTERM) stops them on its way out. */
 const running = new Map<BenchDaemon, () => void>();
 let exitHooked = false;
@@ -448,6 +234,3 @@ export async function withBenchDaemon<T>(
     await bd.stop();
   }
 }
-
-/** `<a> / <b>` formatted as a ratio. */
-export const ratio = (a: number, b: number, digits = 2): string => `${(a / b).toFixed(digits)}x`;

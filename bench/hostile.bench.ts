@@ -25,14 +25,16 @@ import { join } from 'node:path';
 import { DAEMON_NODE_ARGS } from '../src/config/daemon-process.js';
 import { createInterface } from 'node:readline';
 import { SessionStream, pinnedTlsOptions } from '../src/reference-client/index.js';
-import { PEER_LIMITS, REPORT_EVERY_MS } from '../src/transport/peer-limits.js';
-import { startEchoPane, tetherKeystroke } from './echo.bench.js';
-import { envNumber, ms, percentile, procUsage, ratio, sleep, waitFor, withBenchDaemon, type BenchDaemon, type Row } from './harness.js';
+import { REPORT_EVERY_MS } from '../src/transport/peer-guard.js';
+import { PEER_LIMITS } from '../src/transport/peer-limits.js';
+import { ECHO_KEYS, startEchoPane, tetherKeystroke } from './echo.bench.js';
+import { withBenchDaemon, type BenchDaemon } from './harness.js';
+import { envNumber, ms, percentile, ratio, sleep, waitFor, type Row } from './figures.js';
+import { procUsage } from './procs.js';
 import { compileProbe, readProbe } from './scale-load.js';
 import { HOSTILE_KINDS, type HostileKind, type HostileOptions, type HostileSummary, type KindSummary } from './hostile-peers.js';
 
 const SESSION = 'hostile';
-const KEYS = 'abcdefghijklmnopqrstuvwxyz0123456789';
 const ECHOES_PER_ROUND = 5;
 /** Between two rounds, quiet or not: the same idle time before each wake-up. */
 const GAP_MS = 1000;
@@ -85,7 +87,8 @@ class Phone {
       1,
     );
     const echo: number[] = [];
-    for (let i = 0; i < ECHOES_PER_ROUND; i++) echo.push(await tetherKeystroke(this.keystrokes, KEYS[this.keys++ % KEYS.length]!, 30_000));
+    for (let i = 0; i < ECHOES_PER_ROUND; i++)
+      echo.push(await tetherKeystroke(this.keystrokes, ECHO_KEYS[this.keys++ % ECHO_KEYS.length]!, 30_000));
     return { connect, resume, echo, phoneLoopMax: Math.max(0, this.loop.max / 1e6 - LOOP_RESOLUTION_MS) };
   }
 

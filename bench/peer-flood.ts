@@ -4,7 +4,9 @@
  * client, attached to the same session during the same flood, is timed the same way. Shared by
  * the peer benches; the baseline is a bare `tmux -C` reader of the same flood, measured after.
  */
-import { MarkerScan, median, ratio, sleep, streamWithBase, type BenchDaemon, type Row } from './harness.js';
+import type { BenchDaemon } from './harness.js';
+import { median, ratio, sleep, type Row } from './figures.js';
+import { MarkerScan, streamWithBase } from './raw-stream.js';
 import { floodFile, measureTmuxControlRate } from './tmux-baseline.js';
 
 export interface PeerFloodClient {

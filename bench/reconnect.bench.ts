@@ -19,21 +19,10 @@
  */
 import { join } from 'node:path';
 import { writeFileSync } from 'node:fs';
-import {
-  BareControlReader,
-  baselineSession,
-  envNumber,
-  median,
-  ms,
-  percentile,
-  ratio,
-  RawStream,
-  sleep,
-  waitFor,
-  withBenchDaemon,
-  type BenchDaemon,
-  type Row,
-} from './harness.js';
+import { withBenchDaemon, type BenchDaemon } from './harness.js';
+import { envNumber, median, ms, percentile, ratio, sleep, waitFor, type Row } from './figures.js';
+import { RawStream } from './raw-stream.js';
+import { BareControlReader, baselineSession } from './bare-tmux.js';
 import type { SnapshotCounts } from '../src/stream/warm-snapshots.js';
 
 const HISTORY_LINES = 10_100;

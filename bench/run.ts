@@ -13,7 +13,8 @@ import { runEchoBench } from './echo.bench.js';
 import { runFloodBench } from './flood.bench.js';
 import { runFuzzBench } from './fuzz.bench.js';
 import { runHostileBench } from './hostile.bench.js';
-import { benchWantsTls, type Row } from './harness.js';
+import { benchWantsTls } from './harness.js';
+import type { Row } from './figures.js';
 import { runParserBench } from './parser.bench.js';
 import { PEERS } from './peers.js';
 import { runVibeTunnelBench } from './vibetunnel.bench.js';
@@ -46,54 +47,44 @@ function parseRecording(recording: Buffer, runs = 7): { mbPerSec: number } {
 }
 
 async function parserRows(): Promise<Row[]> {
-  const rows: Row[] = [];
   // The baseline, measured now: how fast this machine's tmux emits a flood in control mode.
   const tmux = await measureTmuxControlRate(20);
   const parser = await runParserBench();
   const replay = parseRecording(tmux.recording);
-  rows.push({
-    name: 'control-mode parser (the flood tmux emitted)',
-    value: `${replay.mbPerSec.toFixed(0)} MB/s`,
+  const row = (name: string, mbPerSec: number): Row => ({
+    name: `control-mode parser (${name})`,
+    value: `${mbPerSec.toFixed(0)} MB/s`,
     baseline: `${tmux.mbPerSec.toFixed(1)} MB/s (tmux -C flood, measured in this run)`,
-    ratio: `${(replay.mbPerSec / tmux.mbPerSec).toFixed(1)}x`,
+    ratio: `${(mbPerSec / tmux.mbPerSec).toFixed(1)}x`,
     target: '> 40x',
   });
-  rows.push({
-    name: 'control-mode parser (decode %output)',
-    value: `${parser.mbPerSec.toFixed(0)} MB/s`,
-    baseline: `${tmux.mbPerSec.toFixed(1)} MB/s (tmux -C flood, measured in this run)`,
-    ratio: `${(parser.mbPerSec / tmux.mbPerSec).toFixed(1)}x`,
-    target: '> 40x',
-  });
-  return rows;
+  return [row('the flood tmux emitted', replay.mbPerSec), row('decode %output', parser.mbPerSec)];
 }
 
 /** What a scenario answers: its rows, and optionally a markdown table printed after the report (docs/benchmarks.md shows it). */
 type ScenarioResult = Row[] | { readonly rows: Row[]; readonly markdown: string };
 
-/** Every scenario, in the order they run; each starts and stops its own daemon and tmux. */
-const SCENARIOS: readonly { readonly name: string; readonly run: () => Promise<ScenarioResult> }[] = [
-  { name: 'parser', run: parserRows },
-  { name: 'flood', run: async () => (await runFloodBench()).rows },
-  { name: 'echo', run: async () => (await runEchoBench()).rows },
-  { name: 'reconnect', run: async () => (await runReconnectBench()).rows },
-  { name: 'wake', run: runWakeBench },
-  { name: 'deflate', run: runDeflateBench },
-  { name: 'scale', run: runScaleBench },
-  { name: 'search', run: runSearchBench },
-  { name: 'paused', run: runPausedBench },
-  { name: 'soak', run: runSoakBench },
-  { name: 'tokens', run: runTokenVerifyBench },
-  { name: 'fuzz', run: runFuzzBench },
-  { name: 'hostile', run: runHostileBench },
-  { name: 'asks', run: runAsksBench },
-  { name: 'stops', run: runStopsBench },
-  { name: 'activity', run: runActivityBench },
+/** Every scenario by name, in the order they run; each starts and stops its own daemon and tmux. */
+const SCENARIOS: Readonly<Record<string, () => Promise<ScenarioResult>>> = {
+  parser: parserRows,
+  flood: async () => (await runFloodBench()).rows,
+  echo: async () => (await runEchoBench()).rows,
+  reconnect: async () => (await runReconnectBench()).rows,
+  wake: runWakeBench,
+  deflate: runDeflateBench,
+  scale: runScaleBench,
+  search: runSearchBench,
+  paused: runPausedBench,
+  soak: runSoakBench,
+  tokens: runTokenVerifyBench,
+  fuzz: runFuzzBench,
+  hostile: runHostileBench,
+  asks: runAsksBench,
+  stops: runStopsBench,
+  activity: runActivityBench,
   // BENCH_PEERS=0 leaves the peers out (they install from the registry on first use).
-  ...(process.env.BENCH_PEERS === '0'
-    ? []
-    : [{ name: 'peers', run: async () => [...(await runWettyBench()), ...(await runVibeTunnelBench())] }]),
-];
+  ...(process.env.BENCH_PEERS === '0' ? {} : { peers: async () => [...(await runWettyBench()), ...(await runVibeTunnelBench())] }),
+};
 
 async function main(): Promise<void> {
   // `npm run bench -- fuzz echo` names scenarios as TETHER_BENCH_ONLY=fuzz,echo does.
@@ -102,9 +93,9 @@ async function main(): Promise<void> {
     ?.split(',')
     .map((s) => s.trim())
     .filter(Boolean);
-  const unknown = only?.filter((n) => !SCENARIOS.some((s) => s.name === n)) ?? [];
+  const unknown = only?.filter((n) => !Object.hasOwn(SCENARIOS, n)) ?? [];
   if (unknown.length > 0)
-    throw new Error(`TETHER_BENCH_ONLY: unknown scenario ${unknown.join(', ')} (known: ${SCENARIOS.map((s) => s.name).join(', ')})`);
+    throw new Error(`TETHER_BENCH_ONLY: unknown scenario ${unknown.join(', ')} (known: ${Object.keys(SCENARIOS).join(', ')})`);
   process.stdout.write(
     `tether benchmarks: node ${process.version}, ${benchWantsTls() ? 'TLS asked for (TETHER_BENCH_TLS=1)' : 'plain http (TETHER_BENCH_TLS=1 for TLS)'}\n`,
   );
@@ -112,16 +103,16 @@ async function main(): Promise<void> {
   const header = `${w('benchmark', 64)}${w('value', 22)}${w('ratio', 12)}${w('target', 16)}baseline (same run)\n`;
   const all: Row[] = [];
   const tables: string[] = [];
-  for (const scenario of SCENARIOS) {
-    if (only && !only.includes(scenario.name)) continue;
+  for (const [name, run] of Object.entries(SCENARIOS)) {
+    if (only && !only.includes(name)) continue;
     const start = performance.now();
-    const result = await scenario.run();
+    const result = await run();
     if (Array.isArray(result)) all.push(...result);
     else {
       all.push(...result.rows);
-      tables.push(`${scenario.name}:\n\n${result.markdown}\n`);
+      tables.push(`${name}:\n\n${result.markdown}\n`);
     }
-    process.stderr.write(`[${scenario.name}: ${((performance.now() - start) / 1000).toFixed(0)} s]\n`);
+    process.stderr.write(`[${name}: ${((performance.now() - start) / 1000).toFixed(0)} s]\n`);
   }
   process.stdout.write(header);
   for (const r of all) process.stdout.write(`${w(r.name, 64)}${w(r.value, 22)}${w(r.ratio, 12)}${w(r.target, 16)}${r.baseline}\n`);

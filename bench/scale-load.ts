@@ -10,7 +10,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { buildSync } from 'esbuild';
 import type { ProbeReading } from './daemon-probe.js';
 import { PROBE_FILE_NAME, PROBE_GC_FILE_NAME } from './probe-file.js';
-import { sleep, waitFor, type BenchDaemon } from './harness.js';
+import type { BenchDaemon } from './harness.js';
+import { sleep, waitFor } from './figures.js';
 import type { ClientsRequest, ClientsStats } from './scale-clients.js';
 
 export type { ProbeReading };

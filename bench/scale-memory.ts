@@ -14,7 +14,10 @@
  * cost tmux (at most one per 5 s).
  */
 import { spawn } from 'node:child_process';
-import { procUsage, RawStream, sleep, waitFor, withBenchDaemon, type BenchDaemon, type Row, ratio, childPids, cpuOf } from './harness.js';
+import { withBenchDaemon, type BenchDaemon } from './harness.js';
+import { sleep, waitFor, type Row, ratio } from './figures.js';
+import { procUsage, childPids, cpuOf } from './procs.js';
+import { RawStream } from './raw-stream.js';
 
 /** The resident size of a node process that does nothing: the floor of any node daemon. */
 export async function emptyNodeRssMb(): Promise<number> {

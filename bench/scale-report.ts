@@ -3,7 +3,7 @@
  * shows ("Scale"): one column per session count, each figure beside its same-run baseline.
  */
 import type { ProbeReading } from './daemon-probe.js';
-import { median, ms, percentile, ratio, type Row } from './harness.js';
+import { median, ms, percentile, ratio, type Row } from './figures.js';
 import type { ClientsStats } from './scale-clients.js';
 
 export interface CpuShare {

@@ -22,21 +22,12 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { bareKeystroke, startEchoPane, tetherKeystroke } from './echo.bench.js';
-import {
-  BareControlReader,
-  baselineSession,
-  childPids,
-  envNumber,
-  percentile,
-  procUsage,
-  sleep,
-  streamWithBase,
-  withBenchDaemon,
-  type BenchDaemon,
-  type RawStream,
-  type Row,
-} from './harness.js';
+import { bareKeystroke, ECHO_KEYS, startEchoPane, tetherKeystroke } from './echo.bench.js';
+import { withBenchDaemon, type BenchDaemon } from './harness.js';
+import { envNumber, percentile, sleep, type Row } from './figures.js';
+import { childPids, procUsage } from './procs.js';
+import { streamWithBase, type RawStream } from './raw-stream.js';
+import { BareControlReader, baselineSession } from './bare-tmux.js';
 import { scaleMarkdown, scaleRows, type CpuShare, type Memory, type Quiet, type Step } from './scale-report.js';
 import type { ProbeReading } from './daemon-probe.js';
 import { DAEMON_NODE_ARGS } from '../src/config/daemon-process.js';
@@ -51,8 +42,6 @@ const ECHO_GAP_MS = 20;
 /** Sequential `GET /sessions` per count (100: a p99 that is not the single worst), and rounds of every thumbnail at once. */
 const LIST_REQUESTS = 100;
 const THUMBNAIL_ROUNDS = 5;
-
-const KEYS = 'abcdefghijklmnopqrstuvwxyz0123456789';
 
 /** CPU seconds of a process and of its children it has reaped (/proc/<pid>/stat utime, stime, cutime, cstime). */
 function cpuWithReaped(pid: number): number {
@@ -137,7 +126,7 @@ async function echoAll(quiet: RawStream, busy: RawStream, bare: BareControlReade
     const rotated = ECHO_SIDES.map((_, i) => ECHO_SIDES[(i + block) % ECHO_SIDES.length]!);
     for (const side of block % 2 === 0 ? rotated : rotated.reverse()) {
       for (let i = 0; i < ECHO_BLOCK; i++) {
-        const key = KEYS[(block * ECHO_BLOCK + i) % KEYS.length]!;
+        const key = ECHO_KEYS[(block * ECHO_BLOCK + i) % ECHO_KEYS.length]!;
         out[side].push(
           side === 'bare' ? await bareKeystroke(bare, BARE_SESSION, key) : await tetherKeystroke(side === 'quiet' ? quiet : busy, key),
         );
@@ -235,9 +224,9 @@ async function scaleRun(
     // The first thumbnail of a daemon's life loads its grapheme segmenters: not what a count costs.
     await get(busy, '/sessions/idle/thumbnail');
     for (let i = 0; i < 20; i++) {
-      await tetherKeystroke(quietEcho, KEYS[i % KEYS.length]!);
-      await tetherKeystroke(busyEcho, KEYS[i % KEYS.length]!);
-      await bareKeystroke(bareEcho, BARE_SESSION, KEYS[i % KEYS.length]!);
+      await tetherKeystroke(quietEcho, ECHO_KEYS[i % ECHO_KEYS.length]!);
+      await tetherKeystroke(busyEcho, ECHO_KEYS[i % ECHO_KEYS.length]!);
+      await bareKeystroke(bareEcho, BARE_SESSION, ECHO_KEYS[i % ECHO_KEYS.length]!);
     }
     let made = 0;
     let before = await memoryOf(busy);

@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { SearchRunner } from '../src/history/search.js';
-import { envNumber, median, type Row } from './harness.js';
+import { envNumber, median, type Row } from './figures.js';
 
 const WORKER = new URL('../dist/history/search-worker.js', import.meta.url);
 

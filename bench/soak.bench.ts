@@ -17,18 +17,10 @@
  *   of the middle third (after warm-up). Target: under 40 MB, flat.
  */
 import { availableParallelism } from 'node:os';
-import {
-  envNumber,
-  MarkerScan,
-  procUsage,
-  RawStream,
-  sleep,
-  streamWithBase,
-  waitFor,
-  withBenchDaemon,
-  type BenchDaemon,
-  type Row,
-} from './harness.js';
+import { withBenchDaemon, type BenchDaemon } from './harness.js';
+import { envNumber, sleep, waitFor, type Row } from './figures.js';
+import { procUsage } from './procs.js';
+import { MarkerScan, RawStream, streamWithBase } from './raw-stream.js';
 
 const rssMb = (pid: number): number => procUsage(pid).rssMb;
 

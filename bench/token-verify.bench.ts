@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { TokenStore } from '../src/auth/token-store.js';
-import type { Row } from './harness.js';
+import type { Row } from './figures.js';
 
 const CALLS = 20_000;
 const RUNS = 7;

@@ -19,7 +19,10 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startEchoPane, tetherKeystroke } from './echo.bench.js';
-import { envNumber, ms, percentile, ratio, sleep, streamWithBase, waitFor, withBenchDaemon, type Row } from './harness.js';
+import { withBenchDaemon } from './harness.js';
+import { envNumber, sleep, waitFor, type Row } from './figures.js';
+import { peerEchoRows, peerReconnectRow } from './peer-rows.js';
+import { streamWithBase } from './raw-stream.js';
 import { peerFloodRows } from './peer-flood.js';
 import { freePort } from '../testkit/ports.js';
 import { installPeers } from './wetty.bench.js';
@@ -27,9 +30,6 @@ import { installPeers } from './wetty.bench.js';
 const HERE = join(dirname(fileURLToPath(import.meta.url)), 'peers');
 // Its bin script only requires this file, whose start-up then does nothing (it checks it is the main module).
 const MAIN = join(HERE, 'node_modules/vibetunnel/dist/vibetunnel-cli');
-// tether and the peer type into the same pane, so both clients see every echo: each waits for keys only it types.
-const KEYS = 'abcdefghijklmnopqrstuvwxyz';
-const PEER_KEYS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';
 const step = (what: string): void => void process.stderr.write(`[peers: vibetunnel ${what}]\n`);
 
 /** One SSE reader of a session's stream: output text as it comes, and when the first output came. */
@@ -153,50 +153,21 @@ export async function runVibeTunnelBench(): Promise<Row[]> {
       const s = new CastStream(port, id);
       await s.firstOutput;
       await sleep(500);
-      for (let i = 0; i < 20; i++) {
-        await tetherKeystroke(tetherClient, KEYS[i % KEYS.length]!);
-        await keystroke(port, id, s, PEER_KEYS[i % PEER_KEYS.length]!);
-      }
-      const t: number[] = [];
-      const v: number[] = [];
-      for (let i = 0; i < keys; i++) {
-        const key = KEYS[i % KEYS.length]!;
-        if (Math.floor(i / 50) % 2 === 0) {
-          t.push(await tetherKeystroke(tetherClient, key));
-          v.push(await keystroke(port, id, s, PEER_KEYS[i % PEER_KEYS.length]!));
-        } else {
-          v.push(await keystroke(port, id, s, PEER_KEYS[i % PEER_KEYS.length]!));
-          t.push(await tetherKeystroke(tetherClient, key));
-        }
-        await sleep(5);
-      }
-      for (const p of [50, 90, 99]) {
-        rows.push({
-          name: `peer VibeTunnel: keystroke echo p${p} (${v.length} keys)`,
-          value: ms(percentile(v, p)),
-          baseline: `tether ${ms(percentile(t, p))}, same run, same pane (ratio: tether / VibeTunnel)`,
-          ratio: ratio(percentile(t, p), percentile(v, p)),
-          target: p === 50 ? '<= 1x' : '-',
-        });
-      }
+      const echo = (key: string) => keystroke(port, id, s, key);
+      rows.push(...(await peerEchoRows('VibeTunnel', keys, (key) => tetherKeystroke(tetherClient, key), echo)));
       s.close();
       await tetherClient.close();
 
       step('reconnects');
-      const opened: number[] = [];
-      for (let r = 0; r < reconnects; r++) {
-        const c = new CastStream(port, id);
-        opened.push((await c.firstOutput) - c.startedAt);
-        c.close();
-        await sleep(100);
-      }
-      rows.push({
-        name: `peer VibeTunnel: reconnect to output p50 / p99 (${reconnects})`,
-        value: `${ms(percentile(opened, 50))} / ${ms(percentile(opened, 99))}`,
-        baseline: 'stream open to the first replayed output event (the cast since the last clear)',
-        ratio: '-',
-        target: '-',
-      });
+      const baseline = 'stream open to the first replayed output event (the cast since the last clear)';
+      rows.push(
+        await peerReconnectRow('VibeTunnel', 'output', baseline, reconnects, async () => {
+          const c = new CastStream(port, id);
+          const took = (await c.firstOutput) - c.startedAt;
+          c.close();
+          return took;
+        }),
+      );
 
       step('flood');
       await bd.tmux.tmux('respawn-pane', '-k', '-t', '=peer:', '/bin/sh');

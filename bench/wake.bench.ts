@@ -19,7 +19,8 @@ import { join } from 'node:path';
 import xtermHeadless from '@xterm/headless';
 import { SessionStream } from '../src/reference-client/index.js';
 import { pinnedTlsOptions, type PinnedTlsOptions } from '../src/reference-client/pinning.js';
-import { envNumber, ms, percentile, sleep, waitFor, withBenchDaemon, type BenchDaemon, type Row } from './harness.js';
+import { withBenchDaemon, type BenchDaemon } from './harness.js';
+import { envNumber, ms, percentile, sleep, waitFor, type Row } from './figures.js';
 import { floorMs, PROFILES, ShapingProxy, type LinkProfile } from './shaper.js';
 
 const { Terminal } = xtermHeadless;

@@ -22,25 +22,13 @@ import { fileURLToPath } from 'node:url';
 import { startEchoPane, tetherKeystroke } from './echo.bench.js';
 import { freePort } from '../testkit/ports.js';
 import { peerFloodRows } from './peer-flood.js';
-import {
-  envNumber,
-  ms,
-  percentile,
-  ratio,
-  sleep,
-  streamWithBase,
-  waitFor,
-  withBenchDaemon,
-  type BenchDaemon,
-  type Row,
-} from './harness.js';
+import { withBenchDaemon, type BenchDaemon } from './harness.js';
+import { envNumber, sleep, waitFor, type Row } from './figures.js';
+import { peerEchoRows, peerReconnectRow } from './peer-rows.js';
+import { streamWithBase } from './raw-stream.js';
 
 /** The bench-only install of the peers (its own package.json and lock). */
 const HERE = join(dirname(fileURLToPath(import.meta.url)), 'peers');
-/** Letters only, and no status line: nothing else on the screen can look like an echo. */
-// tether and the peer type into the same pane, so both clients see every echo: each waits for keys only it types.
-const KEYS = 'abcdefghijklmnopqrstuvwxyz';
-const PEER_KEYS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';
 
 /** The socket.io client wetty's own page uses, from wetty's install. */
 interface PeerSocket {
@@ -175,51 +163,22 @@ export async function runWettyBench(): Promise<Row[]> {
       await peer.firstData;
       step('wetty up; keystrokes');
       await sleep(500);
-      const t: number[] = [];
-      const w: number[] = [];
-      for (let i = 0; i < 20; i++) {
-        await tetherKeystroke(tetherClient, KEYS[i % KEYS.length]!);
-        await wettyKeystroke(peer, PEER_KEYS[i % PEER_KEYS.length]!);
-      }
-      for (let i = 0; i < keys; i++) {
-        const key = KEYS[i % KEYS.length]!;
-        if (Math.floor(i / 50) % 2 === 0) {
-          t.push(await tetherKeystroke(tetherClient, key));
-          w.push(await wettyKeystroke(peer, PEER_KEYS[i % PEER_KEYS.length]!));
-        } else {
-          w.push(await wettyKeystroke(peer, PEER_KEYS[i % PEER_KEYS.length]!));
-          t.push(await tetherKeystroke(tetherClient, key));
-        }
-        await sleep(5);
-      }
-      for (const p of [50, 90, 99]) {
-        rows.push({
-          name: `peer wetty: keystroke echo p${p} (${w.length} keys)`,
-          value: ms(percentile(w, p)),
-          baseline: `tether ${ms(percentile(t, p))}, same run, same pane (ratio: tether / wetty)`,
-          ratio: ratio(percentile(t, p), percentile(w, p)),
-          target: p === 50 ? '<= 1x' : '-',
-        });
-      }
+      const echo = (key: string) => wettyKeystroke(peer, key);
+      rows.push(...(await peerEchoRows('wetty', keys, (key) => tetherKeystroke(tetherClient, key), echo)));
       peer.socket.disconnect();
       await tetherClient.close();
 
       step('reconnects');
       // Reconnect: socket open to the screen on the client (tmux's redraw for a new attach).
-      const opened: number[] = [];
-      for (let r = 0; r < reconnects; r++) {
-        const c = connect(io, wetty.port);
-        opened.push((await c.firstData) - c.startedAt);
-        c.socket.disconnect();
-        await sleep(100);
-      }
-      rows.push({
-        name: `peer wetty: reconnect to a redrawn screen p50 / p99 (${reconnects})`,
-        value: `${ms(percentile(opened, 50))} / ${ms(percentile(opened, 99))}`,
-        baseline: 'a new tmux attach in a pty redraws the visible screen only (no history, no exact resume)',
-        ratio: '-',
-        target: '-',
-      });
+      const baseline = 'a new tmux attach in a pty redraws the visible screen only (no history, no exact resume)';
+      rows.push(
+        await peerReconnectRow('wetty', 'a redrawn screen', baseline, reconnects, async () => {
+          const c = connect(io, wetty.port);
+          const took = (await c.firstData) - c.startedAt;
+          c.socket.disconnect();
+          return took;
+        }),
+      );
 
       step('flood');
       // Flood: how soon the end of a flood reaches the screen (tmux skips redraws for a slow attached client).

@@ -14,7 +14,7 @@
  * dist/cli/main.js.map maps it back to the sources (`node --enable-source-maps`), and the log's
  * error type is the error's own name (src/daemon/logger.ts), which tether's errors all set.
  */
-import { build, type Plugin } from 'esbuild';
+import { build, type BuildOptions, type Plugin } from 'esbuild';
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -48,6 +48,21 @@ const ON_DEMAND = [
  */
 const BANNER = "import { createRequire as __tetherRequire } from 'node:module';\nconst require = __tetherRequire(import.meta.url);";
 
+/** How both bundles are built: one minified ES module for node 20, its map beside it, the banner on top. */
+const NODE_BUNDLE = {
+  absWorkingDir: ROOT,
+  allowOverwrite: true,
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node20',
+  minify: true,
+  sourcemap: true,
+  legalComments: 'none',
+  banner: { js: BANNER },
+  logLevel: 'warning',
+} satisfies BuildOptions;
+
 /**
  * fastify requires node:http2 when it loads but uses it only for its `http2` option, which
  * tether never sets; node's HTTP/2 (with what it pulls in) is ~4.7 MB resident. fastify gets
@@ -79,7 +94,7 @@ const lazyHttp2ForFastify: Plugin = {
 for (const f of readdirSync(join(ROOT, 'dist/cli'))) if (f.startsWith('chunk-')) rmSync(join(ROOT, 'dist/cli', f));
 
 await build({
-  absWorkingDir: ROOT,
+  ...NODE_BUNDLE,
   entryPoints: ['src/cli/main.ts'],
   outdir: 'dist/cli',
   // What the code imports on demand (the daemon for `serve`, the push client, the QR code, ...)
@@ -87,18 +102,8 @@ await build({
   // ('../../docs/...') mean the same in every file.
   splitting: true,
   chunkNames: 'chunk-[hash]',
-  allowOverwrite: true,
-  bundle: true,
-  platform: 'node',
-  format: 'esm',
-  target: 'node20',
-  minify: true,
-  sourcemap: true,
-  legalComments: 'none',
   external: ON_DEMAND,
-  banner: { js: BANNER },
   plugins: [lazyHttp2ForFastify],
-  logLevel: 'warning',
 });
 
 /**
@@ -116,18 +121,8 @@ const noStackTraceHook: Plugin = {
 };
 
 await build({
-  absWorkingDir: ROOT,
+  ...NODE_BUNDLE,
   entryPoints: ['src/mdns/advertise-worker.ts'],
   outfile: 'dist/mdns/advertise-worker.js',
-  allowOverwrite: true,
-  bundle: true,
-  platform: 'node',
-  format: 'esm',
-  target: 'node20',
-  minify: true,
-  sourcemap: true,
-  legalComments: 'none',
-  banner: { js: BANNER },
   plugins: [noStackTraceHook],
-  logLevel: 'warning',
 });

@@ -54,6 +54,11 @@ export const GENERATED: readonly GeneratedModule[] = [
     checkedBy: 'src/protocol/input.schemas.ts',
   },
   {
+    source: 'src/protocol/worktree.schemas.ts',
+    out: 'src/protocol/worktree.checks.ts',
+    schemas: (m) => ({ SessionWorktree: m.SessionWorktree }),
+  },
+  {
     source: 'src/restore/records.schemas.ts',
     out: 'src/restore/records.checks.ts',
     schemas: (m) => ({ SessionRecordSchema: m.SessionRecordSchema }),

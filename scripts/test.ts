@@ -6,9 +6,11 @@
  * one another or of the build. The tests need the built daemon and the real agents. So the
  * build and the agents' install start together with the static checks, and vitest starts as
  * soon as those two are done, while the static checks may still run: they are mostly CPU, the
- * tests mostly wait on tmux and daemons. The static checks run at a lower priority (`nice`):
- * a test waiting on a daemon gets the CPU the moment it needs it, and the checks take what the
- * tests leave, so the checks' CPU hardly lengthens the run.
+ * tests mostly wait on tmux and daemons. The static checks run at a lower priority (`nice`) while
+ * the tests run: a test waiting on a daemon gets the CPU the moment it needs it, and the checks
+ * take what the tests leave, so the checks' CPU hardly lengthens the run. Once vitest is done
+ * the checks still running get the normal priority back: niced beside other busy work, they
+ * would get almost none of the CPU and trail the tests by minutes (docs/testing.md "Time").
  *
  * The typecheck and the lint are one step on one TypeScript program (scripts/typecheck-lint.ts):
  * the lint's type-aware rules reuse the types the typecheck worked out.
@@ -22,6 +24,8 @@
  * exit code is 0 only when every step passed.
  */
 import { spawn } from 'node:child_process';
+import { readFileSync, readdirSync } from 'node:fs';
+import { setPriority } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -45,17 +49,60 @@ interface StepOptions {
   readonly background?: boolean;
 }
 
+/** A step started: its process (for a change of priority) and its result once it has ended. */
+interface Running {
+  readonly pid: number | undefined;
+  readonly result: Promise<Result>;
+  /** Whether its process has ended (its pid may then be another's). */
+  readonly ended: () => boolean;
+}
+
+/**
+ * Gives every thread of a process and of all its descendants the niceness `niceness`; false when
+ * one of them could not be changed. Linux only (it walks /proc): a priority belongs to a thread
+ * there, and the checks' node processes run helper threads (the garbage collector's, libuv's)
+ * that `renice -p` of the process alone would leave niced. Raising a priority takes root (or
+ * CAP_SYS_NICE, or an RLIMIT_NICE that allows it); without it the checks stay niced.
+ */
+function setTreePriority(pid: number, niceness: number): boolean {
+  let ok = true;
+  let tids: string[];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return true; // it has ended meanwhile
+  }
+  for (const tid of tids) {
+    try {
+      setPriority(Number(tid), niceness);
+    } catch (err) {
+      // node's SystemError: the errno's name is in `info`; ESRCH is a thread that has ended.
+      if ((err as { info?: { code?: string } }).info?.code !== 'ESRCH') ok = false;
+    }
+    let children = '';
+    try {
+      children = readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8');
+    } catch {
+      // the thread has ended meanwhile
+    }
+    for (const child of children.split(' ').filter((c) => c !== '')) ok = setTreePriority(Number(child), niceness) && ok;
+  }
+  return ok;
+}
+
 /** Runs `npm run <script> [-- args]`, its output kept (or shown live). */
-function step(name: string, script: string, args: readonly string[] = [], opts: StepOptions = {}): Promise<Result> {
+function step(name: string, script: string, args: readonly string[] = [], opts: StepOptions = {}): Running {
   const started = performance.now();
   const argv = ['run', '--silent', script, ...(args.length > 0 ? ['--', ...args] : [])];
   const nice = opts.background === true && process.platform !== 'win32';
   const [command, commandArgs] = nice ? ['nice', ['-n', String(CHECKS_NICENESS), NPM, ...argv]] : [NPM, argv];
   const child = spawn(command, commandArgs, { cwd: ROOT, stdio: opts.live === true ? 'inherit' : ['ignore', 'pipe', 'pipe'] });
   let output = '';
+  let ended = false;
+  child.on('exit', () => (ended = true));
   child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
-  return new Promise((resolve) => {
+  const result = new Promise<Result>((resolve) => {
     child.on('error', (err) =>
       resolve({ name, ok: false, seconds: (performance.now() - started) / 1000, output: `${output}${err.message}\n` }),
     );
@@ -68,6 +115,7 @@ function step(name: string, script: string, args: readonly string[] = [], opts: 
       }),
     );
   });
+  return { pid: child.pid, result, ended: () => ended };
 }
 
 function report(r: Result): void {
@@ -88,21 +136,29 @@ async function main(): Promise<number> {
     return r;
   };
   const background = { background: true };
-  const checks = [
+  const running = [
     step('typecheck + lint', 'typecheck:lint', [], background),
     step('format', 'format:check', [], background),
     step('deps', 'deps', [], background),
     step('charts', 'charts', ['--check'], background),
-  ].map((p) => p.then(settle));
-  const [build, agents] = await Promise.all([step('build', 'build:emit').then(settle), step('agents', 'test:agents').then(settle)]);
+  ];
+  const checks = running.map((r) => r.result.then(settle));
+  const [build, agents] = await Promise.all([
+    step('build', 'build:emit').result.then(settle),
+    step('agents', 'test:agents').result.then(settle),
+  ]);
   const results: Result[] = [build, agents];
   if (build.ok && agents.ok) {
     vitestRunning = true;
-    results.push(await step('vitest', 'test:vitest', vitestArgs, { live: true }));
+    results.push(await step('vitest', 'test:vitest', vitestArgs, { live: true }).result);
     vitestRunning = false;
   } else {
     process.stdout.write('\nnpm test: vitest not run (the build or the agents failed above)\n');
   }
+  // Nothing of the suite runs beside the checks now: they take the CPU at the normal priority.
+  const linux = process.platform === 'linux';
+  const raised = running.filter((r) => linux && !r.ended() && r.pid !== undefined).map((r) => setTreePriority(r.pid ?? 0, 0));
+  if (raised.includes(false)) process.stdout.write('\nnpm test: the static checks stay niced (raising a priority takes root)\n');
   results.push(...(await Promise.all(checks)));
   for (const r of held) report(r);
   const failed = results.filter((r) => !r.ok);

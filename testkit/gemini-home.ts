@@ -15,17 +15,12 @@ import { readJsonLines, recordingHooks, type HookRecord } from './hook-recorder.
 /** The fake key (the CLI sends it as `x-goog-api-key`). */
 export const GEMINI_FAKE_KEY = 'tether-fake-gemini-key';
 
-/** The hook events the user's recording hooks listen to (Gemini CLI 0.61's names). */
-export const GEMINI_HOOK_EVENTS = [
-  'SessionStart',
-  'BeforeAgent',
-  'BeforeTool',
-  'AfterTool',
-  'AfterAgent',
-  'Notification',
-  'SessionEnd',
-  'PreCompress',
-] as const;
+/**
+ * The hook events the user's recording hooks listen to (Gemini CLI 0.61's names): the ones a turn,
+ * a tool call, a confirmation and a session's end fire, and a compression's.
+ */
+export const GEMINI_HOOK_EVENTS: readonly string[] =
+  'SessionStart BeforeAgent BeforeTool AfterTool AfterAgent Notification SessionEnd PreCompress'.split(' ');
 
 export type GeminiHookRecord = HookRecord;
 

@@ -14,7 +14,7 @@ import type {
   RespawnPaneInput,
   RestoreSessionInput,
   SessionEvent,
-} from '../machines/session.machine.js';
+} from '../machines/session.setup.js';
 import type { Logger } from '../log.js';
 import type { LivePanes } from '../stream/live-pane.js';
 import { isNoSessionError, type TmuxCli } from '../tmux/exec.js';

@@ -1,19 +1,18 @@
 /**
  * The actor system: `sidecarMachine.provide(...)` with the real I/O, and the narrow
  * operations the transport and the CLI use (create, delete, status). It is the only place
- * that knows both the machines and their implementations.
+ * that knows both the machines and their implementations; the requests about one session and
+ * their waits are in session-requests.ts.
  *
  * Invariant: callers never reach into a machine's context; they get plain data back.
  */
 import { createActor, waitFor, type Actor, type InspectionEvent } from 'xstate';
-import { DomainError } from '../errors.js';
 import type { Logger } from '../log.js';
-import { sessionMachine, type SessionOrigin, type SessionWorktree } from '../machines/session.machine.js';
+import { sessionMachine, type SessionOrigin } from '../machines/session.machine.js';
 import { sidecarMachine, type SessionActorRef } from '../machines/sidecar.machine.js';
 import type { TmuxCli } from '../tmux/exec.js';
-import { readUserOption, sessionExists } from '../tmux/sessions.js';
+import { readUserOption } from '../tmux/sessions.js';
 import { optionStoreOf } from '../tmux/session-options.js';
-import { isPaneStillRunning } from '../tmux/session-create.js';
 import type { TmuxTarget } from '../tmux/target.js';
 import { discoveryLogic } from './discovery.actor.js';
 import { paneExited, SidecarNews, type SessionFinal } from './sidecar-news.js';
@@ -23,6 +22,7 @@ export type { SessionStatus } from './system-status.js';
 import { createSessionImplementations, type AgentLaunch } from './session.actor.js';
 import type { SessionAttention } from './attention.js';
 import { compareSessionNames } from '../protocol/session-name.js';
+import { requestCreate, requestDelete, requestRespawn, requestRestore, type CreateOptions } from './session-requests.js';
 
 export interface SidecarSystemDeps {
   readonly cli: TmuxCli;
@@ -42,29 +42,11 @@ export interface SidecarSystemDeps {
   readonly inspect?: (ev: InspectionEvent) => void;
 }
 
-/** How long a create may take before the caller is told it failed (tmux under heavy load). */
-export const CREATE_TIMEOUT_MS = 30_000;
-
-/** Creation failed for a reason other than the name being taken: tmux's side (`tmux-unavailable`). */
-const notCreated = (id: string, why: string): DomainError =>
-  new DomainError('tmux-unavailable', `session ${id} could not be created: ${why}`);
-
 /**
  * How long a request names a session tmux holds that discovery has not adopted yet may wait for
  * its actor (one scan of tmux, slow on a loaded machine).
  */
 export const ADOPT_WAIT_MS = 10_000;
-
-/** How long a respawn may take: tmux starting the agent, and the link seeing it. */
-export const RESPAWN_TIMEOUT_MS = 15_000;
-
-/** A respawn asked of a session whose agent runs (or is being started). */
-const notExited = (id: string): DomainError =>
-  new DomainError('session-running', `the agent of session ${id} is running: only an exited agent is respawned`);
-
-/** The agent could not be started again: tmux's side (`tmux-unavailable`). */
-const notRespawned = (id: string, why: string): DomainError =>
-  new DomainError('tmux-unavailable', `the agent of session ${id} could not be respawned: ${why}`);
 
 export class SidecarSystem {
   private readonly panes: LivePanes;
@@ -234,64 +216,19 @@ export class SidecarSystem {
     return this.actor.getSnapshot().context.sessions[id];
   }
 
-  /**
-   * Creates a tmux session running the agent and waits until its actor runs it. A name tmux
-   * holds already (a session tether has no actor for) is refused by tmux's own `new-session`
-   * (`duplicate session`, which stops the rest of its command list): no look of its own first,
-   * a tmux process less on every create.
-   */
-  async createSession(
-    id: string,
-    origin: SessionOrigin,
-    options: { project?: string; cwd?: string; agent?: string; worktree?: SessionWorktree } = {},
-  ): Promise<void> {
-    if (this.ref(id)) throw sessionExists(id);
-    this.actor.send({
-      type: 'session.create',
-      id,
-      origin,
-      ...(options.project !== undefined ? { project: options.project } : {}),
-      ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
-      ...(options.agent !== undefined ? { agent: options.agent } : {}),
-      ...(options.worktree !== undefined ? { worktree: options.worktree } : {}),
-    });
-    const ref = this.ref(id);
-    if (!ref) throw notCreated(id, 'the sidecar is not accepting sessions');
-    // Created: running, or already being deleted because a DELETE came in meanwhile.
-    const done = await waitFor(ref, (s) => s.matches('running') || s.matches('deleting') || s.status === 'done', {
-      timeout: CREATE_TIMEOUT_MS,
-    }).catch(() => {
-      throw notCreated(id, `tmux did not finish creating it within ${CREATE_TIMEOUT_MS / 1000} s`);
-    });
-    if (done.status === 'done' && !(done.context.deleteRequested !== null && done.context.lastError === null)) {
-      const why = done.context.lastError ?? 'unknown error';
-      if (/duplicate session|already exists/i.test(why)) throw sessionExists(id);
-      throw notCreated(id, why);
-    }
+  /** Creates a tmux session running the agent and waits until its actor runs it (see requestCreate). */
+  createSession(id: string, origin: SessionOrigin, options: CreateOptions = {}): Promise<void> {
+    return requestCreate(this.actor, id, origin, options);
   }
 
-  /**
-   * Brings back a session whose record outlived its tmux server (found at start-up); resolves
-   * once it runs again, or rejects with why it could not be restored.
-   */
-  async restoreSession(id: string): Promise<void> {
-    if (this.ref(id)) return;
-    this.actor.send({ type: 'session.restore', id });
-    const ref = this.ref(id);
-    if (!ref) throw notCreated(id, 'the sidecar is not accepting sessions');
-    const done = await waitFor(ref, (s) => s.matches('running') || s.status === 'done', { timeout: CREATE_TIMEOUT_MS }).catch(() => {
-      throw notCreated(id, `tmux did not finish restoring it within ${CREATE_TIMEOUT_MS / 1000} s`);
-    });
-    if (done.status === 'done' && done.value === 'unrestorable') throw notCreated(id, done.context.lastError ?? 'unknown error');
+  /** Brings back a session whose record outlived its tmux server (see requestRestore). */
+  restoreSession(id: string): Promise<void> {
+    return requestRestore(this.actor, id);
   }
 
   /** Kills a session (its buffer too unless kept); resolves once its actor is gone. */
-  async deleteSession(id: string, keepBuffer: boolean): Promise<boolean> {
-    const ref = this.ref(id);
-    if (!ref) return false;
-    this.actor.send({ type: 'session.delete', id, keepBuffer });
-    await waitFor(this.actor, (s) => !s.context.sessions[id], { timeout: 15_000 });
-    return true;
+  deleteSession(id: string, keepBuffer: boolean): Promise<boolean> {
+    return requestDelete(this.actor, id, keepBuffer);
   }
 
   /** A known session's live pane; a session being restored at start-up has none yet, and gets it. */
@@ -334,30 +271,9 @@ export class SidecarSystem {
     return this.panes.get(id)?.reservedSeq ?? null;
   }
 
-  /**
-   * Starts the exited agent of a session again, in the same pane; resolves once tmux started it
-   * and the link saw the pane again (running, or dead already: the new agent exited at once).
-   * A session whose agent runs is refused (`session-running`); a respawn already under way
-   * is joined. Returns false for an unknown session.
-   */
-  async respawnSession(id: string): Promise<boolean> {
-    const ref = this.ref(id);
-    if (!ref) return false;
-    const before = ref.getSnapshot();
-    if (!paneExited(before)) throw notExited(id);
-    const errorBefore = before.context.lastError;
-    ref.send({ type: 'pane.respawn' });
-    const respawning = (s: typeof before) => s.matches({ running: { pane: 'respawning' } });
-    const after = await waitFor(ref, (s) => s.status === 'done' || !respawning(s), { timeout: RESPAWN_TIMEOUT_MS }).catch(() => {
-      throw notRespawned(id, `tmux did not report the agent's pane within ${RESPAWN_TIMEOUT_MS / 1000} s`);
-    });
-    if (after.status === 'done' || !after.matches('running')) return false;
-    const error = after.context.lastError;
-    if (after.matches({ running: { pane: 'exited' } }) && error !== null && error !== errorBefore) {
-      if (isPaneStillRunning(error)) throw notExited(id);
-      throw notRespawned(id, error);
-    }
-    return true;
+  /** Starts the exited agent of a session again, in the same pane (see requestRespawn); false for an unknown session. */
+  respawnSession(id: string): Promise<boolean> {
+    return requestRespawn(this.actor, id);
   }
 
   status(): SidecarStatus {

@@ -33,10 +33,10 @@ import {
   type TokenKind,
   type TokenRecord,
 } from './token-file.js';
+import { LastUsedBatch } from './last-used.js';
+
 /** How often `watchRevocations` looks at the file when no request does. */
 export const REVOCATION_CHECK_MS = 250;
-/** How long `touch` batches last-used times before writing them. */
-export const TOUCH_FLUSH_MS = 60_000;
 
 interface Entry {
   readonly record: TokenRecord;
@@ -54,14 +54,21 @@ export class TokenStore {
   private rejected: string | null = null;
   /** Told of each token that left the file, whoever noticed it first (see `watchRevocations`). */
   private readonly revocationListeners = new Set<(record: TokenRecord) => void>();
-  private readonly touched = new Map<string, string>();
-  private touchTimer: NodeJS.Timeout | null = null;
+  /** Last-used times, written in batches (last-used.ts). */
+  private readonly lastUsed: LastUsedBatch;
 
   private constructor(
     /** The directory holding the token files. */
     readonly dir: string,
     private readonly now: () => number,
-  ) {}
+  ) {
+    this.lastUsed = new LastUsedBatch(now, (batch) =>
+      this.mutate((records) => ({
+        records: records.map((r) => (batch.has(r.id) ? { ...r, lastUsedAt: batch.get(r.id)! } : r)),
+        result: undefined,
+      })),
+    );
+  }
 
   /**
    * Opens the store in `authDir`; a corrupt file rejects. Opening writes nothing: the directory
@@ -282,7 +289,7 @@ export class TokenStore {
       return { records: records.filter((x) => x.id !== r.id), result: r };
     });
     if (revoked.kind === 'local') rmSync(join(this.dir, LOCAL_TOKEN_FILE), { force: true });
-    this.touched.delete(revoked.id);
+    this.lastUsed.forget(revoked.id);
     return revoked;
   }
 
@@ -336,34 +343,16 @@ export class TokenStore {
 
   /** Notes that a token was used now; written within TOUCH_FLUSH_MS, never per request. */
   touch(id: string): void {
-    this.touched.set(id, new Date(this.now()).toISOString());
-    if (this.touchTimer) return;
-    this.touchTimer = setTimeout(() => {
-      this.touchTimer = null;
-      try {
-        this.flushTouches();
-      } catch {
-        // Last-used times are a convenience: a failed write is retried with the next batch.
-      }
-    }, TOUCH_FLUSH_MS);
-    this.touchTimer.unref();
+    this.lastUsed.note(id);
   }
 
   /** Writes the batched last-used times now (tokens revoked meanwhile are skipped). */
   flushTouches(): void {
-    if (this.touched.size === 0) return;
-    const batch = new Map(this.touched);
-    this.mutate((records) => ({
-      records: records.map((r) => (batch.has(r.id) ? { ...r, lastUsedAt: batch.get(r.id)! } : r)),
-      result: undefined,
-    }));
-    for (const [id, at] of batch) if (this.touched.get(id) === at) this.touched.delete(id);
+    this.lastUsed.flush();
   }
 
   /** Flushes the batch and stops the timer: call on shutdown. */
   close(): void {
-    if (this.touchTimer) clearTimeout(this.touchTimer);
-    this.touchTimer = null;
-    this.flushTouches();
+    this.lastUsed.close();
   }
 }

@@ -12,7 +12,8 @@ import { agentSocketPath } from '../agent/wire/socket-path.js';
 import { TmuxCli } from '../tmux/exec.js';
 import { isValidSessionName } from '../protocol/session-name.js';
 import { listSessions } from '../tmux/session-list.js';
-import { makeWorktree, type MadeWorktree } from '../git/worktree.js';
+import { createInWorktree, worktreesInUse } from '../service/worktree-session.js';
+import type { SessionWorktree } from '../machines/session.machine.js';
 import { worktreesRoot } from '../config/data-layout.js';
 import { DomainError } from '../errors.js';
 import type { TetherConfig } from '../config/schema.js';
@@ -21,7 +22,7 @@ import { tmuxTarget } from '../tmux/target.js';
 import { checkTmuxVersion, readTmuxVersion } from '../tmux/version.js';
 import { agentNames, agentTable, prepareAdapters, resolveAgent, resolveAgentProgram } from '../service/agent-program.js';
 import { DEFAULT_AGENT_NAME, isValidAgentName } from '../config/schema.js';
-import { CliError, reportFailure } from '../daemon/fail.js';
+import { asRefusal, CliError, reportFailure } from '../daemon/fail.js';
 
 export class AttachCommand extends Command {
   static override paths = [['attach']];
@@ -88,28 +89,30 @@ export class AttachCommand extends Command {
         (k) => k === kind,
         env,
       );
-      const made = this.worktree !== undefined ? await this.makeWorktree(cli, config, paths.dataDir, this.worktree) : null;
-      const launch = resolveAgent(table.config, env, {
+      const launchIn = resolveAgent(table.config, env, {
         table: table.table,
         // Hook programs are told where the socket is; a plugin that finds it itself is not (as it always was).
         ...(adapterOf(kind)?.needsSocketPath ? { agentSocket: agentSocketPath(paths.runDir) } : {}),
         prepared,
-      })(made?.worktree.path ?? process.cwd());
-      try {
+      });
+      const create = async (cwd: string, worktree: SessionWorktree | null): Promise<SessionWorktree | null> => {
+        const launch = launchIn(cwd);
         await createSession(cli, {
           name,
           agent: agentName,
           command: launch.command,
           env: { ...launch.env },
           ...(launch.cwd !== undefined ? { cwd: launch.cwd } : {}),
-          worktree: made?.worktree ?? null,
+          worktree,
           createdAt: new Date().toISOString(),
         });
-      } catch (err) {
-        await made?.undo();
-        throw err;
-      }
-      const where = made ? ` in worktree ${made.worktree.path} (branch ${made.worktree.branch})` : '';
+        return worktree;
+      };
+      const made =
+        this.worktree === undefined
+          ? await create(process.cwd(), null)
+          : await this.inWorktree(cli, config, paths.dataDir, this.worktree, create);
+      const where = made ? ` in worktree ${made.path} (branch ${made.branch})` : '';
       this.context.stdout.write(`created session ${name}${where}\n`);
     }
     if (this.detach) return 0;
@@ -119,17 +122,25 @@ export class AttachCommand extends Command {
     return result.status ?? 1;
   }
 
-  /** The worktree of a new session, from the repository of the current directory; a refusal is exit 2 and leaves nothing. */
-  private async makeWorktree(cli: TmuxCli, config: TetherConfig, dataDir: string, branch: string): Promise<MadeWorktree> {
-    const inUse = new Set((await listSessions(cli)).flatMap((s) => (s.worktree ? [s.worktree.path] : [])));
+  /** A new session in a worktree of its own, from the repository of the current directory; a refusal is exit 2 and leaves nothing. */
+  private async inWorktree<T>(
+    cli: TmuxCli,
+    config: TetherConfig,
+    dataDir: string,
+    branch: string,
+    create: (cwd: string, worktree: SessionWorktree) => Promise<T>,
+  ): Promise<T> {
+    const request = {
+      repoDir: process.cwd(),
+      branch,
+      ...(this.from !== undefined ? { from: this.from } : {}),
+      root: worktreesRoot(config.worktrees.dir, dataDir),
+      inUse: () => worktreesInUse(cli),
+    };
+    // A session that cannot be made fails as it does without a worktree, not as a refusal (exit 2).
+    const created = (worktree: SessionWorktree) => create(worktree.path, worktree).catch((err: unknown) => Promise.reject(asRefusal(err)));
     try {
-      return await makeWorktree({
-        repoDir: process.cwd(),
-        branch,
-        ...(this.from !== undefined ? { from: this.from } : {}),
-        root: worktreesRoot(config.worktrees.dir, dataDir),
-        inUse: (path) => inUse.has(path),
-      });
+      return await createInWorktree(request, created);
     } catch (err) {
       if (err instanceof DomainError && err.code !== 'git-unavailable') throw new CliError(err.reason, 2);
       throw err;

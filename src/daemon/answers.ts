@@ -6,6 +6,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { SidecarSystem } from '../actors/system.js';
+import { forgetWhenDeleted } from '../service/session-events.js';
 import type { AgentStates, AnswerDesk } from '../agent/hub/agent-service.js';
 import type { Logger } from '../log.js';
 import type { ContinueSchedule } from '../protocol/continue.js';
@@ -84,11 +85,7 @@ export function startAnswers(w: AnswersWiring): {
     continueOf: (id) => continues.of(id),
     now: w.now,
   });
-  const unwatch = w.system.onSessionEnded((id, why) => {
-    if (why !== 'deleted') return;
-    continues.forget(id);
-    resets.forget(id);
-  });
+  const unwatch = w.system.onSessionEnded(forgetWhenDeleted(continues, resets));
   return {
     service,
     continues,

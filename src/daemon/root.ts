@@ -44,13 +44,13 @@ import { asRefusal } from './fail.js';
 import { certificateIfOn, daemonTmuxCli, daemonUrl, keepCertificate, localToken, openingGate } from './start-steps.js';
 import { pushSettingsOrRefusal, schemeOf, startWarnings } from './start-steps.js';
 import { makeDiskBuffers, retireStaleLinks, setUpBuffers, startupUrl, usableTmux } from './start-steps.js';
-import { startPush } from './push.js';
+import { startPush } from '../service/push-start.js';
 import { writeRunFile } from './run-file.js';
 import { livePaneCounter } from './heap.js';
 import { defaultSessionDirectory } from '../service/directory.js';
 import { packageVersion } from '../config/version.js';
 import { makeWorkbench } from './workbench.js';
-import { hostPresence } from './presence.js';
+import { hostPresence } from '../service/presence.js';
 import { startAnswers } from './answers.js';
 
 export interface DaemonIo {

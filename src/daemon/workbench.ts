@@ -14,17 +14,14 @@ import type { TetherConfig } from '../config/schema.js';
 import { SearchRunner } from '../history/search.js';
 import type { Logger } from '../log.js';
 import type { InputMessage } from '../protocol/input.js';
-import { HistoryService, type BufferNote } from '../service/history.service.js';
+import { HistoryService } from '../service/history.service.js';
+import { bufferNote, hasHistory, uploadTargetState, UploadsUpkeep } from '../service/workbench-upkeep.js';
 import { UploadsService } from '../service/uploads.service.js';
 import { historyRoutes } from '../transport/history.routes.js';
 import { uploadsRoutes } from '../transport/uploads.routes.js';
 import { UploadLedger } from '../uploads/upload-ledger.js';
 import { UploadStore } from '../uploads/upload-store.js';
 import { DATA_DIR_NAMES, uploadsRoot } from '../config/data-layout.js';
-
-/** How often uploads older than `[uploads] keep_days` are looked for (and once at `start`). */
-export const UPLOAD_CLEANUP_INTERVAL_MS = 6 * 3600 * 1000;
-const DAY_MS = 24 * 3600 * 1000;
 
 export interface WorkbenchDeps {
   readonly config: TetherConfig;
@@ -44,18 +41,9 @@ export interface Workbench {
   readonly plugins: readonly ((app: FastifyInstance) => Promise<void>)[];
   /** The session was deleted: its uploads go with it. */
   readonly sessionDeleted: (id: string) => void;
-  /** Runs the uploads clean-up now and every UPLOAD_CLEANUP_INTERVAL_MS (once the daemon holds its port). */
+  /** Runs the uploads clean-up now and every UPLOAD_CLEANUP_INTERVAL_MS of workbench-upkeep.ts (once the daemon holds its port). */
   readonly start: () => void;
   readonly stop: () => void;
-}
-
-function bufferNote(buffers: DiskBuffers, id: string): BufferNote {
-  const own = buffers.sessionState(id);
-  const global = buffers.status();
-  if (global.state === 'off') return { state: 'off', reason: global.reason };
-  if (own === 'stopped') return { state: 'stopped', reason: `the session's disk buffer reached session_cap_mb: later output was not kept` };
-  if (own === null) return { state: 'none', reason: 'the session has no live disk buffer: what is answered is what was kept' };
-  return { state: 'writing', reason: null };
 }
 
 export function makeWorkbench(deps: WorkbenchDeps): Workbench {
@@ -68,45 +56,24 @@ export function makeWorkbench(deps: WorkbenchDeps): Workbench {
   });
   const uploads = new UploadsService({
     store,
-    sessionState: async (id) => {
-      // A session tmux holds but discovery has not adopted yet is adopted now, not refused.
-      const s = (await system.knows(id)) ? system.session(id) : null;
-      return s ? (s.exited ? 'exited' : 'running') : null;
-    },
+    sessionState: (id) => uploadTargetState(system, id),
     input: deps.input,
   });
   const history = new HistoryService({
     buffersDir: deps.buffersDir,
-    exists: async (id) => deps.isUnrestorable(id) || (await system.knows(id)),
+    exists: (id) => hasHistory(system, deps.isUnrestorable, id),
     flush: (id) => buffers.flushSession(id),
     note: (id) => bufferNote(buffers, id),
     searches: new SearchRunner(),
   });
-  const cleanup = () =>
-    void store.cleanup(deps.now() - config.uploads.keep_days * DAY_MS).then(
-      (removed) => removed.length > 0 && log.info({ removed: removed.length }, 'uploads older than keep_days removed'),
-      (err: Error) => log.warn({ err: err.message }, 'the uploads clean-up failed'),
-    );
-  let timer: NodeJS.Timeout | null = null;
+  const upkeep = new UploadsUpkeep({ store, uploads, keepDays: config.uploads.keep_days, now: deps.now, log });
   return {
     plugins: [
       async (app) => void (await app.register(uploadsRoutes, { uploads })),
       async (app) => void (await app.register(historyRoutes, { history })),
     ],
-    sessionDeleted: (id) =>
-      void uploads.removeSession(id).then(
-        (removed) => removed.length > 0 && log.info({ session: id, removed: removed.length }, "the deleted session's uploads were removed"),
-        (err: Error) => log.warn({ session: id, err: err.message }, 'the uploads of a deleted session could not be removed'),
-      ),
-    start: () => {
-      if (timer) return;
-      cleanup();
-      timer = setInterval(cleanup, UPLOAD_CLEANUP_INTERVAL_MS);
-      timer.unref();
-    },
-    stop: () => {
-      if (timer) clearInterval(timer);
-      timer = null;
-    },
+    sessionDeleted: (id) => upkeep.sessionDeleted(id),
+    start: () => upkeep.start(),
+    stop: () => upkeep.stop(),
   };
 }

@@ -6,14 +6,13 @@
 import type { FastifyInstance } from 'fastify';
 import type { SidecarSystem } from '../actors/system.js';
 import type { TetherConfig } from '../config/schema.js';
-import { DomainError } from '../errors.js';
 import type { Logger } from '../log.js';
-import { isValidSessionName } from '../protocol/session-name.js';
 import type { SessionRecords } from '../restore/records.js';
 import { Workspaces } from '../service/workspaces.service.js';
+import { worktreesInUse } from '../service/worktree-session.js';
+import { sessionWorkspace } from '../service/session-workspace.js';
 import { worktreesRoot } from '../config/data-layout.js';
 import type { TmuxCli } from '../tmux/exec.js';
-import { listSessions } from '../tmux/session-list.js';
 import { changesRoutes } from '../transport/changes.routes.js';
 
 export interface WorkspacesWiring {
@@ -28,20 +27,10 @@ export interface WorkspacesWiring {
 }
 
 export function makeWorkspaces(deps: WorkspacesWiring): { service: Workspaces; plugin: (app: FastifyInstance) => Promise<void> } {
-  const { cli, system, records } = deps;
   const service = new Workspaces({
     root: worktreesRoot(deps.config.worktrees.dir, deps.dataDir),
-    workspace: async (id) => {
-      const missing = new DomainError('session-not-found', `no session named "${id}"`);
-      if (!isValidSessionName(id)) throw missing;
-      const info = (await listSessions(cli)).find((s) => s.name === id && s.isTether);
-      if (info) return { cwd: info.cwd, worktree: info.worktree };
-      // Being restored, or not restorable: its record says where it worked.
-      const record = system.hasSession(id) || deps.isUnrestorable(id) ? records.read(id) : null;
-      if (!record) throw missing;
-      return { cwd: record.cwd, worktree: record.worktree ?? null };
-    },
-    worktreesInUse: async () => new Set((await listSessions(cli)).flatMap((s) => (s.worktree ? [s.worktree.path] : []))),
+    workspace: (id) => sessionWorkspace(deps, id),
+    worktreesInUse: () => worktreesInUse(deps.cli),
     now: Date.now,
     log: deps.log,
   });

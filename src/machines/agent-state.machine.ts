@@ -98,6 +98,37 @@ function helloTargets(prefix: string) {
   }));
 }
 
+/** A row to `target`, entered at the event's time with no tool running (`row`: the table's, or tether's own). */
+function fresh(target: string, description: string, row: string | readonly string[] = 'tether') {
+  return { target, actions: ['stamp', 'clearTools'] as const, description, meta: { row } };
+}
+
+/** A row into (or staying in) `tool`, as of the event's time, its running calls updated by `action`. */
+function toTool<const A extends 'addTool' | 'removeTool' | 'runAskedTool'>(
+  action: A,
+  description: string,
+  row: string | readonly string[] = 'tether',
+) {
+  return { target: '#agentState.reporting.tool', actions: ['stamp', action] as const, description, meta: { row } };
+}
+
+/** An answer to the pending ask landed, and its choice has this effect. */
+const isAnswerWith =
+  (effect: AnswerEffect) =>
+  ({ context, event }: { context: AgentStateContext; event: AgentStateEvent }): boolean =>
+    event.type === 'ask.answered' && event.id === context.ask?.id && event.effect === effect;
+
+/** The agent's process ended: exited, with the stop and no tool running (`row`: the table's, or tether's own). */
+function toExited(description: string, row: string | readonly string[]) {
+  return {
+    target: '#agentState.exited',
+    guard: 'isExitStop' as const,
+    actions: ['stamp', 'clearTools', 'holdStop'] as const,
+    description,
+    meta: { row },
+  };
+}
+
 export const agentStateMachine = setup({
   types: {
     context: {} as AgentStateContext,
@@ -120,8 +151,9 @@ export const agentStateMachine = setup({
       ask: ({ event }) => (event.type === 'ask.open' ? { id: event.id, tool: event.tool ?? null } : null),
     }),
     clearAsk: assign({ ask: null }),
-    /** The turn ended: its `done` stop (when the end names one). */
-    holdDoneStop: assign({
+    /** The turn ended: no tool runs, and its `done` stop is held (when the end names one). */
+    endTurn: assign({
+      tools: [],
       stop: ({ event }) => (event.type === 'agent.end' && event.stop !== undefined ? { id: event.stop, kind: 'done' as const } : null),
     }),
     holdStop: assign({
@@ -146,11 +178,11 @@ export const agentStateMachine = setup({
     /** The agent context reported idle with nothing pending (the table's condition). */
     isAgentIdle: ({ event }) => event.type === 'agent.end' && event.idle,
     /** An answer to the pending ask that runs the tool it asked for. */
-    isRunAnswer: ({ context, event }) => event.type === 'ask.answered' && event.id === context.ask?.id && event.effect === 'run',
+    isRunAnswer: isAnswerWith('run'),
     /** An answer to the pending ask after which the agent waits for the person. */
-    isWaitAnswer: ({ context, event }) => event.type === 'ask.answered' && event.id === context.ask?.id && event.effect === 'wait',
+    isWaitAnswer: isAnswerWith('wait'),
     /** An answer to the pending ask after which the agent goes on by itself. */
-    isResumeAnswer: ({ context, event }) => event.type === 'ask.answered' && event.id === context.ask?.id && event.effect === 'resume',
+    isResumeAnswer: isAnswerWith('resume'),
     /** The pending ask ended without an answer of tether's. */
     isPendingAsk: ({ context, event }) => event.type === 'ask.ended' && event.id === context.ask?.id,
     /** The agent gave up on its model API (a usage limit, an error): it still runs and waits. */
@@ -171,13 +203,9 @@ export const agentStateMachine = setup({
       description: 'No agent reported from this session (agentState null; no state frames)',
       on: {
         'agent.hello': helloTargets('#agentState.reporting.'),
-        'agent.stop': {
-          target: 'exited',
-          guard: 'isExitStop',
-          actions: ['stamp', 'holdStop'],
-          description: "The agent's process ended after its reports stopped (its connection closed first): exited, with the stop",
-          meta: { row: ['absent --the agent stops [its process ended]--> exited'] },
-        },
+        'agent.stop': toExited("The agent's process ended after its reports stopped (its connection closed first): exited, with the stop", [
+          'absent --the agent stops [its process ended]--> exited',
+        ]),
       },
     },
     exited: {
@@ -185,13 +213,7 @@ export const agentStateMachine = setup({
       exit: 'clearStop',
       on: {
         'agent.hello': helloTargets('#agentState.reporting.'),
-        'agent.stop': {
-          target: 'exited',
-          guard: 'isExitStop',
-          actions: ['stamp', 'holdStop'],
-          description: 'Another agent process ended (a respawned one): exited, with its stop',
-          meta: { row: 'tether' },
-        },
+        'agent.stop': toExited('Another agent process ended (a respawned one): exited, with its stop', 'tether'),
       },
     },
     reporting: {
@@ -202,7 +224,7 @@ export const agentStateMachine = setup({
           {
             target: '.awaiting-input',
             guard: 'isAgentIdle',
-            actions: ['stamp', 'clearTools', 'holdDoneStop'],
+            actions: ['stamp', 'endTurn'],
             description: 'agent_end, and the agent context reports idle with nothing pending',
             meta: { row: ['any --agent_end event [the agent context reports idle]--> awaiting-input'] },
           },
@@ -211,45 +233,20 @@ export const agentStateMachine = setup({
             meta: { row: 'tether' },
           },
         ],
-        'agent.start': {
-          target: '.thinking',
-          actions: ['stamp', 'clearTools'],
-          description: 'docs/agents.md: agent_start -> thinking',
-          meta: { row: 'tether' },
-        },
-        'tool.start': {
-          target: '.tool',
-          actions: ['stamp', 'addTool'],
-          description: 'docs/agents.md: tool_execution_start -> tool (with the tool name)',
-          meta: { row: 'tether' },
-        },
+        'agent.start': fresh('.thinking', 'docs/agents.md: agent_start -> thinking'),
+        'tool.start': toTool('addTool', 'docs/agents.md: tool_execution_start -> tool (with the tool name)'),
         'tool.end': [
           {
-            target: '.tool',
             guard: 'hasOtherToolsRunning',
-            actions: ['stamp', 'removeTool'],
-            description: 'A parallel tool call ended while others still run: still tool (the latest running one)',
-            meta: { row: 'tether' },
+            ...toTool('removeTool', 'A parallel tool call ended while others still run: still tool (the latest running one)'),
           },
-          {
-            target: '.thinking',
-            actions: ['stamp', 'clearTools'],
-            description: 'docs/agents.md: tool_execution_end -> thinking',
-            meta: { row: 'tether' },
-          },
+          fresh('.thinking', 'docs/agents.md: tool_execution_end -> thinking'),
         ],
-        'agent.ready': {
-          target: '.idle',
-          actions: ['stamp', 'clearTools'],
-          description: 'docs/agents.md: agent ready before any prompt (or a new, resumed, forked or reloaded session) -> idle',
-          meta: { row: 'tether' },
-        },
-        'session.tree': {
-          target: '.idle',
-          actions: ['stamp', 'clearTools'],
-          description: 'docs/agents.md: session_tree -> idle',
-          meta: { row: 'tether' },
-        },
+        'agent.ready': fresh(
+          '.idle',
+          'docs/agents.md: agent ready before any prompt (or a new, resumed, forked or reloaded session) -> idle',
+        ),
+        'session.tree': fresh('.idle', 'docs/agents.md: session_tree -> idle'),
         'session.compact': {
           description: 'docs/agents.md: session_compact -> no change',
           meta: { row: 'tether' },
@@ -269,20 +266,11 @@ export const agentStateMachine = setup({
             description: 'The agent gave up on its model API (a usage limit, an error) and waits: awaiting-input with the stop',
             meta: { row: ['any --the agent stops [a usage limit or an API error]--> awaiting-input (stopped)'] },
           },
-          {
-            target: 'exited',
-            guard: 'isExitStop',
-            actions: ['stamp', 'clearTools', 'holdStop'],
-            description: "The agent's process ended while it still reported: exited, with the stop",
-            meta: { row: ['any --the agent stops [its process ended]--> exited'] },
-          },
+          toExited("The agent's process ended while it still reported: exited, with the stop", [
+            'any --the agent stops [its process ended]--> exited',
+          ]),
         ],
-        'agent.gone': {
-          target: 'absent',
-          actions: ['stamp', 'clearTools'],
-          description: "The agent's connection closed (quit, killed): no agent reports any more",
-          meta: { row: 'tether' },
-        },
+        'agent.gone': fresh('absent', "The agent's connection closed (quit, killed): no agent reports any more"),
       },
       states: {
         idle: { description: 'Ready for a prompt, none given yet (or after /tree)' },
@@ -306,25 +294,22 @@ export const agentStateMachine = setup({
               on: {
                 'ask.answered': [
                   {
-                    target: '#agentState.reporting.tool',
                     guard: 'isRunAnswer',
-                    actions: ['stamp', 'runAskedTool'],
-                    description: 'An answer that runs the asked tool landed: tool while it runs',
-                    meta: { row: ['asked --an answer lands [the choice runs the tool]--> tool'] },
+                    ...toTool('runAskedTool', 'An answer that runs the asked tool landed: tool while it runs', [
+                      'asked --an answer lands [the choice runs the tool]--> tool',
+                    ]),
                   },
                   {
-                    target: 'waiting',
                     guard: 'isWaitAnswer',
-                    actions: ['stamp', 'clearTools'],
-                    description: 'An answer after which the agent waits for the person landed (a refusal)',
-                    meta: { row: ['asked --an answer lands [the choice makes the agent wait]--> awaiting-input'] },
+                    ...fresh('waiting', 'An answer after which the agent waits for the person landed (a refusal)', [
+                      'asked --an answer lands [the choice makes the agent wait]--> awaiting-input',
+                    ]),
                   },
                   {
-                    target: '#agentState.reporting.thinking',
                     guard: 'isResumeAnswer',
-                    actions: ['stamp', 'clearTools'],
-                    description: 'An answer after which the agent goes on landed (a question answered)',
-                    meta: { row: ['asked --an answer lands [the choice lets the agent go on]--> thinking'] },
+                    ...fresh('#agentState.reporting.thinking', 'An answer after which the agent goes on landed (a question answered)', [
+                      'asked --an answer lands [the choice lets the agent go on]--> thinking',
+                    ]),
                   },
                 ],
                 'ask.ended': {

@@ -80,6 +80,20 @@ function decided(context: ContinueContext, status: ContinueStatus, at: string, r
   return { ...rest, status, decidedAt: at, ...(reason !== undefined ? { reason: SKIP_REASONS[reason] } : {}) };
 }
 
+/** An action that gives the schedule an outcome at its event's time (`reason`: why it was skipped). */
+const decide = (status: ContinueStatus, reason?: Reason) =>
+  assign<ContinueContext, ContinueEvent, undefined, ContinueEvent, never>({
+    schedule: ({ context, event }) => ('at' in event ? decided(context, status, event.at, reason) : context.schedule),
+  });
+
+/** A transition to `target` doing `action`; `row` is the table's row it mirrors, or 'tether' for tether's own. */
+const to = <const A extends string>(target: string, action: A, description: string, row: string) => ({
+  target,
+  actions: action,
+  description,
+  meta: { row },
+});
+
 const restoredAs = (status: ContinueStatus) => ({
   guard: { type: 'isRestored' as const, params: { status } },
   actions: 'restore' as const,
@@ -96,25 +110,20 @@ export const continueMachine = setup({
       schedule: ({ event }) => (event.type === 'continue.restore' ? event.schedule : null),
       restored: true,
     }),
-    markTyping: assign({ schedule: ({ context, event }) => ('at' in event ? decided(context, 'typed', event.at) : context.schedule) }),
-    markTyped: assign({ schedule: ({ context, event }) => ('at' in event ? decided(context, 'typed', event.at) : context.schedule) }),
-    markCancelled: assign({
-      schedule: ({ context, event }) => ('at' in event ? decided(context, 'cancelled', event.at) : context.schedule),
-    }),
+    /** Due and typed next: marked typed before the keys go, so that it is never typed twice. */
+    markTyping: decide('typed'),
+    markTyped: decide('typed'),
+    markCancelled: decide('cancelled'),
     skipMovedOn: assign({
       schedule: ({ context, event }) =>
         event.type === 'agent.moved-on' ? decided(context, 'skipped', event.at, event.why) : context.schedule,
     }),
-    skipLate: assign({
-      schedule: ({ context, event }) => ('at' in event ? decided(context, 'skipped', event.at, 'stale') : context.schedule),
-    }),
+    skipLate: decide('skipped', 'stale'),
     skipStop: assign({
       schedule: ({ context, event }) =>
         event.type === 'continue.due' ? decided(context, 'skipped', event.at, event.busy ? 'turn' : 'stop') : context.schedule,
     }),
-    skipFailed: assign({
-      schedule: ({ context, event }) => ('at' in event ? decided(context, 'skipped', event.at, 'failed') : context.schedule),
-    }),
+    skipFailed: decide('skipped', 'failed'),
   },
   guards: {
     /** The schedule read back from tmux has this status. */
@@ -140,12 +149,12 @@ export const continueMachine = setup({
     none: {
       description: 'Nothing scheduled',
       on: {
-        'continue.schedule': {
-          target: 'waiting',
-          actions: 'schedule',
-          description: 'POST /sessions/:id/continue: armed',
-          meta: { row: 'none --POST /sessions/:id/continue--> waiting' },
-        },
+        'continue.schedule': to(
+          'waiting',
+          'schedule',
+          'POST /sessions/:id/continue: armed',
+          'none --POST /sessions/:id/continue--> waiting',
+        ),
         'continue.restore': [
           {
             target: 'waiting',
@@ -169,12 +178,12 @@ export const continueMachine = setup({
           description: 'A new schedule replaces the waiting one',
           meta: { row: 'tether' },
         },
-        'continue.cancel': {
-          target: 'cancelled',
-          actions: 'markCancelled',
-          description: 'DELETE /sessions/:id/continue',
-          meta: { row: 'waiting --DELETE /sessions/:id/continue--> cancelled' },
-        },
+        'continue.cancel': to(
+          'cancelled',
+          'markCancelled',
+          'DELETE /sessions/:id/continue',
+          'waiting --DELETE /sessions/:id/continue--> cancelled',
+        ),
         'agent.moved-on': {
           target: 'skipped',
           actions: 'skipMovedOn',
@@ -208,18 +217,8 @@ export const continueMachine = setup({
     typing: {
       description: 'Marked typed in tmux, the text and Enter going to the pane',
       on: {
-        'continue.typed': {
-          target: 'typed',
-          actions: 'markTyped',
-          description: 'The text and Enter were typed',
-          meta: { row: 'typing --typed--> typed' },
-        },
-        'continue.failed': {
-          target: 'skipped',
-          actions: 'skipFailed',
-          description: 'tmux could not be written or typed into',
-          meta: { row: 'tether' },
-        },
+        'continue.typed': to('typed', 'markTyped', 'The text and Enter were typed', 'typing --typed--> typed'),
+        'continue.failed': to('skipped', 'skipFailed', 'tmux could not be written or typed into', 'tether'),
       },
     },
     typed: { description: 'Typed once', on: { 'continue.schedule': again() } },
@@ -230,12 +229,7 @@ export const continueMachine = setup({
 
 /** An outcome stays until a new schedule. */
 function again() {
-  return {
-    target: '#continueSchedule.waiting',
-    actions: 'schedule' as const,
-    description: 'A new schedule after an outcome',
-    meta: { row: 'tether' },
-  };
+  return to('#continueSchedule.waiting', 'schedule', 'A new schedule after an outcome', 'tether');
 }
 
 /** The state's name. */

@@ -57,6 +57,17 @@ const notProvided = (what: string) => () => {
 
 const own = { row: 'tether' };
 
+/** A 410 for the push-to-start token, in any state: the token is forgotten (and the activity goes to `target`, if named). */
+function startTokenGone(target?: 'none') {
+  return {
+    guard: 'isStartToken' as const,
+    ...(target !== undefined ? { target } : {}),
+    actions: ['forgetStartToken', 'storeTokens'] as const,
+    description: 'The push-to-start token is dead',
+    meta: own,
+  };
+}
+
 export const liveActivityMachine = setup({
   types: {
     context: {} as LiveActivityContext,
@@ -130,12 +141,7 @@ export const liveActivityMachine = setup({
           meta: own,
         },
         'tokens.forget': { actions: ['forgetTokens', 'storeTokens'], description: 'DELETE /device/live-activity', meta: own },
-        'push.gone': {
-          guard: 'isStartToken',
-          actions: ['forgetStartToken', 'storeTokens'],
-          description: 'The push-to-start token is dead',
-          meta: own,
-        },
+        'push.gone': startTokenGone(),
       },
     },
     starting: {
@@ -155,13 +161,7 @@ export const liveActivityMachine = setup({
           description: 'DELETE /device/live-activity',
           meta: own,
         },
-        'push.gone': {
-          guard: 'isStartToken',
-          target: 'none',
-          actions: ['forgetStartToken', 'storeTokens'],
-          description: 'The push-to-start token is dead',
-          meta: own,
-        },
+        'push.gone': startTokenGone('none'),
       },
       after: {
         startWait: { target: 'none', description: 'No update token came: the start is given up (its stale date dims the card)', meta: own },
@@ -188,12 +188,7 @@ export const liveActivityMachine = setup({
             description: 'The activity is gone (ended on the phone, or expired)',
             meta: { row: 'running --410 for the update token--> none' },
           },
-          {
-            guard: 'isStartToken',
-            actions: ['forgetStartToken', 'storeTokens'],
-            description: 'The push-to-start token is dead',
-            meta: own,
-          },
+          startTokenGone(),
         ],
       },
       states: {

@@ -5,11 +5,10 @@
  * writes goes to the log, a worker that fails is started again after a back-off, and `stop()`
  * sends the goodbye packets before the daemon goes.
  *
- * The worker is told which interfaces to answer on (those with an address, read here): the
- * library's own search for them on Linux misses every interface iproute2 names `name@link`
- * (veth, VLANs, a container's eth0). An interface that comes or goes, or an address of one that
- * changes (a new DHCP lease), is seen here within INTERFACE_POLL_MS, and the worker is started
- * again: goodbye from the old one, a fresh responder with the daemon's own name. The library
+ * The worker is told which interfaces to answer on (chosen in answering-interfaces.ts). An
+ * interface that comes or goes, or an address of one that changes (a new DHCP lease), is seen
+ * here within INTERFACE_POLL_MS, and the worker is started again: goodbye from the old one, a
+ * fresh responder with the daemon's own name. The library
  * follows address changes itself too, by probing its name again, and on Linux that probe can
  * take its own answers for another device's: every socket hears every interface's packets, its
  * own looped back, and the library knows its own per interface only, so an answer it sent on
@@ -19,12 +18,13 @@
  * Invariant: advertising never takes the daemon down or writes to its stdout; a failure is a
  * state (`retrying`, with the reason) that `/health` shows.
  */
-import { networkInterfaces, type NetworkInterfaceInfo } from 'node:os';
+import { networkInterfaces } from 'node:os';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { Worker } from 'node:worker_threads';
 import type { Logger } from '../log.js';
 import type { Advertisement } from './advertisement.js';
+import { addressesOn, answeringInterfaces, type Answering, type InterfaceMap } from './answering-interfaces.js';
 
 /**
  * `off` (not advertised; the reason says why), `starting` (probing the name on the network),
@@ -63,66 +63,6 @@ export const GOODBYE_WAIT_MS = 5_000;
 export const INTERFACE_POLL_MS = 15_000;
 /** Longest line of the worker's output kept in the log. */
 const MAX_LOG_LINE = 1000;
-
-/** The machine's interfaces and their addresses, as `os.networkInterfaces()` gives them. */
-export type InterfaceMap = NodeJS.Dict<NetworkInterfaceInfo[]>;
-
-/** Where the advertisement can answer now: the interfaces (by name, sorted), or why nowhere. */
-export interface Answering {
-  readonly names: readonly string[];
-  readonly why: string | null;
-}
-
-/**
- * The interfaces `names` with the addresses the responder announces there (the first of each
- * kind: IPv4, and the IPv6 kinds when `ad.ipv6`), in one string: when it changes, the
- * advertisement is made anew.
- */
-export function addressesOn(ad: Advertisement, names: readonly string[], all: InterfaceMap): string {
-  const announced = (a: NetworkInterfaceInfo) => a.family === 'IPv4' || (ad.ipv6 && a.family === 'IPv6');
-  return names
-    .map((name) => {
-      const firsts = new Map<string, string>();
-      for (const a of (all[name] ?? []).filter(announced)) if (!firsts.has(kindOf(a))) firsts.set(kindOf(a), a.address);
-      return `${name}=${[...firsts.values()].join(',')}`;
-    })
-    .join(' ');
-}
-
-/** The kind of address the responder keeps one of per interface: IPv4, IPv6 link-local, unique local, global. */
-function kindOf(a: NetworkInterfaceInfo): string {
-  if (a.family === 'IPv4') return 'v4';
-  if (a.scopeid) return 'v6-link';
-  return /^f[cd]/i.test(a.address) ? 'v6-ula' : 'v6-global';
-}
-
-/**
- * Where `ad` is answered for. Listening on every interface: those with an address other devices
- * reach (IPv4; IPv6 too when `ad.ipv6`). Listening on one address: its interface, when the
- * address is the first of its kind there, since the responder keeps one address of each kind per
- * interface (the first) and would otherwise announce an address the daemon does not listen on.
- */
-export function answeringInterfaces(ad: Advertisement, all: InterfaceMap): Answering {
-  const only = ad.onlyAddress;
-  if (only === null) {
-    const names = Object.entries(all)
-      .filter(([, addresses]) => addresses?.some((a) => !a.internal && (a.family === 'IPv4' || (ad.ipv6 && a.family === 'IPv6'))))
-      .map(([name]) => name)
-      .sort();
-    return { names, why: names.length > 0 ? null : 'no network interface has an address: advertised once one has' };
-  }
-  for (const [name, addresses = []] of Object.entries(all)) {
-    const held = addresses.find((a) => a.address === only);
-    if (!held) continue;
-    const first = addresses.find((a) => kindOf(a) === kindOf(held))!;
-    if (first === held) return { names: [name], why: null };
-    return {
-      names: [],
-      why: `tether listens on ${only}, not the first such address of ${name} (${first.address}): the mDNS responder announces only that one; bind ${first.address} or every interface to be advertised`,
-    };
-  }
-  return { names: [], why: `no interface has ${only} now: advertised once one has` };
-}
 
 export interface AdvertiserDeps {
   readonly ad: Advertisement;

@@ -10,6 +10,7 @@ import { ASK_KINDS, CHOICE_ID_PATTERN, MAX_ASK_ID_CHARS } from './ask.js';
 import { CONTINUE_STATUSES } from './continue.js';
 import { InputSchemas } from './input.schemas.js';
 import { MAX_STOP_MESSAGE_CHARS, STOP_KINDS } from './stop.js';
+import { WorktreeFacts } from './worktree.schemas.js';
 import { AGENT_STATE_VALUES, type AgentStateValue as AgentStateName } from '../machines/agent-state.machine.js';
 
 /** The agent states of the side channel (the agent-state machine's values). */
@@ -53,15 +54,6 @@ export const ContinueSchedule = Type.Object({
   status: Type.Enum(CONTINUE_STATUSES),
   reason: Type.Optional(Type.String({ description: 'why it was skipped' })),
   decidedAt: Type.Optional(Type.String({ description: 'when it was typed, skipped or cancelled' })),
-});
-
-/** A session's git worktree (docs/api.md "Worktrees and changes"), in the session list and `session-meta`. */
-export const WorktreeFacts = Type.Object({
-  repo: Type.String({ description: "the repository's main working tree" }),
-  branch: Type.String(),
-  path: Type.String({ description: "the worktree's folder, where the agent started" }),
-  base: Type.String({ description: 'the commit the session started from' }),
-  newBranch: Type.Boolean({ description: 'tether made the branch: removing the worktree removes it' }),
 });
 
 export const StateFrame = Type.Object({

@@ -2,11 +2,11 @@
  * The reference stream client (docs/client.md): one session's `/stream`, kept
  * connected. It holds `lastSeq`, resumes on every (re)connect, applies a delta or a snapshot,
  * follows bracketed paste to choose `paste` or `keys`, pings while in the foreground, and
- * reconnects at once when told the app came to the foreground.
+ * reconnects at once when told the app came to the foreground. What a chunk or a snapshot does
+ * to the position held is stream-position.ts; this file keeps the connection.
  *
- * Invariant: what it hands to the terminal is exactly the stream: a chunk's first byte is
- * at `seq - length`; bytes the client already holds are cut off, a chunk that does not continue
- * `lastSeq` is never applied (a snapshot is asked for instead), and a snapshot replaces all.
+ * Invariant: what it hands to the terminal is exactly the stream (StreamPosition decides which
+ * bytes); the position goes with every (re)connect.
  */
 import { EventEmitter } from 'node:events';
 import { isIP } from 'node:net';
@@ -14,7 +14,6 @@ import tls from 'node:tls';
 import WebSocket, { type ClientOptions } from 'ws';
 import { CLOSE_CODES } from '../errors.js';
 import {
-  decodeChunkFrame,
   parseServerFrame,
   type ClientFrame,
   type AnsweredFrame,
@@ -24,6 +23,7 @@ import {
 } from '../protocol/frames.js';
 import { BracketedPasteTracker } from './paste-mode.js';
 import type { PinnedTlsOptions } from './pinning.js';
+import { StreamPosition } from './stream-position.js';
 
 /** Client frames smaller than this are sent uncompressed. */
 export const CLIENT_DEFLATE_MIN_BYTES = 1024;
@@ -65,8 +65,7 @@ export interface SessionStreamEvents {
 }
 
 export class SessionStream extends EventEmitter<SessionStreamEvents> {
-  /** The stream position the client holds; persist it per session. */
-  lastSeq: number | null;
+  private readonly position: StreamPosition;
   status: StreamStatus = 'closed';
   readonly paste = new BracketedPasteTracker();
   private socket: WebSocket | null = null;
@@ -76,12 +75,20 @@ export class SessionStream extends EventEmitter<SessionStreamEvents> {
   private pongTimer: NodeJS.Timeout | null = null;
   private foregrounded = true;
   private stopped = false;
-  /** A snapshot was asked for after a gap; chunks wait for it. */
-  private awaitingBase = false;
   /** The last TLS session the server gave (a ticket): the next connection resumes it. */
   private tlsSession: Buffer | null = null;
   /** Whether the last connection's TLS handshake resumed an earlier session (one round trip, no certificate). */
   tlsResumed = false;
+
+  /** The stream position the client holds; persist it per session. */
+  get lastSeq(): number | null {
+    return this.position.lastSeq;
+  }
+
+  /** Where the next connection resumes from (a stored position, or null to start afresh). */
+  set lastSeq(seq: number | null) {
+    this.position.lastSeq = seq;
+  }
 
   /** Whether a TLS session ticket is held for the next connection. */
   get tlsTicketHeld(): boolean {
@@ -90,7 +97,7 @@ export class SessionStream extends EventEmitter<SessionStreamEvents> {
 
   constructor(private readonly opts: SessionStreamOptions) {
     super();
-    this.lastSeq = opts.lastSeq ?? null;
+    this.position = new StreamPosition(opts.lastSeq ?? null);
   }
 
   /**
@@ -210,7 +217,7 @@ export class SessionStream extends EventEmitter<SessionStreamEvents> {
       if (this.socket !== socket) return;
       // The back-off restarts once the server sends the session (below), not at the upgrade: a
       // stream refused right after it (1013) is tried again later and later, not in a tight loop.
-      this.awaitingBase = false;
+      this.position.reopened();
       // No resume message: the position went with the upgrade (`?lastSeq=`).
       this.setStatus('open');
       this.schedulePing();
@@ -242,26 +249,11 @@ export class SessionStream extends EventEmitter<SessionStreamEvents> {
   }
 
   private onChunk(frame: Buffer): void {
-    let seq: number;
-    let bytes: Buffer;
-    try {
-      ({ seq, data: bytes } = decodeChunkFrame(frame));
-    } catch {
-      return; // not a chunk frame: nothing to apply
-    }
-    const start = seq - bytes.length;
-    if (this.lastSeq === null) return; // no base yet: the snapshot comes first
-    if (seq <= this.lastSeq) return; // already held
-    if (start > this.lastSeq) {
-      // Bytes are missing in between: never apply out of order, ask for a new base (once).
-      if (!this.awaitingBase) this.requestSnapshot();
-      this.awaitingBase = true;
-      return;
-    }
-    if (start < this.lastSeq) bytes = bytes.subarray(this.lastSeq - start);
-    this.lastSeq = seq;
-    this.paste.feed(bytes);
-    this.emit('data', bytes, seq);
+    const step = this.position.chunk(frame);
+    if (step === 'ask-snapshot') this.requestSnapshot();
+    if (step === null || step === 'ask-snapshot') return;
+    this.paste.feed(step.bytes);
+    this.emit('data', step.bytes, step.seq);
   }
 
   private onText(text: string): void {
@@ -274,11 +266,10 @@ export class SessionStream extends EventEmitter<SessionStreamEvents> {
     switch (frame?.type) {
       case 'snapshot': {
         const bytes = Buffer.from(frame.data, 'base64');
-        this.lastSeq = frame.seq;
-        this.awaitingBase = false;
+        this.position.snapshot(frame.seq);
         this.paste.reset();
         this.paste.feed(bytes);
-        this.emit('snapshot', bytes, this.lastSeq);
+        this.emit('snapshot', bytes, frame.seq);
         return;
       }
       case 'state':

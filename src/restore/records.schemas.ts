@@ -6,6 +6,7 @@
 import { Type, type Static } from 'typebox';
 import { CONVERSATION_ID_PATTERN } from '../agent/wire/hook-wire.js';
 import { AGENT_NAME_PATTERN } from '../config/schema.js';
+import { SessionWorktree } from '../protocol/worktree.schemas.js';
 
 export const SessionRecordSchema = Type.Object(
   {
@@ -26,21 +27,7 @@ export const SessionRecordSchema = Type.Object(
      * The git worktree tether made the session in (its repository, branch, folder, the commit it
      * started from, and whether tether made the branch); absent in records from before it was kept.
      */
-    worktree: Type.Optional(
-      Type.Union([
-        Type.Null(),
-        Type.Object(
-          {
-            repo: Type.String({ minLength: 1 }),
-            branch: Type.String({ minLength: 1 }),
-            path: Type.String({ minLength: 1 }),
-            base: Type.String({ pattern: '^[0-9a-f]{40,64}$' }),
-            newBranch: Type.Boolean(),
-          },
-          { additionalProperties: false },
-        ),
-      ]),
-    ),
+    worktree: Type.Optional(Type.Union([Type.Null(), SessionWorktree])),
     /**
      * The session's scheduled continue as its tmux option held it (docs/api.md "Continue"), set
      * again on the session a restore makes; absent when none was scheduled.

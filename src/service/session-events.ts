@@ -91,3 +91,10 @@ function followPane(d: SessionEventsDeps, pane: CreatedPane): () => void {
     for (const stop of [unwatch, unbuffer, unnotice]) stop();
   };
 }
+
+/** A listener of sessions ended that makes each part forget a session deleted on purpose (an agent's exit is not a deletion). */
+export function forgetWhenDeleted(...parts: readonly { forget(id: string): void }[]): (id: string, why: 'deleted' | 'exited') => void {
+  return (id, why) => {
+    if (why === 'deleted') for (const part of parts) part.forget(id);
+  };
+}

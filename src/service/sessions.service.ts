@@ -12,7 +12,7 @@
  */
 import type { SlashCommand } from '../agent/contract/commands.js';
 import { DomainError, isDomainError } from '../errors.js';
-import type { SessionItem } from './session-item.js';
+import { absentSessionItem, DEFAULT_AGENT, sessionItemOf, type SessionItem } from './session-item.js';
 import type { InputMessage } from '../protocol/input.js';
 import type { TmuxCli } from '../tmux/exec.js';
 import { inputCommands } from '../tmux/input.js';
@@ -39,8 +39,6 @@ import {
   type SessionsDeps,
 } from './sessions.deps.js';
 
-/** The name of `[agent]`, and of a session made before tether recorded its agent. */
-const DEFAULT_AGENT = 'default';
 /** Longest agent name quoted back in a refusal. */
 const MAX_QUOTED_AGENT = 40;
 
@@ -97,37 +95,13 @@ export class SessionsService {
       if (live.state !== 'restoring' || listed.has(live.id)) continue;
       const record = this.records.record(live.id);
       listed.add(live.id);
-      items.push({
-        ...this.absentItem(live.id, 'restoring', record),
-        clients: this.clients(live.id),
-      });
+      items.push({ ...absentSessionItem(live.id, 'restoring', record), clients: this.clients(live.id) });
     }
     for (const u of this.records.unrestorable()) {
       if (listed.has(u.id)) continue;
-      items.push({ ...this.absentItem(u.id, 'unrestorable', this.records.record(u.id)), reason: u.reason });
+      items.push({ ...absentSessionItem(u.id, 'unrestorable', this.records.record(u.id)), reason: u.reason });
     }
     return items.sort((a, b) => compareSessionNames(a.id, b.id));
-  }
-
-  private absentItem(id: string, state: 'restoring' | 'unrestorable', record: ReturnType<SessionRecordsView['record']>): SessionItem {
-    return {
-      id,
-      name: id,
-      description: record?.description ?? '',
-      state,
-      exitStatus: null,
-      agentState: null,
-      lastOutputAt: null,
-      createdAt: record?.createdAt ?? null,
-      clients: 0,
-      project: null,
-      cwd: record?.cwd ?? null,
-      agent: record?.agent ?? DEFAULT_AGENT,
-      ask: null,
-      stop: null,
-      worktree: record?.worktree ?? null,
-      changes: null,
-    };
   }
 
   /**
@@ -139,26 +113,13 @@ export class SessionsService {
   }
 
   private item(info: TmuxSessionInfo, live: SessionStatus | undefined): SessionItem {
-    // The agent's state and its ask, read together.
-    const agent = this.agents.current(info.name);
-    return {
-      id: info.name,
-      name: info.name,
-      description: info.description ?? '',
-      state: live ? (live.state === 'exited' ? 'exited' : 'running') : info.paneDead ? 'exited' : 'running',
-      exitStatus: live ? (live.state === 'exited' ? live.exitStatus : null) : info.paneDead ? info.paneDeadStatus : null,
-      agentState: agent?.value ?? null,
-      lastOutputAt: live?.lastOutputAt ? new Date(live.lastOutputAt).toISOString() : null,
-      createdAt: info.createdAt,
-      clients: this.clients(info.name),
-      project: info.project,
-      cwd: info.cwd,
-      agent: info.agent ?? DEFAULT_AGENT,
-      ask: agent?.ask ?? null,
+    return sessionItemOf(info, {
+      live,
+      agent: this.agents.current(info.name),
       stop: this.agents.stopOf(info.name),
-      worktree: info.worktree,
+      clients: this.clients(info.name),
       changes: this.workspaces?.summary(info, live?.lastOutputAt ?? null) ?? null,
-    };
+    });
   }
 
   /** One session, as `list` gives it; `session-not-found` when there is none. */

@@ -16,9 +16,10 @@
 import { stat } from 'node:fs/promises';
 import { DomainError } from '../errors.js';
 import { readChanges, readFileDiff, type ChangesSummary, type FileDiff, type TreeChanges } from '../git/changes.js';
-import { lossesRefusal, makeWorktree, removeWorktree, worktreeLosses, type MadeWorktree } from '../git/worktree.js';
+import { lossesRefusal, removeWorktree, worktreeLosses } from '../git/worktree.js';
 import type { Logger } from '../log.js';
 import type { SessionWorktree } from '../machines/session.machine.js';
+import { createInWorktree } from './worktree-session.js';
 
 /** How long a summary is served before it is computed again even without output. */
 export const SUMMARY_TTL_MS = 30_000;
@@ -87,7 +88,8 @@ export class Workspaces {
 
   /**
    * Makes the worktree of a new session in the repository `repoDir` is in and runs `create` in it;
-   * when `create` fails, the worktree is taken back. Refusals leave nothing behind.
+   * when `create` fails, the worktree is taken back. Refusals leave nothing behind (the flow is
+   * `createInWorktree`'s, which `tether attach --worktree` runs too).
    */
   async around<T>(
     repoDir: string | undefined,
@@ -97,24 +99,10 @@ export class Workspaces {
     if (repoDir === undefined)
       throw new DomainError('invalid', 'a worktree needs cwd: a directory of the repository', { field: 'worktree' });
     // One at a time: a worktree in use is told by the sessions made before this one.
-    const turn = this.making.then(() => this.makeAndCreate(repoDir, spec, create));
+    const request = { repoDir, ...spec, root: this.deps.root, inUse: this.deps.worktreesInUse };
+    const turn = this.making.then(() => createInWorktree(request, (worktree) => create(worktree.path, worktree)));
     this.making = turn.catch(() => undefined);
     return turn;
-  }
-
-  private async makeAndCreate<T>(
-    repoDir: string,
-    spec: { branch: string; from?: string },
-    create: (cwd: string, worktree: SessionWorktree) => Promise<T>,
-  ): Promise<T> {
-    const inUse = await this.deps.worktreesInUse();
-    const made: MadeWorktree = await makeWorktree({ repoDir, ...spec, root: this.deps.root, inUse: (path) => inUse.has(path) });
-    try {
-      return await create(made.worktree.path, made.worktree);
-    } catch (err) {
-      await made.undo();
-      throw err;
-    }
   }
 
   /**

@@ -15,6 +15,10 @@ import { optionStoreOf, type FixedOptions } from './session-options.js';
 import { tmuxArgumentRefusal } from './quote.js';
 import { SESSION_NAME_RULE, isValidSessionName } from '../protocol/session-name.js';
 import type { SessionWorktree } from '../machines/session.machine.js';
+import { checkOf } from '../protocol/schema-check.js';
+import { CHECKS, SessionWorktree as SessionWorktreeSchema } from '../protocol/worktree.checks.js';
+
+const worktreeCheck = checkOf(CHECKS, SessionWorktreeSchema);
 
 /** User options tether owns. */
 const OPTION_NAME_RE = /^@[a-z-]+$/;
@@ -58,7 +62,10 @@ export function encodeWorktreeOption(worktree: SessionWorktree): string {
   return JSON.stringify({ repo, branch, path, base, newBranch });
 }
 
-/** The worktree an option value holds; null when unset or not in the shape tether writes (set by hand). */
+/**
+ * The worktree an option value holds, checked against its one schema (protocol/worktree.schemas.ts);
+ * null when unset or not in the shape tether writes (set by hand).
+ */
 export function parseWorktreeOption(value: string | null): SessionWorktree | null {
   if (value === null) return null;
   let v: unknown;
@@ -67,11 +74,7 @@ export function parseWorktreeOption(value: string | null): SessionWorktree | nul
   } catch {
     return null;
   }
-  if (typeof v !== 'object' || v === null) return null;
-  const o = v as Record<string, unknown>;
-  const text = (k: string) => typeof o[k] === 'string' && o[k] !== '';
-  if (!text('repo') || !text('branch') || !text('path') || !text('base') || typeof o.newBranch !== 'boolean') return null;
-  return { repo: o.repo as string, branch: o.branch as string, path: o.path as string, base: o.base as string, newBranch: o.newBranch };
+  return worktreeCheck.Check(v) ? v : null;
 }
 
 /** True when the session exists (false too when no server runs). */

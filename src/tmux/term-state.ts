@@ -1,11 +1,10 @@
 /**
  * The terminal state tmux 3.3a does not report but a snapshot needs: the SGR pen (current
  * colours and attributes), the pen saved by DECSC / mode 1048/1049, and bracketed paste mode.
- * `TermStateTracker` follows them from the raw output stream; `SgrPen` is the pen model, also
- * used to carry the pen across lines of a `capture-pane -e` replay. It also hands on the notices
- * a program addresses to its terminal as OSC strings of the numbers it is told to listen for
- * (`ESC ] 9 ; <text> BEL`, a desktop notification; `ESC ] 7501 ; <text> ST`, an agent's state):
- * words the program says to the terminal, never the screen's content.
+ * `TermStateTracker` follows them from the raw output stream (the pen model is sgr-pen.ts). It
+ * also hands on the notices a program addresses to its terminal as OSC strings of the numbers it
+ * is told to listen for (`ESC ] 9 ; <text> BEL`, a desktop notification; `ESC ] 7501 ; <text> ST`,
+ * an agent's state): words the program says to the terminal, never the screen's content.
  *
  * Invariant: the tracker is a byte-level state machine that keeps its place across chunk
  * boundaries, and only ever looks at escape sequences (it jumps from ESC to ESC), so it can run
@@ -14,106 +13,7 @@
  * are sliced out in one go, and they are applied to the pen only when someone reads it (a
  * snapshot, a saved pen), or after MAX_PENDING_SGR of them; a plain reset drops those waiting.
  */
-
-/** Attribute slots of the pen; each holds the SGR parameter text that set it. */
-type Slot = 'intensity' | 'italic' | 'underline' | 'blink' | 'inverse' | 'hidden' | 'strike' | 'overline' | 'fg' | 'bg' | 'ul';
-
-/** Which slot a plain SGR code sets (or clears, with null). */
-const CODE_SLOTS: Record<number, [Slot, boolean]> = {
-  1: ['intensity', true],
-  2: ['intensity', true],
-  3: ['italic', true],
-  4: ['underline', true],
-  5: ['blink', true],
-  6: ['blink', true],
-  7: ['inverse', true],
-  8: ['hidden', true],
-  9: ['strike', true],
-  21: ['underline', true],
-  22: ['intensity', false],
-  23: ['italic', false],
-  24: ['underline', false],
-  25: ['blink', false],
-  27: ['inverse', false],
-  28: ['hidden', false],
-  29: ['strike', false],
-  39: ['fg', false],
-  49: ['bg', false],
-  53: ['overline', true],
-  55: ['overline', false],
-  59: ['ul', false],
-};
-
-/** The SGR pen: what the next printed character looks like. */
-export class SgrPen {
-  private slots = new Map<Slot, string>();
-
-  /** Applies the parameter string of one `CSI <params> m`. */
-  apply(params: string): void {
-    if (params === '') {
-      this.slots.clear();
-      return;
-    }
-    const parts = params.split(';');
-    for (let i = 0; i < parts.length; i++) {
-      const p = parts[i]!;
-      if (p.includes(':')) {
-        // ITU form with sub-parameters: 4:3 (curly underline), 38:2::r:g:b, 58:5:n.
-        const code = Number(p.slice(0, p.indexOf(':')));
-        if (code === 38) this.slots.set('fg', p);
-        else if (code === 48) this.slots.set('bg', p);
-        else if (code === 58) this.slots.set('ul', p);
-        else if (code === 4) {
-          if (p === '4:0') this.slots.delete('underline');
-          else this.slots.set('underline', p);
-        }
-        continue;
-      }
-      const code = p === '' ? 0 : Number(p);
-      if (code === 0) this.slots.clear();
-      else if (code === 38 || code === 48 || code === 58) {
-        // xterm form: 38;5;n or 38;2;r;g;b consumes the following parameters.
-        const slot: Slot = code === 38 ? 'fg' : code === 48 ? 'bg' : 'ul';
-        const kind = parts[i + 1];
-        const take = kind === '5' ? 2 : kind === '2' ? 4 : 0;
-        if (take === 0) break; // malformed: the rest of the sequence is unreadable (as in xterm)
-        this.slots.set(slot, parts.slice(i, i + 1 + take).join(';'));
-        i += take;
-      } else if ((code >= 30 && code <= 37) || (code >= 90 && code <= 97)) this.slots.set('fg', p);
-      else if ((code >= 40 && code <= 47) || (code >= 100 && code <= 107)) this.slots.set('bg', p);
-      else {
-        const entry = CODE_SLOTS[code];
-        if (!entry) continue;
-        const [slot, on] = entry;
-        if (!on) this.slots.delete(slot);
-        else if (slot === 'intensity' && this.slots.get('intensity') !== p && this.slots.has('intensity')) {
-          // Bold and dim can both be on; keep both codes in the one slot.
-          this.slots.set('intensity', '1;2');
-        } else this.slots.set(slot, p);
-      }
-    }
-  }
-
-  reset(): void {
-    if (this.slots.size > 0) this.slots.clear();
-  }
-
-  get isDefault(): boolean {
-    return this.slots.size === 0;
-  }
-
-  /** The one sequence that sets this pen from any state: `ESC[0;...m`. */
-  toSgr(): string {
-    if (this.slots.size === 0) return '\x1b[0m';
-    return `\x1b[0;${[...this.slots.values()].join(';')}m`;
-  }
-
-  clone(): SgrPen {
-    const copy = new SgrPen();
-    copy.slots = new Map(this.slots);
-    return copy;
-  }
-}
+import { SgrPen } from './sgr-pen.js';
 
 const ESC = 0x1b;
 

@@ -56,36 +56,19 @@ export function firstError(errors: readonly TypeBoxError[]): TypeBoxError | unde
   return first;
 }
 
-/** A TypeBox error in ajv's shape and words. */
+/** A TypeBox error in ajv's shape and words (ajv names the one missing or unknown field in its params). */
 export function ajvError(e: TypeBoxError): FastifySchemaValidationError {
+  const where = { keyword: e.keyword, instancePath: e.instancePath, schemaPath: e.schemaPath };
   const params = e.params as { requiredProperties?: string[]; additionalProperties?: string[] };
-  if (e.keyword === 'required' && params.requiredProperties?.[0] !== undefined) {
-    const missingProperty = params.requiredProperties[0];
-    return {
-      keyword: 'required',
-      instancePath: e.instancePath,
-      schemaPath: e.schemaPath,
-      params: { missingProperty },
-      message: `must have required property '${missingProperty}'`,
-    };
+  const missingProperty = e.keyword === 'required' ? params.requiredProperties?.[0] : undefined;
+  if (missingProperty !== undefined) {
+    return { ...where, params: { missingProperty }, message: `must have required property '${missingProperty}'` };
   }
-  if (e.keyword === 'additionalProperties' && params.additionalProperties?.[0] !== undefined) {
-    const additionalProperty = params.additionalProperties[0];
-    return {
-      keyword: 'additionalProperties',
-      instancePath: e.instancePath,
-      schemaPath: e.schemaPath,
-      params: { additionalProperty },
-      message: 'must NOT have additional properties',
-    };
+  const additionalProperty = e.keyword === 'additionalProperties' ? params.additionalProperties?.[0] : undefined;
+  if (additionalProperty !== undefined) {
+    return { ...where, params: { additionalProperty }, message: 'must NOT have additional properties' };
   }
-  return {
-    keyword: e.keyword,
-    instancePath: e.instancePath,
-    schemaPath: e.schemaPath,
-    params: e.params,
-    message: e.message.replace(/^must not /, 'must NOT '),
-  };
+  return { ...where, params: e.params, message: e.message.replace(/^must not /, 'must NOT ') };
 }
 
 /** fastify's validator compiler: TypeBox's check; on failure, ajv's first error. */

@@ -30,7 +30,8 @@ import { illFormedAt, illFormedMessage } from '../protocol/well-formed.js';
 import type { HealthSource, TokenVerifier } from './handles.js';
 import { healthRoutes } from './health.routes.js';
 import { lingeringClosePlugin } from './lingering-close.js';
-import { PEER_LIMITS, PeerGuard, serverTimeouts, type PeerLimits } from './peer-limits.js';
+import { PeerGuard } from './peer-guard.js';
+import { PEER_LIMITS, serverTimeouts, type PeerLimits } from './peer-limits.js';
 import { typeboxCompilersFactory } from './schema-compilers.js';
 import { sessionsRoutes, type SessionsHandle } from './sessions.routes.js';
 

@@ -2,7 +2,8 @@
  * The git layer (src/git/) against real git in temp repositories, without a daemon: what changed
  * in a tree (edits, new, deleted, renamed, binary and untracked files, commits since the base),
  * one file's diff (bounded, binary named and never shown), paths confined to the tree, and a
- * session's worktree made, refused (leaving nothing), weighed for what it holds and removed.
+ * session's worktree made, refused (leaving nothing), taken back when its session cannot be made,
+ * weighed for what it holds and removed.
  */
 import { existsSync, mkdirSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
@@ -14,6 +15,7 @@ import { useTempDirs } from '../helpers/temp-dirs.js';
 import { domainError } from '../helpers/domain-error.js';
 import { silentLogger } from '../../src/log.js';
 import { SUMMARY_MIN_INTERVAL_MS, SUMMARY_PACE_MS, SUMMARY_TTL_MS, Workspaces } from '../../src/service/workspaces.service.js';
+import { createInWorktree } from '../../src/service/worktree-session.js';
 import { eventually } from '../helpers/tmux.js';
 import type { ErrorCode } from '../../src/errors.js';
 
@@ -339,6 +341,38 @@ describe("a session's worktree", () => {
     expect(repo.worktrees()).toEqual([repo.dir, made[0]!.worktree.path]);
     expect(repo.git(['symbolic-ref', '--short', 'HEAD'], made[0]!.worktree.path).trim()).toBe('race');
     expect(existsSync(join(made[0]!.worktree.path, 'README.md'))).toBe(true);
+  });
+
+  it('a session created in its new worktree keeps it; one that cannot be made takes it back, its own error thrown', async () => {
+    const { repo, root, request } = setup();
+    const inUse = () => Promise.resolve(new Set<string>());
+    const kept = await createInWorktree({ ...request, inUse, branch: 'kept' }, (wt) => Promise.resolve(wt));
+    expect(repo.worktrees()).toEqual([repo.dir, kept.path]);
+    const seen: string[] = [];
+    const failed = await createInWorktree({ ...request, inUse, branch: 'failed' }, (wt) => {
+      seen.push(wt.path);
+      expect(repo.worktrees()).toContain(wt.path);
+      return Promise.reject(new Error('tmux said no'));
+    }).catch((err: unknown) => err);
+    expect(failed).toEqual(new Error('tmux said no'));
+    expect(seen).toHaveLength(1);
+    expect(repo.branches()).toEqual(['kept', 'main']);
+    expect(repo.worktrees()).toEqual([repo.dir, kept.path]);
+    expect(existsSync(seen[0]!)).toBe(false);
+    // A worktree a session works in is not shared: refused before anything is made or created.
+    const created: unknown[] = [];
+    await expectDomainError(
+      createInWorktree({ ...request, inUse: () => Promise.resolve(new Set([kept.path])), branch: 'kept' }, (wt) => {
+        created.push(wt);
+        return Promise.resolve();
+      }),
+      'worktree-conflict',
+      /works in .* already/,
+    );
+    expect(created).toEqual([]);
+    expect(repo.branches()).toEqual(['kept', 'main']);
+    expect(repo.worktrees()).toEqual([repo.dir, kept.path]);
+    expect(leftIn(root).filter((p) => String(p).includes('failed'))).toEqual([]);
   });
 
   it('refuses a directory outside any repository, and a worktree folder inside the repository', async () => {

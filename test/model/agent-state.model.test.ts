@@ -21,7 +21,6 @@ import { AGENT_PROTOCOL_VERSION, type AgentMessage, type DaemonMessage } from '.
 import { JsonLineReader, encodeLine } from '../../src/agent/wire/json-lines.js';
 import { AgentSocketServer } from '../../src/agent/hub/socket-server.js';
 import { silentLogger } from '../../src/log.js';
-import type { AskOpening } from '../../src/agent/asks/ask.js';
 import type { AskRecord } from '../../src/agent/asks/asks.js';
 import {
   agentStateMachine,
@@ -30,6 +29,7 @@ import {
   type AgentStateEvent,
   type AnswerEffect,
 } from '../../src/machines/agent-state.machine.js';
+import { choice, permissionAsk, pressed, typed } from '../helpers/ask-opening.js';
 import { eventually } from '../helpers/tmux.js';
 import { usePaneOnPrivateTmux } from '../helpers/tmux-fixture.js';
 import { describeTransition, TransitionCoverage, transitionCoveringPaths, UNPLANNED } from '../helpers/transitions.js';
@@ -136,18 +136,12 @@ function toWire(event: AgentStateEvent): AgentMessage | null {
 }
 
 /** An ask as an adapter reads it (one choice per effect the model's answers take). */
-const OPENING: AskOpening = {
-  kind: 'permission',
-  tool: 'bash',
-  concern: 'rm -rf build',
-  choices: [
-    { id: 'yes', label: 'Yes', keys: [{ type: 'keys', data: '1' }], effect: 'run' },
-    { id: 'no', label: 'No', keys: [{ type: 'key', name: 'escape' }], effect: 'wait' },
-    { id: 'go', label: 'Go on', keys: [{ type: 'keys', data: '3' }], effect: 'resume' },
-  ],
-  readiness: { quietMs: 0 },
-  landing: 'report',
-};
+const OPENING = permissionAsk(
+  'bash',
+  'rm -rf build',
+  [choice('yes', 'Yes', 'run', typed('1')), choice('no', 'No', 'wait', pressed('escape')), choice('go', 'Go on', 'resume', typed('3'))],
+  { readiness: { quietMs: 0 }, landing: 'report' },
+);
 const CHOICE_OF: Record<AnswerEffect, string> = { run: 'yes', wait: 'no', resume: 'go' };
 
 describe('agent-state machine, model-based, against the real agent socket', () => {

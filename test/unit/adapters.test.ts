@@ -15,7 +15,7 @@ import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import { AGENT_ADAPTERS, DEFAULT_ADAPTER, UNNAMED_SESSION_PREFIX } from '../../src/agent/contract/adapters.js';
 import { DEFAULT_AGENT, DEFAULT_SESSION_NAME } from '../../src/config/default-agent.js';
-import { validateConfig } from '../../src/config/load.js';
+import { validateConfig } from '../../src/config/validate.js';
 import { ROOT } from '../helpers/daemon.js';
 
 const SRC = join(ROOT, 'src');

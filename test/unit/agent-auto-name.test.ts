@@ -64,16 +64,9 @@ describe('auto-naming', () => {
     expect(await readUserOption(tmux.cli, s, '@description-source')).toBe('auto');
     expect(described).toEqual([s]);
     const argv = pi.argv()!;
-    for (const flag of [
-      '--print',
-      '--no-session',
-      '--no-tools',
-      '--no-extensions',
-      '--no-skills',
-      '--no-prompt-templates',
-      '--no-context-files',
-    ])
-      expect(argv).toContain(flag);
+    // pi's flags for one printed answer: no session kept, no tools, no extensions, skills, templates or context files.
+    const bare = '--print --no-session --no-tools --no-extensions --no-skills --no-prompt-templates --no-context-files';
+    for (const flag of bare.split(' ')) expect(argv).toContain(flag);
     expect(argv.slice(argv.indexOf('--thinking'), argv.indexOf('--thinking') + 2)).toEqual(['--thinking', 'off']);
     expect(argv.slice(argv.indexOf('--model'), argv.indexOf('--model') + 2)).toEqual(['--model', 'fake/namer']);
     // The messages travel inside one argv element, untouched by any shell.

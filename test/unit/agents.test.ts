@@ -4,14 +4,15 @@
  * Code's hook events as agent state, the settings file with tether's hooks, its command files,
  * and Codex's notify.
  */
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { claudePermission, claudeQuestion } from '../../src/agent/claude/asks.js';
 import { readClaudeHook } from '../../src/agent/claude/events.js';
 import { derivedClaudeFields } from '../../src/agent/claude/hook-fields.js';
-import { claudeCustomCommands, readCommandFile } from '../../src/agent/claude/commands.js';
+import { claudeCustomCommands } from '../../src/agent/claude/commands.js';
+import { readCommandFile } from '../../src/agent/contract/command-files.js';
 import { claudeHookCommand, claudeSettings, shellQuote } from '../../src/agent/claude/settings.js';
 import { readCodexNotify } from '../../src/agent/codex/events.js';
 import { codexSessionsDir, isSavedThread } from '../../src/agent/codex/rollout.js';
@@ -20,7 +21,8 @@ import { agentKinds, detectAgentKind, resolveAgentKind } from '../../src/agent/c
 import { integratedArgv, type LaunchContext } from '../../src/agent/contract/launch.js';
 import { decodeAgentMessage } from '../../src/agent/wire/extension-channel.js';
 import { agentNames, agentTable, resolveAgent } from '../../src/service/agent-program.js';
-import { ConfigError, validateConfig } from '../../src/config/load.js';
+import { ConfigError } from '../../src/config/config-error.js';
+import { validateConfig } from '../../src/config/validate.js';
 import { useProgramDir } from '../helpers/program-dir.js';
 
 const { dir, script } = useProgramDir('tether-agents-');
@@ -168,24 +170,25 @@ describe('the argv of each kind', () => {
   });
 });
 
+/**
+ * The hooks docs/agents.md "Claude Code" gives a meaning, in the order its table names them: the
+ * capitalised names in backticks in the first column of the table headed "Claude Code hook".
+ */
+function documentedClaudeHooks(): string[] {
+  const doc = readFileSync(new URL('../../docs/agents.md', import.meta.url), 'utf8');
+  const table = doc.slice(doc.indexOf('| Claude Code hook |')).split('\n\n')[0]!;
+  const firstCells = table.split('\n').map((row) => row.split('|')[1] ?? '');
+  return [...new Set(firstCells.flatMap((cell) => [...cell.matchAll(/`([A-Z][A-Za-z]+)`/g)].map((m) => m[1]!)))];
+}
+
 describe("Claude Code's settings file", () => {
-  it('runs the hook program for every event, the paths quoted for sh', () => {
+  it('runs the hook program for every event docs/agents.md gives a meaning, the paths quoted for sh', () => {
     expect(shellQuote("/opt/it's here/node")).toBe(`'/opt/it'\\''s here/node'`);
     const command = claudeHookCommand('/usr/bin/node', '/a b/hook.js');
     expect(command).toBe(`'/usr/bin/node' '/a b/hook.js'`);
     const { hooks } = claudeSettings(command);
-    expect(Object.keys(hooks)).toEqual([
-      'SessionStart',
-      'UserPromptSubmit',
-      'PreToolUse',
-      'PostToolUse',
-      'PostToolUseFailure',
-      'PermissionRequest',
-      'Notification',
-      'Stop',
-      'StopFailure',
-      'SessionEnd',
-    ]);
+    expect(documentedClaudeHooks()).toHaveLength(10);
+    expect(Object.keys(hooks)).toEqual(documentedClaudeHooks());
     expect(hooks.PreToolUse).toEqual([{ matcher: '*', hooks: [{ type: 'command', command, timeout: 5 }] }]);
     expect(hooks.Stop).toEqual([{ hooks: [{ type: 'command', command, timeout: 5 }] }]);
   });

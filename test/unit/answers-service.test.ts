@@ -14,27 +14,15 @@ import { silentLogger } from '../../src/log.js';
 import type { InputMessage } from '../../src/protocol/input.js';
 import type { AnswerEntry, AnswerLog } from '../../src/service/answer-log.js';
 import { AnswersService, type AnswersDeps } from '../../src/service/answers.service.js';
+import { choice, permissionAsk, pressed, typed } from '../helpers/ask-opening.js';
 import { domainError } from '../helpers/domain-error.js';
 
-const OPENING: AskOpening = {
-  kind: 'permission',
-  tool: 'Bash',
-  concern: 'rm -rf build',
-  choices: [
-    { id: 'yes', label: 'Yes', keys: [{ type: 'keys', data: '1' }], effect: 'run' },
-    {
-      id: 'always',
-      label: 'Yes, always',
-      keys: [
-        { type: 'keys', data: '2' },
-        { type: 'key', name: 'enter' },
-      ],
-      effect: 'run',
-    },
-  ],
-  readiness: { afterMs: 0 },
-  landing: 'screen',
-};
+const OPENING = permissionAsk(
+  'Bash',
+  'rm -rf build',
+  [choice('yes', 'Yes', 'run', typed('1')), choice('always', 'Yes, always', 'run', typed('2'), pressed('enter'))],
+  { readiness: { afterMs: 0 }, landing: 'screen' },
+);
 const phone = { by: 'phone', tokenId: 't1' };
 const tablet = { by: 'tablet', tokenId: 't2' };
 

@@ -6,24 +6,18 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { AskOpening } from '../../src/agent/asks/ask.js';
 import { AskDesk } from '../../src/agent/asks/asks.js';
 import { silentLogger } from '../../src/log.js';
 import { AnswerLog, MAX_ANSWER_LOG_BYTES, type AnswerEntry } from '../../src/service/answer-log.js';
+import { choice, permissionAsk, pressed, typed } from '../helpers/ask-opening.js';
 import { domainError } from '../helpers/domain-error.js';
 
-const OPENING: AskOpening = {
-  kind: 'permission',
-  tool: 'Bash',
-  concern: 'rm -rf build\nand more',
-  choices: [
-    { id: 'yes', label: 'Yes', keys: [{ type: 'keys', data: '1' }], effect: 'run' },
-    { id: 'no', label: 'No', keys: [{ type: 'key', name: 'escape' }], effect: 'wait' },
-    { id: 'Bad Id', label: 'dropped', keys: [{ type: 'keys', data: '3' }], effect: 'run' },
-  ],
-  readiness: { quietMs: 400 },
-  landing: 'screen',
-};
+const OPENING = permissionAsk(
+  'Bash',
+  'rm -rf build\nand more',
+  [choice('yes', 'Yes', 'run', typed('1')), choice('no', 'No', 'wait', pressed('escape')), choice('Bad Id', 'dropped', 'run', typed('3'))],
+  { readiness: { quietMs: 400 }, landing: 'screen' },
+);
 const phone = { by: 'phone', tokenId: 't1' };
 
 describe('the ask desk', () => {

@@ -5,7 +5,8 @@ import envPaths from 'env-paths';
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { agentKinds } from '../../src/agent/contract/kinds.js';
-import { ConfigError, loadConfig, parseBindAddress } from '../../src/config/load.js';
+import { ConfigError } from '../../src/config/config-error.js';
+import { loadConfig, parseBindAddress } from '../../src/config/load.js';
 import { resolvePaths, type TetherPaths } from '../../src/config/paths.js';
 import { TetherConfigSchema } from '../../src/config/config.checks.js';
 import type { TetherConfig } from '../../src/config/schema.js';
@@ -221,11 +222,6 @@ mdns = false
     ['[buffer]\nidle_days = 1.5', 'buffer.idle_days', 'must be an integer from 1 to 36500, got 1.5'],
     ['[buffer]\nmin_free_gb = -1', 'buffer.min_free_gb', 'must be a number from 0 to 1000000, got -1'],
     ['[buffer]\nmin_free_gb = inf', 'buffer.min_free_gb', 'got Infinity'],
-    [
-      '[buffer]\nsession_cap_mb = 2000\nglobal_cap_mb = 1000',
-      'buffer.session_cap_mb',
-      'must be at most buffer.global_cap_mb (1000), got 2000',
-    ],
     ['[stream]\nring_kb = 63', 'stream.ring_kb', 'must be an integer from 64 to 1048576, got 63'],
     ['[stream]\nring_kb = 1048577', 'stream.ring_kb', 'got 1048577'],
     ['[stream]\nping_interval_s = 0', 'stream.ping_interval_s', 'must be an integer from 1 to 3600, got 0'],
@@ -243,16 +239,30 @@ mdns = false
     ['[agent]\ncommand = "pi --model \'x"', 'agent.command', `got "pi --model 'x": it has an unterminated ' quote (from character 12)`],
     ["[agent]\ncommand = 'pi \"x'", 'agent.command', 'it has an unterminated " quote'],
     ['[agent]\ncommand = "pi \\\\"', 'agent.command', 'it has a backslash at the end'],
-    [
-      '[agent]\ncommand = "pi --model $MODEL"',
-      'agent.command',
-      'it has an unquoted $ (character 12): tether runs the command without a shell',
-    ],
     ['[agent]\ncommand = "pi | tee log"', 'agent.command', 'an unquoted |'],
     ['[agent]\ncommand = "~/bin/pi"', 'agent.command', 'an unquoted ~'],
     ["[agent]\ncommand = ['pi']", 'agent.command', 'got an array'],
     ['[agent]\nargs = "--model x"', 'agent.args', 'must be an array of strings'],
     ['[agent]\nargs = ["--model", 3]', 'agent.args.1', 'must be a string without control characters, got 3'],
+    ['[agent]\nkind = true', 'agent.kind', 'got true'],
+    ['[agent]\nnaming_model = "haiku"', 'agent.naming_model', '"provider/model"'],
+    ['[push]\nteam_id = "abc"', 'push.team_id', '10-character Apple team id'],
+    ['[push]\nbundle_id = "tether"', 'push.bundle_id', 'bundle id'],
+    ['[push]\nsandbox_url = "api.push.apple.com"', 'push.sandbox_url', 'URL'],
+    ['[push]\nevents = "agent-exited"', 'push.events', 'must be an array of event names, each one of "awaiting-input", "agent-exited"'],
+    ['[tmux]\nsocket = ["a"]', 'tmux.socket', 'got an array'],
+    ['[stream]\nring_kb = 1979-05-27', 'stream.ring_kb', 'got the date 1979-05-27'],
+    ['stream = 5', 'stream', 'must be a table ([stream]), got 5'],
+    [
+      '[buffer]\nsession_cap_mb = 2000\nglobal_cap_mb = 1000',
+      'buffer.session_cap_mb',
+      'must be at most buffer.global_cap_mb (1000), got 2000',
+    ],
+    [
+      '[agent]\ncommand = "pi --model $MODEL"',
+      'agent.command',
+      'it has an unquoted $ (character 12): tether runs the command without a shell',
+    ],
     [
       '[agent]\nkind = "gpt"',
       'agent.kind',
@@ -260,20 +270,11 @@ mdns = false
         .map((k) => JSON.stringify(k))
         .join(', ')}, got "gpt"`,
     ],
-    ['[agent]\nkind = true', 'agent.kind', 'got true'],
-    ['[agent]\nnaming_model = "haiku"', 'agent.naming_model', '"provider/model"'],
-    ['[push]\nteam_id = "abc"', 'push.team_id', '10-character Apple team id'],
-    ['[push]\nbundle_id = "tether"', 'push.bundle_id', 'bundle id'],
-    ['[push]\nsandbox_url = "api.push.apple.com"', 'push.sandbox_url', 'URL'],
     [
       '[push]\nevents = ["awaiting-input", "agent-crashed"]',
       'push.events.1',
       'must be one of "awaiting-input", "agent-exited", "unrestorable", got "agent-crashed"',
     ],
-    ['[push]\nevents = "agent-exited"', 'push.events', 'must be an array of event names, each one of "awaiting-input", "agent-exited"'],
-    ['[tmux]\nsocket = ["a"]', 'tmux.socket', 'got an array'],
-    ['[stream]\nring_kb = 1979-05-27', 'stream.ring_kb', 'got the date 1979-05-27'],
-    ['stream = 5', 'stream', 'must be a table ([stream]), got 5'],
   ];
 
   it.each(BAD)('refuses %j naming the key, the file and what is expected', async (toml, key, says) => {

@@ -11,12 +11,12 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ensureIdentity, IDENTITY_FILE, readIdentity } from '../../src/auth/identity.js';
-import { mdnsPlan } from '../../src/daemon/presence.js';
+import { mdnsPlan } from '../../src/service/presence.js';
 import { fillDefaults } from '../../src/config/defaults.js';
 import { TetherConfigSchema } from '../../src/config/config.checks.js';
 import type { TetherConfig } from '../../src/config/schema.js';
 import { advertisementOf, cutUtf8, MAX_INSTANCE_BYTES } from '../../src/mdns/advertisement.js';
-import { answeringInterfaces } from '../../src/mdns/advertiser.js';
+import { answeringInterfaces } from '../../src/mdns/answering-interfaces.js';
 import { domainError } from '../helpers/domain-error.js';
 
 /** The DomainError `fn` throws, held to its code. */

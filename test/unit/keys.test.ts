@@ -3,36 +3,41 @@ import { describe, expect, it } from 'vitest';
 import { KEY_NAMES, resolveKey, sendKeyCommands, sendKeysHexCommands } from '../../src/tmux/input.js';
 import { domainError } from '../helpers/domain-error.js';
 
+/** The key names docs/api.md "Key names" lists besides `f1`…`f12`, `ctrl-a`…`ctrl-z` and `alt-<char>`. */
+const NAMED = ['escape', 'tab', 'shift-tab', 'enter', 'backspace', 'delete', 'insert', 'space'];
+const MOVES = ['up', 'down', 'left', 'right', 'home', 'end', 'pageup', 'pagedown'];
+const CTRL_NAMED = ['ctrl-space', 'ctrl-left', 'ctrl-right'];
+
+/** tmux's own spellings (its key-string.c table) where they are not the name with a capital. */
+const TMUX_SPELLS: Readonly<Record<string, string>> = {
+  'shift-tab': 'BTab',
+  backspace: 'BSpace',
+  delete: 'DC',
+  insert: 'IC',
+  pageup: 'PPage',
+  pagedown: 'NPage',
+};
+const capital = (name: string): string => TMUX_SPELLS[name] ?? `${name[0]!.toUpperCase()}${name.slice(1)}`;
+
+/** Every name tether takes, with the tmux key it must become. */
+const EXPECTED: readonly [name: string, tmux: string][] = [
+  ...[...NAMED, ...MOVES].map((n): [string, string] => [n, capital(n)]),
+  ...Array.from({ length: 12 }, (_, i): [string, string] => [`f${i + 1}`, `F${i + 1}`]),
+  ...Array.from('abcdefghijklmnopqrstuvwxyz', (c): [string, string] => [`ctrl-${c}`, `C-${c}`]),
+  ...CTRL_NAMED.map((n): [string, string] => [n, `C-${capital(n.slice(5))}`]),
+];
+
 describe('resolveKey', () => {
+  it.each(EXPECTED)('%s -> tmux %s', (name, key) => {
+    expect(resolveKey(name)).toEqual({ kind: 'tmux', key });
+  });
+
   it.each([
-    ['escape', 'Escape'],
-    ['tab', 'Tab'],
-    ['shift-tab', 'BTab'],
-    ['enter', 'Enter'],
-    ['backspace', 'BSpace'],
-    ['delete', 'DC'],
-    ['insert', 'IC'],
-    ['space', 'Space'],
-    ['up', 'Up'],
-    ['down', 'Down'],
-    ['left', 'Left'],
-    ['right', 'Right'],
-    ['home', 'Home'],
-    ['end', 'End'],
-    ['pageup', 'PPage'],
-    ['pagedown', 'NPage'],
-    ['f1', 'F1'],
-    ['f12', 'F12'],
-    ['ctrl-a', 'C-a'],
-    ['ctrl-z', 'C-z'],
-    ['ctrl-space', 'C-Space'],
-    ['ctrl-left', 'C-Left'],
-    ['ctrl-right', 'C-Right'],
     ['ENTER', 'Enter'],
     ['Shift-Tab', 'BTab'],
     ['Ctrl-C', 'C-c'],
     ['PageUp', 'PPage'],
-  ])('%s -> tmux %s', (name, key) => {
+  ])('%s, in any case, -> tmux %s', (name, key) => {
     expect(resolveKey(name)).toEqual({ kind: 'tmux', key });
   });
 
@@ -66,6 +71,7 @@ describe('resolveKey', () => {
 
   it('lists every name it accepts', () => {
     expect(KEY_NAMES).toHaveLength(16 + 12 + 26 + 3 + 1);
+    expect([...KEY_NAMES].sort()).toEqual([...EXPECTED.map(([name]) => name), 'alt-<char>'].sort());
     for (const name of KEY_NAMES.filter((n) => n !== 'alt-<char>')) expect(resolveKey(name)).not.toBeNull();
     expect(KEY_NAMES).toContain('alt-<char>');
   });

@@ -3,7 +3,7 @@
  * the parts are stand-ins that record what they were asked, and each event is raised by hand.
  */
 import { describe, expect, it } from 'vitest';
-import { connectSessionEvents, type SessionEventsDeps } from '../../src/service/session-events.js';
+import { connectSessionEvents, forgetWhenDeleted, type SessionEventsDeps } from '../../src/service/session-events.js';
 
 type Listener = (...args: never[]) => unknown;
 
@@ -166,5 +166,16 @@ describe('what follows a session event', () => {
     expect(listening()).toBe(0);
     emit('registered', 's1');
     expect(calls).toEqual([]);
+  });
+});
+
+describe('forgetWhenDeleted', () => {
+  it('makes each part forget a session deleted on purpose, and none forget one whose agent exited', () => {
+    const forgot: string[] = [];
+    const listener = forgetWhenDeleted({ forget: (id) => void forgot.push(`a ${id}`) }, { forget: (id) => void forgot.push(`b ${id}`) });
+    listener('s1', 'exited');
+    expect(forgot).toEqual([]);
+    listener('s1', 'deleted');
+    expect(forgot).toEqual(['a s1', 'b s1']);
   });
 });

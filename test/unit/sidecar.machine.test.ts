@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createActor, fromCallback, fromPromise, waitFor } from 'xstate';
-import { sessionMachine, type LinkInput, type SessionEvent } from '../../src/machines/session.machine.js';
+import { sessionMachine, type SessionEvent } from '../../src/machines/session.machine.js';
+import type { LinkInput } from '../../src/machines/session.setup.js';
 import { sidecarMachine, type SidecarEvent } from '../../src/machines/sidecar.machine.js';
 
 function harness() {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_NOTICE_BYTES, SgrPen, TermStateTracker } from '../../src/tmux/term-state.js';
+import { SgrPen } from '../../src/tmux/sgr-pen.js';
+import { MAX_NOTICE_BYTES, TermStateTracker } from '../../src/tmux/term-state.js';
 
 const feedSplit = (t: TermStateTracker, s: string) => {
   const b = Buffer.from(s);

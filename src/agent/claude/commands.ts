@@ -4,18 +4,12 @@
  * `<cwd>/.claude/commands/*.md` and `~/.claude/commands/*.md` (`$CLAUDE_CONFIG_DIR/commands`
  * when that is set), each described by its frontmatter `description` (else its first line).
  *
- * Invariants: reading is bounded (files per directory, bytes per file); a file that cannot be
- * read is skipped; a name that is not one short word is skipped.
+ * The files are read as every markdown command directory is (agent/contract/command-files.ts):
+ * bounded, a file that cannot be read or a name that is not one short word left out.
  */
-import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { MAX_COMMAND_DESCRIPTION_CHARS, MAX_COMMAND_NAME_CHARS } from '../wire/extension-channel.js';
+import { readCommandDir } from '../contract/command-files.js';
 import type { SlashCommand } from '../contract/commands.js';
-
-/** Most command files read per directory. */
-export const MAX_COMMAND_FILES = 500;
-/** Most bytes read of one command file (the frontmatter and first line are at its start). */
-export const MAX_COMMAND_FILE_BYTES = 64 * 1024;
 
 export const CLAUDE_BUILTIN_COMMANDS: readonly SlashCommand[] = Object.freeze([
   { name: 'add-dir', description: 'Add a new working directory' },
@@ -54,70 +48,6 @@ export const CLAUDE_BUILTIN_COMMANDS: readonly SlashCommand[] = Object.freeze([
   { name: 'vim', description: 'Toggle between Vim and Normal editing modes' },
 ]);
 
-/** A frontmatter value without its quotes. */
-function unquote(v: string): string {
-  const t = v.trim();
-  return (t.startsWith('"') && t.endsWith('"')) || (t.startsWith("'") && t.endsWith("'")) ? t.slice(1, -1) : t;
-}
-
-/**
- * A command file's description and argument hint: the frontmatter's `description` and
- * `argument-hint` (`key: value` lines between `---` lines), else the first non-empty line of the body.
- */
-export function readCommandFile(text: string): { description: string; argumentHint?: string } {
-  const lines = text.replace(/^\uFEFF/, '').split(/\r?\n/);
-  const meta: Record<string, string> = {};
-  let body = 0;
-  if (lines[0]?.trim() === '---') {
-    const end = lines.findIndex((l, i) => i > 0 && l.trim() === '---');
-    if (end > 0) {
-      for (const line of lines.slice(1, end)) {
-        const m = /^([A-Za-z][\w-]*)\s*:\s*(.*)$/.exec(line);
-        if (m) meta[m[1]!] = unquote(m[2]!);
-      }
-      body = end + 1;
-    }
-  }
-  const first =
-    lines
-      .slice(body)
-      .find((l) => l.trim() !== '')
-      ?.trim() ?? '';
-  const description = (meta.description || first.replace(/^#+\s*/, '')).slice(0, MAX_COMMAND_DESCRIPTION_CHARS);
-  return { description, ...(meta['argument-hint'] ? { argumentHint: meta['argument-hint'] } : {}) };
-}
-
-async function readHead(path: string): Promise<string | null> {
-  try {
-    const bytes = await readFile(path);
-    return bytes.subarray(0, MAX_COMMAND_FILE_BYTES).toString('utf8');
-  } catch {
-    return null;
-  }
-}
-
-/** The commands of one `commands` directory, by file name; [] when there is none. */
-export async function readCommandDir(dir: string, scope: 'project' | 'user'): Promise<SlashCommand[]> {
-  let names: string[];
-  try {
-    names = (await readdir(dir)).filter((n) => n.endsWith('.md')).sort();
-  } catch {
-    return [];
-  }
-  const out: SlashCommand[] = [];
-  for (const file of names.slice(0, MAX_COMMAND_FILES)) {
-    const name = file.slice(0, -'.md'.length);
-    // One word of printable characters (the protocol's rule for a command name).
-    if (name === '' || name.length > MAX_COMMAND_NAME_CHARS || /\s/.test(name) || [...name].some((c) => c.charCodeAt(0) < 0x20)) continue;
-    const text = await readHead(join(dir, file));
-    if (text === null) continue;
-    const { description, argumentHint } = readCommandFile(text);
-    const shown = description === '' ? `(${scope})` : `${description} (${scope})`;
-    out.push({ name, description: shown, ...(argumentHint !== undefined ? { args: { hint: argumentHint } } : {}) });
-  }
-  return out;
-}
-
 /** Where Claude keeps the user's files: `$CLAUDE_CONFIG_DIR`, else `~/.claude`. */
 export function claudeUserDir(env: NodeJS.ProcessEnv): string | null {
   if (env.CLAUDE_CONFIG_DIR) return env.CLAUDE_CONFIG_DIR;
@@ -128,8 +58,8 @@ export function claudeUserDir(env: NodeJS.ProcessEnv): string | null {
 export async function claudeCustomCommands(cwd: string | null, env: NodeJS.ProcessEnv): Promise<SlashCommand[]> {
   const user = claudeUserDir(env);
   const [project, own] = await Promise.all([
-    cwd !== null ? readCommandDir(join(cwd, '.claude', 'commands'), 'project') : Promise.resolve([]),
-    user !== null ? readCommandDir(join(user, 'commands'), 'user') : Promise.resolve([]),
+    cwd !== null ? readCommandDir(join(cwd, '.claude', 'commands'), 'project', true) : Promise.resolve([]),
+    user !== null ? readCommandDir(join(user, 'commands'), 'user', true) : Promise.resolve([]),
   ]);
   return [...project, ...own];
 }

@@ -6,10 +6,11 @@
  * a multiple-choice question's questions and options (`questions`, compact JSON), the answer a
  * question got (`answer`), and the permission dialog's suggestions (`suggestions`, compact JSON).
  *
- * Invariant: imports only the hook wire, which imports nothing (the hook program loads it on every
- * event Claude waits on, and loads the wire anyway to send its report); every
- * derived field is a string that fits MAX_HOOK_FIELD_CHARS, as JSON that still parses.
+ * Invariant: imports only the hook wire (with its questions), which imports nothing else (the
+ * hook program loads it on every event Claude waits on, and loads the wire anyway to send its
+ * report); every derived field is a string that fits MAX_HOOK_FIELD_CHARS, as JSON that still parses.
  */
+import { hookQuestionsJson } from '../wire/hook-questions.js';
 import { fittedJson as fitted, isRecord, textOf as text } from '../wire/hook-wire.js';
 
 export const CLAUDE_HOOK_FIELDS: readonly string[] = [
@@ -41,15 +42,7 @@ export function derivedClaudeFields(input: unknown): Record<string, string> {
     const detail = key === 'command' ? text(tool.description, 1000) : key === 'url' ? text(tool.prompt, 1000) : null;
     if (detail !== null) out.detail = detail;
     if (Array.isArray(tool.questions)) {
-      const questions = tool.questions.filter(isRecord).slice(0, 4);
-      const json = fitted((max) =>
-        questions.map((q) => ({
-          question: text(q.question, max * 5) ?? '',
-          header: text(q.header, max) ?? '',
-          multiSelect: q.multiSelect === true,
-          options: (Array.isArray(q.options) ? q.options : []).slice(0, 12).map((o) => (isRecord(o) ? (text(o.label, max) ?? '') : '')),
-        })),
-      );
+      const json = hookQuestionsJson(tool.questions, false);
       if (json !== null) out.questions = json;
     }
     // A question's answer, as Claude records it after the dialog (`answers`: question -> label).

@@ -6,11 +6,10 @@
  * change what Claude does, with or without a daemon). docs/agents.md "Claude Code".
  */
 import { hookReport, runHookProgram, sendHookReport } from '../wire/hook-send.js';
+import { readHookInput } from '../wire/hook-input.js';
 import { pickHookFields } from '../wire/hook-wire.js';
 import { CLAUDE_HOOK_FIELDS, derivedClaudeFields } from './hook-fields.js';
 
-/** Most stdin read: a tool's input (a file being written) can be large; the fields tether reads come first or are short. */
-const MAX_INPUT_BYTES = 16 * 1024 * 1024;
 /** How much of an input too large to parse is searched for the fields. */
 const SCAN_BYTES = 64 * 1024;
 
@@ -29,21 +28,8 @@ function scanFields(head: string): Record<string, string> {
   return out;
 }
 
-function readStdin(): Promise<Buffer> {
-  return new Promise((resolve) => {
-    const parts: Buffer[] = [];
-    let size = 0;
-    process.stdin.on('data', (chunk: Buffer) => {
-      if (size < MAX_INPUT_BYTES) parts.push(chunk);
-      size += chunk.length;
-    });
-    process.stdin.on('end', () => resolve(Buffer.concat(parts)));
-    process.stdin.on('error', () => resolve(Buffer.concat(parts)));
-  });
-}
-
 async function main(): Promise<void> {
-  const input = await readStdin();
+  const input = await readHookInput();
   let fields: Record<string, string>;
   try {
     const parsed: unknown = JSON.parse(input.toString('utf8'));

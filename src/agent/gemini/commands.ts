@@ -5,18 +5,17 @@
  * `<gemini home>/.gemini/commands/` (a file in a subfolder is `/<folder>:<name>`), each described
  * by its `description` (else its `prompt`'s first line).
  *
- * Invariants: reading is bounded (files and depth per directory, bytes per file); a file that
- * cannot be read is skipped; a name that is not one short word is skipped.
+ * Invariants: reading is bounded (MAX_COMMAND_FILES per directory, subfolders included, and
+ * MAX_DEPTH deep; MAX_COMMAND_FILE_BYTES per file); a file that cannot be read is skipped; a name
+ * that is not one short word is skipped.
  */
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { isCommandName, MAX_COMMAND_FILE_BYTES, MAX_COMMAND_FILES, readFileHead, scopedDescription } from '../contract/command-files.js';
 import type { SlashCommand } from '../contract/commands.js';
-import { MAX_COMMAND_DESCRIPTION_CHARS, MAX_COMMAND_NAME_CHARS } from '../wire/extension-channel.js';
+import { MAX_COMMAND_DESCRIPTION_CHARS } from '../wire/extension-channel.js';
 import { geminiUserDir } from './home.js';
 
-/** Most command files read per directory (subfolders included), and most bytes of each. */
-const MAX_COMMAND_FILES = 500;
-const MAX_COMMAND_FILE_BYTES = 64 * 1024;
 /** How deep subfolders are read (`/a:b:c`). */
 const MAX_DEPTH = 3;
 
@@ -100,10 +99,6 @@ async function files(dir: string, prefix: string[], depth: number, out: { path: 
   }
 }
 
-function isCommandName(name: string): boolean {
-  return name !== '' && name.length <= MAX_COMMAND_NAME_CHARS && !/\s/.test(name) && ![...name].some((c) => c.charCodeAt(0) < 0x20);
-}
-
 /** The commands of one `commands` directory; [] when there is none. */
 export async function readGeminiCommandDir(dir: string, scope: 'project' | 'user'): Promise<SlashCommand[]> {
   const found: { path: string; name: string[] }[] = [];
@@ -112,14 +107,9 @@ export async function readGeminiCommandDir(dir: string, scope: 'project' | 'user
   for (const f of found) {
     const name = f.name.join(':');
     if (!isCommandName(name)) continue;
-    let text: string;
-    try {
-      text = (await readFile(f.path)).subarray(0, MAX_COMMAND_FILE_BYTES).toString('utf8');
-    } catch {
-      continue;
-    }
-    const description = readGeminiCommandFile(text);
-    out.push({ name, description: description === '' ? `(${scope})` : `${description} (${scope})` });
+    const text = await readFileHead(f.path, MAX_COMMAND_FILE_BYTES);
+    if (text === null) continue;
+    out.push({ name, description: scopedDescription(readGeminiCommandFile(text), scope) });
   }
   return out;
 }

@@ -6,11 +6,12 @@
  * about (`confirm`: `exec`, `edit`, `mcp`, `ask_user`, ...), and an `ask_user` call's questions
  * with their option labels (`questions`, compact JSON).
  *
- * Invariant: imports only the hook wire, which imports nothing (the hook program loads it on every
- * event Gemini waits on, and loads the wire anyway to send its report); every
- * derived field is a string that fits the hook wire's field limit, as JSON that still parses.
+ * Invariant: imports only the hook wire (with its questions), which imports nothing else (the
+ * hook program loads it on every event Gemini waits on, and loads the wire anyway to send its
+ * report); every derived field is a string that fits the hook wire's field limit, as JSON that still parses.
  */
-import { fittedJson as fitted, isRecord, textOf as text } from '../wire/hook-wire.js';
+import { hookQuestionsJson } from '../wire/hook-questions.js';
+import { isRecord, textOf as text } from '../wire/hook-wire.js';
 
 /** The hook events tether's settings subscribe to. */
 export const GEMINI_HOOK_EVENTS = [
@@ -57,16 +58,7 @@ export function derivedGeminiFields(input: unknown): Record<string, string> {
   const detail = key === 'command' ? text(tool.description, 1000) : null;
   if (detail !== null) out.detail = detail;
   if (Array.isArray(tool.questions)) {
-    const questions = tool.questions.filter(isRecord).slice(0, 4);
-    const json = fitted((max) =>
-      questions.map((q) => ({
-        question: text(q.question, max * 5) ?? '',
-        header: text(q.header, max) ?? '',
-        type: text(q.type, 16) ?? '',
-        multiSelect: q.multiSelect === true,
-        options: (Array.isArray(q.options) ? q.options : []).slice(0, 12).map((o) => (isRecord(o) ? (text(o.label, max) ?? '') : '')),
-      })),
-    );
+    const json = hookQuestionsJson(tool.questions, true);
     if (json !== null) out.questions = json;
   }
   return out;

@@ -6,27 +6,12 @@
  * change what Gemini does, with or without a daemon). docs/agents.md "Gemini CLI".
  */
 import { hookReport, runHookProgram, sendHookReport } from '../wire/hook-send.js';
+import { readHookInput } from '../wire/hook-input.js';
 import { pickHookFields } from '../wire/hook-wire.js';
 import { derivedGeminiFields, GEMINI_HOOK_FIELDS } from './hook-fields.js';
 
-/** Most stdin read: a tool's input (a file being written) can be large. */
-const MAX_INPUT_BYTES = 16 * 1024 * 1024;
-
-function readStdin(): Promise<Buffer> {
-  return new Promise((resolve) => {
-    const parts: Buffer[] = [];
-    let size = 0;
-    process.stdin.on('data', (chunk: Buffer) => {
-      if (size < MAX_INPUT_BYTES) parts.push(chunk);
-      size += chunk.length;
-    });
-    process.stdin.on('end', () => resolve(Buffer.concat(parts)));
-    process.stdin.on('error', () => resolve(Buffer.concat(parts)));
-  });
-}
-
 async function main(): Promise<void> {
-  const input = await readStdin();
+  const input = await readHookInput();
   let parsed: unknown;
   try {
     parsed = JSON.parse(input.toString('utf8'));

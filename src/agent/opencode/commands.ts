@@ -7,17 +7,15 @@
  * name is the command and whose frontmatter's `description` (else first line) describes it, and
  * the `command` object of the project's and the user's `opencode.json`.
  *
- * Invariants: at most MAX_COMMAND_FILES files per directory and MAX_COMMAND_FILE_BYTES per file
- * are read; a file or config that cannot be read is left out, never an error.
+ * Invariants: the markdown files are read as every command directory is
+ * (agent/contract/command-files.ts: bounded, what cannot be read left out); an `opencode.json` is
+ * read up to MAX_CONFIG_BYTES, and one that cannot be read or parsed adds nothing.
  */
-import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { CommandsContext } from '../contract/adapter.js';
+import { isCommandName, MAX_COMMAND_FILES, readCommandDir, readFileHead, scopedDescription } from '../contract/command-files.js';
 import { mergeCommands, type SlashCommand } from '../contract/commands.js';
-import { MAX_COMMAND_DESCRIPTION_CHARS, MAX_COMMAND_NAME_CHARS } from '../wire/extension-channel.js';
 
-export const MAX_COMMAND_FILES = 500;
-export const MAX_COMMAND_FILE_BYTES = 64 * 1024;
 /** Largest `opencode.json` read for its `command` object. */
 const MAX_CONFIG_BYTES = 1024 * 1024;
 
@@ -50,74 +48,20 @@ export const OPENCODE_BUILTIN_COMMANDS: readonly SlashCommand[] = Object.freeze(
   { name: 'undo', description: 'Undo previous message' },
 ]);
 
-const validName = (name: string): boolean =>
-  name !== '' && name.length <= MAX_COMMAND_NAME_CHARS && !/\s/.test(name) && ![...name].some((c) => c.charCodeAt(0) < 0x20);
-
-const described = (description: string, scope: string): string =>
-  description === '' ? `(${scope})` : `${description.slice(0, MAX_COMMAND_DESCRIPTION_CHARS)} (${scope})`;
-
-/** A command file's description: its frontmatter's `description`, else its first non-empty line. */
-export function commandFileDescription(text: string): string {
-  const lines = text.replace(/^\uFEFF/, '').split(/\r?\n/);
-  let body = 0;
-  if (lines[0]?.trim() === '---') {
-    const end = lines.findIndex((l, i) => i > 0 && l.trim() === '---');
-    if (end > 0) {
-      for (const line of lines.slice(1, end)) {
-        const m = /^description\s*:\s*(.*)$/.exec(line);
-        if (m) return m[1]!.trim().replace(/^(["'])(.*)\1$/, '$2');
-      }
-      body = end + 1;
-    }
-  }
-  return (
-    lines
-      .slice(body)
-      .find((l) => l.trim() !== '')
-      ?.trim()
-      .replace(/^#+\s*/, '') ?? ''
-  );
-}
-
-async function readHead(path: string, max: number): Promise<string | null> {
-  try {
-    return (await readFile(path)).subarray(0, max).toString('utf8');
-  } catch {
-    return null;
-  }
-}
-
-async function readCommandDir(dir: string, scope: string): Promise<SlashCommand[]> {
-  let names: string[];
-  try {
-    names = (await readdir(dir)).filter((n) => n.endsWith('.md')).sort();
-  } catch {
-    return [];
-  }
-  const out: SlashCommand[] = [];
-  for (const file of names.slice(0, MAX_COMMAND_FILES)) {
-    const name = file.slice(0, -'.md'.length);
-    if (!validName(name)) continue;
-    const text = await readHead(join(dir, file), MAX_COMMAND_FILE_BYTES);
-    if (text !== null) out.push({ name, description: described(commandFileDescription(text), scope) });
-  }
-  return out;
-}
-
 /** The `command` object of an `opencode.json` (plain JSON; a file with comments is not read). */
 async function readConfigCommands(path: string, scope: string): Promise<SlashCommand[]> {
-  const text = await readHead(path, MAX_CONFIG_BYTES);
+  const text = await readFileHead(path, MAX_CONFIG_BYTES);
   if (text === null) return [];
   try {
     const config: unknown = JSON.parse(text);
     const commands = config && typeof config === 'object' ? (config as Record<string, unknown>).command : undefined;
     if (!commands || typeof commands !== 'object' || Array.isArray(commands)) return [];
     return Object.entries(commands as Record<string, unknown>)
-      .filter(([name]) => validName(name))
+      .filter(([name]) => isCommandName(name))
       .slice(0, MAX_COMMAND_FILES)
       .map(([name, c]) => {
         const d = c && typeof c === 'object' ? (c as Record<string, unknown>).description : undefined;
-        return { name, description: described(typeof d === 'string' ? d : '', scope) };
+        return { name, description: scopedDescription(typeof d === 'string' ? d : '', scope) };
       });
   } catch {
     return [];
@@ -136,11 +80,11 @@ export async function opencodeCommands(ctx: CommandsContext): Promise<SlashComma
   const reads: Promise<SlashCommand[]>[] = [];
   if (ctx.cwd !== null) {
     const dot = join(ctx.cwd, '.opencode');
-    reads.push(readCommandDir(join(dot, 'command'), 'project'), readCommandDir(join(dot, 'commands'), 'project'));
+    reads.push(readCommandDir(join(dot, 'command'), 'project', false), readCommandDir(join(dot, 'commands'), 'project', false));
     reads.push(readConfigCommands(join(ctx.cwd, 'opencode.json'), 'project'));
   }
   if (user !== null) {
-    reads.push(readCommandDir(join(user, 'command'), 'user'), readCommandDir(join(user, 'commands'), 'user'));
+    reads.push(readCommandDir(join(user, 'command'), 'user', false), readCommandDir(join(user, 'commands'), 'user', false));
     reads.push(readConfigCommands(join(user, 'opencode.json'), 'user'));
   }
   const found = await Promise.all(reads);

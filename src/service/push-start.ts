@@ -1,11 +1,11 @@
 /**
- * Push in the daemon: the APNs client, the push service and the trigger that feeds it, and the
- * Live Activity driver with the summary that feeds it, are loaded only when `[push]` is
- * configured. Most daemons never push, and the client (HTTP/2, the trust store) is memory an
+ * Push as the daemon runs it: the APNs client, the push service and the trigger that feeds it,
+ * and the Live Activity driver with the summary that feeds it, are loaded only when `[push]` is
+ * configured (else only why it is off is said). Most daemons never push, and the client (HTTP/2, the trust store) is memory an
  * idle daemon kept for nothing (docs/benchmarks.md "Memory"). Alerts and Live Activities share
  * one connection per APNs endpoint and one provider token.
  */
-import type { PushTriggerDeps } from '../service/push-trigger.js';
+import type { PushTriggerDeps } from './push-trigger.js';
 import type { PushDevices, PushServiceDeps } from '../push/push.service.js';
 import type { ActivityDelays, ActivityDevices } from '../push/live-activity.service.js';
 import type { PushSettings, PushStatus } from '../push/settings.js';
@@ -78,11 +78,11 @@ export async function startPush(deps: DaemonPushDeps): Promise<DaemonPush> {
   const [{ PushService }, { startPushTrigger }, { ApnsClient }, { ProviderTokens }, { LiveActivityService }, { startActivitySummary }] =
     await Promise.all([
       import('../push/push.service.js'),
-      import('../service/push-trigger.js'),
+      import('./push-trigger.js'),
       import('../push/apns.js'),
       import('../push/provider-token.js'),
       import('../push/live-activity.service.js'),
-      import('../service/activity-summary.js'),
+      import('./activity-summary.js'),
     ]);
   const shared = {
     client: new ApnsClient(),

@@ -1,18 +1,16 @@
 /**
- * The daemon's presence, wired (docs/pairing.md "Which daemon is which", "Finding the daemon
+ * The daemon's presence (docs/pairing.md "Which daemon is which", "Finding the daemon
  * again"): who it is, its id (made once, kept in the data dir) and its name (config `name`, else
  * the host name), for `/health`, the run file and pairing; and its mDNS advertisement, started
- * once it listens when it should be (`mdnsPlan`), withdrawn when it stops. Part of the
- * composition root: it only connects parts made elsewhere.
+ * once it listens when it should be (`mdnsPlan`), withdrawn when it stops. A broken
+ * id file is the start's refusal (`store-io`, one line).
  */
 import { hostname } from 'node:os';
 import { ensureIdentity, readIdentity } from '../auth/identity.js';
 import { isLoopback, type TetherConfig } from '../config/schema.js';
-import { isDomainError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { advertisementOf } from '../mdns/advertisement.js';
 import { MdnsAdvertiser, type MdnsStatus } from '../mdns/advertiser.js';
-import { CliError } from './fail.js';
 
 /** Who the daemon is, and its advertisement, as `/health` shows them. */
 export interface PresenceReport {
@@ -64,15 +62,8 @@ export function hostPresence(deps: {
   version: string;
   log: Logger;
 }): HostPresence {
-  const settle = <T>(read: () => T): T => {
-    try {
-      return read();
-    } catch (err) {
-      throw isDomainError(err, 'store-io') ? new CliError(err.message) : err;
-    }
-  };
   // Read now, so a broken file is the start's refusal; made only once the port is held.
-  let id: string | null = settle(() => readIdentity(deps.dataDir))?.id ?? null;
+  let id: string | null = readIdentity(deps.dataDir)?.id ?? null;
   const idNow = (): string => {
     if (id === null) throw new Error("the daemon's id is asked before the port is held");
     return id;
@@ -86,7 +77,7 @@ export function hostPresence(deps: {
     },
     name,
     keep: () => {
-      id ??= settle(() => ensureIdentity(deps.dataDir)).id;
+      id ??= ensureIdentity(deps.dataDir).id;
     },
     advertise: (address, port, fingerprint) => {
       if (off !== null || fingerprint === null || advertiser) return;
