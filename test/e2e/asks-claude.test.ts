@@ -253,11 +253,11 @@ describe('Claude Code asks, answered from the phone', () => {
         tool: 'AskUserQuestion',
         concern: 'Which color should the button be?',
         detail: 'Color',
+        choices: [
+          { id: '1', label: 'Red' },
+          { id: '2', label: 'Blue' },
+        ],
       });
-      expect(a.choices).toEqual([
-        { id: '1', label: 'Red' },
-        { id: '2', label: 'Blue' },
-      ]);
       const push = await explained(
         eventually(
           () => agent.apns.sandbox.requests.map((q) => q.payload as { askId?: string }).find((p) => p.askId === a.id),

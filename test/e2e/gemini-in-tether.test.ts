@@ -142,12 +142,12 @@ describe('Gemini CLI as a tether session', () => {
         agent: 'gemini',
         tool: 'run_shell_command',
         concern: 'touch allow.txt && echo ran >> allow.txt',
+        choices: [
+          { id: 'yes', label: 'Allow once' },
+          { id: 'always', label: 'Allow for this session' },
+          { id: 'no', label: 'No, suggest changes' },
+        ],
       });
-      expect(ask.choices).toEqual([
-        { id: 'yes', label: 'Allow once' },
-        { id: 'always', label: 'Allow for this session' },
-        { id: 'no', label: 'No, suggest changes' },
-      ]);
       await explained(eventually(() => pushes().length > pushed, 30_000, POLL_MS, 'a push for the ask'));
       await wrongAnswersRefused(agent, ask.id, 'yes');
       expect(await answered(agent, ask.id, 'yes', 200)).toEqual({ ask: ask.id, choice: 'yes', landed: true, by: 'phone' });
