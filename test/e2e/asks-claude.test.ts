@@ -85,7 +85,7 @@ describe('Claude Code asks, answered from the phone', () => {
     await explained(eventually(async () => (await listed()).ask === null, TURN_MS, POLL_MS, 'the ask gone from the list'));
   };
   /** The turn ended: the model's final words on screen and the state awaiting-input without an ask. */
-  const turnEnded = (what: string) => ended(agent, [FINAL], what);
+  const turnEnded = (what: string, ran?: Record<string, number>) => ended(agent, [FINAL], what, ran);
 
   test(
     'a command that needs permission: the ask on the stream and in the list, pushed with its category; allow runs it once and ends the turn',
@@ -135,8 +135,7 @@ describe('Claude Code asks, answered from the phone', () => {
       expect(runs('allow.txt')).toBe(0);
 
       expect(await answered(agent, a.id, 'yes', 200)).toEqual({ ask: a.id, choice: 'yes', landed: true, by: 'phone' });
-      await turnEnded('the allow');
-      expect(runs('allow.txt')).toBe(1);
+      await turnEnded('the allow', { 'allow.txt': 1 });
       // After the allow: `tool` while the command runs, then `thinking` (the model reads its
       // output), then the turn's end.
       const after = states()
@@ -177,8 +176,7 @@ describe('Claude Code asks, answered from the phone', () => {
       const seenBefore = states().length;
       const { sent, answered } = await answeredAsItAppears(agent, 'mark early');
       expect(answered).toMatchObject({ ask: sent, choice: 'yes', landed: true });
-      await turnEnded('the early answer');
-      expect(runs('early.txt')).toBe(1);
+      await turnEnded('the early answer', { 'early.txt': 1 });
       expect(
         states()
           .slice(seenBefore)
@@ -198,8 +196,7 @@ describe('Claude Code asks, answered from the phone', () => {
       expect(pending.sessions.find((s) => s.id === 'cc')?.ask?.id).toBe(a.id);
       await inTerminal('1');
       await answered(agent, a.id, 'no', 409, { error: 'ask-closed', closed: { how: 'terminal', by: 'terminal' } });
-      await turnEnded('the terminal answer');
-      expect(runs('terminal.txt')).toBe(1);
+      await turnEnded('the terminal answer', { 'terminal.txt': 1 });
     },
     TEST_MS,
   );
@@ -224,8 +221,7 @@ describe('Claude Code asks, answered from the phone', () => {
       expect([one.status, two.status].sort()).toEqual([200, 409]);
       const loser = one.status === 409 ? one : two;
       expect(await loser.json()).toMatchObject({ error: 'ask-closed', closed: { how: 'answered', choice: 'yes' } });
-      await turnEnded('the two answers');
-      expect(runs('two.txt')).toBe(1);
+      await turnEnded('the two answers', { 'two.txt': 1 });
     },
     TEST_MS,
   );
@@ -257,11 +253,11 @@ describe('Claude Code asks, answered from the phone', () => {
         tool: 'AskUserQuestion',
         concern: 'Which color should the button be?',
         detail: 'Color',
+        choices: [
+          { id: '1', label: 'Red' },
+          { id: '2', label: 'Blue' },
+        ],
       });
-      expect(a.choices).toEqual([
-        { id: '1', label: 'Red' },
-        { id: '2', label: 'Blue' },
-      ]);
       const push = await explained(
         eventually(
           () => agent.apns.sandbox.requests.map((q) => q.payload as { askId?: string }).find((p) => p.askId === a.id),

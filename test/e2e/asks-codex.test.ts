@@ -97,8 +97,7 @@ describe('Codex approvals, answered from the phone', () => {
       expect(runs('allow.txt')).toBe(0);
 
       expect(await answered(agent, a.id, 'yes', 200)).toEqual({ ask: a.id, choice: 'yes', landed: true, by: 'phone' });
-      await turnEnded(agent, [FINAL], 'the approval');
-      expect(runs('allow.txt')).toBe(1);
+      await turnEnded(agent, [FINAL], 'the approval', { 'allow.txt': 1 });
       // One push for the ask: the turn's end after an answer is not news.
       expect(pushesFor(a.id)).toHaveLength(1);
       // The user's own notify program ran at the end of the turn, with Codex's argument.
@@ -145,8 +144,7 @@ describe('Codex approvals, answered from the phone', () => {
         answered,
         `states: ${JSON.stringify(states().slice(-6))}\nscreen:\n${await agent.m.text()}\n${logTailOf(fx.d, 30)}`,
       ).toMatchObject({ landed: true });
-      await turnEnded(agent, [FINAL, 'early.txt'], 'the early approval');
-      expect(runs('early.txt')).toBe(1);
+      await turnEnded(agent, [FINAL, 'early.txt'], 'the early approval', { 'early.txt': 1 });
     },
     TEST_MS,
   );

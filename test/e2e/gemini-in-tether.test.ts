@@ -74,7 +74,7 @@ describe('Gemini CLI as a tether session', () => {
     session: { name: 'gm', agent: 'gemini', ready: READY },
     logLines: 80,
   });
-  const { fx, answer, runs, explained } = agent;
+  const { fx, answer, explained } = agent;
   const shows = (texts: string[], ms: number, what: string) => agent.shows(texts, ms, what);
   const states = () => stateFrames(agent.m).map((s) => (s.ask ? 'ask' : s.tool ? `${s.value} ${s.tool}` : s.value));
   const pushes = () => agent.apns.sandbox.requests.map((r) => (r.payload as { aps: { alert: { title: string; body: string } } }).aps.alert);
@@ -98,7 +98,7 @@ describe('Gemini CLI as a tether session', () => {
     return { ask: ask!, lateMs: Math.max(0, Date.now() - shown) };
   };
   /** The turn ended: the state awaiting-input without an ask. */
-  const turnEnded = (what: string) => ended(agent, [], what);
+  const turnEnded = (what: string, ran?: Record<string, number>) => ended(agent, [], what, ran);
 
   test(
     'a turn with a shell call: thinking, tool, awaiting-input; named from its first prompt; its commands, the custom one too; one push; the user hook fires beside tethers',
@@ -142,18 +142,17 @@ describe('Gemini CLI as a tether session', () => {
         agent: 'gemini',
         tool: 'run_shell_command',
         concern: 'touch allow.txt && echo ran >> allow.txt',
+        choices: [
+          { id: 'yes', label: 'Allow once' },
+          { id: 'always', label: 'Allow for this session' },
+          { id: 'no', label: 'No, suggest changes' },
+        ],
       });
-      expect(ask.choices).toEqual([
-        { id: 'yes', label: 'Allow once' },
-        { id: 'always', label: 'Allow for this session' },
-        { id: 'no', label: 'No, suggest changes' },
-      ]);
       await explained(eventually(() => pushes().length > pushed, 30_000, POLL_MS, 'a push for the ask'));
       await wrongAnswersRefused(agent, ask.id, 'yes');
       expect(await answered(agent, ask.id, 'yes', 200)).toEqual({ ask: ask.id, choice: 'yes', landed: true, by: 'phone' });
       await explained(shows([FINAL], TURN_MS, 'the answer after allow'));
-      await turnEnded('allow');
-      expect(runs('allow.txt')).toBe(1);
+      await turnEnded('allow', { 'allow.txt': 1 });
       expect((await answer(ask.id, 'no')).status).toBe(409);
       // The wait at the turn's end is pushed after the state frame: wait for it, then count.
       await explained(
@@ -175,8 +174,7 @@ describe('Gemini CLI as a tether session', () => {
 
       const denied = await asked('mark deny', 'Allow execution');
       await answered(agent, denied.ask.id, 'no', 200, { choice: 'no', landed: true });
-      await turnEnded('deny');
-      expect(runs('deny.txt')).toBe(0);
+      await turnEnded('deny', { 'deny.txt': 0 });
     },
     TEST_MS,
   );

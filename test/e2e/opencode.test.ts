@@ -111,7 +111,7 @@ describe('opencode as a tether session', () => {
     return newAsk(agent, prompt);
   };
   /** The turn ended: the state awaiting-input without an ask. */
-  const turnEnded = (what: string) => ended(agent, [], what);
+  const turnEnded = (what: string, ran?: Record<string, number>) => ended(agent, [], what, ran);
 
   test(
     "a turn with a tool: thinking, bash, thinking, awaiting-input; one push; its commands with the user's own; named by opencode's title; the user's plugin and config kept",
@@ -178,8 +178,7 @@ describe('opencode as a tether session', () => {
       expect(r.status, await r.clone().text()).toBe(200);
       expect(await r.json()).toEqual({ ask: a.id, choice: 'once', landed: true, by: 'phone' });
       await explained(shows(agent.m, [FINAL], TURN_MS, 'the answer after the approval'));
-      await turnEnded('the turn');
-      expect(lines('allow.txt')).toBe(1);
+      await turnEnded('the turn', { 'allow.txt': 1 });
       expect((await answer('oc', a.id, 'once')).status).toBe(409);
       expect(lines('allow.txt')).toBe(1);
       // One push for the ask: the turn's end after an answer is not news.
@@ -195,8 +194,7 @@ describe('opencode as a tether session', () => {
       const r = await answer('oc', a.id, 'reject');
       expect(r.status, await r.clone().text()).toBe(200);
       expect(((await r.json()) as { landed: boolean }).landed).toBe(true);
-      await turnEnded('the refusal');
-      expect(lines('deny.txt')).toBe(0);
+      await turnEnded('the refusal', { 'deny.txt': 0 });
       expect((await answer('oc', a.id, 'once')).status).toBe(409);
       expect(lines('deny.txt')).toBe(0);
     },
@@ -296,8 +294,7 @@ describe('opencode as a tether session', () => {
       const r = await answer('oc', a.id, 'always');
       expect(r.status, await r.clone().text()).toBe(200);
       expect(await r.json()).toEqual({ ask: a.id, choice: 'always', landed: true, by: 'phone' });
-      await turnEnded('the turn');
-      expect(lines('always.txt')).toBe(1);
+      await turnEnded('the turn', { 'always.txt': 1 });
       const event = oc()
         .events()
         .findLast((e) => e.type === 'permission.replied');

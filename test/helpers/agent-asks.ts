@@ -72,8 +72,17 @@ export async function answeredAsItAppears<F extends Closable, H extends AgentHom
   }
 }
 
-/** The turn ended: `final` (the model's last words) on screen, the state awaiting-input without an ask. */
-export async function turnEnded<F extends Closable, H extends AgentHomeLike>(a: RealAgent<F, H>, final: readonly string[], what: string) {
+/**
+ * The turn ended: `final` (the model's last words) on screen, the state awaiting-input without an
+ * ask; then each file of `ran` in the agent's directory has the lines its command appended that
+ * many times.
+ */
+export async function turnEnded<F extends Closable, H extends AgentHomeLike>(
+  a: RealAgent<F, H>,
+  final: readonly string[],
+  what: string,
+  ran: Record<string, number> = {},
+) {
   await a.explained(a.shows(final, TURN_MS, `the answer after ${what}`));
   await a.explained(
     eventually(
@@ -83,6 +92,7 @@ export async function turnEnded<F extends Closable, H extends AgentHomeLike>(a: 
       `awaiting-input after ${what}`,
     ),
   );
+  for (const [file, times] of Object.entries(ran)) expect(a.runs(file), `the runs in ${file} after ${what}`).toBe(times);
 }
 
 /**
