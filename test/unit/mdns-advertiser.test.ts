@@ -8,28 +8,10 @@
  * tested on the wire (test/e2e/mdns.test.ts).
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Logger } from '../../src/log.js';
 import { advertisementOf } from '../../src/mdns/advertisement.js';
 import { MdnsAdvertiser, type AdvertiserDeps } from '../../src/mdns/advertiser.js';
 import { eventually } from '../helpers/tmux.js';
-
-interface Line {
-  level: string;
-  obj: Record<string, unknown>;
-  msg: string;
-}
-
-function capturingLog(): { log: Logger; lines: Line[] } {
-  const lines: Line[] = [];
-  const at =
-    (level: string) =>
-    (obj: object | string, msg?: string): void =>
-      void lines.push(
-        typeof obj === 'string' ? { level, obj: {}, msg: obj } : { level, obj: obj as Record<string, unknown>, msg: msg ?? '' },
-      );
-  const log: Logger = { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error'), child: () => log };
-  return { log, lines };
-}
+import { capturingLog } from '../helpers/capturing-log.js';
 
 /** A worker module: `body` runs with `parentPort` and `workerData` at hand. */
 const workerOf = (body: string) =>

@@ -4,26 +4,8 @@
  * deleted session's uploads. The store is a recording stand-in; the timer is the fake clock's.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { Logger } from '../../src/log.js';
 import { UPLOAD_CLEANUP_INTERVAL_MS, UploadsUpkeep } from '../../src/service/workbench-upkeep.js';
-
-interface Line {
-  level: string;
-  obj: Record<string, unknown>;
-  msg: string;
-}
-
-function capturingLog(): { log: Logger; lines: Line[] } {
-  const lines: Line[] = [];
-  const at =
-    (level: string) =>
-    (obj: object | string, msg?: string): void =>
-      void lines.push(
-        typeof obj === 'string' ? { level, obj: {}, msg: obj } : { level, obj: obj as Record<string, unknown>, msg: msg ?? '' },
-      );
-  const log: Logger = { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error'), child: () => log };
-  return { log, lines };
-}
+import { capturingLog } from '../helpers/capturing-log.js';
 
 const DAY = 24 * 3600 * 1000;
 const never = { removeSession: () => Promise.reject(new Error('no session is deleted here')) };
