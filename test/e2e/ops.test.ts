@@ -18,7 +18,7 @@ import { useDaemon } from '../helpers/daemon-fixture.js';
 const CHROMIUM = '/usr/bin/chromium';
 const ARTIFACTS = join(ROOT, 'test-artifacts/ops');
 /** The browser on two shared cores: generous waits, never sleeps. */
-const UI_MS = 20_000;
+const UI_MS = 45_000;
 
 const card = (actor: string) => `section.card[data-actor="${actor}"]`;
 
@@ -87,7 +87,7 @@ describe('/ops in a real browser', () => {
     expect(await closed).toBe(4401);
   });
 
-  it('shows the actor tree and the session diagram with its state highlighted, and the highlight moves', { timeout: 90_000 }, async () => {
+  it('shows the actor tree and the session diagram with its state highlighted, and the highlight moves', { timeout: 240_000 }, async () => {
     const response = await page.goto(`${fx.d.base}/ops?token=${encodeURIComponent(fx.d.token)}`);
     expect(response?.status()).toBe(200);
     // The token leaves the address bar once the page has it.
@@ -189,7 +189,7 @@ describe('/ops in a real browser', () => {
     expect(json.sessions.map((x) => [x.id, x.agentState, x.stop?.kind, x.stop?.exitCode])).toEqual([['pi-main', null, 'exited', 0]]);
   });
 
-  it('shows the last answers to what agents asked: on the page, in /ops/answers and in tether status', { timeout: 60_000 }, async () => {
+  it('shows the last answers to what agents asked: on the page, in /ops/answers and in tether status', { timeout: 120_000 }, async () => {
     // The answer log as the daemon writes it (what puts the real answers there, with the real
     // agents, is test/e2e/asks-claude.test.ts); the page and the status read it back.
     const entry = {
@@ -228,7 +228,7 @@ describe('/ops in a real browser', () => {
 
     it(
       'tether status talks to a daemon serving https, pinning its certificate; the page works over https and wss',
-      { timeout: 60_000 },
+      { timeout: 120_000 },
       async () => {
         const tlsDaemon = tlsFx.d;
         expect(tlsDaemon.url.protocol).toBe('https:');
