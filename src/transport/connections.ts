@@ -127,7 +127,9 @@ export class ConnectionRegistry {
    * each connection's figures: the list asks once per session.
    */
   liveClients(sessionId: string): number {
-    return this.count({ kind: 'stream', sessionId, liveOnly: true }) + this.count({ kind: 'side', sessionId, liveOnly: true });
+    let n = 0;
+    for (const c of this.all) if (isClient(c) && c.sessionId === sessionId && (!c.alive || c.alive())) n++;
+    return n;
   }
 
   /** Whether the device of this token has a live stream open: the app is in the foreground (push stays quiet). */
