@@ -176,12 +176,9 @@ export function keepCertificate(cert: FoundCertificate | null, log: pino.Logger)
   log.info({ fingerprint: cert.fingerprint, names: cert.names }, 'made a new TLS certificate: phones pin its fingerprint');
 }
 
-/** The URL line: publicBaseUrl when set, else the bound address. */
+/** The URL line: the daemon's address (`daemonUrl`) with the token. */
 export function startupUrl(config: TetherConfig, scheme: 'http' | 'https', host: string, port: number, token: string): string {
-  const q = `?token=${encodeURIComponent(token)}`;
-  if (config.publicBaseUrl !== '') return `${config.publicBaseUrl.replace(/\/+$/, '')}/${q}`;
-  const shown = host.includes(':') ? `[${host}]` : host;
-  return `${scheme}://${shown}:${port}/${q}`;
+  return `${daemonUrl(config, scheme, host, port)}?token=${encodeURIComponent(token)}`;
 }
 
 /** `https` with a certificate, else `http`. */
@@ -196,9 +193,11 @@ export function openingGate(): { readonly opened: Promise<void>; readonly open: 
   return { opened, open };
 }
 
-/** The daemon's own address for the run file: the startup URL without a token. */
+/** The daemon's own address (the run file's): publicBaseUrl when set, else the bound address. */
 export function daemonUrl(config: TetherConfig, scheme: 'http' | 'https', host: string, port: number): string {
-  return startupUrl(config, scheme, host, port, '').replace(/\?token=$/, '');
+  if (config.publicBaseUrl !== '') return `${config.publicBaseUrl.replace(/\/+$/, '')}/`;
+  const shown = host.includes(':') ? `[${host}]` : host;
+  return `${scheme}://${shown}:${port}/`;
 }
 
 /** The certificate when `tls` is on (made in memory on a first start: `keepCertificate` writes it once the port is held), else null. */
