@@ -14,7 +14,7 @@
 import { open, stat } from 'node:fs/promises';
 import { stateEvent, type AdapterRuntime, type HookOutcome } from '../contract/adapter.js';
 import { readClaudeHook, QUESTION_TOOL } from './events.js';
-import { readClaudeStopFailure } from './stop-failure.js';
+import { readClaudeStopFailure, type StopFailureMark } from './stop-failure.js';
 
 /** How often an open question's transcript is looked at. */
 export const TRANSCRIPT_POLL_MS = 500;
@@ -41,6 +41,8 @@ export class ClaudeReader {
   /** The last tool call each session started. */
   private readonly calls = new Map<string, { id: string; tool: string }>();
   private readonly open = new Map<string, OpenQuestion>();
+  /** Where each session's last stop was read from in its transcript. */
+  private readonly stopMarks = new Map<string, StopFailureMark>();
 
   constructor(private readonly rt: Pick<AdapterRuntime, 'report' | 'now' | 'log'>) {}
 
@@ -67,7 +69,10 @@ export class ClaudeReader {
 
   /** The turn ended on an API error: its stop, once the transcript said which (a usage limit, or another error). */
   private stopFailed(session: string, f: Readonly<Record<string, string>>): void {
-    void readClaudeStopFailure(f).then((stop) => this.rt.report(session, { events: [], stop }));
+    void readClaudeStopFailure(f, this.stopMarks.get(session) ?? null).then(({ stop, mark }) => {
+      if (mark !== null) this.stopMarks.set(session, mark);
+      this.rt.report(session, { events: [], stop });
+    });
   }
 
   private isItsCall(q: OpenQuestion, f: Readonly<Record<string, string>>): boolean {
@@ -135,6 +140,7 @@ export class ClaudeReader {
   forget(session: string): void {
     this.close(session);
     this.calls.delete(session);
+    this.stopMarks.delete(session);
   }
 
   stop(): void {
