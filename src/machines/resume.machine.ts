@@ -63,18 +63,19 @@ export const resumeMachine = setup({
     connected: {
       description: 'The socket is open; session-meta and state were sent; waiting for resume',
       on: {
+        // Each transition led by the contract row it mirrors.
         'client.resume': [
           {
-            target: 'streaming',
-            guard: 'isInRing',
-            actions: ['sendDelta', assign({ outcome: 'delta' })],
-            description: 'lastSeq is still within the ring: chunks from lastSeq+1 on are sent',
             meta: { row: 'connected --resume message [lastSeq within the ring]--> streaming' },
+            description: 'lastSeq is still within the ring: chunks from lastSeq+1 on are sent',
+            guard: 'isInRing',
+            target: 'streaming',
+            actions: ['sendDelta', assign({ outcome: 'delta' })],
           },
           {
-            target: 'snapshotting',
-            description: 'lastSeq is outside the ring (a gap, null, before a restart, from the future)',
             meta: { row: 'connected --resume message [lastSeq outside the ring]--> streaming' },
+            description: 'lastSeq is outside the ring (a gap, null, before a restart, from the future)',
+            target: 'snapshotting',
           },
         ],
       },

@@ -19,6 +19,9 @@ import type { AskOpening } from '../asks/ask.js';
  */
 export const OPENCODE_DIALOG_QUIET_MS = 300;
 
+/** "Allow always": Right to it, Enter to pick it, Enter to confirm. */
+const ALWAYS_KEYS = ['right', 'enter', 'enter'] as const;
+
 /** opencode's permission prompt: what it asks to do (`permission`: `bash`, `edit`, `webfetch` ...). */
 export function opencodePermission(permission: string, concern: string | undefined): AskOpening {
   return {
@@ -27,16 +30,7 @@ export function opencodePermission(permission: string, concern: string | undefin
     concern: concern ?? permission,
     choices: [
       { id: 'once', label: 'Allow once', keys: [{ type: 'key', name: 'enter' }], effect: 'run' },
-      {
-        id: 'always',
-        label: 'Allow always',
-        keys: [
-          { type: 'key', name: 'right' },
-          { type: 'key', name: 'enter' },
-          { type: 'key', name: 'enter' },
-        ],
-        effect: 'run',
-      },
+      { id: 'always', label: 'Allow always', keys: ALWAYS_KEYS.map((name) => ({ type: 'key', name })), effect: 'run' },
       // opencode refuses the call and ends its turn: it waits for the person.
       { id: 'reject', label: 'Reject', keys: [{ type: 'key', name: 'escape' }], effect: 'wait' },
     ],
