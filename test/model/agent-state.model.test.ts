@@ -163,8 +163,10 @@ describe('agent-state machine, model-based, against the real agent socket', () =
     expect(stops).toEqual(new Set([null, 'done', 'usage-limit', 'error', 'exited']));
   });
 
+  // The cases share nothing but the pane (each has its own hub and socket) and spend most of their
+  // time waiting on the socket: a few run at once (vitest's maxConcurrency).
   CASES.forEach((c, n) => {
-    it(`case ${n}: ${c.name}`, async () => {
+    it.concurrent(`case ${n}: ${c.name}`, async ({ expect }) => {
       let clock = 1000;
       const hub = new AgentHub({
         now: () => ++clock,
