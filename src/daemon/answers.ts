@@ -16,6 +16,7 @@ import { ContinueService } from '../service/continue.service.js';
 import { statesWithContinue, withContinues } from '../service/continue-views.js';
 import { LimitResets } from '../service/limit-reset.js';
 import type { SessionsService } from '../service/sessions.service.js';
+import type { LinePane } from '../service/typed-line.js';
 import type { AgentStateSource } from '../stream/stream-hub.js';
 import type { TmuxCli } from '../tmux/exec.js';
 import { readContinueOption, writeContinueOption } from '../tmux/continue-option.js';
@@ -50,12 +51,13 @@ export function startAnswers(w: AnswersWiring): {
   stop: () => void;
 } {
   const answers = new AnswerLog(answerLogPath(w.dataDir), w.log);
+  const panes: LinePane = {
+    input: (id, message) => w.sessions.input(id, message),
+    activity: (id) => w.system.session(id)?.activity() ?? null,
+  };
   const service = new AnswersService({
     hub: w.agents.desk,
-    panes: {
-      input: (id, message) => w.sessions.input(id, message),
-      activity: (id) => w.system.session(id)?.activity() ?? null,
-    },
+    panes,
     answers,
     now: w.now,
     log: w.log.child({ part: 'answers' }),
@@ -74,7 +76,7 @@ export function startAnswers(w: AnswersWiring): {
         w.kept?.(id, s);
       },
     },
-    input: (id, message) => w.sessions.input(id, message),
+    panes,
     answers,
     now: w.now,
     log: w.log.child({ part: 'continue' }),

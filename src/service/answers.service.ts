@@ -20,7 +20,7 @@ import type { AgentHub } from '../agent/hub/hub.js';
 import { closedBy } from '../agent/asks/asks.js';
 import { DomainError } from '../errors.js';
 import type { Logger } from '../log.js';
-import type { InputMessage } from '../protocol/input.js';
+import type { LinePane } from './typed-line.js';
 import type { AnswerEntry, AnswerLog } from './answer-log.js';
 
 /** The longest an answer waits for the dialog to take keys before it gives up, typing nothing. */
@@ -30,17 +30,10 @@ export const LANDING_WAIT_MS = 10_000;
 /** How often the waits look. */
 const POLL_MS = 20;
 
-/** What the answers need of a session's pane: typing into it, and the timing of its output. */
-export interface AnswerPanes {
-  /** Types one input message, in order with all input (refusals as `POST /sessions/:id/input`'s). */
-  input(session: string, message: InputMessage): Promise<void>;
-  /** The stream's position and when the pane last wrote, or null for an unknown session. */
-  activity(session: string): { readonly position: number; readonly lastOutputAt: number | null } | null;
-}
-
 export interface AnswersDeps {
   readonly hub: Pick<AgentHub, 'claim' | 'release' | 'typed' | 'answered' | 'unconfirmed' | 'onAskClosed'>;
-  readonly panes: AnswerPanes;
+  /** Typing into a session's pane, and the timing of its output. */
+  readonly panes: LinePane;
   readonly log: Logger;
   readonly answers: AnswerLog;
   readonly now: () => number;

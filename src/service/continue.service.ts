@@ -22,7 +22,7 @@ import { continueMachine, type ContinueEvent } from '../machines/continue.machin
 import type { Logger } from '../log.js';
 import type { ContinueSchedule } from '../protocol/continue.js';
 import type { AgentStateFact } from '../protocol/frames.js';
-import type { InputMessage } from '../protocol/input.js';
+import { typeLine, type LinePane } from './typed-line.js';
 import type { Stop } from '../protocol/stop.js';
 import type { AnswerLog } from './answer-log.js';
 import { checkContinueRequest } from './continue-request.js';
@@ -56,8 +56,8 @@ export interface ContinueDeps {
   /** Throws `session-not-found` for a session tmux does not hold. */
   readonly known: (id: string) => Promise<void>;
   readonly store: ContinueStore;
-  /** Types one input into the pane (`POST /sessions/:id/input`'s path). */
-  readonly input: (id: string, message: InputMessage) => Promise<void>;
+  /** Typing into the pane (`POST /sessions/:id/input`'s path), and the timing of its output. */
+  readonly panes: LinePane;
   readonly answers: Pick<AnswerLog, 'append'>;
   readonly now: () => number;
   readonly log: Logger;
@@ -268,8 +268,7 @@ export class ContinueService {
   private async type(id: string, entry: Entry, schedule: ContinueSchedule): Promise<void> {
     try {
       await this.persist(id, entry, schedule, true);
-      await this.deps.input(id, { type: 'keys', data: schedule.text });
-      await this.deps.input(id, { type: 'key', name: 'Enter' });
+      await typeLine(this.deps.panes, id, schedule.text, this.deps.now);
     } catch (err) {
       this.deps.log.warn({ session: id, err: (err as Error).message }, 'a continue could not be typed');
       this.send(entry, { type: 'continue.failed', at: iso(this.deps.now()) });

@@ -18,6 +18,7 @@ import { useDaemon, type DaemonFixture } from './daemon-fixture.js';
 import { explainedBy } from './daemon.js';
 import { pairDevice, type PairedDevice } from './pair-device.js';
 import { shows as showsOn, type Mirror } from './stream.js';
+import { eventually } from './tmux.js';
 
 /** A cold start of a 370 MB binary on a busy two-core machine. */
 export const AGENT_START_MS = 90_000;
@@ -30,6 +31,10 @@ export const MARKER_TURN = {
   output: 'tether-tool-ok',
   final: 'All done: tether-final-answer',
 } as const;
+
+/** How long the screen stays quiet after typed text before the test's Enter, at most TYPED_WAIT_MS after it showed. */
+const TYPED_QUIET_MS = 300;
+const TYPED_WAIT_MS = 3000;
 
 export interface Closable {
   close(): Promise<void>;
@@ -134,6 +139,15 @@ export function useRealAgent<F extends Closable, H extends AgentHomeLike>(opts: 
     type: async (text, mirror = a.m) => {
       mirror.stream.sendKeys(text);
       await a.explained(a.shows([text], TURN_MS, `the typed "${text}" on the client`, mirror));
+      // A person's Enter comes well after the last key: Codex and Gemini CLI take an Enter close
+      // behind a burst of keys as a newline in a paste (docs/agents.md "Typing a line").
+      const shown = Date.now();
+      await eventually(
+        () => Date.now() - mirror.lastDataAt >= TYPED_QUIET_MS || Date.now() - shown >= TYPED_WAIT_MS,
+        TYPED_WAIT_MS + 10_000,
+        20,
+        'the screen quiet after the typed text',
+      );
       mirror.stream.sendKey('enter');
     },
     answer: (ask, choice, { token = a.phone.token, session = opts.session?.name ?? '' } = {}) =>

@@ -30,6 +30,8 @@ export class Mirror {
   private writes: Promise<void> = Promise.resolve();
   /** Every byte applied since the last snapshot (for byte-exact comparisons). */
   bytesSinceSnapshot: Buffer[] = [];
+  /** When the last output arrived (Date.now()), or 0. */
+  lastDataAt = 0;
 
   constructor(base: string, token: string, session: string, lastSeq: number | null = null) {
     this.stream = new SessionStream({ baseUrl: base, token, session, lastSeq });
@@ -44,6 +46,7 @@ export class Mirror {
     });
     this.stream.on('data', (bytes, seq) => {
       this.received.push({ kind: 'data', seq, bytes: bytes.length });
+      this.lastDataAt = Date.now();
       this.bytesSinceSnapshot.push(bytes);
       this.apply(bytes, false);
     });

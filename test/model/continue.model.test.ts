@@ -117,10 +117,14 @@ describe('continue machine, model-based, against the real continue service and t
           agents,
           known: () => Promise.resolve(),
           store: { read: (id) => readContinueOption(tmux.cli, id), write: (id, s) => writeContinueOption(tmux.cli, id, s) },
-          input: async (id, message) => {
-            if (failTyping) throw new Error('the pane is gone');
-            if (message.type === 'keys') await tmux.tmux('send-keys', '-t', `=${id}:`, '-l', message.data);
-            else if (message.type === 'key') await tmux.tmux('send-keys', '-t', `=${id}:`, message.name);
+          panes: {
+            input: async (id, message) => {
+              if (failTyping) throw new Error('the pane is gone');
+              if (message.type === 'keys') await tmux.tmux('send-keys', '-t', `=${id}:`, '-l', message.data);
+              else if (message.type === 'key') await tmux.tmux('send-keys', '-t', `=${id}:`, message.name);
+            },
+            // No stream follows these panes: the Enter follows the text after the settle time.
+            activity: () => null,
           },
           answers: { append: (e) => Promise.resolve(void answers.push(e)) },
           now: Date.now,
