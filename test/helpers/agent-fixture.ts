@@ -32,9 +32,12 @@ export const MARKER_TURN = {
   final: 'All done: tether-final-answer',
 } as const;
 
-/** How long the screen stays quiet after typed text before the test's Enter, at most TYPED_WAIT_MS after it showed. */
-const TYPED_QUIET_MS = 300;
-const TYPED_WAIT_MS = 3000;
+/**
+ * How long the screen stays quiet after typed text before the test's Enter, at most TYPED_WAIT_MS
+ * after it showed (an agent animating its screen): both past Codex's 120 ms and Gemini's 30 ms.
+ */
+const TYPED_QUIET_MS = 150;
+const TYPED_WAIT_MS = 1000;
 
 export interface Closable {
   close(): Promise<void>;
