@@ -6,11 +6,13 @@
  * one another or of the build. The tests need the built daemon and the real agents. So the
  * build and the agents' install start together with the static checks, and vitest starts as
  * soon as those two are done, while the static checks may still run: they are mostly CPU, the
- * tests mostly wait on tmux and daemons. The static checks run at a lower priority (`nice`) while
- * the tests run: a test waiting on a daemon gets the CPU the moment it needs it, and the checks
- * take what the tests leave, so the checks' CPU hardly lengthens the run. Once vitest is done
- * the checks still running get the normal priority back: niced beside other busy work, they
- * would get almost none of the CPU and trail the tests by minutes (docs/testing.md "Time").
+ * tests mostly wait on tmux and daemons. Until vitest starts the checks run at the normal
+ * priority: the agents' install mostly waits on the disk and the network, and the checks get
+ * most of their work done there. While the tests run the checks still running step back to a
+ * lower priority (`nice`, every thread of them, Linux): a test waiting on a daemon gets the CPU
+ * the moment it needs it, and the checks take what the tests leave. Once vitest is done they get
+ * the normal priority back: niced beside other busy work, they would get almost none of the CPU
+ * and trail the tests by minutes (docs/testing.md "Time").
  *
  * The typecheck and the lint are one step on one TypeScript program (scripts/typecheck-lint.ts):
  * the lint's type-aware rules reuse the types the typecheck worked out.
@@ -45,8 +47,6 @@ const CHECKS_NICENESS = 10;
 interface StepOptions {
   /** Shown live instead of kept (vitest). */
   readonly live?: boolean;
-  /** Run at a lower priority (`nice`), where there is one. */
-  readonly background?: boolean;
 }
 
 /** A step started: its process (for a change of priority) and its result once it has ended. */
@@ -94,9 +94,7 @@ function setTreePriority(pid: number, niceness: number): boolean {
 function step(name: string, script: string, args: readonly string[] = [], opts: StepOptions = {}): Running {
   const started = performance.now();
   const argv = ['run', '--silent', script, ...(args.length > 0 ? ['--', ...args] : [])];
-  const nice = opts.background === true && process.platform !== 'win32';
-  const [command, commandArgs] = nice ? ['nice', ['-n', String(CHECKS_NICENESS), NPM, ...argv]] : [NPM, argv];
-  const child = spawn(command, commandArgs, { cwd: ROOT, stdio: opts.live === true ? 'inherit' : ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(NPM, argv, { cwd: ROOT, stdio: opts.live === true ? 'inherit' : ['ignore', 'pipe', 'pipe'] });
   let output = '';
   let ended = false;
   child.on('exit', () => (ended = true));
@@ -135,12 +133,11 @@ async function main(): Promise<number> {
     }
     return r;
   };
-  const background = { background: true };
   const running = [
-    step('typecheck + lint', 'typecheck:lint', [], background),
-    step('format', 'format:check', [], background),
-    step('deps', 'deps', [], background),
-    step('charts', 'charts', ['--check'], background),
+    step('typecheck + lint', 'typecheck:lint', []),
+    step('format', 'format:check', []),
+    step('deps', 'deps', []),
+    step('charts', 'charts', ['--check']),
   ];
   const checks = running.map((r) => r.result.then(settle));
   const [build, agents] = await Promise.all([
@@ -149,6 +146,9 @@ async function main(): Promise<number> {
   ]);
   const results: Result[] = [build, agents];
   if (build.ok && agents.ok) {
+    // The tests start: the checks still running step back (lowering a priority needs no right).
+    const linux = process.platform === 'linux';
+    for (const r of running) if (linux && !r.ended() && r.pid !== undefined) setTreePriority(r.pid, CHECKS_NICENESS);
     vitestRunning = true;
     results.push(await step('vitest', 'test:vitest', vitestArgs, { live: true }).result);
     vitestRunning = false;
