@@ -134,9 +134,9 @@ async function main(): Promise<number> {
     return r;
   };
   const running = [
-    step('typecheck + lint', 'typecheck:lint', []),
-    step('format', 'format:check', []),
-    step('deps', 'deps', []),
+    step('typecheck + lint', 'typecheck:lint'),
+    step('format', 'format:check'),
+    step('deps', 'deps'),
     step('charts', 'charts', ['--check']),
   ];
   const checks = running.map((r) => r.result.then(settle));
