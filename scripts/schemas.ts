@@ -49,9 +49,15 @@ export const GENERATED: readonly GeneratedModule[] = [
       SessionMetaFrame: m.SessionMetaFrame,
       ErrorFrame: m.ErrorFrame,
       AnsweredFrame: m.AnsweredFrame,
+      PromptFrame: m.PromptFrame,
       ClientFrames: m.ClientFrames,
     }),
     checkedBy: 'src/protocol/input.schemas.ts',
+  },
+  {
+    source: 'src/protocol/prompt.schemas.ts',
+    out: 'src/protocol/prompt.checks.ts',
+    schemas: (m) => ({ StoredPrompts: m.StoredPrompts }),
   },
   {
     source: 'src/protocol/worktree.schemas.ts',
@@ -91,6 +97,12 @@ export const GENERATED: readonly GeneratedModule[] = [
     source: 'src/transport/changes-routes.schemas.ts',
     out: 'src/transport/changes-routes.checks.ts',
     schemas: (m) => ({ ChangesRouteSchemas: m.ChangesRouteSchemas }),
+    branches: true,
+  },
+  {
+    source: 'src/transport/prompt-routes.schemas.ts',
+    out: 'src/transport/prompt-routes.checks.ts',
+    schemas: (m) => ({ PromptRouteSchemas: m.PromptRouteSchemas }),
     branches: true,
   },
 ];

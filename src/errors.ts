@@ -86,6 +86,14 @@ export const ERRORS = {
   'no-usage-limit': { status: 409, http: 'no-usage-limit' },
   /** A DELETE of a session's continue when none waits (docs/api.md "Continue"). */
   'continue-not-found': { status: 404, http: 'continue-not-found' },
+  /** A prompt whose client id was sent before with another text (docs/api.md "Prompts"). */
+  'prompt-id-conflict': { status: 409, http: 'prompt-id-conflict', frame: 'prompt-id-conflict' },
+  /** A prompt sent to a session that has MAX_QUEUED_PROMPTS waiting already. */
+  'prompt-queue-full': { status: 409, http: 'prompt-queue-full', frame: 'prompt-queue-full' },
+  /** A DELETE of a prompt the session never had (or no longer remembers). */
+  'prompt-not-found': { status: 404, http: 'prompt-not-found' },
+  /** A DELETE of a prompt being typed or decided: only a queued one can be cancelled. */
+  'prompt-not-queued': { status: 409, http: 'prompt-not-queued' },
   /** A request that did not arrive whole in time (node's HTTP server's own timeouts). */
   'request-timeout': { status: 408, http: 'request-timeout' },
   /** A worktree that cannot be made: its branch is checked out elsewhere, exists already (with `from`), or its folder is taken. */

@@ -12,6 +12,10 @@ export interface SessionHandle {
   readonly input: PaneInput;
   /** Its stream's position now, and when the pane last wrote (epoch ms; null when none is known). */
   activity(): { readonly position: number; readonly lastOutputAt: number | null };
+  /** Whether the pane's program turned bracketed paste on (followed from its bytes). */
+  bracketedPaste(): boolean;
+  /** Sets (null: unsets) one of tether's options of the session over its control client, once linked (PaneLink.setOption). */
+  setOption(option: string, value: string | null, linkWaitMs: number): Promise<void>;
 }
 
 /** One session as the outside world sees it. */

@@ -248,7 +248,14 @@ export class SidecarSystem {
     if (!pane) return null;
     const snap = this.ref(id)!.getSnapshot();
     const activity = () => ({ position: pane.stream.position, lastOutputAt: pane.stream.lastOutputAt });
-    return { input: pane.input, exited: paneExited(snap), exitStatus: snap.context.exitStatus, activity };
+    return {
+      input: pane.input,
+      exited: paneExited(snap),
+      exitStatus: snap.context.exitStatus,
+      activity,
+      bracketedPaste: () => pane.tracker.bracketedPaste,
+      setOption: (option, value, linkWaitMs) => pane.link.setOption(option, value, linkWaitMs),
+    };
   }
 
   /** A known session's stream and its snapshots (the stream hub's view); null for an unknown one. */

@@ -92,7 +92,7 @@ export const COMMAND_LINE_EXPECTED =
   'a command line: the program, then its arguments, quoted as in a shell (no variables, globs, pipes or redirections)';
 
 /** What may be pushed (`[push] events`, docs/push.md "When"): every kind by default. */
-export const PUSH_EVENTS = ['awaiting-input', 'agent-exited', 'unrestorable'] as const;
+export const PUSH_EVENTS = ['awaiting-input', 'agent-exited', 'unrestorable', 'prompt-failed'] as const;
 export type PushEvent = (typeof PUSH_EVENTS)[number];
 const PUSH_EVENTS_EXPECTED = `one of ${PUSH_EVENTS.map((k) => `"${k}"`).join(', ')}`;
 
@@ -142,9 +142,10 @@ export function tetherConfigSchema(Type: typeof TypeBuilder) {
     kind: str('auto', AGENT_KIND_EXPECTED, 'agentKind'),
   });
   // The same names as PUSH_EVENTS, in its order (test/unit/schemas.test.ts).
-  const pushEvent = Type.Union([Type.Literal('awaiting-input'), Type.Literal('agent-exited'), Type.Literal('unrestorable')], {
-    expected: PUSH_EVENTS_EXPECTED,
-  });
+  const pushEvent = Type.Union(
+    [Type.Literal('awaiting-input'), Type.Literal('agent-exited'), Type.Literal('unrestorable'), Type.Literal('prompt-failed')],
+    { expected: PUSH_EVENTS_EXPECTED },
+  );
 
   /** The whole config; every key has its default, so `{}` is a valid file. */
   return Type.Object(

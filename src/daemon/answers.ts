@@ -54,6 +54,7 @@ export function startAnswers(w: AnswersWiring): {
   const panes: LinePane = {
     input: (id, message) => w.sessions.input(id, message),
     activity: (id) => w.system.session(id)?.activity() ?? null,
+    bracketedPaste: (id) => w.system.session(id)?.bracketedPaste() ?? null,
   };
   const service = new AnswersService({
     hub: w.agents.desk,

@@ -52,6 +52,7 @@ import { packageVersion } from '../config/version.js';
 import { makeWorkbench } from './workbench.js';
 import { hostPresence } from '../service/presence.js';
 import { startAnswers } from './answers.js';
+import { startPrompts } from './prompts.js';
 
 export interface DaemonIo {
   readonly env: NodeJS.ProcessEnv;
@@ -197,6 +198,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     kept: (id, schedule) => keeper.noteContinue(id, schedule),
   });
   const hub: StreamHub = new StreamHub({ sessions: system, meta: (id) => sessions.meta(id), agentStates: answers.states, log, ops });
+  const prompts = startPrompts({ agents, system, cli, sessions, hub, records, keeper, ops, now: Date.now, log });
   const devices = new DeviceRegistry(tokens);
   const pairing = new PairingService(new PairingStore(paths.authDir), tokens, devices);
   const push = await startPush({
@@ -211,6 +213,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     onSessionEnded: (listener) => system.onSessionEnded(listener),
     onAttention: (listener) => system.onAttention(listener),
     onLimitReset: (listener) => answers.resets.onReset(listener),
+    onPromptFailed: prompts.onFailed,
     now: Date.now,
     log,
   });
@@ -246,12 +249,14 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
           stream: hub,
           sessions,
           answers: answers.service,
+          prompts: prompts.service,
           connections,
           pingIntervalMs: config.stream.ping_interval_s * 1000,
         })),
       async (app) => void (await app.register(pairRoutes, { pairing, daemon: presence })),
       async (app) => void (await app.register(opsRoutes, { ops, connections })),
       answers.plugin,
+      prompts.plugin,
       ...workbench.plugins,
       workspaces.plugin,
     ],
@@ -296,6 +301,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
   // while tether was not running (a reboot) come back first.
   const retry = await restoreAtStartAndRetry({ ...restoring, system, retryIntervalMs: io.restoreRetryMs });
   await answers.continues.restore(system.sessionIds()); // the continues tmux holds are armed again
+  await prompts.service.restore(system.sessionIds()); // and the prompts queued, typed in their turn
   await createDefaultSessionIfNone(system, config.agent.default_session, log);
   const runFile = writeRunFile(paths.runDir, {
     pid: process.pid,
@@ -325,6 +331,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
         workbench.stop();
         push.stop();
         answers.stop();
+        prompts.stop();
         connections.closeAll();
         await retry.stop();
         await server.close();

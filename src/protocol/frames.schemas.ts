@@ -10,6 +10,8 @@ import { ASK_KINDS, CHOICE_ID_PATTERN, MAX_ASK_ID_CHARS } from './ask.js';
 import { CONTINUE_STATUSES } from './continue.js';
 import { InputSchemas } from './input.schemas.js';
 import { MAX_STOP_MESSAGE_CHARS, STOP_KINDS } from './stop.js';
+import { MAX_PROMPT_CHARS, PROMPT_ID_PATTERN } from './prompt.js';
+import { PromptRecord } from './prompt.schemas.js';
 import { WorktreeFacts } from './worktree.schemas.js';
 import { AGENT_STATE_VALUES, type AgentStateValue as AgentStateName } from '../machines/agent-state.machine.js';
 
@@ -56,6 +58,9 @@ export const ContinueSchedule = Type.Object({
   decidedAt: Type.Optional(Type.String({ description: 'when it was typed, skipped or cancelled' })),
 });
 
+/** A prompt of the session changed (docs/api.md "Prompts"): to every client of the session. */
+export const PromptFrame = Type.Object({ type: Type.Literal('prompt'), prompt: PromptRecord });
+
 export const StateFrame = Type.Object({
   type: Type.Literal('state'),
   value: AgentStateValue,
@@ -97,7 +102,8 @@ export type SnapshotFrame = Static<typeof SnapshotFrame>;
 export type SessionMetaFrame = Static<typeof SessionMetaFrame>;
 export type ErrorFrame = Static<typeof ErrorFrame>;
 export type AnsweredFrame = Static<typeof AnsweredFrame>;
-export type ServerFrame = StateFrame | SnapshotFrame | SessionMetaFrame | ErrorFrame | AnsweredFrame;
+export type PromptFrame = Static<typeof PromptFrame>;
+export type ServerFrame = StateFrame | SnapshotFrame | SessionMetaFrame | ErrorFrame | AnsweredFrame | PromptFrame;
 
 /** The frames a client sends, by type. */
 export const ClientFrames = {
@@ -117,6 +123,14 @@ export const ClientFrames = {
     },
     { additionalProperties: false },
   ),
+  prompt: Type.Object(
+    {
+      type: Type.Literal('prompt'),
+      text: Type.String({ minLength: 1, maxLength: MAX_PROMPT_CHARS }),
+      id: Type.Optional(Type.String({ pattern: PROMPT_ID_PATTERN })),
+    },
+    { additionalProperties: false },
+  ),
 };
 export const ClientFrameSchema = Type.Union([
   ClientFrames.resume,
@@ -126,6 +140,7 @@ export const ClientFrameSchema = Type.Union([
   ClientFrames['snapshot-request'],
   ClientFrames.respawn,
   ClientFrames.answer,
+  ClientFrames.prompt,
 ]);
 export type ClientFrame = Static<typeof ClientFrameSchema>;
 export type ClientType = keyof typeof ClientFrames;

@@ -13,6 +13,7 @@ import {
   CHECKS as GENERATED,
   ClientFrames,
   ErrorFrame,
+  PromptFrame,
   SessionMetaFrame,
   SnapshotFrame,
   StateFrame,
@@ -53,6 +54,7 @@ export type {
   AnsweredFrame,
   Ask,
   ErrorFrame,
+  PromptFrame,
   ServerFrame,
   SessionMetaFrame,
   SnapshotFrame,
@@ -66,6 +68,7 @@ const SERVER_CHECKS = new Map<string, SchemaCheck>([
   ['session-meta', checkOf(GENERATED, SessionMetaFrame)],
   ['error', checkOf(GENERATED, ErrorFrame)],
   ['answered', checkOf(GENERATED, AnsweredFrame)],
+  ['prompt', checkOf(GENERATED, PromptFrame)],
 ]);
 
 /** The JSON object a text frame holds, or DomainError('frame-malformed') for anything else. */

@@ -12,6 +12,7 @@
  */
 import { Type, type Static } from 'typebox';
 import type { SessionWorktree as MachineWorktree } from '../machines/session.machine.js';
+import type { Holds, Same } from './same-type.js';
 
 /** A commit's full name, SHA-1 or SHA-256. */
 const COMMIT_PATTERN = '^[0-9a-f]{40,64}$';
@@ -35,9 +36,6 @@ export const SessionWorktree = Type.Object(worktreeFields(true), { additionalPro
 /** The worktree as an answer carries it (the session list, `session-meta`, the changes answer). */
 export const WorktreeFacts = Type.Object(worktreeFields(false));
 
-/** True when each of A and B is the other (readonly aside), keys too (an optional one as well). */
-type Same<A, B> = [A, keyof A] extends [B, keyof B] ? ([B, keyof B] extends [A, keyof A] ? true : false) : false;
-type Holds<T extends true> = T;
 /** Both views' type is the machine's, field for field: this fails to compile otherwise. */
 export type ViewsAreTheMachinesType = [
   Holds<Same<Static<typeof SessionWorktree>, MachineWorktree>>,

@@ -51,7 +51,9 @@ export type PushAlert =
   | { readonly kind: 'stopped'; readonly stop: PushedStop }
   /** A usage limit's reset passed with nothing scheduled and the agent still stopped (docs/push.md "Limit reset"). */
   | { readonly kind: 'limit-reset'; readonly stopId: string }
-  | { readonly kind: 'unrestorable'; readonly reason: string };
+  | { readonly kind: 'unrestorable'; readonly reason: string }
+  /** A prompt sent from a phone was not taken by the agent (docs/api.md "Prompts"). */
+  | { readonly kind: 'prompt-failed'; readonly promptId: string; readonly reason: string };
 
 /** What the alert's body names: the session's name, and its description when it has one. */
 export interface SessionLabel {
@@ -84,6 +86,8 @@ function title(agentName: string, alert: PushAlert): string {
       return `${agentName}'s usage limit has reset: it can go on`;
     case 'unrestorable':
       return 'A session could not be restored';
+    case 'prompt-failed':
+      return `${agentName} did not take your prompt`;
   }
 }
 
@@ -91,6 +95,7 @@ function body(meta: SessionLabel, alert: PushAlert): string {
   const label = meta.description !== undefined && meta.description !== '' ? `${meta.name}: ${meta.description}` : meta.name;
   if (alert.kind === 'awaiting-input' && meta.asks !== undefined && meta.asks !== '')
     return cutText(`${label}: ${meta.asks}`, MAX_BODY_CHARS);
+  if (alert.kind === 'prompt-failed') return cutText(`your prompt to ${label} was not taken: ${alert.reason}`, MAX_BODY_CHARS);
   if (alert.kind !== 'unrestorable') return cutText(label, MAX_BODY_CHARS);
   const detail = cutText(alert.reason, MAX_BODY_CHARS - MIN_LABEL_CHARS - 3);
   return `${cutText(label, MAX_BODY_CHARS - [...detail].length - 3)} — ${detail}`;
@@ -151,6 +156,7 @@ function plainPayload(agentName: string, sessionId: string, meta: SessionLabel, 
     aps: { alert: { title: title(agentName, alert), body: body(meta, alert) }, sound: 'default', 'thread-id': `session-${sessionId}` },
     sessionId,
     ...(alert.kind === 'limit-reset' ? { stopId: alert.stopId } : {}),
+    ...(alert.kind === 'prompt-failed' ? { promptId: alert.promptId } : {}),
   };
 }
 

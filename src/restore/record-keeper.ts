@@ -11,6 +11,7 @@
  */
 import type { Logger } from '../log.js';
 import type { ContinueSchedule } from '../protocol/continue.js';
+import type { StoredPrompts } from '../protocol/prompt.schemas.js';
 import type { SessionRecord, SessionRecords } from './records.js';
 import type { TmuxCli } from '../tmux/exec.js';
 import { listSessions } from '../tmux/session-list.js';
@@ -70,7 +71,7 @@ export class RecordKeeper {
   }
 
   /** Quick updates that need no tmux: the reserved position and the conversation file. */
-  note(id: string, change: Partial<Pick<SessionRecord, 'reservedSeq' | 'sessionFile' | 'conversation' | 'continue'>>): void {
+  note(id: string, change: Partial<Pick<SessionRecord, 'reservedSeq' | 'sessionFile' | 'conversation' | 'continue' | 'prompts'>>): void {
     try {
       this.deps.records.update(id, change);
     } catch (err) {
@@ -81,6 +82,11 @@ export class RecordKeeper {
   /** A continue scheduled for the session (or cleared): it comes back with the session after a restore. */
   noteContinue(id: string, schedule: ContinueSchedule | null): void {
     this.note(id, { continue: schedule === null ? null : JSON.stringify(schedule) });
+  }
+
+  /** The session's prompts as written to tmux: they come back with the session after a restore. */
+  notePrompts(id: string, stored: StoredPrompts): void {
+    this.note(id, { prompts: stored });
   }
 
   private async write(id: string): Promise<void> {
@@ -108,6 +114,7 @@ export class RecordKeeper {
       conversation: this.deps.conversation?.(id) ?? previous?.conversation ?? null,
       worktree: info.worktree ?? previous?.worktree ?? null,
       ...(previous?.continue != null ? { continue: previous.continue } : {}),
+      ...(previous?.prompts != null ? { prompts: previous.prompts } : {}),
       createdAt: info.createdAt ?? previous?.createdAt ?? at,
       reservedSeq: Math.max(this.deps.reservedSeq(id) ?? 0, previous?.reservedSeq ?? 0),
       server: pid && startTime !== undefined && Number.isInteger(startTime) ? { pid, startTime } : (previous?.server ?? null),

@@ -3,6 +3,7 @@
  * generated check (records.checks.ts, `npm run schemas`). The running code imports only
  * types from here.
  */
+import { StoredPrompts } from '../protocol/prompt.schemas.js';
 import { Type, type Static } from 'typebox';
 import { CONVERSATION_ID_PATTERN } from '../agent/wire/hook-wire.js';
 import { AGENT_NAME_PATTERN } from '../config/schema.js';
@@ -33,6 +34,11 @@ export const SessionRecordSchema = Type.Object(
      * again on the session a restore makes; absent when none was scheduled.
      */
     continue: Type.Optional(Type.Union([Type.Null(), Type.String({ maxLength: 16384 })])),
+    /**
+     * The session's prompts as its tmux option held them (docs/api.md "Prompts"): read back when a
+     * restore made the session again (its tmux server, and the option, were lost).
+     */
+    prompts: Type.Optional(Type.Union([Type.Null(), StoredPrompts])),
     createdAt: Type.String(),
     /** The highest stream position reserved so far. */
     reservedSeq: Type.Integer({ minimum: 0 }),

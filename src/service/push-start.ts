@@ -130,6 +130,7 @@ export async function startPush(deps: DaemonPushDeps): Promise<DaemonPush> {
     onSessionEnded: deps.onSessionEnded,
     onAttention: deps.onAttention,
     ...(deps.onLimitReset ? { onLimitReset: deps.onLimitReset } : {}),
+    ...(deps.onPromptFailed ? { onPromptFailed: deps.onPromptFailed } : {}),
     send: (id, alert, label) => push.alert(id, alert, label),
   });
   return {

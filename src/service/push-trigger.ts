@@ -10,6 +10,8 @@
  *     a turn that ended (`done`) keeps the "waiting" alert, an exit the agent-exited one.
  *     A usage limit whose reset passed with nothing scheduled and the agent still stopped
  *     (docs/push.md "Limit reset") is pushed once: the agent can go on.
+ *   - prompt-failed: a prompt sent from a phone that the agent did not take (docs/api.md
+ *     "Prompts"), once per prompt.
  *   - agent-exited: an agent that exited with a non-zero status or was killed by a signal (the
  *     actors report each exit once); a clean exit (status 0) sends nothing.
  *   - unrestorable: a session that could not be restored (reported once per reason until the
@@ -19,6 +21,7 @@ import type { SessionAttention } from '../actors/attention.js';
 import type { AgentStateFact } from '../protocol/frames.js';
 import type { PushEvent } from '../config/schema.js';
 import type { PushAlert, SessionLabel } from '../push/push.service.js';
+import type { PromptRecord } from '../protocol/prompt.js';
 
 export interface PushTriggerDeps {
   /** The kinds to push (`[push] events`). */
@@ -30,6 +33,8 @@ export interface PushTriggerDeps {
   readonly onAttention: (listener: (sessionId: string, attention: SessionAttention) => void) => () => void;
   /** Each usage limit whose reset passed with nothing scheduled, once (src/service/limit-reset.ts). */
   readonly onLimitReset?: (listener: (sessionId: string, stopId: string) => void) => () => void;
+  /** Each prompt from a phone that failed, once (src/service/prompts.service.ts). */
+  readonly onPromptFailed?: (listener: (sessionId: string, prompt: PromptRecord) => void) => () => void;
   /** Sends the alert to the devices in the background; `label` names a session tmux does not have. */
   readonly send: (sessionId: string, alert: PushAlert, label?: SessionLabel) => void;
 }
@@ -76,7 +81,11 @@ export function startPushTrigger(deps: PushTriggerDeps): () => void {
   const stopResets = deps.onLimitReset?.((id, stopId) => {
     if (wanted.has('awaiting-input')) deps.send(id, { kind: 'limit-reset', stopId });
   });
+  const stopPrompts = deps.onPromptFailed?.((id, prompt) => {
+    if (wanted.has('prompt-failed')) deps.send(id, { kind: 'prompt-failed', promptId: prompt.id, reason: prompt.reason ?? 'unknown' });
+  });
   return () => {
+    stopPrompts?.();
     stopResets?.();
     stopStates();
     stopEnded();

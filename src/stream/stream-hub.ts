@@ -273,6 +273,13 @@ export class StreamHub {
     for (const m of [...set]) m.send({ type: 'session-meta', ...meta });
   }
 
+  /** Sends `frame` to every client of a session, stream and side channel alike (a prompt that changed). */
+  tell(sessionId: string, frame: ServerFrame): void {
+    const set = this.members.get(sessionId);
+    if (!set) return;
+    for (const m of [...set]) m.send(frame);
+  }
+
   /** Ends every client of a session (deleted). */
   sessionEnded(sessionId: string): void {
     const set = this.members.get(sessionId);

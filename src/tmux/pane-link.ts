@@ -9,7 +9,11 @@
  */
 import { DomainError } from '../errors.js';
 import type { ControlClient } from './control-client.js';
+import { buildControlCommand, tmuxArgumentRefusal } from './quote.js';
 import { takeSnapshot, type PaneSnapshot } from './snapshot.js';
+
+/** User options tether owns. */
+const OPTION_NAME_RE = /^@[a-z-]+$/;
 
 /** No control client is linked right now (tmux restarting, session being created): `tmux-unavailable`. */
 const sessionUnlinked = (id: string): DomainError => new DomainError('tmux-unavailable', `session ${id} is not linked to tmux right now`);
@@ -181,6 +185,22 @@ export class PaneLink {
     const client = this.client;
     if (!client || client.isClosed) return Promise.reject(sessionUnlinked(this.id));
     return client.run(line);
+  }
+
+  /**
+   * Sets (or, for null, unsets) one of tether's user options of the session over the control
+   * client, once the link is up (waiting up to `linkWaitMs`), in order with the session's other
+   * commands. Over the control client a value has no length limit (a tmux process's command line
+   * is at most 16 KiB), and it is one quoted argument: never a format, never a command list.
+   */
+  async setOption(option: string, value: string | null, linkWaitMs: number): Promise<void> {
+    if (!OPTION_NAME_RE.test(option)) throw tmuxArgumentRefusal('a tether option name looks like @name');
+    const target = `=${this.id}:`;
+    const line = buildControlCommand(
+      value === null ? ['set-option', '-u', '-t', target, option] : ['set-option', '-t', target, option, value],
+    );
+    await this.whenLinked(linkWaitMs);
+    await this.run([line]);
   }
 
   /** Runs each line in turn over the control client (`%error` rejects). */

@@ -24,6 +24,7 @@ import { Keepalive, PING_INTERVAL_MS, type RawSocket } from './keepalive.js';
 import { RouteSchemas } from './routes.checks.js';
 import { encodeServerFrame, MAX_CLIENT_FRAME_BYTES, parseClientFrame, type ClientFrame, type ServerFrame } from '../protocol/frames.js';
 import type { InputMessage } from '../protocol/input.js';
+import type { PromptRecord } from '../protocol/prompt.js';
 
 /** What the stream routes need of the stream hub (src/stream/stream-hub.ts is one). */
 export interface StreamHandle {
@@ -45,9 +46,17 @@ export interface StreamAnswers {
   answer(sessionId: string, ask: string, choice: string, by: { by: string; tokenId: string | null }): Promise<{ landed: boolean }>;
 }
 
+/** What the stream routes ask of the prompts (src/service/prompts.service.ts is one). */
+export interface StreamPrompts {
+  /** Queues a prompt as `by`; `created` false: its id named one already (nothing typed again). */
+  submit(sessionId: string, request: { text: string; id?: string }, by: string): Promise<{ record: PromptRecord; created: boolean }>;
+}
+
 export interface StreamPluginOptions {
   readonly stream: StreamHandle;
   readonly sessions: StreamSessions;
+  /** Prompts (`prompt` messages); absent: refused as a frame this server does not take. */
+  readonly prompts?: StreamPrompts;
   /** Answers to asks (`answer` frames); absent: refused as a frame this server does not take. */
   readonly answers?: StreamAnswers;
   readonly connections: ConnectionRegistry;
@@ -154,6 +163,20 @@ function serve(
         opts.answers.answer(sessionId, ask, choice, { by: token?.name ?? tokenId, tokenId: token?.id ?? null }).then(
           (r) => send({ type: 'answered', ask, choice, landed: r.landed }),
           (err: unknown) => send(errorFrame(err, 'the answer could not be typed')),
+        );
+        return;
+      }
+      case 'prompt': {
+        if (!opts.prompts) {
+          send(errorFrame(new DomainError('frame-malformed', 'this server takes no prompts'), ''));
+          return;
+        }
+        // A new prompt reaches every client of the session (this one too) as it changes; one its
+        // id named already is told to this client alone, as it stands.
+        const request = { text: frame.text, ...(frame.id !== undefined ? { id: frame.id } : {}) };
+        opts.prompts.submit(sessionId, request, token?.name ?? tokenId).then(
+          ({ record, created }) => created || send({ type: 'prompt', prompt: record }),
+          (err: unknown) => send(errorFrame(err, 'the prompt could not be queued')),
         );
         return;
       }

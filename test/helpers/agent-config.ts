@@ -21,5 +21,13 @@ export function agentWithPushToml(kind: AgentName, args: readonly string[], apns
   ].join('\n');
 }
 
+/** The same for the pi tether bundles, under `[agents.pi]` (no binary of its own: "pi" is found or the bundled one runs). */
+export function piWithPushToml(apns: ApnsStandIns): string {
+  const pi = ['[agents.pi]', 'command = "pi"', 'kind = "pi"'];
+  return ['[agent]', 'command = "/bin/sh"', 'default_session = "shell-main"', ...pi, ...pushToml(apns.sandbox.url, apns.keyPath), ''].join(
+    '\n',
+  );
+}
+
 /** Claude Code 2.1.328 decides permissions by a classifier unless told otherwise. */
 export const CLAUDE_ASKS = ['--permission-mode', 'default'] as const;

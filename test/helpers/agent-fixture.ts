@@ -64,7 +64,7 @@ export interface RealAgentOptions<F extends Closable, H extends AgentHomeLike> {
   /** The phone's APNs token (sandbox, in the background). */
   readonly phone: string;
   /** The agent's session, made once the phone is paired; none: the test makes its own. */
-  readonly session?: { readonly name: string; readonly agent: AgentName; readonly ready: readonly string[] };
+  readonly session?: { readonly name: string; readonly agent: AgentName | 'pi'; readonly ready: readonly string[] };
   /** How often the waits look (100 ms unless given). */
   readonly pollMs?: number;
   /** The daemon's log lines a failure shows (60 unless given). */

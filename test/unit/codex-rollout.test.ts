@@ -311,6 +311,28 @@ describe("Codex's approvals: what it writes to its terminal, and the call its ro
   });
 });
 
+describe("Codex's first state", () => {
+  it('idle at start-up makes it there (an empty report, once); a first state of another kind reports nothing', () => {
+    const reports: [string, HookOutcome][] = [];
+    const approvals = new CodexApprovals({
+      report: (s, o) => reports.push([s, o]),
+      now: () => 1000,
+      log: silentLogger,
+      rollouts: { lookNow: () => Promise.resolve(), lastCall: () => null },
+    });
+    approvals.notice('cx', { code: 7501, text: 'state=idle:app=codex' });
+    approvals.notice('cx', { code: 7501, text: 'state=working:app=codex' });
+    approvals.notice('cx', { code: 7501, text: 'state=idle:app=codex' });
+    approvals.notice('cy', { code: 7501, text: 'state=working:app=codex' });
+    approvals.notice('cy', { code: 7501, text: 'state=idle:app=codex' });
+    approvals.notice('cz', { code: 7501, text: 'state=idle:app=another' });
+    expect(reports).toEqual([['cx', { events: [] }]]);
+    approvals.forget('cx');
+    approvals.notice('cx', { code: 7501, text: 'state=idle:app=codex' });
+    expect(reports).toHaveLength(2);
+  });
+});
+
 describe("Codex's stops in its rollout file", () => {
   const reset = 1_795_882_260;
   const tokenCount = (used: number) =>

@@ -27,7 +27,7 @@ const DEFAULTS: TetherConfig = {
     bundle_id: '',
     sandbox_url: 'https://api.sandbox.push.apple.com',
     production_url: 'https://api.push.apple.com',
-    events: ['awaiting-input', 'agent-exited', 'unrestorable'],
+    events: ['awaiting-input', 'agent-exited', 'unrestorable', 'prompt-failed'],
   },
   uploads: { dir: '', max_mb: 25, keep_days: 7 },
   worktrees: { dir: '' },
@@ -273,7 +273,7 @@ mdns = false
     [
       '[push]\nevents = ["awaiting-input", "agent-crashed"]',
       'push.events.1',
-      'must be one of "awaiting-input", "agent-exited", "unrestorable", got "agent-crashed"',
+      'must be one of "awaiting-input", "agent-exited", "unrestorable", "prompt-failed", got "agent-crashed"',
     ],
   ];
 

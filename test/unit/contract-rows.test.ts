@@ -25,6 +25,7 @@ const TABLE_OF_MACHINE: Record<string, string> = {
   diskBuffer: 'Disk-buffer writing',
   liveActivity: 'Live Activity',
   continueSchedule: 'Scheduled continue',
+  prompt: 'Prompt',
 };
 
 /** One row of a table, as written, and its cells. */
@@ -184,6 +185,35 @@ const VOCABULARY: Record<string, Vocabulary> = {
       'too long after, the daemon was down': 'isLate',
       'the agent is still stopped': 'isStillStopped',
       'the agent moved on': '!isStillStopped',
+    },
+  },
+  prompt: {
+    states: {
+      none: ['prompt.none'],
+      queued: ['prompt.queued'],
+      typing: ['prompt.typing'],
+      typed: ['prompt.typed'],
+      submitted: ['prompt.submitted'],
+      failed: ['prompt.failed'],
+      cancelled: ['prompt.cancelled'],
+    },
+    events: {
+      'POST /sessions/:id/prompt': ['prompt.queue'],
+      'daemon start': ['prompt.restore'],
+      'DELETE /sessions/:id/prompts/:promptId': ['prompt.cancel'],
+      'its turn': ['prompt.turn'],
+      'the session ends': ['session.ended'],
+      typed: ['prompt.typed'],
+      'the keys cannot be typed': ['prompt.untyped'],
+      'no report': ['prompt.unconfirmed'],
+      'the agent reports it': ['agent.took'],
+      'no report in time': ['prompt.timeout'],
+    },
+    conditions: {
+      'it was queued': 'isRestored',
+      'it was being typed': 'isRestored',
+      'the program reports nothing': '!isReported',
+      'the text still in its input box': 'showsText',
     },
   },
 };

@@ -51,6 +51,14 @@ function isQuestion(f: Readonly<Record<string, string>>): boolean {
   return /\bpermission\b/i.test(f.message ?? '');
 }
 
+/** Claude Code's tags around a long paste (`<pasted_content id="2f3c">` ... `</pasted_content id="2f3c">`). */
+const PASTE_TAG = /<\/?pasted_content(?: id="[^"]*")?>/g;
+
+/** A prompt as the person sent it: Claude Code 2.1 hands a long paste on inside tags of its own (measured). */
+export function pastedAsTyped(prompt: string): string {
+  return prompt.replace(PASTE_TAG, '').trim();
+}
+
 /** What one Claude Code hook report means; `asking`: a question of Claude's is open (its later notices change nothing). */
 export function readClaudeHook(f: Readonly<Record<string, string>>, asking = false): HookOutcome {
   const base = facts(f);
@@ -64,7 +72,7 @@ export function readClaudeHook(f: Readonly<Record<string, string>>, asking = fal
       // After a compaction Claude goes on with its turn: only a new, resumed or cleared session is ready.
       return { ...base, events: f.source === 'compact' ? [] : [stateEvent('agent.ready')] };
     case 'UserPromptSubmit':
-      return { ...base, events: [stateEvent('agent.start')], ...(f.prompt ? { userMessage: f.prompt } : {}) };
+      return { ...base, events: [stateEvent('agent.start')], ...(f.prompt ? { userMessage: pastedAsTyped(f.prompt) } : {}) };
     case 'PreToolUse':
       return { ...base, events: [stateEvent('tool.start', { id: f.tool_use_id || UNNAMED_TOOL_CALL, tool: f.tool_name || 'tool' })] };
     case 'PostToolUse':

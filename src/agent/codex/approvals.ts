@@ -4,6 +4,9 @@
  * it is about; its state leaving `blocked` ends it (the answer was taken: tether's, or the
  * terminal's). The approval notice (OSC 9) before it names the command.
  *
+ * A session's first state, when it is `idle` (Codex writes it at start-up, before any prompt),
+ * makes Codex there, idle: nothing else says so before its first turn ends.
+ *
  * Invariant: at most one approval is open per session; an ask is reported only while Codex still
  * waits (a state that left `blocked` while the rollout file was read reports nothing).
  */
@@ -21,6 +24,8 @@ export interface CodexApprovalsDeps extends Pick<AdapterRuntime, 'report' | 'now
 export class CodexApprovals {
   /** Sessions whose Codex waits on an approval (its state is `blocked`). */
   private readonly blocked = new Set<string>();
+  /** Sessions whose Codex wrote its state since the daemon began watching. */
+  private readonly present = new Set<string>();
   /** The command of each session's last approval notice, and when it came. */
   private readonly named = new Map<string, { command: string; at: number }>();
 
@@ -35,6 +40,12 @@ export class CodexApprovals {
     if (notice.code !== CODEX_STATE_OSC) return;
     const state = readCodexState(notice.text);
     if (state.app !== undefined && state.app !== 'codex') return;
+    if (!this.present.has(session)) {
+      this.present.add(session);
+      // Its first state `idle`: Codex is up and waits for a prompt (it reports nothing else before its
+      // first turn ends). An empty report makes it there, idle; an agent that reported is not moved.
+      if (state.state === 'idle') this.deps.report(session, { events: [] });
+    }
     if (state.state === 'blocked') {
       if (this.blocked.has(session)) return;
       this.blocked.add(session);
@@ -55,6 +66,7 @@ export class CodexApprovals {
   }
 
   forget(session: string): void {
+    this.present.delete(session);
     this.blocked.delete(session);
     this.named.delete(session);
   }

@@ -16,7 +16,7 @@ import type { AgentRunner, TerminalNotice } from '../contract/adapter.js';
 import { AGENT_ADAPTERS, DEFAULT_ADAPTER } from '../contract/adapters.js';
 import { AutoNamer } from './auto-name.js';
 import { AgentHub } from './hub.js';
-import type { AgentKindResolved } from '../contract/kinds.js';
+import { OTHER_KIND, type AgentKindResolved } from '../contract/kinds.js';
 import { locatePane } from './pane-locator.js';
 import { AgentSocketServer } from './socket-server.js';
 import type { ExitReport } from '../contract/stops.js';
@@ -64,6 +64,7 @@ export class AgentService {
   private readonly registeredListeners = new Set<(session: string) => void>();
   private readonly describedListeners = new Set<(session: string) => void>();
   private readonly conversationListeners = new Set<(session: string, fact: ConversationFact) => void>();
+  private readonly userMessageListeners = new Set<(session: string, text: string) => void>();
   /** Each adapter's daemon-side part, by kind. */
   private readonly runners = new Map<string, AgentRunner>();
   /** The kind of each session's agent, as the daemon last looked it up. */
@@ -89,6 +90,7 @@ export class AgentService {
       ...(deps.version !== undefined ? { version: deps.version } : {}),
       registered: (session) => this.registeredListeners.forEach((l) => l(session)),
       userMessages: (session, first, count) => this.namer.consider(session, first, count),
+      userMessage: (session, text) => this.userMessageListeners.forEach((l) => l(session, text)),
       titled: (session, title) => this.namer.adopt(session, title),
       ...(deps.inspect ? { inspect: deps.inspect } : {}),
       sessionFile: (session, path) => this.conversationListeners.forEach((l) => l(session, { sessionFile: path })),
@@ -150,6 +152,23 @@ export class AgentService {
   onConversation(listener: (session: string, fact: ConversationFact) => void): () => void {
     this.conversationListeners.add(listener);
     return () => this.conversationListeners.delete(listener);
+  }
+
+  /** Calls `listener` with each prompt a session's agent reported the user submitted (its hook, file or event); returns the undo. */
+  onUserMessage(listener: (session: string, text: string) => void): () => void {
+    this.userMessageListeners.add(listener);
+    return () => this.userMessageListeners.delete(listener);
+  }
+
+  /**
+   * Whether the program of `session` reports the prompts it takes: an agent tether integrates with
+   * (true), another program (false, a plain shell); null while the daemon does not know yet (the
+   * session not seen, and nothing reported from it).
+   */
+  reportsPrompts(session: string): boolean | null {
+    const kind = this.kinds.get(session);
+    if (kind !== undefined) return kind !== OTHER_KIND;
+    return this.hub.current(session) !== null ? true : null;
   }
 
   /** The conversation file the agent of `session` last reported, or null. */

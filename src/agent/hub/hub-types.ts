@@ -34,6 +34,8 @@ export interface AgentHubDeps {
   readonly registered?: (session: string) => void;
   /** The user messages of a session so far (the first few, and the count). */
   readonly userMessages?: (session: string, first: readonly string[], count: number) => void;
+  /** One prompt the session's agent reported the user submitted, as it reported it (a queued prompt is confirmed by it). */
+  readonly userMessage?: (session: string, text: string) => void;
   /** The session's agent gave its conversation a title (a report's `title`). */
   readonly titled?: (session: string, title: string) => void;
   /** XState inspection of a session's agent-state actor (the /ops view). */

@@ -56,7 +56,9 @@ export class SessionAgents {
   /** Every session's asks, and who answered them. */
   readonly desk: AskDesk;
 
-  constructor(private readonly deps: Pick<AgentHubDeps, 'now' | 'log' | 'inspect' | 'sessionFile' | 'userMessages' | 'kindOf'>) {
+  constructor(
+    private readonly deps: Pick<AgentHubDeps, 'now' | 'log' | 'inspect' | 'sessionFile' | 'userMessages' | 'userMessage' | 'kindOf'>,
+  ) {
     this.desk = new AskDesk(deps.now);
   }
 
@@ -182,6 +184,7 @@ export class SessionAgents {
     agent.count++;
     if (agent.first.length < MAX_HELLO_MESSAGES) agent.first.push(text);
     this.deps.userMessages?.(sessionId, agent.first, agent.count);
+    this.deps.userMessage?.(sessionId, text);
   }
 
   setSessionFile(sessionId: string, agent: SessionAgent, path: string): void {

@@ -90,6 +90,9 @@ export class OpencodeReader {
       }
       case 'message.part.updated':
         return this.toolPart(m, f);
+      case 'chat.message':
+        // A prompt the user submitted (its text confirms a prompt tether typed).
+        return f.text !== undefined ? { events: [], userMessage: f.text, ...conversation } : NO_OUTCOME;
       case 'permission.asked': {
         const call = f.call;
         const start =

@@ -124,3 +124,20 @@ export function eventFields(event: OpencodeBusEvent, sent: SentMemory): Record<s
       return null;
   }
 }
+
+/**
+ * The fields of opencode's `chat.message` hook (a prompt the user submitted: its message's parts):
+ * the text of its non-synthetic text parts, cut to MAX_HOOK_FIELD_CHARS; null for a message with
+ * no text (only files).
+ */
+export function chatMessageFields(input: unknown, output: unknown): Record<string, string> | null {
+  const parts = obj(output).parts;
+  if (!Array.isArray(parts)) return null;
+  const text = parts
+    .map(obj)
+    .filter((p) => p.type === 'text' && p.synthetic !== true && typeof p.text === 'string')
+    .map((p) => p.text as string)
+    .join('\n');
+  if (text.trim() === '') return null;
+  return clean({ type: 'chat.message', session: str(obj(input).sessionID), text: text.slice(0, MAX_HOOK_FIELD_CHARS) });
+}

@@ -10,7 +10,7 @@
  * exports its plugin only.
  */
 import { hookReport, sendHookReport } from '../wire/hook-send.js';
-import { eventFields, newSentMemory, type OpencodeBusEvent } from './plugin-fields.js';
+import { chatMessageFields, eventFields, newSentMemory, type OpencodeBusEvent } from './plugin-fields.js';
 
 /** The kind of tether's opencode adapter (the `agent` of its reports). */
 const KIND = 'opencode';
@@ -19,7 +19,13 @@ interface PluginInput {
   readonly directory?: string;
 }
 
-export const TetherPlugin = (input: PluginInput): Promise<{ event: (arg: { event: OpencodeBusEvent }) => Promise<void> }> => {
+interface PluginHooks {
+  event: (arg: { event: OpencodeBusEvent }) => Promise<void>;
+  /** A prompt the user submitted, with its parts (the text tether's queued prompt is confirmed by). */
+  'chat.message': (input: unknown, output: unknown) => Promise<void>;
+}
+
+export const TetherPlugin = (input: PluginInput): Promise<PluginHooks> => {
   const sent = newSentMemory();
   let queue: Promise<void> = Promise.resolve();
   const send = (fields: Record<string, string>): void => {
@@ -32,6 +38,15 @@ export const TetherPlugin = (input: PluginInput): Promise<{ event: (arg: { event
     event: ({ event }) => {
       try {
         const fields = eventFields(event, sent);
+        if (fields !== null) send(fields);
+      } catch {
+        // A report that could not be made never disturbs opencode.
+      }
+      return Promise.resolve();
+    },
+    'chat.message': (hookInput, output) => {
+      try {
+        const fields = chatMessageFields(hookInput, output);
         if (fields !== null) send(fields);
       } catch {
         // A report that could not be made never disturbs opencode.

@@ -1,0 +1,104 @@
+/**
+ * The prompts every real agent must take from a phone (docs/api.md "Prompts"), one `describe`
+ * per agent: 20 prompts in a row, each sent as soon as the one before was submitted, reach the
+ * model exactly once each and end `submitted`; a three-line prompt arrives as one user message
+ * with its lines. Each agent's test file calls `promptsTo` with its fixture's options.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, test } from 'vitest';
+import { TURN_MS, useRealAgent, type AgentHomeLike, type AgentParts, type Closable, type RealAgentOptions } from './agent-fixture.js';
+import { startFakeModel, type FakeModel, type FakeScript } from './fake-model.js';
+import { piHome, type PiHome } from './pi-home.js';
+import { agentState, listedPrompts, promptDecided, TURNS, turnsWith } from './prompt-runs.js';
+import { eventually } from './tmux.js';
+
+/** Prompts sent in a row. */
+export const PROMPTS_IN_A_ROW = 20;
+const TEST_MS = 600_000;
+
+/** The three-line prompt. */
+export const THREE_LINES = 'first line alpha\nsecond line beta\nthird line gamma';
+
+export interface PromptSuite<F extends Closable & { requests: readonly unknown[] }, H extends AgentHomeLike> {
+  /** How the agent is named in the tests' titles. */
+  readonly title: string;
+  /** Which model requests are the agent's own turns. */
+  readonly turns: keyof typeof TURNS;
+  readonly fixture: RealAgentOptions<F, H> & { session: NonNullable<RealAgentOptions<F, H>['session']> };
+}
+
+export function promptsTo<F extends Closable & { requests: readonly unknown[] }, H extends AgentHomeLike>(s: PromptSuite<F, H>): void {
+  describe(`prompts from a phone to ${s.title}`, () => {
+    const a = useRealAgent(s.fixture);
+    const session = s.fixture.session.name;
+    const turns = () => TURNS[s.turns](a.fake.requests);
+
+    test(
+      `${PROMPTS_IN_A_ROW} prompts in a row, each sent once the one before was submitted, reach the model once each`,
+      async () => {
+        const texts = Array.from({ length: PROMPTS_IN_A_ROW }, (_, i) => `prompt ${i + 1} of the run, word ${(i * 7919) % 1000}`);
+        for (const [i, text] of texts.entries()) {
+          await a.explained(promptDecided(a.fx, session, { text, id: `row-${i + 1}` }, TURN_MS));
+        }
+        // The agent's report comes as it takes the prompt, its model request a moment later: once the
+        // last one reached the model and the agent waits again, every turn the model saw holds each
+        // prompt exactly once, none merged with another, none lost.
+        await a.explained(eventually(() => turnsWith(turns(), texts.at(-1)!) > 0, TURN_MS, 100, 'the last prompt at the model'));
+        await a.explained(
+          eventually(async () => (await agentState(a.fx, session)) === 'awaiting-input', TURN_MS, 100, 'the agent waiting'),
+        );
+        const seen = turns();
+        for (const text of texts) expect(turnsWith(seen, text), `"${text}" in the model's turns`).toBe(1);
+        const listed = await listedPrompts(a.fx, session);
+        expect(listed.filter((p) => p.id.startsWith('row-')).map((p) => p.status)).toEqual(texts.map(() => 'submitted'));
+      },
+      TEST_MS,
+    );
+
+    test(
+      'a three-line prompt reaches the model as one user message with its lines',
+      async () => {
+        const before = turns().length;
+        await a.explained(promptDecided(a.fx, session, { text: THREE_LINES }, TURN_MS));
+        await a.explained(eventually(() => turnsWith(turns().slice(before), THREE_LINES) > 0, TURN_MS, 100, 'the prompt at the model'));
+        await a.explained(
+          eventually(async () => (await agentState(a.fx, session)) === 'awaiting-input', TURN_MS, 100, 'the agent waiting'),
+        );
+        const after = turns().slice(before);
+        expect(
+          after.filter((t) => t.includes(THREE_LINES)),
+          JSON.stringify(after),
+        ).toHaveLength(1);
+      },
+      TEST_MS,
+    );
+  });
+}
+
+/** pi's home beside the fake: a working directory of its own. */
+export interface PiParts extends AgentHomeLike {
+  readonly pi: PiHome;
+}
+
+/** The real pi (the one tether bundles) against the fake chat-completions server. */
+export function piParts(script: FakeScript): () => Promise<AgentParts<FakeModel, PiParts>> {
+  return async () => {
+    const fake = await startFakeModel(script);
+    const pi = piHome(fake.baseUrl);
+    const cwd = mkdtempSync(join(tmpdir(), 'tether-pi-cwd-'));
+    return {
+      fake,
+      home: {
+        pi,
+        cwd,
+        cleanup: () => {
+          pi.cleanup();
+          rmSync(cwd, { recursive: true, force: true });
+        },
+      },
+      env: pi.env,
+    };
+  };
+}
