@@ -2,7 +2,8 @@
  * The prompt queue with the real pi (docs/api.md "Prompts"), as a phone uses it while the agent
  * works: a prompt sent during a slow tool turn waits (`queued`) and reaches the model only after
  * that turn's answer, once; a cancelled one never does; one queued when the daemon is SIGKILLed is
- * typed once after the restart, after the turn it waited for; the same id sent three times (twice
+ * typed once after the restart, after the turn it waited for, and one queued at a reboot (the tmux
+ * server gone too) once the session is restored, from its record; the same id sent three times (twice
  * over REST, once over the stream) is one submission. The slow tool is a shell command that waits
  * for a file the test makes, so the turn lasts exactly as long as the test needs.
  */
@@ -18,6 +19,7 @@ import { agentState, listedPrompts, promptDecided, TURNS, turnsWith } from '../h
 import { piParts } from '../helpers/prompt-suite.js';
 import { eventually } from '../helpers/tmux.js';
 import type { PromptRecord } from '../../src/protocol/prompt.js';
+import { processExists } from '../../src/process.js';
 
 const TEST_MS = 240_000;
 const POLL_MS = 100;
@@ -136,6 +138,26 @@ describe('the prompt queue, with the real pi', () => {
       await a.explained(waiting());
       expect(firstWith('the prompt that outlives the daemon')).toBeGreaterThan(toolAnswerAt('three'));
       expect(turnsWith(turns(), 'the prompt that outlives the daemon')).toBe(1);
+    },
+    TEST_MS,
+  );
+
+  test(
+    'a reboot with a prompt queued (the daemon stopped, the tmux server gone): the session is restored and the prompt typed once from its record',
+    async () => {
+      await slowTurn('five');
+      expect((await post({ text: 'the prompt that outlives a reboot', id: 'reboot' })).record.status).toBe('queued');
+      await a.fx.d.stop();
+      const pid = Number((await a.fx.tmux.tmux('display-message', '-p', '#{pid}')).trim());
+      process.kill(pid, 'SIGKILL');
+      await eventually(() => !processExists(pid), 15_000, 25, 'the tmux server gone');
+      await a.fx.startAgain();
+      // The session is made again and pi reopens its conversation; the turn the prompt waited for
+      // died with the server, so the restored pi waits for input and the prompt is typed, once.
+      await a.explained(eventually(async () => (await statusOf('reboot')) === 'submitted', TURN_MS, POLL_MS, 'submitted after the reboot'));
+      await a.explained(eventually(() => firstWith('the prompt that outlives a reboot') >= 0, TURN_MS, POLL_MS, 'the prompt at the model'));
+      await a.explained(waiting());
+      expect(turnsWith(turns(), 'the prompt that outlives a reboot')).toBe(1);
     },
     TEST_MS,
   );
