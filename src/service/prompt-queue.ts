@@ -17,7 +17,14 @@
 import { createActor, type Actor, type SnapshotFrom } from 'xstate';
 import { promptMachine, type PromptEvent } from '../machines/prompt.machine.js';
 import type { AgentStateFact } from '../protocol/frames.js';
-import { LISTED_DECIDED_PROMPTS, promptDigest, REMEMBERED_PROMPT_IDS, reportIsPrompt, type PromptRecord } from '../protocol/prompt.js';
+import {
+  LISTED_DECIDED_PROMPTS,
+  PROMPT_FAIL_REASONS,
+  promptDigest,
+  REMEMBERED_PROMPT_IDS,
+  reportIsPrompt,
+  type PromptRecord,
+} from '../protocol/prompt.js';
 import type { StoredPrompts } from '../protocol/prompt.schemas.js';
 import { screenShowsPrompt } from './prompt-screen.js';
 import type { PromptDeps } from './prompt-deps.js';
@@ -259,7 +266,8 @@ export class SessionPrompts {
       }, this.deps.waits.turnStartMs);
       this.gate = { turnSeen: this.turnSeen, cancel };
     }
-    if (entry.record.status === 'failed') this.deps.failed?.(this.id, entry.record);
+    // A failure is pushed once; a session's deletion is the person's own doing.
+    if (entry.record.status === 'failed' && entry.record.reason !== PROMPT_FAIL_REASONS.deleted) this.deps.failed?.(this.id, entry.record);
     queueMicrotask(() => this.pump());
   }
 
