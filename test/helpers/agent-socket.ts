@@ -14,6 +14,8 @@ export interface FakeAgent {
   event(event: AgentEventName, extra?: { idle?: boolean; tool?: string; id?: string }): void;
   /** Reports that the agent stopped on a usage limit or an error, as the extension does (`resetsAt` epoch ms). */
   stop(kind: 'usage-limit' | 'error', message: string, extra?: { resetsAt?: number; limit?: string }): void;
+  /** Reports a prompt the user submitted, as the extension does (pi's user message). */
+  userMessage(text: string): void;
   /** Reports the agent's slash commands, as the extension does. */
   commands(list: readonly { name: string; description?: string; source?: string; args?: unknown }[]): void;
   close(): void;
@@ -49,6 +51,7 @@ export function fakeAgent(dataDir: string, pane: string, tmuxSocket: string): Fa
     welcomed,
     event: (event, extra = {}) => send({ type: 'event', event, ...extra }),
     commands: (list) => send({ type: 'commands', commands: list }),
+    userMessage: (text) => send({ type: 'user-message', text }),
     stop: (kind, message, extra = {}) => send({ type: 'stop', kind, message, ...extra }),
     close: () => socket.destroy(),
   };

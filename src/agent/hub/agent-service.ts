@@ -161,14 +161,14 @@ export class AgentService {
   }
 
   /**
-   * Whether the program of `session` reports the prompts it takes: an agent tether integrates with
-   * (true), another program (false, a plain shell); null while the daemon does not know yet (the
-   * session not seen, and nothing reported from it).
+   * Whether the program of `session` reports the prompts it takes: an agent reports from it, or it
+   * runs an agent tether integrates with (true); another program (false, a plain shell); null while
+   * the daemon does not know yet (the session not seen, and nothing reported from it).
    */
   reportsPrompts(session: string): boolean | null {
+    if (this.hub.current(session) !== null) return true;
     const kind = this.kinds.get(session);
-    if (kind !== undefined) return kind !== OTHER_KIND;
-    return this.hub.current(session) !== null ? true : null;
+    return kind === undefined ? null : kind !== OTHER_KIND;
   }
 
   /** The conversation file the agent of `session` last reported, or null. */
