@@ -3,7 +3,8 @@
  * connected. It holds `lastSeq`, resumes on every (re)connect, applies a delta or a snapshot,
  * follows bracketed paste to choose `paste` or `keys`, pings while in the foreground, and
  * reconnects at once when told the app came to the foreground. What a chunk or a snapshot does
- * to the position held is stream-position.ts; this file keeps the connection.
+ * to the position held is stream-position.ts; the prompts held until decided, and sent again on
+ * each new connection, are prompt-outbox.ts; this file keeps the connection.
  *
  * Invariant: what it hands to the terminal is exactly the stream (StreamPosition decides which
  * bytes); the position goes with every (re)connect.
@@ -13,59 +14,22 @@ import { isIP } from 'node:net';
 import tls from 'node:tls';
 import WebSocket, { type ClientOptions } from 'ws';
 import { CLOSE_CODES } from '../errors.js';
-import {
-  parseServerFrame,
-  type ClientFrame,
-  type AnsweredFrame,
-  type ErrorFrame,
-  type SessionMetaFrame,
-  type StateFrame,
-} from '../protocol/frames.js';
+import { parseServerFrame, type ClientFrame } from '../protocol/frames.js';
 import { BracketedPasteTracker } from './paste-mode.js';
-import type { PinnedTlsOptions } from './pinning.js';
+import { PromptOutbox, type PromptOptions, type SentPrompt } from './prompt-outbox.js';
 import { StreamPosition } from './stream-position.js';
+import type { SessionStreamEvents, SessionStreamOptions, StreamStatus } from './stream-types.js';
 
 /** Client frames smaller than this are sent uncompressed. */
 export const CLIENT_DEFLATE_MIN_BYTES = 1024;
 
-export type { AnsweredFrame, ErrorFrame, SessionMetaFrame, StateFrame };
+/** Its options, events and statuses, and the frames they carry (stream-types.ts). */
+export type * from './stream-types.js';
 
-export type StreamStatus = 'connecting' | 'open' | 'reconnecting' | 'ended' | 'unauthorized' | 'closed';
-
-export interface SessionStreamOptions {
-  /** `http(s)://host:port` of the sidecar. */
-  readonly baseUrl: string;
-  readonly token: string;
-  readonly session: string;
-  /** Where the stream was left (a stored lastSeq), or null for a fresh client. */
-  readonly lastSeq?: number | null;
-  /** Foreground ping interval and how long a pong may take. */
-  readonly pingIntervalMs?: number;
-  readonly pongTimeoutMs?: number;
-  /** Reconnect delays: the first retry is immediate, then doubling to the ceiling. */
-  readonly retryCeilingMs?: number;
-  /** The pinned certificate for https (`pinnedTlsOptions` / `pinnedOptions`). */
-  readonly tls?: PinnedTlsOptions;
-  /** More options for the `ws` client. */
-  readonly ws?: ClientOptions;
-}
-
-export interface SessionStreamEvents {
-  /** Bytes that continue the screen, and the position after them. */
-  data: [bytes: Buffer, seq: number];
-  /** A full screen: reset the terminal, then write these bytes. */
-  snapshot: [bytes: Buffer, seq: number];
-  state: [frame: StateFrame];
-  meta: [frame: SessionMetaFrame];
-  /** An `error` frame (not an EventEmitter 'error': an unheard one must not throw). */
-  errorFrame: [frame: ErrorFrame];
-  /** How an `answer` went: typed, and whether the agent took it. */
-  answered: [frame: AnsweredFrame];
-  status: [status: StreamStatus];
-}
-
+/** One session's stream, kept connected (docs/client.md "The reference client"). */
 export class SessionStream extends EventEmitter<SessionStreamEvents> {
   private readonly position: StreamPosition;
+  private readonly prompts = new PromptOutbox((frame) => this.send(frame));
   status: StreamStatus = 'closed';
   readonly paste = new BracketedPasteTracker();
   private socket: WebSocket | null = null;
@@ -158,18 +122,34 @@ export class SessionStream extends EventEmitter<SessionStreamEvents> {
     this.send({ type: 'answer', ask, choice });
   }
 
+  /**
+   * Sends a prompt (docs/client.md "Prompts"): typed for the agent once, in its turn. Its id
+   * (`opts.id`, else a new UUID) is kept, and the prompt sent again on each new connection, until
+   * it is decided; `decided` resolves with the decided record, or rejects with a PromptError.
+   */
+  prompt(text: string, opts: PromptOptions = {}): SentPrompt {
+    const sent = this.prompts.add(text, opts.id);
+    if (this.status === 'ended' || this.status === 'unauthorized') this.prompts.stop(this.status, `the stream is ${this.status}`);
+    return sent;
+  }
+
+  /** Closes and stops reconnecting; prompts not yet decided are rejected (`closed`). */
   close(): void {
     this.stopped = true;
     if (this.retryTimer) clearTimeout(this.retryTimer);
     this.dropSocket();
     this.setStatus('closed');
+    this.prompts.stop('closed', 'the stream was closed before the prompt was decided');
   }
 
-  private send(frame: ClientFrame): void {
+  /** Sends a frame on the open socket; false when there is none. */
+  private send(frame: ClientFrame): boolean {
     // Small frames go uncompressed (docs/client.md): deflating a keystroke saves a few bytes and
     // costs a trip through zlib's thread pool on both sides, a good part of an echo's time.
     const text = JSON.stringify(frame);
-    if (this.socket?.readyState === WebSocket.OPEN) this.socket.send(text, { compress: text.length >= CLIENT_DEFLATE_MIN_BYTES });
+    if (this.socket?.readyState !== WebSocket.OPEN) return false;
+    this.socket.send(text, { compress: text.length >= CLIENT_DEFLATE_MIN_BYTES });
+    return true;
   }
 
   /** The stream's URL, carrying the position held: the server resumes from it at open. */
@@ -221,6 +201,7 @@ export class SessionStream extends EventEmitter<SessionStreamEvents> {
       // No resume message: the position went with the upgrade (`?lastSeq=`).
       this.setStatus('open');
       this.schedulePing();
+      this.prompts.opened(); // the undecided ones again: a repeat is answered as it stands
     });
     socket.on('message', (data, isBinary) => {
       if (this.socket !== socket) return;
@@ -241,6 +222,7 @@ export class SessionStream extends EventEmitter<SessionStreamEvents> {
       if (this.socket !== socket) return;
       this.socket = null;
       this.clearPing();
+      this.prompts.dropped();
       if (code === CLOSE_CODES.sessionEnded) this.finish('ended');
       else if (code === CLOSE_CODES.tokenRevoked) this.finish('unauthorized');
       // Any other close, 1013 (`stream-unavailable`: the session is there, not ready) included, is retried.
@@ -280,10 +262,15 @@ export class SessionStream extends EventEmitter<SessionStreamEvents> {
         this.emit('meta', frame);
         return;
       case 'error':
+        this.prompts.refused(frame); // the refusal of the prompt awaiting its answer, if any
         this.emit('errorFrame', frame);
         return;
       case 'answered':
         this.emit('answered', frame);
+        return;
+      case 'prompt':
+        this.prompts.heard(frame.prompt);
+        this.emit('prompt', frame);
         return;
       default:
         return; // a type this version does not know
@@ -294,6 +281,7 @@ export class SessionStream extends EventEmitter<SessionStreamEvents> {
     this.stopped = true;
     this.dropSocket();
     this.setStatus(status);
+    this.prompts.stop(status, `the stream is ${status} before the prompt was decided`);
   }
 
   private scheduleRetry(): void {
@@ -332,6 +320,7 @@ export class SessionStream extends EventEmitter<SessionStreamEvents> {
     const socket = this.socket;
     this.socket = null;
     this.clearPing();
+    this.prompts.dropped();
     if (socket) {
       socket.removeAllListeners('message');
       socket.on('error', () => undefined);
