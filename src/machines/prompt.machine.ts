@@ -11,6 +11,8 @@
  * `submitted` (the agent reported a new turn with this text), `typed` (a program that reports
  * nothing, a plain shell), `failed` (the record says why) and `cancelled`.
  *
+ * A prompt read back already decided needs no machine: it is a record (the queue keeps it).
+ *
  * Invariants: pure (every time comes in on its event, as ISO 8601); `typing` is entered at most
  * once per prompt and only from `queued`, and one read back from tmux as `typing` (the daemon
  * stopped while its keys went) is failed, never typed again; at most one more Enter, and only
@@ -179,34 +181,6 @@ export const promptMachine = setup({
             actions: 'failInterrupted',
             description: 'Read back typing: never typed twice',
             meta: { row: 'none --daemon start [it was being typed]--> failed' },
-          },
-          {
-            target: 'submitted',
-            guard: { type: 'isRestored', params: { status: 'submitted' } },
-            actions: 'take',
-            description: 'Read back, submitted before',
-            meta: { row: 'tether' },
-          },
-          {
-            target: 'typed',
-            guard: { type: 'isRestored', params: { status: 'typed' } },
-            actions: 'take',
-            description: 'Read back, typed before',
-            meta: { row: 'tether' },
-          },
-          {
-            target: 'failed',
-            guard: { type: 'isRestored', params: { status: 'failed' } },
-            actions: 'take',
-            description: 'Read back, failed before',
-            meta: { row: 'tether' },
-          },
-          {
-            target: 'cancelled',
-            guard: { type: 'isRestored', params: { status: 'cancelled' } },
-            actions: 'take',
-            description: 'Read back, cancelled before',
-            meta: { row: 'tether' },
           },
         ],
       },

@@ -41,6 +41,8 @@ export const awaitsInput = (fact: AgentStateFact | null): boolean =>
 interface Entry {
   readonly actor: Actor<typeof promptMachine>;
   record: PromptRecord;
+  /** Its clients were told of it: a new prompt only once it is written to tmux. */
+  told: boolean;
   /** Cancels the armed wait. */
   timer: (() => void) | null;
 }
@@ -52,8 +54,11 @@ export class SessionPrompts {
   private readonly queue: Entry[] = [];
   private readonly decided: PromptRecord[] = [];
   private readonly older: Older[] = [];
-  /** The turn the last submitted prompt started: the next waits for its end. */
-  private gate: { turnSeen: boolean; cancel: () => void } | null = null;
+  /**
+   * The turn the last submitted prompt started: the next waits for its end (a turn seen, then the
+   * agent waiting), or, once TURN_START_WAIT passed with no turn seen (`expired`), for the agent waiting.
+   */
+  private gate: { turnSeen: boolean; expired: boolean; cancel: () => void } | null = null;
   /** The agent was seen in a turn since the prompt being typed got its keys. */
   private turnSeen = false;
   private written: string | null = null;
@@ -94,7 +99,7 @@ export class SessionPrompts {
 
   /** Queues a new prompt and writes it to tmux (strict: a failed write takes it back and throws). */
   async enqueue(record: PromptRecord): Promise<PromptRecord> {
-    const entry = this.add(record, { type: 'prompt.queue', record });
+    const entry = this.add(record, { type: 'prompt.queue', record }, false);
     try {
       await this.persist(true);
     } catch (err) {
@@ -103,6 +108,8 @@ export class SessionPrompts {
       this.queue.splice(this.queue.indexOf(entry), 1);
       throw err;
     }
+    entry.told = true;
+    this.deps.changed?.(this.id, entry.record);
     this.pump();
     return entry.record;
   }
@@ -126,7 +133,7 @@ export class SessionPrompts {
       this.turnSeen = true;
       if (this.gate) this.gate.turnSeen = true;
     }
-    if (this.gate?.turnSeen && awaitsInput(fact)) this.openGate();
+    if ((this.gate?.turnSeen || this.gate?.expired) && awaitsInput(fact)) this.openGate();
     this.pump();
   }
 
@@ -175,10 +182,10 @@ export class SessionPrompts {
     return this.queue.find((e) => e.actor.getSnapshot().matches('typing')) ?? null;
   }
 
-  private add(record: PromptRecord, first: PromptEvent): Entry {
+  private add(record: PromptRecord, first: PromptEvent, told = true): Entry {
     const inspect = this.deps.inspect?.(this.id, record.id);
     const actor = createActor(promptMachine, inspect ? { id: `prompt:${record.id}`, inspect } : {});
-    const entry: Entry = { actor, record, timer: null };
+    const entry: Entry = { actor, record, timer: null, told };
     this.queue.push(entry);
     let before = actor.getSnapshot();
     actor.subscribe((snap) => {
@@ -211,7 +218,7 @@ export class SessionPrompts {
     if (record.status !== was.context.record?.status) {
       // Entering `typing` is written by `type`, strictly, before the first key.
       if (!snap.matches('typing')) void this.persist(false);
-      this.deps.changed?.(this.id, record);
+      if (entry.told) this.deps.changed?.(this.id, record);
     }
   }
 
@@ -262,9 +269,12 @@ export class SessionPrompts {
     this.keepDecided(entry.record);
     if (entry.record.status === 'submitted' && !(this.turnSeen && awaitsInput(this.deps.agents.current(this.id)))) {
       const cancel = this.deps.timer(() => {
-        if (this.gate?.cancel === cancel && awaitsInput(this.deps.agents.current(this.id))) this.openGate();
+        if (this.gate?.cancel !== cancel) return;
+        this.gate.expired = true;
+        if (awaitsInput(this.deps.agents.current(this.id))) this.openGate();
+        this.pump();
       }, this.deps.waits.turnStartMs);
-      this.gate = { turnSeen: this.turnSeen, cancel };
+      this.gate = { turnSeen: this.turnSeen, expired: false, cancel };
     }
     // A failure is pushed once; a session's deletion is the person's own doing.
     if (entry.record.status === 'failed' && entry.record.reason !== PROMPT_FAIL_REASONS.deleted) this.deps.failed?.(this.id, entry.record);

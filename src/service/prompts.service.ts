@@ -71,11 +71,12 @@ export class PromptsService {
     const queue = await this.queueOf(id);
     if (request.id !== undefined) {
       const found = queue.find(request.id);
-      if (found !== null) {
-        if (found.digest !== promptDigest(text))
-          throw new DomainError('prompt-id-conflict', `prompt "${request.id}" was sent before with another text`, { field: 'id' });
-        return { record: found.record(text), created: false };
-      }
+      if (found !== null && found.digest !== promptDigest(text))
+        throw new DomainError('prompt-id-conflict', `prompt "${request.id}" was sent before with another text`, { field: 'id' });
+      // A retry answers only what is written to tmux: one whose write failed meanwhile is queued anew.
+      if (found !== null) await queue.settled();
+      const kept = found === null ? null : queue.find(request.id);
+      if (kept !== null) return { record: kept.record(text), created: false };
     }
     if (this.deps.panes.exited(id)) throw new DomainError('session-exited', `the agent of session "${id}" exited: respawn it first`);
     if (queue.undecided >= MAX_QUEUED_PROMPTS)

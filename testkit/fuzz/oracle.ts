@@ -49,6 +49,10 @@ export const DOCUMENTED_STATUSES: Readonly<Record<string, readonly number[]>> = 
   'DELETE /sessions/:id/continue': [200, 404, 503],
   'PUT /device/live-activity': [200, 409],
   'DELETE /device/live-activity': [200],
+  // Prompts (docs/api.md "Prompts"): 202 a new one queued, 200 the one its id named already.
+  'POST /sessions/:id/prompt': [200, 202, 404, 409, 503],
+  'GET /sessions/:id/prompts': [200, 404],
+  'DELETE /sessions/:id/prompts/:promptId': [200, 404, 409],
 };
 
 /**
