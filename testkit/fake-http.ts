@@ -87,7 +87,7 @@ export interface ScriptedReply {
   readonly text?: string;
   /** Answer with this HTTP status and an error body instead. */
   readonly status?: number;
-  /** With `status`: the headers the service sends with it (a rate limit's reset). */
+  /** Headers the service sends with the answer: a rate limit's reset with a `status`, the usage windows' figures with a good one. */
   readonly headers?: Readonly<Record<string, string>>;
   /** With `status`: the body the service sends (its error's own shape); the fake's error body when absent. */
   readonly errorBody?: unknown;
@@ -146,8 +146,10 @@ export async function startScriptedFake<Req, Reply extends ScriptedReply>(
         const n = requests.push(body);
         const reply = await current(body, n);
         if (reply.hold) await reply.hold;
-        if (reply.status === undefined) api.answer(res, body, n, reply);
-        else {
+        if (reply.status === undefined) {
+          for (const [name, value] of Object.entries(reply.headers ?? {})) res.setHeader(name, value);
+          api.answer(res, body, n, reply);
+        } else {
           const errorBody = reply.errorBody ?? api.errorBody(`fake model error ${reply.status}`, reply.status);
           res.writeHead(reply.status, { 'content-type': 'application/json', ...reply.headers }).end(JSON.stringify(errorBody));
         }

@@ -15,6 +15,7 @@ import type { AskOpening } from '../asks/ask.js';
 import type { SlashCommand } from './commands.js';
 import type { EventMessage, ReportedCommand } from '../wire/extension-channel.js';
 import type { StopReport } from './stops.js';
+import type { UsageReport } from './usage.js';
 
 /** What one report of an agent means. */
 export interface HookOutcome {
@@ -41,6 +42,8 @@ export interface HookOutcome {
   readonly askEnded?: { readonly why: 'terminal' | 'moved-on'; readonly answered?: string };
   /** The agent stopped on a usage limit or an API error it gave up on (docs/agents.md "Stops"), after the events. */
   readonly stop?: StopReport;
+  /** What the agent reported of its account's usage windows (docs/agents.md "Usage"). */
+  readonly usage?: UsageReport;
 }
 
 /** An outcome that changes nothing. */

@@ -20,6 +20,7 @@ import {
   MAX_HOOK_FIELD_NAME_CHARS,
   type HookReport,
 } from './hook-wire.js';
+import { decodeUsageMessage, type UsageMessage } from './usage-message.js';
 
 export const AGENT_PROTOCOL_VERSION = 1;
 /** Longest line either side may send (a large command list fits many times over): json-lines.ts holds the reader to it. */
@@ -128,9 +129,18 @@ export interface StopMessage {
 }
 
 export type { HookReport } from './hook-wire.js';
+export type { UsageMessage } from './usage-message.js';
 
 /** Extension (or a hook program) -> daemon. */
-export type AgentMessage = HelloMessage | EventMessage | CommandsMessage | UserMessage | SessionFileMessage | StopMessage | HookReport;
+export type AgentMessage =
+  | HelloMessage
+  | EventMessage
+  | CommandsMessage
+  | UserMessage
+  | SessionFileMessage
+  | StopMessage
+  | UsageMessage
+  | HookReport;
 
 /** Daemon -> extension. */
 export type DaemonMessage =
@@ -296,6 +306,8 @@ export function decodeAgentMessage(line: string): AgentMessage {
       return { type: 'session-file', path: absolutePath(o, 'path')! };
     case 'stop':
       return decodeStop(o);
+    case 'usage':
+      return decodeUsageMessage(o);
     case 'hook':
       return decodeHookReport(o);
     default:
