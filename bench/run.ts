@@ -8,6 +8,7 @@ import { ControlParser } from '../src/tmux/control-codec.js';
 import { runActivityBench } from './activity.bench.js';
 import { runAsksBench } from './asks.bench.js';
 import { runStopsBench } from './stops.bench.js';
+import { runPromptsBench } from './prompts.bench.js';
 import { runDeflateBench } from './deflate.bench.js';
 import { runEchoBench } from './echo.bench.js';
 import { runFloodBench } from './flood.bench.js';
@@ -81,6 +82,7 @@ const SCENARIOS: Readonly<Record<string, () => Promise<ScenarioResult>>> = {
   hostile: runHostileBench,
   asks: runAsksBench,
   stops: runStopsBench,
+  prompts: runPromptsBench,
   activity: runActivityBench,
   // BENCH_PEERS=0 leaves the peers out (they install from the registry on first use).
   ...(process.env.BENCH_PEERS === '0' ? {} : { peers: async () => [...(await runWettyBench()), ...(await runVibeTunnelBench())] }),

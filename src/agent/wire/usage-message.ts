@@ -7,15 +7,15 @@
  * percent may be out of range, or null for one that was not a number: the hub decides).
  */
 import { DomainError } from '../../errors.js';
-import type { UsageReport } from '../contract/usage.js';
 
 /** Windows one message may carry. */
 export const MAX_USAGE_WINDOWS = 8;
 const WINDOW_NAME_RE = /^[a-z0-9_]{1,32}$/;
 
-/** Extension -> daemon: the usage windows an answer of the model API gave. */
-export interface UsageMessage extends UsageReport {
+/** Extension -> daemon: the usage windows an answer of the model API gave (the shape of the adapters' UsageReport). */
+export interface UsageMessage {
   readonly type: 'usage';
+  readonly windows: readonly { readonly name: string; readonly usedPercent: number; readonly resetsAt: number | null }[];
 }
 
 const bad = (message: string) => new DomainError('agent-bad-message', message);
