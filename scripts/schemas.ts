@@ -100,6 +100,12 @@ export const GENERATED: readonly GeneratedModule[] = [
     branches: true,
   },
   {
+    source: 'src/transport/usage-routes.schemas.ts',
+    out: 'src/transport/usage-routes.checks.ts',
+    schemas: (m) => ({ UsageRouteSchemas: m.UsageRouteSchemas }),
+    branches: true,
+  },
+  {
     source: 'src/transport/prompt-routes.schemas.ts',
     out: 'src/transport/prompt-routes.checks.ts',
     schemas: (m) => ({ PromptRouteSchemas: m.PromptRouteSchemas }),

@@ -21,6 +21,7 @@ import { SidecarSystem } from '../actors/system.js';
 import { OpsInspector } from '../ops/inspector.js';
 import { sessionActorId } from '../machines/sidecar.machine.js';
 import { opsRoutes } from '../transport/ops.routes.js';
+import { usageRoutes } from '../transport/usage.routes.js';
 import { DeviceRegistry } from '../auth/devices.js';
 import { PairingService } from '../auth/pairing.js';
 import { PairingStore } from '../auth/pairing-store.js';
@@ -255,6 +256,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
         })),
       async (app) => void (await app.register(pairRoutes, { pairing, daemon: presence })),
       async (app) => void (await app.register(opsRoutes, { ops, connections })),
+      async (app) => void (await app.register(usageRoutes, { usage: agents.usage })),
       answers.plugin,
       prompts.plugin,
       ...workbench.plugins,

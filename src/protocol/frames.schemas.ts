@@ -12,6 +12,7 @@ import { InputSchemas } from './input.schemas.js';
 import { MAX_STOP_MESSAGE_CHARS, STOP_KINDS } from './stop.js';
 import { MAX_PROMPT_CHARS, PROMPT_ID_PATTERN } from './prompt.js';
 import { PromptRecord } from './prompt.schemas.js';
+import { AgentUsage } from './usage.schemas.js';
 import { WorktreeFacts } from './worktree.schemas.js';
 import { AGENT_STATE_VALUES, type AgentStateValue as AgentStateName } from '../machines/agent-state.machine.js';
 
@@ -72,6 +73,8 @@ export const StateFrame = Type.Object({
   stop: Type.Optional(Stop),
   /** The session's continue while it waits, and its outcome once, when decided (docs/api.md "Continue"). */
   continue: Type.Optional(ContinueSchedule),
+  /** The agent's account usage windows, once it reported them (docs/api.md "Usage"). */
+  usage: Type.Optional(AgentUsage),
 });
 /** How an answer sent on the stream went (docs/api.md "Asks"). */
 export const AnsweredFrame = Type.Object({

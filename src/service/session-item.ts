@@ -10,6 +10,7 @@ import type { ChangesSummary } from '../git/changes.js';
 import type { SessionWorktree } from '../machines/session.machine.js';
 import type { AgentState, Ask, Stop } from '../protocol/frames.js';
 import type { TmuxSessionInfo } from '../tmux/session-list.js';
+import type { AgentUsage } from '../protocol/usage.js';
 
 /** The name of `[agent]`, and of a session made before tether recorded its agent. */
 export const DEFAULT_AGENT = 'default';
@@ -35,6 +36,8 @@ export interface SessionItem {
   ask: Ask | null;
   /** Why the agent stopped, while it is stopped (docs/api.md "Stops"), or null. */
   stop: Stop | null;
+  /** The agent's account usage windows as it last reported them (docs/api.md "Usage"), or null. */
+  usage: AgentUsage | null;
   /** Why an unrestorable session could not be brought back. */
   reason?: string;
   /** The git worktree tether made it in, or null. */
@@ -50,6 +53,7 @@ export interface LiveFacts {
   /** The agent's state and its ask, read together. */
   readonly agent: { readonly value: AgentState; readonly ask?: Ask } | null;
   readonly stop: Stop | null;
+  readonly usage: AgentUsage | null;
   readonly clients: number;
   readonly changes: ChangesSummary | null;
 }
@@ -81,6 +85,7 @@ export function sessionItemOf(info: TmuxSessionInfo, facts: LiveFacts): SessionI
     agent: info.agent ?? DEFAULT_AGENT,
     ask: agent?.ask ?? null,
     stop: facts.stop,
+    usage: facts.usage,
     worktree: info.worktree,
     changes: facts.changes,
   };
@@ -103,6 +108,7 @@ export function absentSessionItem(id: string, state: 'restoring' | 'unrestorable
     agent: record?.agent ?? DEFAULT_AGENT,
     ask: null,
     stop: null,
+    usage: null,
     worktree: record?.worktree ?? null,
     changes: null,
   };

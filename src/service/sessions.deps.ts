@@ -4,6 +4,7 @@
  */
 import type { SlashCommand } from '../agent/contract/commands.js';
 import type { Ask, Stop } from '../protocol/frames.js';
+import type { AgentUsage } from '../protocol/usage.js';
 import type { SessionItem } from './session-item.js';
 import type { TmuxCli } from '../tmux/exec.js';
 import type { UnrestorableSession } from '../restore/at-start.js';
@@ -26,8 +27,10 @@ export interface SessionAgents {
   current(id: string): { value: NonNullable<SessionItem['agentState']>; ask?: Ask } | null;
   /** Why the session's agent stopped, while it is stopped (an exited agent's too: it has no state). */
   stopOf(id: string): Stop | null;
+  /** The usage windows the session's agent reported, or null. */
+  usageOf(id: string): AgentUsage | null;
 }
-export const NO_AGENTS: SessionAgents = { current: () => null, stopOf: () => null };
+export const NO_AGENTS: SessionAgents = { current: () => null, stopOf: () => null, usageOf: () => null };
 
 /** The configured agents: their names, and each session's slash commands (its agent's adapter lists them). */
 export interface AgentCatalog {

@@ -117,6 +117,7 @@ export class SessionsService {
       live,
       agent: this.agents.current(info.name),
       stop: this.agents.stopOf(info.name),
+      usage: this.agents.usageOf(info.name),
       clients: this.clients(info.name),
       changes: this.workspaces?.summary(info, live?.lastOutputAt ?? null) ?? null,
     });

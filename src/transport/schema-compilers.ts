@@ -20,9 +20,10 @@ import { CHECKS as ROUTE_CHECKS } from './routes.checks.js';
 import { CHECKS as SESSION_ROUTE_CHECKS } from './session-routes.checks.js';
 import { CHECKS as CHANGES_ROUTE_CHECKS } from './changes-routes.checks.js';
 import { CHECKS as PROMPT_ROUTE_CHECKS } from './prompt-routes.checks.js';
+import { CHECKS as USAGE_ROUTE_CHECKS } from './usage-routes.checks.js';
 
 /** Every route schema's generated check. */
-const GENERATED = new Map([...ROUTE_CHECKS, ...SESSION_ROUTE_CHECKS, ...CHANGES_ROUTE_CHECKS, ...PROMPT_ROUTE_CHECKS]);
+const GENERATED = new Map([...ROUTE_CHECKS, ...SESSION_ROUTE_CHECKS, ...CHANGES_ROUTE_CHECKS, ...PROMPT_ROUTE_CHECKS, ...USAGE_ROUTE_CHECKS]);
 
 type TypeBoxError = TLocalizedValidationError;
 

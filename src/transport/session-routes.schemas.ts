@@ -10,6 +10,7 @@ import { CHOICE_ID_PATTERN, MAX_ASK_ID_CHARS } from '../protocol/ask.js';
 import { MAX_CONTINUE_TEXT_CHARS } from '../protocol/continue.js';
 import { AgentStateValue, Ask, ContinueSchedule, Stop } from '../protocol/frames.schemas.js';
 import { WorktreeFacts } from '../protocol/worktree.schemas.js';
+import { AgentUsage } from '../protocol/usage.schemas.js';
 import { SESSION_NAME_PATTERN } from '../protocol/session-name.js';
 import { MAX_BRANCH_CHARS } from '../git/repository.js';
 
@@ -43,6 +44,7 @@ const SessionListItem = Type.Object({
   agent: Type.String({ description: 'the configured agent it runs: "default" for [agent], else the name of its [agents.<name>]' }),
   ask: Nullable(Ask),
   stop: Nullable(Stop),
+  usage: Nullable(AgentUsage),
   reason: Type.Optional(Type.String({ description: 'why an unrestorable session could not be brought back' })),
   worktree: Nullable(WorktreeFacts),
   changes: Nullable(ChangesSummary),

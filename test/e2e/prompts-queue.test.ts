@@ -199,13 +199,14 @@ function promptOverStream(base: string, token: string, body: { text: string; id:
       reject(new Error('no prompt frame within 30 s'));
     }, 30_000);
     ws.on('open', () => ws.send(JSON.stringify({ type: 'prompt', ...body })));
-    ws.on('message', (data, binary) => {
+    ws.on('message', (data: Buffer, binary) => {
       if (binary) return;
-      const frame = JSON.parse(String(data)) as { type: string; prompt?: PromptRecord };
+      const text = data.toString('utf8');
+      const frame = JSON.parse(text) as { type: string; prompt?: PromptRecord };
       if (frame.type === 'error') {
         clearTimeout(timer);
         ws.close();
-        reject(new Error(`error frame: ${String(data)}`));
+        reject(new Error(`error frame: ${text}`));
       }
       if (frame.type === 'prompt' && frame.prompt?.id === body.id) {
         clearTimeout(timer);

@@ -16,6 +16,10 @@ export interface FakeAgent {
   stop(kind: 'usage-limit' | 'error', message: string, extra?: { resetsAt?: number; limit?: string }): void;
   /** Reports a prompt the user submitted, as the extension does (pi's user message). */
   userMessage(text: string): void;
+  /** Reports the account's usage windows, as the extension does (`resetsAt` epoch ms; a percent may be null or out of range). */
+  usage(windows: readonly { name: string; usedPercent: number | null; resetsAt: number | null }[]): void;
+  /** Sends any line (a malformed message, to see it refused). */
+  raw(line: string): void;
   /** Reports the agent's slash commands, as the extension does. */
   commands(list: readonly { name: string; description?: string; source?: string; args?: unknown }[]): void;
   close(): void;
@@ -52,6 +56,8 @@ export function fakeAgent(dataDir: string, pane: string, tmuxSocket: string): Fa
     event: (event, extra = {}) => send({ type: 'event', event, ...extra }),
     commands: (list) => send({ type: 'commands', commands: list }),
     userMessage: (text) => send({ type: 'user-message', text }),
+    usage: (windows) => send({ type: 'usage', windows }),
+    raw: (line) => socket.write(`${line}\n`),
     stop: (kind, message, extra = {}) => send({ type: 'stop', kind, message, ...extra }),
     close: () => socket.destroy(),
   };

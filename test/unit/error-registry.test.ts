@@ -76,6 +76,7 @@ describe('the one table', () => {
         'ConfigError < Error',
         'DomainError < Error',
         'PinMismatchError < Error',
+        'PromptError < Error',
         'RestoreError < Error',
         'TmuxCommandError < Error',
         'WorkbenchError < Error',

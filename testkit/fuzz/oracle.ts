@@ -53,6 +53,8 @@ export const DOCUMENTED_STATUSES: Readonly<Record<string, readonly number[]>> = 
   'POST /sessions/:id/prompt': [200, 202, 404, 409, 503],
   'GET /sessions/:id/prompts': [200, 404],
   'DELETE /sessions/:id/prompts/:promptId': [200, 404, 409],
+  // The agents' usage windows, per account (docs/api.md "Usage").
+  'GET /usage': [200],
 };
 
 /**

@@ -16,6 +16,7 @@ import type { AgentRunner, TerminalNotice } from '../contract/adapter.js';
 import { AGENT_ADAPTERS, DEFAULT_ADAPTER } from '../contract/adapters.js';
 import { AutoNamer } from './auto-name.js';
 import { AgentHub } from './hub.js';
+import type { UsageBook } from './usage-book.js';
 import { OTHER_KIND, type AgentKindResolved } from '../contract/kinds.js';
 import { locatePane } from './pane-locator.js';
 import { AgentSocketServer } from './socket-server.js';
@@ -48,7 +49,7 @@ export type ConversationFact = { readonly sessionFile: string } | { readonly con
 /** Each session's agent state, its stop, its asks and commands, as the other rooms read them. */
 export type AgentStates = Pick<
   AgentHub,
-  'current' | 'subscribe' | 'subscribeEvery' | 'stopOf' | 'asks' | 'openAsk' | 'commands' | 'agentCwd'
+  'current' | 'subscribe' | 'subscribeEvery' | 'stopOf' | 'usageOf' | 'asks' | 'openAsk' | 'commands' | 'agentCwd'
 >;
 
 /** The desk where an ask's answer is claimed once, as the answer service uses it. */
@@ -152,6 +153,11 @@ export class AgentService {
   onConversation(listener: (session: string, fact: ConversationFact) => void): () => void {
     this.conversationListeners.add(listener);
     return () => this.conversationListeners.delete(listener);
+  }
+
+  /** The usage windows of every session's agent and of each account (docs/api.md "Usage"). */
+  get usage(): UsageBook {
+    return this.hub.usage;
   }
 
   /** Calls `listener` with each prompt a session's agent reported the user submitted (its hook, file or event); returns the undo. */

@@ -52,6 +52,9 @@ export function acceptConnection(
       case 'stop':
         agents.stopped(session!, agent, message);
         return;
+      case 'usage':
+        agents.usage(session!, agent, message);
+        return;
       case 'hello':
       case 'hook':
         return; // one hello per connection; hook reports are taken on their own

@@ -93,6 +93,7 @@ export class HookIntake {
     if (outcome.stop !== undefined) this.agents.stopped(session, agent, outcome.stop);
     if (outcome.ask !== undefined) this.asks.asked(session, agentKind, outcome.ask);
     if (outcome.userMessage !== undefined) this.agents.userMessage(session, agent, outcome.userMessage);
+    if (outcome.usage !== undefined) this.agents.usage(session, agent, outcome.usage);
     if (outcome.title !== undefined) this.deps.titled?.(session, outcome.title);
   }
 }

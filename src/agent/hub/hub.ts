@@ -14,6 +14,7 @@
 import type { AnswerEffect } from '../../machines/agent-state.machine.js';
 import type { AgentStateFact } from '../../protocol/frames.js';
 import type { Stop } from '../../protocol/stop.js';
+import type { AgentUsage } from '../../protocol/usage.js';
 import type { HookOutcome } from '../contract/adapter.js';
 import type { AskOpening } from '../asks/ask.js';
 import type { Answerer, AskRecord, ClosedListener } from '../asks/asks.js';
@@ -22,6 +23,7 @@ import { HookIntake } from './hook-intake.js';
 import type { AgentConnection, AgentHubDeps, AgentLink } from './hub-types.js';
 import type { HookReport, ReportedCommand } from '../wire/extension-channel.js';
 import { HOOK_OWNER, SessionAgents } from './session-agents.js';
+import { UsageBook } from './usage-book.js';
 import type { ExitReport } from '../contract/stops.js';
 
 export type { AgentConnection, AgentHubDeps, AgentLink, PaneLocation } from './hub-types.js';
@@ -29,9 +31,12 @@ export type { AgentConnection, AgentHubDeps, AgentLink, PaneLocation } from './h
 export class AgentHub {
   private readonly agents: SessionAgents;
   private readonly hooks: HookIntake;
+  /** Every session's usage windows, and each account's. */
+  readonly usage: UsageBook;
 
   constructor(private readonly deps: AgentHubDeps) {
-    this.agents = new SessionAgents(deps);
+    this.usage = new UsageBook(deps);
+    this.agents = new SessionAgents(deps, this.usage);
     this.hooks = new HookIntake(this.agents, deps, {
       asked: (session, kind, opening) => this.asked(session, kind, opening),
       ended: (session, hint) => this.askEnded(session, hint),
@@ -80,6 +85,11 @@ export class AgentHub {
   /** The directory the session's hook agent reported working in, or null. */
   agentCwd(sessionId: string): string | null {
     return this.agents.get(sessionId)?.cwd ?? null;
+  }
+
+  /** The usage windows the session's agent reported (docs/api.md "Usage"), or null. */
+  usageOf(sessionId: string): AgentUsage | null {
+    return this.usage.of(sessionId);
   }
 
   /** Why the session's agent stopped, while it is stopped (docs/api.md "Stops"), or null. */

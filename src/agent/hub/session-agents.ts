@@ -18,6 +18,8 @@ import { AskDesk, type AskRecord } from '../asks/asks.js';
 import type { AgentHubDeps } from './hub-types.js';
 import { MAX_HELLO_MESSAGES, type EventMessage, type HookReport, type ReportedCommand } from '../wire/extension-channel.js';
 import { doneStop, exitStop, sameStop, stopOf, type ExitReport, type StopReport } from '../contract/stops.js';
+import type { UsageReport } from '../contract/usage.js';
+import type { UsageBook } from './usage-book.js';
 
 /** One session's agent. */
 export interface SessionAgent {
@@ -44,11 +46,14 @@ export interface SessionAgent {
   stop: Stop | null;
 }
 
+/** What the session agents keep of the usage windows (the book, src/agent/hub/usage-book.ts). */
+export type UsageKeeper = Pick<UsageBook, 'apply' | 'of' | 'forget'>;
+
 /** The owner of a session whose agent reports by hook programs: no connection stays open for it. */
 export const HOOK_OWNER = Object.freeze({ hooks: true });
 
 const sameFact = (a: AgentStateFact | null, b: AgentStateFact | null) =>
-  a?.value === b?.value && a?.tool === b?.tool && a?.ask?.id === b?.ask?.id && a?.stop?.id === b?.stop?.id;
+  a?.value === b?.value && a?.tool === b?.tool && a?.ask?.id === b?.ask?.id && a?.stop?.id === b?.stop?.id && a?.usage === b?.usage;
 
 export class SessionAgents {
   private readonly sessions = new Map<string, SessionAgent>();
@@ -58,6 +63,8 @@ export class SessionAgents {
 
   constructor(
     private readonly deps: Pick<AgentHubDeps, 'now' | 'log' | 'inspect' | 'sessionFile' | 'userMessages' | 'userMessage' | 'kindOf'>,
+    /** The usage windows of every session's agent. */
+    private readonly usageBook: UsageKeeper,
   ) {
     this.desk = new AskDesk(deps.now);
   }
@@ -99,8 +106,9 @@ export class SessionAgents {
       const record = held !== null ? this.desk.current(sessionId) : null;
       const ask = record !== null && record.open.ask.id === held ? { ask: record.open.ask } : {};
       const stop = snap.context.stop !== null && agent.stop?.id === snap.context.stop.id ? { stop: agent.stop } : {};
+      const usage = this.usageBook.of(sessionId);
       const fact: AgentStateFact | null = value
-        ? { value, ...(tool !== undefined ? { tool } : {}), ts: snap.context.ts, ...ask, ...stop }
+        ? { value, ...(tool !== undefined ? { tool } : {}), ts: snap.context.ts, ...ask, ...stop, ...(usage ? { usage } : {}) }
         : null;
       if (sameFact(fact, agent.last)) return;
       agent.last = fact;
@@ -187,6 +195,14 @@ export class SessionAgents {
     this.deps.userMessage?.(sessionId, text);
   }
 
+  /** The agent reported its account's usage windows: kept checked; a change is told with the state it is in. */
+  usage(sessionId: string, agent: SessionAgent, report: UsageReport): void {
+    const usage = this.usageBook.apply(sessionId, this.kindOf(agent), report);
+    if (usage === null || agent.last === null) return;
+    agent.last = { ...agent.last, usage };
+    this.tell(sessionId, agent, agent.last);
+  }
+
   setSessionFile(sessionId: string, agent: SessionAgent, path: string): void {
     if (agent.sessionFile === path) return;
     agent.sessionFile = path;
@@ -211,6 +227,7 @@ export class SessionAgents {
     agent.actor.stop();
     this.sessions.delete(sessionId);
     this.desk.forget(sessionId);
+    this.usageBook.forget(sessionId);
   }
 
   ids(): string[] {
