@@ -1,10 +1,11 @@
 /**
  * The tether extension for pi: `pi -e <this file> --tether`. It reports what the agent does to
- * the tether daemon over the agent socket (events, slash commands, user messages), so phones
- * see the agent's state and commands and sessions get named. Started by a person inside their
- * own tmux it makes that session a tether session, starts the daemon when none runs and shows
- * the URL; outside tmux it says how to get there. A daemon of another tether version (started
- * before an upgrade) is pointed out once, with the fix: `tether restart`.
+ * the tether daemon over the agent socket (events, slash commands, user messages, the usage
+ * windows in its model API's answers), so phones see the agent's state, commands and account
+ * limits and sessions get named. Started by a person inside their own tmux it makes that
+ * session a tether session, starts the daemon when none runs and shows the URL; outside tmux it
+ * says how to get there. A daemon of another tether version (started before an upgrade) is
+ * pointed out once, with the fix: `tether restart`.
  *
  * Invariants: without `--tether` it does nothing; nothing it does can block or crash pi (every
  * handler is guarded, all I/O is asynchronous and unref'd); the extension instance of a
@@ -30,8 +31,9 @@ import { packageVersion } from '../config/version.js';
 import { agentStateMachine, agentStateTool, agentStateValue, type AgentStateEvent } from '../machines/agent-state.machine.js';
 import { DaemonLink } from './daemon-link.js';
 import { markSession, startDaemon, tmuxPlace } from './daemon-start.js';
-import { agentPackageOf, hasSettledEvent, type PiApi, type PiContext, type PiEvent } from './pi-api.js';
+import { agentPackageOf, hasSettledEvent, type PiApi, type PiContext, type PiEvent, type PiProviderResponseEvent } from './pi-api.js';
 import { endingError, SettleWatcher } from './settle.js';
+import { usageMessageOf } from './usage.js';
 
 export const FLAG = 'tether';
 
@@ -254,6 +256,11 @@ export default function tetherExtension(pi: PiApi): void {
     count++;
     if (first.length < MAX_HELLO_MESSAGES) first.push(text);
     link?.send({ type: 'user-message', text });
+  });
+  // Every answer of the model API: a subscription's usage windows are in its headers (docs/agents.md "Usage").
+  on('after_provider_response', (e) => {
+    const usage = usageMessageOf((e as PiProviderResponseEvent).headers);
+    if (usage) link?.send(usage);
   });
   on('session_shutdown', () => {
     settle.dispose();

@@ -45,6 +45,16 @@ export interface PiEvent {
   readonly [key: string]: unknown;
 }
 
+/**
+ * `after_provider_response` (pi 0.73): one per HTTP response of the model API, before its body
+ * is read, with the headers by lowercased name as sent (`"x-codex-primary-used-percent": "57"`).
+ * A provider that hides its HTTP responses fires none. Read loosely: `headers` may be anything.
+ */
+export interface PiProviderResponseEvent extends PiEvent {
+  readonly status?: unknown;
+  readonly headers?: unknown;
+}
+
 /** Agent packages whose `pi` may be running this extension. */
 const AGENT_PACKAGES = ['@mariozechner/pi-coding-agent', '@earendil-works/pi-coding-agent'];
 /** The first pi release with the `agent_settled` extension event. */
