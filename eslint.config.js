@@ -35,7 +35,7 @@ export default tseslint.config(
   {
     // The composition root only constructs and connects: a rule ("when", "if", "unless") lives in
     // the room it is about, where a unit test reaches it (docs/architecture.md "The map").
-    files: ['src/daemon/root.ts', 'src/daemon/answers.ts', 'src/daemon/prompts.ts', 'src/daemon/workbench.ts', 'src/daemon/workspaces.ts'],
+    files: ['src/daemon/root.ts', 'src/daemon/answers.ts', 'src/daemon/prompts.ts', 'src/daemon/usage.ts', 'src/daemon/workbench.ts', 'src/daemon/workspaces.ts'],
     rules: {
       'no-restricted-syntax': [
         'error',

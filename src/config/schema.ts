@@ -91,6 +91,12 @@ export function isValidAgentName(name: string): boolean {
 export const COMMAND_LINE_EXPECTED =
   'a command line: the program, then its arguments, quoted as in a shell (no variables, globs, pipes or redirections)';
 
+/** The usage windows' thresholds a push warns at (`[push] usage_thresholds`, docs/push.md "Usage"), in percent. */
+export const DEFAULT_USAGE_THRESHOLDS = [80, 95] as const;
+/** Most thresholds a config may name. */
+export const MAX_USAGE_THRESHOLDS = 10;
+const USAGE_THRESHOLDS_EXPECTED = `an array of at most ${MAX_USAGE_THRESHOLDS} different whole percents from 1 to 100 ([] turns the warnings off)`;
+
 /** What may be pushed (`[push] events`, docs/push.md "When"): every kind by default. */
 export const PUSH_EVENTS = ['awaiting-input', 'agent-exited', 'unrestorable', 'prompt-failed'] as const;
 export type PushEvent = (typeof PUSH_EVENTS)[number];
@@ -116,13 +122,16 @@ export const CONFIG_RULES = {
   uploadDir: (s: string) => hasNoControlChars(s) && (s === '' || s.startsWith('/')),
   appleId: (s: string) => hasNoControlChars(s) && (s === '' || APPLE_ID.test(s)),
   bundleId: (s: string) => hasNoControlChars(s) && (s === '' || BUNDLE_ID.test(s)),
+  distinct: (a: readonly number[]) => new Set(a).size === a.length,
 } as const;
 export type ConfigRule = keyof typeof CONFIG_RULES;
+/** The rules of a string value. */
+type StringRule = { [K in ConfigRule]: (typeof CONFIG_RULES)[K] extends (s: string) => boolean ? K : never }[ConfigRule];
 
 /** The config's schema, built with TypeBox's `Type` (see the header: the daemon loads the generated one). */
 export function tetherConfigSchema(Type: typeof TypeBuilder) {
   /** A string leaf, held to its rule. */
-  const str = (def: string, expected: string, rule: ConfigRule = 'text') =>
+  const str = (def: string, expected: string, rule: StringRule = 'text') =>
     Type.Refine(Type.String({ default: def, expected }), CONFIG_RULES[rule], () => expected);
   const int = (def: number, minimum: number, maximum: number) =>
     Type.Integer({ default: def, minimum, maximum, expected: `an integer from ${minimum} to ${maximum}` });
@@ -204,6 +213,15 @@ export function tetherConfigSchema(Type: typeof TypeBuilder) {
           default: [...PUSH_EVENTS],
           expected: `an array of event names, each ${PUSH_EVENTS_EXPECTED}`,
         }),
+        usage_thresholds: Type.Refine(
+          Type.Array(Type.Integer({ minimum: 1, maximum: 100, expected: USAGE_THRESHOLDS_EXPECTED }), {
+            default: [...DEFAULT_USAGE_THRESHOLDS],
+            maxItems: MAX_USAGE_THRESHOLDS,
+            expected: USAGE_THRESHOLDS_EXPECTED,
+          }),
+          CONFIG_RULES.distinct,
+          () => USAGE_THRESHOLDS_EXPECTED,
+        ),
       }),
       discovery: section('discovery', {
         mdns: Type.Boolean({ default: true, expected: 'true or false' }),

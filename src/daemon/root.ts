@@ -21,7 +21,6 @@ import { SidecarSystem } from '../actors/system.js';
 import { OpsInspector } from '../ops/inspector.js';
 import { sessionActorId } from '../machines/sidecar.machine.js';
 import { opsRoutes } from '../transport/ops.routes.js';
-import { usageRoutes } from '../transport/usage.routes.js';
 import { DeviceRegistry } from '../auth/devices.js';
 import { PairingService } from '../auth/pairing.js';
 import { PairingStore } from '../auth/pairing-store.js';
@@ -54,6 +53,7 @@ import { makeWorkbench } from './workbench.js';
 import { hostPresence } from '../service/presence.js';
 import { startAnswers } from './answers.js';
 import { startPrompts } from './prompts.js';
+import { startUsage } from './usage.js';
 
 export interface DaemonIo {
   readonly env: NodeJS.ProcessEnv;
@@ -200,6 +200,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
   });
   const hub: StreamHub = new StreamHub({ sessions: system, meta: (id) => sessions.meta(id), agentStates: answers.states, log, ops });
   const prompts = startPrompts({ agents, system, cli, sessions, hub, records, keeper, ops, now: Date.now, log });
+  const usage = startUsage({ agents, thresholds: config.push.usage_thresholds, ops, now: Date.now });
   const devices = new DeviceRegistry(tokens);
   const pairing = new PairingService(new PairingStore(paths.authDir), tokens, devices);
   const push = await startPush({
@@ -215,6 +216,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     onAttention: (listener) => system.onAttention(listener),
     onLimitReset: (listener) => answers.resets.onReset(listener),
     onPromptFailed: prompts.onFailed,
+    onUsageWarning: (listener) => usage.warnings.onWarning(listener),
     now: Date.now,
     log,
   });
@@ -256,9 +258,9 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
         })),
       async (app) => void (await app.register(pairRoutes, { pairing, daemon: presence })),
       async (app) => void (await app.register(opsRoutes, { ops, connections })),
-      async (app) => void (await app.register(usageRoutes, { usage: agents.usage })),
       answers.plugin,
       prompts.plugin,
+      usage.plugin,
       ...workbench.plugins,
       workspaces.plugin,
     ],
@@ -334,6 +336,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
         push.stop();
         answers.stop();
         prompts.stop();
+        usage.stop();
         connections.closeAll();
         await retry.stop();
         await server.close();

@@ -28,6 +28,8 @@ export interface SessionSummary {
   /** The ask the agent waits on: its id and the command or question. */
   readonly ask?: { readonly id: string; readonly concern: string };
   readonly stop?: SessionStop;
+  /** The binding usage window of its agent's account (docs/api.md "Usage"), when the agent reported its windows. */
+  readonly usage?: { readonly window: string; readonly usedPercent: number; readonly resetsAt?: string };
   /** When its state last changed (ms): the newest change comes first among equals. */
   readonly changedAt: number;
 }
@@ -50,6 +52,12 @@ export interface ActivityContentState {
   readonly stop?: string;
   /** A usage limit's reset, Unix seconds, when the agent says. */
   readonly resetsAt?: number;
+  /** The binding usage window of the card's session's agent: its name (`five_hour`), when the agent reported its windows. */
+  readonly usageWindow?: string;
+  /** That window's used percent, 0 to 100. */
+  readonly usagePercent?: number;
+  /** That window's reset, Unix seconds, when the agent said. */
+  readonly usageResetsAt?: number;
 }
 
 /** The words of an ask or a stop are cut to this many characters. */
@@ -114,6 +122,18 @@ export function contentStateOf(sessions: readonly SessionSummary[], maxWords = M
     needsYou: r >= 3,
     ...(stop !== undefined ? { stop: stop.kind } : {}),
     ...(Number.isFinite(resetsAt) ? { resetsAt } : {}),
+    ...usageFields(top.usage),
+  };
+}
+
+/** The content-state's usage fields of a session's binding window (none without one). */
+function usageFields(usage: SessionSummary['usage']): Pick<ActivityContentState, 'usageWindow' | 'usagePercent' | 'usageResetsAt'> {
+  if (usage === undefined) return {};
+  const resets = usage.resetsAt !== undefined ? Math.floor(Date.parse(usage.resetsAt) / 1000) : NaN;
+  return {
+    usageWindow: cut(usage.window, MAX_AGENT_CHARS),
+    usagePercent: usage.usedPercent,
+    ...(Number.isFinite(resets) ? { usageResetsAt: resets } : {}),
   };
 }
 

@@ -12,6 +12,7 @@ import type { Logger } from '../log.js';
 import { alertPayload, type PushAlert, type SessionLabel } from './alert.js';
 import { ApnsClient, type ApnsReply } from './apns.js';
 import { ProviderTokens } from './provider-token.js';
+import { usageCollapseId, usagePayload, type PushedUsage } from './usage-alert.js';
 import type { PushSettings, PushStatus } from './settings.js';
 
 /** Pushes waiting to be sent or retried, all devices together. */
@@ -67,6 +68,8 @@ export interface PushServiceDeps {
 interface Job {
   readonly device: PushDevice;
   sessionId: string;
+  /** Alerts of the same collapse id replace each other on the lock screen. */
+  collapseId: string;
   payload: Buffer;
   /** The ask the alert is about, or null. */
   askId: string | null;
@@ -137,6 +140,15 @@ export class PushService {
     }
   }
 
+  /** A usage window crossed a threshold (docs/push.md "Usage"): every device in the background is warned, once. */
+  usageWarning(agentLabel: string, warning: PushedUsage): void {
+    if (this.stopped || !this.deps.settings.enabled) return;
+    const devices = this.deps.devices.list().filter((d) => !this.deps.inForeground(d.tokenId));
+    const payload = usagePayload(agentLabel, warning);
+    const collapseId = usageCollapseId(warning);
+    for (const device of devices) this.enqueue(device, collapseId, payload, null, null, collapseId);
+  }
+
   /** Drops what waits and closes the connections. */
   stop(): void {
     this.stopped = true;
@@ -145,8 +157,15 @@ export class PushService {
     this.client.close();
   }
 
-  private enqueue(device: PushDevice, sessionId: string, payload: Buffer, askId: string | null, stopId: string | null): void {
-    const key = `${device.deviceToken}\u0000${sessionId}`;
+  private enqueue(
+    device: PushDevice,
+    sessionId: string,
+    payload: Buffer,
+    askId: string | null,
+    stopId: string | null,
+    collapseId = `session-${sessionId}`,
+  ): void {
+    const key = `${device.deviceToken}\u0000${collapseId}`;
     const existing = this.jobs.get(key);
     if (existing) {
       existing.payload = payload;
@@ -160,7 +179,7 @@ export class PushService {
       this.deps.log.warn({ session: sessionId, pending: this.jobs.size }, 'push: too many alerts waiting; this one is dropped');
       return;
     }
-    this.jobs.set(key, { device, sessionId, payload, askId, stopId, attempt: 0, timer: null, running: false, again: false });
+    this.jobs.set(key, { device, sessionId, collapseId, payload, askId, stopId, attempt: 0, timer: null, running: false, again: false });
     this.pump();
   }
 
@@ -218,7 +237,7 @@ export class PushService {
     const origin = job.device.environment === 'sandbox' ? s.urls.sandbox : s.urls.production;
     const headers = {
       topic: s.bundleId,
-      collapseId: `session-${job.sessionId}`,
+      collapseId: job.collapseId,
       expiration: Math.floor(this.deps.now() / 1000) + EXPIRATION_S,
     };
     let jwt = await this.tokens.current();

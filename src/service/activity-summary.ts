@@ -23,9 +23,20 @@ export interface ActivitySummaryDeps {
   readonly now: () => number;
 }
 
+/** The binding window of the agent's usage, as the card shows it; undefined without one. */
+function bindingOf(fact: ActivityFact): SessionSummary['usage'] {
+  const w = fact.usage?.windows.find((x) => x.name === fact.usage?.binding);
+  return w === undefined
+    ? undefined
+    : { window: w.name, usedPercent: w.usedPercent, ...(w.resetsAt !== undefined ? { resetsAt: w.resetsAt } : {}) };
+}
+
 /** What tells one report from another on the card. */
-const shownOf = (fact: ActivityFact): string =>
-  `${fact.value}\u0000${fact.ask?.id ?? ''}\u0000${fact.stop?.id ?? ''}\u0000${fact.stop?.resetsAt ?? ''}`;
+const shownOf = (fact: ActivityFact): string => {
+  const u = bindingOf(fact);
+  const usage = u === undefined ? '' : `${u.window}:${u.usedPercent}:${u.resetsAt ?? ''}`;
+  return `${fact.value}\u0000${fact.ask?.id ?? ''}\u0000${fact.stop?.id ?? ''}\u0000${fact.stop?.resetsAt ?? ''}\u0000${usage}`;
+};
 
 /** Starts keeping the summary; the returned function stops it. */
 export function startActivitySummary(deps: ActivitySummaryDeps): () => void {
@@ -37,6 +48,7 @@ export function startActivitySummary(deps: ActivitySummaryDeps): () => void {
     if (!stopped) deps.changed([...sessions.values()]);
   };
   const put = (id: string, fact: ActivityFact, label: { name: string; agentLabel: string }) => {
+    const usage = bindingOf(fact);
     sessions.set(id, {
       sessionId: id,
       name: label.name,
@@ -53,6 +65,7 @@ export function startActivitySummary(deps: ActivitySummaryDeps): () => void {
             },
           }
         : {}),
+      ...(usage !== undefined ? { usage } : {}),
       changedAt: deps.now(),
     });
     publish();

@@ -21,7 +21,7 @@ export interface DaemonPush {
   stop(): void;
 }
 
-export interface DaemonPushDeps extends Omit<PushTriggerDeps, 'send' | 'subscribeEvery'> {
+export interface DaemonPushDeps extends Omit<PushTriggerDeps, 'send' | 'subscribeEvery' | 'sendUsage'> {
   readonly settings: PushSettings;
   readonly devices: PushDevices & ActivityDevices;
   /** The daemon's id and name: a Live Activity's attributes. */
@@ -131,6 +131,8 @@ export async function startPush(deps: DaemonPushDeps): Promise<DaemonPush> {
     onAttention: deps.onAttention,
     ...(deps.onLimitReset ? { onLimitReset: deps.onLimitReset } : {}),
     ...(deps.onPromptFailed ? { onPromptFailed: deps.onPromptFailed } : {}),
+    ...(deps.onUsageWarning ? { onUsageWarning: deps.onUsageWarning } : {}),
+    sendUsage: (warning) => push.usageWarning(agentLabel(warning.agent, warning.agent), warning),
     send: (id, alert, label) => push.alert(id, alert, label),
   });
   return {

@@ -12,6 +12,8 @@
  *     (docs/push.md "Limit reset") is pushed once: the agent can go on.
  *   - prompt-failed: a prompt sent from a phone that the agent did not take (docs/api.md
  *     "Prompts"), once per prompt.
+ * And, whatever `[push] events` says, a usage window crossing one of `[push] usage_thresholds`
+ * (docs/push.md "Usage"): an empty list of thresholds is what turns those off.
  *   - agent-exited: an agent that exited with a non-zero status or was killed by a signal (the
  *     actors report each exit once); a clean exit (status 0) sends nothing.
  *   - unrestorable: a session that could not be restored (reported once per reason until the
@@ -22,6 +24,7 @@ import type { AgentStateFact } from '../protocol/frames.js';
 import type { PushEvent } from '../config/schema.js';
 import type { PushAlert, SessionLabel } from '../push/push.service.js';
 import type { PromptRecord } from '../protocol/prompt.js';
+import type { UsageWarning } from './usage-warnings.js';
 
 export interface PushTriggerDeps {
   /** The kinds to push (`[push] events`). */
@@ -35,6 +38,10 @@ export interface PushTriggerDeps {
   readonly onLimitReset?: (listener: (sessionId: string, stopId: string) => void) => () => void;
   /** Each prompt from a phone that failed, once (src/service/prompts.service.ts). */
   readonly onPromptFailed?: (listener: (sessionId: string, prompt: PromptRecord) => void) => () => void;
+  /** Each usage window that crossed a threshold, once per threshold and reset period (src/service/usage-warnings.ts). */
+  readonly onUsageWarning?: (listener: (warning: UsageWarning) => void) => () => void;
+  /** Sends a usage warning to the devices in the background. */
+  readonly sendUsage?: (warning: UsageWarning) => void;
   /** Sends the alert to the devices in the background; `label` names a session tmux does not have. */
   readonly send: (sessionId: string, alert: PushAlert, label?: SessionLabel) => void;
 }
@@ -84,7 +91,9 @@ export function startPushTrigger(deps: PushTriggerDeps): () => void {
   const stopPrompts = deps.onPromptFailed?.((id, prompt) => {
     if (wanted.has('prompt-failed')) deps.send(id, { kind: 'prompt-failed', promptId: prompt.id, reason: prompt.reason ?? 'unknown' });
   });
+  const stopUsage = deps.onUsageWarning?.((warning) => deps.sendUsage?.(warning));
   return () => {
+    stopUsage?.();
     stopPrompts?.();
     stopResets?.();
     stopStates();

@@ -42,7 +42,13 @@ const leaf: fc.Arbitrary<unknown> = fc.oneof(
 
 /** A value the schema node takes (for a string: its default, or a command for `agents.<name>.command`). */
 function validFor(schema: unknown): fc.Arbitrary<unknown> {
-  const s = schema as { type?: string; default?: unknown; minimum?: number; maximum?: number; items?: { anyOf?: { const: string }[] } };
+  const s = schema as {
+    type?: string;
+    default?: unknown;
+    minimum?: number;
+    maximum?: number;
+    items?: { type?: string; minimum?: number; maximum?: number; anyOf?: { const: string }[] };
+  };
   switch (s.type) {
     case 'string':
       return fc.constant(s.default ?? 'pi --flag');
@@ -53,9 +59,11 @@ function validFor(schema: unknown): fc.Arbitrary<unknown> {
     case 'boolean':
       return fc.boolean();
     case 'array':
-      return s.items?.anyOf
-        ? fc.subarray(s.items.anyOf.map((l) => l.const))
-        : fc.array(fc.constantFrom('--a', 'b c', ''), { maxLength: 3 });
+      if (s.items?.anyOf) return fc.subarray(s.items.anyOf.map((l) => l.const));
+      // Whole numbers (the usage thresholds): different ones, in their range.
+      if (s.items?.type === 'integer')
+        return fc.uniqueArray(fc.integer({ min: s.items.minimum ?? 0, max: s.items.maximum ?? 100 }), { maxLength: 3 });
+      return fc.array(fc.constantFrom('--a', 'b c', ''), { maxLength: 3 });
     default:
       return leaf;
   }

@@ -28,6 +28,7 @@ const DEFAULTS: TetherConfig = {
     sandbox_url: 'https://api.sandbox.push.apple.com',
     production_url: 'https://api.push.apple.com',
     events: ['awaiting-input', 'agent-exited', 'unrestorable', 'prompt-failed'],
+    usage_thresholds: [80, 95],
   },
   uploads: { dir: '', max_mb: 25, keep_days: 7 },
   worktrees: { dir: '' },
@@ -176,6 +177,7 @@ bundle_id = "com.example.tether"
 sandbox_url = "http://127.0.0.1:9999"
 production_url = "https://push.example.com"
 events = ["agent-exited", "unrestorable"]
+usage_thresholds = [50, 90]
 
 [discovery]
 mdns = false
@@ -207,6 +209,7 @@ mdns = false
         sandbox_url: 'http://127.0.0.1:9999',
         production_url: 'https://push.example.com',
         events: ['agent-exited', 'unrestorable'],
+        usage_thresholds: [50, 90],
       },
       discovery: { mdns: false },
     });
@@ -275,6 +278,27 @@ mdns = false
       'push.events.1',
       'must be one of "awaiting-input", "agent-exited", "unrestorable", "prompt-failed", got "agent-crashed"',
     ],
+    [
+      '[push]\nusage_thresholds = [80, 80]',
+      'push.usage_thresholds',
+      'must be an array of at most 10 different whole percents from 1 to 100',
+    ],
+    [
+      '[push]\nusage_thresholds = [0, 95]',
+      'push.usage_thresholds.0',
+      'must be an array of at most 10 different whole percents from 1 to 100',
+    ],
+    [
+      '[push]\nusage_thresholds = [101]',
+      'push.usage_thresholds.0',
+      'must be an array of at most 10 different whole percents from 1 to 100',
+    ],
+    [
+      '[push]\nusage_thresholds = [80.5]',
+      'push.usage_thresholds.0',
+      'must be an array of at most 10 different whole percents from 1 to 100',
+    ],
+    ['[push]\nusage_thresholds = "80"', 'push.usage_thresholds', 'must be an array of at most 10 different whole percents from 1 to 100'],
   ];
 
   it.each(BAD)('refuses %j naming the key, the file and what is expected', async (toml, key, says) => {

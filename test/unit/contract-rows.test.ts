@@ -26,6 +26,7 @@ const TABLE_OF_MACHINE: Record<string, string> = {
   liveActivity: 'Live Activity',
   continueSchedule: 'Scheduled continue',
   prompt: 'Prompt',
+  usageWarning: 'Usage warning',
 };
 
 /** One row of a table, as written, and its cells. */
@@ -214,6 +215,18 @@ const VOCABULARY: Record<string, Vocabulary> = {
       'it was being typed': 'isRestored',
       'the program reports nothing': '!isReported',
       'the text still in its input box': 'showsText',
+    },
+  },
+  usageWarning: {
+    states: { armed: ['usageWarning.armed'], warned: ['usageWarning.warned'] },
+    events: { 'a report': ['usage.reported'] },
+    conditions: {
+      'at or above a threshold': 'isHigher',
+      'at or above a higher threshold': 'isHigher',
+      'a new period': 'isNewPeriod',
+      'a new period, at or above a threshold': 'isNewPeriodReached',
+      // The last alternative, taken when none before it was: no new period, no higher threshold.
+      'under the next threshold': '!isHigher',
     },
   },
 };

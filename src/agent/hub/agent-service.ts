@@ -97,6 +97,8 @@ export class AgentService {
       sessionFile: (session, path) => this.conversationListeners.forEach((l) => l(session, { sessionFile: path })),
       conversation: (session, id) => this.conversationListeners.forEach((l) => l(session, { conversation: id })),
       kindOf: (session) => this.kinds.get(session) ?? DEFAULT_ADAPTER.kind,
+      // The extension channel is the default agent's (pi's tether extension).
+      extensionKind: DEFAULT_ADAPTER.kind,
       // Each agent's adapter reads its own reports (docs/agents.md "Adding an agent").
       readHook: (agent, fields, conversation, session) => this.runners.get(agent)?.readHook?.(session, fields, conversation) ?? null,
     });

@@ -44,6 +44,8 @@ export interface AgentHubDeps {
   readonly sessionFile?: (session: string, path: string) => void;
   /** What a hook report of an agent means (its adapter's reading); absent: hook reports are refused. */
   readonly readHook?: HookReader;
+  /** The kind of the agent that speaks the extension channel (pi's tether extension): what its reports are of. */
+  readonly extensionKind?: string;
   /** The kind of the session's agent as the daemon knows it (a stop names it); absent or null: unknown. */
   readonly kindOf?: (session: string) => string | null;
   /** The session's agent reported its conversation id (the session record keeps it). */

@@ -62,7 +62,10 @@ export class SessionAgents {
   readonly desk: AskDesk;
 
   constructor(
-    private readonly deps: Pick<AgentHubDeps, 'now' | 'log' | 'inspect' | 'sessionFile' | 'userMessages' | 'userMessage' | 'kindOf'>,
+    private readonly deps: Pick<
+      AgentHubDeps,
+      'now' | 'log' | 'inspect' | 'sessionFile' | 'userMessages' | 'userMessage' | 'kindOf' | 'extensionKind'
+    >,
     /** The usage windows of every session's agent. */
     private readonly usageBook: UsageKeeper,
   ) {
@@ -174,9 +177,10 @@ export class SessionAgents {
     return held !== null && agent.stop !== null && held.id === agent.stop.id;
   }
 
-  /** The kind of the session's agent, for its stops: the hook agent reporting, else what the daemon knows. */
+  /** The kind of the session's agent, for its stops and usage: the hook agent reporting, the extension's, else what the daemon knows. */
   private kindOf(agent: SessionAgent): string {
-    return agent.hookAgent ?? this.deps.kindOf?.(agent.id) ?? 'agent';
+    const viaExtension = agent.owner !== null && agent.owner !== HOOK_OWNER ? this.deps.extensionKind : undefined;
+    return agent.hookAgent ?? viaExtension ?? this.deps.kindOf?.(agent.id) ?? 'agent';
   }
 
   /** The agent stopped reporting (its connection closed, its session ended, its pane exited). */
