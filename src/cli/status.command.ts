@@ -27,6 +27,7 @@ import type { HealthReport } from '../transport/handles.js';
 import { CliError, reportFailure } from '../daemon/fail.js';
 import { readRunFile, type RunFile } from '../daemon/run-file.js';
 import { AUTH_DIR_NAMES } from '../config/data-layout.js';
+import type { AgentUsage } from '../protocol/usage.js';
 
 /** How long the daemon has to answer each request. */
 export const STATUS_TIMEOUT_MS = 5000;
@@ -53,6 +54,17 @@ function stopRow(session: string, stop: Stop): string {
   return `${session}: ${stop.agent} ${stop.kind} at ${stop.stoppedAt}${resets}${words}`;
 }
 
+/** Each agent's windows, one line each: `claude five_hour 72 % resets <ISO> (binding)`. */
+function usageRows(usage: readonly AgentUsage[]): string[] {
+  const rows = usage.flatMap((u) =>
+    u.windows.map(
+      (w) =>
+        `${u.agent} ${w.name} ${w.usedPercent} %${w.resetsAt !== undefined ? ` resets ${w.resetsAt}` : ''}${u.binding === w.name ? ' (binding)' : ''}`,
+    ),
+  );
+  return rows.length > 0 ? rows : ['no agent reported its usage windows yet'];
+}
+
 /** Everything `tether status` shows. */
 export interface StatusReport {
   readonly daemon: { readonly url: string; readonly pid: number; readonly name: string };
@@ -63,6 +75,8 @@ export interface StatusReport {
   readonly actors: readonly OpsActorView[];
   /** The last answers to asks, newest last (docs/operations.md). */
   readonly answers: readonly AnswerEntry[];
+  /** Each agent's account usage windows (docs/api.md "Usage"). */
+  readonly usage: readonly AgentUsage[];
 }
 
 /** A state value as one line: `running.link.attached.live, running.pane.alive`. */
@@ -178,6 +192,7 @@ export function renderStatus(r: StatusReport): string {
     lines.push('', 'STOPS');
     for (const s of stopped) lines.push(stopRow(s.id, s.stop!));
   }
+  lines.push('', 'USAGE', ...usageRows(r.usage));
   lines.push('', 'ANSWERS', ...answerRows(r.answers));
   lines.push('', 'CLIENTS', ...clientRows(h.connections ?? []));
   lines.push('', 'ACTORS');
@@ -269,12 +284,14 @@ export async function collectStatus(env: NodeJS.ProcessEnv): Promise<StatusRepor
     const pinned = pinnedOptions(pem, run.fingerprint);
     tls = { ca: pem, checkServerIdentity: pinned.checkServerIdentity };
   }
-  const [health, sessions, ops, answers] = await Promise.all([
+  const [health, sessions, ops, answers, usage] = await Promise.all([
     getJson<HealthReport>(run, host, token, '/health', tls),
     getJson<StatusSession[]>(run, host, token, '/sessions', tls),
     getJson<{ actors: OpsActorView[] }>(run, host, token, '/ops/actors', tls),
     // A daemon from before asks has no answer log to show.
     getJson<{ answers: AnswerEntry[] }>(run, host, token, '/ops/answers', tls).catch(() => ({ answers: [] })),
+    // Nor one from before usage windows any usage.
+    getJson<AgentUsage[]>(run, host, token, '/usage', tls).catch(() => []),
   ]);
   return {
     daemon: { url: run.url, pid: run.pid, name: run.name },
@@ -283,6 +300,7 @@ export async function collectStatus(env: NodeJS.ProcessEnv): Promise<StatusRepor
     sessions,
     actors: ops.actors,
     answers: answers.answers,
+    usage,
   };
 }
 

@@ -46,10 +46,10 @@ main { display:grid; grid-template-columns: minmax(200px, 260px) 1fr; gap:16px; 
 .card ol { margin:0; padding-left:18px; font-family:ui-monospace, monospace; font-size:12px; color:var(--muted); }
 .card.plain .chart { display:none; }
 #dropped { color:#b00020; font-size:12px; }
-#answers, #stops { padding:0 16px; font-size:12px; }
-#answers h2, #stops h2 { font-size:13px; margin:10px 0 4px; }
-#answers ol, #stops ul { margin:0; padding-left:18px; font-family:ui-monospace, monospace; color:var(--muted); }
-#answers ol:empty::before, #stops ul:empty::before { content:'none yet'; }
+#answers, #stops, #usage { padding:0 16px; font-size:12px; }
+#answers h2, #stops h2, #usage h2 { font-size:13px; margin:10px 0 4px; }
+#answers ol, #stops ul, #usage ul { margin:0; padding-left:18px; font-family:ui-monospace, monospace; color:var(--muted); }
+#answers ol:empty::before, #stops ul:empty::before, #usage ul:empty::before { content:'none yet'; }
 `;
 
 const JS = `
@@ -282,11 +282,26 @@ const JS = `
     } catch { /* the next poll tries again */ }
   }
 
+  // How much of each agent's account limits is used: one line per agent and window, from /usage.
+  async function usage() {
+    try {
+      const r = await fetch('/usage', auth);
+      if (!r.ok) return;
+      const rows = [];
+      for (const u of await r.json())
+        for (const w of u.windows)
+          rows.push(el('li', { 'data-usage': u.agent + ':' + w.name }, u.agent + '  ' + w.name + '  ' + w.usedPercent + ' %' +
+            (w.resetsAt ? '  resets ' + w.resetsAt : '') + (u.binding === w.name ? '  (binding)' : '') + '  as of ' + u.observedAt));
+      document.getElementById('usage-list').replaceChildren(...rows);
+    } catch { /* the next poll tries again */ }
+  }
+
   connect();
   health();
   answers();
   stops();
-  setInterval(() => { health(); answers(); stops(); }, 2000);
+  usage();
+  setInterval(() => { health(); answers(); stops(); usage(); }, 2000);
 })();
 `;
 
@@ -303,6 +318,7 @@ export const OPS_PAGE_HTML = `<!doctype html>
 <header><h1>tether ops</h1><span id="conn">connecting</span><div id="subsystems"></div><span id="dropped"></span></header>
 <section id="answers"><h2>Answers</h2><ol id="answer-list"></ol></section>
 <section id="stops"><h2>Stops</h2><ul id="stop-list"></ul></section>
+<section id="usage"><h2>Usage</h2><ul id="usage-list"></ul></section>
 <main><nav id="tree" aria-label="actors"></nav><div id="cards"></div></main>
 <script>${JS}</script>
 </body>

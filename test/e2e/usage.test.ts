@@ -1,13 +1,14 @@
 /**
  * The agents' usage windows against a real daemon (docs/api.md "Usage"), with an agent speaking
  * the agent socket the way pi's extension does: what it reports shows on the session (the list,
- * `GET /sessions/:id`, a `state` frame on the stream and the side channel when it changes) and per
- * account (`GET /usage`); bad reports are clamped or left out and the daemon serves on, with no
+ * `GET /sessions/:id`, a `state` frame on the stream when it changes) and per account (`GET /usage`,
+ * `tether status`); bad reports are clamped or left out and the daemon serves on, with no
  * NaN or null inside a window.
  */
 import { describe, expect, it } from 'vitest';
 import { fakeAgent, type FakeAgent } from '../helpers/agent-socket.js';
 import { useDaemon } from '../helpers/daemon-fixture.js';
+import { runCli } from '../helpers/daemon.js';
 import { stateFrames } from '../helpers/stream.js';
 import { eventually } from '../helpers/tmux.js';
 import type { AgentUsage } from '../../src/protocol/usage.js';
@@ -27,7 +28,7 @@ describe('usage windows reported by an agent', () => {
     return agent;
   };
 
-  it('shows on the session, on its stream and side channel, and per account', async () => {
+  it('shows on the session, on its stream, per account and in tether status', async () => {
     expect(await usageOf('u1')).toBeNull();
     expect(await account()).toEqual([]);
     const agent = await connect('u1');
@@ -53,6 +54,12 @@ describe('usage windows reported by an agent', () => {
     await eventually(() => stateFrames(stream).some((f) => f.usage !== undefined), WAIT_MS, 20, 'a state frame with the usage');
     expect(stateFrames(stream).at(-1)?.usage).toMatchObject(want);
     expect(await account()).toMatchObject([want]);
+    // An operator on SSH sees it too.
+    const status = await runCli(['status'], fx.home.env);
+    expect(status.code, status.stderr).toBe(0);
+    expect(status.stdout).toContain(`five_hour 72 % resets ${want.windows[0]!.resetsAt} (binding)`);
+    const json = JSON.parse((await runCli(['status', '--json'], fx.home.env)).stdout) as { usage: AgentUsage[] };
+    expect(json.usage).toMatchObject([want]);
     // The weekly window at 100: it binds, whatever the 5-hour one says.
     agent.usage([{ name: 'seven_day', usedPercent: 100, resetsAt: week }]);
     await eventually(async () => (await usageOf('u1'))?.binding === 'seven_day', WAIT_MS, 20, 'the weekly window binding');
