@@ -65,6 +65,49 @@ function screenShows(tmux: PrivateTmux, session: string, texts: (string | RegExp
   );
 }
 
+/** How long a screen must stay unchanged before a key is pressed at it: the program drew it and reads keys. */
+const DIALOG_QUIET_MS = 300;
+/** How long a pressed key may take to show; past it the key counts as lost, and is pressed again. */
+const KEY_SHOWS_MS = 5_000;
+
+/** Waits until the pane's screen has not changed for DIALOG_QUIET_MS. */
+async function screenQuiet(tmux: PrivateTmux, session: string, what: string): Promise<void> {
+  let last = '';
+  let since = Date.now();
+  await eventually(
+    async () => {
+      const screen = await tmux.capture(session);
+      if (screen !== last) {
+        last = screen;
+        since = Date.now();
+      }
+      return Date.now() - since >= DIALOG_QUIET_MS;
+    },
+    AGENT_START_MS,
+    50,
+    `${what}: the screen quiet`,
+  );
+}
+
+/**
+ * Presses `key` at a dialog as a person does: once the dialog is drawn and quiet, then waits until
+ * the screen shows `shows` (the program took it). A program draws a dialog before it reads keys, and
+ * a key sent the moment it shows can be lost (Codex's hooks-review screen under load): only then, the
+ * screen unchanged by it, is it pressed again.
+ */
+async function pressTaken(tmux: PrivateTmux, session: string, key: string, shows: (string | RegExp)[], what: string): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    await screenQuiet(tmux, session, what);
+    await tmux.tmux('send-keys', '-t', session, key);
+    try {
+      await screenShows(tmux, session, shows, KEY_SHOWS_MS, what);
+      return;
+    } catch (err) {
+      if (attempt >= 5) throw err;
+    }
+  }
+}
+
 /** Types `text` as literal keys (argv, never a tmux command), waits to see it, then presses Enter. */
 async function typePrompt(tmux: PrivateTmux, session: string, text: string): Promise<void> {
   await tmux.tmux('send-keys', '-t', session, '-l', text);
@@ -223,10 +266,8 @@ describe('Codex 0.169.0 against a fake Responses API', () => {
       await startCodex(tmux, home, []);
       // New hooks are asked about once; the answer is kept in config.toml.
       await screenShows(tmux, 'codex', ['Hooks need review', '2. Trust all and continue'], AGENT_START_MS, 'the hook trust question');
-      await tmux.tmux('send-keys', '-t', 'codex', '2');
-      await screenShows(tmux, 'codex', ['› 2. Trust all and continue'], TURN_MS, 'the trust choice selected');
-      await tmux.tmux('send-keys', '-t', 'codex', 'Enter');
-      await screenShows(tmux, 'codex', ['OpenAI Codex (v0.169.0)', 'Ask Codex to do anything'], AGENT_START_MS, 'codex ready for input');
+      await pressTaken(tmux, 'codex', '2', ['› 2. Trust all and continue'], 'the trust choice selected');
+      await pressTaken(tmux, 'codex', 'Enter', ['OpenAI Codex (v0.169.0)', 'Ask Codex to do anything'], 'codex ready for input');
       await typePrompt(tmux, 'codex', PROMPT);
       await screenShows(tmux, 'codex', [`Ran echo ${TOOL_OUTPUT}`, `└ ${TOOL_OUTPUT}`, FINAL], TURN_MS, 'the tool output and answer');
       const outputs = fake.requests.flatMap(callOutputs);
