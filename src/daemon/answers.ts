@@ -5,6 +5,7 @@
  * composition root.
  */
 import type { FastifyInstance } from 'fastify';
+import type { InspectionEvent } from 'xstate';
 import type { SidecarSystem } from '../actors/system.js';
 import { forgetWhenDeleted } from '../service/session-events.js';
 import type { AgentStates, AnswerDesk } from '../agent/hub/agent-service.js';
@@ -35,6 +36,8 @@ export interface AnswersWiring {
   readonly log: Logger;
   /** A session's continue was written to tmux (the session's record keeps it for a restore). */
   readonly kept?: (id: string, schedule: ContinueSchedule) => void;
+  /** XState inspection of a session's continue machine (the /ops view). */
+  readonly inspect: (id: string) => (ev: InspectionEvent) => void;
 }
 
 /** The answer and continue services of one daemon run, the plugin of their routes, and the views that show a continue. */
@@ -81,6 +84,7 @@ export function startAnswers(w: AnswersWiring): {
     answers,
     now: w.now,
     log: w.log.child({ part: 'continue' }),
+    inspect: w.inspect,
   });
   const resets = new LimitResets({
     subscribeEvery: (listener) => w.agents.states.subscribeEvery(listener),

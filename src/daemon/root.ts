@@ -197,6 +197,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     now: Date.now,
     log,
     kept: (id, schedule) => keeper.noteContinue(id, schedule),
+    inspect: (id) => ops.observer({ label: 'continue', parent: sessionActorId(id) }),
   });
   const hub: StreamHub = new StreamHub({ sessions: system, meta: (id) => sessions.meta(id), agentStates: answers.states, log, ops });
   const prompts = startPrompts({ agents, system, cli, sessions, hub, records, keeper, ops, now: Date.now, log });
@@ -217,6 +218,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     onLimitReset: (listener) => answers.resets.onReset(listener),
     onPromptFailed: prompts.onFailed,
     onUsageWarning: (listener) => usage.warnings.onWarning(listener),
+    inspect: (label) => ops.observer({ label }),
     now: Date.now,
     log,
   });

@@ -64,6 +64,8 @@ export interface LiveActivityServiceDeps {
   readonly log: Logger;
   /** The machines' clock and inspection (the model test's simulated clock and coverage). */
   readonly actorOptions?: Pick<ActorOptions<AnyActorLogic>, 'clock' | 'inspect'>;
+  /** XState inspection of one device's machine (the /ops view), by its token's id. */
+  readonly inspectDevice?: (tokenId: string) => ActorOptions<AnyActorLogic>['inspect'];
 }
 
 /** What a push did, for the model test and the bench: the event, the token, the priority and the reply. */
@@ -166,8 +168,10 @@ export class LiveActivityService {
       delays: { ...this.deps.delays },
     });
     // The summary as it is now is not an agent starting to work: a start waits for the next one.
+    const inspect = this.deps.inspectDevice?.(tokenId);
     const actor = createActor(machine, {
       ...this.deps.actorOptions,
+      ...(inspect ? { id: `live-activity:${tokenId}`, inspect } : {}),
       input: { digest: this.digest },
     });
     const d: Device = {

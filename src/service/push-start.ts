@@ -5,6 +5,7 @@
  * idle daemon kept for nothing (docs/benchmarks.md "Memory"). Alerts and Live Activities share
  * one connection per APNs endpoint and one provider token.
  */
+import type { InspectionEvent } from 'xstate';
 import type { PushTriggerDeps } from './push-trigger.js';
 import type { PushDevices, PushServiceDeps } from '../push/push.service.js';
 import type { ActivityDelays, ActivityDevices } from '../push/live-activity.service.js';
@@ -37,6 +38,8 @@ export interface DaemonPushDeps extends Omit<PushTriggerDeps, 'send' | 'subscrib
   readonly log: Logger;
   /** The environment, for the tests' shorter Live Activity delays. */
   readonly env?: NodeJS.ProcessEnv;
+  /** XState inspection of a machine the push part runs (the /ops view), by its label. */
+  readonly inspect?: (label: string) => ((ev: InspectionEvent) => void) | undefined;
 }
 
 /**
@@ -94,6 +97,7 @@ export async function startPush(deps: DaemonPushDeps): Promise<DaemonPush> {
     devices: deps.devices,
     attributes: () => ({ daemonId: deps.daemon.id, daemonName: deps.daemon.name }),
     delays,
+    ...(deps.inspect ? { inspectDevice: (tokenId: string) => deps.inspect?.(`live-activity:${tokenId}`) } : {}),
     now: deps.now,
     log: deps.log,
   });
