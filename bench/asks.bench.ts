@@ -61,7 +61,7 @@ async function codexAsking(next: Next): Promise<AgentSetup> {
   });
 }
 
-const CLAUDE: Agent = { name: 'claude', dialog: 'Do you want to proceed?', ready: '? for shortcuts', prepare: claudeAsking };
+const CLAUDE: Agent = { name: 'claude', dialog: 'Do you want to proceed?', ready: 'manual mode on', prepare: claudeAsking };
 const CODEX: Agent = {
   name: 'codex',
   dialog: 'Would you like to run the following command?',

@@ -137,7 +137,7 @@ const AGENTS: readonly PromptAgent[] = [
   {
     title: 'Claude Code',
     kind: 'claude',
-    ready: ['Claude Code v2.1.328', '? for shortcuts'],
+    ready: ['Claude Code v2.1.328', 'manual mode on'],
     long: false,
     async prepare() {
       const arrivals: number[] = [];

@@ -29,7 +29,7 @@ interface Agent {
 const CLAUDE: Agent = {
   name: 'claude',
   stopped: "You've hit your",
-  ready: '? for shortcuts',
+  ready: 'manual mode on',
   notice: 'Esc to cancel',
   async prepare() {
     const reset = Math.ceil(Date.now() / 60_000) * 60 + 3 * 3600;

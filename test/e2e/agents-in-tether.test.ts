@@ -172,7 +172,7 @@ describe('Claude Code and Codex as tether sessions', () => {
   test(
     'Claude Code: thinking, Bash, thinking, awaiting-input; its commands; a push when it waits; restored with its conversation; a permission question pushed',
     async () => {
-      const m = await createShowing('cc', 'claude', claude().cwd, ['Claude Code v2.1.328', '? for shortcuts']);
+      const m = await createShowing('cc', 'claude', claude().cwd, ['Claude Code v2.1.328', 'manual mode on']);
       await explained(
         eventually(async () => (await listed('cc'))?.agentState === 'idle', AGENT_START_MS, POLL_MS, 'cc idle (SessionStart)'),
       );

@@ -53,7 +53,7 @@ describe('Claude Code asks, answered from the phone', () => {
       };
     }),
     phone: 'e5'.repeat(32),
-    session: { ...CLAUDE_CC.session, ready: [...CLAUDE_CC.session.ready, '? for shortcuts'] },
+    session: { ...CLAUDE_CC.session, ready: [...CLAUDE_CC.session.ready, 'manual mode on'] },
   });
   const { fx, answer, runs } = agent;
   const explained = agent.explained;

@@ -10,6 +10,7 @@
 import { join } from 'node:path';
 import { readCommandDir } from '../contract/command-files.js';
 import type { SlashCommand } from '../contract/commands.js';
+import { claudeUserDir } from './user-statusline.js';
 
 export const CLAUDE_BUILTIN_COMMANDS: readonly SlashCommand[] = Object.freeze([
   { name: 'add-dir', description: 'Add a new working directory' },
@@ -47,12 +48,6 @@ export const CLAUDE_BUILTIN_COMMANDS: readonly SlashCommand[] = Object.freeze([
   { name: 'usage', description: 'Show plan usage limits' },
   { name: 'vim', description: 'Toggle between Vim and Normal editing modes' },
 ]);
-
-/** Where Claude keeps the user's files: `$CLAUDE_CONFIG_DIR`, else `~/.claude`. */
-export function claudeUserDir(env: NodeJS.ProcessEnv): string | null {
-  if (env.CLAUDE_CONFIG_DIR) return env.CLAUDE_CONFIG_DIR;
-  return env.HOME ? join(env.HOME, '.claude') : null;
-}
 
 /** Claude's custom commands for a session working in `cwd`: the project's first, then the user's. */
 export async function claudeCustomCommands(cwd: string | null, env: NodeJS.ProcessEnv): Promise<SlashCommand[]> {

@@ -1,19 +1,23 @@
 /**
  * Claude Code's hook events as agent state (docs/agents.md "Claude Code"): the fields the hook
  * program passes on, and what each event means. Claude waits on its hooks, so the program only
- * copies `CLAUDE_HOOK_FIELDS` and the meaning is decided here, in the daemon.
+ * copies `CLAUDE_HOOK_FIELDS` and the meaning is decided here, in the daemon; the same for the
+ * usage windows tether's statusLine program passes on (`StatusLine`, docs/agents.md "Usage").
  *
  * Invariant: an event tether does not know, or one that says nothing about the state, changes
- * nothing; a conversation id is kept only in a shape safe for `--resume <id>`.
+ * nothing (a `StatusLine` report carries windows, never a state event); a conversation id is kept
+ * only in a shape safe for `--resume <id>`.
  */
 import { NO_OUTCOME, stateEvent, type HookOutcome } from '../contract/adapter.js';
+import { epochMsOfSeconds, numberOf, type UsageReading, type UsageReport } from '../contract/usage.js';
 import { isConversationId } from '../wire/hook-wire.js';
 import { claudePermission, claudeQuestion } from './asks.js';
+import { CLAUDE_USAGE_WINDOWS, STATUS_LINE_EVENT } from './hook-fields.js';
 
 /** Claude Code's multiple-choice question tool. */
 export const QUESTION_TOOL = 'AskUserQuestion';
 
-export { CLAUDE_HOOK_FIELDS } from './hook-fields.js';
+export { CLAUDE_HOOK_FIELDS, CLAUDE_STATUSLINE_FIELDS, STATUS_LINE_EVENT } from './hook-fields.js';
 
 /** The hook events tether's settings file subscribes to. */
 export const CLAUDE_HOOK_EVENTS = [
@@ -59,6 +63,21 @@ export function pastedAsTyped(prompt: string): string {
   return prompt.replace(PASTE_TAG, '').trim();
 }
 
+/**
+ * The windows of a `StatusLine` report: each window's percent as Claude gave it (already a
+ * percent, rounded here to 0.1; NaN when it is not a number) and its reset (unix seconds, as
+ * epoch ms; null when it is not a number). Null when it names no window. Not clamped: the hub does.
+ */
+export function claudeUsage(f: Readonly<Record<string, string>>): UsageReport | null {
+  const windows: UsageReading[] = [];
+  for (const name of CLAUDE_USAGE_WINDOWS) {
+    const used = f[`${name}_used`];
+    if (used === undefined) continue;
+    windows.push({ name, usedPercent: Math.round(numberOf(used) * 10) / 10, resetsAt: epochMsOfSeconds(f[`${name}_resets`]) });
+  }
+  return windows.length > 0 ? { windows } : null;
+}
+
 /** What one Claude Code hook report means; `asking`: a question of Claude's is open (its later notices change nothing). */
 export function readClaudeHook(f: Readonly<Record<string, string>>, asking = false): HookOutcome {
   const base = facts(f);
@@ -94,6 +113,11 @@ export function readClaudeHook(f: Readonly<Record<string, string>>, asking = fal
       return { ...base, events: [] };
     case 'SessionEnd':
       return { ...base, events: [], gone: true };
+    case STATUS_LINE_EVENT: {
+      // Claude runs its statusLine after each answer, mid-turn too: the windows, never a state.
+      const usage = claudeUsage(f);
+      return { ...base, events: [], ...(usage !== null ? { usage } : {}) };
+    }
     default:
       return base.conversation !== undefined || base.cwd !== undefined ? { ...base, events: [] } : NO_OUTCOME;
   }

@@ -11,7 +11,7 @@
  * report); every derived field is a string that fits MAX_HOOK_FIELD_CHARS, as JSON that still parses.
  */
 import { hookQuestionsJson } from '../wire/hook-questions.js';
-import { fittedJson as fitted, isRecord, textOf as text } from '../wire/hook-wire.js';
+import { fittedJson as fitted, isRecord, pickHookFields, textOf as text } from '../wire/hook-wire.js';
 
 export const CLAUDE_HOOK_FIELDS: readonly string[] = [
   'hook_event_name',
@@ -77,6 +77,48 @@ export function derivedClaudeFields(input: unknown): Record<string, string> {
         })),
     );
     if (json !== null) out.suggestions = json;
+  }
+  return out;
+}
+
+/** The event of the report tether's statusLine program sends (statusline.ts): Claude's usage windows, no state. */
+export const STATUS_LINE_EVENT = 'StatusLine';
+
+/** The usage windows Claude Code hands its statusLine (`rate_limits.<name>`), as tether reads them. */
+export const CLAUDE_USAGE_WINDOWS = ['five_hour', 'seven_day'] as const;
+
+/** The fields of a `StatusLine` report: the event, the conversation, and each window's `<name>_used` and `<name>_resets`. */
+export const CLAUDE_STATUSLINE_FIELDS: readonly string[] = [
+  'hook_event_name',
+  'session_id',
+  'cwd',
+  ...CLAUDE_USAGE_WINDOWS.flatMap((name) => [`${name}_used`, `${name}_resets`]),
+];
+
+/** Longest figure passed on (a percent, unix seconds): anything longer is no figure. */
+const MAX_FIGURE_CHARS = 64;
+
+/** A figure of Claude's as text: a number as JS writes it, a string as it came (cut), anything else empty. */
+function figure(v: unknown): string {
+  if (typeof v === 'number') return String(v);
+  return typeof v === 'string' ? v.slice(0, MAX_FIGURE_CHARS) : '';
+}
+
+/**
+ * The `StatusLine` report of a statusLine input: `used_percentage` and `resets_at` of each window
+ * in `rate_limits` as text, with the session's id and directory. Null when the input gives no
+ * window (Claude's first run at start-up, an API key login, an answer without the headers).
+ */
+export function claudeStatusLineFields(input: unknown): Record<string, string> | null {
+  if (!isRecord(input) || !isRecord(input.rate_limits)) return null;
+  const limits = input.rate_limits;
+  const windows = CLAUDE_USAGE_WINDOWS.filter((name) => isRecord(limits[name]));
+  if (windows.length === 0) return null;
+  const out: Record<string, string> = { hook_event_name: STATUS_LINE_EVENT, ...pickHookFields(input, ['session_id', 'cwd']) };
+  for (const name of windows) {
+    const w = limits[name] as Record<string, unknown>;
+    out[`${name}_used`] = figure(w.used_percentage);
+    out[`${name}_resets`] = figure(w.resets_at);
   }
   return out;
 }

@@ -86,7 +86,9 @@ export class HookIntake {
       this.deps.log.info({ session, ...about, agent: agentKind }, 'an agent registered');
       this.deps.registered?.(session);
     }
-    agent.asks = outcome.asks ?? null;
+    // What the agent asks in words: said again by each report that moves it; one that only carries
+    // figures (usage windows) leaves it.
+    if (outcome.events.length > 0 || outcome.asks !== undefined || outcome.ask !== undefined) agent.asks = outcome.asks ?? null;
     // The open ask ended at the terminal or by the agent's own move: said before the events that move the state.
     if (outcome.askEnded !== undefined) this.asks.ended(session, outcome.askEnded);
     for (const event of outcome.events) this.agents.send(agent, toMachineEvent(event, ts));
