@@ -9,6 +9,7 @@ import { runActivityBench } from './activity.bench.js';
 import { runAsksBench } from './asks.bench.js';
 import { runStopsBench } from './stops.bench.js';
 import { runPromptsBench } from './prompts.bench.js';
+import { runUsageBench } from './usage.bench.js';
 import { runDeflateBench } from './deflate.bench.js';
 import { runEchoBench } from './echo.bench.js';
 import { runFloodBench } from './flood.bench.js';
@@ -83,6 +84,7 @@ const SCENARIOS: Readonly<Record<string, () => Promise<ScenarioResult>>> = {
   asks: runAsksBench,
   stops: runStopsBench,
   prompts: runPromptsBench,
+  usage: runUsageBench,
   activity: runActivityBench,
   // BENCH_PEERS=0 leaves the peers out (they install from the registry on first use).
   ...(process.env.BENCH_PEERS === '0' ? {} : { peers: async () => [...(await runWettyBench()), ...(await runVibeTunnelBench())] }),

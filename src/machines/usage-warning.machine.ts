@@ -66,7 +66,8 @@ export const usageWarningMachine = setup({
     /** A threshold higher than any warned in the period: warned, and told. */
     warn: assign({
       warned: ({ context, event }) => reached(context.thresholds, event.usedPercent),
-      resetsAt: ({ event }) => event.resetsAt,
+      // A report that says no reset leaves the period's.
+      resetsAt: ({ context, event }) => event.resetsAt ?? context.resetsAt,
     }),
     tell: emit(({ context, event }) => ({
       type: 'usage.warned' as const,
@@ -76,8 +77,11 @@ export const usageWarningMachine = setup({
     })),
     /** A new period: nothing warned in it yet. */
     rearm: assign({ warned: 0, resetsAt: ({ event }) => event.resetsAt }),
-    /** The period's reset, as the window reports it. */
-    follow: assign({ resetsAt: ({ context, event }) => event.resetsAt ?? context.resetsAt }),
+    /** The period's reset, as the window reports it: never moved back (an older report of a session that lags). */
+    follow: assign({
+      resetsAt: ({ context, event }) =>
+        event.resetsAt === null || (context.resetsAt !== null && event.resetsAt < context.resetsAt) ? context.resetsAt : event.resetsAt,
+    }),
   },
   guards: {
     /** The report reaches a threshold higher than any warned in this period. */

@@ -4,6 +4,9 @@
  * two sessions of one agent share one), fed each change of any session's usage windows, and what
  * they emit handed to push.
  *
+ * A report at 100 % is the limit itself: its machine takes it (its thresholds count as warned), but
+ * nothing is handed to push: the agent's usage-limit stop says it (docs/push.md "Stops").
+ *
  * Invariants: at most one warning per threshold, per agent kind and window, per reset period;
  * with no thresholds (`[push] usage_thresholds = []`) no machine is made and nothing is warned.
  */
@@ -11,7 +14,7 @@ import { createActor, type Actor, type InspectionEvent } from 'xstate';
 import { usageWarningMachine } from '../machines/usage-warning.machine.js';
 import type { AgentUsage } from '../protocol/usage.js';
 
-/** A threshold at or above which the warning is time-sensitive. */
+/** A used percent at or above which the warning is time-sensitive. */
 export const TIME_SENSITIVE_PERCENT = 95;
 
 /** A window that crossed a threshold. */
@@ -24,7 +27,7 @@ export interface UsageWarning {
   readonly usedPercent: number;
   /** The window's reset, ISO 8601, when the agent said. */
   readonly resetsAt: string | null;
-  /** At TIME_SENSITIVE_PERCENT or over: it may break through a Focus mode. */
+  /** Used at TIME_SENSITIVE_PERCENT or over: it may break through a Focus mode. */
   readonly timeSensitive: boolean;
 }
 
@@ -63,6 +66,8 @@ export class UsageWarnings {
     const at = this.deps.now();
     for (const w of usage.windows) {
       const resetsAt = w.resetsAt === undefined ? null : Date.parse(w.resetsAt);
+      // A figure of a period that is over (a session's last report from before its reset) warns of nothing.
+      if (resetsAt !== null && resetsAt <= at) continue;
       this.machine(usage.agent, w.name).send({ type: 'usage.reported', usedPercent: w.usedPercent, resetsAt, at });
     }
   }
@@ -77,13 +82,14 @@ export class UsageWarnings {
       ...(inspect ? { id: `usage:${agent}:${window}`, inspect } : {}),
     });
     actor.on('usage.warned', (e) => {
+      if (e.usedPercent >= 100) return;
       const warning: UsageWarning = {
         agent,
         window,
         threshold: e.threshold,
         usedPercent: e.usedPercent,
         resetsAt: e.resetsAt === null ? null : new Date(e.resetsAt).toISOString(),
-        timeSensitive: e.threshold >= TIME_SENSITIVE_PERCENT,
+        timeSensitive: e.usedPercent >= TIME_SENSITIVE_PERCENT,
       };
       for (const l of [...this.listeners]) l(warning);
     });

@@ -5,11 +5,17 @@
  * `function_call` (`name`, `call_id`) when the model asks for the tool, which then runs, its
  * `function_call_output` (same `call_id`) once it ran, the answer, and `event_msg`/`task_complete`.
  *
+ * Each `token_count` record carries the account's usage windows (rollout-usage.ts); the turn's
+ * start and end, the model it runs (`turn_context`, `thread_settings_applied`), the version of
+ * Codex that wrote the file (`session_meta`) and those windows are also handed on as facts, for
+ * what Codex shows at a turn's end (rate-limit-nudge.ts).
+ *
  * Pure: no I/O. A line too long to keep whole is read from its head alone (`readRolloutHead`):
  * the fields that matter come first in Codex's records (type, payload type, a call's name).
  */
 import { stateEvent, type HookOutcome } from '../contract/adapter.js';
 import { taskStop, usedUpLimit, type RolloutLimit } from './rollout-stops.js';
+import { rolloutRates, type RolloutRates } from './rollout-usage.js';
 
 /** A tool call as its record says it: its id and name, and, for a shell call, the command and why it asks to leave the sandbox. */
 export interface RolloutCall {
@@ -19,13 +25,27 @@ export interface RolloutCall {
   readonly justification?: string;
 }
 
+/** What a record tells of the turn and of Codex, beside the state (rate-limit-nudge.ts reads them). */
+export interface RolloutFacts {
+  /** A turn started (`task_started`), ended (`task_complete`, `turn_aborted`), or ended on a stop (`task_complete` with an `error`). */
+  readonly turn?: 'started' | 'ended' | 'stopped';
+  /** The model the conversation runs from now on. */
+  readonly model?: string;
+  /** The version of Codex that made the file (`session_meta`'s `cli_version`). */
+  readonly cliVersion?: string;
+  /** What a `token_count` record's `rate_limits` says. */
+  readonly rates?: RolloutRates;
+}
+
 /**
- * What one record means: state events, the prompt it carries (for auto-naming), the call it
- * starts, the stop a turn ended on (rollout-stops.ts), and a used-up usage window it reports.
+ * What one record means: state events, the prompt it carries (for auto-naming), the account's
+ * usage windows, the call it starts, the stop a turn ended on (rollout-stops.ts), a used-up usage
+ * window it reports, and its facts.
  */
-export type RolloutMeaning = Pick<HookOutcome, 'events' | 'userMessage' | 'stop'> & {
+export type RolloutMeaning = Pick<HookOutcome, 'events' | 'userMessage' | 'stop' | 'usage'> & {
   readonly call?: RolloutCall;
   readonly limit?: RolloutLimit;
+  readonly facts?: RolloutFacts;
 };
 
 /** Longest command and justification kept of a call. */
@@ -93,21 +113,37 @@ function meaning(
   p?: Record<string, unknown>,
 ): RolloutMeaning {
   if (type === 'event_msg') {
-    if (kind === 'task_started') return { events: [stateEvent('agent.start')] };
+    if (kind === 'task_started') return { events: [stateEvent('agent.start')], facts: { turn: 'started' } };
     // A turn that ended on an API error Codex gave up on: the stop, not a finished turn.
     const stop = kind === 'task_complete' && p ? taskStop(p) : null;
-    if (stop !== null) return { events: [], stop };
+    if (stop !== null) return { events: [], stop, facts: { turn: 'stopped' } };
     // A finished turn, or one the user interrupted (Esc): Codex waits for the user.
-    if (kind === 'task_complete' || kind === 'turn_aborted') return { events: [stateEvent('agent.end', { idle: true })] };
-    const limit = kind === 'token_count' && p ? usedUpLimit(p) : null;
-    if (limit !== null) return { events: [], limit };
-    return NOTHING;
+    if (kind === 'task_complete' || kind === 'turn_aborted')
+      return { events: [stateEvent('agent.end', { idle: true })], facts: { turn: 'ended' } };
+    if (kind === 'token_count' && p) return tokenCount(p);
+    const settings = kind === 'thread_settings_applied' && p ? p.thread_settings : undefined;
+    const model = settings && typeof settings === 'object' ? str((settings as Record<string, unknown>).model) : undefined;
+    return model !== undefined ? { events: [], facts: { model } } : NOTHING;
   }
+  if (type === 'turn_context' && p && typeof p.model === 'string') return { events: [], facts: { model: p.model } };
+  if (type === 'session_meta' && p && typeof p.cli_version === 'string') return { events: [], facts: { cliVersion: p.cli_version } };
   if (type !== 'response_item' || kind === undefined) return NOTHING;
   if (CALLS.has(kind)) return { events: [stateEvent('tool.start', { id: callId ?? '', tool: name ?? kind })] };
   if (OUTPUTS.has(kind)) return { events: [stateEvent('tool.end', { id: callId ?? '' })] };
   const prompt = kind === 'message' && p ? promptText(p) : undefined;
   return prompt !== undefined ? { events: [], userMessage: prompt } : NOTHING;
+}
+
+/** A `token_count` record: the usage windows it reports, a used-up one (a usage limit's reset), its rates. */
+function tokenCount(p: Record<string, unknown>): RolloutMeaning {
+  const limit = usedUpLimit(p);
+  const rates = rolloutRates(p);
+  return {
+    events: [],
+    ...(limit !== null ? { limit } : {}),
+    ...(rates?.usage ? { usage: rates.usage } : {}),
+    ...(rates !== null ? { facts: { rates } } : {}),
+  };
 }
 
 /** A JSON string literal's value at the start of `rest` (`"..."`), or undefined. */

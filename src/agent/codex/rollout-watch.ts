@@ -4,7 +4,8 @@
  * of a turn; its hooks run only after a review screen), but it writes each turn to
  * `<sessions>/YYYY/MM/DD/rollout-<local time>-<thread id>.jsonl` as the turn goes. The daemon
  * follows each Codex session's file and hands each record's meaning (rollout-records.ts) to the
- * hub.
+ * hub: its state events, a prompt, a stop, the account's usage windows; and what the records tell
+ * of the turn and of Codex (its facts) to `observe`, once per look, in order.
  *
  * Which file is a session's:
  * - its thread id, once known (the notify program names it at each turn's end; a restored
@@ -27,7 +28,7 @@ import type { Logger } from '../../log.js';
 import type { HookOutcome } from '../contract/adapter.js';
 import type { EventMessage } from '../wire/extension-channel.js';
 import { findRolloutFile, rolloutDays, rolloutThread, threadTime } from './rollout.js';
-import { readRolloutLine, readSessionMeta, type RolloutCall } from './rollout-records.js';
+import { firstField, readRolloutLine, readSessionMeta, type RolloutCall, type RolloutFacts } from './rollout-records.js';
 import { withLimit, type RolloutLimit } from './rollout-stops.js';
 import { RolloutTail } from './rollout-tail.js';
 
@@ -45,8 +46,12 @@ export interface RolloutWatchDeps {
   readonly sessionsDir: string;
   readonly now: () => number;
   readonly log: Logger;
-  /** What the session's Codex did (state events, a prompt). */
+  /** What the session's Codex did (state events, a prompt, a stop, its usage windows). */
   readonly report: (session: string, outcome: HookOutcome) => void;
+  /** The facts of the records one look read, in order, after their outcomes were reported. */
+  readonly observe?: (session: string, facts: readonly RolloutFacts[]) => void;
+  /** The session's file is now another thread's (its first file found, a new conversation in Codex, a restored one). */
+  readonly followed?: (session: string) => void;
   readonly pollMs?: number;
 }
 
@@ -83,7 +88,7 @@ export class CodexRolloutWatch {
     const known = this.followers.get(session);
     if (known) {
       known.cwd ??= cwd;
-      if (known.thread === null && thread !== null) this.follow(known, thread, false);
+      if (known.thread === null && thread !== null) this.follow(session, known, thread, false);
       return;
     }
     this.followers.set(session, {
@@ -112,7 +117,7 @@ export class CodexRolloutWatch {
       // The notify may come before a look found the new file (a loaded machine, a short turn).
       const made = threadTime(thread);
       const fresh = made !== null && made >= f.since - ROLLOUT_DISCOVERY_SLACK_MS;
-      this.follow(f, thread, fresh);
+      this.follow(session, f, thread, fresh);
       this.deps.log.info({ session, thread, fromStart: fresh }, "a Codex session's thread was named by its notify");
     }
     if (f.tail === null && !f.fromStart) return false;
@@ -144,12 +149,13 @@ export class CodexRolloutWatch {
     this.timer = null;
   }
 
-  private follow(f: Follower, thread: string, fromStart: boolean): void {
+  private follow(session: string, f: Follower, thread: string, fromStart: boolean): void {
     f.thread = thread;
     f.fromStart = fromStart;
     f.tail = null;
     f.running = [];
     f.lastCall = null;
+    this.deps.followed?.(session);
   }
 
   private schedule(): void {
@@ -183,33 +189,41 @@ export class CodexRolloutWatch {
   private async tick(): Promise<void> {
     if ([...this.followers.values()].some((f) => f.thread === null && f.cwd !== null)) await this.discover();
     for (const [session, f] of [...this.followers]) {
-      if (f.thread !== null && f.tail === null) await this.open(f);
+      if (f.thread !== null && f.tail === null) await this.open(session, f);
       if (f.tail !== null) await this.read(session, f);
     }
   }
 
-  private async open(f: Follower): Promise<void> {
+  private async open(session: string, f: Follower): Promise<void> {
     const thread = f.thread!;
     const path = await findRolloutFile(this.deps.sessionsDir, thread);
     if (path === null || f.thread !== thread || f.tail !== null) return;
     const size = f.fromStart ? 0 : await sizeOf(path);
-    if (size !== null && f.thread === thread) f.tail = new RolloutTail(path, size);
+    if (size === null || f.thread !== thread || f.tail !== null) return;
+    const tail = new RolloutTail(path, size);
+    f.tail = tail;
+    // Read from its end, its first line (the version of Codex that made it) is not read: its head says.
+    const cliVersion = size > 0 ? firstField(await head(path), 'cli_version') : undefined;
+    if (cliVersion !== undefined && this.followers.get(session)?.tail === tail) this.deps.observe?.(session, [{ cliVersion }]);
   }
 
   private async read(session: string, f: Follower): Promise<void> {
     const tail = f.tail!;
     const lines = await tail.read().catch(() => null);
     if (lines === null || f.tail !== tail || this.followers.get(session) !== f) return;
+    const seen: RolloutFacts[] = [];
     for (const line of lines) {
-      const { call, limit, stop, ...meaning } = readRolloutLine(line);
+      const { call, limit, stop, facts, ...meaning } = readRolloutLine(line);
       if (call !== undefined) f.lastCall = call;
       if (limit !== undefined) f.lastLimit = limit;
+      if (facts !== undefined) seen.push(facts);
       const events = meaning.events.map((e) => this.pairCall(f, e));
       if (stop !== undefined) f.running = [];
       const stopped = stop !== undefined ? { stop: withLimit(stop, f.lastLimit) } : {};
-      if (events.length > 0 || meaning.userMessage !== undefined || stop !== undefined)
+      if (events.length > 0 || meaning.userMessage !== undefined || stop !== undefined || meaning.usage !== undefined)
         this.deps.report(session, { ...meaning, events, ...stopped });
     }
+    if (seen.length > 0) this.deps.observe?.(session, seen);
   }
 
   /** Keeps the running calls; an output whose call's id was cut off (a too-long line) ends that call. */
@@ -256,7 +270,7 @@ export class CodexRolloutWatch {
     if (all.some(([, f]) => f.thread === thread)) return;
     const owners = all.filter(([, f]) => f.thread === null && f.cwd === cwd && f.since - ROLLOUT_DISCOVERY_SLACK_MS <= made);
     if (owners.length === 1) {
-      this.follow(owners[0]![1], thread, true);
+      this.follow(owners[0]![0], owners[0]![1], thread, true);
       this.deps.log.info({ session: owners[0]![0], thread }, "a Codex session's rollout file was found");
     } else if (owners.length > 1) {
       this.deps.log.info(

@@ -17,10 +17,14 @@ import { join } from 'node:path';
 const DAY_MS = 86_400_000;
 const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+/** Codex's home (`CODEX_HOME`, else `~/.codex`) for an environment. */
+export function codexHomeDir(env: NodeJS.ProcessEnv): string {
+  return env.CODEX_HOME !== undefined && env.CODEX_HOME !== '' ? env.CODEX_HOME : join(env.HOME ?? homedir(), '.codex');
+}
+
 /** Codex's sessions folder for an environment. */
 export function codexSessionsDir(env: NodeJS.ProcessEnv): string {
-  const home = env.CODEX_HOME !== undefined && env.CODEX_HOME !== '' ? env.CODEX_HOME : join(env.HOME ?? homedir(), '.codex');
-  return join(home, 'sessions');
+  return join(codexHomeDir(env), 'sessions');
 }
 
 /** The day folders (local time, as Codex names them) a thread created at `ms` may be saved in. */

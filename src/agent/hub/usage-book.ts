@@ -64,7 +64,8 @@ const passed = (w: UsageWindow, now: number) => w.resetsAt !== undefined && Date
 
 export class UsageBook {
   private readonly sessions = new Map<string, AgentUsage>();
-  private readonly accounts = new Map<string, AgentUsage>();
+  /** Each agent kind's windows, each the newest reading any of its sessions gave of it, and when. */
+  private readonly accounts = new Map<string, Map<string, { readonly window: UsageWindow; readonly at: number }>>();
   /** Faults logged already, by agent kind and fault. */
   private readonly logged = new Set<string>();
   private readonly listeners = new Set<(session: string, usage: AgentUsage) => void>();
@@ -86,7 +87,10 @@ export class UsageBook {
     const kept = [...byName.values()].sort((a, b) => a.name.localeCompare(b.name));
     const usage: AgentUsage = { agent, windows: kept, binding: bindingWindow(kept), observedAt: new Date(now).toISOString() };
     this.sessions.set(session, usage);
-    if (kept.length > 0) this.accounts.set(agent, usage);
+    // The account takes only what this report said: a window another session gave more lately stays.
+    const account = this.accounts.get(agent) ?? new Map<string, { window: UsageWindow; at: number }>();
+    for (const w of windows) account.set(w.name, { window: w, at: now });
+    if (account.size > 0) this.accounts.set(agent, account);
     const same = before !== undefined && JSON.stringify(before.windows) === JSON.stringify(kept) && before.agent === agent;
     if (same) return null;
     for (const l of [...this.listeners]) l(session, usage);
@@ -99,17 +103,24 @@ export class UsageBook {
     return () => this.listeners.delete(listener);
   }
 
-  /** Session `session`'s usage (windows whose reset passed left out), or null when its agent reported none. */
+  /** Session `session`'s usage (windows whose reset passed left out), or null when its agent reported no window. */
   of(session: string): AgentUsage | null {
-    return this.fresh(this.sessions.get(session));
+    const usage = this.fresh(this.sessions.get(session));
+    return usage === null || usage.windows.length === 0 ? null : usage;
   }
 
-  /** Each agent kind's newest usage, by kind (windows whose reset passed left out). */
+  /** Each agent kind's windows, each the newest reading of any of its sessions (those whose reset passed left out), by kind. */
   account(): AgentUsage[] {
-    return [...this.accounts.values()]
-      .map((u) => this.fresh(u))
-      .filter((u): u is AgentUsage => u !== null && u.windows.length > 0)
-      .sort((a, b) => a.agent.localeCompare(b.agent));
+    const now = this.deps.now();
+    const out: AgentUsage[] = [];
+    for (const [agent, byName] of this.accounts) {
+      const held = [...byName.values()].filter((r) => !passed(r.window, now));
+      if (held.length === 0) continue;
+      const windows = held.map((r) => r.window).sort((a, b) => a.name.localeCompare(b.name));
+      const at = Math.max(...held.map((r) => r.at));
+      out.push({ agent, windows, binding: bindingWindow(windows), observedAt: new Date(at).toISOString() });
+    }
+    return out.sort((a, b) => a.agent.localeCompare(b.agent));
   }
 
   /** Forgets a deleted session (its account's figures stay). */
