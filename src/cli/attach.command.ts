@@ -12,7 +12,7 @@ import { agentSocketPath } from '../agent/wire/socket-path.js';
 import { TmuxCli } from '../tmux/exec.js';
 import { isValidSessionName } from '../protocol/session-name.js';
 import { listSessions } from '../tmux/session-list.js';
-import { createInWorktree, worktreesInUse } from '../service/worktree-session.js';
+import { createInWorktree, worktreesInUse } from '../service/workspaces/worktree-session.js';
 import type { SessionWorktree } from '../machines/session.machine.js';
 import { worktreesRoot } from '../config/data-layout.js';
 import { DomainError } from '../errors.js';
@@ -20,7 +20,7 @@ import type { TetherConfig } from '../config/schema.js';
 import { createSession } from '../tmux/session-create.js';
 import { tmuxTarget } from '../tmux/target.js';
 import { checkTmuxVersion, readTmuxVersion } from '../tmux/version.js';
-import { agentNames, agentTable, prepareAdapters, resolveAgent, resolveAgentProgram } from '../service/agent-program.js';
+import { agentNames, agentTable, prepareAdapters, resolveAgent, resolveAgentProgram } from '../service/agent-programs/agent-program.js';
 import { DEFAULT_AGENT_NAME, isValidAgentName } from '../config/schema.js';
 import { asRefusal, CliError, reportFailure } from '../daemon/fail.js';
 

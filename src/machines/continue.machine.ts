@@ -1,7 +1,7 @@
 /**
  * A scheduled continue (docs/contract.md "Scheduled continue", docs/api.md "Continue"): the text
  * a person chose, once, to be typed into a session's pane when its agent's usage limit resets.
- * One actor per session, fed by the continue service (src/service/continue.service.ts), which
+ * One actor per session, fed by the continue service (src/service/continue/continue.service.ts), which
  * keeps the schedule in tmux, arms the timer and types.
  *
  * States: `none` (nothing scheduled), `waiting` (armed), `typing` (due, and the agent still in

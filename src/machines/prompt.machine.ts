@@ -1,7 +1,7 @@
 /**
  * A prompt sent from a phone (docs/contract.md "Prompt", docs/api.md "Prompts"): text a person
  * wants submitted to the session's agent exactly once. One actor per prompt, fed by the prompt
- * service (src/service/prompts.service.ts), which keeps the queue in tmux, decides whose turn it
+ * service (src/service/prompts/prompts.service.ts), which keeps the queue in tmux, decides whose turn it
  * is, types the keys and listens to the agent.
  *
  * States: `queued` (waiting for its turn: the agent is in a turn, has an open ask, is starting,

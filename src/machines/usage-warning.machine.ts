@@ -1,7 +1,7 @@
 /**
  * The warning when an agent's usage window crosses a threshold (docs/contract.md "Usage warning",
  * docs/push.md "Usage"): one actor per agent kind and window (the limits are the account's), fed
- * every report of that window by the usage warnings (src/service/usage-warnings.ts), which push
+ * every report of that window by the usage warnings (src/service/alerts/usage-warnings.ts), which push
  * what it emits.
  *
  * States: `armed` (no threshold crossed in this reset period) and `warned` (the highest threshold

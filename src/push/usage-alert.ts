@@ -5,7 +5,7 @@
  */
 import { resetClock } from './stop-alert.js';
 
-/** A window crossing a threshold, as push says it (src/service/usage-warnings.ts makes them). */
+/** A window crossing a threshold, as push says it (src/service/alerts/usage-warnings.ts makes them). */
 export interface PushedUsage {
   readonly agent: string;
   readonly window: string;

@@ -8,7 +8,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { RouteSchemas } from './routes.checks.js';
 import { SessionRouteSchemas } from './session-routes.checks.js';
 
-/** What the answer routes need (src/service/answers.service.ts is one). */
+/** What the answer routes need (src/service/answers/answers.service.ts is one). */
 export interface AnswersHandle {
   answer(
     id: string,

@@ -8,7 +8,7 @@
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FileDiff } from '../git/changes.js';
-import type { SessionChanges } from '../service/workspaces.service.js';
+import type { SessionChanges } from '../service/workspaces/workspaces.service.js';
 import { RouteSchemas } from './routes.checks.js';
 import { ChangesRouteSchemas } from './changes-routes.checks.js';
 

@@ -10,7 +10,7 @@
  */
 import type { WebSocket } from 'ws';
 import { CLOSE_CODES } from '../errors.js';
-import type { ClientConnection } from '../service/health.js';
+import type { ClientConnection } from '../service/health/health.js';
 import type { LinkFigures } from './keepalive.js';
 import type { TokenStore } from '../auth/token-store.js';
 import type { Logger } from '../log.js';

@@ -9,7 +9,7 @@ import type { ContinueSchedule } from '../protocol/continue.js';
 import { RouteSchemas } from './routes.checks.js';
 import { SessionRouteSchemas } from './session-routes.checks.js';
 
-/** What the continue routes need (src/service/continue.service.ts is one). */
+/** What the continue routes need (src/service/continue/continue.service.ts is one). */
 export interface ContinueHandle {
   schedule(id: string, body: { at: string; text?: string }, by: string): Promise<ContinueSchedule>;
   cancel(id: string): Promise<ContinueSchedule>;

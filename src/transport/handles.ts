@@ -4,7 +4,7 @@
  * into a machine's context, and nothing here imports fastify.
  */
 
-import type { HealthReport } from '../service/health.js';
+import type { HealthReport } from '../service/health/health.js';
 
 export type { HealthReport };
 

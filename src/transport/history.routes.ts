@@ -11,8 +11,8 @@ import { DomainError, isDomainError } from '../errors.js';
 import type { PositionRange } from '../history/buffer-index.js';
 import type { HistoryPage } from '../history/history-reader.js';
 import type { SearchResult } from '../history/search-scan.js';
-import type { BufferNote } from '../service/history.service.js';
-import { DEFAULT_SEARCH_LIMIT } from '../service/history.service.js';
+import type { BufferNote } from '../service/workbench/history.service.js';
+import { DEFAULT_SEARCH_LIMIT } from '../service/workbench/history.service.js';
 import { RouteSchemas } from './routes.checks.js';
 
 /** What the routes need of the history. */

@@ -9,7 +9,7 @@ import type { PromptRecord } from '../protocol/prompt.js';
 import { PromptRouteSchemas } from './prompt-routes.checks.js';
 import { RouteSchemas } from './routes.checks.js';
 
-/** What the prompt routes need (src/service/prompts.service.ts is one). */
+/** What the prompt routes need (src/service/prompts/prompts.service.ts is one). */
 export interface PromptsHandle {
   submit(id: string, request: { text: string; id?: string }, by: string): Promise<{ record: PromptRecord; created: boolean }>;
   list(id: string): Promise<PromptRecord[]>;

@@ -8,7 +8,7 @@
 import { Type, type Static } from 'typebox';
 import { SESSION_NAME_PATTERN } from '../protocol/session-name.js';
 import { CONTROL_CHAR_RANGES } from '../protocol/text.js';
-import { MAX_QUERY_CHARS } from '../service/history.service.js';
+import { MAX_QUERY_CHARS } from '../service/workbench/history.service.js';
 import type { HealthReport } from './handles.js';
 
 /** Longest upload `name` a client may send, in characters (the stored one is shorter still). */

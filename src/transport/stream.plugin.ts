@@ -33,20 +33,20 @@ export interface StreamHandle {
   open(sessionId: string, kind: ClientKind, link: ClientLink): Promise<OpenClient>;
 }
 
-/** What the stream routes ask of the sessions service (src/service/sessions.service.ts is one). */
+/** What the stream routes ask of the sessions service (src/service/sessions/sessions.service.ts is one). */
 export interface StreamSessions {
   input(sessionId: string, message: InputMessage): Promise<void>;
   /** Starts the session's exited agent again (`session-running` when it runs). */
   respawn(sessionId: string): Promise<unknown>;
 }
 
-/** What the stream routes ask of the answers (src/service/answers.service.ts is one). */
+/** What the stream routes ask of the answers (src/service/answers/answers.service.ts is one). */
 export interface StreamAnswers {
   /** Answers an ask as `by` (a device's token name); resolves with whether the agent took it. */
   answer(sessionId: string, ask: string, choice: string, by: { by: string; tokenId: string | null }): Promise<{ landed: boolean }>;
 }
 
-/** What the stream routes ask of the prompts (src/service/prompts.service.ts is one). */
+/** What the stream routes ask of the prompts (src/service/prompts/prompts.service.ts is one). */
 export interface StreamPrompts {
   /** Queues a prompt as `by`; `created` false: its id named one already (nothing typed again). */
   submit(sessionId: string, request: { text: string; id?: string }, by: string): Promise<{ record: PromptRecord; created: boolean }>;

@@ -19,7 +19,7 @@ import { runCli } from '../helpers/daemon.js';
 import { stateFrames, still } from '../helpers/stream.js';
 import { eventually } from '../helpers/tmux.js';
 import type { Ask, StateFrame } from '../../src/protocol/frames.js';
-import type { AnswerEntry } from '../../src/service/answer-log.js';
+import type { AnswerEntry } from '../../src/service/answers/answer-log.js';
 import type { StatusReport } from '../../src/cli/status.command.js';
 
 const TEST_MS = 300_000;

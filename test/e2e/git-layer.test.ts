@@ -14,8 +14,8 @@ import { makeRepo, type TestRepo } from '../helpers/git-repo.js';
 import { useTempDirs } from '../helpers/temp-dirs.js';
 import { domainError } from '../helpers/domain-error.js';
 import { silentLogger } from '../../src/log.js';
-import { SUMMARY_MIN_INTERVAL_MS, SUMMARY_PACE_MS, SUMMARY_TTL_MS, Workspaces } from '../../src/service/workspaces.service.js';
-import { createInWorktree } from '../../src/service/worktree-session.js';
+import { SUMMARY_MIN_INTERVAL_MS, SUMMARY_PACE_MS, SUMMARY_TTL_MS, Workspaces } from '../../src/service/workspaces/workspaces.service.js';
+import { createInWorktree } from '../../src/service/workspaces/worktree-session.js';
 import { eventually } from '../helpers/tmux.js';
 import type { ErrorCode } from '../../src/errors.js';
 

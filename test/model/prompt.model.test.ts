@@ -28,8 +28,8 @@ import {
 } from '../../src/machines/prompt.machine.js';
 import type { AgentStateFact } from '../../src/protocol/frames.js';
 import { PROMPTS_OPTION } from '../../src/protocol/prompt.js';
-import { PROMPT_WAITS } from '../../src/service/prompt-deps.js';
-import { PromptsService } from '../../src/service/prompts.service.js';
+import { PROMPT_WAITS } from '../../src/service/prompts/prompt-deps.js';
+import { PromptsService } from '../../src/service/prompts/prompts.service.js';
 import { encodePromptsOption, readPromptsOption } from '../../src/tmux/prompts-option.js';
 import { hasSession, setUserOption } from '../../src/tmux/sessions.js';
 import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';

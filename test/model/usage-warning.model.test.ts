@@ -1,7 +1,7 @@
 /**
  * Model-based test of the usage-warning machine (docs/contract.md "Usage warning"): paths planned
  * with xstate/graph to take every transition (test/helpers/transitions.ts), each run against the
- * REAL usage warnings (src/service/usage-warnings.ts) fed by a real usage book
+ * REAL usage warnings (src/service/alerts/usage-warnings.ts) fed by a real usage book
  * (src/agent/hub/usage-book.ts) through its `onChange`, on a clock the test moves.
  *
  * A model event is one report of the agent's windows: the 5-hour window's percent, what it says
@@ -29,7 +29,7 @@ import { initialTransition, transition, type ActorLogic, type InspectionEvent, t
 import { UsageBook } from '../../src/agent/hub/usage-book.js';
 import { silentLogger } from '../../src/log.js';
 import { PERIOD_SLACK_MS, usageWarningMachine, type UsageWarningInput } from '../../src/machines/usage-warning.machine.js';
-import { TIME_SENSITIVE_PERCENT, UsageWarnings, type UsageWarning } from '../../src/service/usage-warnings.js';
+import { TIME_SENSITIVE_PERCENT, UsageWarnings, type UsageWarning } from '../../src/service/alerts/usage-warnings.js';
 import { describeTransition, TransitionCoverage, transitionCoveringPaths, UNPLANNED } from '../helpers/transitions.js';
 
 type MachineSnap = SnapshotFrom<typeof usageWarningMachine>;

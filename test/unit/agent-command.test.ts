@@ -6,7 +6,7 @@ import { symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { detectAgentKind } from '../../src/agent/contract/kinds.js';
-import { resolveAgent, resolveAgentProgram } from '../../src/service/agent-program.js';
+import { resolveAgent, resolveAgentProgram } from '../../src/service/agent-programs/agent-program.js';
 import { splitCommandLine } from '../../src/config/command-line.js';
 import { domainError } from '../helpers/domain-error.js';
 import { ROOT } from '../helpers/daemon.js';

@@ -20,7 +20,7 @@ import { notifyOfArgs, userNotify } from '../../src/agent/codex/user-notify.js';
 import { agentKinds, detectAgentKind, resolveAgentKind } from '../../src/agent/contract/kinds.js';
 import { integratedArgv, type LaunchContext } from '../../src/agent/contract/launch.js';
 import { decodeAgentMessage } from '../../src/agent/wire/extension-channel.js';
-import { agentNames, agentTable, resolveAgent } from '../../src/service/agent-program.js';
+import { agentNames, agentTable, resolveAgent } from '../../src/service/agent-programs/agent-program.js';
 import { ConfigError } from '../../src/config/config-error.js';
 import { validateConfig } from '../../src/config/validate.js';
 import { useProgramDir } from '../helpers/program-dir.js';

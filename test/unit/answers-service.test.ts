@@ -1,5 +1,5 @@
 /**
- * The answers service (src/service/answers.service.ts) against fakes of its deps: the hub is the
+ * The answers service (src/service/answers/answers.service.ts) against fakes of its deps: the hub is the
  * real ask desk behind the hub's narrow face, the pane a fake that records what is typed and says
  * when it last drew, the answer log one that keeps entries in memory. What is checked: a dialog
  * that never settles is refused with nothing typed and the ask free again; a first key the pane
@@ -12,8 +12,8 @@ import type { AskOpening } from '../../src/agent/asks/ask.js';
 import { AskDesk, type AskRecord } from '../../src/agent/asks/asks.js';
 import { silentLogger } from '../../src/log.js';
 import type { InputMessage } from '../../src/protocol/input.js';
-import type { AnswerEntry, AnswerLog } from '../../src/service/answer-log.js';
-import { AnswersService, type AnswersDeps } from '../../src/service/answers.service.js';
+import type { AnswerEntry, AnswerLog } from '../../src/service/answers/answer-log.js';
+import { AnswersService, type AnswersDeps } from '../../src/service/answers/answers.service.js';
 import { choice, permissionAsk, pressed, typed } from '../helpers/ask-opening.js';
 import { domainError } from '../helpers/domain-error.js';
 

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { AskDesk } from '../../src/agent/asks/asks.js';
 import { silentLogger } from '../../src/log.js';
-import { AnswerLog, MAX_ANSWER_LOG_BYTES, type AnswerEntry } from '../../src/service/answer-log.js';
+import { AnswerLog, MAX_ANSWER_LOG_BYTES, type AnswerEntry } from '../../src/service/answers/answer-log.js';
 import { choice, permissionAsk, pressed, typed } from '../helpers/ask-opening.js';
 import { domainError } from '../helpers/domain-error.js';
 

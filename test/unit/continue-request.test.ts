@@ -1,11 +1,11 @@
 /**
- * The rules of a continue request that need the clock or the stop (src/service/continue-request.ts):
+ * The rules of a continue request that need the clock or the stop (src/service/continue/continue-request.ts):
  * `at: "reset"` against the stop, an ISO time against now and the 7-day bound, the text's limits.
  */
 import { describe, expect, it } from 'vitest';
 import { MAX_CONTINUE_AHEAD_MS, RESET_MARGIN_MS } from '../../src/protocol/continue.js';
 import type { Stop } from '../../src/protocol/stop.js';
-import { checkContinueRequest } from '../../src/service/continue-request.js';
+import { checkContinueRequest } from '../../src/service/continue/continue-request.js';
 import { domainError } from '../helpers/domain-error.js';
 
 const NOW = Date.UTC(2026, 10, 28, 12, 0, 0);

@@ -7,7 +7,7 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { resolveAgent } from '../../src/service/agent-program.js';
+import { resolveAgent } from '../../src/service/agent-programs/agent-program.js';
 import { detectAgentKind } from '../../src/agent/contract/kinds.js';
 import { readGeminiCommandDir } from '../../src/agent/gemini/commands.js';
 import { GeminiReader, readGeminiHook } from '../../src/agent/gemini/events.js';

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ensureIdentity, IDENTITY_FILE, readIdentity } from '../../src/auth/identity.js';
-import { mdnsPlan } from '../../src/service/presence.js';
+import { mdnsPlan } from '../../src/service/health/presence.js';
 import { fillDefaults } from '../../src/config/defaults.js';
 import { TetherConfigSchema } from '../../src/config/config.checks.js';
 import type { TetherConfig } from '../../src/config/schema.js';

@@ -1,5 +1,5 @@
 /**
- * When the "has reset" alert is due (src/service/limit-reset.ts, docs/push.md "Limit reset"):
+ * When the "has reset" alert is due (src/service/continue/limit-reset.ts, docs/push.md "Limit reset"):
  * once per usage-limit stop whose reset passed with the agent still in it and nothing scheduled;
  * never for a stop left before the reset, nor when a continue waits or was typed for it.
  */
@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import type { ContinueSchedule } from '../../src/protocol/continue.js';
 import type { AgentStateFact } from '../../src/protocol/frames.js';
 import type { Stop } from '../../src/protocol/stop.js';
-import { LimitResets } from '../../src/service/limit-reset.js';
+import { LimitResets } from '../../src/service/continue/limit-reset.js';
 
 const NOW = Date.UTC(2026, 10, 28, 12);
 const limit = (id: string): Stop => ({

@@ -1,6 +1,6 @@
 /**
  * The usage windows on the lock screen (docs/push.md "Live Activity"): the summary keeps each
- * session's binding window from its agent's `usage` (src/service/activity-summary.ts), a change of
+ * session's binding window from its agent's `usage` (src/service/alerts/activity-summary.ts), a change of
  * it is a change of the card and the same figures again are not; the content-state carries the
  * binding window of the most urgent session's agent, `usageWindow`, `usagePercent` and
  * `usageResetsAt` (Unix seconds), and none of them without usage.
@@ -10,7 +10,7 @@ import type { AgentStateFact } from '../../src/protocol/frames.js';
 import type { AgentUsage } from '../../src/protocol/usage.js';
 import { contentStateOf, type SessionSummary } from '../../src/push/live-activity-content.js';
 import { activityPayload } from '../../src/push/live-activity-payload.js';
-import { startActivitySummary } from '../../src/service/activity-summary.js';
+import { startActivitySummary } from '../../src/service/alerts/activity-summary.js';
 
 const RESET = '2026-03-02T16:10:00.000Z';
 const RESET_S = Date.parse(RESET) / 1000;

@@ -1,6 +1,6 @@
 /**
  * Who the daemon is before it listens, and its advertisement before one is made
- * (src/service/presence.ts `hostPresence`, `daemonName`): the id is read at once and made only by
+ * (src/service/health/presence.ts `hostPresence`, `daemonName`): the id is read at once and made only by
  * `keep`, in a real data dir; an advertisement the plan refuses is never started, and `/health`'s
  * report says why.
  */
@@ -13,7 +13,7 @@ import { fillDefaults } from '../../src/config/defaults.js';
 import { TetherConfigSchema } from '../../src/config/config.checks.js';
 import type { TetherConfig } from '../../src/config/schema.js';
 import { silentLogger } from '../../src/log.js';
-import { daemonName, hostPresence } from '../../src/service/presence.js';
+import { daemonName, hostPresence } from '../../src/service/health/presence.js';
 
 let dir: string;
 beforeEach(() => {

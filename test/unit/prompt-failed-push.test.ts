@@ -1,5 +1,5 @@
 /**
- * A prompt that failed, pushed (docs/api.md "Prompts", src/push/alert.ts, src/service/push-trigger.ts):
+ * A prompt that failed, pushed (docs/api.md "Prompts", src/push/alert.ts, src/service/alerts/push-trigger.ts):
  * the alert says which agent did not take it and why, names the session, and carries the prompt's
  * id; the trigger sends one per failed prompt, and none where `[push] events` leaves it out.
  */
@@ -8,7 +8,7 @@ import { PUSH_EVENTS, type PushEvent } from '../../src/config/schema.js';
 import { PROMPT_FAIL_REASONS, type PromptRecord } from '../../src/protocol/prompt.js';
 import { MAX_PAYLOAD_BYTES } from '../../src/push/apns.js';
 import { alertPayload, MAX_BODY_CHARS, type PushAlert, type SessionLabel } from '../../src/push/alert.js';
-import { startPushTrigger } from '../../src/service/push-trigger.js';
+import { startPushTrigger } from '../../src/service/alerts/push-trigger.js';
 
 const failed = (id: string, reason: string): PromptRecord => ({
   id,

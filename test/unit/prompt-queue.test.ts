@@ -1,6 +1,6 @@
 /**
- * One session's prompts (src/service/prompt-queue.ts) through the prompt service
- * (src/service/prompts.service.ts), with stand-ins for the pane, the store, the agents and the
+ * One session's prompts (src/service/prompts/prompt-queue.ts) through the prompt service
+ * (src/service/prompts/prompts.service.ts), with stand-ins for the pane, the store, the agents and the
  * timer (docs/api.md "Prompts"): whose turn it is, what waits, what is typed and when, what a
  * client's id answers, what tmux is told, what happens when the session ends or the daemon
  * starts again.
@@ -19,8 +19,8 @@ import {
 } from '../../src/protocol/prompt.js';
 import type { StoredPrompts } from '../../src/protocol/prompt.schemas.js';
 import type { InputMessage } from '../../src/protocol/input.js';
-import { PROMPT_WAITS } from '../../src/service/prompt-deps.js';
-import { PromptsService } from '../../src/service/prompts.service.js';
+import { PROMPT_WAITS } from '../../src/service/prompts/prompt-deps.js';
+import { PromptsService } from '../../src/service/prompts/prompts.service.js';
 import { eventually } from '../helpers/tmux.js';
 
 const S = 'webapp';

@@ -1,11 +1,11 @@
 /**
- * Whether a prompt still shows in its agent's input box (src/service/prompt-screen.ts): the one
+ * Whether a prompt still shows in its agent's input box (src/service/prompts/prompt-screen.ts): the one
  * look tether takes at the screen for a prompt, to decide the one more Enter. Agents wrap the text,
  * draw it in a box, behind a marker, or show a paste as a placeholder; only the bottom rows count,
  * never the text further up (the conversation, where a prompt the agent took is shown again).
  */
 import { describe, expect, it } from 'vitest';
-import { PROMPT_BOX_ROWS, screenShowsPrompt } from '../../src/service/prompt-screen.js';
+import { PROMPT_BOX_ROWS, screenShowsPrompt } from '../../src/service/prompts/prompt-screen.js';
 
 /** `text` cut into rows of `width` characters. */
 const wrapped = (text: string, width: number): string[] => {

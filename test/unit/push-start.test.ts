@@ -1,5 +1,5 @@
 /**
- * Push before it sends anything (src/service/push-start.ts): off, it says why once and starts
+ * Push before it sends anything (src/service/alerts/push-start.ts): off, it says why once and starts
  * nothing; the tests' shorter Live Activity delays are read from the environment, anything else
  * refused with one line; titles name an agent by its adapter's label, else by its configured name.
  */
@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_ADAPTER } from '../../src/agent/contract/adapters.js';
 import { DEFAULT_AGENT_NAME } from '../../src/config/schema.js';
 import type { Logger } from '../../src/log.js';
-import { activityDelaysOf, agentLabel, startPush, type DaemonPushDeps } from '../../src/service/push-start.js';
+import { activityDelaysOf, agentLabel, startPush, type DaemonPushDeps } from '../../src/service/alerts/push-start.js';
 
 describe('startPush with push off', () => {
   it('logs why push is off, reaches nothing of the agents or devices, and its status says so', async () => {

@@ -1,5 +1,5 @@
 /**
- * The push trigger hands each usage warning to push (src/service/push-trigger.ts, docs/push.md
+ * The push trigger hands each usage warning to push (src/service/alerts/push-trigger.ts, docs/push.md
  * "Usage"): every warning the usage warnings emit goes out through `sendUsage`, once, whatever
  * `[push] events` names (an empty `usage_thresholds` is what turns them off), and nothing after
  * the trigger stops.
@@ -8,8 +8,8 @@ import { describe, expect, it } from 'vitest';
 import { UsageBook } from '../../src/agent/hub/usage-book.js';
 import { PUSH_EVENTS, type PushEvent } from '../../src/config/schema.js';
 import { silentLogger } from '../../src/log.js';
-import { startPushTrigger } from '../../src/service/push-trigger.js';
-import { UsageWarnings, type UsageWarning } from '../../src/service/usage-warnings.js';
+import { startPushTrigger } from '../../src/service/alerts/push-trigger.js';
+import { UsageWarnings, type UsageWarning } from '../../src/service/alerts/usage-warnings.js';
 
 const T0 = Date.UTC(2026, 2, 2, 9);
 const RESET = T0 + 2 * 3_600_000;

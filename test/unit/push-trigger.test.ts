@@ -4,7 +4,7 @@ import { parsePaneState } from '../../src/tmux/pane-watch.js';
 import type { AgentStateFact } from '../../src/protocol/frames.js';
 import { PUSH_EVENTS, type PushEvent } from '../../src/config/schema.js';
 import type { PushAlert, SessionLabel } from '../../src/push/push.service.js';
-import { startPushTrigger } from '../../src/service/push-trigger.js';
+import { startPushTrigger } from '../../src/service/alerts/push-trigger.js';
 
 /** The trigger with its inputs in a test's hands; `alerts` lists what it sent. */
 function harness(events: readonly PushEvent[] = PUSH_EVENTS) {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { defaultSessionDirectory } from '../../src/service/directory.js';
+import { defaultSessionDirectory } from '../../src/service/sessions/directory.js';
 
 describe('defaultSessionDirectory', () => {
   const where = { defaultSession: 'main', daemonCwd: '/srv/project', home: '/home/ann' };

@@ -1,9 +1,9 @@
 /**
- * What follows a session's events in the daemon (src/service/session-events.ts), without a daemon:
+ * What follows a session's events in the daemon (src/service/sessions/session-events.ts), without a daemon:
  * the parts are stand-ins that record what they were asked, and each event is raised by hand.
  */
 import { describe, expect, it } from 'vitest';
-import { connectSessionEvents, forgetWhenDeleted, type SessionEventsDeps } from '../../src/service/session-events.js';
+import { connectSessionEvents, forgetWhenDeleted, type SessionEventsDeps } from '../../src/service/sessions/session-events.js';
 
 type Listener = (...args: never[]) => unknown;
 

@@ -1,9 +1,9 @@
 /**
- * A line typed as a person types it (src/service/typed-line.ts): the Enter waits until the agent
+ * A line typed as a person types it (src/service/prompts/typed-line.ts): the Enter waits until the agent
  * drew the text and its pane was quiet for a while, so no agent takes it as part of a paste.
  */
 import { describe, expect, test } from 'vitest';
-import { LINE_SETTLE_MAX_MS, LINE_SETTLE_MS, typeLine, type LinePane } from '../../src/service/typed-line.js';
+import { LINE_SETTLE_MAX_MS, LINE_SETTLE_MS, typeLine, type LinePane } from '../../src/service/prompts/typed-line.js';
 import type { InputMessage } from '../../src/protocol/input.js';
 
 /** A pane whose agent draws `draws` times, `everyMs` apart, after the text arrives; it records what was typed and when. */

@@ -27,7 +27,7 @@ import { UploadLedger } from '../../src/uploads/upload-ledger.js';
 import { MAX_NAME_BYTES, safeUploadName } from '../../src/uploads/upload-names.js';
 import { UploadStore, type UploadStoreOptions } from '../../src/uploads/upload-store.js';
 import { domainError } from '../helpers/domain-error.js';
-import { typedPath } from '../../src/service/uploads.service.js';
+import { typedPath } from '../../src/service/workbench/uploads.service.js';
 
 const DAY = 24 * 3600 * 1000;
 

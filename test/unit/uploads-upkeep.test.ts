@@ -1,10 +1,10 @@
 /**
- * The uploads' upkeep (src/service/workbench-upkeep.ts `UploadsUpkeep`): which uploads a round
+ * The uploads' upkeep (src/service/workbench/workbench-upkeep.ts `UploadsUpkeep`): which uploads a round
  * asks the store to remove, what it logs, that its timer runs from `start` to `stop` only, and a
  * deleted session's uploads. The store is a recording stand-in; the timer is the fake clock's.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { UPLOAD_CLEANUP_INTERVAL_MS, UploadsUpkeep } from '../../src/service/workbench-upkeep.js';
+import { UPLOAD_CLEANUP_INTERVAL_MS, UploadsUpkeep } from '../../src/service/workbench/workbench-upkeep.js';
 import { capturingLog } from '../helpers/capturing-log.js';
 
 const DAY = 24 * 3600 * 1000;

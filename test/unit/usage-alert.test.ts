@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { UsageBook } from '../../src/agent/hub/usage-book.js';
 import { silentLogger } from '../../src/log.js';
 import { usageCollapseId, usagePayload, usageTitle, windowLabel, type PushedUsage } from '../../src/push/usage-alert.js';
-import { UsageWarnings, type UsageWarning } from '../../src/service/usage-warnings.js';
+import { UsageWarnings, type UsageWarning } from '../../src/service/alerts/usage-warnings.js';
 
 /** 4:10 PM on the daemon's own clock (its time zone, whatever it is). */
 const AT_4_10_PM = new Date(2026, 2, 2, 16, 10).toISOString();

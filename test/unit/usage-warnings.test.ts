@@ -1,5 +1,5 @@
 /**
- * The usage warnings (src/service/usage-warnings.ts, docs/push.md "Usage") as the daemon wires
+ * The usage warnings (src/service/alerts/usage-warnings.ts, docs/push.md "Usage") as the daemon wires
  * them, on a real usage book: the issue's story (83 % one warning at 80, 86 % none, 96 % one at 95,
  * after the reset 81 % again), one machine per agent kind and window shared by the agent's sessions,
  * the thresholds in any order, none at all turning them off, and nothing after `stop`. The
@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { UsageBook } from '../../src/agent/hub/usage-book.js';
 import type { UsageReading } from '../../src/agent/contract/usage.js';
 import { silentLogger } from '../../src/log.js';
-import { UsageWarnings, type UsageWarning } from '../../src/service/usage-warnings.js';
+import { UsageWarnings, type UsageWarning } from '../../src/service/alerts/usage-warnings.js';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;

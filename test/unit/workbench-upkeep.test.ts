@@ -1,9 +1,9 @@
 /**
- * The workbench's rules (src/service/workbench-upkeep.ts) without a daemon: what a history answer
+ * The workbench's rules (src/service/workbench/workbench-upkeep.ts) without a daemon: what a history answer
  * says of the disk buffer, and which sessions the uploads and history serve.
  */
 import { describe, expect, it } from 'vitest';
-import { bufferNote, hasHistory, uploadTargetState } from '../../src/service/workbench-upkeep.js';
+import { bufferNote, hasHistory, uploadTargetState } from '../../src/service/workbench/workbench-upkeep.js';
 
 type Buffers = Parameters<typeof bufferNote>[0];
 const buffers = (own: ReturnType<Buffers['sessionState']>, global: ReturnType<Buffers['status']>): Buffers => ({
