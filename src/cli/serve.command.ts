@@ -1,26 +1,11 @@
 /** `tether serve`: the daemon in the foreground (docs/configuration.md "Start-up"). */
 import { Writable } from 'node:stream';
 import { Command, Option } from 'clipanion';
-import { CliError, reportFailure } from '../daemon/fail.js';
+import { reportFailure } from '../daemon/fail.js';
+import { activityDelaysOf, restoreRetryMs } from './test-seams.js';
 
 /** Where log lines go when they are kept off stderr. */
 const discard = (): Writable => new Writable({ write: (_chunk, _enc, done) => done() });
-
-/**
- * `TETHER_TEST_RESTORE_RETRY_MS`, for tests only (docs/testing.md "Time"): how often sessions
- * that could not be restored are checked again, in ms, in place of the 5 s a user's daemon
- * takes. A test of what each round does need not wait 5 s a round. Unset or empty: the default.
- */
-function restoreRetryMs(env: NodeJS.ProcessEnv): number | undefined {
-  const text = env.TETHER_TEST_RESTORE_RETRY_MS;
-  if (text === undefined || text === '') return undefined;
-  const ms = Number(text);
-  if (!Number.isInteger(ms) || ms < 10 || ms > 600_000)
-    throw new CliError(
-      `TETHER_TEST_RESTORE_RETRY_MS: must be a whole number of ms from 10 to 600000, got ${JSON.stringify(text.slice(0, 40))}`,
-    );
-  return ms;
-}
 
 export class ServeCommand extends Command {
   static override paths = [['serve']];
@@ -59,6 +44,7 @@ export class ServeCommand extends Command {
         stderr: this.logStderr ? this.context.stderr : discard(),
         cwd: process.cwd(),
         restoreRetryMs: restoreRetryMs(process.env),
+        activityDelays: activityDelaysOf(process.env),
       });
       if (!stopRequested) await new Promise<void>((resolve) => (wake = resolve));
       await daemon.stop();

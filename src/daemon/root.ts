@@ -44,7 +44,7 @@ import { asRefusal } from './fail.js';
 import { certificateIfOn, daemonTmuxCli, daemonUrl, keepCertificate, localToken, openingGate } from './start-steps.js';
 import { pushSettingsOrRefusal, schemeOf, startWarnings } from './start-steps.js';
 import { makeDiskBuffers, retireStaleLinks, setUpBuffers, startupUrl, usableTmux } from './start-steps.js';
-import { startPush } from '../service/alerts/push-start.js';
+import { startPush, type DaemonPushDeps } from '../service/alerts/push-start.js';
 import { writeRunFile } from './run-file.js';
 import { livePaneCounter } from './heap.js';
 import { defaultSessionDirectory } from '../service/sessions/directory.js';
@@ -69,6 +69,8 @@ export interface DaemonIo {
   /** How often unrestorable sessions are checked again (RESTORE_RETRY_INTERVAL_MS; tests shorten it). */
   readonly restoreRetryMs?: number;
   /** The connection limits (tests shorten them). */ readonly peerLimits?: ServerOptions['peerLimits'];
+  /** The Live Activity's delays (tests shorten them: src/cli/test-seams.ts). */
+  readonly activityDelays?: DaemonPushDeps['activityDelays'];
 }
 
 export interface RunningDaemon {
@@ -218,6 +220,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     onLimitReset: (listener) => answers.resets.onReset(listener),
     onPromptFailed: prompts.onFailed,
     onUsageWarning: (listener) => usage.warnings.onWarning(listener),
+    activityDelays: io.activityDelays,
     inspect: (label) => ops.observer({ label }),
     now: Date.now,
     log,

@@ -7,7 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_ADAPTER } from '../../src/agent/contract/adapters.js';
 import { DEFAULT_AGENT_NAME } from '../../src/config/schema.js';
 import type { Logger } from '../../src/log.js';
-import { activityDelaysOf, agentLabel, startPush, type DaemonPushDeps } from '../../src/service/alerts/push-start.js';
+import { agentLabel, startPush, type DaemonPushDeps } from '../../src/service/alerts/push-start.js';
+import { activityDelaysOf } from '../../src/cli/test-seams.js';
 
 describe('startPush with push off', () => {
   it('logs why push is off, reaches nothing of the agents or devices, and its status says so', async () => {

@@ -36,29 +36,10 @@ export interface DaemonPushDeps extends Omit<PushTriggerDeps, 'send' | 'subscrib
   readonly kindOf: (name: string) => string | null;
   readonly now: () => number;
   readonly log: Logger;
-  /** The environment, for the tests' shorter Live Activity delays. */
-  readonly env?: NodeJS.ProcessEnv;
+  /** The Live Activity's delays, shorter in tests (`tether serve` reads them: src/cli/test-seams.ts). */
+  readonly activityDelays?: Partial<ActivityDelays>;
   /** XState inspection of a machine the push part runs (the /ops view), by its label. */
   readonly inspect?: (label: string) => ((ev: InspectionEvent) => void) | undefined;
-}
-
-/**
- * `TETHER_TEST_ACTIVITY_DEBOUNCE_MS` and `TETHER_TEST_ACTIVITY_IDLE_MS`, for tests only
- * (docs/testing.md "Time"): the Live Activity's debounce and idle while in ms, in place of 2 s
- * and 10 minutes. A whole number from 10 to 3600000; anything else is refused with one line.
- */
-export function activityDelaysOf(env: NodeJS.ProcessEnv): Partial<ActivityDelays> {
-  const read = (name: string): number | undefined => {
-    const text = env[name];
-    if (text === undefined || text === '') return undefined;
-    const ms = Number(text);
-    if (!Number.isInteger(ms) || ms < 10 || ms > 3_600_000)
-      throw new Error(`${name}: must be a whole number of ms from 10 to 3600000, got ${JSON.stringify(text.slice(0, 40))}`);
-    return ms;
-  };
-  const debounce = read('TETHER_TEST_ACTIVITY_DEBOUNCE_MS');
-  const idleWhile = read('TETHER_TEST_ACTIVITY_IDLE_MS');
-  return { ...(debounce !== undefined ? { debounce } : {}), ...(idleWhile !== undefined ? { idleWhile } : {}) };
 }
 
 /**
@@ -77,7 +58,7 @@ export async function startPush(deps: DaemonPushDeps): Promise<DaemonPush> {
     const off: PushStatus = { configured: false, reason: settings.reason, sent: 0, failed: 0, lastError: null };
     return { status: () => off, stop: () => undefined };
   }
-  const delays = activityDelaysOf(deps.env ?? process.env);
+  const delays = deps.activityDelays ?? {};
   const [{ PushService }, { startPushTrigger }, { ApnsClient }, { ProviderTokens }, { LiveActivityService }, { startActivitySummary }] =
     await Promise.all([
       import('../../push/push.service.js'),
