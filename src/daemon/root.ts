@@ -9,6 +9,7 @@
  * first start before the agent socket is held too: a refused daemon leaves every file as it found it.
  */
 import { rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { SessionsService } from '../service/sessions/sessions.service.js';
 import { connectSessionEvents } from '../service/sessions/session-events.js';
 import { createDefaultSessionIfNone } from '../service/sessions/default-session.js';
@@ -41,9 +42,16 @@ import { UNNAMED_SESSION_PREFIX } from '../agent/contract/adapters.js';
 import { resolveAgentProgram, type AgentResume } from '../service/agent-programs/agent-program.js';
 import { prepareAgents } from '../service/agent-programs/agents.js';
 import { asRefusal } from './fail.js';
-import { certificateIfOn, daemonTmuxCli, daemonUrl, keepCertificate, localToken, openingGate } from './start-steps.js';
-import { pushSettingsOrRefusal, schemeOf, startWarnings } from './start-steps.js';
-import { makeDiskBuffers, retireStaleLinks, setUpBuffers, startupUrl, usableTmux } from './start-steps.js';
+import { daemonTmuxCli, usableTmux } from '../tmux/daemon-tmux.js';
+import { retireStaleLinks } from '../tmux/control-ledger.js';
+import { certificateIfOn, keepCertificate, schemeOf } from '../auth/daemon-certificate.js';
+import { localToken } from '../auth/local-token.js';
+import { daemonUrl, startupUrl } from '../config/daemon-url.js';
+import { startWarnings } from '../config/start-warnings.js';
+import { RUN_DIR_NAMES } from '../config/data-layout.js';
+import { makeDiskBuffers, setUpBuffers } from '../actors/disk-buffers-setup.js';
+import { openingGate } from '../transport/opening-gate.js';
+import { preparePush } from '../push/settings.js';
 import { startPush, type DaemonPushDeps } from '../service/alerts/push-start.js';
 import { writeRunFile } from './run-file.js';
 import { livePaneCounter } from './heap.js';
@@ -95,7 +103,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
   const warnings = startWarnings(configWarnings, tls !== null, host, paths.configFile, log);
   const scheme = schemeOf(tls);
   const presence = hostPresence({ config, dataDir: paths.dataDir, bindHost: host, tls: tls !== null, version: packageVersion(), log });
-  const pushSettings = await pushSettingsOrRefusal(config.push, paths.configFile);
+  const pushSettings = await preparePush(config.push, paths.configFile);
   const tokens = await TokenStore.open(paths.authDir);
 
   const startedAt = Date.now();
@@ -301,7 +309,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
   }
   configured.writeSettings();
   workbench.start();
-  const releaseLedger = await retireStaleLinks(cli, target, paths.runDir, log);
+  const releaseLedger = await retireStaleLinks(cli, target, join(paths.runDir, RUN_DIR_NAMES.controlLedger), log);
   await setUpBuffers(buffers, cli, log);
   system.start();
   await system.booted().finally(ready.open);

@@ -18,8 +18,10 @@
  * - The ledger is written without fsync: it must outlive the daemon, not the machine (tmux
  *   does not outlive the machine either).
  */
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { platform } from 'node:os';
+import { dirname } from 'node:path';
+import type { Logger } from '../log.js';
 import { processExists } from '../process.js';
 import type { TmuxCli } from './exec.js';
 import type { TmuxTarget } from './target.js';
@@ -183,4 +185,18 @@ export async function retireStaleControlClients(cli: TmuxCli, target: TmuxTarget
   });
   ledger.reset();
   return result;
+}
+
+/**
+ * Ends the control clients a daemon that died (SIGKILL, a crash) left attached, before this
+ * one attaches anything, and keeps this daemon's own in the ledger from now on
+ * (this file's header says why tmux needs it). The result stops the keeping, at the stop.
+ */
+export async function retireStaleLinks(cli: TmuxCli, target: TmuxTarget, ledgerFile: string, log: Logger): Promise<() => void> {
+  mkdirSync(dirname(ledgerFile), { recursive: true, mode: 0o700 });
+  const ledger = new ControlLedger(ledgerFile);
+  const { ended, lingering } = await retireStaleControlClients(cli, target, ledger);
+  if (ended > 0) log.info({ ended }, 'ended the tmux control clients a previous daemon left attached');
+  if (lingering > 0) log.warn({ lingering }, 'tmux still holds control clients a previous daemon left attached');
+  return keepControlLedger(target, ledger);
 }

@@ -10,7 +10,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CONTROL_LEDGER_FILE } from '../../src/daemon/start-steps.js';
+import { RUN_DIR_NAMES } from '../../src/config/data-layout.js';
 import { processExists } from '../../src/process.js';
 import { useDaemon } from '../helpers/daemon-fixture.js';
 import { eventually } from '../helpers/tmux.js';
@@ -50,7 +50,7 @@ describe('control clients left attached by a daemon that died', () => {
       50,
       "the test's two control clients attached",
     );
-    appendFileSync(join(fx.home.dataDir, 'run', CONTROL_LEDGER_FILE), `${left.pid}\n${bystander.pid}\n`);
+    appendFileSync(join(fx.home.dataDir, 'run', RUN_DIR_NAMES.controlLedger), `${left.pid}\n${bystander.pid}\n`);
 
     await fx.startAgain();
     await eventually(() => left.exitCode !== null || left.signalCode !== null, 30_000, 50, 'the left-behind client to be ended');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { plainHttpWarning } from '../../src/daemon/start-steps.js';
+import { plainHttpWarning } from '../../src/config/start-warnings.js';
 
 describe('plainHttpWarning', () => {
   it('warns when plain HTTP is bound to an address other machines reach', () => {
