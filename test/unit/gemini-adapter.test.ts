@@ -1,9 +1,9 @@
 /**
  * Gemini CLI's adapter without the CLI: what each hook report means (docs/agents.md "Gemini
- * CLI"), its asks and the keys of each choice, the user's settings kept beside tether's hooks,
- * and its TOML command files.
+ * CLI"), its asks and the keys of each choice, tether's hooks in an extension of its own beside
+ * the user's linked settings, and its TOML command files.
  */
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -11,7 +11,8 @@ import { resolveAgent } from '../../src/service/agent-programs/agent-program.js'
 import { detectAgentKind } from '../../src/agent/contract/kinds.js';
 import { readGeminiCommandDir } from '../../src/agent/gemini/commands.js';
 import { GeminiReader, readGeminiHook } from '../../src/agent/gemini/events.js';
-import { geminiSettings, writeGeminiHome } from '../../src/agent/gemini/home.js';
+import { geminiExtensionHooks } from '../../src/agent/gemini/extension.js';
+import { writeGeminiHome } from '../../src/agent/gemini/home.js';
 import { derivedGeminiFields } from '../../src/agent/gemini/hook-fields.js';
 import { geminiTurnFailure } from '../../src/agent/gemini/turn-failure.js';
 
@@ -96,24 +97,18 @@ describe("a Gemini CLI turn's failure, from its chat file", () => {
 });
 
 describe("Gemini CLI's home and commands", () => {
-  it("keeps the user's settings and hooks, adds tether's after theirs, and never writes the user's file", () => {
-    const merged = geminiSettings(
-      { ui: { theme: 'x' }, hooks: { BeforeTool: [{ hooks: [{ type: 'command', command: 'mine' }] }] } },
-      "'node' 'hook.js'",
-    );
-    expect(merged.ui).toEqual({ theme: 'x' });
-    const before = (merged.hooks as Record<string, { hooks: { command: string }[] }[]>).BeforeTool!;
-    expect(before.map((d) => d.hooks[0]!.command)).toEqual(['mine', "'node' 'hook.js'"]);
+  it("puts tether's hooks in an extension of its own, links the user's settings, and never writes the user's file", () => {
+    const hooks = geminiExtensionHooks("'node' 'hook.js'").hooks as Record<string, { matcher?: string; hooks: { command: string }[] }[]>;
+    expect(hooks.BeforeTool).toEqual([{ matcher: '*', hooks: [expect.objectContaining({ name: 'tether', command: "'node' 'hook.js'" })] }]);
+    expect(Object.keys(hooks)).toContain('AfterAgent');
 
     const home = join(dir, 'user');
     mkdirSync(join(home, '.gemini', 'commands'), { recursive: true });
     const userSettings = '// mine\n{"general": {"vimMode": true}}';
     writeFileSync(join(home, '.gemini', 'settings.json'), userSettings);
     const made = writeGeminiHome(join(dir, 'data'), 'hook', { GEMINI_CLI_HOME: home });
-    const written = JSON.parse(readFileSync(join(made, '.gemini', 'settings.json'), 'utf8')) as Record<string, unknown>;
-    expect(written.general).toEqual({ vimMode: true });
-    expect(Object.keys(written.hooks as object)).toContain('AfterAgent');
-    expect(readFileSync(join(made, '.gemini', 'commands', '..', 'settings.json'), 'utf8')).not.toBe(userSettings);
+    expect(readlinkSync(join(made, '.gemini', 'settings.json'))).toBe(join(home, '.gemini', 'settings.json'));
+    expect(readFileSync(join(made, '.gemini', 'extensions', 'tether', 'hooks', 'hooks.json'), 'utf8')).toContain('"command": "hook"');
     expect(readFileSync(join(home, '.gemini', 'settings.json'), 'utf8')).toBe(userSettings);
   });
 

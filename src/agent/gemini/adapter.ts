@@ -1,16 +1,17 @@
 /**
- * Gemini CLI's adapter (docs/agents.md "Gemini CLI"): tether's hooks in a Gemini home of its own
- * in the data dir (`GEMINI_CLI_HOME`: the user's files linked, their settings with tether's hooks
- * added; `~/.gemini` is never edited), a conversation reopened with `--resume <session id>`, its
- * hook reports read into agent state and asks, and its slash commands (its built-ins, then the
- * project's and the user's TOML command files).
+ * Gemini CLI's adapter (docs/agents.md "Gemini CLI"): tether's hooks as an extension of tether's
+ * own in a Gemini home in the data dir (`GEMINI_CLI_HOME`: the user's files linked, their
+ * settings too, so what Gemini writes is in the user's own files; tether's hooks never are), a
+ * conversation reopened with `--resume <session id>`, its hook reports read into agent state and
+ * asks, and its slash commands (its built-ins, then the project's and the user's TOML command files).
  */
 import { join } from 'node:path';
 import type { AgentAdapter } from '../contract/adapter.js';
 import { mergeCommands } from '../contract/commands.js';
 import { geminiCustomCommands, GEMINI_BUILTIN_COMMANDS } from './commands.js';
 import { GeminiReader } from './events.js';
-import { geminiHomePath, geminiHookCommand, writeGeminiHome } from './home.js';
+import { geminiHookCommand } from './extension.js';
+import { geminiHomePath, writeGeminiHome } from './home.js';
 import { geminiArgv, geminiEnv } from './launch.js';
 
 export const geminiAdapter: AgentAdapter = {
@@ -26,7 +27,7 @@ export const geminiAdapter: AgentAdapter = {
     writeGeminiHome(dataDir, geminiHookCommand(ctx.node, join(ctx.distDir, 'agent', 'gemini', 'hook.js')), ctx.env),
   preparedAt: geminiHomePath,
   argv: (argv, _ctx, resume) => geminiArgv(argv, resume.conversation ?? null),
-  env: (ctx) => geminiEnv(ctx.prepared),
+  env: (ctx, env) => geminiEnv(ctx.prepared, env),
   commands: async ({ cwd, env }) => mergeCommands(GEMINI_BUILTIN_COMMANDS, await geminiCustomCommands(cwd, env)),
   start: (rt) => {
     const reader = new GeminiReader(rt);
