@@ -7,7 +7,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { InspectionEvent } from 'xstate';
 import type { SidecarSystem } from '../actors/system.js';
-import { forgetWhenDeleted } from '../service/sessions/session-events.js';
 import type { AgentStates, AnswerDesk } from '../agent/hub/agent-service.js';
 import type { Logger } from '../log.js';
 import type { ContinueSchedule } from '../protocol/continue.js';
@@ -92,7 +91,6 @@ export function startAnswers(w: AnswersWiring): {
     continueOf: (id) => continues.of(id),
     now: w.now,
   });
-  const unwatch = w.system.onSessionEnded(forgetWhenDeleted(continues, resets));
   return {
     service,
     continues,
@@ -104,7 +102,6 @@ export function startAnswers(w: AnswersWiring): {
     states: statesWithContinue(w.agents.states, continues),
     resets,
     stop: () => {
-      unwatch();
       resets.stop();
       continues.stop();
       service.stop();

@@ -9,7 +9,7 @@ import type { AgentService } from '../agent/hub/agent-service.js';
 import type { Logger } from '../log.js';
 import { sessionActorId } from '../machines/sidecar.machine.js';
 import type { OpsInspector } from '../ops/inspector.js';
-import { PROMPTS_OPTION, type PromptRecord } from '../protocol/prompt.js';
+import type { PromptRecord } from '../protocol/prompt.js';
 import type { SessionRecords } from '../restore/records.js';
 import type { RecordKeeper } from '../restore/record-keeper.js';
 import { promptStoreOf, setSessionOption } from '../service/prompts/prompt-store.js';
@@ -17,6 +17,7 @@ import { PromptsService } from '../service/prompts/prompts.service.js';
 import type { SessionsService } from '../service/sessions/sessions.service.js';
 import type { StreamHub } from '../stream/stream-hub.js';
 import type { TmuxCli } from '../tmux/exec.js';
+import { SESSION_OPTIONS } from '../tmux/layout.js';
 import { encodePromptsOption, readPromptsOption } from '../tmux/prompts-option.js';
 import { promptsRoutes } from '../transport/prompts.routes.js';
 
@@ -59,7 +60,7 @@ export function startPrompts(w: PromptsWiring): {
     store: promptStoreOf({
       tmux: {
         read: (id) => readPromptsOption(w.cli, id),
-        write: (id, stored) => setSessionOption(w.system, id, PROMPTS_OPTION, encodePromptsOption(stored)),
+        write: (id, stored) => setSessionOption(w.system, id, SESSION_OPTIONS.prompts, encodePromptsOption(stored)),
       },
       record: {
         read: (id) => w.records.read(id)?.prompts ?? null,
@@ -72,7 +73,8 @@ export function startPrompts(w: PromptsWiring): {
     failed: (id, prompt) => failed.forEach((l) => l(id, prompt)),
   });
   const unwatchChanges = service.onChange((id, prompt) => w.hub.tell(id, { type: 'prompt', prompt }));
-  const unwatchEnded = w.system.onSessionEnded((id, why) => service.sessionEnded(id, why));
+  // An agent that exits fails the prompts still waiting; a deleted session is forgotten with the rest (session-events.ts).
+  const unwatchEnded = w.system.onSessionEnded((id, why) => service.agentExited(id, why));
   return {
     service,
     plugin: async (app) => void (await app.register(promptsRoutes, { prompts: service })),

@@ -189,15 +189,6 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     now: io.uploadsClock ?? Date.now,
     log,
   });
-  const disconnectSessionEvents = connectSessionEvents({
-    system,
-    agents,
-    keeper,
-    sessions,
-    buffers,
-    uploads: workbench,
-    livePanes: livePaneCounter(),
-  });
   const answers = startAnswers({
     agents,
     system,
@@ -212,6 +203,16 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
   const hub: StreamHub = new StreamHub({ sessions: system, meta: (id) => sessions.meta(id), agentStates: answers.states, log, ops });
   const prompts = startPrompts({ agents, system, cli, sessions, hub, records, keeper, ops, now: Date.now, log });
   const usage = startUsage({ agents, thresholds: config.push.usage_thresholds, ops, now: Date.now });
+  const disconnectSessionEvents = connectSessionEvents({
+    system,
+    agents,
+    keeper,
+    sessions,
+    buffers,
+    uploads: workbench,
+    livePanes: livePaneCounter(),
+    forgets: [answers.continues, answers.resets, prompts.service],
+  });
   const devices = new DeviceRegistry(tokens);
   const pairing = new PairingService(new PairingStore(paths.authDir), tokens, devices);
   const push = await startPush({

@@ -312,12 +312,12 @@ describe('prompt machine, model-based, against the real prompt service and tmux'
                 'the pane dead',
               );
               exited = true;
-              service.sessionEnded(session, 'exited');
+              service.agentExited(session, 'exited');
               expected = { status: 'failed', reason: 'exited' };
               failedHere = true;
             } else {
               await tmux.tmux('kill-session', '-t', `=${session}`);
-              service.sessionEnded(session, 'deleted');
+              service.forget(session);
               deleted = true;
               expected = { status: 'failed', reason: 'deleted' };
             }

@@ -464,7 +464,7 @@ describe('the session ends', () => {
     await h.submit('second', 'p2');
     await h.submit('third', 'p3');
     h.exited = true;
-    h.service.sessionEnded(S, 'exited');
+    h.service.agentExited(S, 'exited');
     for (const id of ['p1', 'p2', 'p3']) {
       const r = await h.until(id, 'failed');
       expect(r.reason).toBe(PROMPT_FAIL_REASONS.exited);
@@ -486,7 +486,7 @@ describe('the session ends', () => {
     const h = harness({ fact: fact('thinking') });
     await h.submit('first', 'p1');
     await h.submit('second', 'p2');
-    h.service.sessionEnded(S, 'deleted');
+    h.service.forget(S);
     expect(h.told.filter((r) => r.status === 'failed').map((r) => [r.id, r.reason])).toEqual([
       ['p1', PROMPT_FAIL_REASONS.deleted],
       ['p2', PROMPT_FAIL_REASONS.deleted],
@@ -499,7 +499,7 @@ describe('the session ends', () => {
 
   it('a session never used since the start has nothing to fail', () => {
     const h = harness();
-    h.service.sessionEnded(S, 'exited');
+    h.service.agentExited(S, 'exited');
     expect(h.failed).toEqual([]);
   });
 });

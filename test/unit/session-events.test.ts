@@ -3,7 +3,7 @@
  * the parts are stand-ins that record what they were asked, and each event is raised by hand.
  */
 import { describe, expect, it } from 'vitest';
-import { connectSessionEvents, forgetWhenDeleted, type SessionEventsDeps } from '../../src/service/sessions/session-events.js';
+import { connectSessionEvents, type SessionEventsDeps } from '../../src/service/sessions/session-events.js';
 
 type Listener = (...args: never[]) => unknown;
 
@@ -63,6 +63,7 @@ function parts(opts: { exited?: boolean; hasSession?: boolean } = {}) {
     },
     uploads: { sessionDeleted: (id) => void calls.push(`uploads.sessionDeleted ${id}`) },
     livePanes: { added: call('livePanes.added'), removed: call('livePanes.removed') },
+    forgets: [{ forget: (id) => void calls.push(`continues.forget ${id}`) }, { forget: (id) => void calls.push(`prompts.forget ${id}`) }],
   };
   return { deps, calls, emit: e.emit, listening: e.count };
 }
@@ -118,7 +119,7 @@ describe('what follows a session event', () => {
     emit('ended', 's2', 'exited');
     emit('final', 's3', 'ended');
     emit('final', 's4', 'unrestorable');
-    expect(calls).toEqual(['agents.forget s1', 'keeper.sync s2', 'keeper.forget s3']);
+    expect(calls).toEqual(['agents.forget s1', 'continues.forget s1', 'prompts.forget s1', 'keeper.sync s2', 'keeper.forget s3']);
   });
 
   it("an agent-exited attention is the agent's exited stop; others are not", () => {
@@ -169,13 +170,14 @@ describe('what follows a session event', () => {
   });
 });
 
-describe('forgetWhenDeleted', () => {
-  it('makes each part forget a session deleted on purpose, and none forget one whose agent exited', () => {
-    const forgot: string[] = [];
-    const listener = forgetWhenDeleted({ forget: (id) => void forgot.push(`a ${id}`) }, { forget: (id) => void forgot.push(`b ${id}`) });
-    listener('s1', 'exited');
-    expect(forgot).toEqual([]);
-    listener('s1', 'deleted');
-    expect(forgot).toEqual(['a s1', 'b s1']);
+describe('what a deleted session takes with it', () => {
+  it("its agent's memory and every part that holds something of it forget it; an agent that exited is no deletion", () => {
+    const p = parts();
+    const undo = connectSessionEvents(p.deps);
+    p.emit('ended', 's1', 'exited');
+    expect(p.calls).toEqual(['keeper.sync s1']);
+    p.emit('ended', 's1', 'deleted');
+    expect(p.calls.slice(1)).toEqual(['agents.forget s1', 'continues.forget s1', 'prompts.forget s1']);
+    undo();
   });
 });

@@ -123,15 +123,18 @@ export class PromptsService {
     await Promise.all(ids.map((id) => this.entry(id).loaded));
   }
 
-  /** The session's agent exited, or the session was deleted: its undecided prompts fail (a deleted session is forgotten). */
-  sessionEnded(id: string, why: 'exited' | 'deleted'): void {
+  /** A session ended: when its agent exited (`exited`), its undecided prompts fail; a deletion is `forget`'s. */
+  agentExited(id: string, why: 'exited' | 'deleted'): void {
+    if (why === 'exited') this.sessions.get(id)?.queue.ended('exited');
+  }
+
+  /** The session was deleted: its undecided prompts fail (not pushed), and it is forgotten. */
+  forget(id: string): void {
     const session = this.sessions.get(id);
     if (!session) return;
-    session.queue.ended(why);
-    if (why === 'deleted') {
-      session.queue.close();
-      this.sessions.delete(id);
-    }
+    session.queue.ended('deleted');
+    session.queue.close();
+    this.sessions.delete(id);
   }
 
   stop(): void {

@@ -3,7 +3,8 @@
  * disk buffer, its record follows its position and link, its agent's adapter reads its notices and
  * is told of it; an agent that registers makes discovery look now; an automatic description and an
  * exited agent reach the clients; a session that ends or is deleted takes its record, its agent's
- * memory, its uploads and (unless kept) its buffer with it (docs/architecture.md "Actors",
+ * memory, its continue, its prompts, its uploads and (unless kept) its buffer with it: what a
+ * deleted session takes with it is said here, and nowhere else (docs/architecture.md "Actors",
  * docs/reliability.md "Restoring sessions").
  *
  * The composition root constructs the parts and calls `connectSessionEvents` once, before the
@@ -40,6 +41,8 @@ export interface SessionEventsDeps {
   readonly uploads: { sessionDeleted(id: string): void };
   /** The count of live panes (V8's young generation is sized by it). */
   readonly livePanes: { added(): void; removed(): void };
+  /** What else holds something of a session and forgets it when the session is deleted (its continue, its limit's reset, its prompts). */
+  readonly forgets?: readonly { forget(id: string): void }[];
 }
 
 /** Connects the parts; returns the undo (every listener removed). */
@@ -50,8 +53,10 @@ export function connectSessionEvents(d: SessionEventsDeps): () => void {
     d.agents.onConversation((id, fact) => d.keeper.note(id, fact)),
     d.system.onPaneCreated((pane) => followPane(d, pane)),
     d.system.onSessionEnded((id, why) => {
-      if (why === 'deleted') d.agents.forget(id);
-      else void d.keeper.sync(id); // the agent exited: the record says so, and it is not restored
+      if (why !== 'deleted') return void d.keeper.sync(id); // the agent exited: the record says so, and it is not restored
+      // What a deleted session takes with it, all of it: its agent's memory, its continue, its limit's reset, its prompts.
+      d.agents.forget(id);
+      for (const part of d.forgets ?? []) part.forget(id);
     }),
     // A session that ended (deleted, killed on purpose, or lost with restoring off) is not to come
     // back; one that could not be restored keeps its record, which says why.
@@ -89,12 +94,5 @@ function followPane(d: SessionEventsDeps, pane: CreatedPane): () => void {
   return () => {
     d.livePanes.removed();
     for (const stop of [unwatch, unbuffer, unnotice]) stop();
-  };
-}
-
-/** A listener of sessions ended that makes each part forget a session deleted on purpose (an agent's exit is not a deletion). */
-export function forgetWhenDeleted(...parts: readonly { forget(id: string): void }[]): (id: string, why: 'deleted' | 'exited') => void {
-  return (id, why) => {
-    if (why === 'deleted') for (const part of parts) part.forget(id);
   };
 }
