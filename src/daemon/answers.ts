@@ -13,7 +13,7 @@ import type { ContinueSchedule } from '../protocol/continue.js';
 import { AnswerLog, answerLogPath } from '../service/answers/answer-log.js';
 import { AnswersService } from '../service/answers/answers.service.js';
 import { ContinueService } from '../service/continue/continue.service.js';
-import { statesWithContinue, withContinues } from '../service/continue/continue-views.js';
+import { statesWithContinue } from '../service/continue/continue-views.js';
 import { LimitResets } from '../service/continue/limit-reset.js';
 import type { SessionsService } from '../service/sessions/sessions.service.js';
 import type { LinePane } from '../service/prompts/typed-line.js';
@@ -22,7 +22,6 @@ import type { TmuxCli } from '../tmux/exec.js';
 import { readContinueOption, writeContinueOption } from '../tmux/continue-option.js';
 import { answersRoutes } from '../transport/answers.routes.js';
 import { continueRoutes } from '../transport/continue.routes.js';
-import type { SessionsHandle } from '../transport/sessions.routes.js';
 
 export interface AnswersWiring {
   /** The agents' states, and the desk where an ask's answer is claimed. */
@@ -44,8 +43,6 @@ export function startAnswers(w: AnswersWiring): {
   service: AnswersService;
   continues: ContinueService;
   plugin: (app: FastifyInstance) => Promise<void>;
-  /** The sessions' handle, each session with its continue. */
-  sessions: SessionsHandle;
   /** The agent states, with each session's continue. */
   states: AgentStateSource;
   /** Usage limits whose reset passed with nothing scheduled (for push). */
@@ -98,7 +95,6 @@ export function startAnswers(w: AnswersWiring): {
       await app.register(answersRoutes, { answers: service });
       await app.register(continueRoutes, { continues });
     },
-    sessions: sessionsHandle(w.sessions, continues),
     states: statesWithContinue(w.agents.states, continues),
     resets,
     stop: () => {
@@ -106,21 +102,5 @@ export function startAnswers(w: AnswersWiring): {
       continues.stop();
       service.stop();
     },
-  };
-}
-
-/** The sessions' handle with each listed session's continue. */
-function sessionsHandle(sessions: SessionsService, continues: ContinueService): SessionsHandle {
-  const shown = withContinues(sessions, continues);
-  return {
-    list: () => shown.list(),
-    get: (id) => shown.get(id),
-    create: (input) => sessions.create(input),
-    describe: (id, description) => sessions.describe(id, description),
-    remove: (id, keepBuffer, opts) => sessions.remove(id, keepBuffer, opts),
-    thumbnail: (id) => sessions.thumbnail(id),
-    input: (id, message) => sessions.input(id, message),
-    respawn: (id) => sessions.respawn(id),
-    commands: (id) => sessions.commands(id),
   };
 }

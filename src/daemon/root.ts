@@ -258,7 +258,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     peerLimits: io.peerLimits,
     tokens,
     health: { health },
-    sessions: answers.sessions,
+    sessions: { sessions, continueOf: (id) => answers.continues.of(id) },
     tls,
     plugins: [
       async (app) =>

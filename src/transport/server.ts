@@ -33,7 +33,7 @@ import { lingeringClosePlugin } from './lingering-close.js';
 import { PeerGuard } from './peer-guard.js';
 import { PEER_LIMITS, serverTimeouts, type PeerLimits } from './peer-limits.js';
 import { typeboxCompilersFactory } from './schema-compilers.js';
-import { sessionsRoutes, type SessionsHandle } from './sessions.routes.js';
+import { sessionsRoutes, type SessionsRoutesOptions } from './sessions.routes.js';
 
 /**
  * How long a TLS session can be resumed (the lifetime of the tickets the server hands out): a
@@ -79,7 +79,8 @@ export interface ServerOptions {
   readonly logger?: ServerLogger;
   readonly tokens: TokenVerifier;
   readonly health: HealthSource;
-  readonly sessions?: SessionsHandle;
+  /** The sessions' routes (the sessions service as it is, and where each session's continue is). */
+  readonly sessions?: SessionsRoutesOptions;
   /** Default BODY_LIMIT_BYTES. */
   readonly bodyLimit?: number;
   readonly tls?: { key: string | Buffer; cert: string | Buffer } | null;
@@ -217,7 +218,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   const ready = opts.ready;
   if (ready) app.addHook('onRequest', async () => void (await ready));
   await app.register(healthRoutes, { health: opts.health });
-  if (opts.sessions) await app.register(sessionsRoutes, { sessions: opts.sessions });
+  if (opts.sessions) await app.register(sessionsRoutes, opts.sessions);
   for (const plugin of opts.plugins ?? []) await plugin(app);
   return app;
 }

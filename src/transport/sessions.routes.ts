@@ -14,16 +14,24 @@ import { parseInput, type InputMessage } from '../protocol/input.js';
 import { RouteSchemas } from './routes.checks.js';
 import { SessionRouteSchemas } from './session-routes.checks.js';
 import type { SessionListItem } from './session-routes.schemas.js';
+import type { ContinueSchedule } from '../protocol/continue.js';
 
 export type { SessionListItem } from './session-routes.schemas.js';
 
 const { IdParams, ErrorBody, NoContent } = RouteSchemas;
 
-/** What the routes need from the actor system. Unknown sessions throw DomainError('session-not-found'). */
+/** A session as the sessions service gives it: the list's item but for its continue, which the continue service holds. */
+export type SessionFacts = Omit<SessionListItem, 'continue'>;
+
+/**
+ * What the routes need from the sessions service (src/service/sessions/sessions.service.ts is one,
+ * handed over as it is: a new route calls it, no forwarder in between). Unknown sessions throw
+ * DomainError('session-not-found').
+ */
 export interface SessionsHandle {
-  list(): Promise<SessionListItem[]>;
+  list(): Promise<SessionFacts[]>;
   /** One session, as the list gives it. */
-  get(id: string): Promise<SessionListItem>;
+  get(id: string): Promise<SessionFacts>;
   create(input: {
     name?: string;
     project?: string;
@@ -49,11 +57,20 @@ function refuseNul(field: string, value: string | undefined): void {
 
 const errors = { 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 409: ErrorBody, 413: ErrorBody, 503: ErrorBody };
 
-export const sessionsRoutes: FastifyPluginAsyncTypebox<{ sessions: SessionsHandle }> = (app, { sessions }) => {
-  app.get('/sessions', { schema: { response: { 200: SessionRouteSchemas.SessionList, ...errors } } }, async () => sessions.list());
+export interface SessionsRoutesOptions {
+  readonly sessions: SessionsHandle;
+  /** A session's continue (docs/api.md "Continue"), or null when none; absent: none anywhere. */
+  readonly continueOf?: (id: string) => ContinueSchedule | null;
+}
+
+export const sessionsRoutes: FastifyPluginAsyncTypebox<SessionsRoutesOptions> = (app, { sessions, continueOf }) => {
+  const item = (facts: SessionFacts): SessionListItem => ({ ...facts, continue: continueOf?.(facts.id) ?? null });
+  app.get('/sessions', { schema: { response: { 200: SessionRouteSchemas.SessionList, ...errors } } }, async () =>
+    (await sessions.list()).map(item),
+  );
 
   app.get('/sessions/:id', { schema: { params: IdParams, response: { 200: SessionRouteSchemas.SessionItem, ...errors } } }, async (req) =>
-    sessions.get(req.params.id),
+    item(await sessions.get(req.params.id)),
   );
 
   app.post(

@@ -1,7 +1,7 @@
 /**
- * Where a session's continue shows (docs/api.md "Continue"): in the session list and
- * `GET /sessions/:id` (`continue`, null when none), and on the stream's state frames while it
- * waits, with its outcome once, on the frame sent when it is decided.
+ * Where a session's continue shows on the stream (docs/api.md "Continue"): on its state frames
+ * while it waits, with its outcome once, on the frame sent when it is decided. (The session list
+ * and `GET /sessions/:id` add it in their routes: src/transport/sessions.routes.ts.)
  *
  * Invariant: these views add the schedule to what they wrap and change nothing else.
  */
@@ -13,18 +13,6 @@ import type { AgentStateSource } from '../../stream/stream-hub.js';
 export interface ContinueView {
   of(id: string): ContinueSchedule | null;
   onChange(id: string, listener: (schedule: ContinueSchedule) => void): () => void;
-}
-
-/** A list or a single session, each item with its `continue`. */
-export function withContinues<T extends { id: string }>(
-  sessions: { list(): Promise<T[]>; get(id: string): Promise<T> },
-  continues: Pick<ContinueView, 'of'>,
-): { list(): Promise<(T & { continue: ContinueSchedule | null })[]>; get(id: string): Promise<T & { continue: ContinueSchedule | null }> } {
-  const add = (item: T) => ({ ...item, continue: continues.of(item.id) });
-  return {
-    list: async () => (await sessions.list()).map(add),
-    get: async (id) => add(await sessions.get(id)),
-  };
 }
 
 /** The agent states of `states`, each with the session's continue while it waits; a decision is told once on its own frame. */
