@@ -7,7 +7,7 @@
  */
 
 /** The default agent's kind, and its program's name. */
-export const DEFAULT_AGENT = 'pi';
+export const DEFAULT_AGENT_KIND = 'pi';
 
 /** `[agent] default_session`'s default. */
-export const DEFAULT_SESSION_NAME = `${DEFAULT_AGENT}-main`;
+export const DEFAULT_SESSION_NAME = `${DEFAULT_AGENT_KIND}-main`;

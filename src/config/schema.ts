@@ -16,7 +16,7 @@ import { isIPv4, isIPv6 } from 'node:net';
 import type { Static, TSchema, Type as TypeBuilder } from 'typebox';
 import { isValidSessionName } from '../protocol/session-name.js';
 import { hasControlChar } from '../protocol/text.js';
-import { DEFAULT_AGENT, DEFAULT_SESSION_NAME } from './default-agent.js';
+import { DEFAULT_AGENT_KIND, DEFAULT_SESSION_NAME } from './default-agent.js';
 
 /** Session names (docs/configuration.md). */
 /** Longest `name` shown in the QR payload and on the phone. */
@@ -164,7 +164,7 @@ export function tetherConfigSchema(Type: typeof TypeBuilder) {
       name: str('', `at most ${MAX_SIDECAR_NAME_LENGTH} characters, no control characters ("" = the host name)`, 'sidecarName'),
       tls: Type.Boolean({ default: true, expected: 'true or false' }),
       agent: section('agent', {
-        ...agentProgramKeys(DEFAULT_AGENT),
+        ...agentProgramKeys(DEFAULT_AGENT_KIND),
         default_session: str(DEFAULT_SESSION_NAME, '1 to 64 letters, digits, "_" or "-"', 'sessionName'),
         naming_model: str('', '"provider/model", or "" to turn auto-naming off', 'namingModel'),
         restore: Type.Boolean({ default: true, expected: 'true or false' }),

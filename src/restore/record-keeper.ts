@@ -15,6 +15,7 @@ import type { StoredPrompts } from '../protocol/prompt.schemas.js';
 import type { SessionRecord, SessionRecords } from './records.js';
 import type { TmuxCli } from '../tmux/exec.js';
 import { listSessions } from '../tmux/session-list.js';
+import { DEFAULT_AGENT_NAME } from '../config/schema.js';
 
 export interface RecordKeeperDeps {
   readonly records: SessionRecords;
@@ -101,7 +102,7 @@ export class RecordKeeper {
       .split(' ')
       .map(Number);
     const previous = this.deps.records.read(id);
-    const agent = info.agent ?? previous?.agent ?? 'default';
+    const agent = info.agent ?? previous?.agent ?? DEFAULT_AGENT_NAME;
     const at = new Date(this.deps.now()).toISOString();
     const record: SessionRecord = {
       v: 1,

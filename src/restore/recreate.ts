@@ -13,6 +13,7 @@
  * reason once, and a new reason, or the first failure after the session came back, is told.
  */
 import { CONTINUE_OPTION } from '../protocol/continue.js';
+import { DEFAULT_AGENT_NAME } from '../config/schema.js';
 import { constants } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import { isDomainError } from '../errors.js';
@@ -91,7 +92,7 @@ async function obstacle(record: SessionRecord, launch: AgentLaunch): Promise<str
 export async function restoreObstacle(deps: Pick<RestoreDeps, 'cli' | 'agent'>, record: SessionRecord): Promise<string | null> {
   let launch: AgentLaunch;
   try {
-    launch = deps.agent(record.name, record.agent ?? 'default', { sessionFile: null, conversation: null });
+    launch = deps.agent(record.name, record.agent ?? DEFAULT_AGENT_NAME, { sessionFile: null, conversation: null });
   } catch (err) {
     return (err as Error).message;
   }
@@ -133,7 +134,7 @@ export async function recreateSession(deps: RestoreDeps, id: string): Promise<{ 
   const sessionFile = record.sessionFile !== null && (await exists(record.sessionFile)) ? record.sessionFile : null;
   let launch: AgentLaunch;
   try {
-    launch = deps.agent(id, record.agent ?? 'default', { sessionFile, conversation: record.conversation ?? null });
+    launch = deps.agent(id, record.agent ?? DEFAULT_AGENT_NAME, { sessionFile, conversation: record.conversation ?? null });
   } catch (err) {
     return giveUp((err as Error).message);
   }
@@ -165,7 +166,7 @@ export async function recreateSession(deps: RestoreDeps, id: string): Promise<{ 
       session: id,
       cwd: record.cwd,
       ...(record.worktree ? { worktree: record.worktree.branch } : {}),
-      agent: record.agent ?? 'default',
+      agent: record.agent ?? DEFAULT_AGENT_NAME,
       conversation: sessionFile ?? record.conversation ?? null,
       ...(record.sessionFile !== sessionFile ? { missing: record.sessionFile } : {}),
     },

@@ -14,7 +14,7 @@ import { join, relative } from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import { AGENT_ADAPTERS, DEFAULT_ADAPTER, UNNAMED_SESSION_PREFIX } from '../../src/agent/contract/adapters.js';
-import { DEFAULT_AGENT, DEFAULT_SESSION_NAME } from '../../src/config/default-agent.js';
+import { DEFAULT_AGENT_KIND, DEFAULT_SESSION_NAME } from '../../src/config/default-agent.js';
 import { validateConfig } from '../../src/config/validate.js';
 import { ROOT } from '../helpers/daemon.js';
 
@@ -92,10 +92,10 @@ describe('one folder per agent, one list of adapters', () => {
 
   it('the default agent is one constant: its adapter, the config defaults and the unnamed sessions all take it from there', () => {
     expect(AGENT_ADAPTERS).toContain(DEFAULT_ADAPTER);
-    expect(DEFAULT_ADAPTER.kind).toBe(DEFAULT_AGENT);
-    expect(DEFAULT_ADAPTER.programs).toContain(DEFAULT_AGENT);
-    expect(UNNAMED_SESSION_PREFIX).toBe(DEFAULT_AGENT);
-    expect(validateConfig({}, 'no file').agent).toMatchObject({ command: DEFAULT_AGENT, default_session: DEFAULT_SESSION_NAME });
+    expect(DEFAULT_ADAPTER.kind).toBe(DEFAULT_AGENT_KIND);
+    expect(DEFAULT_ADAPTER.programs).toContain(DEFAULT_AGENT_KIND);
+    expect(UNNAMED_SESSION_PREFIX).toBe(DEFAULT_AGENT_KIND);
+    expect(validateConfig({}, 'no file').agent).toMatchObject({ command: DEFAULT_AGENT_KIND, default_session: DEFAULT_SESSION_NAME });
     // No one picks it by its place in the list either (the list grows, its order is no meaning).
     const byPlace = filesUnder(SRC).filter((f) => /AGENT_ADAPTERS\s*\[/.test(readFileSync(f, 'utf8')));
     expect(byPlace.map((f) => relative(ROOT, f))).toEqual([]);

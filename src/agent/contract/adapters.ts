@@ -13,7 +13,7 @@ import { codexAdapter } from '../codex/adapter.js';
 import { geminiAdapter } from '../gemini/adapter.js';
 import { opencodeAdapter } from '../opencode/adapter.js';
 import { piAdapter } from '../pi/adapter.js';
-import { DEFAULT_AGENT } from '../../config/default-agent.js';
+import { DEFAULT_AGENT_KIND } from '../../config/default-agent.js';
 
 export const AGENT_ADAPTERS: readonly AgentAdapter[] = [piAdapter, claudeAdapter, codexAdapter, geminiAdapter, opencodeAdapter];
 
@@ -21,10 +21,10 @@ export const AGENT_ADAPTERS: readonly AgentAdapter[] = [piAdapter, claudeAdapter
 export const DEFAULT_ADAPTER: AgentAdapter = defaultAdapter();
 
 /** Names of sessions created without one: `<prefix>-<n>`. */
-export const UNNAMED_SESSION_PREFIX = DEFAULT_AGENT;
+export const UNNAMED_SESSION_PREFIX = DEFAULT_AGENT_KIND;
 
 function defaultAdapter(): AgentAdapter {
-  const found = AGENT_ADAPTERS.find((a) => a.kind === DEFAULT_AGENT);
-  if (found === undefined) throw new Error(`the default agent ${DEFAULT_AGENT} has no adapter`);
+  const found = AGENT_ADAPTERS.find((a) => a.kind === DEFAULT_AGENT_KIND);
+  if (found === undefined) throw new Error(`the default agent ${DEFAULT_AGENT_KIND} has no adapter`);
   return found;
 }

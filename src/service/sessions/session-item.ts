@@ -11,9 +11,8 @@ import type { SessionWorktree } from '../../machines/session.machine.js';
 import type { AgentState, Ask, Stop } from '../../protocol/frames.js';
 import type { TmuxSessionInfo } from '../../tmux/session-list.js';
 import type { AgentUsage } from '../../protocol/usage.js';
+import { DEFAULT_AGENT_NAME } from '../../config/schema.js';
 
-/** The name of `[agent]`, and of a session made before tether recorded its agent. */
-export const DEFAULT_AGENT = 'default';
 
 export interface SessionItem {
   id: string;
@@ -82,7 +81,7 @@ export function sessionItemOf(info: TmuxSessionInfo, facts: LiveFacts): SessionI
     clients: facts.clients,
     project: info.project,
     cwd: info.cwd,
-    agent: info.agent ?? DEFAULT_AGENT,
+    agent: info.agent ?? DEFAULT_AGENT_NAME,
     ask: agent?.ask ?? null,
     stop: facts.stop,
     usage: facts.usage,
@@ -105,7 +104,7 @@ export function absentSessionItem(id: string, state: 'restoring' | 'unrestorable
     clients: 0,
     project: null,
     cwd: record?.cwd ?? null,
-    agent: record?.agent ?? DEFAULT_AGENT,
+    agent: record?.agent ?? DEFAULT_AGENT_NAME,
     ask: null,
     stop: null,
     usage: null,

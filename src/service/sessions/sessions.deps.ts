@@ -11,6 +11,7 @@ import type { UnrestorableSession } from '../../restore/at-start.js';
 import type { SessionWorktree } from '../../machines/session.machine.js';
 import type { Workspaces } from '../workspaces/workspaces.service.js';
 import type { SidecarSystem } from '../../actors/system.js';
+import { DEFAULT_AGENT_NAME } from '../../config/schema.js';
 
 /** What the sessions need of the records: the sessions that could not be restored, and their facts. */
 export interface SessionRecordsView {
@@ -41,7 +42,7 @@ export interface AgentCatalog {
   /** The slash commands of session `id` running agent `agent`. */
   commands(id: string, agent: string): Promise<readonly SlashCommand[]>;
 }
-export const DEFAULT_ONLY: AgentCatalog = { names: () => ['default'], problem: () => null, commands: () => Promise.resolve([]) };
+export const DEFAULT_ONLY: AgentCatalog = { names: () => [DEFAULT_AGENT_NAME], problem: () => null, commands: () => Promise.resolve([]) };
 /** What the sessions service is built from; the optional parts default to none. */
 export interface SessionsDeps {
   system: SidecarSystem;

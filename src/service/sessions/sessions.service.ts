@@ -12,7 +12,8 @@
  */
 import type { SlashCommand } from '../../agent/contract/commands.js';
 import { DomainError, isDomainError } from '../../errors.js';
-import { absentSessionItem, DEFAULT_AGENT, sessionItemOf, type SessionItem } from './session-item.js';
+import { absentSessionItem, sessionItemOf, type SessionItem } from './session-item.js';
+import { DEFAULT_AGENT_NAME } from '../../config/schema.js';
 import type { InputMessage } from '../../protocol/input.js';
 import type { TmuxCli } from '../../tmux/exec.js';
 import { inputCommands } from '../../tmux/input.js';
@@ -154,7 +155,7 @@ export class SessionsService {
     const options = {
       ...(input.project !== undefined ? { project: input.project } : {}),
       ...(cwd !== undefined ? { cwd } : {}),
-      agent: input.agent ?? DEFAULT_AGENT,
+      agent: input.agent ?? DEFAULT_AGENT_NAME,
       ...(worktree !== undefined ? { worktree } : {}),
     };
     if (input.name !== undefined) {
@@ -238,7 +239,7 @@ export class SessionsService {
       name: id,
       ...(description ? { description } : {}),
       createdAt: created ?? '',
-      agent: agent ?? DEFAULT_AGENT,
+      agent: agent ?? DEFAULT_AGENT_NAME,
       state: exited ? 'exited' : 'running',
       ...(exited && live?.exitStatus !== null && live?.exitStatus !== undefined ? { exitStatus: live.exitStatus } : {}),
       worktree,
@@ -337,7 +338,7 @@ export class SessionsService {
   /** The agent's slash commands, as its adapter lists them (its built-ins, its command files, what it reported). */
   async commands(id: string): Promise<readonly SlashCommand[]> {
     await this.known(id);
-    const agent = (await readSessionOptions(this.cli, id)).agent ?? DEFAULT_AGENT;
+    const agent = (await readSessionOptions(this.cli, id)).agent ?? DEFAULT_AGENT_NAME;
     return this.catalog.commands(id, agent);
   }
 }
