@@ -9,6 +9,7 @@ import type { TSchema } from 'typebox';
 import type { TAdditionalPropertiesError, TLocalizedValidationError } from 'typebox/error';
 import { isDomainError } from '../errors.js';
 import { typeboxType, typeboxValue } from '../protocol/schema-check.js';
+import { cutText } from '../protocol/text.js';
 import { splitCommandLine } from './command-line.js';
 import { CHECKS, TetherConfigSchema } from './config.checks.js';
 import {
@@ -21,7 +22,7 @@ import {
 } from './schema.js';
 
 /** Longest excerpt of a bad value quoted in an error. */
-const MAX_QUOTED_CHARS = 60;
+const MAX_QUOTED_CHARS = 61;
 
 /** One thing wrong: the dotted key at fault and the line that says so. */
 export interface Problem {
@@ -172,6 +173,5 @@ function describe(v: unknown): string {
 
 /** A text as the error quotes it: JSON-quoted, cut to a short line. */
 export function quote(s: string): string {
-  const cut = [...s].length > MAX_QUOTED_CHARS ? `${[...s].slice(0, MAX_QUOTED_CHARS).join('')}…` : s;
-  return JSON.stringify(cut);
+  return JSON.stringify(cutText(s, MAX_QUOTED_CHARS));
 }

@@ -8,6 +8,7 @@
  * characters, not blank, line ends as LF, no control character but tab and LF.
  */
 import { DomainError } from '../errors.js';
+import { hasControlChar } from './text.js';
 
 export {
   PROMPT_FAIL_REASONS,
@@ -31,10 +32,6 @@ export const REMEMBERED_PROMPT_IDS = 500;
 /** The tmux user option of a session that holds its prompts (JSON): no state file of tether's own. */
 export const PROMPTS_OPTION = '@tether-prompts';
 
-/** Every control character but tab, LF and CR (line ends are folded to LF first). */
-// eslint-disable-next-line no-control-regex -- control characters are exactly what is refused
-const REFUSED_CONTROL = /[\u0000-\u0008\u000b-\u000c\u000e-\u001f\u007f-\u009f]/;
-
 const invalid = (field: string, reason: string) => new DomainError('invalid', reason, { field });
 
 /** Whether `id` is a prompt id a client may choose. */
@@ -43,7 +40,8 @@ export const isPromptId = (id: string): boolean => PROMPT_ID_RE.test(id);
 /** The text to type: line ends folded to LF; throws `invalid` (field `text`) for one that breaks a rule. */
 export function checkPromptText(text: string): string {
   const folded = text.replace(/\r\n?/g, '\n');
-  if (REFUSED_CONTROL.test(folded))
+  // Every control character but tab and newline (line ends are folded to LF first) is refused.
+  if (hasControlChar(folded.replace(/[\t\n]/g, '')))
     throw invalid('text', 'must not contain control characters (an escape, a NUL, ...): only tab and newlines');
   let chars = 0;
   for (const _ of folded) if (++chars > MAX_PROMPT_CHARS) throw invalid('text', `must be at most ${MAX_PROMPT_CHARS} characters`);

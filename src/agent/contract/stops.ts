@@ -10,6 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import { constants } from 'node:os';
 import { MAX_STOP_MESSAGE_CHARS, type Stop, type StopKind } from '../../protocol/stop.js';
+import { cutText } from '../../protocol/text.js';
 
 /** What an adapter read of a stop of its agent: a usage limit or an API error it gave up on. */
 export interface StopReport {
@@ -31,8 +32,7 @@ export interface ExitReport {
 
 /** `text` cut to MAX_STOP_MESSAGE_CHARS characters, an ellipsis marking the cut. */
 export function cutStopMessage(text: string): string {
-  const chars = [...text.trim()];
-  return chars.length > MAX_STOP_MESSAGE_CHARS ? `${chars.slice(0, MAX_STOP_MESSAGE_CHARS - 1).join('')}…` : chars.join('');
+  return cutText(text.trim(), MAX_STOP_MESSAGE_CHARS);
 }
 
 /** A signal's name (`SIGKILL`), or `SIG<n>` when this system does not name it. */

@@ -11,12 +11,10 @@
 import { DomainError } from '../../errors.js';
 import { DEFAULT_CONTINUE_TEXT, MAX_CONTINUE_AHEAD_MS, MAX_CONTINUE_TEXT_CHARS, RESET_MARGIN_MS } from '../../protocol/continue.js';
 import type { Stop } from '../../protocol/stop.js';
+import { hasControlChar } from '../../protocol/text.js';
 
 /** An ISO 8601 date and time with its offset (`Z` or `±hh:mm`), as `Date` reads it exactly. */
 const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2})$/;
-/** C0 and C1 controls and DEL: none is typed by a continue. */
-// eslint-disable-next-line no-control-regex -- control characters are exactly what is refused
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
 /** A checked continue request. */
 export interface ContinueRequest {
@@ -47,7 +45,7 @@ function dueAt(at: string, stop: Stop | null, now: number): number {
 export function checkContinueRequest(body: { at: string; text?: string }, stop: Stop | null, now: number): ContinueRequest {
   const text = body.text ?? DEFAULT_CONTINUE_TEXT;
   if ([...text].length > MAX_CONTINUE_TEXT_CHARS) throw invalid('text', `must be at most ${MAX_CONTINUE_TEXT_CHARS} characters`);
-  if (CONTROL.test(text))
+  if (hasControlChar(text))
     throw invalid('text', 'must not contain control characters (a newline, a tab, an escape): Enter is typed after it');
   if (text.trim() === '') throw invalid('text', 'must not be blank');
   const at = dueAt(body.at, stop, now);
