@@ -53,7 +53,7 @@ const load = (entry: Entry): unknown => imported.get(entry) ?? requireEntry(entr
 
 /**
  * Node 22.0 to 22.11 cannot `require` an ES module (not without a flag): there TypeBox is
- * imported at start instead, as it was before the checks were generated. Nothing elsewhere.
+ * imported at start instead. Nothing elsewhere.
  */
 export async function preloadTypeBoxWhereNeeded(): Promise<void> {
   if ((process.features as { require_module?: boolean }).require_module !== false) return;

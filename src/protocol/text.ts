@@ -1,7 +1,7 @@
 /**
  * Text as tether shows it or takes it as a name: which characters are control characters, and how
  * a text is cut to a length. One home, so that every place agrees: a device name the route's
- * schema lets through is one the token store keeps (the two once disagreed on DEL, a 500).
+ * schema lets through is one the token store keeps (were they to differ on DEL, a 500).
  *
  * A control character is Unicode's category Cc: C0 (U+0000 to U+001F), DEL (U+007F) and C1
  * (U+0080 to U+009F). C1 counts as much as C0: a terminal reading 8-bit controls takes U+009B as

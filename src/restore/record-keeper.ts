@@ -24,7 +24,7 @@ export interface RecordKeeperDeps {
   readonly agentCommand: (id: string, agent: string) => readonly string[];
   /** The conversation file the session's agent last reported, or null. */
   readonly sessionFile: (id: string) => string | null;
-  /** The conversation id the session's agent (Claude Code, Codex) last reported, or null. */
+  /** The conversation id the session's agent last reported, or null. */
   readonly conversation?: (id: string) => string | null;
   /** The session's reserved stream position, or null when it has no runtime. */
   readonly reservedSeq: (id: string) => number | null;

@@ -22,7 +22,7 @@ export const SessionRecordSchema = Type.Object(
     sessionFile: Type.Union([Type.String({ minLength: 1 }), Type.Null()]),
     /** The configured agent the session runs (`default` is `[agent]`); absent in records from before it was kept. */
     agent: Type.Optional(Type.String({ pattern: AGENT_NAME_PATTERN })),
-    /** Another agent's conversation id (Claude Code's session id, Codex's thread id), as it last reported it. */
+    /** Another agent's conversation id (what its own resume option takes), as it last reported it. */
     conversation: Type.Optional(Type.Union([Type.String({ pattern: CONVERSATION_ID_PATTERN }), Type.Null()])),
     /**
      * The git worktree tether made the session in (its repository, branch, folder, the commit it

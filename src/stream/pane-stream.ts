@@ -98,7 +98,7 @@ export class PaneStream {
    * Input was written to the pane: the output that answers it is sent as it is read, not at the
    * end of the turn, when every busy stream's output of the turn goes out before it. Once per
    * input, so a stream of output never comes in more chunks than its input makes; one that no
-   * input touches is coalesced as before (docs/benchmarks.md, 2026-11-28).
+   * input touches is coalesced (docs/benchmarks.md, "The single session's path, shortened").
    */
   expectEcho(): void {
     this.echoDue = true;

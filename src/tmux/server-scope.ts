@@ -10,7 +10,7 @@
  * nothing changes: the server lands where tmux always puts it.
  *
  * Invariants: only argv arrays; the probe runs once, at start; when the scope cannot be made
- * tmux runs as before (the unit's `KillMode=process` is the fallback that keeps the server).
+ * tmux runs plainly (the unit's `KillMode=process` is the fallback that keeps the server).
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';

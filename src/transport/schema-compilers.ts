@@ -5,9 +5,9 @@
  * The routes' schemas come with their generated checks (routes.checks.ts), so TypeBox itself is
  * loaded only to word a refused request (protocol/schema-check.ts).
  *
- * Invariants: the answer to a request is what it was with ajv. A bad request fails with one
+ * Invariants: the answer to a request is the one ajv would give. A bad request fails with one
  * error in ajv's shape and order (the type, then a missing required field, then an unknown
- * field, then the fields in order; ajv's wording), so errors.plugin.ts words it as before.
+ * field, then the fields in order; ajv's wording), which errors.plugin.ts words.
  * A response is written as fast-json-stringify wrote it: the schema's fields in the schema's
  * order, others dropped, a missing required field a 500.
  */
@@ -23,7 +23,13 @@ import { CHECKS as PROMPT_ROUTE_CHECKS } from './prompt-routes.checks.js';
 import { CHECKS as USAGE_ROUTE_CHECKS } from './usage-routes.checks.js';
 
 /** Every route schema's generated check. */
-const GENERATED = new Map([...ROUTE_CHECKS, ...SESSION_ROUTE_CHECKS, ...CHANGES_ROUTE_CHECKS, ...PROMPT_ROUTE_CHECKS, ...USAGE_ROUTE_CHECKS]);
+const GENERATED = new Map([
+  ...ROUTE_CHECKS,
+  ...SESSION_ROUTE_CHECKS,
+  ...CHANGES_ROUTE_CHECKS,
+  ...PROMPT_ROUTE_CHECKS,
+  ...USAGE_ROUTE_CHECKS,
+]);
 
 type TypeBoxError = TLocalizedValidationError;
 

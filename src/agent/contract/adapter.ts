@@ -57,7 +57,7 @@ export function stateEvent(event: EventMessage['event'], extra: Omit<EventMessag
 /** What a launch continues: pi's conversation file, or another agent's conversation id. */
 export interface AgentResume {
   readonly sessionFile?: string | null;
-  /** The conversation id the agent reported (Claude Code's `session_id`, Codex's thread id). */
+  /** The conversation id the agent reported, as its own resume option takes it. */
   readonly conversation?: string | null;
 }
 

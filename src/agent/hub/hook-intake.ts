@@ -1,6 +1,6 @@
 /**
- * Reports of agents integrated by hook programs (Claude Code's hooks, Codex's notify) and of
- * agents read from their files (Codex's rollout), as the hub takes them: each is placed in its
+ * Reports of agents integrated by hook programs or plugins, one report at a time, and of agents
+ * read from their files as the daemon follows them, as the hub takes them: each is placed in its
  * session, read by its agent's adapter into a `HookOutcome`, and applied.
  *
  * Invariants: reports of one pane are applied in the order they arrived (each is a connection of

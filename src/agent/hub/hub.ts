@@ -1,7 +1,8 @@
 /**
  * The agents of every session, as the daemon sees them: one agent-state actor per session fed
- * by its agent's reports (pi's extension over a lasting connection; Claude Code's hooks and
- * Codex's notify program one report at a time; Codex's rollout file as it grows), the slash
+ * by its agent's reports (an extension over a lasting connection; hook programs and plugins one
+ * report at a time; a file of the agent's that the daemon follows as it grows; each agent's way
+ * is in docs/agents.md), the slash
  * commands it reported, and its user messages (for auto-naming). The stream and the REST routes
  * read it through narrow views (`current`, `subscribe`, `commands`).
  *
@@ -66,7 +67,7 @@ export class AgentHub {
     return this.agents.get(sessionId)?.commands ?? null;
   }
 
-  /** The conversation id the session's hook agent last reported (Claude Code, Codex); null when none did. */
+  /** The conversation id the session's agent last reported one report at a time; null when none did. */
   conversation(sessionId: string): string | null {
     return this.agents.get(sessionId)?.conversation ?? null;
   }
@@ -194,7 +195,7 @@ export class AgentHub {
     return acceptConnection(this.agents, this.deps, link, (report, l) => this.hooks.queue(report, l));
   }
 
-  /** Applies what the daemon read of a session's agent itself (Codex's rollout file), as a hook report's outcome. */
+  /** Applies what the daemon read of a session's agent itself (a file it follows), as a hook report's outcome. */
   report(sessionId: string, agent: HookReport['agent'], outcome: HookOutcome): void {
     this.hooks.take(sessionId, agent, outcome);
   }

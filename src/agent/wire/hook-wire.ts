@@ -1,5 +1,5 @@
 /**
- * The hook report: the one line an agent's hook program (Claude Code's hooks, Codex's notify)
+ * The hook report: the one line an agent's hook program or plugin (docs/agents.md, each agent)
  * sends on the agent socket, and the daemon's one-line answer. A hook program lives for one
  * event, so each report is a connection of its own that names its pane (`$TMUX_PANE`, which
  * tmux sets for every process in the pane) and carries the agent's event as plain fields.

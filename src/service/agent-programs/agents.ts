@@ -8,7 +8,7 @@
  * Code's settings file) is written by `writeSettings`, which the daemon calls once it holds its
  * port (a refused daemon changes no file).
  *
- * Invariant: the default agent must resolve (the daemon refuses to start otherwise, as before);
+ * Invariant: the default agent must resolve (the daemon refuses to start otherwise);
  * a named agent whose program is missing is refused when a session asks for it, naming why.
  */
 import type { AgentLaunch } from '../../actors/session.actor.js';
