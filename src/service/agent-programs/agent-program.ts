@@ -2,7 +2,8 @@
  * Which agent runs in a new session's pane: the configured command line of `[agent]` or of an
  * `[agents.<name>]` (its program found on PATH, else the copy tether ships of an agent whose
  * adapter has one), which kind of agent it is, and its adapter's integration (docs/agents.md).
- * Part of the composition root: it reads PATH and the environment so nothing else has to.
+ * The one place that looks an agent's program up on PATH: the daemon's root and `tether attach`
+ * call it, with the environment they were given.
  */
 import { accessSync, constants } from 'node:fs';
 import { delimiter, isAbsolute, join } from 'node:path';

@@ -2,10 +2,10 @@
  * The configured agents as the daemon runs them: one launcher per name (`default` for `[agent]`,
  * then every `[agents.<name>]`), the kind of each, what each adapter's integration needs written
  * in the data dir, and the catalog the sessions service asks (names, and each session's slash
- * commands from its agent's adapter). Part of the composition root (docs/agents.md).
+ * commands from its agent's adapter). Made once by the daemon's root (docs/agents.md).
  *
- * Preparing them writes nothing: what the adapters' integrations need in the data dir (Claude
- * Code's settings file) is written by `writeSettings`, which the daemon calls once it holds its
+ * Preparing them writes nothing: what the adapters' integrations need in the data dir (a settings
+ * file, Claude Code's for one) is written by `writeSettings`, which the daemon calls once it holds its
  * port (a refused daemon changes no file).
  *
  * Invariant: the default agent must resolve (the daemon refuses to start otherwise);
