@@ -33,9 +33,11 @@ export default tseslint.config(
     rules: { 'no-restricted-imports': ['error', { patterns: ['fastify*', 'ws', '@fastify/*', '../transport/*'] }] },
   },
   {
-    // The composition root only constructs and connects: a rule ("when", "if", "unless") lives in
-    // the room it is about, where a unit test reaches it (docs/architecture.md "The map").
-    files: ['src/daemon/root.ts', 'src/daemon/answers.ts', 'src/daemon/prompts.ts', 'src/daemon/usage.ts', 'src/daemon/workbench.ts', 'src/daemon/workspaces.ts'],
+    // The composition root and its wiring, all of src/daemon/ and nothing else (a file outside it
+    // that constructs a service is refused by test/unit/wiring.test.ts), only construct and
+    // connect: a rule ("when", "if", "unless") lives in the room it is about, where a unit test
+    // reaches it (docs/architecture.md "The map").
+    files: ['src/daemon/**/*.ts'],
     rules: {
       'no-restricted-syntax': [
         'error',

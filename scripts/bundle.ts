@@ -12,7 +12,7 @@
  * Identifiers are minified too (keeping them costs ~4 MB resident, measured; esbuild's
  * keepNames costs more than it saves). So a stack trace in the log names minified functions:
  * dist/cli/main.js.map maps it back to the sources (`node --enable-source-maps`), and the log's
- * error type is the error's own name (src/daemon/logger.ts), which tether's errors all set.
+ * error type is the error's own name (src/runtime/logger.ts), which tether's errors all set.
  */
 import { build, type BuildOptions, type Plugin } from 'esbuild';
 import { readdirSync, readFileSync, rmSync } from 'node:fs';

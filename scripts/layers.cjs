@@ -9,11 +9,11 @@ const LAYERS = [
   ['config', 'tmux', 'ops', 'push', 'history', 'uploads', 'mdns', 'git'], // each talks to one outside thing
   ['stream'], // ring, pane stream, per-client streaming, hub
   ['actors', 'agent', 'auth'], // the live actors; the agent link; pairing and tokens
-  ['restore'], // a session outliving its tmux server: its record, kept and brought back
+  ['restore', 'runtime'], // a session outliving its tmux server; the daemon process's log, heap settings, run file and refusals
   ['service'], // what a session can be asked to do, for every transport
   ['transport'], // HTTPS and WebSocket
   ['reference-client'], // the client library a phone app or a script builds on
-  ['extension', 'daemon'], // the pi extension (a program); the daemon's composition root and its wiring
+  ['extension', 'daemon'], // the pi extension (a program); the daemon's composition root and its wiring, nothing else
   ['cli'], // the tether command: its commands, and the executable
 ];
 

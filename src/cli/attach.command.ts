@@ -22,7 +22,7 @@ import { tmuxTarget } from '../tmux/target.js';
 import { checkTmuxVersion, readTmuxVersion } from '../tmux/version.js';
 import { agentNames, agentTable, prepareAdapters, resolveAgent, resolveAgentProgram } from '../service/agent-programs/agent-program.js';
 import { DEFAULT_AGENT_NAME, isValidAgentName } from '../config/schema.js';
-import { asRefusal, CliError, reportFailure } from '../daemon/fail.js';
+import { asRefusal, CliError, reportFailure } from '../runtime/fail.js';
 
 export class AttachCommand extends Command {
   static override paths = [['attach']];

@@ -13,7 +13,7 @@ import { isDomainError } from '../errors.js';
 import { loadConfig } from '../config/load.js';
 import { resolvePaths, type TetherPaths } from '../config/paths.js';
 import { noticeDaemon, readLocalToken } from './daemon-notice.js';
-import { CliError, reportFailure } from '../daemon/fail.js';
+import { CliError, reportFailure } from '../runtime/fail.js';
 
 async function openStore(): Promise<{ store: TokenStore; paths: TetherPaths }> {
   const env = process.env;

@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { CERT_FILE } from '../auth/certificate.js';
 import type { TetherPaths } from '../config/paths.js';
 import { pinnedOptions } from '../reference-client/pinning.js';
-import { readRunFile } from '../daemon/run-file.js';
+import { readRunFile } from '../runtime/run-file.js';
 import { AUTH_DIR_NAMES } from '../config/data-layout.js';
 
 /** How long the daemon has to answer the notice. */

@@ -26,8 +26,8 @@ import { lastOutputLine, spawnDetachedDaemon } from '../config/daemon-process.js
 import { resolvePaths, type TetherPaths } from '../config/paths.js';
 import { packageVersion } from '../config/version.js';
 import { processExists } from '../process.js';
-import { CliError, reportFailure } from '../daemon/fail.js';
-import { readRunFile, type RunFile } from '../daemon/run-file.js';
+import { CliError, reportFailure } from '../runtime/fail.js';
+import { readRunFile, type RunFile } from '../runtime/run-file.js';
 import { describeManager, restartArgv, runArgv, serviceManagerOf, stopArgv, type ServiceManager } from './service-control.js';
 import { DATA_DIR_NAMES } from '../config/data-layout.js';
 

@@ -4,7 +4,7 @@
  * the commands and their libraries load after that, by a dynamic import, because loading them
  * already grows the young generation. Static imports would all run before any line here.
  */
-import { tuneHeapForDaemon } from '../daemon/heap.js';
+import { tuneHeapForDaemon } from '../runtime/heap.js';
 
 const args = process.argv.slice(2);
 if (args[0] === 'serve') tuneHeapForDaemon();

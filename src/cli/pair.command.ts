@@ -19,10 +19,10 @@ import { PAIRING_TTL_MS, PairingStore } from '../auth/pairing-store.js';
 import { loadConfig, parseBindAddress } from '../config/load.js';
 import { resolvePaths, type TetherPaths } from '../config/paths.js';
 import { isLoopback, type TetherConfig } from '../config/schema.js';
-import { CliError, reportFailure } from '../daemon/fail.js';
+import { CliError, reportFailure } from '../runtime/fail.js';
 import { gatherNetFacts } from './net-facts.js';
 import { parseHostFlag, rankAddresses, type AddressCandidate, type NetFacts } from './pair-address.js';
-import { readRunFile, type RunFile } from '../daemon/run-file.js';
+import { readRunFile, type RunFile } from '../runtime/run-file.js';
 
 /** What the QR carries. */
 export interface PairingTarget {

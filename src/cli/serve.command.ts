@@ -1,7 +1,7 @@
 /** `tether serve`: the daemon in the foreground (docs/configuration.md "Start-up"). */
 import { Writable } from 'node:stream';
 import { Command, Option } from 'clipanion';
-import { reportFailure } from '../daemon/fail.js';
+import { reportFailure } from '../runtime/fail.js';
 import { activityDelaysOf, restoreRetryMs } from './test-seams.js';
 
 /** Where log lines go when they are kept off stderr. */

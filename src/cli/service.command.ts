@@ -18,7 +18,7 @@ import { Command } from 'clipanion';
 import { DAEMON_NODE_ARGS } from '../config/daemon-process.js';
 import { resolvePaths } from '../config/paths.js';
 import { writeAtomic } from '../files.js';
-import { CliError, reportFailure } from '../daemon/fail.js';
+import { CliError, reportFailure } from '../runtime/fail.js';
 import {
   launchdPlist,
   LAUNCHD_LABEL,

@@ -24,8 +24,8 @@ import type { Ask, Stop } from '../protocol/frames.js';
 import type { AnswerEntry } from '../service/answers/answer-log.js';
 import type { ClientConnection } from '../service/health/health.js';
 import type { HealthReport } from '../transport/handles.js';
-import { CliError, reportFailure } from '../daemon/fail.js';
-import { readRunFile, type RunFile } from '../daemon/run-file.js';
+import { CliError, reportFailure } from '../runtime/fail.js';
+import { readRunFile, type RunFile } from '../runtime/run-file.js';
 import { AUTH_DIR_NAMES } from '../config/data-layout.js';
 import type { AgentUsage } from '../protocol/usage.js';
 

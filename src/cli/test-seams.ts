@@ -5,7 +5,7 @@
  * one line naming the variable.
  */
 import type { ActivityDelays } from '../push/live-activity.service.js';
-import { CliError } from '../daemon/fail.js';
+import { CliError } from '../runtime/fail.js';
 
 /** A whole number of ms from `min` to `max` in `env[name]`; undefined when unset or empty. */
 function wholeMs(env: NodeJS.ProcessEnv, name: string, min: number, max: number): number | undefined {

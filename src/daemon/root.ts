@@ -32,7 +32,7 @@ import { closeConnectionsOfRevokedTokens, ConnectionRegistry } from '../transpor
 import { streamRoutes } from '../transport/stream.plugin.js';
 import { agentKinds } from '../agent/contract/kinds.js';
 import { loadConfig, parseBindAddress } from '../config/load.js';
-import { makeLogger } from './logger.js';
+import { makeLogger } from '../runtime/logger.js';
 import { resolvePaths } from '../config/paths.js';
 import { healthReport, type HealthReport } from '../service/health/health.js';
 import { buildServer, listen, type ServedRoute, type ServerOptions } from '../transport/server.js';
@@ -41,7 +41,7 @@ import { agentSocketPath } from '../agent/wire/socket-path.js';
 import { UNNAMED_SESSION_PREFIX } from '../agent/contract/adapters.js';
 import { resolveAgentProgram, type AgentResume } from '../service/agent-programs/agent-program.js';
 import { prepareAgents } from '../service/agent-programs/agents.js';
-import { asRefusal } from './fail.js';
+import { asRefusal } from '../runtime/fail.js';
 import { daemonTmuxCli, usableTmux } from '../tmux/daemon-tmux.js';
 import { retireStaleLinks } from '../tmux/control-ledger.js';
 import { certificateIfOn, keepCertificate, schemeOf } from '../auth/daemon-certificate.js';
@@ -52,9 +52,9 @@ import { RUN_DIR_NAMES } from '../config/data-layout.js';
 import { makeDiskBuffers, setUpBuffers } from '../actors/disk-buffers-setup.js';
 import { openingGate } from '../transport/opening-gate.js';
 import { preparePush } from '../push/settings.js';
-import { startPush, type DaemonPushDeps } from '../service/alerts/push-start.js';
-import { writeRunFile } from './run-file.js';
-import { livePaneCounter } from './heap.js';
+import { startPush, type PushWiring } from './push.js';
+import { writeRunFile } from '../runtime/run-file.js';
+import { livePaneCounter } from '../runtime/heap.js';
 import { defaultSessionDirectory } from '../service/sessions/directory.js';
 import { packageVersion } from '../config/version.js';
 import { makeWorkbench } from './workbench.js';
@@ -78,7 +78,7 @@ export interface DaemonIo {
   readonly restoreRetryMs?: number;
   /** The connection limits (tests shorten them). */ readonly peerLimits?: ServerOptions['peerLimits'];
   /** The Live Activity's delays (tests shorten them: src/cli/test-seams.ts). */
-  readonly activityDelays?: DaemonPushDeps['activityDelays'];
+  readonly activityDelays?: PushWiring['activityDelays'];
 }
 
 export interface RunningDaemon {
@@ -220,9 +220,9 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     devices,
     daemon: presence,
     inForeground: (tokenId) => connections.inForeground(tokenId),
-    describe: (id) => sessions.metaIfKnown(id),
+    sessions,
+    agentKinds: configured,
     agents: agents.states,
-    kindOf: (name) => configured.kind(name),
     events: config.push.events,
     onSessionEnded: (listener) => system.onSessionEnded(listener),
     onAttention: (listener) => system.onAttention(listener),

@@ -16,13 +16,7 @@ import { liveActivityMachine, type ActivityDigest, type LiveActivityEvent } from
 import type { ApnsClient, ApnsReply } from './apns.js';
 import { ActivityBudget } from './live-activity-budget.js';
 import { contentStateOf, urgentIds, type SessionSummary } from './live-activity-content.js';
-import {
-  ACTIVITY_EXPIRATION_S,
-  activityPayload,
-  activityTopic,
-  type ActivityAttributes,
-  type ActivityPush,
-} from './live-activity-payload.js';
+import { activityPayload, activityTopic, STALE_AFTER_S, type ActivityAttributes, type ActivityPush } from './live-activity-payload.js';
 import type { ProviderTokens } from './provider-token.js';
 import type { PushSettings } from './settings.js';
 
@@ -59,7 +53,7 @@ export interface LiveActivityServiceDeps {
   readonly devices: ActivityDevices;
   /** Read at each start (the daemon's id is known once its port is held). */
   readonly attributes: () => ActivityAttributes;
-  readonly delays?: Partial<ActivityDelays>;
+  readonly delays?: Partial<ActivityDelays> | undefined;
   readonly now: () => number;
   readonly log: Logger;
   /** The machines' clock and inspection (the model test's simulated clock and coverage). */
@@ -254,7 +248,8 @@ export class LiveActivityService {
       topic: activityTopic(s.bundleId),
       pushType: 'liveactivity' as const,
       priority: job.priority,
-      expiration: Math.floor(this.deps.now() / 1000) + ACTIVITY_EXPIRATION_S,
+      // APNs stops trying to reach a phone when the card would be stale anyway.
+      expiration: Math.floor(this.deps.now() / 1000) + STALE_AFTER_S,
     };
     let jwt = await this.deps.tokens.current();
     let reply = await this.deps.client.send(origin, job.token, jwt, headers, job.payload);

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
-import { readRunFile, writeRunFile } from '../../src/daemon/run-file.js';
+import { readRunFile, writeRunFile } from '../../src/runtime/run-file.js';
 import { spawnDetachedDaemon } from '../../src/config/daemon-process.js';
 import { resolvePaths } from '../../src/config/paths.js';
 import { processExists } from '../../src/process.js';

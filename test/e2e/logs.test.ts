@@ -7,7 +7,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readRunFile } from '../../src/daemon/run-file.js';
+import { readRunFile } from '../../src/runtime/run-file.js';
 import { DAEMON_OUT_FILE, spawnDetachedDaemon } from '../../src/config/daemon-process.js';
 import { resolvePaths } from '../../src/config/paths.js';
 import { processExists } from '../../src/process.js';

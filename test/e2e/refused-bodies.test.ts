@@ -9,7 +9,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { connect, type ConnectionOptions, type TLSSocket } from 'node:tls';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { readRunFile } from '../../src/daemon/run-file.js';
+import { readRunFile } from '../../src/runtime/run-file.js';
 import { PEER_LIMITS } from '../../src/transport/peer-limits.js';
 import { BODY_LIMIT_BYTES } from '../../src/transport/server.js';
 import { WorkbenchClient, pinnedTlsOptions, type PinnedTlsOptions, type WorkbenchError } from '../../src/reference-client/index.js';

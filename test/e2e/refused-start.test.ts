@@ -13,7 +13,7 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { readRunFile } from '../../src/daemon/run-file.js';
+import { readRunFile } from '../../src/runtime/run-file.js';
 import { pinnedTlsOptions, WorkbenchClient } from '../../src/reference-client/index.js';
 import { daemonHome, runCli, type DaemonHome } from '../helpers/daemon.js';
 import { useDaemon } from '../helpers/daemon-fixture.js';

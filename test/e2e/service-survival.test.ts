@@ -20,7 +20,7 @@ import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readRunFile } from '../../src/daemon/run-file.js';
+import { readRunFile } from '../../src/runtime/run-file.js';
 import { spawnDetachedDaemon } from '../../src/config/daemon-process.js';
 import { processExists } from '../../src/process.js';
 import { CLI, daemonHome, runCli, type DaemonHome } from '../helpers/daemon.js';

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchdPlist, missingProtection, systemdUnit, systemdWord, type DaemonLaunch } from '../../src/cli/login-service.js';
-import { readRunFile } from '../../src/daemon/run-file.js';
+import { readRunFile } from '../../src/runtime/run-file.js';
 import { daemonHome, runCli, type DaemonHome } from '../helpers/daemon.js';
 import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
 

@@ -10,7 +10,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { request } from 'node:https';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { readRunFile } from '../../src/daemon/run-file.js';
+import { readRunFile } from '../../src/runtime/run-file.js';
 import type { WorkbenchError } from '../../src/reference-client/index.js';
 import { SessionStream, WorkbenchClient, pinnedTlsOptions, type PinnedTlsOptions } from '../../src/reference-client/index.js';
 import { useDaemon } from '../helpers/daemon-fixture.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { livePaneCounter } from '../../src/daemon/heap.js';
+import { livePaneCounter } from '../../src/runtime/heap.js';
 
 describe('livePaneCounter', () => {
   it('fits the young generation to the number of live panes as they come and go', () => {

@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
-import { RotatingLogFile } from '../../src/daemon/log-file.js';
-import { logMaxBytes, makeLogger, stderrLogFormat } from '../../src/daemon/logger.js';
+import { RotatingLogFile } from '../../src/runtime/log-file.js';
+import { logMaxBytes, makeLogger, stderrLogFormat } from '../../src/runtime/logger.js';
 import { resolvePaths } from '../../src/config/paths.js';
 
 /** A stderr stand-in that records what it is given; `tty` says whether it claims to be a terminal. */
@@ -125,7 +125,7 @@ describe('the log file cap', () => {
 
   it('a line logged just before the process dies of an error still reaches the file', () => {
     const dataDir = dir();
-    const logger = JSON.stringify(path.resolve('src/daemon/logger.ts'));
+    const logger = JSON.stringify(path.resolve('src/runtime/logger.ts'));
     const pathsOf = JSON.stringify(path.resolve('src/config/paths.ts'));
     const script = `
       const { makeLogger } = await import(${logger});

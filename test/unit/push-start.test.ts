@@ -1,34 +1,28 @@
 /**
  * Push before it sends anything (src/service/alerts/push-start.ts): off, it says why once and starts
- * nothing; the tests' shorter Live Activity delays are read from the environment, anything else
- * refused with one line; titles name an agent by its adapter's label, else by its configured name.
+ * nothing; on, it starts with the settings; an alert and the card are worded from the session and
+ * its agent, and an alert's ask or stop is checked as it goes; the tests' shorter Live Activity
+ * delays are read from the environment, anything else refused with one line; titles name an agent
+ * by its adapter's label, else by its configured name.
  */
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_ADAPTER } from '../../src/agent/contract/adapters.js';
 import { DEFAULT_AGENT_NAME } from '../../src/config/schema.js';
 import type { Logger } from '../../src/log.js';
-import { agentLabel, startPush, type DaemonPushDeps } from '../../src/service/alerts/push-start.js';
+import { agentLabel, PushFacts, pushWhenConfigured, type PushOn } from '../../src/service/alerts/push-start.js';
+import type { PushStatus } from '../../src/push/settings.js';
 import { activityDelaysOf } from '../../src/cli/test-seams.js';
 
-describe('startPush with push off', () => {
-  it('logs why push is off, reaches nothing of the agents or devices, and its status says so', async () => {
+describe('pushWhenConfigured', () => {
+  it('with push off, logs why once, starts nothing, and its status says so', async () => {
     const logged: string[] = [];
     const log = { info: (msg: string) => void logged.push(msg) } as unknown as Logger;
-    const untouchable = new Proxy(
-      {},
-      {
-        get: (_t, key) => {
-          throw new Error(`push off reached ${String(key)}`);
-        },
-      },
-    );
-    const push = await startPush({
-      ...untouchable,
-      settings: { enabled: false, reason: 'push is off: no [push] section in the config' },
-      log,
-      agents: untouchable,
-      devices: untouchable,
-    } as unknown as DaemonPushDeps);
+    let started = 0;
+    const push = await pushWhenConfigured({ enabled: false, reason: 'push is off: no [push] section in the config' }, log, () => {
+      started++;
+      return Promise.reject(new Error('started with push off'));
+    });
+    expect(started).toBe(0);
     expect(logged).toEqual(['push is off: no [push] section in the config']);
     expect(push.status()).toEqual({
       configured: false,
@@ -38,6 +32,58 @@ describe('startPush with push off', () => {
       lastError: null,
     });
     expect(() => push.stop()).not.toThrow();
+  });
+
+  it('with push on, starts it with the settings and answers what it started, logging nothing', async () => {
+    const logged: string[] = [];
+    const log = { info: (msg: string) => void logged.push(msg) } as unknown as Logger;
+    const settings = { enabled: true, teamId: 'T', keyId: 'K', bundleId: 'b' } as unknown as PushOn;
+    const status = { configured: true, reason: null, sent: 3, failed: 0, lastError: null } as unknown as PushStatus;
+    const given: unknown[] = [];
+    const push = await pushWhenConfigured(settings, log, (s) => {
+      given.push(s);
+      return Promise.resolve({ status: () => status, stop: () => undefined });
+    });
+    expect(given).toEqual([settings]);
+    expect(push.status()).toBe(status);
+    expect(logged).toEqual([]);
+  });
+});
+
+describe('PushFacts', () => {
+  const metas: Record<string, { name: string; description?: string; agent: string }> = {
+    a: { name: 'api', description: 'the API', agent: 'work' },
+    b: { name: 'web', agent: DEFAULT_AGENT_NAME },
+    c: { name: 'sh', agent: 'aider' },
+  };
+  const sessions = { metaIfKnown: (id: string) => Promise.resolve(metas[id] ?? null) };
+  const kinds = { kind: (name: string) => ({ work: 'claude', [DEFAULT_AGENT_NAME]: 'other', aider: 'other' })[name] ?? null };
+  const agents = {
+    asks: (id: string) => (id === 'a' ? 'run Bash: npm test' : null),
+    openAsk: (id: string) => (id === 'a' ? { open: { ask: { id: 'ask-1' } } } : null),
+    stopOf: (id: string) => (id === 'b' ? { id: 'stop-9' } : null),
+  } as unknown as ConstructorParameters<typeof PushFacts>[2];
+  const facts = new PushFacts(sessions, kinds, agents);
+
+  it("words an alert with the session's name, description, its agent's label and what it asks", async () => {
+    expect(await facts.alert('a')).toEqual({ name: 'api', description: 'the API', agentLabel: 'Claude', asks: 'run Bash: npm test' });
+    expect(await facts.alert('b')).toEqual({ name: 'web', agentLabel: DEFAULT_ADAPTER.label });
+    expect(await facts.alert('c')).toEqual({ name: 'sh', agentLabel: 'aider' });
+    expect(await facts.alert('gone')).toBeNull();
+  });
+
+  it("names the card's session and agent, null for a session that is gone", async () => {
+    expect(await facts.card('a')).toEqual({ name: 'api', agentLabel: 'Claude' });
+    expect(await facts.card('gone')).toBeNull();
+  });
+
+  it('tells whether the ask or the stop an alert is about still holds', () => {
+    expect(facts.askOpen('a', 'ask-1')).toBe(true);
+    expect(facts.askOpen('a', 'ask-0')).toBe(false);
+    expect(facts.askOpen('b', 'ask-1')).toBe(false);
+    expect(facts.stopHeld('b', 'stop-9')).toBe(true);
+    expect(facts.stopHeld('b', 'stop-8')).toBe(false);
+    expect(facts.stopHeld('a', 'stop-9')).toBe(false);
   });
 });
 
