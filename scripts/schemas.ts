@@ -60,6 +60,11 @@ export const GENERATED: readonly GeneratedModule[] = [
     schemas: (m) => ({ StoredPrompts: m.StoredPrompts }),
   },
   {
+    source: 'src/protocol/continue.schemas.ts',
+    out: 'src/protocol/continue.checks.ts',
+    schemas: (m) => ({ ContinueSchedule: m.ContinueSchedule }),
+  },
+  {
     source: 'src/protocol/worktree.schemas.ts',
     out: 'src/protocol/worktree.checks.ts',
     schemas: (m) => ({ SessionWorktree: m.SessionWorktree }),

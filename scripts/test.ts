@@ -2,13 +2,13 @@
  * `npm test`: every check of the project, side by side where nothing orders them
  * (docs/testing.md "Time").
  *
- * The static checks (typecheck and lint, format, the import layers, the charts) need nothing of
- * one another or of the build. The tests need the built daemon and the real agents. So the
- * build and the agents' install start together with the static checks, and vitest starts as
- * soon as those two are done, while the static checks may still run: they are mostly CPU, the
- * tests mostly wait on tmux and daemons. Until vitest starts the checks run at the normal
- * priority: the agents' install mostly waits on the disk and the network, and the checks get
- * most of their work done there. While the tests run the checks still running step back to a
+ * The static checks (typecheck and lint, format, the import layers, dead code (knip), the
+ * charts) need nothing of one another or of the build. The tests need the built daemon and the
+ * real agents. So the build and the agents' install start together with the static checks, and
+ * vitest starts as soon as those two are done, while the static checks may still run: they are
+ * mostly CPU, the tests mostly wait on tmux and daemons. Until vitest starts the checks run at
+ * the normal priority: the agents' install mostly waits on the disk and the network, and the
+ * checks get most of their work done there. While the tests run the checks still running step back to a
  * lower priority (`nice`, every thread of them, Linux): a test waiting on a daemon gets the CPU
  * the moment it needs it, and the checks take what the tests leave. Once vitest is done they get
  * the normal priority back: niced beside other busy work, they would get almost none of the CPU
@@ -137,6 +137,7 @@ async function main(): Promise<number> {
     step('typecheck + lint', 'typecheck:lint'),
     step('format', 'format:check'),
     step('deps', 'deps'),
+    step('knip', 'knip'),
     step('charts', 'charts', ['--check']),
   ];
   const checks = running.map((r) => r.result.then(settle));

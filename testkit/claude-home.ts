@@ -6,7 +6,7 @@
  *
  * Invariant: nothing here reaches the user's own ~/.claude; everything lives in one temp dir.
  */
-import { appendFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readJsonLines, recordingHooks, type HookRecord } from './hook-recorder.js';
@@ -102,9 +102,4 @@ export function claudeHome(baseUrl: string, opts: ClaudeHomeOptions = {}): Claud
     // The agent may still be writing its files for a moment after its tmux server died.
     cleanup: () => rmSync(root, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 }),
   };
-}
-
-/** Appends a line to the hook log by hand (lets a test mark where one phase ends). */
-export function markHookLog(home: ClaudeHome, mark: string): void {
-  appendFileSync(home.hookLog, JSON.stringify({ hook_event_name: `mark:${mark}`, session_id: '' }) + '\n');
 }

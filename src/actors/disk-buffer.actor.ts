@@ -37,7 +37,6 @@ import { bufferPaths, measureBuffers } from './disk-buffer-files.js';
 import { SessionBuffer, type BufferActor } from './session-buffer.js';
 
 export { bufferPaths } from './disk-buffer-files.js';
-export { FLUSH_BYTES, FLUSH_MS, MAX_PENDING_BYTES } from './session-buffer.js';
 export const MIB = 1024 * 1024;
 export const GIB = 1024 * MIB;
 

@@ -38,13 +38,17 @@ export interface RunningTool {
  */
 export type AnswerEffect = 'run' | 'wait' | 'resume';
 
-/** The kinds of stop (src/protocol/stop.ts restates them for the wire). */
-export type StopKindName = 'done' | 'usage-limit' | 'error' | 'exited';
+/**
+ * The kinds of stop: the one list (protocol/stop.ts carries it to the wire; what each means to
+ * push, the card and continue is protocol/stop-meanings.ts's table).
+ */
+export const STOP_KINDS = ['done', 'usage-limit', 'error', 'exited'] as const;
+export type StopKind = (typeof STOP_KINDS)[number];
 
 /** Why the agent stopped: the stop's id (never reused) and kind; the hub keeps the rest. */
 export interface HeldStop {
   readonly id: string;
-  readonly kind: StopKindName;
+  readonly kind: StopKind;
 }
 
 /** The ask the agent waits on: its id (never reused) and the tool it asks for. */
@@ -75,7 +79,7 @@ export type AgentStateEvent =
   /** `idle`: the agent context reported idle with nothing pending (decided by the extension); `stop`: the id of its `done` stop. */
   | { type: 'agent.end'; idle: boolean; stop?: string; ts: number }
   /** The agent stopped on a usage limit or an API error it gave up on, or its process ended (`exited`): `id` is the stop's. */
-  | { type: 'agent.stop'; id: string; kind: Exclude<StopKindName, 'done'>; ts: number }
+  | { type: 'agent.stop'; id: string; kind: Exclude<StopKind, 'done'>; ts: number }
   | { type: 'session.tree'; ts: number }
   /** The agent asks something and waits (a permission, a question): `id` is the ask's. */
   | { type: 'ask.open'; id: string; tool?: string; ts: number }

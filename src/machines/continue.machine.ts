@@ -231,6 +231,3 @@ export const continueMachine = setup({
 function again() {
   return to('#continueSchedule.waiting', 'schedule', 'A new schedule after an outcome', 'tether');
 }
-
-/** The state's name. */
-export const continueState = (snapshot: { value: unknown }): string => String(snapshot.value);

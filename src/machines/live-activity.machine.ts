@@ -237,5 +237,3 @@ export const liveActivityMachine = setup({
     },
   },
 });
-
-export type LiveActivityStateValue = 'none' | 'starting' | 'running';

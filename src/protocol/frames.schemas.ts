@@ -7,11 +7,12 @@
 import { Type, type Static } from 'typebox';
 import { FRAME_ERRORS } from '../errors.js';
 import { ASK_KINDS, CHOICE_ID_PATTERN, MAX_ASK_ID_CHARS } from './ask.js';
-import { CONTINUE_STATUSES } from './continue.js';
+import { ContinueSchedule } from './continue.schemas.js';
 import { InputSchemas } from './input.schemas.js';
-import { MAX_STOP_MESSAGE_CHARS, STOP_KINDS } from './stop.js';
+import { MAX_STOP_MESSAGE_CHARS, STOP_KINDS, type Stop as StopShape } from './stop.js';
 import { MAX_PROMPT_CHARS, PROMPT_ID_PATTERN } from './prompt.js';
 import { PromptRecord } from './prompt.schemas.js';
+import type { Holds, Same } from './same-type.js';
 import { AgentUsage } from './usage.schemas.js';
 import { WorktreeFacts } from './worktree.schemas.js';
 import { AGENT_STATE_VALUES, type AgentStateValue as AgentStateName } from '../machines/agent-state.machine.js';
@@ -45,19 +46,13 @@ export const Stop = Type.Object({
   exitCode: Type.Optional(Type.Integer({ description: 'an exited agent: its exit code, when it exited by itself' })),
   signal: Type.Optional(Type.String({ description: 'an exited agent: the signal that ended it (SIGKILL), when one did' })),
 });
-export type Stop = Static<typeof Stop>;
-
-/** A session's scheduled continue (docs/api.md "Continue"). */
-export const ContinueSchedule = Type.Object({
-  id: Type.String({ description: 'never reused' }),
-  at: Type.String({ description: 'when it is (or was) due, ISO 8601' }),
-  text: Type.String({ description: 'what it types, then Enter' }),
-  by: Type.String({ description: "the device's token name that scheduled it" }),
-  stopId: Type.Union([Type.String(), Type.Null()], { description: 'the stop it answers' }),
-  status: Type.Enum(CONTINUE_STATUSES),
-  reason: Type.Optional(Type.String({ description: 'why it was skipped' })),
-  decidedAt: Type.Optional(Type.String({ description: 'when it was typed, skipped or cancelled' })),
-});
+/** A stop's one type: stop.ts's `Stop`. */
+export type Stop = StopShape;
+/**
+ * The schema's type is that `Stop`, field for field: this fails to compile otherwise.
+ * @typecheck (nothing imports it: knip.jsonc)
+ */
+export type StopSchemaIsTheType = Holds<Same<Static<typeof Stop>, StopShape>>;
 
 /** A prompt of the session changed (docs/api.md "Prompts"): to every client of the session. */
 export const PromptFrame = Type.Object({ type: Type.Literal('prompt'), prompt: PromptRecord });

@@ -57,7 +57,6 @@ export type {
   PromptFrame,
   ServerFrame,
   SessionMetaFrame,
-  SnapshotFrame,
   StateFrame,
   Stop,
 } from './frames.schemas.js';

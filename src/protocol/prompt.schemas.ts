@@ -18,7 +18,10 @@ export const PromptRecord = Type.Object({
   reason: Type.Optional(Type.String({ description: 'why it failed' })),
   decidedAt: Type.Optional(Type.String({ description: 'when it was submitted, typed, failed or cancelled, ISO 8601' })),
 });
-/** The schema's type is the prompt machine's record: this fails to compile otherwise. */
+/**
+ * The schema's type is the prompt machine's record: this fails to compile otherwise.
+ * @typecheck (nothing imports it: knip.jsonc)
+ */
 export type PromptRecordIsTheMachines = Holds<Same<Static<typeof PromptRecord>, MachinePrompt>>;
 
 /**

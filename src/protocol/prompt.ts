@@ -10,13 +10,7 @@
 import { DomainError } from '../errors.js';
 import { hasControlChar } from './text.js';
 
-export {
-  PROMPT_FAIL_REASONS,
-  PROMPT_STATUSES,
-  type PromptFailure,
-  type PromptRecord,
-  type PromptStatus,
-} from '../machines/prompt.machine.js';
+export { PROMPT_FAIL_REASONS, PROMPT_STATUSES, type PromptRecord, type PromptStatus } from '../machines/prompt.machine.js';
 
 /** The longest prompt, in characters (code points). */
 export const MAX_PROMPT_CHARS = 100_000;
@@ -29,8 +23,6 @@ export const MAX_QUEUED_PROMPTS = 20;
 export const LISTED_DECIDED_PROMPTS = 20;
 /** Ids of older decided prompts remembered, so that a retry of one is never typed again. */
 export const REMEMBERED_PROMPT_IDS = 500;
-/** The tmux user option of a session that holds its prompts (JSON): no state file of tether's own. */
-export const PROMPTS_OPTION = '@tether-prompts';
 
 const invalid = (field: string, reason: string) => new DomainError('invalid', reason, { field });
 

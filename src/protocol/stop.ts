@@ -1,12 +1,14 @@
 /**
  * Why an agent stopped, as the wire carries it (docs/api.md "Stops"): the kinds, the limit on the
  * agent's words, the shape. Plain constants and types, so the running code and the schemas share
- * them without loading TypeBox.
+ * them without loading TypeBox. The kinds are the agent-state machine's (a machine imports
+ * nothing above it); the schema (frames.schemas.ts) is bound to `Stop`; what each kind means is
+ * stop-meanings.ts's table.
  */
+import type { StopKind } from '../machines/agent-state.machine.js';
 
 /** The turn ended; a usage limit; an API error the agent gave up on; the agent's process ended. */
-export const STOP_KINDS = ['done', 'usage-limit', 'error', 'exited'] as const;
-export type StopKind = (typeof STOP_KINDS)[number];
+export { STOP_KINDS, type StopKind } from '../machines/agent-state.machine.js';
 
 /** The agent's own words in a stop are cut to this many characters. */
 export const MAX_STOP_MESSAGE_CHARS = 300;

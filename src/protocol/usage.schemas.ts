@@ -20,7 +20,10 @@ export const AgentUsage = Type.Object({
   observedAt: Type.String({ description: 'ISO 8601' }),
 });
 
-/** The schemas' types are usage.ts's: this fails to compile otherwise. */
+/**
+ * The schemas' types are usage.ts's: this fails to compile otherwise.
+ * @typecheck (nothing imports it: knip.jsonc)
+ */
 export type UsageSchemasAreTheTypes = [
   Holds<Same<Static<typeof UsageWindow>, UsageWindowType>>,
   Holds<Same<Static<typeof AgentUsage>, AgentUsageType>>,

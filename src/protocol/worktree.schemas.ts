@@ -36,7 +36,10 @@ export const SessionWorktree = Type.Object(worktreeFields(true), { additionalPro
 /** The worktree as an answer carries it (the session list, `session-meta`, the changes answer). */
 export const WorktreeFacts = Type.Object(worktreeFields(false));
 
-/** Both views' type is the machine's, field for field: this fails to compile otherwise. */
+/**
+ * Both views' type is the machine's, field for field: this fails to compile otherwise.
+ * @typecheck (nothing imports it: knip.jsonc)
+ */
 export type ViewsAreTheMachinesType = [
   Holds<Same<Static<typeof SessionWorktree>, MachineWorktree>>,
   Holds<Same<Static<typeof WorktreeFacts>, MachineWorktree>>,

@@ -5,6 +5,8 @@
  * (docs/push.md "Asks") says who asks for what in its title, the session in its subtitle and the
  * command or question in its body, and carries the ask's id, its category (the notification
  * actions a client registered for that kind of ask) and `interruption-level: time-sensitive`.
+ * An alert for a stop (docs/push.md "Stops") says what the stop's kind means (stop-meanings.ts:
+ * its title, category, urgency and words), with the agent's own words and the stop's id.
  *
  * Invariant: a payload never exceeds APNs' 4 KB: the body is cut at MAX_BODY_CHARS, and where a
  * detail follows the session's label, the label is cut first so the detail stays readable; an
@@ -14,7 +16,8 @@ import { constants } from 'node:os';
 import type { Ask } from '../protocol/frames.js';
 import { cutText } from '../protocol/text.js';
 import { MAX_PAYLOAD_BYTES } from './apns.js';
-import { stopExtras, stopTitle, type PushedStop } from './stop-alert.js';
+import type { Stop } from '../protocol/stop.js';
+import { STOP_MEANINGS } from './stop-meanings.js';
 
 /** The longest body text, so the payload stays well under APNs' 4 KB. */
 export const MAX_BODY_CHARS = 180;
@@ -42,6 +45,9 @@ export function askCategory(ask: Pick<Ask, 'kind' | 'choices'>): string {
   if (ask.kind === 'question' && numbered && n >= 2 && n <= MAX_ACTION_CHOICES) return `TETHER_ASK_QUESTION_${n}`;
   return 'TETHER_ASK_OPEN';
 }
+
+/** A stop the push subsystem alerts for (one whose meaning says it is `pushed` as a `stop`). */
+export type PushedStop = Pick<Stop, 'id' | 'kind' | 'message' | 'resetsAt' | 'limit'>;
 
 /** What happened, as the push subsystem knows it. */
 export type PushAlert =
@@ -76,12 +82,14 @@ function title(agentName: string, alert: PushAlert): string {
     case 'awaiting-input':
       if (alert.ask?.kind === 'permission') return cutText(`${agentName} asks to use ${alert.ask.tool ?? 'a tool'}`, MAX_BODY_CHARS);
       if (alert.ask?.kind === 'question') return `${agentName} asks you`;
-      return `${agentName} is waiting for you`;
+      return STOP_MEANINGS.done.title(agentName, {});
     case 'agent-exited':
-      if (alert.signal !== null) return `${agentName} crashed: killed by ${signalName(alert.signal)}`;
-      return `${agentName} exited with status ${alert.status ?? 'unknown'}`;
+      return STOP_MEANINGS.exited.title(agentName, {
+        ...(alert.signal !== null ? { signal: signalName(alert.signal) } : {}),
+        ...(alert.status !== null ? { exitCode: alert.status } : {}),
+      });
     case 'stopped':
-      return cutText(stopTitle(agentName, alert.stop), MAX_BODY_CHARS);
+      return cutText(STOP_MEANINGS[alert.stop.kind].title(agentName, alert.stop), MAX_BODY_CHARS);
     case 'limit-reset':
       return `${agentName}'s usage limit has reset: it can go on`;
     case 'unrestorable':
@@ -136,17 +144,22 @@ function askPayload(agentName: string, sessionId: string, meta: SessionLabel, as
 
 /** The payload of a stop's alert: what stopped the agent (and when a limit resets), the session, the agent's words. */
 function stopPayload(agentName: string, sessionId: string, meta: SessionLabel, stop: PushedStop): object {
-  const extras = stopExtras(stop);
-  const words = stop.message !== '' ? stop.message : stop.kind === 'usage-limit' ? 'usage limit reached' : 'the model API failed';
+  const meaning = STOP_MEANINGS[stop.kind];
+  const words = stop.message !== '' ? stop.message : meaning.fallbackWords;
   return {
     aps: {
       alert: { title: title(agentName, { kind: 'stopped', stop }), subtitle: label(meta), body: cutText(words, MAX_BODY_CHARS) },
       sound: 'default',
       'thread-id': `session-${sessionId}`,
-      ...extras.aps,
+      ...(meaning.category !== null ? { category: meaning.category } : {}),
+      ...(meaning.timeSensitive ? { 'interruption-level': 'time-sensitive' } : {}),
     },
     sessionId,
-    ...extras.keys,
+    // The stop's id and kind (and a limit's reset) let a client act on it: a continue at the reset.
+    stopId: stop.id,
+    stopKind: stop.kind,
+    ...(stop.resetsAt !== undefined ? { resetsAt: stop.resetsAt } : {}),
+    ...(stop.limit !== undefined ? { limit: stop.limit } : {}),
   };
 }
 

@@ -1,7 +1,8 @@
 /**
  * What the Live Activity shows (docs/push.md "Live Activity"): the summary of every session
  * folded into the content-state the iOS widget decodes, field by field, and the alert of a
- * change that needs the human (a new ask, a stop that is not the end of a turn).
+ * change that needs the human (a new ask, a stop whose kind's meaning says it does:
+ * stop-meanings.ts).
  *
  * Invariants: the content-state always has every field the contract names, optional ones only
  * where it says so; its words are cut (MAX_WORDS_CHARS, less when the payload would pass 4 KB);
@@ -9,14 +10,15 @@
  * most recent change first within one kind, so the same summary always gives the same card.
  */
 
-import type { Stop } from '../protocol/stop.js';
+import type { Stop, StopKind } from '../protocol/stop.js';
 import { cutText } from '../protocol/text.js';
+import { STOP_MEANINGS } from './stop-meanings.js';
 
 /** The agent states, as the agent hub reports them. */
 export type AgentStateName = 'thinking' | 'tool' | 'idle' | 'awaiting-input';
 
 /** Why an agent stopped (the stop beside its state, docs/api.md "Stops"): what the card uses of it. */
-export type SessionStop = Pick<Stop, 'id' | 'kind' | 'message' | 'resetsAt'>;
+export type SessionStop = Pick<Stop, 'id' | 'kind' | 'message' | 'resetsAt' | 'exitCode' | 'signal'>;
 
 /** One session as the summary holds it. */
 export interface SessionSummary {
@@ -46,10 +48,10 @@ export interface ActivityContentState {
   readonly state: 'asking' | 'stopped' | 'working' | 'waiting' | 'idle' | 'none';
   /** The ask, or why it stopped, in a few words; '' when neither. */
   readonly words: string;
-  /** An ask, or a stop that is not the end of a turn. */
+  /** An ask, or a stop that needs the person (its kind's meaning: not the end of a turn, nor a clean exit). */
   readonly needsYou: boolean;
   /** The stop's kind, when the session stopped. */
-  readonly stop?: string;
+  readonly stop?: StopKind;
   /** A usage limit's reset, Unix seconds, when the agent says. */
   readonly resetsAt?: number;
   /** The binding usage window of the card's session's agent: its name (`five_hour`), when the agent reported its windows. */
@@ -66,8 +68,8 @@ export const MAX_WORDS_CHARS = 120;
 const MAX_NAME_CHARS = 64;
 const MAX_AGENT_CHARS = 32;
 
-/** A stop that needs the human: anything but the end of a turn. */
-export const isUrgentStop = (stop: SessionStop | undefined): stop is SessionStop => stop !== undefined && stop.kind !== 'done';
+/** A stop that needs the human, as its kind's meaning says (not the end of a turn, nor a clean exit). */
+const isUrgentStop = (stop: SessionStop | undefined): stop is SessionStop => stop !== undefined && STOP_MEANINGS[stop.kind].urgent(stop);
 const isWorking = (s: SessionSummary): boolean => (s.state === 'thinking' || s.state === 'tool') && s.ask === undefined;
 
 /** How urgent a session is: the higher, the sooner it is the card's. */
@@ -96,7 +98,7 @@ function cut(text: string, max: number): string {
 /** The ask's or the stop's words, uncut. */
 function wordsOf(s: SessionSummary): string {
   if (s.ask !== undefined) return s.ask.concern;
-  if (isUrgentStop(s.stop) && !isWorking(s)) return s.stop.message;
+  if (isUrgentStop(s.stop) && !isWorking(s)) return s.stop.message !== '' ? s.stop.message : STOP_MEANINGS[s.stop.kind].fallbackWords;
   return '';
 }
 
@@ -147,22 +149,22 @@ export function urgentIds(sessions: readonly SessionSummary[]): string[] {
   return ids;
 }
 
-/** How an alert's title says each kind of stop (after the agent's label). */
-const STOP_TITLES: Readonly<Record<string, string>> = {
-  'usage-limit': 'hit a usage limit',
-  error: 'stopped on an error',
-  exited: 'exited',
-};
-
-/** The alert of a card that needs the human, or of a start: what lights the screen. */
-export function alertOf(content: ActivityContentState, maxWords = MAX_WORDS_CHARS): { title: string; body: string } {
+/**
+ * The alert of a card that needs the human, or of a start: what lights the screen. `stop` is the
+ * card's session's: its title is the one its kind's push has (stop-meanings.ts).
+ */
+export function alertOf(
+  content: ActivityContentState,
+  stop: SessionStop | undefined,
+  maxWords = MAX_WORDS_CHARS,
+): { title: string; body: string } {
   const words = cut(content.words, maxWords);
   switch (content.state) {
     case 'asking':
       return { title: `${content.agent} asks you`, body: `${content.name}: ${words}` };
     case 'stopped':
       return {
-        title: `${content.agent} ${STOP_TITLES[content.stop ?? ''] ?? 'stopped'}`,
+        title: stop !== undefined ? STOP_MEANINGS[stop.kind].title(content.agent, stop) : `${content.agent} stopped`,
         body: words !== '' ? `${content.name}: ${words}` : content.name,
       };
     case 'working':

@@ -7,7 +7,7 @@
  * shorter until it fits.
  */
 import { MAX_PAYLOAD_BYTES } from './apns.js';
-import { alertOf, contentStateOf, MAX_WORDS_CHARS, type SessionSummary } from './live-activity-content.js';
+import { alertOf, contentStateOf, MAX_WORDS_CHARS, mostUrgent, type SessionSummary } from './live-activity-content.js';
 
 /** The Swift type of the attributes (`ActivityAttributes`) the app declares. */
 export const ATTRIBUTES_TYPE = 'TetherActivityAttributes';
@@ -15,8 +15,6 @@ export const ATTRIBUTES_TYPE = 'TetherActivityAttributes';
 export const STALE_AFTER_S = 30 * 60;
 /** An ended card stays on the lock screen this long. */
 export const DISMISS_AFTER_S = 5 * 60;
-/** How long APNs keeps trying to deliver a push to a phone it cannot reach: the card would be stale after. */
-export const ACTIVITY_EXPIRATION_S = STALE_AFTER_S;
 
 /** The attributes of a started activity: which daemon it shows. */
 export interface ActivityAttributes {
@@ -34,6 +32,7 @@ const WORD_STEPS = [MAX_WORDS_CHARS, 60, 20, 0] as const;
 
 /** The payload of one push, `timestamp` in Unix seconds. */
 export function activityPayload(push: ActivityPush, sessions: readonly SessionSummary[], timestamp: number): Buffer {
+  const stop = mostUrgent(sessions)?.stop;
   for (const maxWords of WORD_STEPS) {
     const content = contentStateOf(sessions, maxWords);
     const aps: Record<string, unknown> = { timestamp, event: push.event, 'content-state': content };
@@ -45,10 +44,10 @@ export function activityPayload(push: ActivityPush, sessions: readonly SessionSu
     if (push.event === 'start') {
       aps['attributes-type'] = ATTRIBUTES_TYPE;
       aps.attributes = push.attributes;
-      aps.alert = alertOf(content, maxWords);
+      aps.alert = alertOf(content, stop, maxWords);
       aps['input-push-token'] = 1;
     } else if (push.event === 'update' && push.alert) {
-      aps.alert = { ...alertOf(content, maxWords), sound: 'default' };
+      aps.alert = { ...alertOf(content, stop, maxWords), sound: 'default' };
     }
     const payload = Buffer.from(JSON.stringify({ aps }));
     if (payload.length <= MAX_PAYLOAD_BYTES) return payload;

@@ -40,9 +40,9 @@ export interface PushDevices {
 }
 
 export type { PushAlert, SessionLabel } from './alert.js';
-export { MAX_BODY_CHARS, alertPayload } from './alert.js';
+export { MAX_BODY_CHARS } from './alert.js';
 
-export { preparePush, pushConfigInvalid, type PushConfig, type PushSettings, type PushStatus } from './settings.js';
+export { preparePush, type PushConfig, type PushSettings, type PushStatus } from './settings.js';
 
 export interface PushServiceDeps {
   readonly settings: PushSettings;

@@ -3,7 +3,7 @@
  * limit used · resets 4:10 PM", one alert per agent and window at a time on the lock screen (a
  * newer one of the same window replaces it), time-sensitive at 95 % and over. Pure.
  */
-import { resetClock } from './stop-alert.js';
+import { resetClock } from './stop-meanings.js';
 
 /** A window crossing a threshold, as push says it (src/service/alerts/usage-warnings.ts makes them). */
 export interface PushedUsage {

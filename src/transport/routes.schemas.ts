@@ -6,6 +6,7 @@
  * loaded with them (docs/architecture.md "Schemas and their checks").
  */
 import { Type, type Static } from 'typebox';
+import type { Holds, Same } from '../protocol/same-type.js';
 import { SESSION_NAME_PATTERN } from '../protocol/session-name.js';
 import { CONTROL_CHAR_RANGES } from '../protocol/text.js';
 import { MAX_QUERY_CHARS } from '../service/workbench/history.service.js';
@@ -116,10 +117,11 @@ const Health = Type.Object({
   ),
 });
 
-// The schema and the handle's type are the same shape, checked both ways at compile time.
-type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : never) : never;
-const sameShape: Same<Static<typeof Health>, HealthReport> = true;
-void sameShape;
+/**
+ * The health answer's schema is the handle's type, field for field: this fails to compile otherwise.
+ * @typecheck (nothing imports it: knip.jsonc)
+ */
+export type HealthIsTheHandlesType = Holds<Same<Static<typeof Health>, HealthReport>>;
 
 /** Every route schema, by name: each is given to fastify as the generated JSON schema of the same name. */
 export const RouteSchemas = {

@@ -8,7 +8,8 @@
 import { Type, type Static } from 'typebox';
 import { CHOICE_ID_PATTERN, MAX_ASK_ID_CHARS } from '../protocol/ask.js';
 import { MAX_CONTINUE_TEXT_CHARS } from '../protocol/continue.js';
-import { AgentStateValue, Ask, ContinueSchedule, Stop } from '../protocol/frames.schemas.js';
+import { ContinueSchedule } from '../protocol/continue.schemas.js';
+import { AgentStateValue, Ask, Stop } from '../protocol/frames.schemas.js';
 import { WorktreeFacts } from '../protocol/worktree.schemas.js';
 import { AgentUsage } from '../protocol/usage.schemas.js';
 import { SESSION_NAME_PATTERN } from '../protocol/session-name.js';

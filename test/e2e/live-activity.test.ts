@@ -11,6 +11,7 @@ import { writeFakeClaude } from '../helpers/fake-claude.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { resetClock } from '../../src/push/stop-meanings.js';
 import { pushToml, type ApnsRequest } from '../../testkit/apns-server.js';
 import { runCli } from '../helpers/daemon.js';
 import { useApnsStandIns } from '../helpers/apns-fixture.js';
@@ -272,8 +273,9 @@ describe('a Live Activity through the daemon', () => {
         words: "You've hit your limit · resets 3pm",
         resetsAt: resetsAt / 1000,
       });
+      // The card's alert says the stop as its push does (src/push/stop-meanings.ts): one title per kind.
       expect(apsOf(limit).alert).toEqual({
-        title: `${apsOf(limit)['content-state'].agent as string} hit a usage limit`,
+        title: `${apsOf(limit)['content-state'].agent as string} reached its usage limit · resets ${resetClock(new Date(resetsAt).toISOString())}`,
         body: "pi-main: You've hit your limit · resets 3pm",
         sound: 'default',
       });
@@ -298,7 +300,8 @@ describe('a Live Activity through the daemon', () => {
     const urgent = activity().filter((r) => r.headers['apns-priority'] === '10' && apsOf(r).event === 'update');
     expect(urgent.length).toBe(12);
     // The budget is the hour's: the usage limit and the asks before took their share of it.
-    for (const r of urgent) expect(['Claude asks you', 'pi hit a usage limit']).toContain(apsOf(r).alert?.title);
+    const limitTitle = `pi reached its usage limit · resets ${resetClock('2026-12-01T15:00:00.000Z')}`;
+    for (const r of urgent) expect(['Claude asks you', limitTitle]).toContain(apsOf(r).alert?.title);
     expect(urgent.filter((r) => apsOf(r).alert?.title === 'Claude asks you').length).toBe(11);
     const asking = activity()
       .slice(mark)

@@ -19,7 +19,7 @@ import { FuzzFinding, type FuzzLedger, type FuzzTarget } from './target.js';
 import { runUpgradeCase, upgradeCases } from './upgrades.js';
 
 export { FuzzLedger } from './target.js';
-export type { FuzzRoute, FuzzTarget } from './target.js';
+export type { FuzzTarget } from './target.js';
 
 interface Surface {
   /** What a peer sends on it, for the report. */

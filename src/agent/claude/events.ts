@@ -17,8 +17,6 @@ import { CLAUDE_USAGE_WINDOWS, STATUS_LINE_EVENT } from './hook-fields.js';
 /** Claude Code's multiple-choice question tool. */
 export const QUESTION_TOOL = 'AskUserQuestion';
 
-export { CLAUDE_HOOK_FIELDS, CLAUDE_STATUSLINE_FIELDS, STATUS_LINE_EVENT } from './hook-fields.js';
-
 /** The hook events tether's settings file subscribes to. */
 export const CLAUDE_HOOK_EVENTS = [
   'SessionStart',

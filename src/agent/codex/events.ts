@@ -12,8 +12,6 @@
 import { NO_OUTCOME, stateEvent, type HookOutcome } from '../contract/adapter.js';
 import { isConversationId } from '../wire/hook-wire.js';
 
-export { CODEX_NOTIFY_FIELDS } from './notify-fields.js';
-
 /**
  * What one Codex notify means. A thread reported as not saved (`saved: "false"`) is the title
  * generator's and is ignored; so is, without that field, a thread other than `knownThread` (the

@@ -55,16 +55,7 @@ export function startActivitySummary(deps: ActivitySummaryDeps): () => void {
       agent: label.agentLabel,
       state: fact.value,
       ...(fact.ask !== undefined ? { ask: { id: fact.ask.id, concern: fact.ask.concern } } : {}),
-      ...(fact.stop !== undefined
-        ? {
-            stop: {
-              id: fact.stop.id,
-              kind: fact.stop.kind,
-              message: fact.stop.message,
-              ...(fact.stop.resetsAt !== undefined ? { resetsAt: fact.stop.resetsAt } : {}),
-            },
-          }
-        : {}),
+      ...(fact.stop !== undefined ? { stop: fact.stop } : {}),
       ...(usage !== undefined ? { usage } : {}),
       changedAt: deps.now(),
     });

@@ -5,9 +5,10 @@
  *     again (an agent reconnecting while it waits, an ask answered while the agent still waits)
  *     sends nothing; leaving and entering again, or a new ask, sends once more. A session that
  *     ends is forgotten, so a new session of the same name starts afresh.
- *     A stop of the agent on a usage limit or an API error it gave up on (docs/push.md "Stops")
- *     is pushed instead, once per stop (its id: a second report of the same stop sends nothing);
- *     a turn that ended (`done`) keeps the "waiting" alert, an exit the agent-exited one.
+ *     A stop whose kind is pushed as its own alert (a usage limit, an API error the agent gave
+ *     up on: src/push/stop-meanings.ts, docs/push.md "Stops") is pushed instead, once per stop
+ *     (its id: a second report of the same stop sends nothing); a turn that ended (`done`) keeps
+ *     the "waiting" alert, an exit the agent-exited one.
  *     A usage limit whose reset passed with nothing scheduled and the agent still stopped
  *     (docs/push.md "Limit reset") is pushed once: the agent can go on.
  *   - prompt-failed: a prompt sent from a phone that the agent did not take (docs/api.md
@@ -15,7 +16,8 @@
  * And, whatever `[push] events` says, a usage window crossing one of `[push] usage_thresholds`
  * (docs/push.md "Usage"): an empty list of thresholds is what turns those off.
  *   - agent-exited: an agent that exited with a non-zero status or was killed by a signal (the
- *     actors report each exit once); a clean exit (status 0) sends nothing.
+ *     actors report each exit once); a clean exit (status 0: stop-meanings.ts's isCleanExit,
+ *     which the card follows too) sends nothing.
  *   - unrestorable: a session that could not be restored (reported once per reason until the
  *     session runs again, however often its retry fails the same way).
  */
@@ -23,6 +25,7 @@ import type { SessionAttention } from '../../actors/attention.js';
 import type { AgentStateFact } from '../../protocol/frames.js';
 import type { PushEvent } from '../../config/schema.js';
 import type { PushAlert, SessionLabel } from '../../push/push.service.js';
+import { isCleanExit, STOP_MEANINGS } from '../../push/stop-meanings.js';
 import type { PromptRecord } from '../../protocol/prompt.js';
 import type { UsageWarning } from './usage-warnings.js';
 
@@ -56,7 +59,7 @@ function alertFor(
       label: { name: attention.name, description: attention.description },
     };
   }
-  if (attention.signal === null && (attention.status === null || attention.status === 0)) return null;
+  if (isCleanExit(attention.status, attention.signal)) return null;
   return { alert: { kind: 'agent-exited', status: attention.status, signal: attention.signal } };
 }
 
@@ -67,7 +70,7 @@ export function startPushTrigger(deps: PushTriggerDeps): () => void {
   const stopStates = deps.subscribeEvery((id, fact) => {
     const before = last.get(id);
     const ask = fact.ask?.id ?? null;
-    const stop = fact.stop !== undefined && (fact.stop.kind === 'usage-limit' || fact.stop.kind === 'error') ? fact.stop : null;
+    const stop = fact.stop !== undefined && STOP_MEANINGS[fact.stop.kind].pushed === 'stop' ? fact.stop : null;
     const pushedStop = stop?.id ?? before?.stop ?? null;
     last.set(id, { value: fact.value, ask: ask ?? (fact.value === before?.value ? before.ask : null), stop: pushedStop });
     if (fact.value !== 'awaiting-input' || !wanted.has('awaiting-input')) return;

@@ -12,6 +12,7 @@ import { DomainError } from '../../errors.js';
 import { DEFAULT_CONTINUE_TEXT, MAX_CONTINUE_AHEAD_MS, MAX_CONTINUE_TEXT_CHARS, RESET_MARGIN_MS } from '../../protocol/continue.js';
 import type { Stop } from '../../protocol/stop.js';
 import { hasControlChar } from '../../protocol/text.js';
+import { STOP_MEANINGS } from '../../push/stop-meanings.js';
 
 /** An ISO 8601 date and time with its offset (`Z` or `±hh:mm`), as `Date` reads it exactly. */
 const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2})$/;
@@ -30,7 +31,7 @@ const invalid = (field: string, reason: string) => new DomainError('invalid', re
 /** When `at` (`"reset"` or an ISO time) makes the continue due; throws `no-usage-limit` or `invalid`. */
 function dueAt(at: string, stop: Stop | null, now: number): number {
   if (at === 'reset') {
-    const resets = stop?.kind === 'usage-limit' && stop.resetsAt !== undefined ? Date.parse(stop.resetsAt) : NaN;
+    const resets = stop !== null && STOP_MEANINGS[stop.kind].continueAble && stop.resetsAt !== undefined ? Date.parse(stop.resetsAt) : NaN;
     if (Number.isNaN(resets)) throw new DomainError('no-usage-limit', 'the agent is not stopped on a usage limit with a known reset time');
     // A reset already passed: due now (the limit is lifted).
     return Math.max(resets + RESET_MARGIN_MS, now);

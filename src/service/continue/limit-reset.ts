@@ -1,7 +1,8 @@
 /**
  * The moment a usage limit resets (docs/push.md "Limit reset"): when the reset time of a session's
- * usage-limit stop passes, the agent is still in that stop and no continue was scheduled for it,
- * the listeners hear it once, so one alert can say the agent can go on.
+ * stop of a continue-able kind (a usage limit: src/push/stop-meanings.ts) passes, the agent is
+ * still in that stop and no continue was scheduled for it, the listeners hear it once, so one
+ * alert can say the agent can go on.
  *
  * Invariants: once per stop (its id), whatever reports it again; nothing when a continue waits
  * or was typed for the stop (the person chose already), or when the agent left the stop (a new
@@ -10,6 +11,7 @@
 import type { ContinueSchedule } from '../../protocol/continue.js';
 import type { AgentStateFact } from '../../protocol/frames.js';
 import type { Stop } from '../../protocol/stop.js';
+import { STOP_MEANINGS } from '../../push/stop-meanings.js';
 
 export interface LimitResetDeps {
   readonly subscribeEvery: (listener: (id: string, fact: AgentStateFact) => void) => () => void;
@@ -58,7 +60,7 @@ export class LimitResets {
   }
 
   private seen(id: string, stop: Stop | null): void {
-    if (stop?.kind !== 'usage-limit' || stop.resetsAt === undefined) return;
+    if (stop === null || !STOP_MEANINGS[stop.kind].continueAble || stop.resetsAt === undefined) return;
     if (this.armed.get(id)?.stopId === stop.id || this.told.has(stop.id)) return;
     const resets = Date.parse(stop.resetsAt);
     if (Number.isNaN(resets)) return;

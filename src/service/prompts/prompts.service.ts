@@ -19,7 +19,7 @@ import { checkPromptText, MAX_QUEUED_PROMPTS, promptDigest, type PromptRecord } 
 import { PROMPT_WAITS, type PromptDeps, type PromptWaits } from './prompt-deps.js';
 import { SessionPrompts } from './prompt-queue.js';
 
-export type { PromptAgents, PromptPanes, PromptStore, PromptWaits } from './prompt-deps.js';
+export type { PromptWaits } from './prompt-deps.js';
 
 /** What a client sends: the text, and its own key for it. */
 export interface PromptRequest {
