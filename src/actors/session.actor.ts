@@ -19,7 +19,8 @@ import type { Logger } from '../log.js';
 import type { LivePanes } from '../stream/live-pane.js';
 import { isNoSessionError, type TmuxCli } from '../tmux/exec.js';
 import { connectPaneLink } from '../tmux/pane-connect.js';
-import { AGENT_OPTION, CWD_OPTION, killSession, readUserOption } from '../tmux/sessions.js';
+import { SESSION_OPTIONS } from '../tmux/layout.js';
+import { killSession, readUserOption } from '../tmux/sessions.js';
 import { createSession, respawnPane } from '../tmux/session-create.js';
 import type { TmuxTarget } from '../tmux/target.js';
 import { attentionOf, ExitWitness, type SessionAttention } from './attention.js';
@@ -126,8 +127,8 @@ export function createSessionImplementations(deps: SessionDeps) {
         // The agent as it was created: its command and environment, in the directory it started in
         // (recorded at creation; without the record tmux keeps the pane's own).
         const [cwd, agent] = await Promise.all([
-          readUserOption(deps.cli, input.id, CWD_OPTION),
-          readUserOption(deps.cli, input.id, AGENT_OPTION),
+          readUserOption(deps.cli, input.id, SESSION_OPTIONS.cwd),
+          readUserOption(deps.cli, input.id, SESSION_OPTIONS.agent),
         ]);
         const launch = deps.agent(input.id, agent ?? undefined);
         await pane.restartPane(() =>

@@ -11,6 +11,7 @@ import type { Logger } from '../log.js';
 import { sessionMachine, type SessionOrigin } from '../machines/session.machine.js';
 import { sidecarMachine, type SessionActorRef } from '../machines/sidecar.machine.js';
 import type { TmuxCli } from '../tmux/exec.js';
+import { SESSION_OPTIONS } from '../tmux/layout.js';
 import { readUserOption } from '../tmux/sessions.js';
 import { optionStoreOf } from '../tmux/session-options.js';
 import type { TmuxTarget } from '../tmux/target.js';
@@ -200,7 +201,7 @@ export class SidecarSystem {
    */
   async knows(id: string): Promise<boolean> {
     if (this.hasSession(id)) return true;
-    const tether = await readUserOption(this.deps.cli, id, '@created').then(
+    const tether = await readUserOption(this.deps.cli, id, SESSION_OPTIONS.created).then(
       (created) => created !== null,
       () => false,
     );
@@ -266,6 +267,11 @@ export class SidecarSystem {
   /** A server-wide tmux command over one of the sessions' control clients (LivePanes.query). */
   queryTmux(command: readonly string[]): Promise<Buffer> {
     return this.panes.query(command);
+  }
+
+  /** The session whose linked control client mirrors tmux pane `paneId` (LivePanes.sessionOfPane); null when none does. */
+  sessionOfPane(paneId: string): string | null {
+    return this.panes.sessionOfPane(paneId);
   }
 
   /** The visible screen of a session's agent pane, read over its control client; null when not linked. */

@@ -1,7 +1,7 @@
 /**
  * For `pi --tether` started by a person in their own tmux: make the session a tether session
- * (`@created`, and the agent's pane as the mirrored one) so the daemon adopts it at boot, and
- * start the daemon (`tether serve`, detached) when none is running.
+ * (`markPaneSession`, src/tmux/layout.ts: the same marking as an agent that registers) so the
+ * daemon adopts it at boot, and start the daemon (`tether serve`, detached) when none is running.
  *
  * Invariants: tmux is run with an argv array against the server of the pane pi runs in (its
  * `$TMUX`); the daemon is started at most once per extension instance, the way `tether restart`
@@ -13,10 +13,9 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { lastOutputLine, spawnDetachedDaemon } from '../config/daemon-process.js';
-import { isValidSessionName } from '../protocol/session-name.js';
+import { PANE_ID_RE, markPaneSession, panePlaceCommand, parsePanePlace } from '../tmux/layout.js';
 
 const run = promisify(execFile);
-const SEP = '\x1f';
 /** How long the tmux calls may take. */
 const TMUX_TIMEOUT_MS = 5000;
 
@@ -29,7 +28,7 @@ export function tetherCliPath(): string {
 export function tmuxPlace(env: NodeJS.ProcessEnv): { pane: string; socket: string } | null {
   const pane = env.TMUX_PANE;
   const socket = env.TMUX?.split(',')[0];
-  if (!pane || !/^%\d+$/.test(pane) || !socket) return null;
+  if (!pane || !PANE_ID_RE.test(pane) || !socket) return null;
   return { pane, socket };
 }
 
@@ -38,22 +37,11 @@ export function tmuxPlace(env: NodeJS.ProcessEnv): { pane: string; socket: strin
  * name, or throws with a sentence for the person.
  */
 export async function markSession(pane: string): Promise<string> {
-  const { stdout } = await run('tmux', ['display-message', '-p', '-t', pane, `#{session_name}${SEP}#{?@created,1,0}`], {
-    timeout: TMUX_TIMEOUT_MS,
-  });
-  const [session = '', created] = stdout.replace(/\n$/, '').split(SEP);
-  if (!isValidSessionName(session)) {
-    throw new Error(
-      `the tmux session name "${session.slice(0, 64)}" cannot be a tether session (1-64 letters, digits, "_" or "-"): rename it with tmux rename-session`,
-    );
-  }
-  if (created !== '1') {
-    const target = `=${session}:`;
-    // The value follows the option name, so a pane id or a date is never read as a flag.
-    await run('tmux', ['set-option', '-t', target, '@tether-pane', pane], { timeout: TMUX_TIMEOUT_MS });
-    await run('tmux', ['set-option', '-t', target, '@created', new Date().toISOString()], { timeout: TMUX_TIMEOUT_MS });
-  }
-  return session;
+  const tmux = (command: readonly string[]) => run('tmux', command, { timeout: TMUX_TIMEOUT_MS });
+  const place = parsePanePlace((await tmux(panePlaceCommand(pane))).stdout);
+  const where = await markPaneSession(place, tmux, new Date().toISOString());
+  if ('refused' in where) throw new Error(where.refused);
+  return where.session;
 }
 
 /** The node that runs the tether CLI (pi may itself be a compiled binary). */

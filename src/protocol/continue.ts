@@ -1,7 +1,8 @@
 /**
  * A continue scheduled for when an agent's usage limit resets (docs/api.md "Continue"): its
- * limits and its tmux option; its statuses, reasons and shape are the continue machine's. Plain
- * constants and types, so the running code and the schemas share them without loading TypeBox.
+ * limits; its statuses, reasons and shape are the continue machine's, its tmux option is in
+ * src/tmux/layout.ts. Plain constants and types, so the running code and the schemas share them
+ * without loading TypeBox.
  */
 export { CONTINUE_STATUSES, SKIP_REASONS, type ContinueSchedule, type ContinueStatus } from '../machines/continue.machine.js';
 
@@ -13,5 +14,3 @@ export const MAX_CONTINUE_TEXT_CHARS = 1000;
 export const RESET_MARGIN_MS = 10_000;
 /** The furthest ahead a continue may be scheduled. */
 export const MAX_CONTINUE_AHEAD_MS = 7 * 24 * 60 * 60 * 1000;
-/** The tmux user option of a session that holds its continue (JSON): no state file of tether's own. */
-export const CONTINUE_OPTION = '@tether-continue';

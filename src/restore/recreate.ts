@@ -12,18 +12,18 @@
  * session runs again, so a restore that keeps failing while its retry comes and goes tells each
  * reason once, and a new reason, or the first failure after the session came back, is told.
  */
-import { CONTINUE_OPTION } from '../protocol/continue.js';
-import { DEFAULT_AGENT_NAME } from '../config/schema.js';
 import { constants } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import { isDomainError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { SessionRecord, SessionRecords } from './records.js';
 import type { TmuxCli } from '../tmux/exec.js';
+import { SESSION_OPTIONS } from '../tmux/layout.js';
 import { hasSession, setUserOption } from '../tmux/sessions.js';
 import { createSession } from '../tmux/session-create.js';
 import type { CarriesAttention, SessionAttention } from '../actors/attention.js';
 import type { AgentLaunch } from '../actors/session.actor.js';
+import { DEFAULT_AGENT_NAME } from '../config/schema.js';
 
 /** How many told reasons a record keeps (the oldest is dropped past it). */
 export const MAX_TOLD_REASONS = 16;
@@ -157,10 +157,10 @@ export async function recreateSession(deps: RestoreDeps, id: string): Promise<{ 
     return giveUp(`tmux could not create it: ${(err as Error).message}`);
   }
   // The description and the positions handed out before come back before the link reads them.
-  if (record.description !== '') await setUserOption(deps.cli, id, '@description', record.description).catch(() => undefined);
-  await setUserOption(deps.cli, id, '@tether-seq', String(record.reservedSeq)).catch(() => undefined);
+  if (record.description !== '') await setUserOption(deps.cli, id, SESSION_OPTIONS.description, record.description).catch(() => undefined);
+  await setUserOption(deps.cli, id, SESSION_OPTIONS.seq, String(record.reservedSeq)).catch(() => undefined);
   // Its scheduled continue: read back and armed again once the sessions are restored.
-  if (record.continue) await setUserOption(deps.cli, id, CONTINUE_OPTION, record.continue).catch(() => undefined);
+  if (record.continue) await setUserOption(deps.cli, id, SESSION_OPTIONS.continue, record.continue).catch(() => undefined);
   deps.log.info(
     {
       session: id,

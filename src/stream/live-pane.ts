@@ -233,6 +233,12 @@ export class LivePanes {
     return linked[this.queryTurn++ % linked.length]!.link.query(buildControlCommand(command));
   }
 
+  /** The session whose linked control client mirrors tmux pane `paneId`; null when none does. */
+  sessionOfPane(paneId: string): string | null {
+    for (const pane of this.map.values()) if (pane.link.linked && pane.link.paneId === paneId) return pane.id;
+    return null;
+  }
+
   /**
    * The visible screen of a session's agent pane as `capture-pane -p` prints it, read over its
    * control client (no process); null when the session is unknown or not linked.

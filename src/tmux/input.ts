@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { DomainError } from '../errors.js';
 import type { InputMessage } from '../protocol/input.js';
 import { isValidSessionName, SESSION_NAME_RULE } from '../protocol/session-name.js';
+import { PANE_ID_RE } from './layout.js';
 import { tmuxArgumentRefusal, buildControlCommand } from './quote.js';
 
 /** A resolved key: a tmux key name, or exact bytes to write. */
@@ -63,7 +64,7 @@ export function resolveKey(name: string): ResolvedKey | null {
 }
 
 function checkPaneId(paneId: string): void {
-  if (!/^%\d+$/.test(paneId)) throw tmuxArgumentRefusal('a pane id looks like %<number>');
+  if (!PANE_ID_RE.test(paneId)) throw tmuxArgumentRefusal('a pane id looks like %<number>');
 }
 
 /** `send-keys -H` lines writing `bytes` to the pane exactly (NUL included), in order, chunked. */

@@ -9,6 +9,7 @@
 import { processExists } from '../process.js';
 import type { ControlClient, ControlClose } from './control-client.js';
 import { isNoServerError, isNoServerListeningError, isNoSessionError, type TmuxCli } from './exec.js';
+import { PANE_ID_RE, SESSION_OPTIONS, optionFormat } from './layout.js';
 import { buildControlCommand } from './quote.js';
 
 /** What a pane link tells its session: the link and the pane, as the session machine hears them. */
@@ -30,13 +31,14 @@ export interface LinkFacts {
 }
 
 export async function readLinkFacts(client: ControlClient, id: string): Promise<LinkFacts> {
-  const body = await client.run(buildControlCommand(['display-message', '-p', '-t', `=${id}:`, '#{pid} #{@tether-pane} #{@tether-seq}']));
+  const format = `#{pid} ${optionFormat(SESSION_OPTIONS.pane)} ${optionFormat(SESSION_OPTIONS.seq)}`;
+  const body = await client.run(buildControlCommand(['display-message', '-p', '-t', `=${id}:`, format]));
   const [pid = '', pane = '', seq = ''] = body.toString('utf8').trim().split(' ');
   const serverPid = /^\d+$/.test(pid) ? Number(pid) : null;
   const reserved = /^\d+$/.test(seq) ? Number(seq) : 0;
   return {
     serverPid: serverPid !== null && Number.isSafeInteger(serverPid) && serverPid > 0 ? serverPid : null,
-    recordedPane: /^%\d+$/.test(pane) ? pane : null,
+    recordedPane: PANE_ID_RE.test(pane) ? pane : null,
     reservedSeq: Number.isSafeInteger(reserved) ? reserved : 0,
   };
 }
@@ -54,8 +56,8 @@ export async function findAgentPane(
   const body = await client.run(buildControlCommand(['list-panes', '-s', '-t', `=${id}`, '-F', '#{pane_id} #{window_activity}']));
   const panes = new Map<string, number | null>();
   for (const line of body.toString('utf8').split('\n')) {
-    const m = /^(%\d+) (\d*)$/.exec(line);
-    if (m) panes.set(m[1]!, m[2] ? Number(m[2]) * 1000 : null);
+    const [pane = '', activity = '', ...rest] = line.split(' ');
+    if (PANE_ID_RE.test(pane) && /^\d*$/.test(activity) && rest.length === 0) panes.set(pane, activity ? Number(activity) * 1000 : null);
   }
   if (panes.size === 0) throw new Error(`session ${id} has no panes`);
   const paneId = recorded !== null && panes.has(recorded) ? recorded : [...panes.keys()][0]!;

@@ -12,6 +12,7 @@ import type { Logger } from '../log.js';
 import { ControlClient } from './control-client.js';
 import type { ControlEvent } from './control-events.js';
 import type { TmuxCli } from './exec.js';
+import { SESSION_OPTIONS } from './layout.js';
 import { classifyClose, findAgentPane, readLinkFacts, type PaneLinkEvent } from './link-facts.js';
 import type { PaneLink } from './pane-link.js';
 import { PaneWatch, type PaneState } from './pane-watch.js';
@@ -144,8 +145,8 @@ export function connectPaneLink(deps: PaneConnectDeps, link: PaneLink, sink: Pan
       // goes over the link while it is up (no tmux process per renewal).
       await sink.resume(facts.reservedSeq, (position) =>
         client.isClosed
-          ? setUserOption(deps.cli, id, '@tether-seq', String(position))
-          : client.run(buildControlCommand(['set-option', '-t', `=${id}:`, '@tether-seq', String(position)])).then(() => undefined),
+          ? setUserOption(deps.cli, id, SESSION_OPTIONS.seq, String(position))
+          : client.run(buildControlCommand(['set-option', '-t', `=${id}:`, SESSION_OPTIONS.seq, String(position)])).then(() => undefined),
       );
       if (stopped) return;
       pane = paneId;

@@ -9,11 +9,9 @@
  */
 import { DomainError } from '../errors.js';
 import type { ControlClient } from './control-client.js';
-import { buildControlCommand, tmuxArgumentRefusal } from './quote.js';
+import { buildControlCommand } from './quote.js';
+import { checkOptionName } from './sessions.js';
 import { takeSnapshot, type PaneSnapshot } from './snapshot.js';
-
-/** User options tether owns. */
-const OPTION_NAME_RE = /^@[a-z-]+$/;
 
 /** No control client is linked right now (tmux restarting, session being created): `tmux-unavailable`. */
 const sessionUnlinked = (id: string): DomainError => new DomainError('tmux-unavailable', `session ${id} is not linked to tmux right now`);
@@ -194,7 +192,7 @@ export class PaneLink {
    * is at most 16 KiB), and it is one quoted argument: never a format, never a command list.
    */
   async setOption(option: string, value: string | null, linkWaitMs: number): Promise<void> {
-    if (!OPTION_NAME_RE.test(option)) throw tmuxArgumentRefusal('a tether option name looks like @name');
+    checkOptionName(option);
     const target = `=${this.id}:`;
     const line = buildControlCommand(
       value === null ? ['set-option', '-u', '-t', target, option] : ['set-option', '-t', target, option, value],

@@ -8,6 +8,7 @@
  * callers that pass data to such an argument escape `#` themselves.)
  */
 import { DomainError } from '../errors.js';
+import { PANE_ID_RE } from './layout.js';
 
 /** A value that cannot be given to tmux at all (it holds a NUL byte, or a name is malformed): `invalid`. */
 export const tmuxArgumentRefusal = (message: string): DomainError => new DomainError('invalid', message);
@@ -18,8 +19,8 @@ for (const ch of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789
   SAFE_BYTE[ch.charCodeAt(0)] = 1;
 }
 
-/** Arguments that may go bare on a command line: no quote, no `=` (a bare `A=b` is an assignment token), no leading `%`/`~`. */
-const BARE_ARG = /^(?:[A-Za-z0-9_.,:/+@-]+|%\d+)$/;
+/** Arguments that may go bare on a command line (pane ids too): no quote, no `=` (a bare `A=b` is an assignment token), no leading `%`/`~`. */
+const BARE_ARG = /^[A-Za-z0-9_.,:/+@-]+$/;
 /** A command name: the first word of a control-mode line. */
 const COMMAND_NAME = /^[a-z][a-z-]*$/;
 
@@ -55,7 +56,7 @@ export function buildControlCommand(args: readonly (string | Buffer)[]): string 
   }
   let line = name;
   for (const arg of rest) {
-    line += ' ' + (typeof arg === 'string' && BARE_ARG.test(arg) ? arg : quoteControlArg(arg));
+    line += ' ' + (typeof arg === 'string' && (BARE_ARG.test(arg) || PANE_ID_RE.test(arg)) ? arg : quoteControlArg(arg));
   }
   return line;
 }

@@ -11,17 +11,8 @@
 import { DomainError } from '../errors.js';
 import { TmuxCommandError, type TmuxCli } from './exec.js';
 import { tmuxArgumentRefusal, escapeArgvArg } from './quote.js';
-import {
-  AGENT_OPTION,
-  CWD_OPTION,
-  PANE_ID_RE,
-  WORKTREE_OPTION,
-  checkSessionName,
-  encodeWorktreeOption,
-  killSession,
-  readUserOption,
-  sessionExists,
-} from './sessions.js';
+import { PANE_ID_RE, SESSION_OPTIONS } from './layout.js';
+import { checkSessionName, encodeWorktreeOption, killSession, readUserOption, sessionExists } from './sessions.js';
 import type { SessionWorktree } from '../machines/session.machine.js';
 
 const ENV_NAME_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -119,7 +110,7 @@ export async function respawnPane(cli: TmuxCli, opts: RespawnPaneOptions): Promi
  * only the text of an actor's error, so `isPaneStillRunning` reads it back from there.
  */
 const paneStillRuns = (paneId: string): string => `pane ${paneId} still runs its program`;
-export const isPaneStillRunning = (error: string): boolean => /pane %\d+ still runs its program/.test(error);
+export const isPaneStillRunning = (error: string): boolean => /\bpane \S+ still runs its program\b/.test(error);
 
 /** The one tmux command list that creates a session (see `createSession`). */
 export function createSessionCommands(opts: CreateSessionOptions): string[][] {
@@ -150,7 +141,7 @@ export function createSessionCommands(opts: CreateSessionOptions): string[][] {
       '-',
     ],
     ['set-option', '-t', session, 'history-limit', String(AGENT_HISTORY_LIMIT)],
-    ['set-option', '-t', session, '@created', opts.createdAt],
+    ['set-option', '-t', session, SESSION_OPTIONS.created, opts.createdAt],
     [
       'new-window',
       '-k',
@@ -170,12 +161,12 @@ export function createSessionCommands(opts: CreateSessionOptions): string[][] {
     // Manual size: attached terminals of any size leave the agent's grid alone.
     ['resize-window', '-t', agentWindow, '-x', String(AGENT_COLUMNS), '-y', String(AGENT_ROWS)],
     ['set-option', '-w', '-t', agentWindow, 'remain-on-exit', 'on'],
-    ['set-option', '-F', '-t', agentWindow, '@tether-pane', '#{pane_id}'],
-    ...(opts.project !== undefined ? [['set-option', '-t', session, '@project', opts.project]] : []),
+    ['set-option', '-F', '-t', agentWindow, SESSION_OPTIONS.pane, '#{pane_id}'],
+    ...(opts.project !== undefined ? [['set-option', '-t', session, SESSION_OPTIONS.project, opts.project]] : []),
     // The directory exactly as given: `session_path` is the same, but formats rewrite control characters.
-    ...(opts.cwd !== undefined ? [['set-option', '-t', session, CWD_OPTION, opts.cwd]] : []),
-    ...(opts.agent !== undefined ? [['set-option', '-t', session, AGENT_OPTION, opts.agent]] : []),
-    ...(opts.worktree ? [['set-option', '-t', session, WORKTREE_OPTION, encodeWorktreeOption(opts.worktree)]] : []),
+    ...(opts.cwd !== undefined ? [['set-option', '-t', session, SESSION_OPTIONS.cwd, opts.cwd]] : []),
+    ...(opts.agent !== undefined ? [['set-option', '-t', session, SESSION_OPTIONS.agent, opts.agent]] : []),
+    ...(opts.worktree ? [['set-option', '-t', session, SESSION_OPTIONS.worktree, encodeWorktreeOption(opts.worktree)]] : []),
     // Last, so it does not fire for the agent window itself.
     ['set-hook', '-t', session, 'after-new-window', AFTER_NEW_WINDOW_HOOK],
   ];
@@ -210,7 +201,7 @@ export async function createSession(cli: TmuxCli, opts: CreateSessionOptions): P
 /** After a failure past `new-session`, kills the session if it carries this attempt's `@created`. */
 async function removeHalfMadeSession(cli: TmuxCli, opts: CreateSessionOptions): Promise<void> {
   try {
-    if ((await readUserOption(cli, opts.name, '@created')) === opts.createdAt) await killSession(cli, opts.name);
+    if ((await readUserOption(cli, opts.name, SESSION_OPTIONS.created)) === opts.createdAt) await killSession(cli, opts.name);
   } catch {
     // Nothing was made, or it is already gone: the original error is the one to report.
   }

@@ -5,7 +5,8 @@
  */
 import { isEmptyServerError, isNoServerError, type TmuxCli } from './exec.js';
 import { optionStoreOf, sessionKey, type SessionKey, type SessionOptionStore } from './session-options.js';
-import { AGENT_OPTION, CWD_OPTION, DESCRIPTION_OPTION, PANE_ID_RE, WORKTREE_OPTION, parseWorktreeOption, readOptions } from './sessions.js';
+import { PANE_ID_RE, SESSION_OPTIONS, optionFormat, optionSetFormat } from './layout.js';
+import { parseWorktreeOption, readOptions } from './sessions.js';
 import type { SessionWorktree } from '../machines/session.machine.js';
 
 export interface TmuxSessionInfo {
@@ -45,20 +46,20 @@ export interface TmuxSessionInfo {
  * command (`readOptions`), and kept (src/tmux/session-options.ts).
  */
 const LIST_FIELDS = [
-  'pid',
-  'session_id',
-  'session_name',
-  'session_created',
-  'session_attached',
-  '?@created,1,0',
-  'pane_id',
-  'pane_dead',
-  'pane_dead_status',
-  'pane_pid',
-  '@tether-pane',
+  '#{pid}',
+  '#{session_id}',
+  '#{session_name}',
+  '#{session_created}',
+  '#{session_attached}',
+  optionSetFormat(SESSION_OPTIONS.created),
+  '#{pane_id}',
+  '#{pane_dead}',
+  '#{pane_dead_status}',
+  '#{pane_pid}',
+  optionFormat(SESSION_OPTIONS.pane),
 ] as const;
 const SEP = '\x1f';
-const LIST_FORMAT = LIST_FIELDS.map((f) => `#{${f}}`).join(SEP);
+const LIST_FORMAT = LIST_FIELDS.join(SEP);
 /** The shape tether writes `@created` in (`Date.toISOString`). */
 const CREATED_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,3})?Z$/;
 
@@ -101,7 +102,13 @@ function parsePaneRow(line: string): PaneRow | null {
 }
 
 /** The options read once per session, in the order `readFixed` reads them. */
-const FIXED_OPTIONS = ['@created', '@project', CWD_OPTION, AGENT_OPTION, WORKTREE_OPTION] as const;
+const FIXED_OPTIONS = [
+  SESSION_OPTIONS.created,
+  SESSION_OPTIONS.project,
+  SESSION_OPTIONS.cwd,
+  SESSION_OPTIONS.agent,
+  SESSION_OPTIONS.worktree,
+] as const;
 
 export interface ListOptions {
   /**
@@ -156,7 +163,7 @@ async function readMissing(cli: TmuxCli, store: SessionOptionStore, sessions: re
   const plans = sessions.map((s) => ({
     ...s,
     writes: store.writesTo(s.key),
-    options: [...(store.fixed(s.key) === null ? FIXED_OPTIONS : []), DESCRIPTION_OPTION],
+    options: [...(store.fixed(s.key) === null ? FIXED_OPTIONS : []), SESSION_OPTIONS.description],
   }));
   let values: (string | null)[];
   try {

@@ -1,7 +1,7 @@
 /**
  * A tether session on the tmux server by name, through `TmuxCli` (execFile): whether it exists,
- * killing it, and the user options that mark and describe it. Creating one is
- * src/tmux/session-create.ts; listing them all is src/tmux/session-list.ts.
+ * killing it, and reading and writing its user options (their names: src/tmux/layout.ts). Creating
+ * one is src/tmux/session-create.ts; listing them all is src/tmux/session-list.ts.
  *
  * Invariants:
  * - Session names are checked before anything runs; targets are exact (`=name`, `=name:`).
@@ -17,13 +17,9 @@ import { SESSION_NAME_RULE, isValidSessionName } from '../protocol/session-name.
 import type { SessionWorktree } from '../machines/session.machine.js';
 import { checkOf } from '../protocol/schema-check.js';
 import { CHECKS, SessionWorktree as SessionWorktreeSchema } from '../protocol/worktree.checks.js';
+import { OPTION_NAME_RE, SESSION_OPTIONS } from './layout.js';
 
 const worktreeCheck = checkOf(CHECKS, SessionWorktreeSchema);
-
-/** User options tether owns. */
-const OPTION_NAME_RE = /^@[a-z-]+$/;
-/** A tmux pane id. */
-export const PANE_ID_RE = /^%\d+$/;
 
 /** Creating a session whose name is taken: `session-exists`. */
 export const sessionExists = (session: string): DomainError => new DomainError('session-exists', `session ${session} already exists`);
@@ -37,7 +33,8 @@ export function checkSessionName(name: string): void {
   if (!isValidSessionName(name)) throw tmuxArgumentRefusal(`a session name is ${SESSION_NAME_RULE}`);
 }
 
-function checkOptionName(option: string): void {
+/** Refuses a name that is not a user option's before anything runs. */
+export function checkOptionName(option: string): void {
   if (!OPTION_NAME_RE.test(option)) throw tmuxArgumentRefusal('a tether option name looks like @name');
 }
 
@@ -45,16 +42,6 @@ function checkOptionName(option: string): void {
 function notFoundOr(err: unknown, name: string): unknown {
   return isNoSessionError(err) || isNoServerError(err) ? sessionNotFound(name, err) : err;
 }
-
-/** The session option holding the directory the agent started in, exactly. */
-export const CWD_OPTION = '@tether-cwd';
-/** The session option naming the configured agent it runs (`default`, or an `[agents.<name>]`). */
-export const AGENT_OPTION = '@tether-agent';
-/** The session's display title, set by PATCH or by automatic naming. */
-export const DESCRIPTION_OPTION = '@description';
-
-/** The session option holding the session's git worktree (`SessionWorktree` as JSON), set at creation. */
-export const WORKTREE_OPTION = '@tether-worktree';
 
 /** A worktree as its option stores it. */
 export function encodeWorktreeOption(worktree: SessionWorktree): string {
@@ -182,7 +169,7 @@ export async function setUserOption(cli: TmuxCli, name: string, option: string, 
   } catch (err) {
     throw notFoundOr(err, name);
   }
-  if (option === DESCRIPTION_OPTION) optionStoreOf(cli).describedAs(name, value);
+  if (option === SESSION_OPTIONS.description) optionStoreOf(cli).describedAs(name, value);
 }
 
 /** Removes one of tether's user options (no error when it was unset). */
@@ -194,7 +181,7 @@ export async function unsetUserOption(cli: TmuxCli, name: string, option: string
   } catch (err) {
     throw notFoundOr(err, name);
   }
-  if (option === DESCRIPTION_OPTION) optionStoreOf(cli).describedAs(name, null);
+  if (option === SESSION_OPTIONS.description) optionStoreOf(cli).describedAs(name, null);
 }
 
 /**
@@ -210,10 +197,10 @@ export async function readSessionOptions(
     return { description: known.description, createdAt: known.fixed.createdAt, agent: known.fixed.agent, worktree: known.fixed.worktree };
   const read = (option: string) => readUserOption(cli, name, option).catch(() => null);
   const [description, createdAt, agent, worktree] = await Promise.all([
-    read(DESCRIPTION_OPTION),
-    read('@created'),
-    read(AGENT_OPTION),
-    read(WORKTREE_OPTION),
+    read(SESSION_OPTIONS.description),
+    read(SESSION_OPTIONS.created),
+    read(SESSION_OPTIONS.agent),
+    read(SESSION_OPTIONS.worktree),
   ]);
   return { description, createdAt, agent, worktree: parseWorktreeOption(worktree) };
 }

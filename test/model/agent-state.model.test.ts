@@ -16,7 +16,7 @@ import { describe, expect, it } from 'vitest';
 import type { SnapshotFrom } from 'xstate';
 import { createTestModel } from 'xstate/graph';
 import { AgentHub } from '../../src/agent/hub/hub.js';
-import { locatePane } from '../../src/agent/hub/pane-locator.js';
+import { PaneLocator } from '../../src/agent/hub/pane-locator.js';
 import { AGENT_PROTOCOL_VERSION, type AgentMessage, type DaemonMessage } from '../../src/agent/wire/extension-channel.js';
 import { JsonLineReader, encodeLine } from '../../src/agent/wire/json-lines.js';
 import { AgentSocketServer } from '../../src/agent/hub/socket-server.js';
@@ -171,7 +171,7 @@ describe('agent-state machine, model-based, against the real agent socket', () =
       const hub = new AgentHub({
         now: () => ++clock,
         log: silentLogger,
-        locate: (p, socket) => locatePane(tmux.cli, p, socket, Date.now),
+        locate: (p, socket) => new PaneLocator(tmux.cli, Date.now).locate(p, socket),
         url: () => 'http://127.0.0.1:1/?token=t',
         inspect: () => coverage.inspect,
       });

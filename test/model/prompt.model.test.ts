@@ -27,7 +27,7 @@ import {
   type PromptStatus,
 } from '../../src/machines/prompt.machine.js';
 import type { AgentStateFact } from '../../src/protocol/frames.js';
-import { PROMPTS_OPTION } from '../../src/protocol/prompt.js';
+import { SESSION_OPTIONS } from '../../src/tmux/layout.js';
 import { PROMPT_WAITS } from '../../src/service/prompts/prompt-deps.js';
 import { PromptsService } from '../../src/service/prompts/prompts.service.js';
 import { encodePromptsOption, readPromptsOption } from '../../src/tmux/prompts-option.js';
@@ -192,7 +192,7 @@ describe('prompt machine, model-based, against the real prompt service and tmux'
           },
           store: {
             read: (id) => readPromptsOption(tmux.cli, id),
-            write: (id, stored) => setUserOption(tmux.cli, id, PROMPTS_OPTION, encodePromptsOption(stored)),
+            write: (id, stored) => setUserOption(tmux.cli, id, SESSION_OPTIONS.prompts, encodePromptsOption(stored)),
           },
           now: Date.now,
           log: silentLogger,
@@ -234,7 +234,7 @@ describe('prompt machine, model-based, against the real prompt service and tmux'
                   ? {}
                   : { decidedAt: AT };
             const record: PromptRecord = { ...QUEUED, text, status, ...outcome };
-            await setUserOption(tmux.cli, session, PROMPTS_OPTION, encodePromptsOption({ v: 1, prompts: [record], older: [] }));
+            await setUserOption(tmux.cli, session, SESSION_OPTIONS.prompts, encodePromptsOption({ v: 1, prompts: [record], older: [] }));
             service.stop();
             service = make();
             await service.restore([session]);

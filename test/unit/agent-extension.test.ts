@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AgentHub } from '../../src/agent/hub/hub.js';
-import { locatePane } from '../../src/agent/hub/pane-locator.js';
+import { PaneLocator } from '../../src/agent/hub/pane-locator.js';
 import { AGENT_SOCKET_ENV } from '../../src/agent/wire/extension-channel.js';
 import { AgentSocketServer } from '../../src/agent/hub/socket-server.js';
 import tetherExtension from '../../src/extension/index.js';
@@ -63,7 +63,7 @@ describe('the tether extension', () => {
     const hub = new AgentHub({
       now: Date.now,
       log: silentLogger,
-      locate: (p, s) => locatePane(tmux.cli, p, s, Date.now),
+      locate: (p, s) => new PaneLocator(tmux.cli, Date.now).locate(p, s),
       url: () => 'http://127.0.0.1:9/?token=t',
       ...(version !== null ? { version } : {}),
     });

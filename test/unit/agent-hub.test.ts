@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AgentHub } from '../../src/agent/hub/hub.js';
-import { locatePane } from '../../src/agent/hub/pane-locator.js';
+import { PaneLocator } from '../../src/agent/hub/pane-locator.js';
 import { AGENT_PROTOCOL_VERSION, type AgentMessage, type DaemonMessage } from '../../src/agent/wire/extension-channel.js';
 import { JsonLineReader, encodeLine } from '../../src/agent/wire/json-lines.js';
 import { AgentSocketServer } from '../../src/agent/hub/socket-server.js';
@@ -53,10 +53,11 @@ describe('agent socket and hub', () => {
   beforeAll(async () => {
     tmux = await privateTmux();
     dir = mkdtempSync(join(tmpdir(), 'tether-hub-'));
+    const locator = new PaneLocator(tmux.cli, Date.now);
     hub = new AgentHub({
       now: Date.now,
       log: silentLogger,
-      locate: (pane, socket) => locatePane(tmux.cli, pane, socket, Date.now),
+      locate: (pane, socket) => locator.locate(pane, socket),
       url: () => 'http://127.0.0.1:7777/?token=t',
       registered: (s) => registered.push(s),
       userMessages: (s, _first, count) => named.push([s, count]),

@@ -4,7 +4,8 @@
  * set by hand, cut, of another shape), from a value and from a real private tmux server.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PROMPTS_OPTION, REMEMBERED_PROMPT_IDS } from '../../src/protocol/prompt.js';
+import { REMEMBERED_PROMPT_IDS } from '../../src/protocol/prompt.js';
+import { SESSION_OPTIONS } from '../../src/tmux/layout.js';
 import type { StoredPrompts } from '../../src/protocol/prompt.schemas.js';
 import { decodePromptsOption, encodePromptsOption, readPromptsOption } from '../../src/tmux/prompts-option.js';
 import { setUserOption } from '../../src/tmux/sessions.js';
@@ -83,16 +84,16 @@ describe('readPromptsOption, from a real tmux', () => {
 
   it('reads none before anything is kept, then what was set, as it was set', async () => {
     expect(await readPromptsOption(tmux.cli, 'w')).toBeNull();
-    await setUserOption(tmux.cli, 'w', PROMPTS_OPTION, value);
+    await setUserOption(tmux.cli, 'w', SESSION_OPTIONS.prompts, value);
     expect(await readPromptsOption(tmux.cli, 'w')).toEqual(STORED);
     // No format was expanded, no command list split: tmux holds the value as written.
-    expect((await tmux.tmux('show-options', '-v', '-t', '=w:', PROMPTS_OPTION)).replace(/\n$/, '')).toBe(value);
+    expect((await tmux.tmux('show-options', '-v', '-t', '=w:', SESSION_OPTIONS.prompts)).replace(/\n$/, '')).toBe(value);
   });
 
   it('reads a value set by hand in another shape as none', async () => {
-    await tmux.tmux('set-option', '-t', '=w:', PROMPTS_OPTION, '{"v":1,"prompts":[');
+    await tmux.tmux('set-option', '-t', '=w:', SESSION_OPTIONS.prompts, '{"v":1,"prompts":[');
     expect(await readPromptsOption(tmux.cli, 'w')).toBeNull();
-    await tmux.tmux('set-option', '-t', '=w:', PROMPTS_OPTION, 'queued');
+    await tmux.tmux('set-option', '-t', '=w:', SESSION_OPTIONS.prompts, 'queued');
     expect(await readPromptsOption(tmux.cli, 'w')).toBeNull();
   });
 

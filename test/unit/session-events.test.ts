@@ -37,6 +37,8 @@ function parts(opts: { exited?: boolean; hasSession?: boolean } = {}) {
       metaChanged: (id) => void calls.push(`system.metaChanged ${id}`),
       session: () => ({ exited: opts.exited ?? false }) as ReturnType<SessionEventsDeps['system']['session']>,
       hasSession: () => opts.hasSession ?? false,
+      sessionOfPane: () => null,
+      queryTmux: () => Promise.reject(new Error('no tmux here')),
     },
     agents: {
       onRegistered: e.on('registered'),
@@ -47,6 +49,7 @@ function parts(opts: { exited?: boolean; hasSession?: boolean } = {}) {
       forget: (id) => void calls.push(`agents.forget ${id}`),
       exited: (id) => void calls.push(`agents.exited ${id}`),
       paneExited: (id) => void calls.push(`agents.paneExited ${id}`),
+      locateThrough: (panes) => e.on('locate')(() => panes),
     },
     keeper: {
       note: (id, change) => void calls.push(`keeper.note ${id} ${JSON.stringify(change)}`),
@@ -159,10 +162,18 @@ describe('what follows a session event', () => {
     expect(withActor.calls).toEqual(['keeper.forget s1', 'uploads.sessionDeleted s1']);
   });
 
+  it("agents' panes are placed through the sessions' links (the system)", () => {
+    const p = parts();
+    const undo = connectSessionEvents(p.deps);
+    expect(p.emit('locate')).toEqual([p.deps.system]);
+    undo();
+    expect(p.emit('locate')).toEqual([]);
+  });
+
   it('the undo removes every listener', () => {
     const { deps, emit, calls, listening } = parts();
     const undo = connectSessionEvents(deps);
-    expect(listening()).toBe(9);
+    expect(listening()).toBe(10);
     undo();
     expect(listening()).toBe(0);
     emit('registered', 's1');

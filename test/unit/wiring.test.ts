@@ -40,8 +40,8 @@ function importsOf(file: string, source: ts.SourceFile): Map<string, string> {
       const patterns = ts.isArrayBindingPattern(node.name) ? node.name.elements : [node.name];
       patterns.forEach((p, i) => {
         const spec = specs[i];
-        if (spec === undefined || ts.isOmittedExpression(p) || !ts.isObjectBindingPattern(p.name ?? p)) return;
-        const pattern = (ts.isBindingElement(p) ? p.name : p) as ts.ObjectBindingPattern;
+        const pattern = ts.isBindingElement(p) ? p.name : ts.isOmittedExpression(p) ? null : p;
+        if (spec === undefined || pattern === null || !ts.isObjectBindingPattern(pattern)) return;
         for (const el of pattern.elements) if (ts.isIdentifier(el.name)) out.set(el.name.text, from(spec));
       });
     }

@@ -11,14 +11,15 @@ import type { InspectionEvent } from 'xstate';
 import { DEFAULT_AGENT_NAME } from '../../config/schema.js';
 import type { Logger } from '../../log.js';
 import type { TmuxCli } from '../../tmux/exec.js';
-import { AGENT_OPTION, readUserOption } from '../../tmux/sessions.js';
+import { SESSION_OPTIONS } from '../../tmux/layout.js';
+import { readUserOption } from '../../tmux/sessions.js';
 import type { AgentRunner, TerminalNotice } from '../contract/adapter.js';
 import { AGENT_ADAPTERS, DEFAULT_ADAPTER } from '../contract/adapters.js';
 import { AutoNamer } from './auto-name.js';
 import { AgentHub } from './hub.js';
 import type { UsageBook } from './usage-book.js';
 import { OTHER_KIND, type AgentKindResolved } from '../contract/kinds.js';
-import { locatePane } from './pane-locator.js';
+import { PaneLocator, type LinkedPanes } from './pane-locator.js';
 import { AgentSocketServer } from './socket-server.js';
 import type { ExitReport } from '../contract/stops.js';
 
@@ -70,6 +71,7 @@ export class AgentService {
   private readonly runners = new Map<string, AgentRunner>();
   /** The kind of each session's agent, as the daemon last looked it up. */
   private readonly kinds = new Map<string, string>();
+  private readonly locator: PaneLocator;
   private server: AgentSocketServer | null = null;
   private url = '';
 
@@ -83,10 +85,11 @@ export class AgentService {
       log,
       described: (session) => this.describedListeners.forEach((l) => l(session)),
     });
+    this.locator = new PaneLocator(deps.cli, deps.now);
     this.hub = new AgentHub({
       now: deps.now,
       log,
-      locate: (pane, socket) => locatePane(deps.cli, pane, socket, deps.now),
+      locate: (pane, socket) => this.locator.locate(pane, socket),
       url: () => this.url,
       ...(deps.version !== undefined ? { version: deps.version } : {}),
       registered: (session) => this.registeredListeners.forEach((l) => l(session)),
@@ -100,7 +103,7 @@ export class AgentService {
       // The extension channel is the default agent's (pi's tether extension).
       extensionKind: DEFAULT_ADAPTER.kind,
       // Each agent's adapter reads its own reports (docs/agents.md "Adding an agent").
-      readHook: (agent, fields, conversation, session) => this.runners.get(agent)?.readHook?.(session, fields, conversation) ?? null,
+      readers: this.runners,
     });
     this.states = this.hub;
     this.desk = this.hub;
@@ -124,7 +127,7 @@ export class AgentService {
     const kindOf = this.deps.agentKind;
     if (!kindOf) return;
     try {
-      const name = (await readUserOption(this.deps.cli, session, AGENT_OPTION)) ?? DEFAULT_AGENT_NAME;
+      const name = (await readUserOption(this.deps.cli, session, SESSION_OPTIONS.agent)) ?? DEFAULT_AGENT_NAME;
       const kind = kindOf(name);
       if (kind === null) return;
       this.kinds.set(session, kind);
@@ -137,6 +140,11 @@ export class AgentService {
     } catch (err) {
       this.deps.log.debug({ session, err: (err as Error).message }, "a session's agent could not be looked at");
     }
+  }
+
+  /** Places the panes that agents report from by what the sessions' control clients know (no tmux process); returns the undo. */
+  locateThrough(panes: LinkedPanes): () => void {
+    return this.locator.useLinkedPanes(panes);
   }
 
   /** Calls `listener` when a session got an agent (discovery should look now); returns the undo. */

@@ -14,6 +14,7 @@ import { execFile } from 'node:child_process';
 import type { Logger } from '../../log.js';
 import { replaceControlChars } from '../../protocol/text.js';
 import type { TmuxCli } from '../../tmux/exec.js';
+import { SESSION_OPTIONS } from '../../tmux/layout.js';
 import { readUserOption, setUserOption } from '../../tmux/sessions.js';
 
 /** User messages after which a session is named. */
@@ -26,8 +27,6 @@ const PROMPT_MESSAGE_CHARS = 600;
 const MAX_OUTPUT_BYTES = 64 * 1024;
 /** Longest description auto-naming stores. */
 export const MAX_AUTO_DESCRIPTION_CHARS = 60;
-/** The option that says who set the description (sessions.service.ts writes `manual`). */
-const SOURCE_OPTION = '@description-source';
 
 export interface AutoNamerDeps {
   readonly cli: TmuxCli;
@@ -133,8 +132,8 @@ export class AutoNamer {
   /** Whether the session may be named now: no description and no one set one. */
   private async unnamed(session: string): Promise<boolean> {
     const [description, source] = await Promise.all([
-      readUserOption(this.deps.cli, session, '@description'),
-      readUserOption(this.deps.cli, session, SOURCE_OPTION),
+      readUserOption(this.deps.cli, session, SESSION_OPTIONS.description),
+      readUserOption(this.deps.cli, session, SESSION_OPTIONS.descriptionSource),
     ]);
     return (description ?? '') === '' && (source ?? '') === '';
   }
@@ -153,8 +152,8 @@ export class AutoNamer {
   /** Stores `title` as the session's automatic description, unless one was set meanwhile. */
   private async store(session: string, title: string): Promise<void> {
     if (!(await this.unnamed(session))) return;
-    await setUserOption(this.deps.cli, session, '@description', title);
-    await setUserOption(this.deps.cli, session, SOURCE_OPTION, 'auto');
+    await setUserOption(this.deps.cli, session, SESSION_OPTIONS.description, title);
+    await setUserOption(this.deps.cli, session, SESSION_OPTIONS.descriptionSource, 'auto');
     this.deps.log.info({ session, description: title }, 'session named automatically');
     this.deps.described?.(session);
   }

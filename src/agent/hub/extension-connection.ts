@@ -1,34 +1,44 @@
 /**
- * One connection of pi's tether extension, as the hub takes it: its `hello` is placed in a
- * session (pane -> session through tmux), then its events, commands, user messages and
- * conversation file count for that session until it closes.
+ * One agent connection, as the hub takes it. Its first message says what it is: a hook report
+ * (one per connection, handed to the hook intake; it never makes the connection an owner), or
+ * the `hello` of an extension (pi's tether extension), which is placed in a session (pane ->
+ * session) and whose events, commands, user messages and conversation file then count for that
+ * session until it closes.
  *
  * Invariants: a connection reports nothing until its `hello` was placed; messages that arrive
  * while it is being placed are applied after, in order; the most recent agent to register
- * reports for its session, earlier ones are ignored; a hook report on the connection is handed
- * to the hook intake and never makes the connection an owner.
+ * reports for its session, earlier ones are ignored; a second hello or a hook report after the
+ * first message changes nothing.
  */
-import type { AgentConnection, AgentHubDeps, AgentLink, PaneLocation } from './hub-types.js';
+import type { AgentConnection, AgentHubDeps, AgentLink } from './hub-types.js';
 import { MAX_HELLO_MESSAGES, type AgentMessage, type HelloMessage, type HookReport } from '../wire/extension-channel.js';
-import { toMachineEvent, type SessionAgents } from './session-agents.js';
+import type { SessionAgents } from './session-agents.js';
 
-/** Asks where a pane lives; a failing tmux becomes a refusal that says so. */
-export function locateOrRefuse(deps: Pick<AgentHubDeps, 'locate'>, pane: string, tmuxSocket: string): Promise<PaneLocation> {
-  return deps
-    .locate(pane, tmuxSocket)
-    .catch((err: Error): PaneLocation => ({ refused: `tether could not ask tmux about pane ${pane}: ${err.message}` }));
+/** A connection by its first message: a hook report goes to `hook`; a hello opens the connection `hello` makes; anything before either is dropped. */
+export function connectionByFirstMessage(opening: {
+  hook(report: HookReport): void;
+  hello(hello: HelloMessage): AgentConnection;
+}): AgentConnection {
+  let opened: AgentConnection | null = null;
+  let reported = false;
+  return {
+    message: (message) => {
+      if (opened !== null) opened.message(message);
+      else if (reported) return;
+      else if (message.type === 'hello') opened = opening.hello(message);
+      else if (message.type === 'hook') {
+        reported = true;
+        opening.hook(message);
+      }
+    },
+    closed: () => opened?.closed(),
+  };
 }
 
-/** Takes one new connection: nothing counts until its hello is placed; hook reports go to `hook`. */
-export function acceptConnection(
-  agents: SessionAgents,
-  deps: AgentHubDeps,
-  link: AgentLink,
-  hook: (report: HookReport, link: AgentLink) => void,
-): AgentConnection {
+/** Places the extension's `hello`, then takes its messages for its session. */
+export function acceptExtension(agents: SessionAgents, deps: AgentHubDeps, link: AgentLink, hello: HelloMessage): AgentConnection {
   const token = {};
   let session: string | null = null;
-  let placing = false;
   let closed = false;
   const pending: AgentMessage[] = [];
   const owns = () => session !== null && agents.get(session)?.owner === token;
@@ -38,7 +48,7 @@ export function acceptConnection(
     const agent = agents.get(session!)!;
     switch (message.type) {
       case 'event':
-        agents.send(agent, toMachineEvent(message, deps.now()));
+        agents.reported(agent, message, deps.now());
         return;
       case 'commands':
         agent.commands = message.commands;
@@ -57,12 +67,12 @@ export function acceptConnection(
         return;
       case 'hello':
       case 'hook':
-        return; // one hello per connection; hook reports are taken on their own
+        return; // one hello per connection, and a hook report only as the first message of one
     }
   };
 
   const place = async (hello: HelloMessage): Promise<void> => {
-    const where = await locateOrRefuse(deps, hello.pane, hello.tmuxSocket);
+    const where = await deps.locate(hello.pane, hello.tmuxSocket);
     if (closed) return;
     if ('refused' in where) {
       deps.log.warn({ pane: hello.pane, why: where.refused }, 'an agent was refused');
@@ -89,17 +99,11 @@ export function acceptConnection(
     if (agent.count > 0) deps.userMessages?.(session, agent.first, agent.count);
   };
 
+  void place(hello);
   return {
     message: (message) => {
-      if (message.type === 'hook' || message.type === 'hello') {
-        // One hello, or one hook report, per connection.
-        if (placing || session !== null) return;
-        placing = true;
-        if (message.type === 'hook') hook(message, link);
-        else void place(message);
-      } else if (session === null) {
-        if (placing) pending.push(message);
-      } else handle(message);
+      if (session === null) pending.push(message);
+      else handle(message);
     },
     closed: () => {
       closed = true;

@@ -9,10 +9,9 @@
  */
 import type { HookOutcome } from '../contract/adapter.js';
 import type { AskOpening } from '../asks/ask.js';
-import { locateOrRefuse } from './extension-connection.js';
 import type { AgentHubDeps, AgentLink } from './hub-types.js';
 import type { HookReport } from '../wire/extension-channel.js';
-import { HOOK_OWNER, toMachineEvent, type SessionAgents } from './session-agents.js';
+import { HOOK_OWNER, type SessionAgents } from './session-agents.js';
 
 export class HookIntake {
   private readonly queues = new Map<string, Promise<void>>();
@@ -40,13 +39,13 @@ export class HookIntake {
   }
 
   private async apply(report: HookReport, link: AgentLink): Promise<void> {
-    const read = this.deps.readHook;
-    if (!read) {
+    const readers = this.deps.readers;
+    if (!readers) {
       link.send({ type: 'refused', message: 'this tether daemon does not take hook reports' });
       link.close();
       return;
     }
-    const where = await locateOrRefuse(this.deps, report.pane, report.tmuxSocket);
+    const where = await this.deps.locate(report.pane, report.tmuxSocket);
     if ('refused' in where) {
       this.deps.log.warn({ pane: report.pane, why: where.refused }, 'a hook report was refused');
       link.send({ type: 'refused', message: where.refused });
@@ -54,8 +53,8 @@ export class HookIntake {
       return;
     }
     const conversation = this.agents.get(where.session)?.conversation ?? null;
-    const outcome = read(report.agent, report.fields, conversation, where.session);
-    if (outcome === null) {
+    const outcome = readers.get(report.agent)?.readHook?.(where.session, report.fields, conversation);
+    if (outcome === undefined) {
       link.send({ type: 'refused', message: `this tether daemon reads no reports of an agent of kind "${report.agent}"` });
       link.close();
       return;
@@ -91,7 +90,7 @@ export class HookIntake {
     if (outcome.events.length > 0 || outcome.asks !== undefined || outcome.ask !== undefined) agent.asks = outcome.asks ?? null;
     // The open ask ended at the terminal or by the agent's own move: said before the events that move the state.
     if (outcome.askEnded !== undefined) this.asks.ended(session, outcome.askEnded);
-    for (const event of outcome.events) this.agents.send(agent, toMachineEvent(event, ts));
+    for (const event of outcome.events) this.agents.reported(agent, event, ts);
     if (outcome.stop !== undefined) this.agents.stopped(session, agent, outcome.stop);
     if (outcome.ask !== undefined) this.asks.asked(session, agentKind, outcome.ask);
     if (outcome.userMessage !== undefined) this.agents.userMessage(session, agent, outcome.userMessage);

@@ -7,24 +7,17 @@
  */
 import type { InspectionEvent } from 'xstate';
 import type { Logger } from '../../log.js';
-import type { HookOutcome } from '../contract/adapter.js';
-import type { AgentMessage, DaemonLine, HookReport } from '../wire/extension-channel.js';
+import type { AgentRunner } from '../contract/adapter.js';
+import type { AgentMessage, DaemonLine } from '../wire/extension-channel.js';
+import type { PaneLocation } from '../../tmux/layout.js';
 
 /** Where a pane lives: its session, or why it cannot be served (said to the person). */
-export type PaneLocation = { readonly session: string } | { readonly refused: string };
-
-/** What one hook report means, read by its agent's adapter (`session`: where it was placed). */
-export type HookReader = (
-  agent: HookReport['agent'],
-  fields: Readonly<Record<string, string>>,
-  conversation: string | null,
-  session: string,
-) => HookOutcome | null;
+export type { PaneLocation } from '../../tmux/layout.js';
 
 export interface AgentHubDeps {
   readonly now: () => number;
   readonly log: Logger;
-  /** Finds the tether session of a pane on the daemon's tmux server (and marks it tether's). */
+  /** Finds the tether session of a pane on the daemon's tmux server (and marks it tether's); never rejects: a failing tmux is a refusal. */
   readonly locate: (pane: string, tmuxSocket: string) => Promise<PaneLocation>;
   /** The URL a person opens (with the local token), told to the agent on welcome. */
   readonly url: () => string;
@@ -42,8 +35,8 @@ export interface AgentHubDeps {
   readonly inspect?: (session: string) => (ev: InspectionEvent) => void;
   /** The session's agent reported a new conversation file (the session record keeps it). */
   readonly sessionFile?: (session: string, path: string) => void;
-  /** What a hook report of an agent means (its adapter's reading); absent: hook reports are refused. */
-  readonly readHook?: HookReader;
+  /** Each agent kind's reading of its hook reports (its adapter's runner), by kind; absent: hook reports are refused. */
+  readonly readers?: ReadonlyMap<string, Pick<AgentRunner, 'readHook'>>;
   /** The kind of the agent that speaks the extension channel (pi's tether extension): what its reports are of. */
   readonly extensionKind?: string;
   /** The kind of the session's agent as the daemon knows it (a stop names it); absent or null: unknown. */

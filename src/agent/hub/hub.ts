@@ -19,7 +19,7 @@ import type { AgentUsage } from '../../protocol/usage.js';
 import type { HookOutcome } from '../contract/adapter.js';
 import type { AskOpening } from '../asks/ask.js';
 import type { Answerer, AskRecord, ClosedListener } from '../asks/asks.js';
-import { acceptConnection } from './extension-connection.js';
+import { acceptExtension, connectionByFirstMessage } from './extension-connection.js';
 import { HookIntake } from './hook-intake.js';
 import type { AgentConnection, AgentHubDeps, AgentLink } from './hub-types.js';
 import type { HookReport, ReportedCommand } from '../wire/extension-channel.js';
@@ -27,7 +27,7 @@ import { HOOK_OWNER, SessionAgents } from './session-agents.js';
 import { UsageBook } from './usage-book.js';
 import type { ExitReport } from '../contract/stops.js';
 
-export type { AgentConnection, AgentHubDeps, AgentLink, PaneLocation } from './hub-types.js';
+export type { AgentConnection, AgentHubDeps, AgentLink } from './hub-types.js';
 
 export class AgentHub {
   private readonly agents: SessionAgents;
@@ -190,9 +190,12 @@ export class AgentHub {
     return (this.agents.get(sessionId)?.owner ?? null) !== null;
   }
 
-  /** Takes one new connection: nothing counts until its hello is placed. */
+  /** Takes one new connection: a hook report, or an extension whose messages count once its hello is placed. */
   accept(link: AgentLink): AgentConnection {
-    return acceptConnection(this.agents, this.deps, link, (report, l) => this.hooks.queue(report, l));
+    return connectionByFirstMessage({
+      hook: (report) => this.hooks.queue(report, link),
+      hello: (hello) => acceptExtension(this.agents, this.deps, link, hello),
+    });
   }
 
   /** Applies what the daemon read of a session's agent itself (a file it follows), as a hook report's outcome. */

@@ -1,20 +1,28 @@
 /**
- * Pane -> session: where an agent that registered lives, asked of the daemon's own tmux
+ * Pane -> session: where an agent that registered or reported lives, on the daemon's own tmux
  * server. A session an agent registers from becomes a tether session (docs/configuration.md
- * "Start-up"): it gets `@created` and, as its mirrored pane, the agent's pane.
+ * "Start-up"; the marking is `markPaneSession`, src/tmux/layout.ts).
  *
- * Invariants: the pane id is trusted only when the agent's tmux socket is the daemon's (pane
- * ids are per server); a refusal is one sentence a person can act on; nothing but tether's own
- * user options is ever set.
+ * Every hook report asks, so the answer costs no tmux process when it can (docs/architecture.md
+ * "Session facts without a process per request"): a pane a linked session mirrors is answered
+ * from what the sessions know; another pane is asked of tmux over one of the sessions' control
+ * clients; a process runs only while no session is linked.
+ *
+ * Invariants: the pane id is trusted only when the agent's tmux socket is the daemon's (pane ids
+ * are per server); a refusal is one sentence a person can act on; nothing but tether's own user
+ * options is ever set.
  */
 import { realpath } from 'node:fs/promises';
 import type { TmuxCli } from '../../tmux/exec.js';
-import { isValidSessionName } from '../../protocol/session-name.js';
-import { setUserOption } from '../../tmux/sessions.js';
-import type { PaneLocation } from './hub-types.js';
+import { markPaneSession, panePlaceCommand, parsePanePlace, type PaneLocation, type PanePlace } from '../../tmux/layout.js';
 
-const SEP = '\x1f';
-const FORMAT = ['#{socket_path}', '#{pane_id}', '#{session_name}', '#{?@created,1,0}'].join(SEP);
+/** What the daemon's sessions know of tmux (the actor system): the panes they mirror, and their control clients. */
+export interface LinkedPanes {
+  /** The session whose linked control client mirrors `pane`; null when none does. */
+  sessionOfPane(pane: string): string | null;
+  /** A server-wide tmux command over one of the sessions' control clients; rejects when none is linked. */
+  queryTmux(command: readonly string[]): Promise<Buffer>;
+}
 
 /** The same file (a socket reached through different paths compares equal). */
 async function samePath(a: string, b: string): Promise<boolean> {
@@ -23,36 +31,66 @@ async function samePath(a: string, b: string): Promise<boolean> {
   return ra === rb;
 }
 
-/**
- * Finds the session of `pane` on the server `cli` talks to; marks it as a tether session when
- * it is not one yet. `now` stamps `@created`.
- */
-export async function locatePane(cli: TmuxCli, pane: string, tmuxSocket: string, now: () => number): Promise<PaneLocation> {
-  const unknown: PaneLocation = {
+/** The refusal of an agent on another tmux server than the daemon's. */
+const otherServer = (tmuxSocket: string, served: string): PaneLocation => ({
+  refused: `this agent runs on the tmux server at ${tmuxSocket}, but tether serves the one at ${served}: set [tmux] socket in tether's config to ${tmuxSocket}`,
+});
+
+/** Finds the session of a pane on the daemon's tmux server, and marks it as a tether session when it is not one yet. */
+export class PaneLocator {
+  private panes: LinkedPanes | null = null;
+  /** The daemon's server's socket as tmux names it, once asked (the daemon's server is one socket for its life). */
+  private served: string | null = null;
+
+  constructor(
+    private readonly cli: TmuxCli,
+    /** Stamps `@created` of a session it marks. */
+    private readonly now: () => number,
+  ) {}
+
+  /** Asks `panes` first from now on; returns the undo. */
+  useLinkedPanes(panes: LinkedPanes): () => void {
+    this.panes = panes;
+    return () => {
+      if (this.panes === panes) this.panes = null;
+    };
+  }
+
+  /** The session of `pane` for an agent that names `tmuxSocket` as its server, or why it cannot be served; never rejects. */
+  async locate(pane: string, tmuxSocket: string): Promise<PaneLocation> {
+    return await this.place(pane, tmuxSocket).catch((err: Error): PaneLocation => ({
+      refused: `tether could not ask tmux about pane ${pane}: ${err.message}`,
+    }));
+  }
+
+  private async place(pane: string, tmuxSocket: string): Promise<PaneLocation> {
+    const session = this.panes?.sessionOfPane(pane) ?? null;
+    // A mirrored pane is in a tether session already: only the server is left to check.
+    if (session !== null && this.served !== null) {
+      return (await samePath(this.served, tmuxSocket)) ? { session } : otherServer(tmuxSocket, this.served);
+    }
+    let place: PanePlace;
+    try {
+      place = parsePanePlace(await this.ask(panePlaceCommand(pane)));
+    } catch {
+      return unknownPane(pane, tmuxSocket);
+    }
+    if (place.socket !== '') this.served = place.socket;
+    if (!(await samePath(place.socket, tmuxSocket))) return otherServer(tmuxSocket, place.socket);
+    if (place.pane !== pane) return unknownPane(pane, tmuxSocket);
+    return markPaneSession(place, (command) => this.ask(command), new Date(this.now()).toISOString());
+  }
+
+  /** Runs one command over a session's control client, or as a process when none can take it; answers its output. */
+  private async ask(command: readonly string[]): Promise<string> {
+    const linked = this.panes ? await this.panes.queryTmux(command).catch(() => null) : null;
+    return (linked ?? (await this.cli.run(command)).stdout).toString('utf8');
+  }
+}
+
+/** The refusal of a pane the daemon's tmux server does not have. */
+function unknownPane(pane: string, tmuxSocket: string): PaneLocation {
+  return {
     refused: `pane ${pane} is not on the tmux server tether serves: start the agent inside that server, or set [tmux] socket in tether's config to ${tmuxSocket}`,
   };
-  let out: string;
-  try {
-    out = (await cli.run(['display-message', '-p', '-t', pane, FORMAT])).stdout.toString('utf8').replace(/\n$/, '');
-  } catch {
-    return unknown;
-  }
-  const [socket = '', found = '', session = '', tether] = out.split(SEP);
-  if (!(await samePath(socket, tmuxSocket))) {
-    return {
-      refused: `this agent runs on the tmux server at ${tmuxSocket}, but tether serves the one at ${socket}: set [tmux] socket in tether's config to ${tmuxSocket}`,
-    };
-  }
-  // tmux 3.3a answers for a pane it does not have (with empty fields) instead of failing.
-  if (found !== pane) return unknown;
-  if (!isValidSessionName(session)) {
-    return {
-      refused: `the tmux session name "${session.slice(0, 64)}" cannot be a tether session (1-64 letters, digits, "_" or "-"): rename it with tmux rename-session`,
-    };
-  }
-  if (tether !== '1') {
-    await setUserOption(cli, session, '@tether-pane', pane);
-    await setUserOption(cli, session, '@created', new Date(now()).toISOString());
-  }
-  return { session };
 }

@@ -133,12 +133,24 @@ export class SessionAgents {
     }
   }
 
+  /** Sends `event` to the session's machine, as it is. */
   send(agent: SessionAgent, event: AgentStateEvent): void {
-    if (event.type === 'agent.end' && event.idle) {
-      // The turn ended: its `done` stop, held once the machine takes the end.
-      return this.sendStop(agent, doneStop(this.kindOf(agent), event.ts), { ...event });
-    }
     agent.actor.send(event);
+  }
+
+  /**
+   * An event the agent reported (its extension's, or a hook report's): a turn that ended idle is
+   * the agent's `done` stop (`turnEnded`); any other goes to the machine as it is.
+   */
+  reported(agent: SessionAgent, message: EventMessage, ts: number): void {
+    const event = toMachineEvent(message, ts);
+    if (event.type === 'agent.end' && event.idle) this.turnEnded(agent, event);
+    else this.send(agent, event);
+  }
+
+  /** The agent's turn ended and it waits for its human: its `done` stop, held once the machine takes the end. */
+  private turnEnded(agent: SessionAgent, end: Extract<AgentStateEvent, { type: 'agent.end' }>): void {
+    this.sendStop(agent, doneStop(this.kindOf(agent), end.ts), end);
   }
 
   /**
@@ -240,7 +252,7 @@ export class SessionAgents {
 }
 
 /** An agent's event (as the protocol writes it) as the machine's event. */
-export function toMachineEvent(message: EventMessage, ts: number): AgentStateEvent {
+function toMachineEvent(message: EventMessage, ts: number): AgentStateEvent {
   switch (message.event) {
     case 'tool.start':
       return { type: 'tool.start', id: message.id ?? '', tool: message.tool ?? 'tool', ts };

@@ -12,6 +12,7 @@
  */
 import { DomainError } from '../../errors.js';
 import { AGENT_STATE_VALUES, type AgentStateValue } from '../../machines/agent-state.machine.js';
+import { PANE_ID_RE } from '../../tmux/layout.js';
 import {
   AGENT_KIND_PATTERN,
   HOOK_REPORT_VERSION,
@@ -133,14 +134,7 @@ export type { UsageMessage } from './usage-message.js';
 
 /** Extension (or a hook program) -> daemon. */
 export type AgentMessage =
-  | HelloMessage
-  | EventMessage
-  | CommandsMessage
-  | UserMessage
-  | SessionFileMessage
-  | StopMessage
-  | UsageMessage
-  | HookReport;
+  HelloMessage | EventMessage | CommandsMessage | UserMessage | SessionFileMessage | StopMessage | UsageMessage | HookReport;
 
 /** Daemon -> extension. */
 export type DaemonMessage =
@@ -197,7 +191,7 @@ function decodeCommands(v: unknown): ReportedCommand[] {
 function decodeHello(o: Record<string, unknown>): HelloMessage {
   if (o.v !== AGENT_PROTOCOL_VERSION) throw bad(`v: this daemon speaks version ${AGENT_PROTOCOL_VERSION}`);
   const pane = str(o, 'pane', MAX_SHORT_CHARS)!;
-  if (!/^%\d+$/.test(pane)) throw bad('pane: must look like %<number>');
+  if (!PANE_ID_RE.test(pane)) throw bad('pane: must look like %<number>');
   const state = o.state;
   if (typeof state !== 'string' || !(AGENT_STATE_VALUES as readonly string[]).includes(state))
     throw bad(`state: must be one of ${AGENT_STATE_VALUES.join(', ')}`);
@@ -248,7 +242,7 @@ function decodeHookReport(o: Record<string, unknown>): HookReport {
   const agent = o.agent;
   if (typeof agent !== 'string' || !AGENT_KIND_RE.test(agent)) throw bad('agent: must be an agent kind (a short lowercase word)');
   const pane = str(o, 'pane', MAX_SHORT_CHARS)!;
-  if (!/^%\d+$/.test(pane)) throw bad('pane: must look like %<number>');
+  if (!PANE_ID_RE.test(pane)) throw bad('pane: must look like %<number>');
   const pid = o.pid;
   if (typeof pid !== 'number' || !Number.isSafeInteger(pid) || pid <= 0) throw bad('pid: must be a positive integer');
   const f = o.fields;

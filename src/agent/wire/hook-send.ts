@@ -4,9 +4,11 @@
  * answer so that reports of one pane arrive in the order the agent ran its hooks.
  *
  * Invariants: never throws and never prints (an agent may act on a hook's output or exit
- * status); gives up after `timeoutMs` whatever happens; imports only `node:net` and the wire.
+ * status); gives up after `timeoutMs` whatever happens; imports only `node:net`, the wire and
+ * the pane-id pattern (src/tmux/layout.ts, which runs nothing).
  */
 import { createConnection } from 'node:net';
+import { PANE_ID_RE } from '../../tmux/layout.js';
 import { AGENT_SOCKET_ENV, HOOK_REPORT_VERSION, type HookReport } from './hook-wire.js';
 
 /** The longest a hook program keeps its agent waiting. */
@@ -21,7 +23,7 @@ export function hookReport(
 ): HookReport | null {
   const pane = env.TMUX_PANE ?? '';
   const tmuxSocket = (env.TMUX ?? '').split(',')[0] ?? '';
-  if (!/^%\d+$/.test(pane) || tmuxSocket === '') return null;
+  if (!PANE_ID_RE.test(pane) || tmuxSocket === '') return null;
   return { type: 'hook', v: HOOK_REPORT_VERSION, agent, pane, tmuxSocket, pid, fields };
 }
 

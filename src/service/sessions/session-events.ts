@@ -1,7 +1,8 @@
 /**
- * What follows a session's events in the daemon, written once: a pane that appears is fed to its
- * disk buffer, its record follows its position and link, its agent's adapter reads its notices and
- * is told of it; an agent that registers makes discovery look now; an automatic description and an
+ * What follows a session's events in the daemon, written once: agents' panes are placed in their
+ * sessions by what the sessions' links know (no tmux process per report); a pane that appears is
+ * fed to its disk buffer, its record follows its position and link, its agent's adapter reads its
+ * notices and is told of it; an agent that registers makes discovery look now; an automatic description and an
  * exited agent reach the clients; a session that ends or is deleted takes its record, its agent's
  * memory, its continue, its prompts, its uploads and (unless kept) its buffer with it: what a
  * deleted session takes with it is said here, and nowhere else (docs/architecture.md "Actors",
@@ -28,10 +29,12 @@ export interface SessionEventsDeps {
     | 'metaChanged'
     | 'session'
     | 'hasSession'
+    | 'sessionOfPane'
+    | 'queryTmux'
   >;
   readonly agents: Pick<
     AgentService,
-    'onRegistered' | 'onDescribed' | 'onConversation' | 'notice' | 'sessionSeen' | 'forget' | 'exited' | 'paneExited'
+    'onRegistered' | 'onDescribed' | 'onConversation' | 'notice' | 'sessionSeen' | 'forget' | 'exited' | 'paneExited' | 'locateThrough'
   >;
   readonly keeper: Pick<RecordKeeper, 'note' | 'sync' | 'forget'>;
   readonly sessions: Pick<SessionsService, 'onDeleted'>;
@@ -48,6 +51,8 @@ export interface SessionEventsDeps {
 /** Connects the parts; returns the undo (every listener removed). */
 export function connectSessionEvents(d: SessionEventsDeps): () => void {
   const undos = [
+    // Agents' reports are placed in their sessions by what the sessions' control clients know, not by a tmux process each.
+    d.agents.locateThrough(d.system),
     d.agents.onRegistered(() => d.system.requestRescan()),
     d.agents.onDescribed((id) => d.system.metaChanged(id)),
     d.agents.onConversation((id, fact) => d.keeper.note(id, fact)),

@@ -18,6 +18,7 @@ import type { InputMessage } from '../../protocol/input.js';
 import type { TmuxCli } from '../../tmux/exec.js';
 import { inputCommands } from '../../tmux/input.js';
 import { SESSION_NAME_RE, compareSessionNames, isValidSessionName } from '../../protocol/session-name.js';
+import { SESSION_OPTIONS } from '../../tmux/layout.js';
 import { readSessionOptions, readUserOption, sessionExists, setUserOption, unsetUserOption } from '../../tmux/sessions.js';
 import { listSessions, type TmuxSessionInfo } from '../../tmux/session-list.js';
 import type { SessionWorktree } from '../../machines/session.machine.js';
@@ -43,8 +44,6 @@ import {
 /** Longest agent name quoted back in a refusal. */
 const MAX_QUOTED_AGENT = 40;
 
-/** Who set a description: by hand (PATCH) beats automatic naming. */
-export const DESCRIPTION_SOURCE_OPTION = '@description-source';
 /** How many `pi-<n>` names a create without a name tries before giving up. */
 const MAX_NAME_ATTEMPTS = 16;
 
@@ -213,10 +212,12 @@ export class SessionsService {
    */
   async describe(id: string, description?: string): Promise<string> {
     await this.known(id);
-    if (description === undefined) return (await readUserOption(this.cli, id, '@description').catch(() => null)) ?? '';
-    if (description === '') await unsetUserOption(this.cli, id, '@description');
-    else await setUserOption(this.cli, id, '@description', description);
-    await setUserOption(this.cli, id, DESCRIPTION_SOURCE_OPTION, 'manual');
+    const option = SESSION_OPTIONS.description;
+    if (description === undefined) return (await readUserOption(this.cli, id, option).catch(() => null)) ?? '';
+    if (description === '') await unsetUserOption(this.cli, id, option);
+    else await setUserOption(this.cli, id, option, description);
+    // Set by hand: automatic naming never overrides it.
+    await setUserOption(this.cli, id, SESSION_OPTIONS.descriptionSource, 'manual');
     this.system.metaChanged(id);
     return description;
   }
