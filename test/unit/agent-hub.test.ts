@@ -154,6 +154,28 @@ describe('agent socket and hub', () => {
   });
 });
 
+describe("an agent's reported working directory", () => {
+  it('is kept only when it is an absolute path with no control character, whichever agent reports it', () => {
+    const h = new AgentHub({
+      now: () => 1_795_800_000_000,
+      log: silentLogger,
+      locate: () => Promise.resolve({ refused: 'none' }),
+      url: () => '',
+    });
+    for (const agent of ['claude', 'codex', 'gemini', 'opencode']) {
+      const session = `s-${agent}`;
+      h.report(session, agent, { events: [{ type: 'event', event: 'agent.start' }], cwd: '/work/app' });
+      expect(h.agentCwd(session)).toBe('/work/app');
+      for (const bad of ['relative/dir', '../up', '/work\u0000/x', '/work\n/x', '\u001b[2J/x', ''])
+        h.report(session, agent, { events: [], cwd: bad });
+      expect(h.agentCwd(session), agent).toBe('/work/app');
+      h.report(session, agent, { events: [], cwd: '/work/other' });
+      expect(h.agentCwd(session)).toBe('/work/other');
+    }
+    h.stop();
+  });
+});
+
 describe('stops in the hub', () => {
   const hub = () =>
     new AgentHub({ now: () => 1_795_800_000_000, log: silentLogger, locate: () => Promise.resolve({ refused: 'none' }), url: () => '' });

@@ -238,10 +238,10 @@ describe("Claude Code's hook events as agent state", () => {
     expect(ev('SubagentStop').events).toEqual([]);
   });
 
-  it('keeps only a session id safe for --resume, and only an absolute cwd', () => {
+  it('keeps only a session id safe for --resume; the cwd as reported (the hub checks it, for every agent)', () => {
     const out = readClaudeHook({ hook_event_name: 'Stop', session_id: '--resume-all', cwd: 'relative' });
     expect(out.conversation).toBeUndefined();
-    expect(out.cwd).toBeUndefined();
+    expect(out.cwd).toBe('relative');
   });
 });
 

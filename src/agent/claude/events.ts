@@ -41,7 +41,7 @@ function facts(f: Readonly<Record<string, string>>): Omit<HookOutcome, 'events'>
   const cwd = f.cwd;
   return {
     ...(id !== undefined && isConversationId(id) ? { conversation: id } : {}),
-    ...(cwd !== undefined && cwd.startsWith('/') && !cwd.includes('\u0000') ? { cwd } : {}),
+    ...(cwd !== undefined ? { cwd } : {}),
   };
 }
 

@@ -27,6 +27,6 @@ export function readCodexNotify(f: Readonly<Record<string, string>>, knownThread
   return {
     events: [stateEvent('agent.end', { idle: true })],
     ...(thread !== undefined && isConversationId(thread) ? { conversation: thread } : {}),
-    ...(cwd !== undefined && cwd.startsWith('/') ? { cwd } : {}),
+    ...(cwd !== undefined ? { cwd } : {}),
   };
 }

@@ -25,7 +25,7 @@ export interface HookOutcome {
   readonly gone?: boolean;
   /** The agent's conversation id, reopened by a restore. */
   readonly conversation?: string;
-  /** The directory the agent works in (where its project's commands are). */
+  /** The directory the agent works in (where its project's commands are), as it reported it: the hub keeps only an absolute path with no control character. */
   readonly cwd?: string;
   /** A prompt the user submitted (counts for auto-naming). */
   readonly userMessage?: string;

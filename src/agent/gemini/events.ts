@@ -19,7 +19,7 @@ function facts(f: Fields): Omit<HookOutcome, 'events'> {
   const cwd = f.cwd;
   return {
     ...(id !== undefined && isConversationId(id) ? { conversation: id } : {}),
-    ...(cwd !== undefined && cwd.startsWith('/') && !cwd.includes('\u0000') ? { cwd } : {}),
+    ...(cwd !== undefined ? { cwd } : {}),
   };
 }
 

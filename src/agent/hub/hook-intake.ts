@@ -12,6 +12,10 @@ import type { AskOpening } from '../asks/ask.js';
 import type { AgentHubDeps, AgentLink } from './hub-types.js';
 import type { HookReport } from '../wire/extension-channel.js';
 import { HOOK_OWNER, type SessionAgents } from './session-agents.js';
+import { hasControlChar } from '../../protocol/text.js';
+
+/** Whether a reported working directory can be one: absolute, no control character (a NUL, a newline). */
+const isReportedDirectory = (cwd: string): boolean => cwd.startsWith('/') && !hasControlChar(cwd);
 
 export class HookIntake {
   private readonly queues = new Map<string, Promise<void>>();
@@ -68,7 +72,8 @@ export class HookIntake {
   take(session: string, agentKind: HookReport['agent'], outcome: HookOutcome, about: Record<string, string> = {}): void {
     const agent = this.agents.ensure(session);
     const ts = this.deps.now();
-    if (outcome.cwd !== undefined) agent.cwd = outcome.cwd;
+    // A directory is taken as reported only when it is one: an absolute path with no control character.
+    if (outcome.cwd !== undefined && isReportedDirectory(outcome.cwd)) agent.cwd = outcome.cwd;
     if (outcome.conversation !== undefined && agent.conversation !== outcome.conversation) {
       agent.conversation = outcome.conversation;
       this.deps.conversation?.(session, outcome.conversation);

@@ -57,7 +57,7 @@ export class OpencodeReader {
     // opencode (re)started with tether's plugin, a reopened conversation too: ready for a prompt.
     if (f.type === 'tether.hello') {
       this.sessions.delete(session);
-      return { events: [stateEvent('agent.ready')], ...(f.cwd?.startsWith('/') ? { cwd: f.cwd } : {}) };
+      return { events: [stateEvent('agent.ready')], ...(f.cwd !== undefined ? { cwd: f.cwd } : {}) };
     }
     if (conv !== undefined && f.parent !== undefined) remember(m.children, conv);
     if (conv !== undefined && m.children.has(conv)) return NO_OUTCOME;
@@ -66,7 +66,7 @@ export class OpencodeReader {
       case 'session.created':
       case 'session.updated': {
         const title = f.title !== undefined && !PLACEHOLDER_TITLE.test(f.title) ? { title: f.title } : {};
-        return { events: [], ...conversation, ...title, ...(f.cwd?.startsWith('/') ? { cwd: f.cwd } : {}) };
+        return { events: [], ...conversation, ...title, ...(f.cwd !== undefined ? { cwd: f.cwd } : {}) };
       }
       case 'session.status':
         if (f.status !== 'busy') return NO_OUTCOME;
