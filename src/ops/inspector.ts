@@ -1,11 +1,15 @@
 /**
  * The operator view's source: XState inspection events from every actor system of the daemon
- * (the sidecar root with its session actors, each stream client, each agent-state actor),
- * turned into an actor tree and fanned out to whoever watches `/ops`.
+ * (the sidecar root with its session actors and every other machine the daemon runs: stream
+ * clients, agent states, disk buffers, prompts, continues, usage warnings, Live Activities),
+ * turned into an actor tree and fanned out to whoever watches `/ops`. An actor that starts and
+ * stops between two flushes (a resume answered in a few ms) is still told to a watcher: its last
+ * state, then its `gone`.
  *
  * Invariants: the `inspect` callback does O(1) work and never serializes, never sends and never
  * waits: with nobody watching it only notes which actors exist (and forgets the ones that
- * stopped); while someone watches it marks actors dirty and queues event names. Snapshots are
+ * stopped); while someone watches it marks actors dirty and queues event names (and reads the
+ * last state of an actor stopping unseen, a few fields). Snapshots are
  * read and encoded in a periodic flush, latest state wins; a watcher whose socket is behind is
  * skipped (its states keep coalescing, its event queue is capped at OPS_MAX_QUEUED and drops
  * the oldest), so a slow viewer costs bounded memory and never slows the stream.
@@ -82,6 +86,8 @@ interface Watcher {
   readonly sink: OpsSink;
   readonly dirty: Set<string>;
   readonly gone: Set<string>;
+  /** The last state of an actor that stopped before the watcher was told of it: sent before its `gone`. */
+  readonly finals: Map<string, OpsActorView>;
   events: OpsEvent[];
   dropped: number;
   needsTree: boolean;
@@ -138,7 +144,7 @@ export class OpsInspector {
 
   /** Starts sending to `sink`: the whole tree first, then what changes. Returns the stop. */
   watch(sink: OpsSink): () => void {
-    const w: Watcher = { sink, dirty: new Set(), gone: new Set(), events: [], dropped: 0, needsTree: true };
+    const w: Watcher = { sink, dirty: new Set(), gone: new Set(), finals: new Map(), events: [], dropped: 0, needsTree: true };
     this.watchers.add(w);
     if (!this.timer) {
       this.timer = setInterval(() => this.flush(), OPS_FLUSH_MS);
@@ -175,7 +181,8 @@ export class OpsInspector {
         this.byId.delete(known.id);
         this.recent.delete(known.id);
         for (const w of this.watchers) {
-          w.dirty.delete(known.id);
+          // An actor that ran between two flushes (a resume answered in a few ms) is still shown: its last state, then gone.
+          if (w.dirty.delete(known.id)) w.finals.set(known.id, this.view(known));
           w.gone.add(known.id);
         }
         return;
@@ -247,10 +254,13 @@ export class OpsInspector {
         w.needsTree = false;
         w.dirty.clear();
         w.gone.clear();
+        w.finals.clear();
         w.events = [];
         const recent = [...this.recent.values()].flat().sort((a, b) => a.at - b.at);
         batch.push({ type: 'actors', actors: this.actors(), recent });
       }
+      for (const actor of w.finals.values()) batch.push({ type: 'state', actor });
+      w.finals.clear();
       for (const id of w.gone) batch.push({ type: 'gone', actor: id });
       w.gone.clear();
       for (const id of w.dirty) {

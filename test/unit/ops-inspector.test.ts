@@ -1,7 +1,8 @@
 /**
  * The /ops inspector's bounds: nothing is queued while no one watches, a viewer that is behind
  * gets the latest state once (not every step) and at most OPS_MAX_QUEUED events plus a count of
- * the dropped ones, and stopped actors leave the tree.
+ * the dropped ones, stopped actors leave the tree, and one that lived between two flushes is
+ * still told (its last state, then gone).
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createActor, createMachine } from 'xstate';
@@ -104,6 +105,34 @@ describe('ops inspector', () => {
     expect(ops.actors().map((a) => a.id)).toEqual(['sidecar', 'diskBuffer']);
     parent.stop();
     other.stop();
+  });
+
+  it('an actor that starts and stops between two flushes is told all the same: its last state, then gone', () => {
+    const ops = new OpsInspector(() => 0);
+    const v = viewer();
+    ops.watch(v.sink);
+    vi.advanceTimersByTime(OPS_FLUSH_MS);
+    v.batches.length = 0;
+    const brief = createActor(lamp, { inspect: ops.observer({ label: 'resume', parent: 'session:a/client#1' }) }).start();
+    brief.send({ type: 'flip' });
+    brief.stop();
+    vi.advanceTimersByTime(OPS_FLUSH_MS);
+    const told = v.batches.flat().filter((m) => m.type === 'state' || m.type === 'gone');
+    expect(told).toEqual([
+      {
+        type: 'state',
+        actor: {
+          id: 'session:a/client#1/resume',
+          parent: 'session:a/client#1',
+          machine: 'lamp',
+          value: { on: 'dim' },
+          active: ['lamp.on', 'lamp.on.dim'],
+          status: 'stopped',
+        },
+      },
+      { type: 'gone', actor: 'session:a/client#1/resume' },
+    ]);
+    expect(ops.actors()).toEqual([]);
   });
 
   it('stops its timer when the last viewer leaves', () => {
