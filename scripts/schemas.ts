@@ -99,6 +99,12 @@ export const GENERATED: readonly GeneratedModule[] = [
     branches: true,
   },
   {
+    source: 'src/transport/answer-routes.schemas.ts',
+    out: 'src/transport/answer-routes.checks.ts',
+    schemas: (m) => ({ AnswerRouteSchemas: m.AnswerRouteSchemas }),
+    branches: true,
+  },
+  {
     source: 'src/transport/changes-routes.schemas.ts',
     out: 'src/transport/changes-routes.checks.ts',
     schemas: (m) => ({ ChangesRouteSchemas: m.ChangesRouteSchemas }),

@@ -35,7 +35,7 @@ import { loadConfig, parseBindAddress } from '../config/load.js';
 import { makeLogger } from '../runtime/logger.js';
 import { resolvePaths } from '../config/paths.js';
 import { healthReport, type HealthReport } from '../service/health/health.js';
-import { buildServer, listen, type ServedRoute, type ServerOptions } from '../transport/server.js';
+import { buildServer, listen } from '../transport/server.js';
 import { AgentService } from '../agent/hub/agent-service.js';
 import { agentSocketPath } from '../agent/wire/socket-path.js';
 import { UNNAMED_SESSION_PREFIX } from '../agent/contract/adapters.js';
@@ -52,7 +52,8 @@ import { RUN_DIR_NAMES } from '../config/data-layout.js';
 import { makeDiskBuffers, setUpBuffers } from '../actors/disk-buffers-setup.js';
 import { openingGate } from '../transport/opening-gate.js';
 import { preparePush } from '../push/settings.js';
-import { startPush, type PushWiring } from './push.js';
+import { startPush } from './push.js';
+import type { DaemonIo, RunningDaemon } from './daemon-io.js';
 import { writeRunFile } from '../runtime/run-file.js';
 import { livePaneCounter } from '../runtime/heap.js';
 import { defaultSessionDirectory } from '../service/sessions/directory.js';
@@ -62,31 +63,6 @@ import { hostPresence } from '../service/health/presence.js';
 import { startAnswers } from './answers.js';
 import { startPrompts } from './prompts.js';
 import { startUsage } from './usage.js';
-
-export interface DaemonIo {
-  readonly env: NodeJS.ProcessEnv;
-  readonly stdout: NodeJS.WritableStream;
-  readonly stderr: NodeJS.WritableStream;
-  readonly cwd: string;
-  /** Free bytes on the file system of `dir` (statfs by default; tests inject a full disk). */
-  readonly freeBytes?: (dir: string) => Promise<number>;
-  /** The clock of the disk buffers' idle cleanup (tests move it days ahead). */
-  readonly bufferClock?: () => number;
-  /** The uploads' clock: when an upload is stored, and the keep-days clean-up's now (tests move it days ahead). */
-  readonly uploadsClock?: () => number;
-  /** How often unrestorable sessions are checked again (RESTORE_RETRY_INTERVAL_MS; tests shorten it). */
-  readonly restoreRetryMs?: number;
-  /** The connection limits (tests shorten them). */ readonly peerLimits?: ServerOptions['peerLimits'];
-  /** The Live Activity's delays (tests shorten them: src/cli/test-seams.ts). */
-  readonly activityDelays?: PushWiring['activityDelays'];
-}
-
-export interface RunningDaemon {
-  readonly url: string;
-  /** The server's route table (for the security suite: every route must need a token). */
-  readonly routes: readonly ServedRoute[];
-  stop(): Promise<void>;
-}
 
 export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
   const paths = resolvePaths(io.env);

@@ -6,7 +6,7 @@
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { RouteSchemas } from './routes.checks.js';
-import { SessionRouteSchemas } from './session-routes.checks.js';
+import { AnswerRouteSchemas } from './answer-routes.checks.js';
 
 /** What the answer routes need (src/service/answers/answers.service.ts is one). */
 export interface AnswersHandle {
@@ -21,12 +21,12 @@ export interface AnswersHandle {
 }
 
 const { ErrorBody, IdParams } = RouteSchemas;
-const errors = { 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 409: SessionRouteSchemas.AnswerRefusal, 413: ErrorBody, 503: ErrorBody };
+const errors = { 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 409: AnswerRouteSchemas.AnswerRefusal, 413: ErrorBody, 503: ErrorBody };
 
 export const answersRoutes: FastifyPluginAsyncTypebox<{ answers: AnswersHandle }> = (app, { answers }) => {
   app.post(
     '/sessions/:id/answer',
-    { schema: { params: IdParams, body: SessionRouteSchemas.AnswerBody, response: { 200: SessionRouteSchemas.AnswerReply, ...errors } } },
+    { schema: { params: IdParams, body: AnswerRouteSchemas.AnswerBody, response: { 200: AnswerRouteSchemas.AnswerReply, ...errors } } },
     async (req) => {
       const token = req.tetherToken;
       return answers.answer(req.params.id, req.body.ask, req.body.choice, { by: token?.name ?? 'unknown', tokenId: token?.id ?? null });

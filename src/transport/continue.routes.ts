@@ -7,7 +7,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { ContinueSchedule } from '../protocol/continue.js';
 import { RouteSchemas } from './routes.checks.js';
-import { SessionRouteSchemas } from './session-routes.checks.js';
+import { AnswerRouteSchemas } from './answer-routes.checks.js';
 
 /** What the continue routes need (src/service/continue/continue.service.ts is one). */
 export interface ContinueHandle {
@@ -24,8 +24,8 @@ export const continueRoutes: FastifyPluginAsyncTypebox<{ continues: ContinueHand
     {
       schema: {
         params: IdParams,
-        body: SessionRouteSchemas.ContinueBody,
-        response: { 201: SessionRouteSchemas.ContinueReply, ...errors },
+        body: AnswerRouteSchemas.ContinueBody,
+        response: { 201: AnswerRouteSchemas.ContinueReply, ...errors },
       },
     },
     async (req, reply) => {
@@ -36,7 +36,7 @@ export const continueRoutes: FastifyPluginAsyncTypebox<{ continues: ContinueHand
   );
   app.delete(
     '/sessions/:id/continue',
-    { schema: { params: IdParams, response: { 200: SessionRouteSchemas.ContinueReply, ...errors } } },
+    { schema: { params: IdParams, response: { 200: AnswerRouteSchemas.ContinueReply, ...errors } } },
     async (req) => continues.cancel(req.params.id),
   );
   return Promise.resolve();

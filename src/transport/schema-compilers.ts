@@ -17,6 +17,7 @@ import type { TLocalizedValidationError } from 'typebox/error';
 import { DomainError } from '../errors.js';
 import { checkOf, type SchemaCheck } from '../protocol/schema-check.js';
 import { CHECKS as ROUTE_CHECKS } from './routes.checks.js';
+import { CHECKS as ANSWER_ROUTE_CHECKS } from './answer-routes.checks.js';
 import { CHECKS as SESSION_ROUTE_CHECKS } from './session-routes.checks.js';
 import { CHECKS as CHANGES_ROUTE_CHECKS } from './changes-routes.checks.js';
 import { CHECKS as PROMPT_ROUTE_CHECKS } from './prompt-routes.checks.js';
@@ -26,6 +27,7 @@ import { CHECKS as USAGE_ROUTE_CHECKS } from './usage-routes.checks.js';
 const GENERATED = new Map([
   ...ROUTE_CHECKS,
   ...SESSION_ROUTE_CHECKS,
+  ...ANSWER_ROUTE_CHECKS,
   ...CHANGES_ROUTE_CHECKS,
   ...PROMPT_ROUTE_CHECKS,
   ...USAGE_ROUTE_CHECKS,

@@ -1,13 +1,12 @@
 /**
  * The schemas of a session's own routes (docs/api.md "Sessions": the list, create, describe,
- * delete, input, answer, respawn, commands; changes and diff are in changes-routes.schemas.ts), as
+ * delete, input, respawn, commands; changes and diff are in changes-routes.schemas.ts, the answer
+ * to an ask and the continue in answer-routes.schemas.ts), as
  * TypeBox schemas: the source of
  * their types and of the generated checks (session-routes.checks.ts, `npm run schemas`). The
  * routes' shared pieces (`IdParams`, `ErrorBody`, `NoContent`) are in routes.schemas.ts.
  */
 import { Type, type Static } from 'typebox';
-import { CHOICE_ID_PATTERN, MAX_ASK_ID_CHARS } from '../protocol/ask.js';
-import { MAX_CONTINUE_TEXT_CHARS } from '../protocol/continue.js';
 import { ContinueSchedule } from '../protocol/continue.schemas.js';
 import { AgentStateValue, Ask, Stop } from '../protocol/frames.schemas.js';
 import { WorktreeFacts } from '../protocol/worktree.schemas.js';
@@ -79,27 +78,6 @@ const CommandItem = Type.Object({ name: Type.String(), description: Type.String(
 export const SessionRouteSchemas = {
   SessionList: Type.Array(SessionListItem),
   SessionItem: SessionListItem,
-  AnswerBody: Type.Object(
-    {
-      ask: Type.String({ minLength: 1, maxLength: MAX_ASK_ID_CHARS }),
-      choice: Type.String({ pattern: CHOICE_ID_PATTERN }),
-    },
-    { additionalProperties: false },
-  ),
-  AnswerReply: Type.Object({ ask: Type.String(), choice: Type.String(), landed: Type.Boolean(), by: Type.String() }),
-  /** An answer refused because the ask is over: who or what answered it (docs/api.md "Asks"). */
-  AnswerRefusal: Type.Object({
-    error: Type.String(),
-    message: Type.String(),
-    closed: Type.Optional(
-      Type.Object({
-        how: Type.String({ description: 'answered, terminal, moved-on or agent-gone' }),
-        by: Type.Optional(Type.String({ description: "the device's token name, or terminal" })),
-        choice: Type.Optional(Type.String()),
-        at: Type.String(),
-      }),
-    ),
-  }),
   CreateSessionBody: Type.Optional(CreateBody),
   CreatedSession: Type.Object({ id: Type.String(), name: Type.String() }),
   DescribeSessionBody: Type.Object(
@@ -128,13 +106,4 @@ export const SessionRouteSchemas = {
     exitStatus: Nullable(Type.Integer()),
   }),
   CommandList: Type.Array(CommandItem),
-  /** `POST /sessions/:id/continue` (docs/api.md "Continue"): the time's and the text's rules are checked by the service. */
-  ContinueBody: Type.Object(
-    {
-      at: Type.String({ minLength: 1, maxLength: 64, description: '"reset", or an ISO 8601 time with its offset' }),
-      text: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_CONTINUE_TEXT_CHARS })),
-    },
-    { additionalProperties: false },
-  ),
-  ContinueReply: ContinueSchedule,
 };

@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { PassThrough } from 'node:stream';
 import type { ensureCertificate } from '../../src/auth/certificate.js';
-import { runDaemon, type DaemonIo, type RunningDaemon } from '../../src/daemon/root.js';
+import { runDaemon } from '../../src/daemon/root.js';
+import type { DaemonIo, RunningDaemon } from '../../src/daemon/daemon-io.js';
 import { ROOT } from '../../testkit/built-cli.js';
 import type { DaemonHome, TestDaemon } from './daemon.js';
 

@@ -45,11 +45,11 @@ describe('the architecture map', () => {
     expect([...mapOfDoc().keys()].sort()).toEqual(tree().sort());
   });
 
-  it('keeps every file of src/ under 400 lines, the generated checks too', () => {
+  it('keeps every file of src/ at most 360 lines, the generated checks too', () => {
     const long = (readdirSync(join(ROOT, 'src'), { recursive: true }) as string[])
       .filter((f) => f.endsWith('.ts'))
       .map((f) => [f, readFileSync(join(ROOT, 'src', f), 'utf8').split('\n').length - 1] as const)
-      .filter(([, lines]) => lines >= 400);
+      .filter(([, lines]) => lines > 360);
     expect(long, 'files to split by job').toEqual([]);
   });
 
