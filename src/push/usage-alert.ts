@@ -7,11 +7,15 @@ import { resetClock } from './stop-meanings.js';
 
 /** A window crossing a threshold, as push says it (src/service/alerts/usage-warnings.ts makes them). */
 export interface PushedUsage {
+  /** The agent's kind (`claude`). */
   readonly agent: string;
+  /** The window (`five_hour`). */
   readonly window: string;
   readonly threshold: number;
   readonly usedPercent: number;
+  /** The window's reset, ISO 8601, when the agent said. */
   readonly resetsAt: string | null;
+  /** Used at the time-sensitive percent or over (95): it may break through a Focus mode. */
   readonly timeSensitive: boolean;
 }
 

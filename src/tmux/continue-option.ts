@@ -12,22 +12,15 @@ import type { ContinueSchedule } from '../protocol/continue.js';
 import { CHECKS, ContinueSchedule as ContinueScheduleSchema } from '../protocol/continue.checks.js';
 import { checkOf } from '../protocol/schema-check.js';
 import type { TmuxCli } from './exec.js';
-import { SESSION_OPTIONS } from './layout.js';
+import { decodeJsonOption, SESSION_OPTIONS } from './layout.js';
 import { readUserOption, setUserOption, unsetUserOption } from './sessions.js';
 
 const scheduleCheck = checkOf(CHECKS, ContinueScheduleSchema);
 
 /** `value` as a schedule, or null when it is not one (its schema's shape, and a time at `at`). */
 export function decodeContinueOption(value: string | null): ContinueSchedule | null {
-  if (value === null) return null;
-  let v: unknown;
-  try {
-    v = JSON.parse(value);
-  } catch {
-    return null;
-  }
   // The schema says `at` is text; a schedule is armed by its time, so text that is no time is not one.
-  return scheduleCheck.Check(v) && !Number.isNaN(Date.parse(v.at)) ? v : null;
+  return decodeJsonOption(value, (v): v is ContinueSchedule => scheduleCheck.Check(v) && !Number.isNaN(Date.parse(v.at)));
 }
 
 /** Reads session `name`'s continue; null when none (or not a schedule); `session-not-found` when the session is gone. */

@@ -101,3 +101,18 @@ export async function markPaneSession(
   }
   return { session };
 }
+
+/**
+ * A JSON session option's value read back: the value when it parses and `isShape` takes it (its
+ * schema's generated check), null when unset, not JSON, or not that shape (set by hand, cut).
+ */
+export function decodeJsonOption<T>(value: string | null, isShape: (v: unknown) => v is T): T | null {
+  if (value === null) return null;
+  let v: unknown;
+  try {
+    v = JSON.parse(value);
+  } catch {
+    return null;
+  }
+  return isShape(v) ? v : null;
+}

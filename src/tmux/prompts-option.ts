@@ -13,7 +13,7 @@ import { CHECKS, StoredPrompts as StoredPromptsSchema } from '../protocol/prompt
 import type { StoredPrompts } from '../protocol/prompt.schemas.js';
 import { checkOf } from '../protocol/schema-check.js';
 import type { TmuxCli } from './exec.js';
-import { SESSION_OPTIONS } from './layout.js';
+import { decodeJsonOption, SESSION_OPTIONS } from './layout.js';
 import { readUserOption } from './sessions.js';
 
 export type { StoredPrompts } from '../protocol/prompt.schemas.js';
@@ -22,14 +22,7 @@ const storedCheck = checkOf(CHECKS, StoredPromptsSchema);
 
 /** `value` as a session's prompts, or null when it is not (unset, set by hand, cut). */
 export function decodePromptsOption(value: string | null): StoredPrompts | null {
-  if (value === null) return null;
-  let v: unknown;
-  try {
-    v = JSON.parse(value);
-  } catch {
-    return null;
-  }
-  return storedCheck.Check(v) ? v : null;
+  return decodeJsonOption(value, (v) => storedCheck.Check(v));
 }
 
 /** The option's value for `stored`. */

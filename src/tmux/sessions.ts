@@ -17,7 +17,7 @@ import { SESSION_NAME_RULE, isValidSessionName } from '../protocol/session-name.
 import type { SessionWorktree } from '../machines/session.machine.js';
 import { checkOf } from '../protocol/schema-check.js';
 import { CHECKS, SessionWorktree as SessionWorktreeSchema } from '../protocol/worktree.checks.js';
-import { OPTION_NAME_RE, SESSION_OPTIONS } from './layout.js';
+import { decodeJsonOption, OPTION_NAME_RE, SESSION_OPTIONS } from './layout.js';
 
 const worktreeCheck = checkOf(CHECKS, SessionWorktreeSchema);
 
@@ -54,14 +54,7 @@ export function encodeWorktreeOption(worktree: SessionWorktree): string {
  * null when unset or not in the shape tether writes (set by hand).
  */
 export function parseWorktreeOption(value: string | null): SessionWorktree | null {
-  if (value === null) return null;
-  let v: unknown;
-  try {
-    v = JSON.parse(value);
-  } catch {
-    return null;
-  }
-  return worktreeCheck.Check(v) ? v : null;
+  return decodeJsonOption(value, (v) => worktreeCheck.Check(v));
 }
 
 /** True when the session exists (false too when no server runs). */

@@ -13,23 +13,13 @@
 import { createActor, type Actor, type InspectionEvent } from 'xstate';
 import { usageWarningMachine } from '../../machines/usage-warning.machine.js';
 import type { AgentUsage } from '../../protocol/usage.js';
+import type { PushedUsage } from '../../push/usage-alert.js';
 
 /** A used percent at or above which the warning is time-sensitive. */
 export const TIME_SENSITIVE_PERCENT = 95;
 
-/** A window that crossed a threshold. */
-export interface UsageWarning {
-  /** The agent's kind (`claude`). */
-  readonly agent: string;
-  /** The window (`five_hour`). */
-  readonly window: string;
-  readonly threshold: number;
-  readonly usedPercent: number;
-  /** The window's reset, ISO 8601, when the agent said. */
-  readonly resetsAt: string | null;
-  /** Used at TIME_SENSITIVE_PERCENT or over: it may break through a Focus mode. */
-  readonly timeSensitive: boolean;
-}
+/** A window that crossed a threshold: what push says of it. */
+export type UsageWarning = PushedUsage;
 
 export interface UsageWarningsDeps {
   /** `[push] usage_thresholds`. */
