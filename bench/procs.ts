@@ -1,6 +1,7 @@
 /**
- * What a process costs, read from /proc: its CPU seconds and resident memory, its children, and
- * sums over a set of processes (a daemon with its tmux clients). Linux only, as the benches are.
+ * What a process costs, read from /proc: its CPU seconds and resident memory, its children (and
+ * a tmux pane's whole tree), and sums over a set of processes (a daemon with its tmux clients).
+ * Linux only, as the benches are.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 
@@ -27,6 +28,20 @@ export function childPids(pid: number): number[] {
     }
   }
   return out;
+}
+
+/** The processes of a tmux target's panes and all their descendants (none once its panes are gone). */
+export async function paneTree(server: { tmux(...args: string[]): Promise<string> }, target: string): Promise<number[]> {
+  const out = await server.tmux('list-panes', '-t', target, '-F', '#{pane_pid}').catch(() => '');
+  const pids = out.split('\n').filter(Boolean).map(Number);
+  for (let i = 0; i < pids.length; i++) {
+    try {
+      pids.push(...childPids(pids[i]!));
+    } catch {
+      // exited
+    }
+  }
+  return pids;
 }
 
 /** One of `procUsage`'s figures summed over a set of processes (gone ones count 0). */

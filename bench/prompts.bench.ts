@@ -22,11 +22,11 @@
  *
  * `TETHER_BENCH_PROMPTS_AGENTS=codex,gemini` runs some of the agents only.
  */
-import { readFileSync } from 'node:fs';
 import xtermHeadless from '@xterm/headless';
 import WebSocket from 'ws';
 import type { StateFrame } from '../src/protocol/frames.js';
 import type { PromptRecord } from '../src/protocol/prompt.js';
+import { processExists } from '../src/process.js';
 import { SessionStream } from '../src/reference-client/index.js';
 import { agentBin, AGENT_ENV_CLEARED } from '../testkit/agent-bins.js';
 import { agentTurns, TURN_OF, turnsWith, type TurnAgent } from '../testkit/agent-turns.js';
@@ -41,7 +41,7 @@ import { piBenchHome } from '../testkit/pi-home.js';
 import { AGENT_MS, claudeSetup, codexSetup, type AgentSetup } from './agent-rounds.js';
 import { envNumber, ms, percentile, sleep, waitFor, type Row } from './figures.js';
 import { withBenchDaemon, type BenchDaemon } from './harness.js';
-import { childPids } from './procs.js';
+import { paneTree } from './procs.js';
 
 const { Terminal } = xtermHeadless;
 const COLS = 120;
@@ -256,7 +256,7 @@ async function onStage<T>(agent: PromptAgent, prepared: Prepared, rounds: (stage
           });
           return await rounds({ bd, session: agent.kind, screen, lastDataAt: () => lastDataAt, states, prompts });
         } finally {
-          agentPids = await paneTree(bd, agent.kind);
+          agentPids = await paneTree(bd.tmux, agent.kind);
           side.close();
           stream.close();
           term.dispose();
@@ -273,33 +273,9 @@ async function onStage<T>(agent: PromptAgent, prepared: Prepared, rounds: (stage
   }
 }
 
-/** Whether a process is still there (and not a zombie). */
-function alive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-  } catch {
-    return false;
-  }
-}
-
-/** The session's pane process and all its descendants (none once its pane is gone). */
-async function paneTree(bd: BenchDaemon, session: string): Promise<number[]> {
-  const out = await bd.tmux.tmux('list-panes', '-t', session, '-F', '#{pane_pid}').catch(() => '');
-  const pids = out.split('\n').filter(Boolean).map(Number);
-  for (let i = 0; i < pids.length; i++) {
-    try {
-      pids.push(...childPids(pids[i]!));
-    } catch {
-      // exited
-    }
-  }
-  return pids;
-}
-
 /** Gives the agent's processes 5 s to follow their tmux server, then ends those still there. */
 async function endLeftovers(agent: PromptAgent, pids: readonly number[]): Promise<void> {
-  const left = () => pids.filter(alive);
+  const left = () => pids.filter((pid) => processExists(pid));
   await waitFor('the agent gone', () => left().length === 0, 5000, 100).catch(() => undefined);
   const still = left();
   if (still.length === 0) return;

@@ -13,9 +13,9 @@
  * gives the answer's text on the client's screen. A first round warms up and is not counted. The
  * issue gives no target: a p99 under 1 s. `TETHER_BENCH_USAGE_RUNS` rounds (20).
  */
-import { readFileSync } from 'node:fs';
 import xtermHeadless from '@xterm/headless';
 import type { StateFrame } from '../src/protocol/frames.js';
+import { processExists } from '../src/process.js';
 import { SessionStream } from '../src/reference-client/index.js';
 import { AGENT_ENV_CLEARED } from '../testkit/agent-bins.js';
 import { offersTools, startFakeChat } from '../testkit/fake-chat.js';
@@ -23,7 +23,7 @@ import { piBenchHome } from '../testkit/pi-home.js';
 import { AGENT_MS } from './agent-rounds.js';
 import { envNumber, ms, percentile, sleep, waitFor, type Row } from './figures.js';
 import { withBenchDaemon, type BenchDaemon } from './harness.js';
-import { childPids } from './procs.js';
+import { paneTree } from './procs.js';
 
 const { Terminal } = xtermHeadless;
 const SESSION = 'pi';
@@ -98,30 +98,6 @@ function connect(bd: BenchDaemon): Client {
 
 const fiveHourOf = (frame: StateFrame): number | undefined => frame.usage?.windows.find((w) => w.name === 'five_hour')?.usedPercent;
 
-/** Whether a process is still there (and not a zombie). */
-function alive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-  } catch {
-    return false;
-  }
-}
-
-/** The session's pane process and its descendants: the pi this bench started. */
-async function paneTree(bd: BenchDaemon): Promise<number[]> {
-  const out = await bd.tmux.tmux('list-panes', '-t', `=${SESSION}`, '-F', '#{pane_pid}').catch(() => '');
-  const pids = out.split('\n').filter(Boolean).map(Number);
-  for (let i = 0; i < pids.length; i++) {
-    try {
-      pids.push(...childPids(pids[i]!));
-    } catch {
-      // exited
-    }
-  }
-  return pids;
-}
-
 export async function runUsageBench(): Promise<{ rows: Row[]; markdown: string }> {
   const runs = envNumber('TETHER_BENCH_USAGE_RUNS', 20);
   /** The figures the next answer to a turn carries, and when each such answer was sent (by its figures). */
@@ -176,7 +152,8 @@ export async function runUsageBench(): Promise<{ rows: Row[]; markdown: string }
             await sleep(100);
           }
         } finally {
-          pids = await paneTree(bd);
+          // The session's pane process and its descendants: the pi this bench started.
+          pids = await paneTree(bd.tmux, `=${SESSION}`);
           client.close();
         }
       },
@@ -187,8 +164,8 @@ export async function runUsageBench(): Promise<{ rows: Row[]; markdown: string }
     );
   } finally {
     // pi follows its tmux server; one still there after 5 s is ended (it is this bench's).
-    await waitFor('pi gone', () => pids.every((p) => !alive(p)), 5000, 100).catch(() => {
-      for (const pid of pids.filter(alive)) process.kill(pid, 'SIGTERM');
+    await waitFor('pi gone', () => pids.every((p) => !processExists(p)), 5000, 100).catch(() => {
+      for (const pid of pids.filter((p) => processExists(p))) process.kill(pid, 'SIGTERM');
     });
     await fake.close();
     home.cleanup();

@@ -1,8 +1,8 @@
 /**
  * A fake chat-completions model for the real pi and opencode: a local OpenAI-compatible server on
  * 127.0.0.1 that answers every request with a streamed (SSE) reply a script gives: text, tool
- * calls, or an HTTP error. Every request body is recorded. The benchmarks' copy of the tests'
- * fake (test/helpers/fake-model.ts): bench/ may not import test/.
+ * calls, or an HTTP error. Every request body is recorded. The benchmarks' and the tests' fake
+ * (test/helpers/fake-model.ts gives it the tests' names): bench/ may not import test/.
  *
  * Invariant: it only ever listens on 127.0.0.1 and answers only what the script says.
  */

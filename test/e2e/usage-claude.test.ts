@@ -18,31 +18,26 @@ import { AGENT_ENV_CLEARED, agentBin } from '../../testkit/agent-bins.js';
 import type { ClaudeHome } from '../../testkit/claude-home.js';
 import type { AnthropicReply, FakeAnthropic } from '../../testkit/fake-anthropic.js';
 import type { AgentUsage } from '../../src/protocol/usage.js';
-import { AGENT_START_MS, TURN_MS, useRealAgent, type AgentParts, type RealAgent } from '../helpers/agent-fixture.js';
+import { AGENT_START_MS, TURN_MS, useRealAgent, type AgentParts } from '../helpers/agent-fixture.js';
 import { CLAUDE_ASKS } from '../helpers/agent-config.js';
 import { CLAUDE_CC, claudeParts } from '../helpers/agent-parts.js';
-import { stateFrames } from '../helpers/stream.js';
 import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
+import { answerResets, expectUsageInTime, usageTurns, windowsAt, type UsageTurns } from '../helpers/usage-turns.js';
 
 const POLL_MS = 50;
-/** The bound of the issue: the windows on the session within 5 s of the answer carrying them. */
-const USAGE_SEEN_MS = 5000;
 const ANSWER = 'All done here.';
 /** The footer hint Claude Code 2.1.328 shows in manual mode with an empty prompt, and hides whenever a statusLine is set. */
 const SHORTCUTS_HINT = ' · ? for shortcuts';
 
 /** The resets the answers carry (unix seconds): the 5-hour window in an hour, the weekly one in five days. */
-const now = Math.floor(Date.now() / 1000);
-const RESET_5H = now + 3600;
-const RESET_7D = now + 432_000;
-const iso = (seconds: number) => new Date(seconds * 1000).toISOString();
+const RESETS = answerResets();
 
 /** The service's subscription headers at 42 % of the 5-hour window and 17 % of the weekly one, on every answer. */
 const HEADERS = {
   'anthropic-ratelimit-unified-5h-utilization': '0.42',
-  'anthropic-ratelimit-unified-5h-reset': String(RESET_5H),
+  'anthropic-ratelimit-unified-5h-reset': String(RESETS.fiveHour),
   'anthropic-ratelimit-unified-7d-utilization': '0.17',
-  'anthropic-ratelimit-unified-7d-reset': String(RESET_7D),
+  'anthropic-ratelimit-unified-7d-reset': String(RESETS.weekly),
 };
 
 /** The user's own statusLine: it keeps each input it gets and shows the model and the 5-hour window from it. */
@@ -54,9 +49,7 @@ used=$(printf '%s' "$input" | sed -n 's/.*"five_hour": *{ *"used_percentage": *\
 printf 'my line · %s · 5h %s%%' "$model" "\${used:-none}"
 `;
 
-type Claude = RealAgent<FakeAnthropic, ClaudeHome>;
-
-/** A Claude session's agent whose every answer carries HEADERS; `prepare` sets up the user's home first. */
+/** A Claude session's agent whose every answer carries HEADERS, and its usage; `prepare` sets up the user's home first. */
 function useClaude(prefix: string, phone: string, prepare: (home: ClaudeHome) => void) {
   const state = { answeredAt: 0, env: {} as NodeJS.ProcessEnv };
   const parts = claudeParts(
@@ -78,52 +71,32 @@ function useClaude(prefix: string, phone: string, prepare: (home: ClaudeHome) =>
     phone,
     pollMs: POLL_MS,
   });
-  return { a, state };
+  return { a, state, usage: usageTurns(a, 'cc', () => state.answeredAt, POLL_MS) };
 }
 
 /** Types a prompt; resolves with the session's usage once it shows 42 %, and how long after the answer. */
-async function turn(a: Claude, state: { answeredAt: number }): Promise<{ usage: AgentUsage; afterAnswerMs: number }> {
-  const usage = async () => ((await (await a.fx.d.get('/sessions/cc')).json()) as { usage: AgentUsage | null }).usage;
-  expect(await usage()).toBeNull();
-  await a.type('how much is left');
-  const seen = await a.explained(
-    eventually(
-      async () => {
-        const u = await usage();
-        return u?.windows.find((w) => w.name === 'five_hour')?.usedPercent === 42 ? u : null;
-      },
-      TURN_MS,
-      POLL_MS,
-      "the session's usage at 42 %",
-    ),
-  );
-  return { usage: seen!, afterAnswerMs: Date.now() - state.answeredAt };
+async function turn(usage: UsageTurns): Promise<{ usage: AgentUsage; afterAnswerMs: number }> {
+  expect(await usage.usage()).toBeNull();
+  return usage.turn('how much is left', 'five_hour', 42);
 }
 
 /** Checks the usage a turn showed: both windows as Claude reported them, within 5 s of the answer, and on a state frame. */
-async function expectWindows(a: Claude, state: { answeredAt: number }, seen: { usage: AgentUsage; afterAnswerMs: number }, who: string) {
+async function expectWindows(
+  usage: UsageTurns,
+  state: { answeredAt: number },
+  seen: { usage: AgentUsage; afterAnswerMs: number },
+  who: string,
+) {
   console.info(`usage-claude (${who}): 42/17 on the session ${seen.afterAnswerMs} ms after the answer`);
-  expect(seen.afterAnswerMs, 'on the session within 5 s of the answer').toBeLessThan(USAGE_SEEN_MS);
-  expect(seen.usage).toEqual({
+  expectUsageInTime(seen.usage, seen.afterAnswerMs, {
     agent: 'claude',
-    windows: [
-      { name: 'five_hour', usedPercent: 42, resetsAt: iso(RESET_5H) },
-      { name: 'seven_day', usedPercent: 17, resetsAt: iso(RESET_7D) },
-    ],
+    windows: windowsAt(RESETS, 42, 17),
     binding: 'five_hour',
-    observedAt: expect.any(String) as string,
   });
   const observed = Date.parse(seen.usage.observedAt);
   expect(observed).toBeGreaterThanOrEqual(state.answeredAt);
   expect(observed).toBeLessThanOrEqual(Date.now());
-  await a.explained(
-    eventually(
-      () => stateFrames(a.m).some((f) => JSON.stringify(f.usage) === JSON.stringify(seen.usage)),
-      USAGE_SEEN_MS,
-      POLL_MS,
-      'a state frame with the usage',
-    ),
-  );
+  await usage.onStateFrame(seen.usage);
 }
 
 /** The rows under the prompt box (after its bottom rule), trailing blank rows dropped. */
@@ -136,7 +109,7 @@ function underPromptBox(rows: readonly string[]): string[] {
 }
 
 describe('Claude Code with a statusLine of the user: their line on its screen, the windows on the session', () => {
-  const { a, state } = useClaude('tether-usage-claude-', 'c4'.repeat(32), (home) => {
+  const { a, state, usage } = useClaude('tether-usage-claude-', 'c4'.repeat(32), (home) => {
     const script = join(home.home, 'statusline.sh');
     writeFileSync(script, USER_LINE);
     writeFileSync(
@@ -151,15 +124,15 @@ describe('Claude Code with a statusLine of the user: their line on its screen, t
     async () => {
       // Their line from the start-up run, before any answer carried the windows.
       await a.explained(a.shows(['my line · Sonnet 5.5 · 5h none%'], AGENT_START_MS, "the user's line at start-up"));
-      const seen = await turn(a, state);
+      const seen = await turn(usage);
       await a.explained(a.shows([ANSWER, 'my line · Sonnet 5.5 · 5h 42%'], TURN_MS, "the answer, and the user's line with its 42 %"));
-      await expectWindows(a, state, seen, 'a statusLine of their own');
+      await expectWindows(usage, state, seen, 'a statusLine of their own');
       // Their command got Claude's input itself: the windows as Claude hands them over.
       const inputs = readFileSync(join(a.home.home, 'statusline-inputs.jsonl'), 'utf8').trim().split('\n');
       const last = JSON.parse(inputs.at(-1)!) as { rate_limits?: unknown; session_id?: string };
       expect(last.rate_limits).toEqual({
-        five_hour: { used_percentage: 42, resets_at: RESET_5H },
-        seven_day: { used_percentage: 17, resets_at: RESET_7D },
+        five_hour: { used_percentage: 42, resets_at: RESETS.fiveHour },
+        seven_day: { used_percentage: 17, resets_at: RESETS.weekly },
       });
       expect(JSON.parse(inputs[0]!)).not.toHaveProperty('rate_limits');
       // Their line sits right under the prompt box, as without tether.
@@ -169,7 +142,7 @@ describe('Claude Code with a statusLine of the user: their line on its screen, t
 });
 
 describe('Claude Code without a statusLine of the user: no status line, the windows on the session', () => {
-  const { a, state } = useClaude('tether-usage-claude-none-', 'c5'.repeat(32), () => undefined);
+  const { a, state, usage } = useClaude('tether-usage-claude-none-', 'c5'.repeat(32), () => undefined);
   let plain: PrivateTmux | null = null;
   afterAll(async () => plain?.cleanup(), 30_000);
 
@@ -177,9 +150,9 @@ describe('Claude Code without a statusLine of the user: no status line, the wind
     'an answer at 42 % / 17 %: both windows on the session within 5 s; under the prompt box the rows of a Claude without tether',
     { timeout: TURN_MS + AGENT_START_MS + 60_000 },
     async () => {
-      const seen = await turn(a, state);
+      const seen = await turn(usage);
       await a.explained(a.shows([ANSWER], TURN_MS, 'the answer'));
-      await expectWindows(a, state, seen, 'no statusLine');
+      await expectWindows(usage, state, seen, 'no statusLine');
 
       // The same Claude in the same home, started by hand without tether (no --settings), same size and mode (CLAUDE_CC's).
       plain = await privateTmux();

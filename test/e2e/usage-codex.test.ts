@@ -20,22 +20,18 @@ import { CODEX_CX, codexParts } from '../helpers/agent-parts.js';
 import { listedPrompts, TURNS, turnsWith } from '../helpers/prompt-runs.js';
 import { stateFrames } from '../helpers/stream.js';
 import { eventually } from '../helpers/tmux.js';
+import { answerResets, codexUsageHeaders, expectUsageInTime, usageTurns, windowsAt } from '../helpers/usage-turns.js';
 import type { Ask } from '../../src/protocol/frames.js';
 import type { PromptRecord } from '../../src/protocol/prompt.js';
 import type { AgentUsage } from '../../src/protocol/usage.js';
 
 const POLL_MS = 50;
-/** The bound of the issue: the windows on the session within 5 s of the answer carrying them. */
-const USAGE_SEEN_MS = 5000;
 /** How long a prompt sent while the dialog is open is watched staying queued. */
 const HELD_MS = 4000;
 const DIALOG = 'Approaching rate limits';
 
 /** The resets the answers carry (unix seconds): the 5-hour window in an hour, the weekly one in five days. */
-const now = Math.floor(Date.now() / 1000);
-const RESET_5H = now + 3600;
-const RESET_7D = now + 432_000;
-const iso = (seconds: number) => new Date(seconds * 1000).toISOString();
+const RESETS = answerResets();
 
 /** The figures the next answers carry, and when the fake last answered the agent's turn (epoch ms). */
 let figures = { primary: 57, secondary: 23 };
@@ -48,14 +44,7 @@ function reply(req: ResponsesRequest): ResponsesReply {
   const last = responsesText([...req.input].reverse().find((i) => i.role === 'user'));
   return {
     text: `answered: ${last.slice(0, 60)}`,
-    headers: {
-      'x-codex-primary-used-percent': String(figures.primary),
-      'x-codex-primary-window-minutes': '300',
-      'x-codex-primary-reset-at': String(RESET_5H),
-      'x-codex-secondary-used-percent': String(figures.secondary),
-      'x-codex-secondary-window-minutes': '10080',
-      'x-codex-secondary-reset-at': String(RESET_7D),
-    },
+    headers: codexUsageHeaders(figures, RESETS),
   };
 }
 
@@ -70,49 +59,22 @@ describe("Codex's usage windows, and its rate-limit dialog as an ask", () => {
     return (await res.json()) as PromptRecord;
   };
   const status = async (id: string) => (await listedPrompts(a.fx, 'cx')).find((p) => p.id === id)?.status;
-  /** Types `text`; resolves with the session's usage once its weekly window shows `weekly`, and how long after the answer. */
-  const turn = async (text: string, weekly: number) => {
-    await a.type(text);
-    const usage = await a.explained(
-      eventually(
-        async () => {
-          const u = (await session()).usage;
-          return u?.windows.find((w) => w.name === 'seven_day')?.usedPercent === weekly ? u : null;
-        },
-        TURN_MS,
-        POLL_MS,
-        `the session's usage at ${weekly} % weekly`,
-      ),
-    );
-    return { usage: usage!, afterAnswerMs: Date.now() - answeredAt };
-  };
+  const { turn, onStateFrame } = usageTurns(a, 'cx', () => answeredAt, POLL_MS);
 
   it(
     'an answer at 57 % / 23 %: both windows with their resets on the session within 5 s, binding the 5-hour one; a state frame carries them',
     { timeout: TURN_MS + 30_000 },
     async () => {
       expect((await session()).usage).toBeNull();
-      const { usage, afterAnswerMs } = await turn('how much is left', 23);
+      const { usage, afterAnswerMs } = await turn('how much is left', 'seven_day', 23);
       console.info(`usage-codex: 57/23 on the session ${afterAnswerMs} ms after the answer`);
-      expect(afterAnswerMs, 'on the session within 5 s of the answer').toBeLessThan(USAGE_SEEN_MS);
-      expect(usage).toEqual({
+      expectUsageInTime(usage, afterAnswerMs, {
         agent: 'codex',
-        windows: [
-          { name: 'five_hour', usedPercent: 57, resetsAt: iso(RESET_5H) },
-          { name: 'seven_day', usedPercent: 23, resetsAt: iso(RESET_7D) },
-        ],
+        windows: windowsAt(RESETS, 57, 23),
         binding: 'five_hour',
-        observedAt: expect.any(String) as string,
       });
       expect(Date.parse(usage.observedAt)).toBeGreaterThanOrEqual(answeredAt - 1000);
-      await a.explained(
-        eventually(
-          () => stateFrames(a.m).some((f) => JSON.stringify(f.usage) === JSON.stringify(usage)),
-          USAGE_SEEN_MS,
-          POLL_MS,
-          'a state frame with the usage',
-        ),
-      );
+      await onStateFrame(usage);
       // No dialog at 57 %: the turn ends waiting for a prompt, no ask.
       await a.explained(
         eventually(() => stateFrames(a.m).at(-1)?.value === 'awaiting-input', TURN_MS, POLL_MS, 'awaiting-input after the turn'),
@@ -127,7 +89,7 @@ describe("Codex's usage windows, and its rate-limit dialog as an ask", () => {
     async () => {
       figures = { primary: 57, secondary: 91 };
       const seen = new Set(stateFrames(a.m).flatMap((f) => (f.ask ? [f.ask.id] : [])));
-      const { usage } = await turn('one more turn', 91);
+      const { usage } = await turn('one more turn', 'seven_day', 91);
       expect(usage.binding).toBe('seven_day');
       const frame = await a.explained(
         eventually(

@@ -11,7 +11,7 @@
  * (and why, when skipped) as the service shows it, the same schedule in tmux, and the text on
  * the pane exactly when it was typed, and then in the answer log, by the device that chose it.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { continueMachine, type ContinueEvent } from '../../src/machines/continue.machine.js';
 import { silentLogger } from '../../src/log.js';
 import { SKIP_REASONS, type ContinueSchedule, type ContinueStatus } from '../../src/protocol/continue.js';
@@ -20,8 +20,9 @@ import type { Stop } from '../../src/protocol/stop.js';
 import type { AnswerEntry } from '../../src/service/answers/answer-log.js';
 import { ContinueService } from '../../src/service/continue/continue.service.js';
 import { readContinueOption, writeContinueOption } from '../../src/tmux/continue-option.js';
-import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
-import { describeTransition, TransitionCoverage, transitionCoveringPaths, UNPLANNED } from '../helpers/transitions.js';
+import { modelTestsOverTmux, tmuxLinePane } from '../helpers/model-over-tmux.js';
+import { eventually } from '../helpers/tmux.js';
+import { TransitionCoverage, transitionCoveringPaths } from '../helpers/transitions.js';
 
 const AT = '2026-01-01T00:00:00.000Z';
 const WAITING: ContinueSchedule = { id: 'c1', at: AT, text: 'continue', by: 'phone', stopId: 's1', status: 'waiting' };
@@ -89,23 +90,11 @@ const usageLimit = (id: string): Stop => ({
 });
 
 describe('continue machine, model-based, against the real continue service and tmux', () => {
-  let tmux: PrivateTmux;
-  beforeAll(async () => {
-    tmux = await privateTmux();
-    // The server lives while the test's sessions come and go.
-    await tmux.tmux('new-session', '-d', '-s', 'keep', 'cat');
-  });
-  afterAll(async () => {
-    await tmux.cleanup();
-  });
-
-  it('plans a path for every transition', () => {
-    expect(covering.unplanned.map(describeTransition), UNPLANNED).toEqual([]);
-  });
-
-  covering.paths.forEach((path, n) => {
-    const steps = path.steps.map((s) => s.event).filter((e) => (e.type as string) !== 'xstate.init');
-    it(steps.map(label).join(' -> '), async () => {
+  modelTestsOverTmux({
+    covering,
+    coverage,
+    label,
+    run: async (tmux, steps, n) => {
       const session = `m${n}`;
       await tmux.tmux('new-session', '-d', '-s', session, '-x', '80', '-y', '10', 'cat');
       const agents = new StandInAgents();
@@ -117,15 +106,7 @@ describe('continue machine, model-based, against the real continue service and t
           agents,
           known: () => Promise.resolve(),
           store: { read: (id) => readContinueOption(tmux.cli, id), write: (id, s) => writeContinueOption(tmux.cli, id, s) },
-          panes: {
-            input: async (id, message) => {
-              if (failTyping) throw new Error('the pane is gone');
-              if (message.type === 'keys') await tmux.tmux('send-keys', '-t', `=${id}:`, '-l', message.data);
-              else if (message.type === 'key') await tmux.tmux('send-keys', '-t', `=${id}:`, message.name);
-            },
-            // No stream follows these panes: the Enter follows the text after the settle time.
-            activity: () => null,
-          },
+          panes: tmuxLinePane(tmux, () => failTyping),
           answers: { append: (e) => Promise.resolve(void answers.push(e)) },
           now: Date.now,
           log: silentLogger,
@@ -211,11 +192,6 @@ describe('continue machine, model-based, against the real continue service and t
       }
       service.stop();
       await tmux.tmux('kill-session', '-t', `=${session}`);
-    });
-  });
-
-  it('the real service took every transition of the machine', () => {
-    console.log(coverage.report());
-    expect(coverage.uncovered().map(describeTransition), coverage.report()).toEqual([]);
+    },
   });
 });

@@ -14,7 +14,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { DomainError } from '../../src/errors.js';
 import { silentLogger } from '../../src/log.js';
 import {
@@ -32,8 +32,9 @@ import { PROMPT_WAITS } from '../../src/service/prompts/prompt-deps.js';
 import { PromptsService } from '../../src/service/prompts/prompts.service.js';
 import { encodePromptsOption, readPromptsOption } from '../../src/tmux/prompts-option.js';
 import { hasSession, setUserOption } from '../../src/tmux/sessions.js';
-import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
-import { describeTransition, TransitionCoverage, transitionCoveringPaths, UNPLANNED } from '../helpers/transitions.js';
+import { modelTestsOverTmux, tmuxLinePane } from '../helpers/model-over-tmux.js';
+import { eventually } from '../helpers/tmux.js';
+import { TransitionCoverage, transitionCoveringPaths } from '../helpers/transitions.js';
 
 const AT = '2026-12-04T10:15:03.118Z';
 const ID = 'phone-7f3a';
@@ -139,26 +140,16 @@ while IFS= read -r line; do printf '<%s>\\n' "$line"; done
 `;
 
 describe('prompt machine, model-based, against the real prompt service and tmux', () => {
-  let tmux: PrivateTmux;
   let program: string;
-  beforeAll(async () => {
-    tmux = await privateTmux();
-    program = join(tmux.dir, 'program.sh');
-    writeFileSync(program, PROGRAM);
-    // The server lives while the test's sessions come and go.
-    await tmux.tmux('new-session', '-d', '-s', 'keep', 'cat');
-  });
-  afterAll(async () => {
-    await tmux.cleanup();
-  });
-
-  it('plans a path for every transition', () => {
-    expect(covering.unplanned.map(describeTransition), UNPLANNED).toEqual([]);
-  });
-
-  covering.paths.forEach((path, n) => {
-    const steps = path.steps.map((s) => s.event).filter((e) => (e.type as string) !== 'xstate.init');
-    it(steps.map(label).join(' -> '), async () => {
+  modelTestsOverTmux({
+    covering,
+    coverage,
+    label,
+    prepare: (tmux) => {
+      program = join(tmux.dir, 'program.sh');
+      writeFileSync(program, PROGRAM);
+    },
+    run: async (tmux, steps, n) => {
       const session = `p${n}`;
       const target = `=${session}:`;
       await tmux.tmux('new-session', '-d', '-s', session, '-x', '80', '-y', '12', `sh ${program}`);
@@ -178,15 +169,11 @@ describe('prompt machine, model-based, against the real prompt service and tmux'
             if (!(await hasSession(tmux.cli, id))) throw new DomainError('session-not-found', `no session named "${id}"`);
           },
           panes: {
-            input: async (id, message) => {
-              if (failTyping) throw new Error('the pane is gone');
-              if (message.type === 'keys') await tmux.tmux('send-keys', '-t', `=${id}:`, '-l', message.data);
-              else if (message.type === 'key') await tmux.tmux('send-keys', '-t', `=${id}:`, message.name);
-              else throw new Error(`not typed here: ${message.type}`);
-              typedKeys.push(message.type === 'keys' ? message.data : `[${message.type === 'key' ? message.name : ''}]`);
-            },
-            // No stream follows these panes: the Enter follows the text after the settle time.
-            activity: () => null,
+            ...tmuxLinePane(
+              tmux,
+              () => failTyping,
+              (message) => typedKeys.push(message.type === 'keys' ? message.data : `[${message.type === 'key' ? message.name : ''}]`),
+            ),
             screen: async (id) => (await tmux.tmux('capture-pane', '-p', '-t', `=${id}:`)).replace(/\n$/, ''),
             exited: () => exited,
           },
@@ -374,11 +361,6 @@ describe('prompt machine, model-based, against the real prompt service and tmux'
       expect(statuses.filter((s, k) => s === statuses[k - 1])).toEqual([]);
       service.stop();
       if (!deleted) await tmux.tmux('kill-session', '-t', `=${session}`);
-    });
-  });
-
-  it('the real service took every transition of the machine', () => {
-    console.log(coverage.report());
-    expect(coverage.uncovered().map(describeTransition), coverage.report()).toEqual([]);
+    },
   });
 });

@@ -6,17 +6,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ActivityBudget, MAX_URGENT_PER_HOUR } from '../../src/push/live-activity-budget.js';
-import { contentStateOf, MAX_WORDS_CHARS, urgentIds, type SessionSummary } from '../../src/push/live-activity-content.js';
+import { contentStateOf, MAX_WORDS_CHARS, urgentIds } from '../../src/push/live-activity-content.js';
 import { activityPayload } from '../../src/push/live-activity-payload.js';
-
-const s = (sessionId: string, state: SessionSummary['state'], changedAt: number, more: Partial<SessionSummary> = {}): SessionSummary => ({
-  sessionId,
-  name: sessionId,
-  agent: 'Claude',
-  state,
-  changedAt,
-  ...more,
-});
+import { summaryOf as s } from '../helpers/session-summary.js';
 
 describe('the content-state', () => {
   it('counts working, waiting and stopped agents and puts the most urgent session on the card', () => {

@@ -11,17 +11,10 @@ import type { AgentUsage } from '../../src/protocol/usage.js';
 import { contentStateOf, type SessionSummary } from '../../src/push/live-activity-content.js';
 import { activityPayload } from '../../src/push/live-activity-payload.js';
 import { startActivitySummary } from '../../src/service/alerts/activity-summary.js';
+import { summaryOf as s } from '../helpers/session-summary.js';
 
 const RESET = '2026-03-02T16:10:00.000Z';
 const RESET_S = Date.parse(RESET) / 1000;
-const s = (sessionId: string, state: SessionSummary['state'], changedAt: number, more: Partial<SessionSummary> = {}): SessionSummary => ({
-  sessionId,
-  name: sessionId,
-  agent: 'Claude',
-  state,
-  changedAt,
-  ...more,
-});
 
 describe('the content-state with usage', () => {
   it("carries the binding window of the most urgent session's agent: name, percent, reset in Unix seconds", () => {
