@@ -23,6 +23,9 @@ import { PaneLocator, type LinkedPanes } from './pane-locator.js';
 import { AgentSocketServer } from './socket-server.js';
 import type { ExitReport } from '../contract/stops.js';
 
+/** Notices held per session while its agent's kind is not known yet (the newest kept). */
+export const EARLY_NOTICES = 16;
+
 export interface AgentServiceDeps {
   readonly cli: TmuxCli;
   readonly socketPath: string;
@@ -71,6 +74,11 @@ export class AgentService {
   private readonly runners = new Map<string, AgentRunner>();
   /** The kind of each session's agent, as the daemon last looked it up. */
   private readonly kinds = new Map<string, string>();
+  /**
+   * Notices a session's agent wrote before the daemon knew its kind (an agent may write its first
+   * state at start, while `sessionSeen` still asks tmux): handed to its adapter once it is known.
+   */
+  private readonly early = new Map<string, TerminalNotice[]>();
   private readonly locator: PaneLocator;
   private server: AgentSocketServer | null = null;
   private url = '';
@@ -129,15 +137,19 @@ export class AgentService {
     try {
       const name = (await readUserOption(this.deps.cli, session, SESSION_OPTIONS.agent)) ?? DEFAULT_AGENT_NAME;
       const kind = kindOf(name);
-      if (kind === null) return;
+      if (kind === null) return void this.early.delete(session);
       this.kinds.set(session, kind);
       const runner = this.runners.get(kind);
+      const held = this.early.get(session) ?? [];
+      this.early.delete(session);
+      for (const notice of held) runner?.notice?.(session, notice);
       if (!runner?.sessionSeen) return;
       const out = await this.deps.cli.run(['display-message', '-p', '-t', `=${session}:`, '#{pane_current_path}']);
       const cwd = out.stdout.toString('utf8').replace(/\n$/, '');
       const thread = this.hub.conversation(session) ?? this.deps.storedConversation?.(session) ?? null;
       runner.sessionSeen(session, cwd.startsWith('/') ? cwd : null, thread);
     } catch (err) {
+      this.early.delete(session);
       this.deps.log.debug({ session, err: (err as Error).message }, "a session's agent could not be looked at");
     }
   }
@@ -212,16 +224,25 @@ export class AgentService {
     return new Set(AGENT_ADAPTERS.flatMap((a) => a.notices ?? []));
   }
 
-  /** A notice the agent of `session` wrote to its terminal (an OSC string): its adapter reads it. */
+  /**
+   * A notice the agent of `session` wrote to its terminal (an OSC string): its adapter reads it,
+   * once the session's kind is known (the last EARLY_NOTICES before that are held for it).
+   */
   notice(session: string, notice: TerminalNotice): void {
     const kind = this.kinds.get(session);
-    if (kind !== undefined) this.runners.get(kind)?.notice?.(session, notice);
+    if (kind !== undefined) return void this.runners.get(kind)?.notice?.(session, notice);
+    if (!this.deps.agentKind) return; // no kind will ever be known
+    const held = this.early.get(session) ?? [];
+    held.push(notice);
+    if (held.length > EARLY_NOTICES) held.shift();
+    this.early.set(session, held);
   }
 
   /** Forgets a session that was deleted. */
   forget(session: string): void {
     for (const runner of this.runners.values()) runner.forget?.(session);
     this.kinds.delete(session);
+    this.early.delete(session);
     this.hub.forget(session);
   }
 
