@@ -7,7 +7,7 @@
 import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { createSecureServer, type Http2SecureServer, type IncomingHttpHeaders, type ServerHttp2Session } from 'node:http2';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { join } from 'node:path';
 import { decodeProtectedHeader, jwtVerify } from 'jose';
 import { generate } from 'selfsigned';
@@ -78,11 +78,18 @@ export async function startFakeApns(
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());
-        // Open client sessions would hold close() open.
+        // Open client sessions would hold close() open, and so would a connection still in its
+        // TLS handshake (a client connecting again as the stand-in closes): every socket goes.
         for (const s of sessions) s.destroy();
+        for (const socket of sockets) socket.destroy();
       }),
   };
   const sessions = new Set<ServerHttp2Session>();
+  const sockets = new Set<Socket>();
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
   server.on('session', (s) => {
     sessions.add(s);
     s.on('close', () => sessions.delete(s));

@@ -87,4 +87,3 @@ export async function setUpBuffers(buffers: DiskBuffers, cli: TmuxCli, log: Logg
     log.error({ err: (err as Error).message }, 'the disk buffers could not be set up');
   }
 }
-

@@ -34,12 +34,6 @@ export function schemeOf(cert: FoundCertificate | null): 'http' | 'https' {
 }
 
 /** The certificate when `tls` is on (made in memory on a first start: `keepCertificate` writes it once the port is held), else null. */
-export async function certificateIfOn(
-  config: TetherConfig,
-  tlsDir: string,
-  host: string,
-  log: Logger,
-): Promise<FoundCertificate | null> {
+export async function certificateIfOn(config: TetherConfig, tlsDir: string, host: string, log: Logger): Promise<FoundCertificate | null> {
   return config.tls ? await loadCertificate(tlsDir, host, config.publicBaseUrl, log) : null;
 }
-

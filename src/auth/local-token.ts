@@ -14,4 +14,3 @@ export async function localToken(tokens: TokenStore, authDir: string): Promise<s
     `the local token's plaintext is missing from ${authDir}: run "tether auth revoke local" and start again for a new one`,
   );
 }
-

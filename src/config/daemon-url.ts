@@ -15,4 +15,3 @@ export function daemonUrl(config: TetherConfig, scheme: 'http' | 'https', host: 
   const shown = host.includes(':') ? `[${host}]` : host;
   return `${scheme}://${shown}:${port}/`;
 }
-

@@ -9,13 +9,7 @@ import { isLoopback } from './schema.js';
  * The start's warnings for `/health` and the log: the config's own, and plain HTTP on an address
  * other machines reach.
  */
-export function startWarnings(
-  configWarnings: readonly string[],
-  tls: boolean,
-  host: string,
-  configFile: string,
-  log: Logger,
-): string[] {
+export function startWarnings(configWarnings: readonly string[], tls: boolean, host: string, configFile: string, log: Logger): string[] {
   const plainHttp = plainHttpWarning(tls, host, configFile);
   const warnings = plainHttp === null ? [...configWarnings] : [...configWarnings, plainHttp];
   for (const w of warnings) log.warn(w);

@@ -10,4 +10,3 @@ export function openingGate(): { readonly opened: Promise<void>; readonly open: 
   const opened = new Promise<void>((resolve) => (open = resolve));
   return { opened, open };
 }
-

@@ -13,7 +13,6 @@ import type { TmuxSessionInfo } from '../../tmux/session-list.js';
 import type { AgentUsage } from '../../protocol/usage.js';
 import { DEFAULT_AGENT_NAME } from '../../config/schema.js';
 
-
 export interface SessionItem {
   id: string;
   name: string;
