@@ -29,6 +29,14 @@ export const RING_FIRST_BLOCK_BYTES = 4096;
 /** A chunk this large is kept as it is (a flood's chunks are not copied again). */
 export const RING_SMALL_CHUNK_BYTES = 4096;
 
+/**
+ * What a dropped chunk's slot holds until the list is compacted: nothing. The slots before `head`
+ * are compacted away only now and then (every 1024 drops), and a slot that still held its chunk
+ * kept the chunk's bytes alive that long: up to 1024 blocks beyond the ring's capacity, 64 MiB a
+ * busy session at the default ring (#47, docs/benchmarks.md "Days without a restart").
+ */
+const DROPPED: RingChunk = Object.freeze({ start: 0, end: 0, data: Buffer.alloc(0) });
+
 export class ChunkRing {
   /** Full blocks and large chunks, oldest first from `head` (dropped ones are compacted lazily). */
   private chunks: RingChunk[] = [];
@@ -138,7 +146,7 @@ export class ChunkRing {
     while (this.bytes > this.capacityBytes && this.head < this.chunks.length) {
       const c = this.chunks[this.head]!;
       if (c.end > this.top - newest) break; // the newest chunk itself
-      this.head++;
+      this.chunks[this.head++] = DROPPED;
       this.bytes -= c.data.length;
       this.floor = c.end;
     }

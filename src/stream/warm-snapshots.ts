@@ -75,6 +75,10 @@ export class WarmSnapshots {
 
   /** The pane wrote: capture once it is quiet. */
   touched(): void {
+    // A capture the ring has moved past can serve no snapshot again (positions only grow): it goes
+    // now, not at the next capture. A busy pane's last capture (a whole history, up to a few MB)
+    // was otherwise held for as long as the pane kept printing (#47).
+    if (this.warm !== null && this.warm.position < this.stream.ring.start) this.warm = null;
     this.schedule(WARM_QUIET_MS);
   }
 

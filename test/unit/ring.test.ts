@@ -1,4 +1,6 @@
 import fc from 'fast-check';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import { epochBase, SEQ_BYTES_PER_MS, SEQ_EPOCH_MS } from '../../src/stream/pane-stream.js';
 import { ChunkRing, RING_BLOCK_BYTES, RING_SMALL_CHUNK_BYTES } from '../../src/stream/ring.js';
@@ -122,6 +124,26 @@ describe('ChunkRing', () => {
     expect(ring.since(ring.start)).not.toBeNull();
     expect(ring.since(ring.end + 1)).toBeNull();
     expect(ring.since(ring.end)).toEqual([]);
+  });
+
+  it('lets go of a dropped chunk at once, not at the next compaction', async () => {
+    // A busy session drops a block every few seconds; compaction comes every 1024 drops. A dropped
+    // chunk the list still held kept its bytes alive until then: up to 1024 blocks past the ring's
+    // capacity, which showed as the daemon's memory rising for hours (docs/benchmarks.md).
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const ring = new ChunkRing(64 * 1024, 0);
+    const pushLarge = (): WeakRef<ArrayBufferLike> => {
+      const chunk = Buffer.alloc(RING_SMALL_CHUNK_BYTES * 2, 1); // kept as it is, not copied
+      ring.push(chunk);
+      return new WeakRef(chunk.buffer);
+    };
+    const firstBytes = pushLarge();
+    for (let i = 0; i < 40; i++) pushLarge();
+    expect(ring.start).toBeGreaterThan(RING_SMALL_CHUNK_BYTES * 2); // the first chunk is out of the ring
+    await new Promise((resolve) => setImmediate(resolve)); // a WeakRef's target is kept for the job that made it
+    gc();
+    expect(firstBytes.deref()).toBeUndefined();
   });
 
   it('reset starts a new epoch: nothing before it is covered', () => {
