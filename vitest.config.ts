@@ -7,9 +7,10 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     // Real tmux servers and daemons: most of a test's time is spent waiting on them, not on the
-    // CPU, so three files run at once on two cores (docs/testing.md "Time").
+    // CPU (a full run keeps two cores about half busy), so four files run at once on two cores
+    // (docs/testing.md "Time").
     pool: 'forks',
-    maxWorkers: 3,
+    maxWorkers: 4,
     // A worker runs its files one after another in the same process, modules loaded once: a
     // fresh process per file cost more CPU in loading than most files spend testing. Test files
     // leave the process as they found it (environment, timers, listeners).

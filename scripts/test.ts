@@ -3,12 +3,13 @@
  * (docs/testing.md "Time").
  *
  * The static checks (typecheck and lint, format, the import layers, dead code (knip), the
- * charts) need nothing of one another or of the build. The tests need the built daemon and the
- * real agents. So the build and the agents' install start together with the static checks, and
- * vitest starts as soon as those two are done, while the static checks may still run: they are
- * mostly CPU, the tests mostly wait on tmux and daemons. Until vitest starts the checks run at
- * the normal priority: the agents' install mostly waits on the disk and the network, and the
- * checks get most of their work done there. While the tests run the checks still running step back to a
+ * charts) need nothing of one another or of the build. The tests need the built daemon, and a
+ * third of them the real agents. So the build and the agents' install start together with the
+ * static checks, and vitest starts as soon as the build is done, while the install and the
+ * static checks may still run: they are mostly CPU and disk, the tests mostly wait on tmux and
+ * daemons. The test files that need the agents wait at their import until the install is done
+ * (testkit/agent-bins.ts), and start after enough others to fill that wait (test/sequencer.ts).
+ * Until vitest starts the checks run at the normal priority. While the tests run the checks still running step back to a
  * lower priority (`nice`, every thread of them, Linux): a test waiting on a daemon gets the CPU
  * the moment it needs it, and the checks take what the tests leave. Once vitest is done they get
  * the normal priority back: niced beside other busy work, they would get almost none of the CPU
@@ -26,10 +27,11 @@
  * exit code is 0 only when every step passed.
  */
 import { spawn } from 'node:child_process';
-import { readFileSync, readdirSync } from 'node:fs';
-import { setPriority } from 'node:os';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { setPriority, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { AGENTS_PENDING_VAR } from '../testkit/agent-bins.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const NPM = process.platform === 'win32' ? 'npm.cmd' : 'npm';
@@ -47,6 +49,8 @@ const CHECKS_NICENESS = 10;
 interface StepOptions {
   /** Shown live instead of kept (vitest). */
   readonly live?: boolean;
+  /** Variables added to the step's environment. */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 /** A step started: its process (for a change of priority) and its result once it has ended. */
@@ -94,7 +98,11 @@ function setTreePriority(pid: number, niceness: number): boolean {
 function step(name: string, script: string, args: readonly string[] = [], opts: StepOptions = {}): Running {
   const started = performance.now();
   const argv = ['run', '--silent', script, ...(args.length > 0 ? ['--', ...args] : [])];
-  const child = spawn(NPM, argv, { cwd: ROOT, stdio: opts.live === true ? 'inherit' : ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(NPM, argv, {
+    cwd: ROOT,
+    env: { ...process.env, ...opts.env },
+    stdio: opts.live === true ? 'inherit' : ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   let ended = false;
   child.on('exit', () => (ended = true));
@@ -141,21 +149,36 @@ async function main(): Promise<number> {
     step('charts', 'charts', ['--check']),
   ];
   const checks = running.map((r) => r.result.then(settle));
-  const [build, agents] = await Promise.all([
-    step('build', 'build:emit').result.then(settle),
-    step('agents', 'test:agents').result.then(settle),
-  ]);
-  const results: Result[] = [build, agents];
-  if (build.ok && agents.ok) {
+  // The agents' install says where it stands in a file the tests that need the agents wait on
+  // (testkit/agent-bins.ts): `installing`, gone once it succeeded, why once it failed.
+  const pendingDir = mkdtempSync(join(tmpdir(), 'tether-agents-'));
+  const pending = join(pendingDir, 'pending');
+  writeFileSync(pending, 'installing');
+  let agentsDone = false;
+  const agentsResult = step('agents', 'test:agents')
+    .result.then(settle)
+    .then((r) => {
+      agentsDone = true;
+      if (r.ok) rmSync(pendingDir, { recursive: true, force: true });
+      else writeFileSync(pending, `npm run test:agents failed after ${r.seconds.toFixed(0)} s`);
+      return r;
+    });
+  const build = await step('build', 'build:emit').result.then(settle);
+  const results: Result[] = [build];
+  if (build.ok) {
     // The tests start: the checks still running step back (lowering a priority needs no right).
     const linux = process.platform === 'linux';
     for (const r of running) if (linux && !r.ended() && r.pid !== undefined) setTreePriority(r.pid, CHECKS_NICENESS);
     vitestRunning = true;
-    results.push(await step('vitest', 'test:vitest', vitestArgs, { live: true }).result);
+    // Started beside the install when it is still under way: the files that need no agent go first.
+    const env: Record<string, string> = agentsDone ? {} : { [AGENTS_PENDING_VAR]: pending };
+    results.push(await step('vitest', 'test:vitest', vitestArgs, { live: true, env }).result);
     vitestRunning = false;
   } else {
-    process.stdout.write('\nnpm test: vitest not run (the build or the agents failed above)\n');
+    process.stdout.write('\nnpm test: vitest not run (the build failed above)\n');
   }
+  results.splice(1, 0, await agentsResult);
+  rmSync(pendingDir, { recursive: true, force: true });
   // Nothing of the suite runs beside the checks now: they take the CPU at the normal priority.
   const linux = process.platform === 'linux';
   const raised = running.filter((r) => linux && !r.ended() && r.pid !== undefined).map((r) => setTreePriority(r.pid ?? 0, 0));

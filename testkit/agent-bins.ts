@@ -14,6 +14,35 @@ export const AGENTS_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', 't
 /** The command that installs them (what `npm test` runs first). */
 export const AGENTS_INSTALL_COMMAND = 'npm run test:agents';
 
+/**
+ * `npm test` installs the agents while the first tests already run (scripts/test.ts): it names a
+ * file in TETHER_TEST_AGENTS_PENDING that says `installing` until the install is done, is
+ * removed when it succeeded, and says why when it failed. A file that imports this module waits
+ * here, at its import, until then (test/sequencer.ts starts such files after the others that fill
+ * the wait); without the variable, or once the file is gone, nothing waits.
+ */
+export const AGENTS_PENDING_VAR = 'TETHER_TEST_AGENTS_PENDING';
+
+/** The longest wait for the install: npm's own bound on a slow registry is of this order. */
+const AGENTS_PENDING_MAX_MS = 15 * 60_000;
+
+async function untilInstalled(marker: string | undefined): Promise<void> {
+  const deadline = Date.now() + AGENTS_PENDING_MAX_MS;
+  for (;;) {
+    let said: string;
+    try {
+      said = readFileSync(marker ?? '', 'utf8').trim();
+    } catch {
+      return; // gone (or never there): the install is done
+    }
+    if (said !== 'installing') throw new Error(`the agents' install failed (${said}): see npm test's "agents" step`);
+    if (Date.now() > deadline) throw new Error(`the agents' install was still under way after ${AGENTS_PENDING_MAX_MS / 60_000} min`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+await untilInstalled(process.env[AGENTS_PENDING_VAR]);
+
 export type AgentName = 'claude' | 'codex' | 'gemini' | 'opencode';
 
 interface AgentPackage {
