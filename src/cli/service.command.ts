@@ -15,7 +15,7 @@ import { homedir, userInfo } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command } from 'clipanion';
-import { DAEMON_NODE_ARGS } from '../config/daemon-process.js';
+import { DAEMON_ENV, DAEMON_NODE_ARGS } from '../config/daemon-process.js';
 import { resolvePaths } from '../config/paths.js';
 import { writeAtomic } from '../files.js';
 import { CliError, reportFailure } from '../runtime/fail.js';
@@ -54,7 +54,7 @@ function context(env: NodeJS.ProcessEnv) {
   const home = env.HOME && env.HOME.startsWith('/') ? env.HOME : homedir();
   const file = serviceFile(platform, env, home);
   const { dataDir } = resolvePaths(env);
-  const carried: Record<string, string> = { PATH: env.PATH ?? '/usr/local/bin:/usr/bin:/bin' };
+  const carried: Record<string, string> = { ...DAEMON_ENV, PATH: env.PATH ?? '/usr/local/bin:/usr/bin:/bin' };
   for (const key of CARRIED_ENV) if (env[key]) carried[key] = env[key];
   const launch: DaemonLaunch = {
     node: process.execPath,

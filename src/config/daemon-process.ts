@@ -17,6 +17,20 @@ import { RUN_DIR_NAMES } from './data-layout.js';
  */
 export const DAEMON_NODE_ARGS: readonly string[] = ['--max-semi-space-size=2'];
 
+/**
+ * The environment tether's launchers add for the daemon (a value the user set wins): glibc's
+ * malloc with a fixed mmap threshold. By default glibc raises the threshold each time a large
+ * buffer it mapped is freed (up to 32 MiB), so after the daemon's first large buffer (a snapshot's
+ * capture, a flood's batch) every buffer below that size came from the heap, and the heap, broken
+ * up by the small buffers that outlive their neighbours, was never given back: the daemon's
+ * resident size rose about 100 MB an hour under #47's probe while what was live stayed flat.
+ * Fixed at glibc's own starting value (128 KiB), a large buffer is mapped and unmapped on its own
+ * and the heap stays the size of what is live (docs/benchmarks.md "Days without a restart").
+ * Read by glibc when the process starts, so it is set by whatever starts the daemon; other C
+ * libraries ignore it. The tmux server a daemon starts inherits it.
+ */
+export const DAEMON_ENV: Readonly<Record<string, string>> = { MALLOC_MMAP_THRESHOLD_: '131072' };
+
 /** The file under the run dir that takes a detached daemon's stdout and stderr. */
 export const DAEMON_OUT_FILE = RUN_DIR_NAMES.daemonOut;
 /** Largest `serve.out` kept at a start; a larger one is emptied first (it holds start-up lines only). */
@@ -32,8 +46,9 @@ export const NO_STDERR_LOG_FLAG = '--no-log-stderr';
  * do. Nothing ties tmux to it: a tmux server it starts leads a session of its own, so killing
  * the daemon or its whole process group leaves tmux and the agents (docs/service.md). It starts
  * so: `node` with `DAEMON_NODE_ARGS`, the CLI at `cli`, in `cwd`, with `env` minus the tmux
- * variables (the daemon finds its server by its config). Its stdout (the URL line) and stderr
- * (a refusal, a crash) go to `<runDir>/serve.out` (0600); log lines go only to the log file.
+ * variables (the daemon finds its server by its config) and with `DAEMON_ENV` where `env` does
+ * not say. Its stdout (the URL line) and stderr (a refusal, a crash) go to `<runDir>/serve.out`
+ * (0600); log lines go only to the log file.
  */
 export function spawnDetachedDaemon(opts: { node: string; cli: string; runDir: string; cwd: string; env: NodeJS.ProcessEnv }): {
   child: ChildProcess;
@@ -53,7 +68,7 @@ export function spawnDetachedDaemon(opts: { node: string; cli: string; runDir: s
   } catch {
     // The run dir cannot be made: the output goes nowhere, the daemon's log file still has its lines.
   }
-  const env = { ...opts.env };
+  const env = { ...DAEMON_ENV, ...opts.env };
   delete env.TMUX;
   delete env.TMUX_PANE;
   try {

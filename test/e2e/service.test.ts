@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchdPlist, missingProtection, systemdUnit, systemdWord, type DaemonLaunch } from '../../src/cli/login-service.js';
+import { DAEMON_ENV } from '../../src/config/daemon-process.js';
 import { readRunFile } from '../../src/runtime/run-file.js';
 import { daemonHome, runCli, type DaemonHome } from '../helpers/daemon.js';
 import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
@@ -130,6 +131,8 @@ describe('tether service on Linux', () => {
     );
     expect(unitEnv.TETHER_DATA_DIR).toBe(home.dataDir);
     expect(unitEnv.TETHER_CONFIG).toBe(home.configFile);
+    // The daemon's allocator setting goes with it (a variable the user set would win).
+    expect(unitEnv.MALLOC_MMAP_THRESHOLD_).toBe(DAEMON_ENV.MALLOC_MMAP_THRESHOLD_);
     // systemd gives a unit only the variables it names (and a few of its own).
     const daemon = spawn(cmd!, args, { env: { ...unitEnv, HOME: home.dir }, stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';

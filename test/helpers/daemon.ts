@@ -7,7 +7,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DAEMON_NODE_ARGS } from '../../src/config/daemon-process.js';
+import { DAEMON_ENV, DAEMON_NODE_ARGS } from '../../src/config/daemon-process.js';
 import { CLI } from '../../testkit/built-cli.js';
 
 // Shared with the benchmarks (testkit/); re-exported so a test imports its daemon helpers from one place.
@@ -142,7 +142,10 @@ function ensureBuilt(): void {
 /** Starts `tether serve` and resolves once it printed its URL line. */
 export function startDaemon(home: DaemonHome, timeoutMs = 45_000, wrap: Wrap = []): Promise<RunningTestDaemon> {
   ensureBuilt();
-  const child = spawn(...nodeCommand([...DAEMON_NODE_ARGS, CLI, 'serve'], wrap), { env: home.env, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(...nodeCommand([...DAEMON_NODE_ARGS, CLI, 'serve'], wrap), {
+    env: { ...DAEMON_ENV, ...home.env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   child.stderr.on('data', (d: Buffer) => (err += d.toString()));
