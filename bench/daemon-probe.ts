@@ -10,19 +10,20 @@
  * It changes nothing the daemon does: the two child-process functions are wrapped to count
  * their calls and then call the originals with the same arguments. A reading asked for with the
  * GC file beside the readings (PROBE_GC_FILE_NAME) runs a full garbage collection first, so
- * that memory per session compares what is live, not what a burst left for later. With
+ * that memory per session compares what is live, not what a burst left for later; with the
+ * snapshot file beside them (PROBE_SNAPSHOT_FILE_NAME), a heap snapshot is written too. With
  * `TETHER_BENCH_PROBE_PROFILE=<dir>` it also profiles the CPU and samples allocations, one
  * profile of each per window (`window-<serial>.cpuprofile`, `.heapprofile`).
  */
 import childProcess from 'node:child_process';
-import { appendFileSync, existsSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { syncBuiltinESMExports } from 'node:module';
-import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
+import { getHeapSpaceStatistics, setFlagsFromString, writeHeapSnapshot } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { join } from 'node:path';
 import { Session } from 'node:inspector';
 import { constants, monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
-import { PROBE_FILE_NAME, PROBE_GC_FILE_NAME } from './probe-file.js';
+import { PROBE_FILE_NAME, PROBE_GC_FILE_NAME, PROBE_SNAPSHOT_FILE_NAME } from './probe-file.js';
 
 /** What the probe writes on each SIGUSR2. */
 export interface ProbeReading {
@@ -35,6 +36,11 @@ export interface ProbeReading {
   readonly memory: NodeJS.MemoryUsage;
   /** V8's young generation as committed now (its new spaces' physical size), bytes: the part of the heap that grows with the allocation rate, not with what is live. */
   readonly young: number;
+  /** V8's heap spaces now: each one's committed size, what is used of it and what is resident, bytes. */
+  readonly spaces: Readonly<Record<string, { readonly size: number; readonly used: number; readonly physical: number }>>;
+  /** What keeps the event loop alive now, by kind (process.getActiveResourcesInfo()), and libuv's active handles in all. */
+  readonly resources: Readonly<Record<string, number>>;
+  readonly handles: number;
   /** Child processes started in the window, by `<program> <tmux command>` (e.g. `tmux capture-pane`). */
   readonly spawned: Record<string, number>;
   /** Garbage collections in the window: how many, their pauses together and the longest, ms; `major` the mark-compacts among them. */
@@ -62,6 +68,13 @@ function describe(file: unknown, args: unknown): string {
     else if (!a.startsWith('-')) return `tmux ${a}`;
   }
   return 'tmux';
+}
+
+/** process.getActiveResourcesInfo() counted by kind (TCPWRAP, Timeout, FSReqCallback, ...). */
+function countResources(): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const kind of process.getActiveResourcesInfo()) out[kind] = (out[kind] ?? 0) + 1;
+  return out;
 }
 
 /** The sampling interval: the histogram records whole intervals, so it is taken off each figure. */
@@ -128,6 +141,7 @@ if (dataDir) {
   }
   const ms = (ns: number): number => Math.max(0, ns / 1e6 - RESOLUTION_MS);
   const gcFlag = join(dataDir, PROBE_GC_FILE_NAME);
+  const snapshotFlag = join(dataDir, PROBE_SNAPSHOT_FILE_NAME);
   let fullGc: (() => void) | null = null;
   process.on('SIGUSR2', () => {
     if (existsSync(gcFlag)) {
@@ -139,6 +153,12 @@ if (dataDir) {
       }
       fullGc();
     }
+    if (existsSync(snapshotFlag)) {
+      // A heap snapshot where the bench asked for one (what holds the memory that is live).
+      const path = readFileSync(snapshotFlag, 'utf8').trim();
+      rmSync(snapshotFlag, { force: true });
+      writeHeapSnapshot(path);
+    }
     const now = performance.now();
     const reading: ProbeReading = {
       serial: ++serial,
@@ -148,6 +168,14 @@ if (dataDir) {
       young: getHeapSpaceStatistics()
         .filter((space) => space.space_name.startsWith('new_'))
         .reduce((sum, space) => sum + space.physical_space_size, 0),
+      spaces: Object.fromEntries(
+        getHeapSpaceStatistics().map((space) => [
+          space.space_name,
+          { size: space.space_size, used: space.space_used_size, physical: space.physical_space_size },
+        ]),
+      ),
+      resources: countResources(),
+      handles: (process as unknown as { _getActiveHandles(): unknown[] })._getActiveHandles().length,
       spawned,
       gc,
     };

@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { ClientOptions } from 'ws';
-import { DAEMON_NODE_ARGS } from '../src/config/daemon-process.js';
+import { DAEMON_ENV, DAEMON_NODE_ARGS } from '../src/config/daemon-process.js';
 import { CLI } from '../testkit/built-cli.js';
 import { waitFor } from './figures.js';
 
@@ -32,6 +32,44 @@ function daemonNodeArgs(byDefault: readonly string[] = DAEMON_NODE_ARGS): readon
 const run = promisify(execFile);
 
 /** Whether the bench config asks for TLS (`TETHER_BENCH_TLS=1`). */
+/**
+ * One request to a daemon at `base` (its self-signed certificate taken) with the bearer `token`,
+ * answered with its status and text.
+ */
+export function daemonRequest(
+  base: string,
+  token: string,
+  method: string,
+  path: string,
+  body?: { readonly type: string; readonly data: Buffer },
+): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const url = new URL(path, base);
+    const req = (url.protocol === 'https:' ? https : http).request(
+      url,
+      {
+        method,
+        rejectUnauthorized: false,
+        headers: {
+          authorization: `Bearer ${token}`,
+          ...(body ? { 'content-type': body.type, 'content-length': body.data.length } : {}),
+        },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => (text += d));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      },
+    );
+    req.on('error', reject);
+    req.end(body?.data);
+  });
+}
+
+/** The CLI the benchmarks run: the build in dist/, or `TETHER_BENCH_CLI` (a copy a rebuild during a long run leaves alone). */
+export const benchCli = (): string => process.env.TETHER_BENCH_CLI ?? CLI;
+
 export const benchWantsTls = (): boolean => process.env.TETHER_BENCH_TLS === '1' || process.env.TETHER_BENCH_TLS === 'true';
 
 export interface BenchTmux {
@@ -68,6 +106,8 @@ export interface BenchDaemon {
  * config asks), `/bin/sh` as the agent, `defaultSession` created at start; `extraEnv` is added
  * to its environment (a variable set to undefined is removed). Logs at warn only,
  * so logging is not measured. `TETHER_BENCH_CPU_PROF=<dir>` profiles it (node --cpu-prof).
+ * `TETHER_BENCH_CLI=<path>` runs another build of the CLI (a copy of dist/ that a rebuild during a
+ * long run leaves alone).
  */
 export async function benchDaemon(
   defaultSession: string,
@@ -86,6 +126,7 @@ export async function benchDaemon(
     `bindAddress = "127.0.0.1:0"\ntls = ${wantTls}\n${extraToml}\n[agent]\ncommand = "/bin/sh"\ndefault_session = ${JSON.stringify(defaultSession)}\n\n[tmux]\nsocket = ${JSON.stringify(socket)}\n`,
   );
   const env: NodeJS.ProcessEnv = {
+    ...DAEMON_ENV,
     ...process.env,
     TETHER_CONFIG: configFile,
     TETHER_DATA_DIR: dataDir,
@@ -103,7 +144,7 @@ export async function benchDaemon(
   const benchTmux: BenchTmux = { dir, socket, tmux, serverPid: async () => Number((await tmux('display-message', '-p', '#{pid}')).trim()) };
   const child = spawn(
     process.execPath,
-    [...daemonNodeArgs(nodeArgs), ...(prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : []), CLI, 'serve'],
+    [...daemonNodeArgs(nodeArgs), ...(prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : []), benchCli(), 'serve'],
     {
       env,
       stdio: ['pipe', 'pipe', 'pipe'],
@@ -135,26 +176,13 @@ export async function benchDaemon(
   const daemon = { url, token: url.searchParams.get('token') ?? '', base: `${url.protocol}//${url.host}` };
   const tls = daemon.url.protocol === 'https:';
   const request = (method: string, path: string, body?: unknown) =>
-    new Promise<{ status: number; text: string }>((resolve, reject) => {
-      const url = new URL(path, daemon.base);
-      const payload = body === undefined ? undefined : JSON.stringify(body);
-      const req = (tls ? https : http).request(
-        url,
-        {
-          method,
-          rejectUnauthorized: false,
-          headers: { authorization: `Bearer ${daemon.token}`, ...(payload ? { 'content-type': 'application/json' } : {}) },
-        },
-        (res) => {
-          let text = '';
-          res.setEncoding('utf8');
-          res.on('data', (d: string) => (text += d));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-        },
-      );
-      req.on('error', reject);
-      req.end(payload);
-    });
+    daemonRequest(
+      daemon.base,
+      daemon.token,
+      method,
+      path,
+      body === undefined ? undefined : { type: 'application/json', data: Buffer.from(JSON.stringify(body)) },
+    );
   const bd: BenchDaemon = {
     tmux: benchTmux,
     child,

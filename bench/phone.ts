@@ -10,24 +10,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { startApnsStandIns, type ApnsStandIns } from '../testkit/apns-server.js';
-import { CLI } from '../testkit/built-cli.js';
-import type { BenchDaemon } from './harness.js';
+import { benchCli, type BenchDaemon } from './harness.js';
 
 const run = promisify(execFile);
 
-/** Pairs a phone whose APNs device token is `deviceToken`; resolves to the bearer token the daemon gave it. */
-export async function pairPhone(bd: BenchDaemon, deviceToken: string): Promise<string> {
+/** Pairs a phone named `name` whose APNs device token is `deviceToken`; resolves to the bearer token the daemon gave it. */
+export async function pairPhone(bd: BenchDaemon, deviceToken: string, name = 'phone'): Promise<string> {
   const env = { ...process.env, TETHER_CONFIG: join(bd.tmux.dir, 'config.toml'), TETHER_DATA_DIR: bd.dataDir };
-  const { stdout } = await run(process.execPath, [CLI, 'pair', '--json'], { env });
+  const { stdout } = await run(process.execPath, [benchCli(), 'pair', '--json'], { env });
   const { pairingToken } = JSON.parse(stdout) as { pairingToken: string };
-  const paired = await fetch(`${bd.base}/pair`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ pairingToken, deviceName: 'phone', deviceToken, environment: 'sandbox' }),
-  });
-  if (paired.status !== 201) throw new Error(`pairing: HTTP ${paired.status} ${await paired.text()}`);
-  const { token } = (await paired.json()) as { token: string };
-  return token;
+  const paired = await bd.request('POST', '/pair', { pairingToken, deviceName: name, deviceToken, environment: 'sandbox' });
+  if (paired.status !== 201) throw new Error(`pairing ${name}: HTTP ${paired.status} ${paired.text}`);
+  return (JSON.parse(paired.text) as { token: string }).token;
 }
 
 /** Runs `fn` with the APNs stand-ins in a temp dir named after `bench`, closing and removing them whatever happens. */

@@ -2,7 +2,9 @@
  * `npm run bench`: every benchmark, each reported against a baseline measured in the same run
  * (never a timed assertion). Add a scenario by exporting a `run…Bench` from a bench file and
  * listing it in SCENARIOS. `TETHER_BENCH_ONLY=flood,echo` (or `npm run bench -- flood echo`)
- * runs a subset; docs/benchmarks.md lists the other knobs.
+ * runs a subset; docs/benchmarks.md lists the other knobs. A `--<name>=<value>` argument sets
+ * the knob `TETHER_BENCH_<NAME>` (`npm run bench -- days --days-minutes=120` is
+ * `TETHER_BENCH_DAYS_MINUTES=120 npm run bench -- days`).
  */
 import { ControlParser } from '../src/tmux/control-codec.js';
 import { runActivityBench } from './activity.bench.js';
@@ -10,6 +12,7 @@ import { runAsksBench } from './asks.bench.js';
 import { runStopsBench } from './stops.bench.js';
 import { runPromptsBench } from './prompts.bench.js';
 import { runUsageBench } from './usage.bench.js';
+import { runDaysBench } from './days.bench.js';
 import { runDeflateBench } from './deflate.bench.js';
 import { runEchoBench } from './echo.bench.js';
 import { runFloodBench } from './flood.bench.js';
@@ -86,13 +89,30 @@ const SCENARIOS: Readonly<Record<string, () => Promise<ScenarioResult>>> = {
   prompts: runPromptsBench,
   usage: runUsageBench,
   activity: runActivityBench,
+  // The days soak's smoke run (10 minutes a deflate setting); hours with --days-minutes.
+  days: runDaysBench,
   // BENCH_PEERS=0 leaves the peers out (they install from the registry on first use).
   ...(process.env.BENCH_PEERS === '0' ? {} : { peers: async () => [...(await runWettyBench()), ...(await runVibeTunnelBench())] }),
 };
 
+/** `--days-minutes=120` -> TETHER_BENCH_DAYS_MINUTES=120; answers the other arguments (scenario names). */
+function takeFlags(args: readonly string[]): string[] {
+  const names: string[] = [];
+  for (const a of args) {
+    const flag = /^--([a-z][a-z0-9-]*)=(.*)$/.exec(a);
+    if (!flag) {
+      if (a.startsWith('--')) throw new Error(`${a}: a knob is --<name>=<value> (TETHER_BENCH_<NAME>)`);
+      names.push(a);
+      continue;
+    }
+    process.env[`TETHER_BENCH_${flag[1]!.toUpperCase().replace(/-/g, '_')}`] = flag[2]!;
+  }
+  return names;
+}
+
 async function main(): Promise<void> {
   // `npm run bench -- fuzz echo` names scenarios as TETHER_BENCH_ONLY=fuzz,echo does.
-  const named = process.argv.slice(2).join(',') || process.env.TETHER_BENCH_ONLY;
+  const named = takeFlags(process.argv.slice(2)).join(',') || process.env.TETHER_BENCH_ONLY;
   const only = named
     ?.split(',')
     .map((s) => s.trim())

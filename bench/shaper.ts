@@ -112,6 +112,8 @@ class Lane {
 export class ShapingProxy {
   private server: net.Server | null = null;
   private readonly open = new Set<() => void>();
+  /** Each open connection's way to strand it (see `strand`). */
+  private readonly strands = new Set<() => void>();
   private readonly up: Lane;
   private readonly down: Lane;
   /** Bytes delivered since the last `resetCounts`, each way. */
@@ -159,12 +161,15 @@ export class ShapingProxy {
     // a round trip before its first byte can go.
     const connectedAt = performance.now() + this.profile.rttMs;
     // Bytes are counted as they come out of the link: what the other end has received.
+    let stranded = false;
     const toServer: Deliver = (d) => {
+      if (stranded) return;
       if (d === null) return void upstream.end();
       this.upBytes += d.length;
       upstream.write(d);
     };
     const toClient: Deliver = (d) => {
+      if (stranded) return;
       if (d === null) return void client.end();
       this.downBytes += d.length;
       client.write(d);
@@ -178,14 +183,35 @@ export class ShapingProxy {
       upstream.destroy();
     };
     this.open.add(close);
+    const strand = (): void => {
+      stranded = true;
+      this.strands.delete(strand);
+      // The phone's end is gone; the daemon's end hears nothing: never read again, never closed by
+      // the link (only by the daemon, or the proxy's own close).
+      upstream.removeAllListeners('data');
+      upstream.pause();
+      client.removeAllListeners('close');
+      client.destroy();
+    };
+    this.strands.add(strand);
     const done = () => {
       this.open.delete(close);
+      this.strands.delete(strand);
       close();
     };
     client.on('close', done);
     upstream.on('close', done);
     client.on('error', () => undefined);
     upstream.on('error', () => undefined);
+  }
+
+  /**
+   * The radio goes (a phone put in a pocket): every open connection is cut on the phone's side,
+   * and the far end hears nothing, no FIN and no reset; what it sends is never read. Only its own
+   * keepalive can tell it the peer is gone.
+   */
+  strand(): void {
+    for (const s of [...this.strands]) s();
   }
 
   async close(): Promise<void> {
