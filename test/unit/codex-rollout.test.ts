@@ -302,7 +302,8 @@ describe("Codex's approvals: what it writes to its terminal, and the call its ro
     approvals.notice('cx', { code: 7501, text: 'state=working:app=codex' });
     expect(reports[1]).toEqual({ events: [], askEnded: { why: 'terminal' } });
     approvals.notice('cx', { code: 7501, text: 'state=idle:app=codex' });
-    expect(reports).toHaveLength(2);
+    // Its first idle: an empty report, which moves no agent that reported already.
+    expect(reports.slice(2)).toEqual([{ events: [] }]);
     // Answered at the terminal while the rollout was being read: nothing to ask.
     approvals.notice('cy', { code: 7501, text: 'state=blocked:app=codex:kind=permission' });
     approvals.notice('cy', { code: 7501, text: 'state=working:app=codex' });
@@ -312,7 +313,7 @@ describe("Codex's approvals: what it writes to its terminal, and the call its ro
 });
 
 describe("Codex's first state", () => {
-  it('idle at start-up makes it there (an empty report, once); a first state of another kind reports nothing', () => {
+  it('its first idle makes it there (an empty report, once), whatever state came before it', () => {
     const reports: [string, HookOutcome][] = [];
     const approvals = new CodexApprovals({
       report: (s, o) => reports.push([s, o]),
@@ -323,13 +324,20 @@ describe("Codex's first state", () => {
     approvals.notice('cx', { code: 7501, text: 'state=idle:app=codex' });
     approvals.notice('cx', { code: 7501, text: 'state=working:app=codex' });
     approvals.notice('cx', { code: 7501, text: 'state=idle:app=codex' });
+    // Codex also writes `clear`, and a turn it started by itself is `working` first: the idle after counts.
+    approvals.notice('cy', { code: 7501, text: 'state=clear' });
     approvals.notice('cy', { code: 7501, text: 'state=working:app=codex' });
+    expect(reports).toEqual([['cx', { events: [] }]]);
+    approvals.notice('cy', { code: 7501, text: 'state=idle:app=codex' });
     approvals.notice('cy', { code: 7501, text: 'state=idle:app=codex' });
     approvals.notice('cz', { code: 7501, text: 'state=idle:app=another' });
-    expect(reports).toEqual([['cx', { events: [] }]]);
+    expect(reports).toEqual([
+      ['cx', { events: [] }],
+      ['cy', { events: [] }],
+    ]);
     approvals.forget('cx');
     approvals.notice('cx', { code: 7501, text: 'state=idle:app=codex' });
-    expect(reports).toHaveLength(2);
+    expect(reports).toHaveLength(3);
   });
 });
 

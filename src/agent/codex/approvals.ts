@@ -4,8 +4,9 @@
  * it is about; its state leaving `blocked` ends it (the answer was taken: tether's, or the
  * terminal's). The approval notice (OSC 9) before it names the command.
  *
- * A session's first state, when it is `idle` (Codex writes it at start-up, before any prompt),
- * makes Codex there, idle: nothing else says so before its first turn ends.
+ * A session's first `idle` state (Codex writes it at start-up, before any prompt) makes Codex
+ * there, idle: nothing else says so before its first turn ends. It need not be the first state
+ * Codex writes: it also writes `state=clear`, and a turn it starts by itself is `working` first.
  *
  * Invariant: at most one approval is open per session; an ask is reported only while Codex still
  * waits (a state that left `blocked` while the rollout file was read reports nothing).
@@ -24,8 +25,8 @@ export interface CodexApprovalsDeps extends Pick<AdapterRuntime, 'report' | 'now
 export class CodexApprovals {
   /** Sessions whose Codex waits on an approval (its state is `blocked`). */
   private readonly blocked = new Set<string>();
-  /** Sessions whose Codex wrote its state since the daemon began watching. */
-  private readonly present = new Set<string>();
+  /** Sessions whose Codex wrote `idle` since the daemon began watching. */
+  private readonly idleSeen = new Set<string>();
   /** The command of each session's last approval notice, and when it came. */
   private readonly named = new Map<string, { command: string; at: number }>();
 
@@ -40,11 +41,12 @@ export class CodexApprovals {
     if (notice.code !== CODEX_STATE_OSC) return;
     const state = readCodexState(notice.text);
     if (state.app !== undefined && state.app !== 'codex') return;
-    if (!this.present.has(session)) {
-      this.present.add(session);
-      // Its first state `idle`: Codex is up and waits for a prompt (it reports nothing else before its
+    this.deps.log.debug({ session, state: state.state ?? null }, "Codex's state");
+    if (state.state === 'idle' && !this.idleSeen.has(session)) {
+      this.idleSeen.add(session);
+      // Its first `idle`: Codex is up and waits for a prompt (it reports nothing else before its
       // first turn ends). An empty report makes it there, idle; an agent that reported is not moved.
-      if (state.state === 'idle') this.deps.report(session, { events: [] });
+      this.deps.report(session, { events: [] });
     }
     if (state.state === 'blocked') {
       if (this.blocked.has(session)) return;
@@ -66,7 +68,7 @@ export class CodexApprovals {
   }
 
   forget(session: string): void {
-    this.present.delete(session);
+    this.idleSeen.delete(session);
     this.blocked.delete(session);
     this.named.delete(session);
   }
