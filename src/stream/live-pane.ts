@@ -246,6 +246,6 @@ export class LivePanes {
   captureVisible(id: string): Promise<Buffer> | null {
     const link = this.map.get(id)?.link;
     if (!link?.linked || link.paneId === null) return null;
-    return link.query(buildControlCommand(['capture-pane', '-p', '-t', link.paneId]));
+    return link.query({ capture: ['-t', link.paneId] });
   }
 }

@@ -6,6 +6,9 @@
  * - One command per line, replies matched FIFO: tmux answers every command of a line with its
  *   own %begin/%end block, in order, and never interleaves a block with %output (measured on
  *   3.3a), so a reply marks an exact position in the stream.
+ * - A command of a line that fails (%error) ends its line: tmux drops the commands after it
+ *   without a word (cmd-queue.c, `cmdq_remove_group`), so they are answered here as not run,
+ *   and the replies after them still reach their own callers.
  * - Lines are built by `buildControlCommand` (quoted, no separators, no newline); a command
  *   line is never assembled from user text by hand.
  * - The first reply after attach answers the attach itself, not one of ours.
@@ -13,10 +16,11 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { ControlParser } from './control-codec.js';
 import type { ControlEvent } from './control-events.js';
-import { escapeArgvArg } from './quote.js';
+import { buildControlCommand, escapeArgvArg } from './quote.js';
 import type { TmuxTarget } from './target.js';
 import { controlLedgerOf } from './control-ledger.js';
 import { gateTimeout, topologyGate } from './topology-gate.js';
+import { parseTmuxVersion, type TmuxVersion } from './version.js';
 import { DomainError } from '../errors.js';
 
 /** A command's answer: `ok` false for %error; `body` the raw reply lines joined by "\n". */
@@ -71,7 +75,12 @@ const ATTACH_GATE_MS = 15_000;
 interface Pending {
   resolve: (reply: ControlReply) => void;
   reject: (err: Error) => void;
+  /** The line this command is part of, when it has others after it (see `commandList`). */
+  readonly line?: object;
 }
+
+/** The reply of a command tmux dropped because an earlier command of its line failed. */
+const NOT_RUN = Buffer.from('not run: an earlier command of its line failed');
 
 /** Raised for commands on a closed client, a full pending queue, or a command tmux refused: `control-failed`. */
 const controlFailed = (message: string): DomainError => new DomainError('control-failed', message);
@@ -95,6 +104,7 @@ export class ControlClient {
   private sessionGone = false;
   private serverLost = false;
   private stderr = '';
+  private version: Promise<TmuxVersion | null> | null = null;
   /** Resolves once tmux acknowledged the attach (or rejects when it failed). */
   readonly attached: Promise<void>;
   private attachSettle!: { resolve: () => void; reject: (err: Error) => void };
@@ -154,6 +164,20 @@ export class ControlClient {
     return new ControlClient(opts);
   }
 
+  /** The tmux server this client attaches to. */
+  get target(): TmuxTarget {
+    return this.opts.target;
+  }
+
+  /** The version of the tmux server this client is attached to (`#{version}`), asked once; null when unreadable. */
+  serverVersion(): Promise<TmuxVersion | null> {
+    this.version ??= this.run(buildControlCommand(['display-message', '-p', '#{version}'])).then(
+      (body) => parseTmuxVersion(body.toString('utf8')),
+      () => null,
+    );
+    return this.version;
+  }
+
   /** The child's pid, for logs. */
   get pid(): number | undefined {
     return this.child?.pid;
@@ -197,10 +221,11 @@ export class ControlClient {
     if (this.pending.length + lines.length > MAX_PENDING_COMMANDS) {
       return Promise.reject(controlFailed('too many tmux commands in flight'));
     }
+    const line = {};
     const replies = lines.map(
       () =>
         new Promise<ControlReply>((resolve, reject) => {
-          this.pending.push({ resolve, reject });
+          this.pending.push({ resolve, reject, line });
         }),
     );
     this.write(lines.join(' ; ') + '\n');
@@ -283,7 +308,14 @@ export class ControlClient {
         return;
       }
       const waiter = this.pending.shift();
-      waiter?.resolve({ ok: event.ok, body: event.body, mark: this.opts.mark?.() });
+      const mark = this.opts.mark?.();
+      waiter?.resolve({ ok: event.ok, body: event.body, mark });
+      // A failed command took the rest of its line with it: those get no reply from tmux.
+      if (!event.ok && waiter?.line !== undefined) {
+        while (this.pending[0] !== undefined && this.pending[0].line === waiter.line) {
+          this.pending.shift()!.resolve({ ok: false, body: NOT_RUN, mark });
+        }
+      }
       return;
     }
     if (event.type === 'exit') {

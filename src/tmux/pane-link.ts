@@ -8,6 +8,7 @@
  * then Enter") and a snapshot's reply marks an exact stream position.
  */
 import { DomainError } from '../errors.js';
+import { runCaptureLine, type CaptureStep } from './capture.js';
 import type { ControlClient } from './control-client.js';
 import { buildControlCommand } from './quote.js';
 import { checkOptionName } from './sessions.js';
@@ -177,12 +178,16 @@ export class PaneLink {
    * Runs one command line over the control client at once, outside the session's queue (tmux
    * answers a client's commands in order all the same): for reads whose order among the
    * session's commands does not matter, a listing of the server or a capture of the visible
-   * screen, which then cost no process. `%error` rejects; so does a link that is down.
+   * screen, which then cost no process (a capture read as src/tmux/capture.ts says). `%error`
+   * rejects; so does a link that is down.
    */
-  query(line: string): Promise<Buffer> {
+  async query(step: CaptureStep): Promise<Buffer> {
     const client = this.client;
-    if (!client || client.isClosed) return Promise.reject(sessionUnlinked(this.id));
-    return client.run(line);
+    if (!client || client.isClosed) throw sessionUnlinked(this.id);
+    if (typeof step === 'string') return client.run(step);
+    const [reply] = await runCaptureLine(client, [step]);
+    if (!reply!.ok) throw new DomainError('control-failed', `tmux: ${reply!.body.toString('utf8').trim() || 'capture failed'}`);
+    return reply!.body;
   }
 
   /**

@@ -12,6 +12,7 @@
  * `TermStateTracker`. What capture-pane itself drops (cells erased with only a background
  * colour) cannot be rebuilt; see docs/architecture.md.
  */
+import { runCaptureLine, type CaptureStep } from './capture.js';
 import type { ControlClient, ControlReply } from './control-client.js';
 import { buildControlCommand } from './quote.js';
 import { TermStateTracker, type TrackedState } from './term-state.js';
@@ -80,15 +81,15 @@ export function parsePaneState(text: string): PaneState {
   return out as PaneState;
 }
 
-/** The command lines of one snapshot, run as one atomic batch. */
-export function snapshotCommands(paneId: string, historyLines = SNAPSHOT_HISTORY_LINES): string[] {
+/** The steps of one snapshot, run as one line (src/tmux/capture.ts says how a capture is read). */
+export function snapshotSteps(paneId: string, historyLines = SNAPSHOT_HISTORY_LINES): CaptureStep[] {
   const format = STATE_FIELDS.map((f) => `#{${f}}`).join(':');
   return [
     buildControlCommand(['display-message', '-p', '-t', paneId, format]),
-    buildControlCommand(['capture-pane', '-p', '-e', '-J', '-t', paneId, '-S', `-${historyLines}`, '-E', '-1']),
-    buildControlCommand(['capture-pane', '-p', '-e', '-J', '-t', paneId, '-S', '0', '-E', '-']),
-    buildControlCommand(['capture-pane', '-p', '-e', '-J', '-a', '-q', '-t', paneId]),
-    buildControlCommand(['capture-pane', '-p', '-P', '-t', paneId]),
+    { capture: ['-e', '-J', '-t', paneId, '-S', `-${historyLines}`, '-E', '-1'] },
+    { capture: ['-e', '-J', '-t', paneId, '-S', '0', '-E', '-'] },
+    { capture: ['-e', '-J', '-a', '-q', '-t', paneId] },
+    { capture: ['-P', '-t', paneId] },
   ];
 }
 
@@ -149,7 +150,7 @@ const defaultTabs = (width: number): number[] => {
 };
 
 /**
- * Builds the snapshot bytes from the replies of `snapshotCommands` and the tracked state: with
+ * Builds the snapshot bytes from the replies of `snapshotSteps` and the tracked state: with
  * the history (`data`), and the screen alone (`screen`), which renders the same visible screen.
  */
 export function assembleSnapshot(
@@ -214,7 +215,7 @@ function assemble(replies: readonly ControlReply[], tracked: TrackedState, withH
 
 /** Takes a snapshot over `client`; its replies carry a `SnapshotMark` (see ControlClientOptions.mark). */
 export async function takeSnapshot(client: ControlClient, paneId: string): Promise<PaneSnapshot> {
-  const replies = await client.commandList(snapshotCommands(paneId));
+  const replies = await runCaptureLine(client, snapshotSteps(paneId));
   const mark = replies[0]?.mark as SnapshotMark | undefined;
   if (!mark) throw snapshotFailed('the control client gives replies no stream mark');
   const { data, screen, state } = assembleSnapshot(replies, mark.state);
