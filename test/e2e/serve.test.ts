@@ -229,6 +229,14 @@ describe('a second tether serve on the same data dir', () => {
   it('is refused before it adopts a session: buffers, records, tmux and its clients are untouched', async () => {
     const attaches = join(fx.home.dir, 'attaches');
     writeFileSync(attaches, '');
+    // The first daemon's own control client attaches a moment after the daemon answers: it must
+    // be there before the hook, or its attach is counted as the second daemon's.
+    await eventually(
+      async () => (await fx.tmux.tmux('list-clients', '-t', 'pi-main', '-F', '#{client_control_mode}')).split('\n').includes('1'),
+      15_000,
+      50,
+      "the first daemon's control client attached to pi-main",
+    );
     // Every client that attaches to the session, even for a moment, leaves a line.
     await fx.tmux.tmux('set-hook', '-t', 'pi-main', 'client-attached', `run-shell 'echo attached >> ${attaches}'`);
     expect((await fx.json('POST', '/sessions/pi-main/input', { type: 'keys', data: 'second-daemon-marker\r' })).status).toBe(204);
