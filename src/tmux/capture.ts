@@ -12,16 +12,17 @@
  * (tmux runs a line's commands back to back, so the buffer exists only inside it and no person
  * or other client sees it): the buffer set to a placeholder, the capture into it, `show-buffer`,
  * `delete-buffer`. tmux frees all of that. A capture that fails (its pane gone) ends the line
- * before the delete, which then follows on its own. `show-buffer` prints the text through `vis(3)`
- * (`utf8_stravisx` with VIS_OCTAL | VIS_CSTYLE | VIS_TAB, and `$` before a name escaped), which
- * `unvis` reverses exactly. A capture that comes out empty (no alternate screen, nothing
- * pending) leaves the placeholder, which no real capture can be: a capture of rows ends with a
- * newline, and what is pending is never one plain character.
+ * before the delete, which then follows on its own. A capture that comes out empty (no
+ * alternate screen, nothing pending) leaves the placeholder, which no real capture can be: a
+ * capture of rows ends with a newline, and what is pending is never one plain character.
  *
- * From tmux 3.4 a paste buffer that changes notifies every control client
- * (`%paste-buffer-changed`), and tmux before 3.7 crashes when a notification reaches a control
- * client in its handshake (src/tmux/topology-gate.ts): there the line runs as a writer of the
- * topology gate. From 3.6 on, `capture-pane -p` frees its text and is used as it is.
+ * Up to 3.3a `show-buffer` prints the text through `vis(3)` (`utf8_stravisx` with VIS_OCTAL |
+ * VIS_CSTYLE | VIS_TAB, and `$` before a name escaped), which `unvis` reverses exactly; from 3.4
+ * it prints the text as it is (`cmdq_print_data`). From 3.4 a paste buffer that changes also
+ * notifies every control client (`%paste-buffer-changed`), and tmux before 3.7 crashes when a
+ * notification reaches a control client in its handshake (src/tmux/topology-gate.ts): there the
+ * line runs as a writer of the topology gate. From 3.6 on, `capture-pane -p` frees its text and
+ * is used as it is.
  *
  * Invariant: whichever way, a capture's reply is what `capture-pane -p` answers (one trailing
  * newline dropped), and a failed capture is a failed reply with tmux's words.
@@ -38,7 +39,10 @@ const PLACEHOLDER = 'x';
 /** How long a capture line may wait for the topology gate (tmux 3.4 to 3.5a). */
 const CAPTURE_GATE_MS = 15_000;
 
-/** How a tmux server's captures are read: printed, through a buffer, or through a buffer behind the gate. */
+/**
+ * How a tmux server's captures are read: printed; through a buffer shown escaped (3.2 to 3.3a);
+ * through a buffer shown as it is, behind the gate (3.4 to 3.5a).
+ */
 export type CaptureWay = 'print' | 'buffer' | 'gated-buffer';
 
 const DELETE_LINE = buildControlCommand(['delete-buffer', '-b', CAPTURE_BUFFER]);
@@ -77,7 +81,7 @@ export function captureReplies(way: CaptureWay, steps: readonly CaptureStep[], r
     i += 4;
     const failed = [set, capture, show].find((r) => !r.ok);
     if (failed) return failed;
-    const text = unvis(show.body);
+    const text = way === 'buffer' ? unvis(show.body) : show.body;
     const body = text.equals(PLACEHOLDER_BYTES) ? Buffer.alloc(0) : text.at(-1) === LF ? text.subarray(0, -1) : text;
     return { ok: true, body, mark: show.mark };
   });

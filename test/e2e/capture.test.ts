@@ -11,6 +11,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { captureLines, captureReplies, captureWayOf, runCaptureLine, type CaptureWay } from '../../src/tmux/capture.js';
 import { ControlClient } from '../../src/tmux/control-client.js';
+import { compareTmuxVersion, parseTmuxVersion } from '../../src/tmux/version.js';
 import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
 
 const run = promisify(execFile);
@@ -80,11 +81,14 @@ describe('captures over a control client', () => {
   };
 
   it('reads what capture-pane -p prints, byte for byte, printed or through a buffer', { timeout: 60_000 }, async () => {
+    // This tmux's buffer: shown escaped up to 3.3a, as it is from 3.4.
+    const version = (await client.serverVersion())!;
+    const bufferWay: CaptureWay = compareTmuxVersion(version, parseTmuxVersion('3.4')!) < 0 ? 'buffer' : 'gated-buffer';
     expect(Number((await tmux.tmux('display-message', '-p', '-t', pane, '#{history_size}')).trim())).toBeGreaterThanOrEqual(9000);
     for (const args of CAPTURES(pane)) {
       const reference = await printed(args);
       const label = args.join(' ');
-      expect((await readWay('buffer', args)).equals(reference), `through a buffer: ${label}`).toBe(true);
+      expect((await readWay(bufferWay, args)).equals(reference), `through a buffer (tmux ${version.label}): ${label}`).toBe(true);
       expect((await readWay('print', args)).equals(reference), `printed: ${label}`).toBe(true);
       const [chosen] = await runCaptureLine(client, [{ capture: args }]);
       expect(chosen!.body.equals(reference), `this tmux's way: ${label}`).toBe(true);

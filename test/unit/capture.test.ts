@@ -47,6 +47,9 @@ describe('the capture way of a tmux version', () => {
       [true, ''],
       [false, "can't find pane: %9"],
     ]);
+    // From 3.4 show-buffer prints the text as it is: nothing is decoded.
+    const raw = captureReplies('gated-buffer', [{ capture: ['-t', '%3'] }], [ok, ok, reply('a\\033b\n'), ok]);
+    expect(raw[0]!.body.toString('latin1')).toBe('a\\033b');
   });
 });
 
