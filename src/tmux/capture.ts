@@ -47,12 +47,28 @@ export type CaptureWay = 'print' | 'buffer' | 'gated-buffer';
 
 const DELETE_LINE = buildControlCommand(['delete-buffer', '-b', CAPTURE_BUFFER]);
 
-const at = (label: string): TmuxVersion => parseTmuxVersion(label)!;
+const [V3_2, V3_4, V3_6] = ['3.2', '3.4', '3.6'].map((label) => parseTmuxVersion(label)!) as [TmuxVersion, TmuxVersion, TmuxVersion];
 
 /** The way for a server of version `v` (null: unknown, read as a current tmux). */
 export function captureWayOf(v: TmuxVersion | null): CaptureWay {
-  if (v === null || compareTmuxVersion(v, at('3.2')) < 0 || compareTmuxVersion(v, at('3.6')) >= 0) return 'print';
-  return compareTmuxVersion(v, at('3.4')) < 0 ? 'buffer' : 'gated-buffer';
+  if (v === null || compareTmuxVersion(v, V3_2) < 0 || compareTmuxVersion(v, V3_6) >= 0) return 'print';
+  return compareTmuxVersion(v, V3_4) < 0 ? 'buffer' : 'gated-buffer';
+}
+
+/** Each client's server version, asked once over it: a client lives no longer than its server. */
+const versions = new WeakMap<ControlClient, Promise<TmuxVersion | null>>();
+
+/** The version of the tmux server `client` is attached to (`#{version}`); null when unreadable. */
+export function serverVersion(client: ControlClient): Promise<TmuxVersion | null> {
+  let version = versions.get(client);
+  if (!version) {
+    version = client.run(buildControlCommand(['display-message', '-p', '#{version}'])).then(
+      (body) => parseTmuxVersion(body.toString('utf8')),
+      () => null,
+    );
+    versions.set(client, version);
+  }
+  return version;
 }
 
 /** One step of a line: a command line already built, or a capture (`capture-pane` arguments without `-p` or `-b`). */
@@ -131,7 +147,7 @@ export function unvis(src: Buffer): Buffer {
  * `capture-pane -p` would answer it, without leaving tmux a copy (see the header).
  */
 export async function runCaptureLine(client: ControlClient, steps: readonly CaptureStep[]): Promise<ControlReply[]> {
-  const way = captureWayOf(await client.serverVersion());
+  const way = captureWayOf(await serverVersion(client));
   const exchange = async (): Promise<ControlReply[]> => {
     const replies = captureReplies(way, steps, await client.commandList(captureLines(way, steps)));
     // A capture that failed (its pane gone) left the placeholder: the line ended before its delete.

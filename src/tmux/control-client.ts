@@ -6,9 +6,8 @@
  * - One command per line, replies matched FIFO: tmux answers every command of a line with its
  *   own %begin/%end block, in order, and never interleaves a block with %output (measured on
  *   3.3a), so a reply marks an exact position in the stream.
- * - A command of a line that fails (%error) ends its line: tmux drops the commands after it
- *   without a word (cmd-queue.c, `cmdq_remove_group`), so they are answered here as not run,
- *   and the replies after them still reach their own callers.
+ * - A command of a line that fails ends the line; the replies after it still reach their own
+ *   callers (src/tmux/control-replies.ts).
  * - Lines are built by `buildControlCommand` (quoted, no separators, no newline); a command
  *   line is never assembled from user text by hand.
  * - The first reply after attach answers the attach itself, not one of ours.
@@ -16,20 +15,13 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { ControlParser } from './control-codec.js';
 import type { ControlEvent } from './control-events.js';
-import { buildControlCommand, escapeArgvArg } from './quote.js';
+import { controlFailed, replyBody, ReplyQueue, type ControlReply } from './control-replies.js';
+import { escapeArgvArg } from './quote.js';
 import type { TmuxTarget } from './target.js';
 import { controlLedgerOf } from './control-ledger.js';
 import { gateTimeout, topologyGate } from './topology-gate.js';
-import { parseTmuxVersion, type TmuxVersion } from './version.js';
-import { DomainError } from '../errors.js';
 
-/** A command's answer: `ok` false for %error; `body` the raw reply lines joined by "\n". */
-export interface ControlReply {
-  readonly ok: boolean;
-  readonly body: Buffer;
-  /** `mark()` taken when the reply was parsed, before any later %output was handled. */
-  readonly mark: unknown;
-}
+export type { ControlReply } from './control-replies.js';
 
 /** Why the client went away: tmux said %exit, the process ended, or we closed it. */
 export interface ControlClose {
@@ -72,26 +64,13 @@ const STDERR_KEEP_BYTES = 4096;
 /** How long an attach or a detach may hold the topology gate (a hung tmux must not block it). */
 const ATTACH_GATE_MS = 15_000;
 
-interface Pending {
-  resolve: (reply: ControlReply) => void;
-  reject: (err: Error) => void;
-  /** The line this command is part of, when it has others after it (see `commandList`). */
-  readonly line?: object;
-}
-
-/** The reply of a command tmux dropped because an earlier command of its line failed. */
-const NOT_RUN = Buffer.from('not run: an earlier command of its line failed');
-
-/** Raised for commands on a closed client, a full pending queue, or a command tmux refused: `control-failed`. */
-const controlFailed = (message: string): DomainError => new DomainError('control-failed', message);
-
 export class ControlClient {
   /** The `tmux -C` process, once the topology gate let it start. */
   private child: ChildProcessWithoutNullStreams | null = null;
   /** Lines written before the process started. */
   private queued: string[] = [];
   private readonly parser: ControlParser;
-  private readonly pending: Pending[] = [];
+  private readonly pending = new ReplyQueue();
   private readonly opts: ControlClientOptions;
   private attachReplySeen = false;
   /** tmux answered the attach with success: the client is attached and its leaving notifies. */
@@ -104,7 +83,6 @@ export class ControlClient {
   private sessionGone = false;
   private serverLost = false;
   private stderr = '';
-  private version: Promise<TmuxVersion | null> | null = null;
   /** Resolves once tmux acknowledged the attach (or rejects when it failed). */
   readonly attached: Promise<void>;
   private attachSettle!: { resolve: () => void; reject: (err: Error) => void };
@@ -169,15 +147,6 @@ export class ControlClient {
     return this.opts.target;
   }
 
-  /** The version of the tmux server this client is attached to (`#{version}`), asked once; null when unreadable. */
-  serverVersion(): Promise<TmuxVersion | null> {
-    this.version ??= this.run(buildControlCommand(['display-message', '-p', '#{version}'])).then(
-      (body) => parseTmuxVersion(body.toString('utf8')),
-      () => null,
-    );
-    return this.version;
-  }
-
   /** The child's pid, for logs. */
   get pid(): number | undefined {
     return this.child?.pid;
@@ -193,18 +162,8 @@ export class ControlClient {
   }
 
   /** Sends one command line (from `buildControlCommand`) and resolves with its reply. */
-  command(line: string): Promise<ControlReply> {
-    if (this.closed) return Promise.reject(controlFailed('tmux control client is closed'));
-    if (line.includes('\n') || line.includes('\r')) {
-      return Promise.reject(controlFailed('a control command line must be a single line'));
-    }
-    if (this.pending.length >= MAX_PENDING_COMMANDS) {
-      return Promise.reject(controlFailed('too many tmux commands in flight'));
-    }
-    return new Promise<ControlReply>((resolve, reject) => {
-      this.pending.push({ resolve, reject });
-      this.write(line + '\n');
-    });
+  async command(line: string): Promise<ControlReply> {
+    return (await this.commandList([line]))[0]!;
   }
 
   /**
@@ -218,25 +177,17 @@ export class ControlClient {
     if (lines.some((l) => l.includes('\n') || l.includes('\r'))) {
       return Promise.reject(controlFailed('a control command line must be a single line'));
     }
-    if (this.pending.length + lines.length > MAX_PENDING_COMMANDS) {
+    if (this.pending.size + lines.length > MAX_PENDING_COMMANDS) {
       return Promise.reject(controlFailed('too many tmux commands in flight'));
     }
-    const line = {};
-    const replies = lines.map(
-      () =>
-        new Promise<ControlReply>((resolve, reject) => {
-          this.pending.push({ resolve, reject, line });
-        }),
-    );
+    const replies = this.pending.expect(lines.length);
     this.write(lines.join(' ; ') + '\n');
     return Promise.all(replies);
   }
 
   /** Like `command`, but a %error reply rejects with tmux's message. */
   async run(line: string): Promise<Buffer> {
-    const reply = await this.command(line);
-    if (!reply.ok) throw controlFailed(`tmux: ${reply.body.toString('utf8').trim() || 'command failed'}`);
-    return reply.body;
+    return replyBody(await this.command(line));
   }
 
   /** Detaches: tmux ends a control client whose input closes. The session keeps running. */
@@ -307,15 +258,7 @@ export class ControlClient {
         }
         return;
       }
-      const waiter = this.pending.shift();
-      const mark = this.opts.mark?.();
-      waiter?.resolve({ ok: event.ok, body: event.body, mark });
-      // A failed command took the rest of its line with it: those get no reply from tmux.
-      if (!event.ok && waiter?.line !== undefined) {
-        while (this.pending[0] !== undefined && this.pending[0].line === waiter.line) {
-          this.pending.shift()!.resolve({ ok: false, body: NOT_RUN, mark });
-        }
-      }
+      this.pending.settle(event.ok, event.body, this.opts.mark?.());
       return;
     }
     if (event.type === 'exit') {
@@ -332,7 +275,7 @@ export class ControlClient {
     this.closed = true;
     const err = controlFailed(reason);
     this.attachSettle.reject(err);
-    for (const waiter of this.pending.splice(0)) waiter.reject(err);
+    this.pending.rejectAll(err);
     this.opts.onClose({ reason, sessionGone: this.sessionGone, serverLost: this.serverLost || SERVER_LOST_RE.test(this.stderr) });
     this.markGone();
   }

@@ -10,6 +10,7 @@
 import { DomainError } from '../errors.js';
 import { runCaptureLine, type CaptureStep } from './capture.js';
 import type { ControlClient } from './control-client.js';
+import { replyBody } from './control-replies.js';
 import { buildControlCommand } from './quote.js';
 import { checkOptionName } from './sessions.js';
 import { takeSnapshot, type PaneSnapshot } from './snapshot.js';
@@ -186,8 +187,7 @@ export class PaneLink {
     if (!client || client.isClosed) throw sessionUnlinked(this.id);
     if (typeof step === 'string') return client.run(step);
     const [reply] = await runCaptureLine(client, [step]);
-    if (!reply!.ok) throw new DomainError('control-failed', `tmux: ${reply!.body.toString('utf8').trim() || 'capture failed'}`);
-    return reply!.body;
+    return replyBody(reply!);
   }
 
   /**

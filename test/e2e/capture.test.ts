@@ -9,7 +9,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { captureLines, captureReplies, captureWayOf, runCaptureLine, type CaptureWay } from '../../src/tmux/capture.js';
+import { captureLines, captureReplies, captureWayOf, runCaptureLine, serverVersion, type CaptureWay } from '../../src/tmux/capture.js';
 import { ControlClient } from '../../src/tmux/control-client.js';
 import { compareTmuxVersion, parseTmuxVersion } from '../../src/tmux/version.js';
 import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
@@ -82,7 +82,7 @@ describe('captures over a control client', () => {
 
   it('reads what capture-pane -p prints, byte for byte, printed or through a buffer', { timeout: 60_000 }, async () => {
     // This tmux's buffer: shown escaped up to 3.3a, as it is from 3.4.
-    const version = (await client.serverVersion())!;
+    const version = (await serverVersion(client))!;
     const bufferWay: CaptureWay = compareTmuxVersion(version, parseTmuxVersion('3.4')!) < 0 ? 'buffer' : 'gated-buffer';
     expect(Number((await tmux.tmux('display-message', '-p', '-t', pane, '#{history_size}')).trim())).toBeGreaterThanOrEqual(9000);
     for (const args of CAPTURES(pane)) {
@@ -114,7 +114,7 @@ describe('captures over a control client', () => {
     expect(grownKb, `the tmux server grew ${grownKb} KiB over 40 captures of ${size} bytes`).toBeLessThan(4096);
 
     // Why: this tmux keeps every capture it printed to a control client (3.2 to 3.5a).
-    if (captureWayOf(await client.serverVersion()) !== 'print') {
+    if (captureWayOf(await serverVersion(client)) !== 'print') {
       const leakBefore = rssKb();
       for (let i = 0; i < 10; i++) await readWay('print', history);
       expect(rssKb() - leakBefore, 'printed captures kept by this tmux').toBeGreaterThan((10 * size * 0.8) / 1024);
