@@ -1,15 +1,16 @@
 /**
  * Captures over a control client (src/tmux/capture.ts), on a real tmux server: what tether reads
  * is what `capture-pane -p` prints, byte for byte, whichever way it was read; the tmux server
- * keeps nothing of it (tmux 3.2 to 3.5a keep every printed capture of a control client); and a
+ * keeps nothing of it (tmux 3.2 to 3.5a keep every printed capture of a control client); captures
+ * at once on two clients stay apart; and a
  * command that fails in a line of several does not hand the replies after it to the wrong callers.
  */
 import { execFile } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { captureLines, captureReplies, captureWayOf, runCaptureLine, serverVersion, type CaptureWay } from '../../src/tmux/capture.js';
+import { captureWayOf, newCaptureSlot, runCaptureLine, serverVersion, type CaptureWay } from '../../src/tmux/capture.js';
 import { ControlClient } from '../../src/tmux/control-client.js';
 import { compareTmuxVersion, parseTmuxVersion } from '../../src/tmux/version.js';
 import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
@@ -74,16 +75,15 @@ describe('captures over a control client', () => {
   };
 
   const readWay = async (way: CaptureWay, args: string[]): Promise<Buffer> => {
-    const steps = [{ capture: args }];
-    const [reply] = captureReplies(way, steps, await client.commandList(captureLines(way, steps)));
+    const [reply] = await runCaptureLine(client, [{ capture: args }], () => way);
     expect(reply!.ok, reply!.body.toString('utf8')).toBe(true);
     return reply!.body;
   };
 
   it('reads what capture-pane -p prints, byte for byte, printed or through a buffer', { timeout: 60_000 }, async () => {
-    // This tmux's buffer: shown escaped up to 3.3a, as it is from 3.4.
+    // Through a buffer and a file: behind the topology gate from 3.4 (a changed buffer notifies).
     const version = (await serverVersion(client))!;
-    const bufferWay: CaptureWay = compareTmuxVersion(version, parseTmuxVersion('3.4')!) < 0 ? 'buffer' : 'gated-buffer';
+    const bufferWay: CaptureWay = compareTmuxVersion(version, parseTmuxVersion('3.4')!) < 0 ? 'file' : 'gated-file';
     expect(Number((await tmux.tmux('display-message', '-p', '-t', pane, '#{history_size}')).trim())).toBeGreaterThanOrEqual(9000);
     for (const args of CAPTURES(pane)) {
       const reference = await printed(args);
@@ -99,6 +99,27 @@ describe('captures over a control client', () => {
     expect(history).toContain('back\\slash $HOME ${x}');
     expect((await printed(['-e', '-J', '-a', '-q', '-t', pane])).toString('utf8')).toContain('wide 中文 😀 end');
     expect((await printed(['-P', '-t', pane])).toString('latin1')).toBe('\x1b[');
+  });
+
+  it('keeps captures apart that run at once on two clients: each reply is its own capture', { timeout: 60_000 }, async () => {
+    // tmux runs other clients' commands while a line waits on its save-buffer.
+    const second = ControlClient.attach({ target: tmux.target, session: 'cap', onEvent: () => undefined, onClose: () => undefined });
+    try {
+      await second.attached;
+      const asked = CAPTURES(pane);
+      const references = await Promise.all(asked.map((args) => printed(args)));
+      const runs = Array.from({ length: 20 }, (_, i) => ({ client: i % 2 === 0 ? client : second, k: i % asked.length }));
+      const replies = await Promise.all(
+        runs.map(({ client: c, k }) => runCaptureLine(c, [{ capture: asked[k]! }, 'display-message -p done'])),
+      );
+      replies.forEach(([capture, done], i) => {
+        expect(capture!.body.equals(references[runs[i]!.k]!), `capture ${i}: ${asked[runs[i]!.k]!.join(' ')}`).toBe(true);
+        expect(done!.body.toString('utf8').trim()).toBe('done');
+      });
+    } finally {
+      second.close();
+      await second.gone;
+    }
   });
 
   it('leaves the tmux server nothing of a capture', { timeout: 120_000 }, async () => {
@@ -134,7 +155,8 @@ describe('captures over a control client', () => {
     expect([failed!.ok, failed!.body.toString('utf8').trim()]).toEqual([false, "can't find pane: %9999"]);
     expect(after!.ok).toBe(false);
     expect((await client.run('display-message -p again')).toString('utf8').trim()).toBe('again');
-    // No buffer of tether's is left behind by a capture, failed or not.
+    // No buffer of tether's is left behind by a capture, failed or not, and no file.
     expect(await tmux.tmux('list-buffers', '-F', '#{buffer_name}')).toBe('');
+    expect(readdirSync(dirname(newCaptureSlot().file))).toEqual([]);
   });
 });
