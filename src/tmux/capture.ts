@@ -8,18 +8,20 @@
  * 3.3a: 100 history captures grew the server by 14.5 MB, and the days soak's tmux server rose
  * 238 MB an hour at 12 sessions (docs/benchmarks.md "The tmux server").
  *
- * On those versions a capture goes through a paste buffer of its own and a file, in one line of
- * commands: the buffer set to a placeholder, the capture into it, `save-buffer` to a file in a
- * private directory of this process, `delete-buffer`; the daemon reads the file and removes it.
- * tmux frees all of that. A control client is an attached client, so tmux writes the file itself,
- * the bytes as they are, before it answers (file.c `file_write`). Not `show-buffer`: up to 3.3a it
- * prints through `vis(3)`, which costs tmux ~8 ms more than the capture itself on a whole history
- * and the daemon as much again to reverse. `save-buffer` lets tmux run other clients' commands
- * before the line goes on (it waits for the write to be reported), so each capture has a buffer
- * and a file named for it alone. A capture that fails (its pane gone) ends the line before the
- * delete, which then follows on its own. A capture that comes out empty (no alternate screen,
- * nothing pending) leaves the placeholder, which no real capture can be: a capture of rows ends
- * with a newline, and what is pending is never one plain character.
+ * On those versions a capture goes through a paste buffer of its own, in one line of commands:
+ * the buffer set to a placeholder, the capture into it, the text read back, `delete-buffer`.
+ * tmux frees all of that. A capture of the history (up to 10,000 lines, ~1 MB) is read back with
+ * `save-buffer` to a file in a private directory of this process, which the daemon reads and
+ * removes: a control client is an attached client, so tmux writes the file itself, the bytes as
+ * they are, before it answers (file.c `file_write`). Any smaller capture is read back with
+ * `show-buffer`, which up to 3.3a prints through `vis(3)` (reversed by src/tmux/unvis.ts): on a
+ * whole history that escaping kept tmux ~8 ms longer and the daemon ~4 ms, while a save makes
+ * tmux end the line one turn of its event loop later, which on a few KB costs more than it saves.
+ * Since tmux runs other clients' commands during that turn, each capture has a buffer and a file
+ * named for it alone. A capture that fails (its pane gone) ends the line before the delete,
+ * which then follows on its own. A capture that comes out empty (no alternate screen, nothing
+ * pending) leaves the placeholder, which no real capture can be: a capture of rows ends with a
+ * newline, and what is pending is never one plain character.
  *
  * From 3.4 a paste buffer that changes also notifies every control client
  * (`%paste-buffer-changed`), and tmux before 3.7 crashes when a notification reaches a control
@@ -29,12 +31,12 @@
  * Invariant: whichever way, a capture's reply is what `capture-pane -p` answers (one trailing
  * newline dropped), and a failed capture is a failed reply with tmux's words.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { readFile, rm } from 'node:fs/promises';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ControlClient, ControlReply } from './control-client.js';
 import { buildControlCommand } from './quote.js';
+import { unvis } from './unvis.js';
 import { gateTimeout, topologyGate } from './topology-gate.js';
 import { compareTmuxVersion, parseTmuxVersion, type TmuxVersion } from './version.js';
 
@@ -43,15 +45,15 @@ const PLACEHOLDER = 'x';
 /** How long a capture line may wait for the topology gate (tmux 3.4 to 3.5a). */
 const CAPTURE_GATE_MS = 15_000;
 
-/** How a tmux server's captures are read: printed; through a buffer and a file; the same behind the gate (3.4 to 3.5a). */
-export type CaptureWay = 'print' | 'file' | 'gated-file';
+/** How a tmux server's captures are read: printed; through a buffer; through a buffer behind the gate (3.4 to 3.5a). */
+export type CaptureWay = 'print' | 'buffer' | 'gated-buffer';
 
 const [V3_2, V3_4, V3_6] = ['3.2', '3.4', '3.6'].map((label) => parseTmuxVersion(label)!) as [TmuxVersion, TmuxVersion, TmuxVersion];
 
 /** The way for a server of version `v` (null: unknown, read as a current tmux). */
 export function captureWayOf(v: TmuxVersion | null): CaptureWay {
   if (v === null || compareTmuxVersion(v, V3_2) < 0 || compareTmuxVersion(v, V3_6) >= 0) return 'print';
-  return compareTmuxVersion(v, V3_4) < 0 ? 'file' : 'gated-file';
+  return compareTmuxVersion(v, V3_4) < 0 ? 'buffer' : 'gated-buffer';
 }
 
 /** Each client's server version, asked once over it: a client lives no longer than its server. */
@@ -101,6 +103,17 @@ export function newCaptureSlot(): CaptureSlot {
 
 const deleteLine = (slot: CaptureSlot): string => buildControlCommand(['delete-buffer', '-b', slot.buffer]);
 
+/**
+ * Whether a capture reaches into the history (`-S` above the screen's first row): its text is
+ * saved to a file. Any other (a screen, a thumbnail, what is pending: a few KB) is shown, since a
+ * save makes tmux finish the line one turn of its event loop later, and a hundred thumbnails at
+ * once waited for a hundred turns (docs/benchmarks.md).
+ */
+export function savedToFile(capture: readonly string[]): boolean {
+  const start = capture[capture.indexOf('-S') + 1];
+  return capture.includes('-S') && (start === '-' || Number(start) < 0);
+}
+
 /** The command lines of `steps` for `way`, in order; `slots` has one slot per capture step. */
 export function captureLines(way: CaptureWay, steps: readonly CaptureStep[], slots: readonly CaptureSlot[] = []): string[] {
   let k = 0;
@@ -111,8 +124,10 @@ export function captureLines(way: CaptureWay, steps: readonly CaptureStep[], slo
     return [
       buildControlCommand(['set-buffer', '-b', slot.buffer, '--', PLACEHOLDER]),
       buildControlCommand(['capture-pane', ...step.capture, '-b', slot.buffer]),
-      // The path is expanded as a format: `##` is a `#`.
-      buildControlCommand(['save-buffer', '-b', slot.buffer, slot.file.replaceAll('#', '##')]),
+      savedToFile(step.capture)
+        ? // The path is expanded as a format: `##` is a `#`.
+          buildControlCommand(['save-buffer', '-b', slot.buffer, slot.file.replaceAll('#', '##')])
+        : buildControlCommand(['show-buffer', '-b', slot.buffer]),
       deleteLine(slot),
     ];
   });
@@ -133,31 +148,39 @@ export function captureReplies(
   return steps.map((step) => {
     if (typeof step === 'string' || way === 'print') return replies[i++]!;
     const slot = slots[k++]!;
-    const [set, capture, save] = [replies[i]!, replies[i + 1]!, replies[i + 2]!];
+    const [set, capture, out] = [replies[i]!, replies[i + 1]!, replies[i + 2]!];
     i += 4;
-    return [set, capture, save].find((r) => !r.ok) ?? { ok: true, saved: slot, mark: save.mark };
+    const failed = [set, capture, out].find((r) => !r.ok);
+    if (failed) return failed;
+    if (savedToFile(step.capture)) return { ok: true, saved: slot, mark: out.mark };
+    return { ok: true, body: savedText(way === 'buffer' ? unvis(out.body) : out.body), mark: out.mark };
   });
 }
 
 const PLACEHOLDER_BYTES = Buffer.from(PLACEHOLDER);
 const LF = 0x0a;
 
-/** What `capture-pane -p` would have answered, from what a capture saved: the placeholder is empty, one newline dropped. */
+/** What `capture-pane -p` would have answered, from a capture's buffer: the placeholder is empty, one newline dropped. */
 export function savedText(text: Buffer): Buffer {
   if (text.equals(PLACEHOLDER_BYTES)) return Buffer.alloc(0);
   return text.at(-1) === LF ? text.subarray(0, -1) : text;
 }
 
-/** Reads a folded reply's file (and removes it): the reply as `capture-pane -p` answers. */
-async function readSaved(reply: FoldedReply): Promise<ControlReply> {
+/**
+ * Reads a folded reply's file (and removes it): the reply as `capture-pane -p` answers. At once:
+ * the file was just written and is in the page cache (a whole history, ~1 MB, reads in well
+ * under a millisecond), where the thread pool would take a round trip for each of open, stat,
+ * read, close and unlink.
+ */
+function readSaved(reply: FoldedReply): ControlReply {
   if (!('saved' in reply)) return reply;
   const file = reply.saved.file;
   try {
-    return { ok: true, body: savedText(await readFile(file)), mark: reply.mark };
+    return { ok: true, body: savedText(readFileSync(file)), mark: reply.mark };
   } catch (err) {
     return { ok: false, body: Buffer.from(`the capture could not be read back: ${(err as Error).message}`), mark: reply.mark };
   } finally {
-    await rm(file, { force: true });
+    rmSync(file, { force: true });
   }
 }
 
@@ -174,9 +197,9 @@ export async function runCaptureLine(client: ControlClient, steps: readonly Capt
     // A capture that failed (its pane gone) left its buffer: the line ended before its delete.
     const failed = slots.filter((_, k) => !folded[captureIndex(steps, k)]!.ok);
     await Promise.all(failed.map((slot) => client.command(deleteLine(slot)).catch(() => undefined)));
-    return Promise.all(folded.map(readSaved));
+    return folded.map(readSaved);
   };
-  if (way !== 'gated-file') return exchange();
+  if (way !== 'gated-buffer') return exchange();
   // Behind the gate until tmux answered (or for CAPTURE_GATE_MS at most: a hung tmux must not hold it).
   const sent = await topologyGate(client.target).write(async () => {
     const replies = exchange();
