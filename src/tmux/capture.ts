@@ -9,17 +9,20 @@
  * 238 MB an hour at 12 sessions (docs/benchmarks.md "The tmux server").
  *
  * On those versions a capture goes through a paste buffer of its own, in one line of commands:
- * the buffer set to a placeholder, the capture into it, the text read back, `delete-buffer`.
- * tmux frees all of that. A capture of the history (up to 10,000 lines, ~1 MB) is read back with
+ * each buffer set to a placeholder and the capture into it (every capture of the line, with its
+ * other commands in their places), then each text read back, then `delete-buffer` for each. tmux
+ * frees all of that. A capture of the history (up to 10,000 lines, ~1 MB) is read back with
  * `save-buffer` to a file in a private directory of this process, which the daemon reads and
  * removes: a control client is an attached client, so tmux writes the file itself, the bytes as
  * they are, before it answers (file.c `file_write`). Any smaller capture is read back with
  * `show-buffer`, which up to 3.3a prints through `vis(3)` (reversed by src/tmux/unvis.ts): on a
  * whole history that escaping kept tmux ~8 ms longer and the daemon ~4 ms, while a save makes
  * tmux end the line one turn of its event loop later, which on a few KB costs more than it saves.
- * Since tmux runs other clients' commands during that turn, each capture has a buffer and a file
- * named for it alone. A capture that fails (its pane gone) ends the line before the delete,
- * which then follows on its own. A capture that comes out empty (no alternate screen, nothing
+ * During that turn tmux reads what panes printed and runs other clients' commands: so every
+ * capture of a line is taken before its first save (a snapshot's history, screen and cursor are
+ * of one instant, the one its replies' marks give), and each capture has a buffer and a file
+ * named for it alone. A capture that fails (its pane gone) ends the line before the deletes,
+ * which then follow on their own. A capture that comes out empty (no alternate screen, nothing
  * pending) leaves the placeholder, which no real capture can be: a capture of rows ends with a
  * newline, and what is pending is never one plain character.
  *
@@ -114,46 +117,62 @@ export function savedToFile(capture: readonly string[]): boolean {
   return capture.includes('-S') && (start === '-' || Number(start) < 0);
 }
 
-/** The command lines of `steps` for `way`, in order; `slots` has one slot per capture step. */
+/**
+ * The command lines of `steps` for `way`, in order; `slots` has one slot per capture step. On a
+ * buffer way every capture is taken first, with the plain steps in their places, and only then
+ * read back: a save lets tmux turn its event loop (and a pane print) before the line goes on, so
+ * everything a snapshot asks for is taken before the first save, at one instant of the pane, as
+ * the marks of their replies say.
+ */
 export function captureLines(way: CaptureWay, steps: readonly CaptureStep[], slots: readonly CaptureSlot[] = []): string[] {
+  if (way === 'print')
+    return steps.map((step) => (typeof step === 'string' ? step : buildControlCommand(['capture-pane', '-p', ...step.capture])));
+  const captures = steps.filter((step) => typeof step !== 'string');
   let k = 0;
-  return steps.flatMap((step) => {
+  const taken = steps.flatMap((step) => {
     if (typeof step === 'string') return [step];
-    if (way === 'print') return [buildControlCommand(['capture-pane', '-p', ...step.capture])];
     const slot = slots[k++]!;
     return [
       buildControlCommand(['set-buffer', '-b', slot.buffer, '--', PLACEHOLDER]),
       buildControlCommand(['capture-pane', ...step.capture, '-b', slot.buffer]),
-      savedToFile(step.capture)
-        ? // The path is expanded as a format: `##` is a `#`.
-          buildControlCommand(['save-buffer', '-b', slot.buffer, slot.file.replaceAll('#', '##')])
-        : buildControlCommand(['show-buffer', '-b', slot.buffer]),
-      deleteLine(slot),
     ];
   });
+  const readBack = captures.map((step, i) =>
+    savedToFile(step.capture)
+      ? // The path is expanded as a format: `##` is a `#`.
+        buildControlCommand(['save-buffer', '-b', slots[i]!.buffer, slots[i]!.file.replaceAll('#', '##')])
+      : buildControlCommand(['show-buffer', '-b', slots[i]!.buffer]),
+  );
+  return [...taken, ...readBack, ...slots.slice(0, captures.length).map(deleteLine)];
 }
 
 /** A step's answer before its file is read: a reply, or the file a capture was saved to. */
 export type FoldedReply = ControlReply | { readonly ok: true; readonly saved: CaptureSlot; readonly mark: ControlReply['mark'] };
 
-/** The replies of `captureLines(way, steps, slots)` folded back to one per step. */
+/**
+ * The replies of `captureLines(way, steps, slots)` folded back to one per step. A capture's mark
+ * is its `capture-pane`'s: the instant it was taken.
+ */
 export function captureReplies(
   way: CaptureWay,
   steps: readonly CaptureStep[],
   replies: readonly ControlReply[],
   slots: readonly CaptureSlot[] = [],
 ): FoldedReply[] {
+  if (way === 'print') return steps.map((_, i) => replies[i]!);
   let i = 0;
   let k = 0;
+  const readBackAt = steps.reduce((n, step) => n + (typeof step === 'string' ? 1 : 2), 0);
   return steps.map((step) => {
-    if (typeof step === 'string' || way === 'print') return replies[i++]!;
-    const slot = slots[k++]!;
-    const [set, capture, out] = [replies[i]!, replies[i + 1]!, replies[i + 2]!];
-    i += 4;
+    if (typeof step === 'string') return replies[i++]!;
+    const slot = slots[k]!;
+    const [set, capture, out] = [replies[i]!, replies[i + 1]!, replies[readBackAt + k]!];
+    i += 2;
+    k++;
     const failed = [set, capture, out].find((r) => !r.ok);
     if (failed) return failed;
-    if (savedToFile(step.capture)) return { ok: true, saved: slot, mark: out.mark };
-    return { ok: true, body: savedText(way === 'buffer' ? unvis(out.body) : out.body), mark: out.mark };
+    if (savedToFile(step.capture)) return { ok: true, saved: slot, mark: capture.mark };
+    return { ok: true, body: savedText(way === 'buffer' ? unvis(out.body) : out.body), mark: capture.mark };
   });
 }
 
@@ -193,11 +212,11 @@ export async function runCaptureLine(client: ControlClient, steps: readonly Capt
   const way = wayOf(await serverVersion(client));
   const slots = way === 'print' ? [] : steps.filter((s) => typeof s !== 'string').map(() => newCaptureSlot());
   const exchange = async (): Promise<ControlReply[]> => {
-    const folded = captureReplies(way, steps, await client.commandList(captureLines(way, steps, slots)), slots);
-    // A capture that failed (its pane gone) left its buffer: the line ended before its delete.
-    const failed = slots.filter((_, k) => !folded[captureIndex(steps, k)]!.ok);
-    await Promise.all(failed.map((slot) => client.command(deleteLine(slot)).catch(() => undefined)));
-    return folded.map(readSaved);
+    const replies = await client.commandList(captureLines(way, steps, slots));
+    // A line that failed (a pane gone) ended before its deletes: each buffer not deleted goes now.
+    const undeleted = slots.filter((_, k) => !replies[replies.length - slots.length + k]!.ok);
+    await Promise.all(undeleted.map((slot) => client.command(deleteLine(slot)).catch(() => undefined)));
+    return captureReplies(way, steps, replies, slots).map(readSaved);
   };
   if (way !== 'gated-buffer') return exchange();
   // Behind the gate until tmux answered (or for CAPTURE_GATE_MS at most: a hung tmux must not hold it).
@@ -207,10 +226,4 @@ export async function runCaptureLine(client: ControlClient, steps: readonly Capt
     return { replies };
   });
   return sent.replies;
-}
-
-/** The index in `steps` of the `k`th capture step. */
-function captureIndex(steps: readonly CaptureStep[], k: number): number {
-  let seen = -1;
-  return steps.findIndex((s) => typeof s !== 'string' && ++seen === k);
 }

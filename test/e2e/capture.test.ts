@@ -12,6 +12,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { captureWayOf, newCaptureSlot, runCaptureLine, serverVersion, type CaptureWay } from '../../src/tmux/capture.js';
 import { ControlClient } from '../../src/tmux/control-client.js';
+import { buildControlCommand } from '../../src/tmux/quote.js';
 import { compareTmuxVersion, parseTmuxVersion } from '../../src/tmux/version.js';
 import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
 
@@ -122,6 +123,47 @@ describe('captures over a control client', () => {
       await second.gone;
     }
   });
+
+  it(
+    "takes every capture of a line at one instant, with the line's other commands, while the pane prints",
+    { timeout: 60_000 },
+    async () => {
+      // A pane printing a numbered line every millisecond or so, its history far from full.
+      const printer = (
+        await tmux.tmux(
+          'new-window',
+          '-d',
+          '-P',
+          '-F',
+          '#{pane_id}',
+          '-t',
+          'cap',
+          '--',
+          'perl',
+          '-e',
+          '$|=1; select(undef,undef,undef,0.001), print "printed $_\\n" for 1..30000; sleep 100000',
+        )
+      ).trim();
+      try {
+        await eventually(
+          async () => Number((await tmux.tmux('display-message', '-p', '-t', printer, '#{history_size}')).trim()) > 100,
+          30_000,
+          25,
+          'the printing pane to have some history',
+        );
+        for (let i = 0; i < 20; i++) {
+          const [history, size] = await runCaptureLine(client, [
+            { capture: ['-t', printer, '-S', '-10000', '-E', '-1'] },
+            buildControlCommand(['display-message', '-p', '-t', printer, '#{history_size}']),
+          ]);
+          // What the capture holds is the history the pane had when the command after it ran.
+          expect(history!.body.toString('utf8').split('\n').length, `line ${i}`).toBe(Number(size!.body.toString('utf8').trim()));
+        }
+      } finally {
+        await tmux.tmux('kill-pane', '-t', printer);
+      }
+    },
+  );
 
   it('leaves the tmux server nothing of a capture', { timeout: 120_000 }, async () => {
     const history = CAPTURES(pane)[0]!;

@@ -33,15 +33,16 @@ describe('the capture way of a tmux version', () => {
       'capture-pane -p -e -t %3',
     ]);
     expect(captureLines('buffer', steps, slots)).toEqual([
+      // Every capture first, the plain step in its place: one instant of the pane.
       'display-message -p x',
       'set-buffer -b tether-capture-7-1 -- x',
       'capture-pane -e -t %3 -S -10000 -E -1 -b tether-capture-7-1',
-      // The history is saved to its file, whose path is a format to tmux: its `#` doubled.
-      buildControlCommand(['save-buffer', '-b', 'tether-capture-7-1', '/tmp/a ##1/1']),
-      'delete-buffer -b tether-capture-7-1',
       'set-buffer -b tether-capture-7-2 -- x',
       'capture-pane -e -t %3 -b tether-capture-7-2',
+      // Then read back: the history saved to its file, whose path is a format to tmux (`#` doubled).
+      buildControlCommand(['save-buffer', '-b', 'tether-capture-7-1', '/tmp/a ##1/1']),
       'show-buffer -b tether-capture-7-2',
+      'delete-buffer -b tether-capture-7-1',
       'delete-buffer -b tether-capture-7-2',
     ]);
   });
@@ -54,35 +55,49 @@ describe('the capture way of a tmux version', () => {
     expect(savedToFile(['-P'])).toBe(false);
   });
 
-  it('folds the replies back to one per step: a history to its file, a screen decoded, a failure as tmux said it', () => {
-    const history = ['-t', '%3', '-S', '-100'];
+  it('folds the replies back to one per step: a history to its file, a screen decoded, each marked when it was taken', () => {
     const steps = [
       'display-message -p x',
-      { capture: history },
+      { capture: ['-t', '%3', '-S', '-100'] },
       { capture: ['-t', '%3'] },
       { capture: ['-a', '-q', '-t', '%3'] },
-      { capture: ['-t', '%9'] },
     ];
-    const slots = ['1', '2', '3', '4'].map((n) => ({ buffer: `b${n}`, file: `/f/${n}` }));
+    const slots = ['1', '2', '3'].map((n) => ({ buffer: `b${n}`, file: `/f/${n}` }));
     const ok = reply('');
+    const at = (mark: number, body = '') => ({ ...reply(body), mark });
     const replies = [
       reply('x'),
-      ...[ok, ok, ok, ok],
-      ...[ok, ok, reply('a\\033[1mb\\\\c\n'), ok],
-      ...[ok, ok, reply('x'), ok],
-      ...[ok, reply("can't find pane: %9", false), reply('not run', false), reply('not run', false)],
+      ...[ok, at(1)],
+      ...[ok, at(2)],
+      ...[ok, at(3)],
+      // The read-backs, taken later (a later mark), then the deletes.
+      ...[at(9), at(9, 'a\\033[1mb\\\\c\n'), at(9, 'x')],
+      ...[ok, ok, ok],
     ];
     const folded = captureReplies('buffer', steps, replies, slots);
     expect(folded[0]).toEqual(replies[0]);
-    expect(folded[1]).toEqual({ ok: true, saved: slots[0], mark: null });
-    expect(folded.slice(2).map((r) => [r.ok, 'body' in r && r.body.toString('latin1')])).toEqual([
-      [true, 'a\x1b[1mb\\c'],
-      [true, ''],
-      [false, "can't find pane: %9"],
+    expect(folded[1]).toEqual({ ok: true, saved: slots[0], mark: 1 });
+    expect(folded.slice(2).map((r) => [r.ok, 'body' in r && r.body.toString('latin1'), r.mark])).toEqual([
+      [true, 'a\x1b[1mb\\c', 2],
+      [true, '', 3],
     ]);
     // From 3.4 show-buffer prints the text as it is: nothing is decoded.
     const raw = captureReplies('gated-buffer', [{ capture: ['-t', '%3'] }], [ok, ok, reply('a\\033b\n'), ok], slots);
     expect('body' in raw[0]! && raw[0].body.toString('latin1')).toBe('a\\033b');
+  });
+
+  it('answers a failure as tmux said it, and the steps the failure ended as not run', () => {
+    const steps = [{ capture: ['-t', '%3'] }, { capture: ['-t', '%9'] }, 'display-message -p after'];
+    const slots = ['1', '2'].map((n) => ({ buffer: `b${n}`, file: `/f/${n}` }));
+    const notRun = reply('not run', false);
+    const replies = [reply(''), reply(''), reply(''), reply("can't find pane: %9", false), notRun, notRun, notRun, notRun, notRun];
+    expect(captureLines('buffer', steps, slots)).toHaveLength(replies.length);
+    const folded = captureReplies('buffer', steps, replies, slots);
+    expect(folded.map((r) => [r.ok, 'body' in r && r.body.toString('latin1')])).toEqual([
+      [false, 'not run'],
+      [false, "can't find pane: %9"],
+      [false, 'not run'],
+    ]);
   });
 
   it('reads a saved capture as capture-pane -p answers it: one newline dropped, the placeholder empty', () => {
