@@ -35,7 +35,10 @@ async function waitHighlighted(page: Page, actor: string, stateId: string): Prom
 }
 
 describe('/ops in a real browser', () => {
-  const fx = useDaemon('[agent]\ncommand = "/bin/cat"\n');
+  // The agent ends at ctrl-d with status 0. Not cat: GNU cat closes its terminal (fds 0, 1 and 2)
+  // before it exits, tmux then closes the pane's pty, and the hang-up can kill cat first ("killed
+  // by SIGHUP" on a busy host; docs/testing.md "The ops failure, explained").
+  const fx = useDaemon(`[agent]\ncommand = "/bin/sh -c 'read -r line; exit 0'"\n`);
   let browser: Browser;
   let page: Page;
   let agent: FakeAgent | undefined;
@@ -138,7 +141,7 @@ describe('/ops in a real browser', () => {
       .waitFor({ timeout: UI_MS });
     await shot('4-agent-awaiting-input');
 
-    // Input that ends the agent (ctrl-d to cat): the session's pane exits and the highlight moves.
+    // Input that ends the agent (ctrl-d to its read): the session's pane exits and the highlight moves.
     const r = await fx.d.get('/sessions/pi-main/input', {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
