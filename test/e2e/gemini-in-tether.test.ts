@@ -123,9 +123,18 @@ describe('Gemini CLI as a tether session', () => {
       await explained(eventually(() => pushes().length > 0, 30_000, POLL_MS, 'a push when Gemini waits'));
       expect(pushes()).toEqual([{ title: 'Gemini is waiting for you', body: 'gm: please run the marker' }]);
 
-      expect(agent.home.hooks().map((h) => h.hook_event_name)).toEqual(
-        expect.arrayContaining(['SessionStart', 'BeforeAgent', 'BeforeTool', 'AfterAgent']),
+      // The user's own hook runs beside tether's: its AfterAgent may land after tether's made the
+      // state awaiting-input (a busy host showed it missing at the first look).
+      const userHooks = ['SessionStart', 'BeforeAgent', 'BeforeTool', 'AfterAgent'];
+      await explained(
+        eventually(
+          () => userHooks.every((name) => agent.home.hooks().some((h) => h.hook_event_name === name)),
+          30_000,
+          POLL_MS,
+          `the user's hook to fire for ${userHooks.join(', ')}`,
+        ),
       );
+      expect(agent.home.hooks().map((h) => h.hook_event_name)).toEqual(expect.arrayContaining(userHooks));
       expect(readFileSync(agent.home.settingsFile, 'utf8')).toBe(userSettings);
     },
     TEST_MS,
