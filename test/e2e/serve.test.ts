@@ -86,6 +86,24 @@ describe('tether serve', () => {
     expect((await runCli(['attach', 'work-a', '--detach'], home.env)).code).toBe(0);
     expect((await runCli(['attach', 'work-b', '--detach'], home.env)).code).toBe(0);
     await eventually(async () => (await health(d1)).sessions === 3, 15_000);
+    // Every session's control client through its handshake first: tmux 3.3a to 3.7c crash when a
+    // notification (here the dying clients' detaches) reaches a control client in its handshake
+    // (docs/architecture.md "tmux, safely"); the kill below is to test tether's reattach, not that.
+    await eventually(
+      async () => {
+        const clients = await tmux.tmux('list-clients', '-F', '#{client_control_mode} #{session_name}');
+        const attached = new Set(
+          clients
+            .split('\n')
+            .filter((l) => l.startsWith('1 '))
+            .map((l) => l.slice(2)),
+        );
+        return ['pi-main', 'work-a', 'work-b'].every((name) => attached.has(name));
+      },
+      15_000,
+      50,
+      "the first daemon's control clients attached to the three sessions",
+    );
     await d1.kill();
     const names = (await tmux.tmux('list-sessions', '-F', '#{session_name}')).trim().split('\n').sort();
     expect(names).toEqual(['pi-main', 'work-a', 'work-b']);
