@@ -7,7 +7,8 @@
  *
  * Writes for one session never overlap: a change that arrives during a write is taken by one
  * more write after it. A write begun before the session was forgotten never lands: it reads tmux
- * first, and a session that ends meanwhile keeps no record.
+ * first, and a session that ends meanwhile keeps no record. Nor does one begun before the session
+ * was marked unrestorable (lost with its server, and not restored): the mark stays.
  */
 import type { Logger } from '../log.js';
 import type { ContinueSchedule } from '../protocol/continue.js';
@@ -92,6 +93,7 @@ export class RecordKeeper {
 
   private async write(id: string): Promise<void> {
     const forgets = this.forgets.get(id) ?? 0;
+    const began = this.deps.now();
     const info = (await listSessions(this.deps.cli)).find((s) => s.name === id);
     if (!info?.isTether) return; // gone meanwhile, or not tether's: nothing to keep
     // As tether last wrote or read it (src/tmux/session-options.ts): a PATCH or an automatic name reaches it at once.
@@ -102,6 +104,10 @@ export class RecordKeeper {
       .split(' ')
       .map(Number);
     const previous = this.deps.records.read(id);
+    // Marked unrestorable while tmux was read: what this write read was the server since lost with
+    // the session, and the mark stays until the retry restores it (src/restore/retry.ts). Written
+    // over, the session left the list (not in tmux, not restoring, not unrestorable) and the retry.
+    if (previous?.ended?.reason === 'unrestorable' && Date.parse(previous.ended.at) >= began) return;
     const agent = info.agent ?? previous?.agent ?? DEFAULT_AGENT_NAME;
     const at = new Date(this.deps.now()).toISOString();
     const record: SessionRecord = {

@@ -2,7 +2,8 @@
  * The record keeper against real tmux (a private server) and real files: a record forgotten
  * while a write of it was reading tmux stays forgotten. The write reads the session from tmux
  * first (three tmux calls), so a session that ends meanwhile (its server killed, its agent
- * exited) must not get its record back when that write finishes.
+ * exited) must not get its record back when that write finishes, nor one marked unrestorable
+ * meanwhile lose the mark.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -50,5 +51,27 @@ describe('the record keeper', () => {
     // A later sync (the session linked again, say) writes it as before.
     await keeper.sync('kept');
     expect(records.read('kept')).toMatchObject({ name: 'kept' });
+  });
+
+  it('leaves a session marked unrestorable while a write of it was reading tmux as it was marked', async () => {
+    const records = new SessionRecords(dataDir);
+    const keeper = new RecordKeeper({
+      records,
+      cli: tmux.cli,
+      agentCommand: () => ['/bin/cat'],
+      sessionFile: () => null,
+      reservedSeq: () => 0,
+      now: Date.now,
+      log: silentLogger,
+    });
+    await createSession(tmux.cli, { name: 'lost', command: ['/bin/cat'], createdAt: new Date().toISOString() });
+    await keeper.sync('lost');
+    // Its server is lost while a write is reading tmux, and the restore cannot bring it back.
+    const writing = keeper.sync('lost');
+    const ended = { reason: 'unrestorable' as const, detail: 'its directory /mnt/x is gone', at: new Date().toISOString() };
+    records.update('lost', { ended });
+    await writing;
+    expect(records.read('lost')?.ended).toEqual(ended);
+    expect(records.unrestorable().map((r) => r.name)).toEqual(['lost']);
   });
 });
