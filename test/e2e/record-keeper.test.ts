@@ -27,9 +27,8 @@ describe('the record keeper', () => {
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  it("writes a session's record, and one forgotten during a write is not brought back by it", async () => {
-    const records = new SessionRecords(dataDir);
-    const keeper = new RecordKeeper({
+  const keeperOf = (records: SessionRecords) =>
+    new RecordKeeper({
       records,
       cli: tmux.cli,
       agentCommand: () => ['/bin/cat'],
@@ -38,6 +37,10 @@ describe('the record keeper', () => {
       now: Date.now,
       log: silentLogger,
     });
+
+  it("writes a session's record, and one forgotten during a write is not brought back by it", async () => {
+    const records = new SessionRecords(dataDir);
+    const keeper = keeperOf(records);
     await createSession(tmux.cli, { name: 'kept', command: ['/bin/cat'], createdAt: new Date().toISOString() });
     await keeper.sync('kept');
     expect(records.read('kept')).toMatchObject({ name: 'kept', ended: null });
@@ -55,15 +58,7 @@ describe('the record keeper', () => {
 
   it('leaves a session marked unrestorable while a write of it was reading tmux as it was marked', async () => {
     const records = new SessionRecords(dataDir);
-    const keeper = new RecordKeeper({
-      records,
-      cli: tmux.cli,
-      agentCommand: () => ['/bin/cat'],
-      sessionFile: () => null,
-      reservedSeq: () => 0,
-      now: Date.now,
-      log: silentLogger,
-    });
+    const keeper = keeperOf(records);
     await createSession(tmux.cli, { name: 'lost', command: ['/bin/cat'], createdAt: new Date().toISOString() });
     await keeper.sync('lost');
     // Its server is lost while a write is reading tmux, and the restore cannot bring it back.
