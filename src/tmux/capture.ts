@@ -85,7 +85,7 @@ export interface CaptureSlot {
 }
 
 /** The prefix of every buffer a capture passes through. */
-export const CAPTURE_BUFFER_PREFIX = 'tether-capture-';
+const CAPTURE_BUFFER_PREFIX = 'tether-capture-';
 
 let slotDir: string | null = null;
 let slotCount = 0;
@@ -143,7 +143,7 @@ export function captureLines(way: CaptureWay, steps: readonly CaptureStep[], slo
         buildControlCommand(['save-buffer', '-b', slots[i]!.buffer, slots[i]!.file.replaceAll('#', '##')])
       : buildControlCommand(['show-buffer', '-b', slots[i]!.buffer]),
   );
-  return [...taken, ...readBack, ...slots.slice(0, captures.length).map(deleteLine)];
+  return [...taken, ...readBack, ...slots.map(deleteLine)];
 }
 
 /** A step's answer before its file is read: a reply, or the file a capture was saved to. */
