@@ -6,14 +6,19 @@ import { describe, expect, test } from 'vitest';
 import { LINE_SETTLE_MAX_MS, LINE_SETTLE_MS, typeLine, type LinePane } from '../../src/service/prompts/typed-line.js';
 import type { InputMessage } from '../../src/protocol/input.js';
 
-/** A pane whose agent draws `draws` times, `everyMs` apart, after the text arrives; it records what was typed and when. */
+/**
+ * A pane whose agent draws `draws` times, `everyMs` apart, after the text arrives; it records what
+ * was typed, when, and how many draws the pane had made by then. The draws' times are read from the
+ * same clock as the typing's: a timer of 800 ms can end 799 ms later by `Date.now` (node's timers
+ * run on the loop's cached time), so the waits are asserted against the draws themselves.
+ */
 function pane(draws: number, everyMs: number, followed = true) {
-  const typed: { message: InputMessage; at: number }[] = [];
+  const typed: { message: InputMessage; at: number; drawn: number }[] = [];
   let position = 100;
   let lastOutputAt: number | null = null;
   const p: LinePane = {
     input: (_session, message) => {
-      typed.push({ message, at: Date.now() });
+      typed.push({ message, at: Date.now(), drawn: (position - 100) / 10 });
       if (message.type === 'keys')
         for (let i = 1; i <= draws; i++)
           setTimeout(() => {
@@ -35,14 +40,18 @@ describe('typing a line into an agent', () => {
       { type: 'keys', data: 'continue' },
       { type: 'key', name: 'Enter' },
     ]);
-    expect(typed[1]!.at - typed[0]!.at).toBeGreaterThanOrEqual(150 + LINE_SETTLE_MS);
+    // The Enter came after all three draws, and the settle time after the last.
+    expect(typed[1]!.drawn).toBe(3);
     expect(typed[1]!.at - lastDraw()!).toBeGreaterThanOrEqual(LINE_SETTLE_MS);
   });
 
   test('an agent that has not drawn the text yet is waited for', async () => {
-    const { p, typed } = pane(1, 800);
+    const { p, typed, lastDraw } = pane(1, 800);
     await typeLine(p, 's', 'go on', Date.now);
-    expect(typed[1]!.at - typed[0]!.at).toBeGreaterThanOrEqual(800 + LINE_SETTLE_MS);
+    // Longer than the settle time with nothing drawn: the Enter still waited for the draw, then the settle time.
+    expect(typed[1]!.drawn).toBe(1);
+    expect(lastDraw()! - typed[0]!.at).toBeGreaterThan(LINE_SETTLE_MS);
+    expect(typed[1]!.at - lastDraw()!).toBeGreaterThanOrEqual(LINE_SETTLE_MS);
   });
 
   test('a pane that never stops drawing gets its Enter at the longest wait', async () => {
