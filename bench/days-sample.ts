@@ -11,6 +11,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ProbeReading } from './daemon-probe.js';
+import type { HostReading } from './loop-floor.js';
 import { childPids, procUsage } from './procs.js';
 import { pssMb } from './scale-load.js';
 
@@ -63,6 +64,8 @@ export interface Sample {
     readonly uploadsMb: number;
     readonly uploads: number;
   };
+  /** The machine around the daemon over the same window (bench/loop-floor.ts). */
+  readonly host: HostReading;
 }
 
 /** The daemon's anonymous memory by allocator (see the module's comment). */
@@ -191,7 +194,15 @@ export function diskOf(dataDir: string): Sample['disk'] {
 }
 
 /** One sample, from the probe's reading (taken after a full collection) and /proc. */
-export function sampleOf(t: number, sessions: number, pid: number, tmuxPid: number, dataDir: string, probe: ProbeReading): Sample {
+export function sampleOf(
+  t: number,
+  sessions: number,
+  pid: number,
+  tmuxPid: number,
+  dataDir: string,
+  probe: ProbeReading,
+  host: HostReading,
+): Sample {
   const own = statusMb(pid);
   const spaces = Object.values(probe.spaces);
   const controls = controlClientPids(pid);
@@ -238,5 +249,6 @@ export function sampleOf(t: number, sessions: number, pid: number, tmuxPid: numb
     tmux: { rssMb: tmux.rssMb, pssMb: pssMb(tmuxPid), cpuSeconds: tmux.cpuSeconds },
     controls: { count: controls.length, rssMb: cRss, pssMb: cPss, maxRssMb: cMax },
     disk: diskOf(dataDir),
+    host,
   };
 }
