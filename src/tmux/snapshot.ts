@@ -95,51 +95,117 @@ export function snapshotSteps(paneId: string, historyLines = SNAPSHOT_HISTORY_LI
 
 const CSI = '\x1b[';
 
-/** The snapshot's bytes as they are assembled: slices of tmux's replies and short sequences. */
-class Pieces {
-  private readonly parts: Buffer[] = [];
-  private size = 0;
+/**
+ * The snapshot's bytes, written into one buffer as they are assembled (a history's ten thousand
+ * lines were once three small buffers each: a capture's assembly made some 30000 objects to
+ * collect). It grows by doubling; `done()` answers exactly its bytes, so a warm snapshot kept for
+ * later holds no slack.
+ */
+class ByteWriter {
+  private buf: Buffer;
+  private len = 0;
 
-  push(piece: Buffer | string): void {
-    const b = typeof piece === 'string' ? Buffer.from(piece, 'utf8') : piece;
-    this.parts.push(b);
-    this.size += b.length;
+  constructor(capacity: number) {
+    this.buf = Buffer.allocUnsafe(Math.max(256, capacity));
   }
 
-  concat(): Buffer {
-    return Buffer.concat(this.parts, this.size);
+  private room(n: number): void {
+    if (this.len + n <= this.buf.length) return;
+    const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.len + n));
+    this.buf.copy(next, 0, 0, this.len);
+    this.buf = next;
+  }
+
+  /** `src[from, to)`, copied. */
+  bytes(src: Buffer, from = 0, to = src.length): void {
+    this.room(to - from);
+    src.copy(this.buf, this.len, from, to);
+    this.len += to - from;
+  }
+
+  text(s: string): void {
+    const n = Buffer.byteLength(s, 'utf8');
+    this.room(n);
+    this.buf.write(s, this.len, 'utf8');
+    this.len += n;
+  }
+
+  done(): Buffer {
+    const out = Buffer.allocUnsafe(this.len);
+    this.buf.copy(out, 0, 0, this.len);
+    return out;
+  }
+}
+
+/**
+ * Lets the event loop turn while a large capture is written: a whole history is some ten
+ * milliseconds of work, and a hundred sessions' warm captures held the loop that long each (#47:
+ * event-loop delay p99 under 20 ms). `due()` is checked every few hundred lines; past
+ * SLICE_MS of work the writer awaits a turn of the loop.
+ */
+const SLICE_MS = 3;
+const SLICE_CHECK_LINES = 256;
+
+class Slicer {
+  private since = performance.now();
+
+  due(): boolean {
+    return performance.now() - this.since >= SLICE_MS;
+  }
+
+  async turn(): Promise<void> {
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    this.since = performance.now();
   }
 }
 
 const CRLF = Buffer.from('\r\n');
 const SGR_RESET = Buffer.from(`${CSI}0m`);
+/** Where the last full SGR reset (`ESC[0m` or `ESC[m`) in `body[from, end)` starts, or `from` when there is none. */
+function lastReset(body: Buffer, from: number, end: number): number {
+  let at = from;
+  for (let i = body.indexOf(0x1b, from); i !== -1 && i < end; i = body.indexOf(0x1b, i + 1)) {
+    if (body[i + 1] !== 0x5b) continue;
+    if ((i + 2 < end && body[i + 2] === 0x6d) || (i + 3 < end && body[i + 2] === 0x30 && body[i + 3] === 0x6d)) at = i;
+  }
+  return at;
+}
 
 /**
  * Writes the lines of one capture (capture-pane -e -J output, split at "\n") so that each
  * starts on a fresh row. capture-pane continues the pen from one line into the next (and
  * starts each capture from the default pen), so the pen is reset before each newline (a
  * terminal fills scrolled-in rows with the current background) and restored after it; the
- * capture ends with a reset. The lines are slices of tmux's reply: no text is decoded or
- * re-encoded, and a line without ESC cannot change the pen.
+ * capture ends with a reset. The lines are copied from tmux's reply: no text is decoded or
+ * re-encoded. A line without ESC cannot change the pen; of a line with one, only what follows
+ * its last full reset is parsed (the pen after a reset depends on nothing before it).
  */
-function writeCapture(body: Buffer, out: Pieces, trailingNewline: boolean): void {
+async function writeCapture(body: Buffer, out: ByteWriter, trailingNewline: boolean, slicer: Slicer): Promise<void> {
   const tracker = new TermStateTracker();
+  /** The pen's sequence after the last line that could change it; null while the pen is the default. */
+  let penSgr: string | null = null;
   let from = 0;
-  for (;;) {
+  for (let lines = 1; ; lines++) {
     const nl = body.indexOf(0x0a, from);
     const last = nl === -1;
-    const line = body.subarray(from, last ? body.length : nl);
-    out.push(line);
-    if (line.includes(0x1b)) tracker.feed(line);
-    if (!tracker.pen.isDefault) out.push(SGR_RESET);
+    const end = last ? body.length : nl;
+    out.bytes(body, from, end);
+    const esc = body.indexOf(0x1b, from);
+    if (esc !== -1 && esc < end) {
+      tracker.feed(body.subarray(lastReset(body, esc, end), end));
+      const pen = tracker.pen;
+      penSgr = pen.isDefault ? null : pen.toSgr();
+    }
+    if (penSgr !== null) out.bytes(SGR_RESET);
     if (last) {
-      if (trailingNewline) out.push(CRLF);
+      if (trailingNewline) out.bytes(CRLF);
       return;
     }
-    out.push(CRLF);
+    out.bytes(CRLF);
     // The next line is written after this one; an empty trailing segment is still a line.
-    if (!tracker.pen.isDefault) out.push(tracker.pen.toSgr());
+    if (penSgr !== null) out.text(penSgr);
     from = nl + 1;
+    if (lines % SLICE_CHECK_LINES === 0 && slicer.due()) await slicer.turn();
   }
 }
 
@@ -152,65 +218,74 @@ const defaultTabs = (width: number): number[] => {
 /**
  * Builds the snapshot bytes from the replies of `snapshotSteps` and the tracked state: with
  * the history (`data`), and the screen alone (`screen`), which renders the same visible screen.
+ * A large capture is written in slices, the event loop turning between them.
  */
-export function assembleSnapshot(
+export async function assembleSnapshot(
   replies: readonly ControlReply[],
   tracked: TrackedState,
-): { data: Buffer; screen: Buffer; state: PaneState } {
-  const full = assemble(replies, tracked, true);
-  return { data: full.data, screen: assemble(replies, tracked, false).data, state: full.state };
+): Promise<{ data: Buffer; screen: Buffer; state: PaneState }> {
+  const slicer = new Slicer();
+  const full = await assemble(replies, tracked, true, slicer);
+  return { data: full.data, screen: (await assemble(replies, tracked, false, slicer)).data, state: full.state };
 }
 
-function assemble(replies: readonly ControlReply[], tracked: TrackedState, withHistory: boolean): { data: Buffer; state: PaneState } {
+async function assemble(
+  replies: readonly ControlReply[],
+  tracked: TrackedState,
+  withHistory: boolean,
+  slicer: Slicer,
+): Promise<{ data: Buffer; state: PaneState }> {
   const [stateReply, historyReply, visibleReply, savedReply, pendingReply] = replies;
   if (!stateReply || !historyReply || !visibleReply || !savedReply || !pendingReply) throw snapshotFailed('incomplete snapshot replies');
   for (const r of [stateReply, historyReply, visibleReply, pendingReply]) {
     if (!r.ok) throw snapshotFailed(`tmux refused a snapshot command: ${r.body.toString('utf8').trim()}`);
   }
   const st = parsePaneState(stateReply.body.toString('utf8'));
-  const out = new Pieces();
-  out.push('\x1bc'); // full reset: the snapshot is self-contained
+  const captured = (withHistory ? historyReply.body.length : 0) + visibleReply.body.length + (savedReply.ok ? savedReply.body.length : 0);
+  // Room for the captures and what each line adds (a newline, a reset, the pen again), most often enough.
+  const out = new ByteWriter(captured + (captured >> 2) + 4096);
+  out.text('\x1bc'); // full reset: the snapshot is self-contained
   // With no history, capture-pane clamps the range and returns the first visible row instead.
   // Each capture starts from the default pen, so each is written on its own.
-  if (withHistory && st.history_size > 0) writeCapture(historyReply.body, out, true);
+  if (withHistory && st.history_size > 0) await writeCapture(historyReply.body, out, true, slicer);
   if (st.alternate_on && savedReply.ok) {
-    writeCapture(savedReply.body, out, false);
+    await writeCapture(savedReply.body, out, false, slicer);
     // The main screen's cursor is what mode 1049 saved when the alternate screen went on.
-    out.push(`${CSI}${st.alternate_saved_y + 1};${st.alternate_saved_x + 1}H${CSI}?1049h${CSI}H`);
-    writeCapture(visibleReply.body, out, false);
+    out.text(`${CSI}${st.alternate_saved_y + 1};${st.alternate_saved_x + 1}H${CSI}?1049h${CSI}H`);
+    await writeCapture(visibleReply.body, out, false, slicer);
   } else {
-    writeCapture(visibleReply.body, out, false);
+    await writeCapture(visibleReply.body, out, false, slicer);
   }
 
   const height = st.pane_height || 40;
   if (st.scroll_region_upper !== 0 || st.scroll_region_lower !== height - 1) {
-    out.push(`${CSI}${st.scroll_region_upper + 1};${st.scroll_region_lower + 1}r`);
+    out.text(`${CSI}${st.scroll_region_upper + 1};${st.scroll_region_lower + 1}r`);
   }
   const tabs = st.pane_tabs;
   const expected = defaultTabs(st.pane_width || 120);
   if (tabs.length !== expected.length || tabs.some((t, i) => t !== expected[i])) {
-    out.push(`${CSI}3g`);
-    out.push(tabs.map((t) => `${CSI}1;${t + 1}H\x1bH`).join(''));
+    out.text(`${CSI}3g`);
+    out.text(tabs.map((t) => `${CSI}1;${t + 1}H\x1bH`).join(''));
   }
-  if (st.keypad_cursor_flag) out.push(`${CSI}?1h`);
-  if (st.keypad_flag) out.push('\x1b=');
-  if (!st.wrap_flag) out.push(`${CSI}?7l`);
-  if (st.insert_flag) out.push(`${CSI}4h`);
-  if (st.mouse_standard_flag) out.push(`${CSI}?1000h`);
-  if (st.mouse_button_flag) out.push(`${CSI}?1002h`);
-  if (st.mouse_all_flag) out.push(`${CSI}?1003h`);
-  if (st.mouse_utf8_flag) out.push(`${CSI}?1005h`);
-  if (st.mouse_sgr_flag) out.push(`${CSI}?1006h`);
-  if (tracked.bracketedPaste) out.push(`${CSI}?2004h`);
-  if (!st.cursor_flag) out.push(`${CSI}?25l`);
+  if (st.keypad_cursor_flag) out.text(`${CSI}?1h`);
+  if (st.keypad_flag) out.text('\x1b=');
+  if (!st.wrap_flag) out.text(`${CSI}?7l`);
+  if (st.insert_flag) out.text(`${CSI}4h`);
+  if (st.mouse_standard_flag) out.text(`${CSI}?1000h`);
+  if (st.mouse_button_flag) out.text(`${CSI}?1002h`);
+  if (st.mouse_all_flag) out.text(`${CSI}?1003h`);
+  if (st.mouse_utf8_flag) out.text(`${CSI}?1005h`);
+  if (st.mouse_sgr_flag) out.text(`${CSI}?1006h`);
+  if (tracked.bracketedPaste) out.text(`${CSI}?2004h`);
+  if (!st.cursor_flag) out.text(`${CSI}?25l`);
   if (st.origin_flag) {
     // DECOM homes the cursor to the region; the position is then region-relative.
-    out.push(`${CSI}?6h${CSI}${st.cursor_y - st.scroll_region_upper + 1};${st.cursor_x + 1}H`);
-  } else out.push(`${CSI}${st.cursor_y + 1};${st.cursor_x + 1}H`);
-  out.push(tracked.pen.toSgr());
+    out.text(`${CSI}?6h${CSI}${st.cursor_y - st.scroll_region_upper + 1};${st.cursor_x + 1}H`);
+  } else out.text(`${CSI}${st.cursor_y + 1};${st.cursor_x + 1}H`);
+  out.text(tracked.pen.toSgr());
   // Half-received escape bytes go last and raw, so the next chunk completes them.
-  if (pendingReply.body.length > 0) out.push(pendingReply.body);
-  return { data: out.concat(), state: st };
+  if (pendingReply.body.length > 0) out.bytes(pendingReply.body);
+  return { data: out.done(), state: st };
 }
 
 /** Takes a snapshot over `client`; its replies carry a `SnapshotMark` (see ControlClientOptions.mark). */
@@ -218,6 +293,6 @@ export async function takeSnapshot(client: ControlClient, paneId: string): Promi
   const replies = await runCaptureLine(client, snapshotSteps(paneId));
   const mark = replies[0]?.mark as SnapshotMark | undefined;
   if (!mark) throw snapshotFailed('the control client gives replies no stream mark');
-  const { data, screen, state } = assembleSnapshot(replies, mark.state);
+  const { data, screen, state } = await assembleSnapshot(replies, mark.state);
   return { data, screen, position: mark.position, state };
 }
