@@ -54,6 +54,8 @@ export interface Sample {
     readonly loopMax: number;
     readonly gcMajor: number;
     readonly cpuSeconds: number;
+    /** Processes it started over the window, by program (and tmux command). */
+    readonly spawned: Readonly<Record<string, number>>;
   };
   readonly tmux: { readonly rssMb: number; readonly pssMb: number; readonly cpuSeconds: number };
   readonly controls: { readonly count: number; readonly rssMb: number; readonly pssMb: number; readonly maxRssMb: number };
@@ -245,6 +247,7 @@ export function sampleOf(
       loopMax: probe.loop.max,
       gcMajor: probe.gc.major,
       cpuSeconds: procUsage(pid).cpuSeconds,
+      spawned: probe.spawned,
     },
     tmux: { rssMb: tmux.rssMb, pssMb: pssMb(tmuxPid), cpuSeconds: tmux.cpuSeconds },
     controls: { count: controls.length, rssMb: cRss, pssMb: cPss, maxRssMb: cMax },

@@ -9,12 +9,15 @@
  * A profile's samples are taken every millisecond or so; a task is a run of samples none of
  * which is `(idle)` (or `(program)` at its edges). Its time is the sum of the samples' deltas.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { SourceMap } from 'node:module';
+import { fileURLToPath } from 'node:url';
 
 interface Frame {
   readonly functionName: string;
   readonly url: string;
   readonly lineNumber: number;
+  readonly columnNumber: number;
 }
 interface ProfileNode {
   readonly id: number;
@@ -37,7 +40,24 @@ const thresholdMs = option('ms', 20);
 const top = option('top', 25);
 const files = args.filter((a) => !a.startsWith('--'));
 
-const where = (f: Frame): string => `${f.functionName || '(anonymous)'} ${f.url.split('/').slice(-2).join('/')}:${f.lineNumber + 1}`;
+// The daemon runs a minified bundle (scripts/bundle.ts) with source maps beside it: a frame of it is named by its source.
+const maps = new Map<string, SourceMap | null>();
+const mapOf = (url: string): SourceMap | null => {
+  if (!maps.has(url)) {
+    const path = url.startsWith('file://') ? fileURLToPath(url) : url;
+    maps.set(url, existsSync(`${path}.map`) ? new SourceMap(JSON.parse(readFileSync(`${path}.map`, 'utf8')) as never) : null);
+  }
+  return maps.get(url) ?? null;
+};
+const where = (f: Frame): string => {
+  const map = f.url.includes('/dist/') ? mapOf(f.url) : null;
+  const entry = map?.findEntry(f.lineNumber, f.columnNumber) as
+    { originalSource?: string; originalLine?: number; name?: string } | undefined;
+  if (entry?.originalSource)
+    return `${entry.name ?? f.functionName} ${entry.originalSource.split('/').slice(-2).join('/')}:${(entry.originalLine ?? 0) + 1}`;
+  return `${f.functionName || '(anonymous)'} ${f.url.split('/').slice(-2).join('/')}:${f.lineNumber + 1}`;
+};
+const nameOf = (f: Frame): string => (f.url.includes('/dist/') ? where(f).split(' ')[0]! : f.functionName || '(anonymous)');
 
 interface Task {
   readonly file: string;
@@ -82,7 +102,7 @@ for (const file of files) {
     const stack = stackOf(node.id)
       .filter((n) => n.callFrame.url.includes('/dist/') || n.callFrame.url.includes('/src/'))
       .slice(0, 4)
-      .map((n) => n.callFrame.functionName || '(anonymous)')
+      .map((n) => nameOf(n.callFrame))
       .join(' > ');
     run.stacks.set(stack || '(outside tether)', (run.stacks.get(stack || '(outside tether)') ?? 0) + ms);
   }
