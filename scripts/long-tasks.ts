@@ -51,8 +51,8 @@ const mapOf = (url: string): SourceMap | null => {
 };
 const where = (f: Frame): string => {
   const map = f.url.includes('/dist/') ? mapOf(f.url) : null;
-  const entry = map?.findEntry(f.lineNumber, f.columnNumber) as
-    { originalSource?: string; originalLine?: number; name?: string } | undefined;
+  // What node's SourceMap answers for a position it maps (an empty object for one it does not).
+  const entry: { originalSource?: string; originalLine?: number; name?: string } | undefined = map?.findEntry(f.lineNumber, f.columnNumber);
   if (entry?.originalSource)
     return `${entry.name ?? f.functionName} ${entry.originalSource.split('/').slice(-2).join('/')}:${(entry.originalLine ?? 0) + 1}`;
   return `${f.functionName || '(anonymous)'} ${f.url.split('/').slice(-2).join('/')}:${f.lineNumber + 1}`;
