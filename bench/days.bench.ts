@@ -105,6 +105,8 @@ const PACE: AgentPace = {
 
 /** Sessions that speak as Claude Code's hooks (the others as pi's extension): one in five. */
 const CLAUDE_EVERY = 5;
+/** How long the daemon may take to find a connection dropped without a close gone: ping_interval_s 20 + the pong timeout 10 + 5. */
+const KEEPALIVE_MARGIN_MS = 35_000;
 /** The sleeping phone's sessions. */
 const SLEEPER_SESSIONS = 4;
 /** History lines a program prints first: tmux's history limit for an agent's pane (10000) and more. */
@@ -529,6 +531,10 @@ async function soakNiced(
   await idle.nextByte(() => bd.tmux.tmux('send-keys', '-t', '=idle:', '-l', 'x').then(() => undefined));
   for (const s of sessions) await checkScreen(s);
   await sleep(5000);
+  // At rest: the sleeping phone's last connections, dropped without a close, are the daemon's
+  // until its keepalive finds them gone (KEEPALIVE_MARGIN_MS); the sample waits that long after the last drop.
+  const lastDrop = awake.at(-1)?.to ?? 0;
+  if (performance.now() < lastDrop + KEEPALIVE_MARGIN_MS) await sleep(lastDrop + KEEPALIVE_MARGIN_MS - performance.now());
   const last = await sample();
   const prompts: Record<string, number> = {};
   for (const s of sessions) {
@@ -536,7 +542,7 @@ async function soakNiced(
     if (res.status !== 200) continue;
     for (const p of JSON.parse(res.text) as { status: string }[]) prompts[p.status] = (prompts[p.status] ?? 0) + 1;
   }
-  const margin = 35_000; // ping_interval_s 20 + the pong timeout 10 + 5
+  const margin = KEEPALIVE_MARGIN_MS;
   const sleeperPresence: Presence = (t) => {
     for (const a of awake) {
       if (t >= a.from - 1000 && t <= a.to + margin) return t >= a.from + 5000 && t <= a.to - 500 ? 'foreground' : 'unsure';
