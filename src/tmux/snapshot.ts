@@ -22,7 +22,7 @@ import { DomainError } from '../errors.js';
 export const SNAPSHOT_HISTORY_LINES = 10_000;
 
 /** Pane state fields read with `display-message -p`, in this order, ':'-separated. */
-const STATE_FIELDS = [
+export const STATE_FIELDS = [
   'cursor_x',
   'cursor_y',
   'cursor_flag',

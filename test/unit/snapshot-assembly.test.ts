@@ -4,34 +4,9 @@
  * drew it, and a large history written without holding the event loop for its whole length.
  */
 import { describe, expect, test } from 'vitest';
-import { assembleSnapshot } from '../../src/tmux/snapshot.js';
+import { assembleSnapshot, STATE_FIELDS } from '../../src/tmux/snapshot.js';
 import { TermStateTracker } from '../../src/tmux/term-state.js';
 import type { ControlReply } from '../../src/tmux/control-client.js';
-
-const FIELDS = [
-  'cursor_x',
-  'cursor_y',
-  'cursor_flag',
-  'alternate_on',
-  'alternate_saved_x',
-  'alternate_saved_y',
-  'scroll_region_upper',
-  'scroll_region_lower',
-  'insert_flag',
-  'keypad_cursor_flag',
-  'keypad_flag',
-  'wrap_flag',
-  'origin_flag',
-  'mouse_standard_flag',
-  'mouse_button_flag',
-  'mouse_all_flag',
-  'mouse_sgr_flag',
-  'mouse_utf8_flag',
-  'history_size',
-  'pane_width',
-  'pane_height',
-  'pane_tabs',
-];
 
 /** The replies of a snapshot's line for a 120x40 pane with `history` (capture-pane -e -J output) above its screen. */
 function replies(history: string, visible = 'prompt $ '): ControlReply[] {
@@ -45,7 +20,7 @@ function replies(history: string, visible = 'prompt $ '): ControlReply[] {
     pane_tabs: '8,16,24,32,40,48,56,64,72,80,88,96,104,112',
   };
   const reply = (body: string | Buffer, ok = true) => ({ ok, body: Buffer.isBuffer(body) ? body : Buffer.from(body) }) as ControlReply;
-  return [reply(FIELDS.map((f) => values[f] ?? '0').join(':')), reply(history), reply(visible), reply('', false), reply('')];
+  return [reply(STATE_FIELDS.map((f) => values[f] ?? '0').join(':')), reply(history), reply(visible), reply('', false), reply('')];
 }
 
 const R = '\x1b[0m';
