@@ -27,7 +27,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { appendFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { getPriority, setPriority, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DAEMON_ENV, DAEMON_NODE_ARGS } from '../src/config/daemon-process.js';
 import { pushToml, type ApnsRequest } from '../testkit/apns-server.js';
@@ -37,11 +37,11 @@ import { PaneProgram, writeAgentProgram } from './days-agent.js';
 import { StreamingPhone, screenDiff, screenOf, settled, ROWS } from './days-phones.js';
 import { PushLedger, type DevicePushFigures, type Presence, type ReceivedPush } from './days-pushes.js';
 import { figuresMarkdown, figuresOf, plotSvg, type SeriesFigures } from './days-report.js';
-import { LoopFloor } from './loop-floor.js';
+import { withHostFloor, type LoopFloor } from './loop-floor.js';
 import { ringRetentionRows } from './days-retention.js';
 import { sampleOf, type Sample } from './days-sample.js';
 import { IdlePhone, SleepingPhone, type PaneAccess, type WakeFigures } from './days-wake.js';
-import { envNumber, percentile, sleep, waitFor, type Row } from './figures.js';
+import { envNumber, median, percentile, sleep, waitFor, type Row } from './figures.js';
 import { daemonRequest, withBenchDaemon, type BenchDaemon } from './harness.js';
 import { pairPhone, withApnsStandIns } from './phone.js';
 import { compileProbe, readProbe } from './scale-load.js';
@@ -197,7 +197,7 @@ async function oneRun(opts: RunOptions): Promise<RunResult> {
       };
       return withBenchDaemon(
         'idle',
-        (bd) => soak(bd, opts, name, pace, agentsDir, script, samplesFile, received),
+        (bd) => withHostFloor(opts.nice, (floor) => soak(bd, opts, name, pace, agentsDir, script, samplesFile, received, floor)),
         toml,
         opts.tls,
         [...DAEMON_NODE_ARGS, '--import', probe],
@@ -218,39 +218,9 @@ async function soak(
   script: string,
   samplesFile: string,
   received: ReceivedPush[],
+  floor: LoopFloor,
 ): Promise<RunResult> {
   const watch = benchLoopWatch();
-  // The host's floor at the daemon's priority, started before the bench lowers its own.
-  const floor = new LoopFloor();
-  const priority = getPriority();
-  if (opts.nice !== priority) setPriority(opts.nice);
-  try {
-    return await soakNiced(bd, opts, name, pace, agentsDir, script, samplesFile, received, floor, watch);
-  } finally {
-    floor.stop();
-    // Back where it was for the next run's daemon (which inherits it); a process without the privilege to raise it again says so.
-    try {
-      if (getPriority() !== priority) setPriority(priority);
-    } catch (err) {
-      process.stderr.write(
-        `[days: the bench could not take its priority back (${(err as Error).message}); the next run's daemon starts at nice ${getPriority()}]\n`,
-      );
-    }
-  }
-}
-
-async function soakNiced(
-  bd: BenchDaemon,
-  opts: RunOptions,
-  name: string,
-  pace: AgentPace,
-  agentsDir: string,
-  script: string,
-  samplesFile: string,
-  received: ReceivedPush[],
-  floor: LoopFloor,
-  watch: { stop: () => number },
-): Promise<RunResult> {
   const failures: string[] = [];
   const fail = (f: string): void => void (failures.length < 50 && failures.push(f));
   const rand = rng(47);
@@ -619,6 +589,7 @@ function rowsOf(r: RunResult): Row[] {
   const fresh = r.samples.find((s) => s.sessions === r.opts.sessions) ?? r.samples[0]!;
   const end = r.samples.at(-1)!;
   const rest = { fds: end.daemon.fds - fresh.daemon.fds, handles: end.daemon.handles - fresh.daemon.handles };
+  const medianOf = (of: (s: Sample) => number): number => median(r.samples.slice(1).map(of));
   const resume = r.wake.resumeMs;
   const pushMissed = r.pushes.reduce((n, p) => n + p.missed, 0);
   const pushDoubled = r.pushes.reduce((n, p) => n + p.doubled, 0);
@@ -657,16 +628,7 @@ function rowsOf(r: RunResult): Row[] {
     row(
       'event-loop delay p99, worst minute',
       `${loopP99.toFixed(1)} ms`,
-      `worst max ${Math.max(...r.samples.slice(1).map((s) => s.daemon.loopMax)).toFixed(0)} ms (a full collection per sample included); a bare node process beside it (the host's floor): p99 worst ${Math.max(...r.samples.slice(1).map((s) => s.host.floorP99)).toFixed(1)} ms, median ${percentile(
-        r.samples.slice(1).map((s) => s.host.floorP99),
-        50,
-      ).toFixed(1)} ms; the machine busy ${percentile(
-        r.samples.slice(1).map((s) => s.host.busyPct),
-        50,
-      ).toFixed(0)} % (median), the bench's own process ${percentile(
-        r.samples.slice(1).map((s) => s.host.benchPct),
-        50,
-      ).toFixed(0)} % of a core at nice ${r.opts.nice}; the bench's own loop worst ${r.benchLoopMaxMs.toFixed(0)} ms`,
+      `worst max ${Math.max(...r.samples.slice(1).map((s) => s.daemon.loopMax)).toFixed(0)} ms (a full collection per sample included); a bare node process beside it (the host's floor): p99 worst ${Math.max(...r.samples.slice(1).map((s) => s.host.floorP99)).toFixed(1)} ms, median ${medianOf((s) => s.host.floorP99).toFixed(1)} ms; the machine busy ${medianOf((s) => s.host.busyPct).toFixed(0)} % (median), the bench's own process ${medianOf((s) => s.host.benchPct).toFixed(0)} % of a core at nice ${r.opts.nice}; the bench's own loop worst ${r.benchLoopMaxMs.toFixed(0)} ms`,
       loopP99 < 20,
       '< 20 ms',
     ),

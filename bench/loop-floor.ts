@@ -11,6 +11,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { getPriority, setPriority } from 'node:os';
 import { createInterface } from 'node:readline';
 
 const RESOLUTION_MS = 10;
@@ -90,5 +91,29 @@ export class LoopFloor {
   stop(): void {
     this.child.stdin!.end();
     this.child.kill();
+  }
+}
+
+/**
+ * Runs `fn` with the host's floor beside it, the bench's own main thread at niceness `nice`
+ * meanwhile: the floor starts first, so it keeps the daemon's priority. The niceness is put back
+ * after, for the next run's daemon inherits it; a process without the privilege to raise its
+ * priority again says so.
+ */
+export async function withHostFloor<T>(nice: number, fn: (floor: LoopFloor) => Promise<T>): Promise<T> {
+  const floor = new LoopFloor();
+  const priority = getPriority();
+  if (nice !== priority) setPriority(nice);
+  try {
+    return await fn(floor);
+  } finally {
+    floor.stop();
+    try {
+      if (getPriority() !== priority) setPriority(priority);
+    } catch (err) {
+      process.stderr.write(
+        `[days: the bench could not take its priority back (${(err as Error).message}); the next run's daemon starts at nice ${getPriority()}]\n`,
+      );
+    }
   }
 }
