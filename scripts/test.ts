@@ -18,8 +18,9 @@
  * The typecheck and the lint are one step on one TypeScript program (scripts/typecheck-lint.ts):
  * the lint's type-aware rules reuse the types the typecheck worked out.
  *
- * The build here is `npm run build:emit`: tsc emits without type-checking, since the typecheck
- * step checks the same files with the same options (a type error fails `npm test` there).
+ * The build here is `npm run build:emit`: esbuild's emit alone (scripts/bundle.ts), without
+ * `npm run build`'s tsc check, since the typecheck step checks the same files with the same
+ * options (a type error fails `npm test` there).
  *
  * vitest prints as it goes. Every other step's output is kept and printed whole, under the
  * step's name, if it fails: at once while vitest has not started, else after vitest is done,
