@@ -96,7 +96,7 @@ describe('continue at the reset, with the real Claude Code', () => {
     'continue at the reset: typed once at the reset plus its margin, the next turn reaches the model',
     async () => {
       // The notice left on screen, as on a phone away from the terminal: the text goes through it.
-      const stop = await limited('one more thing', 20, false);
+      const stop = await limited('one more thing', 10, false);
       // The phone schedules it, with its own token (the lock screen's action).
       const res = await fetch(new URL('/sessions/cc/continue', a.fx.d.base), {
         method: 'POST',

@@ -47,6 +47,8 @@ describe('a continue scheduled over REST, typed into the real pi', () => {
     await schedule({ at: inSeconds(seconds), text });
     await eventually(() => reached(text) === 1, TURN_MS, 50, `"${text}" reaching the model`);
   };
+  /** The same, due 2 s after `due` (an earlier continue's time) or 2 s from now, whichever is later. */
+  const typedAfter = (text: string, due: string) => typedLater(text, Math.max(0, Date.parse(due) - Date.now()) / 1000 + 2);
 
   it('refuses what it cannot do, changing nothing', { timeout: 90_000 }, async () => {
     await waitsForPrompt();
@@ -118,14 +120,15 @@ describe('a continue scheduled over REST, typed into the real pi', () => {
     expect(await res.json()).toMatchObject({ id: made.id, status: 'cancelled' });
     expect((await listed())?.continue).toMatchObject({ id: made.id, status: 'cancelled' });
     // A later one is typed after the cancelled one's time: by then it would have been typed.
-    await typedLater('continue, after the cancelled', 5);
+    await typedAfter('continue, after the cancelled', made.at);
     expect(reached(text)).toBe(0);
   });
 
   it('a person typing first wins: nothing is typed, the schedule says why', { timeout: 120_000 }, async () => {
     await waitsForPrompt();
     const text = 'continue, overtaken';
-    const made = await schedule({ at: inSeconds(20), text });
+    // Due well after the person's turn has begun, even on a busy machine.
+    const made = await schedule({ at: inSeconds(12), text });
     for (const body of [
       { type: 'keys', data: 'I go on myself' },
       { type: 'key', name: 'enter' },
@@ -139,7 +142,7 @@ describe('a continue scheduled over REST, typed into the real pi', () => {
     );
     expect(skipped).toMatchObject({ id: made.id, reason: 'the agent started a turn before the continue was due' });
     await waitsForPrompt();
-    await typedLater('continue, after the overtaken', 22);
+    await typedAfter('continue, after the overtaken', made.at);
     expect(reached(text)).toBe(0);
     expect(reached('I go on myself')).toBe(1);
   });
