@@ -11,6 +11,7 @@ import { expect } from 'vitest';
 import { anthropicText, isAgentTurn as isClaudeTurn, type AnthropicRequest } from '../../testkit/fake-anthropic.js';
 import { isAgentTurn as isGeminiTurn, lastUserText, type GeminiRequest } from '../../testkit/fake-gemini.js';
 import { responsesText, toolNames, type ResponsesRequest } from '../../testkit/fake-responses.js';
+import type { ContinueSchedule } from '../../src/protocol/continue.js';
 import type { PromptRecord } from '../../src/protocol/prompt.js';
 import type { DaemonFixture } from './daemon-fixture.js';
 import { lastOfRole, messageText, type ChatRequest } from './fake-model.js';
@@ -79,4 +80,10 @@ export async function promptDecided(
 export async function agentState(fx: DaemonFixture, session: string): Promise<string | null> {
   const res = await fx.d.get(`/sessions/${session}`);
   return ((await res.json()) as { agentState?: string | null }).agentState ?? null;
+}
+
+/** The session's continue, as the list says it. */
+export async function continueOf(fx: DaemonFixture, session: string): Promise<ContinueSchedule | null> {
+  const res = await fx.d.get(`/sessions/${session}`);
+  return ((await res.json()) as { continue?: ContinueSchedule | null }).continue ?? null;
 }

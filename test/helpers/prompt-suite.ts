@@ -2,7 +2,8 @@
  * The prompts every real agent must take from a phone (docs/api.md "Prompts"), one `describe`
  * per agent: 20 prompts in a row, each sent as soon as the one before was submitted, reach the
  * model exactly once each and end `submitted`; a three-line prompt arrives as one user message
- * with its lines. Each agent's test file calls `promptsTo` with its fixture's options.
+ * with its lines; a continue scheduled a few seconds ahead is submitted once, at its time. Each
+ * agent's test file calls `promptsTo` with its fixture's options.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,7 +12,7 @@ import { describe, expect, test } from 'vitest';
 import { TURN_MS, useRealAgent, type AgentHomeLike, type AgentParts, type Closable, type RealAgentOptions } from './agent-fixture.js';
 import { startFakeModel, type FakeModel, type FakeScript } from './fake-model.js';
 import { piHome, type PiHome } from './pi-home.js';
-import { agentState, listedPrompts, promptDecided, TURNS, turnsWith } from './prompt-runs.js';
+import { agentState, continueOf, listedPrompts, promptDecided, TURNS, turnsWith } from './prompt-runs.js';
 import { eventually } from './tmux.js';
 
 /** Prompts sent in a row. */
@@ -20,6 +21,9 @@ const TEST_MS = 600_000;
 
 /** The three-line prompt. */
 export const THREE_LINES = 'first line alpha\nsecond line beta\nthird line gamma';
+
+/** The text of the continue each agent is given. */
+const CONTINUE_TEXT = 'go on with the plan';
 
 export interface PromptSuite<F extends Closable & { requests: readonly unknown[] }, H extends AgentHomeLike> {
   /** How the agent is named in the tests' titles. */
@@ -71,6 +75,28 @@ export function promptsTo<F extends Closable & { requests: readonly unknown[] },
           after.filter((t) => t.includes(THREE_LINES)),
           JSON.stringify(after),
         ).toHaveLength(1);
+      },
+      TEST_MS,
+    );
+
+    // A continue (docs/api.md "Continue") is typed as a prompt is, at its time: scheduled a few
+    // seconds ahead (the agent is not stopped on a usage limit here), it is submitted, not left in
+    // the input box, and typed once.
+    test(
+      'a continue scheduled a few seconds ahead reaches the model once, at its time; the list says typed',
+      async () => {
+        const at = new Date(Date.now() + 3000).toISOString();
+        const res = await a.fx.json('POST', `/sessions/${session}/continue`, { at, text: CONTINUE_TEXT });
+        expect(res.status, await res.clone().text()).toBe(201);
+        await a.explained(eventually(() => turnsWith(turns(), CONTINUE_TEXT) > 0, TURN_MS, 100, 'the continue at the model'));
+        expect(Date.now()).toBeGreaterThanOrEqual(Date.parse(at));
+        await a.explained(
+          eventually(async () => (await continueOf(a.fx, session))?.status === 'typed', 15_000, 100, 'the list saying typed'),
+        );
+        await a.explained(
+          eventually(async () => (await agentState(a.fx, session)) === 'awaiting-input', TURN_MS, 100, 'the agent waiting'),
+        );
+        expect(turnsWith(turns(), CONTINUE_TEXT)).toBe(1);
       },
       TEST_MS,
     );
