@@ -45,6 +45,13 @@ export const SERIES: readonly Series[] = [
   { key: 'v8Physical', label: 'daemon V8 spaces resident', unit: 'MB', of: (s) => s.daemon.v8PhysicalMb },
   { key: 'external', label: 'daemon external memory', unit: 'MB', of: (s) => s.daemon.externalMb },
   { key: 'arrayBuffers', label: 'daemon ArrayBuffers', unit: 'MB', of: (s) => s.daemon.arrayBuffersMb },
+  { key: 'warm', label: "of them the warm captures (each a pane's history, for snapshots)", unit: 'MB', of: (s) => s.daemon.warmMb },
+  {
+    key: 'otherBuffers',
+    label: 'daemon ArrayBuffers less the warm captures',
+    unit: 'MB',
+    of: (s) => s.daemon.arrayBuffersMb - s.daemon.warmMb,
+  },
   { key: 'fds', label: 'daemon open file descriptors', unit: '', of: (s) => s.daemon.fds },
   { key: 'handles', label: 'daemon active handles', unit: '', of: (s) => s.daemon.handles },
   { key: 'loopP99', label: 'daemon event-loop delay p99 (per sample window)', unit: 'ms', of: (s) => s.daemon.loopP99 },

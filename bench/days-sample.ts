@@ -43,6 +43,12 @@ export interface Sample {
     readonly heapTotalMb: number;
     readonly externalMb: number;
     readonly arrayBuffersMb: number;
+    /**
+     * The warm captures the daemon keeps for snapshots (`GET /health` `snapshots.warmBytes`), MB:
+     * part of its ArrayBuffers. Each is a pane's whole history as tether sends it, so it grows as
+     * a history's lines are replaced by longer ones, with nothing leaking (NaN: not read).
+     */
+    readonly warmMb: number;
     /** V8's spaces, committed / resident, MB. */
     readonly v8CommittedMb: number;
     readonly v8PhysicalMb: number;
@@ -204,6 +210,7 @@ export function sampleOf(
   dataDir: string,
   probe: ProbeReading,
   host: HostReading,
+  warmMb: number,
 ): Sample {
   const own = statusMb(pid);
   const spaces = Object.values(probe.spaces);
@@ -238,6 +245,7 @@ export function sampleOf(
       heapTotalMb: probe.memory.heapTotal / MB,
       externalMb: probe.memory.external / MB,
       arrayBuffersMb: probe.memory.arrayBuffers / MB,
+      warmMb,
       v8CommittedMb: spaces.reduce((n, s) => n + s.size, 0) / MB,
       v8PhysicalMb: spaces.reduce((n, s) => n + s.physical, 0) / MB,
       fds,

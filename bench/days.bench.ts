@@ -245,7 +245,9 @@ async function soak(
       );
     }
     const reading = await readProbe(bd, true);
-    const s = sampleOf(T(), sessions.length, bd.pid, tmuxPid, bd.dataDir, reading, await floor.read());
+    const health = await bd.request('GET', '/health');
+    const warmBytes = health.status === 200 ? (JSON.parse(health.text) as { snapshots: { warmBytes: number } }).snapshots.warmBytes : NaN;
+    const s = sampleOf(T(), sessions.length, bd.pid, tmuxPid, bd.dataDir, reading, await floor.read(), warmBytes / 2 ** 20);
     samples.push(s);
     appendFileSync(samplesFile, `${JSON.stringify(s)}\n`);
     return s;
