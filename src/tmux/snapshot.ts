@@ -2,7 +2,7 @@
  * A pane snapshot: bytes that, written to a fresh terminal of the pane's size, rebuild what
  * the pane shows: the last 10000 lines of history, the visible screen (or the alternate
  * screen over the saved main screen), the cursor, the scroll region, tab stops, the modes a
- * client needs, the SGR pen, and any half-received escape sequence.
+ * client needs, the SGR pen, and any half-received escape sequence or character.
  *
  * Invariant: everything is read in one command line over the session's control client, so
  * tmux runs it with no pane output in between; the reply's mark is the exact stream position
@@ -283,8 +283,11 @@ async function assemble(
     out.text(`${CSI}?6h${CSI}${st.cursor_y - st.scroll_region_upper + 1};${st.cursor_x + 1}H`);
   } else out.text(`${CSI}${st.cursor_y + 1};${st.cursor_x + 1}H`);
   out.text(tracked.pen.toSgr());
-  // Half-received escape bytes go last and raw, so the next chunk completes them.
+  // Half-received escape bytes go last and raw, so the next chunk completes them; outside an
+  // escape sequence, so do the first bytes of a character not yet whole (tmux holds them unwritten
+  // and -P does not give them: a snapshot at that position lost the character).
   if (pendingReply.body.length > 0) out.bytes(pendingReply.body);
+  else if (tracked.utf8Tail.length > 0) out.bytes(tracked.utf8Tail);
   return { data: out.done(), state: st };
 }
 

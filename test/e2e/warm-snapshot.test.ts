@@ -51,7 +51,7 @@ describe('warm snapshots on real tmux', () => {
   }
 
   /** Makes the pane print `bytes` and waits until the stream holds all of them. */
-  async function print(bytes: string): Promise<void> {
+  async function print(bytes: string | Buffer): Promise<void> {
     step = (step + 1) % 10;
     writeFileSync(join(tmux.dir, `part-${step}.bin`), bytes);
     const before = rt.stream.position;
@@ -126,6 +126,21 @@ describe('warm snapshots on real tmux', () => {
     expect((await screenOf([snap.data])).buffer).toBe('alternate');
     await expectExact(snap.data);
     expect(rt.counts().cold).toBe(cold);
+  });
+
+  it('a character split between two writes and captured between them: the capture holds its first bytes, the snapshot after the rest is exact', async () => {
+    const { cold } = await startWarmed('split', 20);
+    skippedMs += WARM_MIN_INTERVAL_MS;
+    // "…" is E2 80 A6: the pane writes its first byte and goes quiet (a capture is made there:
+    // tmux holds the byte unwritten and gives it in no capture), then writes the rest.
+    await print(Buffer.concat([Buffer.from('Thinking'), Buffer.from([0xe2])]));
+    await warmedAt();
+    await print(Buffer.concat([Buffer.from([0x80, 0xa6]), Buffer.from(' (2s)\r\n')]));
+    const snap = await rt.snapshot();
+    expect(rt.counts().cold).toBe(cold);
+    expect(snap.position).toBe(rt.stream.position);
+    await expectExact(snap.data);
+    expect((await screenOf([snap.data])).text.some((l) => l.includes('Thinking… (2s)'))).toBe(true);
   });
 
   it('a resize makes the capture stale: tmux is asked, and the answer is exact', async () => {

@@ -75,4 +75,16 @@ describe('a snapshot assembled from captures', () => {
     expect(text).toContain(`\x1b[3${(49_999 % 7) + 1}mhistory line 49999, a long session with some colour${R}${CRLF}`);
     expect(turns).toBeGreaterThan(1);
   });
+
+  test('the first bytes of a character not yet whole go last, raw, where tmux gives nothing pending', async () => {
+    const t = new TermStateTracker();
+    t.feed(Buffer.from([...Buffer.from('Thinking'), 0xe2]));
+    const { data, screen } = await assembleSnapshot(replies('', 'Thinking'), t.capture());
+    for (const bytes of [data, screen]) expect(bytes.subarray(-1)).toEqual(Buffer.from([0xe2]));
+    // A half-received escape sequence (tmux's -P) is what goes last when there is one.
+    const withPending = replies('', 'x');
+    withPending[4] = { ok: true, body: Buffer.from('\x1b[3') } as ControlReply;
+    const pending = await assembleSnapshot(withPending, new TermStateTracker().capture());
+    expect(pending.data.subarray(-3).toString('latin1')).toBe('\x1b[3');
+  });
 });

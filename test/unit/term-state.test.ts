@@ -147,3 +147,28 @@ describe('the notices a program writes to its terminal (OSC strings of the numbe
     expect(t.capture().pen.toSgr()).toBe('\x1b[0;1m');
   });
 });
+
+describe("a character not yet whole at a snapshot's position", () => {
+  it('holds the first bytes of a character split at any byte, outside an escape sequence, until its last byte comes', () => {
+    // "…" (3 bytes), "é" (2) and an emoji (4) after coloured text, cut at every byte.
+    const stream = Buffer.from('\x1b[36mThinking…\x1b[0m é 😀 done', 'utf8');
+    for (let at = 1; at < stream.length; at++) {
+      const t = new TermStateTracker();
+      t.feed(stream.subarray(0, at));
+      const head = stream.subarray(0, at);
+      // The bytes a character began with and not yet finished, as the stream holds them.
+      const lead = [...head.keys()].reverse().find((i) => (head[i]! & 0xc0) !== 0x80) ?? 0;
+      const width = head[lead]! >= 0xf0 ? 4 : head[lead]! >= 0xe0 ? 3 : head[lead]! >= 0xc0 ? 2 : 1;
+      const expected = width > at - lead ? head.subarray(lead) : Buffer.alloc(0);
+      expect(t.capture().utf8Tail, `cut after byte ${at}`).toEqual(expected);
+      // The same, fed a byte at a time.
+      const bytewise = new TermStateTracker();
+      for (let i = 0; i < at; i++) bytewise.feed(stream.subarray(i, i + 1));
+      expect(bytewise.capture().utf8Tail, `byte by byte, cut after byte ${at}`).toEqual(expected);
+    }
+    // Inside an escape sequence tmux gives what is pending itself: nothing is held here.
+    const t = new TermStateTracker();
+    t.feed(Buffer.from('\x1b]0;ti\xe2', 'latin1'));
+    expect(t.capture().utf8Tail.length).toBe(0);
+  });
+});
