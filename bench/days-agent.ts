@@ -59,8 +59,12 @@ sub panel {
   for my $r (0..3) { out(sprintf("\e[%d;1H\e[2K\e[4%dm \e[0m %s status %d.%d \e[2mtokens %d · %ds\e[0m", 36 + $r, ($s + $r) % 7 + 1, $tag, $s, $r, $s * 37 % 100000, $s)); }
   out("\e8");
 }
+# The history is filled with the kinds of lines the program prints afterwards, tool lines and a
+# flood's in about the share a session's history holds after hours of work (seven to three), so
+# that a capture of it (the daemon's warm capture) is about as large after the warm-up as later.
 for my $k (1..$prefill) {
-  out(sprintf("\e[3%dmhistory line %d of %s, a long session with some colour\e[0m\n", $k % 7 + 1, $k, $tag));
+  if ($k % 1000 < 300) { out(sprintf("\e[3%dm%s flood %d\e[0m %s\n", $k % 7 + 1, $tag, $k, 'x' x 100)); }
+  else { out(sprintf("\e[3%dm●\e[0m \e[1mEdit\e[0m(src/%s/module-%d.ts) \e[2m+%d -%d lines, step %d\e[0m\n", $k % 7 + 1, $tag, $k % 40, $k % 97, $k % 13, $k)); }
   if ($k % 400 == 0) { alive(); sleep 0.05; }
 }
 open(my $a0, '>', $ackf) or die; print $a0 "0\n"; close $a0;
