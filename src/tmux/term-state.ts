@@ -14,6 +14,7 @@
  * snapshot, a saved pen), or after MAX_PENDING_SGR of them; a plain reset drops those waiting.
  */
 import { SgrPen } from './sgr-pen.js';
+import { Utf8Tail } from './utf8-tail.js';
 
 const ESC = 0x1b;
 
@@ -51,20 +52,6 @@ export interface TrackedState {
   readonly utf8Tail: Buffer;
 }
 
-const NO_BYTES = Buffer.alloc(0);
-
-/** The bytes of a UTF-8 character begun at the end of `last` and not finished there (empty when none). */
-function unfinishedUtf8(last: Buffer): Buffer {
-  for (let k = 1; k <= last.length; k++) {
-    const b = last[last.length - k]!;
-    if ((b & 0xc0) === 0x80) continue; // a continuation byte: its lead is further back
-    if (b < 0xc2 || b > 0xf4) return NO_BYTES; // ASCII or no lead byte: nothing waits
-    const needs = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : 2;
-    return needs > k ? last.subarray(last.length - k) : NO_BYTES;
-  }
-  return NO_BYTES;
-}
-
 export class TermStateTracker implements TrackedState {
   private current = new SgrPen();
   /**
@@ -88,9 +75,8 @@ export class TermStateTracker implements TrackedState {
   /** The OSC string being read, while it may be a notice someone listens for; null otherwise. */
   private osc: Buffer[] | null = null;
   private oscBytes = 0;
-  /** The stream's last bytes (up to 3: the most a character can have begun with), for `utf8Tail`. */
-  private readonly last = Buffer.alloc(3);
-  private lastLen = 0;
+  /** The stream's last bytes, for `utf8Tail`. */
+  private readonly tail = new Utf8Tail();
 
   /** `notices`: the OSC numbers whose strings `onNotice` is told of. */
   constructor(
@@ -132,35 +118,22 @@ export class TermStateTracker implements TrackedState {
     this.csiLen = 0;
     this.csiOverflow = false;
     this.osc = null;
-    this.lastLen = 0;
+    this.tail.clear();
   }
 
   /** The first bytes of a character not yet whole, outside an escape sequence (TrackedState). */
   get utf8Tail(): Buffer {
-    return this.mode === Mode.Ground ? unfinishedUtf8(this.last.subarray(0, this.lastLen)) : NO_BYTES;
+    return this.mode === Mode.Ground ? this.tail.unfinished() : Buffer.alloc(0);
   }
 
   /** A copy of the state now, for a snapshot taken at this stream position. */
   capture(): TrackedState {
-    return { pen: this.pen.clone(), bracketedPaste: this.bracketedPaste, utf8Tail: Buffer.from(this.utf8Tail) };
-  }
-
-  /** Keeps the stream's last bytes. */
-  private remember(data: Buffer): void {
-    if (data.length >= 3) {
-      data.copy(this.last, 0, data.length - 3);
-      this.lastLen = 3;
-      return;
-    }
-    const keep = Math.min(this.lastLen, 3 - data.length);
-    this.last.copyWithin(0, this.lastLen - keep, this.lastLen);
-    data.copy(this.last, keep);
-    this.lastLen = keep + data.length;
+    return { pen: this.pen.clone(), bracketedPaste: this.bracketedPaste, utf8Tail: this.utf8Tail };
   }
 
   /** Feeds output bytes, in stream order. */
   feed(data: Buffer): void {
-    this.remember(data);
+    this.tail.see(data);
     let i = 0;
     const n = data.length;
     while (i < n) {

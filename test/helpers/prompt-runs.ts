@@ -76,14 +76,20 @@ export async function promptDecided(
   return seen!;
 }
 
+/** The session as `GET /sessions/:id` gives it. */
+async function sessionItem(
+  fx: DaemonFixture,
+  session: string,
+): Promise<{ agentState?: string | null; continue?: ContinueSchedule | null }> {
+  return (await (await fx.d.get(`/sessions/${session}`)).json()) as { agentState?: string | null; continue?: ContinueSchedule | null };
+}
+
 /** The session's agent state, as the list says it. */
 export async function agentState(fx: DaemonFixture, session: string): Promise<string | null> {
-  const res = await fx.d.get(`/sessions/${session}`);
-  return ((await res.json()) as { agentState?: string | null }).agentState ?? null;
+  return (await sessionItem(fx, session)).agentState ?? null;
 }
 
 /** The session's continue, as the list says it. */
 export async function continueOf(fx: DaemonFixture, session: string): Promise<ContinueSchedule | null> {
-  const res = await fx.d.get(`/sessions/${session}`);
-  return ((await res.json()) as { continue?: ContinueSchedule | null }).continue ?? null;
+  return (await sessionItem(fx, session)).continue ?? null;
 }
