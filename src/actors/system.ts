@@ -269,8 +269,8 @@ export class SidecarSystem {
     return this.panes.query(command);
   }
 
-  /** The session whose linked control client mirrors tmux pane `paneId` (LivePanes.sessionOfPane); null when none does. */
-  sessionOfPane(paneId: string): string | null {
+  /** The session whose linked control client mirrors tmux pane `paneId`, and its server's pid (LivePanes.sessionOfPane); null when none does. */
+  sessionOfPane(paneId: string): { readonly session: string; readonly serverPid: number | null } | null {
     return this.panes.sessionOfPane(paneId);
   }
 

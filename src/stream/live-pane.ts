@@ -233,9 +233,11 @@ export class LivePanes {
     return linked[this.queryTurn++ % linked.length]!.link.query(buildControlCommand(command));
   }
 
-  /** The session whose linked control client mirrors tmux pane `paneId`; null when none does. */
-  sessionOfPane(paneId: string): string | null {
-    for (const pane of this.map.values()) if (pane.link.linked && pane.link.paneId === paneId) return pane.id;
+  /** The session whose linked control client mirrors tmux pane `paneId`, and the pid of the server it reached; null when none does. */
+  sessionOfPane(paneId: string): { readonly session: string; readonly serverPid: number | null } | null {
+    for (const pane of this.map.values()) {
+      if (pane.link.linked && pane.link.paneId === paneId) return { session: pane.id, serverPid: pane.link.serverPid };
+    }
     return null;
   }
 

@@ -54,6 +54,8 @@ export const optionSetFormat = (option: SessionOption): string => `#{?${option},
 /** What tmux says of a pane: its server's socket, the pane itself, its session, and whether that is tether's. */
 export interface PanePlace {
   readonly socket: string;
+  /** The server's pid; null when tmux did not say. */
+  readonly serverPid: number | null;
   /** Empty when tmux has no such pane (tmux 3.3a answers with empty fields instead of failing). */
   readonly pane: string;
   readonly session: string;
@@ -65,15 +67,15 @@ export type PaneLocation = { readonly session: string } | { readonly refused: st
 
 /** Separates the fields of PANE_PLACE_FORMAT (a session name cannot hold it). */
 const SEP = '\x1f';
-const PANE_PLACE_FORMAT = ['#{socket_path}', '#{pane_id}', '#{session_name}', optionSetFormat(SESSION_OPTIONS.created)].join(SEP);
+const PANE_PLACE_FORMAT = ['#{socket_path}', '#{pane_id}', '#{session_name}', optionSetFormat(SESSION_OPTIONS.created), '#{pid}'].join(SEP);
 
 /** The command that asks tmux where `pane` is; `parsePanePlace` reads its answer. */
 export const panePlaceCommand = (pane: string): string[] => ['display-message', '-p', '-t', pane, PANE_PLACE_FORMAT];
 
 /** What `panePlaceCommand` printed (its newline included or not). */
 export function parsePanePlace(out: string): PanePlace {
-  const [socket = '', pane = '', session = '', tether] = out.replace(/\n$/, '').split(SEP);
-  return { socket, pane, session, tether: tether === '1' };
+  const [socket = '', pane = '', session = '', tether, pid = ''] = out.replace(/\n$/, '').split(SEP);
+  return { socket, serverPid: /^[1-9]\d{0,9}$/.test(pid) ? Number(pid) : null, pane, session, tether: tether === '1' };
 }
 
 /**

@@ -102,6 +102,7 @@ describe("tether's statusLine program", () => {
         agent: 'claude',
         pane: '%7',
         tmuxSocket: '/tmp/tmux-test/default',
+        server: 1,
         fields: {
           hook_event_name: 'StatusLine',
           session_id: '2897c28a-efd0-4757-8ce7-0c553e09ab29',

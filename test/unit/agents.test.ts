@@ -20,6 +20,7 @@ import { notifyOfArgs, userNotify } from '../../src/agent/codex/user-notify.js';
 import { agentKinds, detectAgentKind, resolveAgentKind } from '../../src/agent/contract/kinds.js';
 import { integratedArgv, type LaunchContext } from '../../src/agent/contract/launch.js';
 import { decodeAgentMessage } from '../../src/agent/wire/extension-channel.js';
+import { hookReport } from '../../src/agent/wire/hook-send.js';
 import { agentNames, agentTable, resolveAgent } from '../../src/service/agent-programs/agent-program.js';
 import { ConfigError } from '../../src/config/config-error.js';
 import { validateConfig } from '../../src/config/validate.js';
@@ -300,6 +301,7 @@ describe('a hook report on the agent socket', () => {
   };
   it('decodes with its fields, and refuses what breaks the rules', () => {
     expect(decodeAgentMessage(JSON.stringify(report))).toEqual(report);
+    expect(decodeAgentMessage(JSON.stringify({ ...report, server: 7001 }))).toEqual({ ...report, server: 7001 });
     const proto = decodeAgentMessage(JSON.stringify(report).replace('"hook_event_name"', '"__proto__"'));
     expect(proto.type === 'hook' && Object.getPrototypeOf(proto.fields)).toBe(Object.prototype);
     for (const bad of [
@@ -311,9 +313,22 @@ describe('a hook report on the agent socket', () => {
       { ...report, fields: { a: 'x'.repeat(4097) } },
       { ...report, fields: Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`f${i}`, 'x'])) },
       { ...report, v: 2 },
+      { ...report, server: 0 },
+      { ...report, server: '7001' },
+      { ...report, server: 1.5 },
     ]) {
       expect(() => decodeAgentMessage(JSON.stringify(bad))).toThrow(/./);
     }
+  });
+
+  it("names the pane, the server's socket and its pid as the pane's environment gives them; none outside a pane", () => {
+    const fields = { hook_event_name: 'Stop' };
+    expect(hookReport('claude', fields, { TMUX_PANE: '%3', TMUX: '/tmp/tmux-0/default,7001,0' }, 42)).toEqual({ ...report, server: 7001 });
+    // A $TMUX without a pid (another multiplexer's, or cut) still places the pane; the daemon checks only the socket.
+    expect(hookReport('claude', fields, { TMUX_PANE: '%3', TMUX: '/tmp/tmux-0/default' }, 42)).toEqual(report);
+    expect(hookReport('claude', fields, { TMUX_PANE: '%3', TMUX: '/tmp/tmux-0/default,$(x),0' }, 42)).toEqual(report);
+    expect(hookReport('claude', fields, { TMUX: '/tmp/tmux-0/default,7001,0' }, 42)).toBeNull();
+    expect(hookReport('claude', fields, { TMUX_PANE: '%3' }, 42)).toBeNull();
   });
 });
 

@@ -30,14 +30,18 @@ class CountingCli extends TmuxCli {
   }
 }
 
-/** Sends one hook report as a hook program does (a connection of its own) and resolves with the daemon's answer. */
+/**
+ * Sends one hook report as a hook program does (a connection of its own) and resolves with the
+ * daemon's answer. `serverPid` is the server's pid in the pane's `$TMUX`, as tmux sets it.
+ */
 function report(
   socketPath: string,
   pane: string,
   tmuxSocket: string,
   event: EventMessage['event'],
+  serverPid: number,
 ): Promise<{ type: string; message?: string }> {
-  const line = hookReport('claude', { e: event }, { TMUX_PANE: pane, TMUX: `${tmuxSocket},1,0` }, process.pid);
+  const line = hookReport('claude', { e: event }, { TMUX_PANE: pane, TMUX: `${tmuxSocket},${serverPid},0` }, process.pid);
   if (!line) throw new Error(`no report for pane ${pane}`);
   return new Promise((resolve, reject) => {
     const socket = createConnection(socketPath);
@@ -61,6 +65,8 @@ describe('placing hook reports with a session linked', () => {
   let hub: AgentHub;
   let server: AgentSocketServer;
   let pane: string;
+  /** The tmux server's pid, as its panes' `$TMUX` names it. */
+  let serverPid: number;
   /** Commands the locator sent over the sessions' control clients. */
   let queries = 0;
   const stopUsing: (() => void)[] = [];
@@ -69,6 +75,7 @@ describe('placing hook reports with a session linked', () => {
     tmux = await privateTmux();
     ({ system } = await startLivePane(tmux, 'hooked', 'exec cat', { ringBytes: 1 << 20 }));
     pane = (await tmux.tmux('display-message', '-p', '-t', '=hooked:', '#{pane_id}')).trim();
+    serverPid = Number((await tmux.tmux('display-message', '-p', '#{pid}')).trim());
     cli = new CountingCli(tmux.target);
     const locator = new PaneLocator(cli, Date.now);
     stopUsing.push(
@@ -83,7 +90,7 @@ describe('placing hook reports with a session linked', () => {
     hub = new AgentHub({
       now: Date.now,
       log: silentLogger,
-      locate: (p, socket) => locator.locate(p, socket),
+      locate: (p, socket, pid) => locator.locate(p, socket, pid),
       url: () => 'http://127.0.0.1:1/?token=t',
       // Each report carries the event it stands for.
       readers: new Map([
@@ -108,10 +115,11 @@ describe('placing hook reports with a session linked', () => {
   });
 
   it('N reports from the pane a linked session mirrors start no tmux process, and send tmux one command in all', async () => {
-    expect(system.sessionOfPane(pane)).toBe('hooked');
+    expect(system.sessionOfPane(pane)).toEqual({ session: 'hooked', serverPid });
     const N = 40;
     const answers: { type: string }[] = [];
-    for (let i = 0; i < N; i++) answers.push(await report(server.path, pane, tmux.socket, i % 2 === 0 ? 'agent.start' : 'agent.end'));
+    for (let i = 0; i < N; i++)
+      answers.push(await report(server.path, pane, tmux.socket, i % 2 === 0 ? 'agent.start' : 'agent.end', serverPid));
     expect(answers).toEqual(Array.from({ length: N }, () => ({ type: 'ok' })));
     expect(hub.current('hooked')?.value).toBe('awaiting-input');
     expect(cli.processes).toBe(0);
@@ -122,7 +130,7 @@ describe('placing hook reports with a session linked', () => {
   it('a pane of a session not adopted yet is placed and its session marked over a control client: still no process', async () => {
     await tmux.tmux('new-session', '-d', '-s', 'mine', '--', 'cat');
     const other = (await tmux.tmux('display-message', '-p', '-t', '=mine:', '#{pane_id}')).trim();
-    expect(await report(server.path, other, tmux.socket, 'agent.start')).toEqual({ type: 'ok' });
+    expect(await report(server.path, other, tmux.socket, 'agent.start', serverPid)).toEqual({ type: 'ok' });
     expect(hub.current('mine')?.value).toBe('thinking');
     expect((await tmux.tmux('show-options', '-v', '-t', '=mine:', SESSION_OPTIONS.pane)).trim()).toBe(other);
     expect((await tmux.tmux('show-options', '-v', '-t', '=mine:', SESSION_OPTIONS.created)).trim()).toMatch(/^\d{4}-\d\d-\d\dT/);
@@ -130,19 +138,36 @@ describe('placing hook reports with a session linked', () => {
   });
 
   it('the refusals stand for a mirrored pane too: another tmux server, a pane tmux lacks', async () => {
-    const wrong = await report(server.path, pane, '/tmp/some-other/tmux.sock', 'agent.start');
+    const wrong = await report(server.path, pane, '/tmp/some-other/tmux.sock', 'agent.start', serverPid);
     expect(wrong).toMatchObject({
       type: 'refused',
       message: expect.stringMatching(/tmux server at \/tmp\/some-other\/tmux.sock.*\[tmux\] socket/) as unknown,
     });
-    const unknown = await report(server.path, '%9999', tmux.socket, 'agent.start');
+    const unknown = await report(server.path, '%9999', tmux.socket, 'agent.start', serverPid);
     expect(unknown).toMatchObject({ type: 'refused', message: expect.stringMatching(/pane %9999 is not on the tmux server/) as unknown });
   });
 
-  it('with no session linked, the locator asks tmux as a process', async () => {
+  it('a report from a tmux server that exited is refused and changes nothing, though the pane id is one the server has now', async () => {
+    // An agent killed with its server runs its last hook late: by then the session may be restored
+    // on a new server whose pane has the same id. The server's pid in `$TMUX` tells them apart.
+    expect(await report(server.path, pane, tmux.socket, 'agent.end', serverPid)).toEqual({ type: 'ok' });
+    const gone = serverPid + 1;
+    const late = await report(server.path, pane, tmux.socket, 'agent.start', gone);
+    expect(late).toMatchObject({
+      type: 'refused',
+      message: `pane ${pane} was on the tmux server with pid ${gone}, which is not the one tether serves (pid ${serverPid}): the report comes from a server that exited`,
+    });
+    expect(hub.current('hooked')?.value).toBe('awaiting-input');
+  });
+
+  it('with no session linked, the locator asks tmux as a process, and refuses a report of an exited server the same way', async () => {
     const alone = new PaneLocator(cli, Date.now);
     const before = cli.processes;
     expect(await alone.locate(pane, tmux.socket)).toEqual({ session: 'hooked' });
-    expect(cli.processes).toBe(before + 1);
+    expect(await alone.locate(pane, tmux.socket, serverPid)).toEqual({ session: 'hooked' });
+    expect(await alone.locate(pane, tmux.socket, serverPid + 1)).toEqual({
+      refused: expect.stringContaining(`was on the tmux server with pid ${serverPid + 1}`) as unknown,
+    });
+    expect(cli.processes).toBe(before + 3);
   });
 });

@@ -97,7 +97,7 @@ export class AgentService {
     this.hub = new AgentHub({
       now: deps.now,
       log,
-      locate: (pane, socket) => this.locator.locate(pane, socket),
+      locate: (pane, socket, serverPid) => this.locator.locate(pane, socket, serverPid),
       url: () => this.url,
       ...(deps.version !== undefined ? { version: deps.version } : {}),
       registered: (session) => this.registeredListeners.forEach((l) => l(session)),

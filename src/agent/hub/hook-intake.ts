@@ -49,7 +49,7 @@ export class HookIntake {
       link.close();
       return;
     }
-    const where = await this.deps.locate(report.pane, report.tmuxSocket);
+    const where = await this.deps.locate(report.pane, report.tmuxSocket, report.server);
     if ('refused' in where) {
       this.deps.log.warn({ pane: report.pane, why: where.refused }, 'a hook report was refused');
       link.send({ type: 'refused', message: where.refused });

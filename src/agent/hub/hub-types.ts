@@ -17,8 +17,11 @@ export type { PaneLocation } from '../../tmux/layout.js';
 export interface AgentHubDeps {
   readonly now: () => number;
   readonly log: Logger;
-  /** Finds the tether session of a pane on the daemon's tmux server (and marks it tether's); never rejects: a failing tmux is a refusal. */
-  readonly locate: (pane: string, tmuxSocket: string) => Promise<PaneLocation>;
+  /**
+   * Finds the tether session of a pane on the daemon's tmux server (and marks it tether's); never
+   * rejects: a failing tmux is a refusal. `serverPid`, when the agent named it, must be the server's.
+   */
+  readonly locate: (pane: string, tmuxSocket: string, serverPid?: number) => Promise<PaneLocation>;
   /** The URL a person opens (with the local token), told to the agent on welcome. */
   readonly url: () => string;
   /** The daemon's tether version, told to the agent on welcome (its extension may be newer). */

@@ -18,8 +18,8 @@ import { markPaneSession, panePlaceCommand, parsePanePlace, type PaneLocation, t
 
 /** What the daemon's sessions know of tmux (the actor system): the panes they mirror, and their control clients. */
 export interface LinkedPanes {
-  /** The session whose linked control client mirrors `pane`; null when none does. */
-  sessionOfPane(pane: string): string | null;
+  /** The session whose linked control client mirrors `pane`, and the pid of the server it reached; null when none does. */
+  sessionOfPane(pane: string): { readonly session: string; readonly serverPid: number | null } | null;
   /** A server-wide tmux command over one of the sessions' control clients; rejects when none is linked. */
   queryTmux(command: readonly string[]): Promise<Buffer>;
 }
@@ -35,6 +35,19 @@ async function samePath(a: string, b: string): Promise<boolean> {
 const otherServer = (tmuxSocket: string, served: string): PaneLocation => ({
   refused: `this agent runs on the tmux server at ${tmuxSocket}, but tether serves the one at ${served}: set [tmux] socket in tether's config to ${tmuxSocket}`,
 });
+
+/**
+ * The refusal of a report from a tmux server that is not the daemon's any more (pane ids are per
+ * server, and a new server numbers its panes again): an agent killed with its server may report
+ * its end after the session was restored on a new one, with a pane id the new one uses.
+ */
+const goneServer = (pane: string, reported: number, served: number): PaneLocation => ({
+  refused: `pane ${pane} was on the tmux server with pid ${reported}, which is not the one tether serves (pid ${served}): the report comes from a server that exited`,
+});
+
+/** Whether a report that names server `reported` may be placed on server `served` (either unknown: it may). */
+const sameServer = (reported: number | undefined, served: number | null): boolean =>
+  reported === undefined || served === null || reported === served;
 
 /** Finds the session of a pane on the daemon's tmux server, and marks it as a tether session when it is not one yet. */
 export class PaneLocator {
@@ -56,18 +69,23 @@ export class PaneLocator {
     };
   }
 
-  /** The session of `pane` for an agent that names `tmuxSocket` as its server, or why it cannot be served; never rejects. */
-  async locate(pane: string, tmuxSocket: string): Promise<PaneLocation> {
-    return await this.place(pane, tmuxSocket).catch((err: Error): PaneLocation => ({
+  /**
+   * The session of `pane` for an agent that names `tmuxSocket` (and `serverPid`, when it knows it)
+   * as its server, or why it cannot be served; never rejects.
+   */
+  async locate(pane: string, tmuxSocket: string, serverPid?: number): Promise<PaneLocation> {
+    return await this.place(pane, tmuxSocket, serverPid).catch((err: Error): PaneLocation => ({
       refused: `tether could not ask tmux about pane ${pane}: ${err.message}`,
     }));
   }
 
-  private async place(pane: string, tmuxSocket: string): Promise<PaneLocation> {
-    const session = this.panes?.sessionOfPane(pane) ?? null;
+  private async place(pane: string, tmuxSocket: string, serverPid: number | undefined): Promise<PaneLocation> {
+    const mirrored = this.panes?.sessionOfPane(pane) ?? null;
     // A mirrored pane is in a tether session already: only the server is left to check.
-    if (session !== null && this.served !== null) {
-      return (await samePath(this.served, tmuxSocket)) ? { session } : otherServer(tmuxSocket, this.served);
+    if (mirrored !== null && this.served !== null) {
+      if (!(await samePath(this.served, tmuxSocket))) return otherServer(tmuxSocket, this.served);
+      if (!sameServer(serverPid, mirrored.serverPid)) return goneServer(pane, serverPid!, mirrored.serverPid!);
+      return { session: mirrored.session };
     }
     let place: PanePlace;
     try {
@@ -78,6 +96,7 @@ export class PaneLocator {
     if (place.socket !== '') this.served = place.socket;
     if (!(await samePath(place.socket, tmuxSocket))) return otherServer(tmuxSocket, place.socket);
     if (place.pane !== pane) return unknownPane(pane, tmuxSocket);
+    if (!sameServer(serverPid, place.serverPid)) return goneServer(pane, serverPid!, place.serverPid!);
     return markPaneSession(place, (command) => this.ask(command), new Date(this.now()).toISOString());
   }
 

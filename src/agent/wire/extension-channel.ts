@@ -245,6 +245,9 @@ function decodeHookReport(o: Record<string, unknown>): HookReport {
   if (!PANE_ID_RE.test(pane)) throw bad('pane: must look like %<number>');
   const pid = o.pid;
   if (typeof pid !== 'number' || !Number.isSafeInteger(pid) || pid <= 0) throw bad('pid: must be a positive integer');
+  const server = o.server;
+  if (server !== undefined && (typeof server !== 'number' || !Number.isSafeInteger(server) || server <= 0))
+    throw bad("server: must be a positive integer (the tmux server's pid)");
   const f = o.fields;
   if (!f || typeof f !== 'object' || Array.isArray(f)) throw bad('fields: must be an object');
   const entries = Object.entries(f as Record<string, unknown>);
@@ -258,7 +261,17 @@ function decodeHookReport(o: Record<string, unknown>): HookReport {
   }
   // fromEntries: a field named like an Object property (`__proto__`) stays a plain field.
   const fields = Object.fromEntries(kept);
-  return { type: 'hook', v: HOOK_REPORT_VERSION, agent, pane, tmuxSocket: str(o, 'tmuxSocket', MAX_PATH_CHARS)!, pid, fields };
+  const tmuxSocket = str(o, 'tmuxSocket', MAX_PATH_CHARS)!;
+  return {
+    type: 'hook',
+    v: HOOK_REPORT_VERSION,
+    agent,
+    pane,
+    tmuxSocket,
+    ...(server !== undefined ? { server } : {}),
+    pid,
+    fields,
+  };
 }
 
 function decodeStop(o: Record<string, unknown>): StopMessage {

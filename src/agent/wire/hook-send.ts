@@ -22,9 +22,10 @@ export function hookReport(
   pid: number,
 ): HookReport | null {
   const pane = env.TMUX_PANE ?? '';
-  const tmuxSocket = (env.TMUX ?? '').split(',')[0] ?? '';
+  const [tmuxSocket = '', serverPid = ''] = (env.TMUX ?? '').split(',');
   if (!PANE_ID_RE.test(pane) || tmuxSocket === '') return null;
-  return { type: 'hook', v: HOOK_REPORT_VERSION, agent, pane, tmuxSocket, pid, fields };
+  const server = /^[1-9]\d{0,9}$/.test(serverPid) ? Number(serverPid) : undefined;
+  return { type: 'hook', v: HOOK_REPORT_VERSION, agent, pane, tmuxSocket, ...(server !== undefined ? { server } : {}), pid, fields };
 }
 
 /** Sends `report` and resolves once the daemon answered, the connection failed, or the time is up. */

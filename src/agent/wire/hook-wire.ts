@@ -34,6 +34,12 @@ export interface HookReport {
   readonly pane: string;
   /** The tmux server's socket path (the first field of `$TMUX`). */
   readonly tmuxSocket: string;
+  /**
+   * The tmux server's pid (the second field of `$TMUX`), when the pane's environment names it. Pane
+   * ids are per server and a new server numbers its panes again: a report from a server that has
+   * since exited (an agent's last hook, run as it is killed) is refused, not read as the new one's.
+   */
+  readonly server?: number;
   readonly pid: number;
   readonly fields: Readonly<Record<string, string>>;
 }
