@@ -13,6 +13,7 @@ import { isAgentTurn as isGeminiTurn, lastUserText, type GeminiRequest } from '.
 import { responsesText, toolNames, type ResponsesRequest } from '../../testkit/fake-responses.js';
 import type { ContinueSchedule } from '../../src/protocol/continue.js';
 import type { PromptRecord } from '../../src/protocol/prompt.js';
+import type { Stop } from '../../src/protocol/stop.js';
 import type { DaemonFixture } from './daemon-fixture.js';
 import { lastOfRole, messageText, type ChatRequest } from './fake-model.js';
 import { eventually } from './tmux.js';
@@ -76,12 +77,27 @@ export async function promptDecided(
   return seen!;
 }
 
+/** What of `GET /sessions/:id` these tests read. */
+interface SessionItem {
+  agentState?: string | null;
+  continue?: ContinueSchedule | null;
+  stop?: Pick<Stop, 'id' | 'kind' | 'stoppedAt'> | null;
+}
+
 /** The session as `GET /sessions/:id` gives it. */
-async function sessionItem(
-  fx: DaemonFixture,
-  session: string,
-): Promise<{ agentState?: string | null; continue?: ContinueSchedule | null }> {
-  return (await (await fx.d.get(`/sessions/${session}`)).json()) as { agentState?: string | null; continue?: ContinueSchedule | null };
+async function sessionItem(fx: DaemonFixture, session: string): Promise<SessionItem> {
+  return (await (await fx.d.get(`/sessions/${session}`)).json()) as SessionItem;
+}
+
+/**
+ * Whether the session's agent waits after a turn that ended at `since` (ISO, the daemon's clock)
+ * or later: it is `awaiting-input` with the `done` stop of that end. An agent reports its turn a
+ * moment after its prompt was submitted, so `awaiting-input` alone may still be the end of the
+ * turn before; the stop's time tells them apart.
+ */
+export async function waitingSince(fx: DaemonFixture, session: string, since: string): Promise<boolean> {
+  const item = await sessionItem(fx, session);
+  return item.agentState === 'awaiting-input' && item.stop?.kind === 'done' && Date.parse(item.stop.stoppedAt) >= Date.parse(since);
 }
 
 /** The session's agent state, as the list says it. */

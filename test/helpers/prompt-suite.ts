@@ -12,7 +12,8 @@ import { describe, expect, test } from 'vitest';
 import { TURN_MS, useRealAgent, type AgentHomeLike, type AgentParts, type Closable, type RealAgentOptions } from './agent-fixture.js';
 import { startFakeModel, type FakeModel, type FakeScript } from './fake-model.js';
 import { piHome, type PiHome } from './pi-home.js';
-import { agentState, continueOf, listedPrompts, promptDecided, TURNS, turnsWith } from './prompt-runs.js';
+import type { PromptRecord } from '../../src/protocol/prompt.js';
+import { continueOf, listedPrompts, promptDecided, TURNS, turnsWith, waitingSince } from './prompt-runs.js';
 import { eventually } from './tmux.js';
 
 /** Prompts sent in a row. */
@@ -43,15 +44,16 @@ export function promptsTo<F extends Closable & { requests: readonly unknown[] },
       `${PROMPTS_IN_A_ROW} prompts in a row, each sent once the one before was submitted, reach the model once each`,
       async () => {
         const texts = Array.from({ length: PROMPTS_IN_A_ROW }, (_, i) => `prompt ${i + 1} of the run, word ${(i * 7919) % 1000}`);
+        let last: PromptRecord | undefined;
         for (const [i, text] of texts.entries()) {
-          await a.explained(promptDecided(a.fx, session, { text, id: `row-${i + 1}` }, TURN_MS));
+          last = await a.explained(promptDecided(a.fx, session, { text, id: `row-${i + 1}` }, TURN_MS));
         }
         // The agent's report comes as it takes the prompt, its model request a moment later: once the
         // last one reached the model and the agent waits again, every turn the model saw holds each
         // prompt exactly once, none merged with another, none lost.
         await a.explained(eventually(() => turnsWith(turns(), texts.at(-1)!) > 0, TURN_MS, 100, 'the last prompt at the model'));
         await a.explained(
-          eventually(async () => (await agentState(a.fx, session)) === 'awaiting-input', TURN_MS, 100, 'the agent waiting'),
+          eventually(() => waitingSince(a.fx, session, last!.decidedAt!), TURN_MS, 100, 'the agent waiting after the last turn'),
         );
         const seen = turns();
         for (const text of texts) expect(turnsWith(seen, text), `"${text}" in the model's turns`).toBe(1);
@@ -65,10 +67,12 @@ export function promptsTo<F extends Closable & { requests: readonly unknown[] },
       'a three-line prompt reaches the model as one user message with its lines',
       async () => {
         const before = turns().length;
-        await a.explained(promptDecided(a.fx, session, { text: THREE_LINES }, TURN_MS));
+        const sent = await a.explained(promptDecided(a.fx, session, { text: THREE_LINES }, TURN_MS));
         await a.explained(eventually(() => turnsWith(turns().slice(before), THREE_LINES) > 0, TURN_MS, 100, 'the prompt at the model'));
+        // Its turn's end, not the one before: the next test schedules a continue, which a turn still
+        // to be reported would skip (docs/api.md "Continue": the agent started a turn before it was due).
         await a.explained(
-          eventually(async () => (await agentState(a.fx, session)) === 'awaiting-input', TURN_MS, 100, 'the agent waiting'),
+          eventually(() => waitingSince(a.fx, session, sent.decidedAt!), TURN_MS, 100, 'the agent waiting after this turn'),
         );
         const after = turns().slice(before);
         expect(
@@ -88,14 +92,19 @@ export function promptsTo<F extends Closable & { requests: readonly unknown[] },
         const at = new Date(Date.now() + 3000).toISOString();
         const res = await a.fx.json('POST', `/sessions/${session}/continue`, { at, text: CONTINUE_TEXT });
         expect(res.status, await res.clone().text()).toBe(201);
-        await a.explained(eventually(() => turnsWith(turns(), CONTINUE_TEXT) > 0, TURN_MS, 100, 'the continue at the model'));
+        // A failure says what became of the schedule (skipped, and why; still waiting).
+        const atModel = eventually(() => turnsWith(turns(), CONTINUE_TEXT) > 0, TURN_MS, 100, 'the continue at the model').catch(
+          async (err: Error) => {
+            throw new Error(`${err.message}; the continue: ${JSON.stringify(await continueOf(a.fx, session))}`);
+          },
+        );
+        await a.explained(atModel);
         expect(Date.now()).toBeGreaterThanOrEqual(Date.parse(at));
         await a.explained(
           eventually(async () => (await continueOf(a.fx, session))?.status === 'typed', 15_000, 100, 'the list saying typed'),
         );
-        await a.explained(
-          eventually(async () => (await agentState(a.fx, session)) === 'awaiting-input', TURN_MS, 100, 'the agent waiting'),
-        );
+        // The continue's turn ended after it was due (the turn before ended before it was scheduled).
+        await a.explained(eventually(() => waitingSince(a.fx, session, at), TURN_MS, 100, 'the agent waiting after the continue'));
         expect(turnsWith(turns(), CONTINUE_TEXT)).toBe(1);
       },
       TEST_MS,
