@@ -86,18 +86,27 @@ export async function startFakeApns(
   };
   const sessions = new Set<ServerHttp2Session>();
   const sockets = new Set<Socket>();
+  // A daemon stopped or killed while its connection is open resets it (ECONNRESET on the read):
+  // the client's doing, told to the stand-in as an error on its socket, session or stream, which
+  // it ignores. Unheard, it would be an uncaught exception in the process that runs the stand-in.
+  const ignore = (): void => undefined;
   server.on('connection', (socket: Socket) => {
     sockets.add(socket);
+    socket.on('error', ignore);
     socket.on('close', () => sockets.delete(socket));
   });
   server.on('session', (s) => {
     sessions.add(s);
+    s.on('error', ignore);
     s.on('close', () => sessions.delete(s));
   });
   server.on('stream', (stream, headers) => {
+    stream.on('error', ignore);
     const chunks: Buffer[] = [];
     stream.on('data', (c: Buffer) => chunks.push(c));
     stream.on('end', () => {
+      // A stream ended by its connection's reset is no request: APNs answers and counts none.
+      if (stream.aborted || stream.destroyed) return;
       void (async () => {
         const path = String(headers[':path'] ?? '');
         const auth = String(headers.authorization ?? '');
@@ -138,6 +147,7 @@ export async function startFakeApns(
             : jwtError
               ? { status: 403, reason: 'InvalidProviderToken' }
               : fake.answer(req);
+        if (stream.destroyed) return; // reset while the token was checked: nobody to answer
         stream.respond({ ':status': a.status, 'apns-id': `id-${requests.length}` });
         stream.end(a.reason !== undefined ? JSON.stringify({ reason: a.reason }) : undefined);
       })();

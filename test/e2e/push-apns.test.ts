@@ -3,7 +3,11 @@
  * headers, payload, endpoint per environment, provider-token reuse and renewal on an injected
  * clock, 410 removing the device, retries only where APNs asks for them.
  */
+import { once } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { connect as http2Connect } from 'node:http2';
+import { connect as netConnect } from 'node:net';
+import { connect as tlsConnect } from 'node:tls';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -408,6 +412,32 @@ describe('push to APNs', () => {
       resetsAt,
       limit: 'five_hour',
     });
+  });
+
+  it('the stand-in outlives a client that resets its connection mid-request (a daemon killed), and answers the next one', async () => {
+    // Unheard, the reset was an uncaught ECONNRESET in the test process (a fresh-clone run, M6).
+    const url = new URL(sandbox.url);
+    const before = sandbox.requests.length;
+    for (let i = 0; i < 3; i++) {
+      const raw = netConnect(Number(url.port), url.hostname);
+      raw.on('error', () => undefined);
+      await once(raw, 'connect');
+      const tls = tlsConnect({ socket: raw, ca: sandbox.certPem, ALPNProtocols: ['h2'], servername: 'localhost' });
+      tls.on('error', () => undefined);
+      const client = http2Connect(sandbox.url, { createConnection: () => tls });
+      client.on('error', () => undefined);
+      await once(client, 'connect');
+      const req = client.request({ ':method': 'POST', ':path': '/3/device/reset' });
+      req.on('error', () => undefined);
+      // Half a body, handed to the socket: the stand-in is reading a request when the reset comes.
+      await new Promise<void>((resolve) => req.write('{"aps":', () => resolve()));
+      raw.resetAndDestroy();
+      await once(raw, 'close');
+    }
+    const push = service();
+    push.awaitingInput('pi-main');
+    await eventually(() => sandbox.requests.length > before, 10_000, 20, 'the next push at the stand-in');
+    expect(sandbox.requests.slice(before).map((r) => r.deviceToken)).not.toContain('reset');
   });
 
   it('sends nothing for a session that is gone, and never throws into the caller', () => {
