@@ -45,6 +45,11 @@ export const OPTION_NAME_RE = /^@[a-z-]+$/;
 /** A tmux pane id: `%` and a number, unique on its server only. */
 export const PANE_ID_RE = /^%\d+$/;
 
+/** A process id as tmux prints it (`#{pid}`, `$TMUX`'s second field); null for anything else. */
+export function parsePid(text: string): number | null {
+  return /^[1-9]\d{0,9}$/.test(text) ? Number(text) : null;
+}
+
 /** The format that expands to an option's value (empty when unset). */
 export const optionFormat = (option: SessionOption): string => `#{${option}}`;
 
@@ -75,7 +80,7 @@ export const panePlaceCommand = (pane: string): string[] => ['display-message', 
 /** What `panePlaceCommand` printed (its newline included or not). */
 export function parsePanePlace(out: string): PanePlace {
   const [socket = '', pane = '', session = '', tether, pid = ''] = out.replace(/\n$/, '').split(SEP);
-  return { socket, serverPid: /^[1-9]\d{0,9}$/.test(pid) ? Number(pid) : null, pane, session, tether: tether === '1' };
+  return { socket, serverPid: parsePid(pid), pane, session, tether: tether === '1' };
 }
 
 /**

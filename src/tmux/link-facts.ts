@@ -9,7 +9,7 @@
 import { processExists } from '../process.js';
 import type { ControlClient, ControlClose } from './control-client.js';
 import { isNoServerError, isNoServerListeningError, isNoSessionError, type TmuxCli } from './exec.js';
-import { PANE_ID_RE, SESSION_OPTIONS, optionFormat } from './layout.js';
+import { PANE_ID_RE, SESSION_OPTIONS, optionFormat, parsePid } from './layout.js';
 import { buildControlCommand } from './quote.js';
 
 /** What a pane link tells its session: the link and the pane, as the session machine hears them. */
@@ -34,10 +34,9 @@ export async function readLinkFacts(client: ControlClient, id: string): Promise<
   const format = `#{pid} ${optionFormat(SESSION_OPTIONS.pane)} ${optionFormat(SESSION_OPTIONS.seq)}`;
   const body = await client.run(buildControlCommand(['display-message', '-p', '-t', `=${id}:`, format]));
   const [pid = '', pane = '', seq = ''] = body.toString('utf8').trim().split(' ');
-  const serverPid = /^\d+$/.test(pid) ? Number(pid) : null;
   const reserved = /^\d+$/.test(seq) ? Number(seq) : 0;
   return {
-    serverPid: serverPid !== null && Number.isSafeInteger(serverPid) && serverPid > 0 ? serverPid : null,
+    serverPid: parsePid(pid),
     recordedPane: PANE_ID_RE.test(pane) ? pane : null,
     reservedSeq: Number.isSafeInteger(reserved) ? reserved : 0,
   };

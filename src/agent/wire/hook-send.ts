@@ -8,7 +8,7 @@
  * the pane-id pattern (src/tmux/layout.ts, which runs nothing).
  */
 import { createConnection } from 'node:net';
-import { PANE_ID_RE } from '../../tmux/layout.js';
+import { PANE_ID_RE, parsePid } from '../../tmux/layout.js';
 import { AGENT_SOCKET_ENV, HOOK_REPORT_VERSION, type HookReport } from './hook-wire.js';
 
 /** The longest a hook program keeps its agent waiting. */
@@ -24,8 +24,8 @@ export function hookReport(
   const pane = env.TMUX_PANE ?? '';
   const [tmuxSocket = '', serverPid = ''] = (env.TMUX ?? '').split(',');
   if (!PANE_ID_RE.test(pane) || tmuxSocket === '') return null;
-  const server = /^[1-9]\d{0,9}$/.test(serverPid) ? Number(serverPid) : undefined;
-  return { type: 'hook', v: HOOK_REPORT_VERSION, agent, pane, tmuxSocket, ...(server !== undefined ? { server } : {}), pid, fields };
+  const server = parsePid(serverPid);
+  return { type: 'hook', v: HOOK_REPORT_VERSION, agent, pane, tmuxSocket, ...(server !== null ? { server } : {}), pid, fields };
 }
 
 /** Sends `report` and resolves once the daemon answered, the connection failed, or the time is up. */
