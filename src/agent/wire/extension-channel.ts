@@ -10,18 +10,12 @@
  * that does not decode is a typed `DomainError` (`agent-*`), never a crash; decoding copies only the
  * fields it knows, so nothing else a peer sends travels further.
  */
-import { DomainError } from '../../errors.js';
 import { AGENT_STATE_VALUES, type AgentStateValue } from '../../machines/agent-state.machine.js';
 import { PANE_ID_RE } from '../../tmux/layout.js';
-import {
-  AGENT_KIND_PATTERN,
-  HOOK_REPORT_VERSION,
-  MAX_HOOK_FIELDS,
-  MAX_HOOK_FIELD_CHARS,
-  MAX_HOOK_FIELD_NAME_CHARS,
-  type HookReport,
-} from './hook-wire.js';
+import { decodeHookReport } from './hook-decode.js';
+import type { HookReport } from './hook-wire.js';
 import { decodeUsageMessage, type UsageMessage } from './usage-message.js';
+import { absolutePath, bad, MAX_PATH_CHARS, MAX_SHORT_CHARS, positiveInt, str } from './wire-fields.js';
 
 export const AGENT_PROTOCOL_VERSION = 1;
 /** Longest line either side may send (a large command list fits many times over): json-lines.ts holds the reader to it. */
@@ -38,8 +32,6 @@ export const MAX_USER_MESSAGE_CHARS = 2000;
 /** User messages a hello may carry (what auto-naming needs). */
 export const MAX_HELLO_MESSAGES = 3;
 /** Longest tool name, pane id, socket path. */
-const MAX_SHORT_CHARS = 256;
-const MAX_PATH_CHARS = 4096;
 export { AGENT_SOCKET_ENV } from './hook-wire.js';
 
 export type AgentEventName = 'agent.ready' | 'agent.start' | 'tool.start' | 'tool.end' | 'agent.end' | 'session.tree' | 'session.compact';
@@ -150,26 +142,6 @@ export type DaemonMessage =
 /** Daemon -> anyone on the agent socket: what the extension hears, or `ok` (a hook report was taken). */
 export type DaemonLine = DaemonMessage | { readonly type: 'ok' };
 
-const AGENT_KIND_RE = new RegExp(AGENT_KIND_PATTERN);
-
-/** A line that cannot be taken: `agent-bad-message` (or `agent-line-too-long`, from the reader). */
-const bad = (message: string) => new DomainError('agent-bad-message', message);
-
-function str(o: Record<string, unknown>, key: string, max: number, optional = false): string | undefined {
-  const v = o[key];
-  if (v === undefined && optional) return undefined;
-  if (typeof v !== 'string') throw bad(`${key}: must be a string`);
-  if (v.length > max) throw bad(`${key}: longer than ${max} characters`);
-  return v;
-}
-
-/** A file's absolute path (no NUL): what tether may later hand to the agent to reopen. */
-function absolutePath(o: Record<string, unknown>, key: string, optional = false): string | undefined {
-  const v = str(o, key, MAX_PATH_CHARS, optional);
-  if (v !== undefined && (!v.startsWith('/') || v.includes('\u0000'))) throw bad(`${key}: must be an absolute path`);
-  return v;
-}
-
 function decodeCommands(v: unknown): ReportedCommand[] {
   if (!Array.isArray(v)) throw bad('commands: must be an array');
   if (v.length > MAX_AGENT_COMMANDS) throw bad(`commands: more than ${MAX_AGENT_COMMANDS}`);
@@ -195,8 +167,7 @@ function decodeHello(o: Record<string, unknown>): HelloMessage {
   const state = o.state;
   if (typeof state !== 'string' || !(AGENT_STATE_VALUES as readonly string[]).includes(state))
     throw bad(`state: must be one of ${AGENT_STATE_VALUES.join(', ')}`);
-  const pid = o.pid;
-  if (typeof pid !== 'number' || !Number.isSafeInteger(pid) || pid <= 0) throw bad('pid: must be a positive integer');
+  const pid = positiveInt(o, 'pid', '')!;
   const messages = o.userMessages;
   if (!Array.isArray(messages) || messages.length > MAX_HELLO_MESSAGES || messages.some((m) => typeof m !== 'string')) {
     throw bad(`userMessages: must be at most ${MAX_HELLO_MESSAGES} strings`);
@@ -234,43 +205,6 @@ function decodeEvent(o: Record<string, unknown>): EventMessage {
     ...(id !== undefined ? { id } : {}),
     ...(tool !== undefined ? { tool } : {}),
     ...(typeof o.idle === 'boolean' ? { idle: o.idle } : {}),
-  };
-}
-
-function decodeHookReport(o: Record<string, unknown>): HookReport {
-  if (o.v !== HOOK_REPORT_VERSION) throw bad(`v: this daemon reads hook reports of version ${HOOK_REPORT_VERSION}`);
-  const agent = o.agent;
-  if (typeof agent !== 'string' || !AGENT_KIND_RE.test(agent)) throw bad('agent: must be an agent kind (a short lowercase word)');
-  const pane = str(o, 'pane', MAX_SHORT_CHARS)!;
-  if (!PANE_ID_RE.test(pane)) throw bad('pane: must look like %<number>');
-  const pid = o.pid;
-  if (typeof pid !== 'number' || !Number.isSafeInteger(pid) || pid <= 0) throw bad('pid: must be a positive integer');
-  const server = o.server;
-  if (server !== undefined && (typeof server !== 'number' || !Number.isSafeInteger(server) || server <= 0))
-    throw bad("server: must be a positive integer (the tmux server's pid)");
-  const f = o.fields;
-  if (!f || typeof f !== 'object' || Array.isArray(f)) throw bad('fields: must be an object');
-  const entries = Object.entries(f as Record<string, unknown>);
-  if (entries.length > MAX_HOOK_FIELDS) throw bad(`fields: more than ${MAX_HOOK_FIELDS}`);
-  const kept: [string, string][] = [];
-  for (const [key, value] of entries) {
-    if (key.length > MAX_HOOK_FIELD_NAME_CHARS || !/^[A-Za-z0-9_-]+$/.test(key)) throw bad('fields: a field name is not a short word');
-    if (typeof value !== 'string' || value.length > MAX_HOOK_FIELD_CHARS)
-      throw bad(`fields/${key}: must be a string of at most ${MAX_HOOK_FIELD_CHARS} characters`);
-    kept.push([key, value]);
-  }
-  // fromEntries: a field named like an Object property (`__proto__`) stays a plain field.
-  const fields = Object.fromEntries(kept);
-  const tmuxSocket = str(o, 'tmuxSocket', MAX_PATH_CHARS)!;
-  return {
-    type: 'hook',
-    v: HOOK_REPORT_VERSION,
-    agent,
-    pane,
-    tmuxSocket,
-    ...(server !== undefined ? { server } : {}),
-    pid,
-    fields,
   };
 }
 

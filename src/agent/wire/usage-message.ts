@@ -6,7 +6,7 @@
  * Invariant: at most MAX_USAGE_WINDOWS windows, each name a short word; numbers are numbers (a
  * percent may be out of range, or null for one that was not a number: the hub decides).
  */
-import { DomainError } from '../../errors.js';
+import { bad } from './wire-fields.js';
 
 /** Windows one message may carry. */
 export const MAX_USAGE_WINDOWS = 8;
@@ -17,8 +17,6 @@ export interface UsageMessage {
   readonly type: 'usage';
   readonly windows: readonly { readonly name: string; readonly usedPercent: number; readonly resetsAt: number | null }[];
 }
-
-const bad = (message: string) => new DomainError('agent-bad-message', message);
 
 /** Decodes a `usage` message's object. */
 export function decodeUsageMessage(o: Record<string, unknown>): UsageMessage {
