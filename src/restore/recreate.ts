@@ -19,7 +19,7 @@ import type { Logger } from '../log.js';
 import type { SessionRecord, SessionRecords } from './records.js';
 import type { TmuxCli } from '../tmux/exec.js';
 import { SESSION_OPTIONS } from '../tmux/layout.js';
-import { hasSession, setUserOption } from '../tmux/sessions.js';
+import { hasSession } from '../tmux/sessions.js';
 import { createSession } from '../tmux/session-create.js';
 import type { CarriesAttention, SessionAttention } from '../actors/attention.js';
 import type { AgentLaunch } from '../actors/session.actor.js';
@@ -151,16 +151,18 @@ export async function recreateSession(deps: RestoreDeps, id: string): Promise<{ 
       // The same worktree: the session comes back where its agent worked, and says so.
       worktree: record.worktree ?? null,
       createdAt: record.createdAt,
+      // The description, the positions handed out before and a scheduled continue (armed again
+      // once the sessions are restored) are born with it: every reader of tmux finds them.
+      options: {
+        ...(record.description !== '' ? { [SESSION_OPTIONS.description]: record.description } : {}),
+        [SESSION_OPTIONS.seq]: String(record.reservedSeq),
+        ...(record.continue ? { [SESSION_OPTIONS.continue]: record.continue } : {}),
+      },
     });
   } catch (err) {
     if (isDomainError(err, 'session-exists')) return giveUp('another tmux session has its name now');
     return giveUp(`tmux could not create it: ${(err as Error).message}`);
   }
-  // The description and the positions handed out before come back before the link reads them.
-  if (record.description !== '') await setUserOption(deps.cli, id, SESSION_OPTIONS.description, record.description).catch(() => undefined);
-  await setUserOption(deps.cli, id, SESSION_OPTIONS.seq, String(record.reservedSeq)).catch(() => undefined);
-  // Its scheduled continue: read back and armed again once the sessions are restored.
-  if (record.continue) await setUserOption(deps.cli, id, SESSION_OPTIONS.continue, record.continue).catch(() => undefined);
   deps.log.info(
     {
       session: id,

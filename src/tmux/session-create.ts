@@ -12,7 +12,7 @@ import { DomainError } from '../errors.js';
 import { TmuxCommandError, type TmuxCli } from './exec.js';
 import { tmuxArgumentRefusal, escapeArgvArg } from './quote.js';
 import { PANE_ID_RE, SESSION_OPTIONS } from './layout.js';
-import { checkSessionName, encodeWorktreeOption, killSession, readUserOption, sessionExists } from './sessions.js';
+import { checkOptionName, checkSessionName, encodeWorktreeOption, killSession, readUserOption, sessionExists } from './sessions.js';
 import type { SessionWorktree } from '../machines/session.machine.js';
 
 const ENV_NAME_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -40,6 +40,12 @@ export interface CreateSessionOptions {
   readonly agent?: string;
   /** The git worktree `cwd` is, stored as `@tether-worktree`. */
   readonly worktree?: SessionWorktree | null;
+  /**
+   * More of tether's user options (`@name` -> value) set in the same invocation: a restored
+   * session's description, stream position and continue are there from its first moment, so
+   * no reader (discovery, the record keeper, the link) finds it without them.
+   */
+  readonly options?: Readonly<Record<string, string>>;
 }
 
 /** `new-window -c` expands formats in the directory: `##` is a literal `#`. */
@@ -118,6 +124,8 @@ export function createSessionCommands(opts: CreateSessionOptions): string[][] {
   if (opts.command.length === 0) throw tmuxArgumentRefusal('the agent command is empty');
   const env = Object.entries(opts.env ?? {});
   for (const [key] of env) if (!ENV_NAME_RE.test(key)) throw tmuxArgumentRefusal('an environment variable name is malformed');
+  const options = Object.entries(opts.options ?? {});
+  for (const [option] of options) checkOptionName(option);
   const cwd = opts.cwd !== undefined ? ['-c', escapeFormat(opts.cwd)] : [];
   const argv = agentArgv(opts.command);
   const session = `=${name}:`;
@@ -167,6 +175,8 @@ export function createSessionCommands(opts: CreateSessionOptions): string[][] {
     ...(opts.cwd !== undefined ? [['set-option', '-t', session, SESSION_OPTIONS.cwd, opts.cwd]] : []),
     ...(opts.agent !== undefined ? [['set-option', '-t', session, SESSION_OPTIONS.agent, opts.agent]] : []),
     ...(opts.worktree ? [['set-option', '-t', session, SESSION_OPTIONS.worktree, encodeWorktreeOption(opts.worktree)]] : []),
+    // The value follows the option name, without -F: stored as given, never expanded.
+    ...options.map(([option, value]) => ['set-option', '-t', session, option, value]),
     // Last, so it does not fire for the agent window itself.
     ['set-hook', '-t', session, 'after-new-window', AFTER_NEW_WINDOW_HOOK],
   ];

@@ -12,7 +12,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/log.js';
 import { SessionRecords } from '../../src/restore/records.js';
 import { RecordKeeper } from '../../src/restore/record-keeper.js';
+import { recreateSession } from '../../src/restore/recreate.js';
+import type { TmuxCli } from '../../src/tmux/exec.js';
+import { SESSION_OPTIONS } from '../../src/tmux/layout.js';
 import { createSession } from '../../src/tmux/session-create.js';
+import { killSession, readUserOption } from '../../src/tmux/sessions.js';
 import { privateTmux, type PrivateTmux } from '../helpers/tmux.js';
 
 describe('the record keeper', () => {
@@ -68,5 +72,29 @@ describe('the record keeper', () => {
     await writing;
     expect(records.read('lost')?.ended).toEqual(ended);
     expect(records.unrestorable().map((r) => r.name)).toEqual(['lost']);
+  });
+
+  it('keeps the description of a restored session that is written the moment tmux made it', async () => {
+    const records = new SessionRecords(dataDir);
+    const keeper = keeperOf(records);
+    const continueOption = JSON.stringify({ v: 1, at: '2026-03-01T00:00:00.000Z' });
+    await createSession(tmux.cli, { name: 'back', command: ['/bin/cat'], createdAt: new Date().toISOString() });
+    await keeper.sync('back');
+    records.update('back', { description: 'on the other disk #{x} $(y)', reservedSeq: 4096, continue: continueOption });
+    await killSession(tmux.cli, 'back');
+    // The restore's own tmux, whose every invocation is followed by a write of the record before
+    // the restore goes on: the worst moment for the session's link to come up and the keeper to
+    // write what tmux holds.
+    const cli = Object.create(tmux.cli) as TmuxCli;
+    cli.runList = async (commands, opts) => {
+      const out = await tmux.cli.runList(commands, opts);
+      await keeper.sync('back');
+      return out;
+    };
+    await recreateSession({ cli, records, agent: () => ({ command: ['/bin/cat'], env: {} }), now: Date.now, log: silentLogger }, 'back');
+    expect(records.read('back')).toMatchObject({ description: 'on the other disk #{x} $(y)', reservedSeq: 4096, ended: null });
+    expect(await readUserOption(tmux.cli, 'back', SESSION_OPTIONS.description)).toBe('on the other disk #{x} $(y)');
+    expect(await readUserOption(tmux.cli, 'back', SESSION_OPTIONS.seq)).toBe('4096');
+    expect(await readUserOption(tmux.cli, 'back', SESSION_OPTIONS.continue)).toBe(continueOption);
   });
 });

@@ -97,6 +97,7 @@ describe('sessions on real tmux', () => {
       cwd: dir,
       project: HOSTILE,
       createdAt,
+      options: { '@description': HOSTILE, '@tether-seq': '-1 ; kill-server' },
     });
     agentPane = paneId;
     expect(paneId).toMatch(/^%\d+$/);
@@ -105,6 +106,8 @@ describe('sessions on real tmux', () => {
     expect(await tmux.tmux('show-options', '-v', '-t', '=agent-1:', '@project')).toBe(`${HOSTILE}\n`);
     expect(await readUserOption(tmux.cli, 'agent-1', '@created')).toBe(createdAt);
     expect(await readUserOption(tmux.cli, 'agent-1', '@tether-pane')).toBe(paneId);
+    expect(await readUserOption(tmux.cli, 'agent-1', '@description')).toBe(HOSTILE);
+    expect(await readUserOption(tmux.cli, 'agent-1', '@tether-seq')).toBe('-1 ; kill-server');
 
     const info = await tmux.tmux(
       'display',
@@ -189,6 +192,14 @@ describe('sessions on real tmux', () => {
     await expect(createSession(never, { name: 'ok', command: ['cat'], env: { 'A=B': 'x' }, createdAt: 'now' })).rejects.toThrow(
       domainError('invalid'),
     );
+    for (const option of ['status', '@a;b', '@#{x}', '-g']) {
+      await expect(createSession(never, { name: 'ok', command: ['cat'], options: { [option]: 'x' }, createdAt: 'now' })).rejects.toThrow(
+        domainError('invalid'),
+      );
+    }
+    await expect(
+      createSession(never, { name: 'ok', command: ['cat'], options: { '@description': 'a\0b' }, createdAt: 'now' }),
+    ).rejects.toThrow(domainError('invalid'));
     await expect(createSession(tmux.cli, { name: 'agent-1', command: ['cat'], createdAt: 'later' })).rejects.toThrow(
       domainError('session-exists'),
     );
