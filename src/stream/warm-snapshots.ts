@@ -25,13 +25,56 @@ export const WARM_TAIL_MAX_BYTES = 1024 * 1024;
 export const WARM_LATE_MS = 100;
 /** Warm captures in flight at once, all sessions together; the others wait their turn. */
 export const WARM_MAX_IN_FLIGHT = 2;
+/**
+ * Bytes of warm captures a second, all sessions together. A capture is a pane's whole history
+ * (about 1 MB for 10,000 full lines), and each is built into a snapshot: a hundred panes going
+ * quiet in turn while their histories filled asked for twenty a second, twenty times the bytes
+ * they printed, and the collector's pauses that followed held the event loop past 20 ms
+ * (docs/benchmarks.md "Pacing the warm captures"). A pane waiting its turn is captured later;
+ * a phone that asks meanwhile gets a capture at once, as without a warm one.
+ */
+export const WARM_BYTES_PER_SECOND = 4 * 1024 * 1024;
 
 /**
- * Warm captures under way in this process. A hundred sessions that all looked quiet at once (the
+ * The warm captures of one process, all sessions together: at most `maxInFlight` at once, and
+ * their bytes at most `bytesPerSecond` (a capture's size is known only once made: its start
+ * reserves what the pane's last capture took, and its end settles the difference).
+ */
+export class WarmCapturePace {
+  private inFlight = 0;
+  /** When the next capture may start (the callers' `now` clock). */
+  private nextAt = -Infinity;
+
+  constructor(
+    private readonly maxInFlight = WARM_MAX_IN_FLIGHT,
+    private readonly bytesPerSecond = WARM_BYTES_PER_SECOND,
+  ) {}
+
+  /** How long a capture must wait before it may start; 0 when it may start now. */
+  waitMs(now: number): number {
+    if (this.inFlight >= this.maxInFlight) return WARM_QUIET_MS;
+    return Math.max(0, this.nextAt - now);
+  }
+
+  /** A capture starts, expected to take `estimate` bytes. */
+  started(now: number, estimate: number): void {
+    this.inFlight++;
+    this.nextAt = Math.max(this.nextAt, now) + (estimate * 1000) / this.bytesPerSecond;
+  }
+
+  /** The capture started with `estimate` ended, having taken `bytes` (0 when it failed). */
+  ended(estimate: number, bytes: number): void {
+    this.inFlight--;
+    this.nextAt += ((bytes - estimate) * 1000) / this.bytesPerSecond;
+  }
+}
+
+/**
+ * The pace of this process's warm captures. A hundred sessions that all looked quiet at once (the
  * event loop or tmux held up for half a second) each asked tmux for its whole history at the same
  * moment: seconds of work that held everything up again (docs/benchmarks.md "Scale").
  */
-let warmInFlight = 0;
+const processPace = new WarmCapturePace();
 
 /** How the snapshots of a session were made, for the operator view and the benchmarks. */
 export interface SnapshotCounts {
@@ -59,6 +102,8 @@ export class WarmSnapshots {
   /** When the armed timer is due (the `now` clock). */
   private dueAt = 0;
   private warming = false;
+  /** The size of this pane's last capture: what its next warm capture reserves of the pace. */
+  private lastBytes = 0;
   readonly counts: SnapshotCounts = { cold: 0, warmCaptures: 0, warmServed: 0 };
 
   constructor(
@@ -66,6 +111,7 @@ export class WarmSnapshots {
     private readonly link: CaptureSource,
     private readonly now: () => number,
     private readonly enabled: boolean,
+    private readonly pace: WarmCapturePace = processPace,
   ) {}
 
   /** Bytes the warm capture holds (its snapshot and its screen), 0 when there is none. */
@@ -137,30 +183,34 @@ export class WarmSnapshots {
   private captureIfQuiet(): void {
     if (this.warming || !this.link.linked) return;
     const now = this.now();
-    // Late, or the other sessions' captures under way: look again once the quiet could be real.
-    if (now - this.dueAt > WARM_LATE_MS || warmInFlight >= WARM_MAX_IN_FLIGHT) return this.schedule(WARM_QUIET_MS);
+    // Late: look again once the quiet could be real.
+    if (now - this.dueAt > WARM_LATE_MS) return this.schedule(WARM_QUIET_MS);
     const quietFor = this.stream.lastOutputAt === null ? Infinity : now - this.stream.lastOutputAt;
     if (quietFor < WARM_QUIET_MS) return this.schedule(WARM_QUIET_MS - quietFor);
     if (this.warm?.position === this.stream.position) return; // nothing new since
-    const wait = this.warmAt + WARM_MIN_INTERVAL_MS - now;
+    const wait = Math.max(this.warmAt + WARM_MIN_INTERVAL_MS - now, this.pace.waitMs(now));
     if (wait > 0) return this.schedule(wait);
     this.warming = true;
     this.warmAt = now;
-    warmInFlight++;
+    const estimate = this.lastBytes;
+    let bytes = 0;
+    this.pace.started(now, estimate);
     this.link
       .capture()
       .then((snap) => {
         this.counts.warmCaptures++;
+        bytes = snap.data.length;
         this.keep(snap);
       })
       .catch(() => undefined) // the link went down: the next output tries again
       .finally(() => {
         this.warming = false;
-        warmInFlight--;
+        this.pace.ended(estimate, bytes);
       });
   }
 
   private keep(snap: PaneSnapshot): void {
+    this.lastBytes = snap.data.length;
     if (this.enabled && (this.warm === null || snap.position >= this.warm.position)) this.warm = snap;
   }
 
