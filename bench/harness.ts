@@ -8,7 +8,7 @@
  * dir and is killed through it.
  */
 import { execFile, spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import { tmpdir } from 'node:os';
@@ -20,13 +20,15 @@ import { CLI } from '../testkit/built-cli.js';
 import { waitFor } from './figures.js';
 
 /**
- * node's flags for the daemon: `TETHER_BENCH_DAEMON_NODE_ARGS` ("none" for none) to compare,
- * else `byDefault` (tether's launchers' own, unless a bench starts it as a user does).
+ * node's flags for the daemon: `byDefault` (tether's launchers' own, unless a bench starts it as
+ * a user does, and a bench's own such as a probe's `--import`), with the launchers' own replaced
+ * by `TETHER_BENCH_DAEMON_NODE_ARGS` ("none" for none) to compare.
  */
 function daemonNodeArgs(byDefault: readonly string[] = DAEMON_NODE_ARGS): readonly string[] {
   const v = process.env.TETHER_BENCH_DAEMON_NODE_ARGS;
   if (v === undefined) return byDefault;
-  return v === 'none' ? [] : v.split(' ').filter(Boolean);
+  const own = byDefault.filter((a) => !DAEMON_NODE_ARGS.includes(a));
+  return [...(v === 'none' ? [] : v.split(' ').filter(Boolean)), ...own];
 }
 
 const run = promisify(execFile);
@@ -156,15 +158,21 @@ export async function benchDaemon(
   let url: URL;
   try {
     url = await new Promise<URL>((resolve, reject) => {
-      let out = '';
+      let out: string | null = '';
       const timer = setTimeout(() => reject(new Error(`tether serve printed no URL in 30 s; stderr:\n${stderr}`)), 30_000);
       void exited.then(() => reject(new Error(`tether serve exited before listening; stderr:\n${stderr}`)));
+      // TETHER_BENCH_DAEMON_STDOUT=<file>: what the daemon prints, kept (node's --trace-gc, say);
+      // its address is the first line that is one.
+      const keep = process.env.TETHER_BENCH_DAEMON_STDOUT;
       child.stdout.on('data', (d: Buffer) => {
+        if (keep) appendFileSync(keep, d);
+        if (out === null) return;
         out += d.toString();
-        const nl = out.indexOf('\n');
-        if (nl < 0) return;
+        const line = out.split('\n').find((l) => /^https?:\/\//.test(l));
+        if (line === undefined) return;
+        out = null;
         clearTimeout(timer);
-        resolve(new URL(out.slice(0, nl)));
+        resolve(new URL(line));
       });
     });
   } catch (err) {
