@@ -26,7 +26,7 @@ import { join } from 'node:path';
 
 const AGENT_PL = String.raw`use strict; use warnings; use utf8; use Fcntl; use Time::HiRes qw(sleep time);
 binmode STDOUT, ':utf8'; $| = 1;
-my ($dir, $tag, $prefill) = @ARGV;
+my ($dir, $tag, $prefill, $prefillS) = @ARGV; $prefillS //= 0;
 my $ctl = "$dir/$tag.ctl"; my $hold = "$dir/$tag.hold"; my $ackf = "$dir/$tag.ack"; my $inf = "$dir/$tag.in";
 sysopen(my $in, $ctl, O_RDWR) or die "ctl: $!";
 my $parent = getppid();
@@ -62,10 +62,12 @@ sub panel {
 # The history is filled with the kinds of lines the program prints afterwards, tool lines and a
 # flood's in about the share a session's history holds after hours of work (seven to three), so
 # that a capture of it (the daemon's warm capture) is about as large after the warm-up as later.
+# At an even pace over $prefillS seconds (0: as fast as the pane takes it), a batch at a time.
+my $p0 = time;
 for my $k (1..$prefill) {
   if ($k % 1000 < 300) { out(sprintf("\e[3%dm%s flood %d\e[0m %s\n", $k % 7 + 1, $tag, $k, 'x' x 100)); }
   else { out(sprintf("\e[3%dm●\e[0m \e[1mEdit\e[0m(src/%s/module-%d.ts) \e[2m+%d -%d lines, step %d\e[0m\n", $k % 7 + 1, $tag, $k % 40, $k % 97, $k % 13, $k)); }
-  if ($k % 400 == 0) { alive(); sleep 0.05; }
+  if ($k % 100 == 0) { alive(); my $w = $p0 + $prefillS * $k / $prefill - time; sleep($w > 0.05 ? $w : 0.05 * ($k % 400 == 0)); }
 }
 open(my $a0, '>', $ackf) or die; print $a0 "0\n"; close $a0;
 while (1) {
@@ -115,8 +117,8 @@ export class PaneProgram {
   }
 
   /** The shell line that starts the program in its pane (typed by the bench). */
-  commandLine(script: string, prefillLines: number): string {
-    return `exec perl ${script} ${this.dir} ${this.tag} ${prefillLines}`;
+  commandLine(script: string, prefillLines: number, prefillS = 0): string {
+    return `exec perl ${script} ${this.dir} ${this.tag} ${prefillLines} ${prefillS}`;
   }
 
   /** Queues one command (the pipe is opened read-write, so a write never blocks on a reader not there yet). */

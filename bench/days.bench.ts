@@ -111,6 +111,14 @@ const KEEPALIVE_MARGIN_MS = 35_000;
 const SLEEPER_SESSIONS = 4;
 /** History lines a program prints first: tmux's history limit for an agent's pane (10000) and more. */
 const PREFILL_LINES = 10_500;
+/**
+ * Seconds the first programs take to print them, all at once, each at an even pace: about 0.7 MB a
+ * second together, some four times the world's average later. As fast as the panes took them,
+ * ten programs at a time, they were 100 MB in some 35 s on two cores, the machine busy 57 % and
+ * the host's own loop-delay floor 6-8 ms: the daemon's p99 was 25-28 ms in that window whatever
+ * was changed in it (docs/benchmarks.md "The warm-up's load"), a load no person's agents make.
+ */
+const PREFILL_S = 150;
 
 function rng(seed: number): () => number {
   let s = seed >>> 0;
@@ -279,17 +287,17 @@ async function soak(
 
   // The programs, ten at a time (each fills its history first).
   const programs = new Map<string, PaneProgram>();
-  const startProgram = async (s: string, prefill: number): Promise<PaneProgram> => {
+  const startProgram = async (s: string, prefill: number, prefillS = 0): Promise<PaneProgram> => {
     const p = new PaneProgram(agentsDir, s);
     programs.set(s, p);
-    await bd.typeLine(`=${s}:`, `stty -icanon; ${p.commandLine(script, prefill)}`);
+    await bd.typeLine(`=${s}:`, `stty -icanon; ${p.commandLine(script, prefill, prefillS)}`);
     return p;
   };
   const prefill = opts.profile === 'issue' ? 0 : PREFILL_LINES;
-  for (let i = 0; i < sessions.length; i += 10) {
-    const batch = await Promise.all(sessions.slice(i, i + 10).map((s) => startProgram(s, prefill)));
-    await waitFor('the programs to fill their history', () => batch.every((p) => p.started), 300_000, 200);
-  }
+  const first: PaneProgram[] = [];
+  for (let i = 0; i < sessions.length; i += 10)
+    first.push(...(await Promise.all(sessions.slice(i, i + 10).map((s) => startProgram(s, prefill, prefill > 0 ? PREFILL_S : 0)))));
+  await waitFor('the programs to fill their history', () => first.every((p) => p.started), (PREFILL_S + 300) * 1000, 200);
   const deadline = t0 + opts.minutes * 60_000;
   const panes = await panesOf(bd);
   const stats = newAgentStats();
