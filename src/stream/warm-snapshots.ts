@@ -27,11 +27,11 @@ export const WARM_LATE_MS = 100;
 export const WARM_MAX_IN_FLIGHT = 2;
 /**
  * Bytes of warm captures a second, all sessions together. A capture is a pane's whole history
- * (about 1 MB for 10,000 full lines), and each is built into a snapshot: a hundred panes going
- * quiet in turn while their histories filled asked for twenty a second, twenty times the bytes
- * they printed, and the collector's pauses that followed held the event loop past 20 ms
- * (docs/benchmarks.md "Pacing the warm captures"). A pane waiting its turn is captured later;
- * a phone that asks meanwhile gets a capture at once, as without a warm one.
+ * (about 1 MB for 10,000 full lines), and each is built into a snapshot: a hundred panes that go
+ * quiet in turn each asked for one, back to back, two at a time. Paced, what the captures cost
+ * the daemon is bounded whatever the panes do (docs/benchmarks.md "The warm-up's load": it did not
+ * set the event loop's tail there). A pane waiting its turn is captured later; a phone that asks
+ * meanwhile gets a capture from tmux at once, as without a warm one.
  */
 export const WARM_BYTES_PER_SECOND = 4 * 1024 * 1024;
 

@@ -39,7 +39,7 @@ describe('warm snapshots', () => {
 
   it('paces the warm captures of many panes by their bytes, all panes together', async () => {
     // Twenty panes with full histories all go quiet at once: their captures (1 MiB each) are
-    // spread at WARM_BYTES_PER_SECOND, not made back to back (docs/benchmarks.md "Pacing the warm captures").
+    // spread at WARM_BYTES_PER_SECOND, not made back to back (docs/benchmarks.md "The warm-up's load").
     vi.useFakeTimers();
     const panes: WarmSnapshots[] = [];
     try {
