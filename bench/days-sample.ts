@@ -52,6 +52,8 @@ export interface Sample {
     /** V8's spaces, committed / resident, MB. */
     readonly v8CommittedMb: number;
     readonly v8PhysicalMb: number;
+    /** Each of V8's spaces resident (`new_space`, `old_space`, `code_space`, `large_object_space`, ...), MB. */
+    readonly v8SpacesMb: Readonly<Record<string, number>>;
     readonly fds: number;
     readonly handles: number;
     readonly resources: Readonly<Record<string, number>>;
@@ -248,6 +250,7 @@ export function sampleOf(
       warmMb,
       v8CommittedMb: spaces.reduce((n, s) => n + s.size, 0) / MB,
       v8PhysicalMb: spaces.reduce((n, s) => n + s.physical, 0) / MB,
+      v8SpacesMb: Object.fromEntries(Object.entries(probe.spaces).map(([name, space]) => [name, space.physical / MB])),
       fds,
       handles: probe.handles,
       resources: probe.resources,
