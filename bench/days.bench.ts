@@ -119,6 +119,14 @@ const PREFILL_LINES = 10_500;
  * was changed in it (docs/benchmarks.md "The warm-up's load"), a load no person's agents make.
  */
 const PREFILL_S = 150;
+/**
+ * The first sessions are made one every half second, the streaming phone joining each. Made back
+ * to back (a hundred in some 16 s, each starting nine tmux processes, each a fork of the daemon)
+ * the daemon's loop p99 was 16-22 ms in that window (docs/benchmarks.md "The warm-up's load"):
+ * the cost of a burst a person makes a few times a year (a hundred sessions restored at once),
+ * written down there, not the world's day.
+ */
+const SETUP_GAP_MS = 500;
 
 function rng(seed: number): () => number {
   let s = seed >>> 0;
@@ -275,6 +283,7 @@ async function soak(
     await bd.createSession(s);
     sessions.push(s);
     live.add(s);
+    await sleep(SETUP_GAP_MS);
   }
   await waitFor('every session streaming', () => [...live.sessions.values()].every((l) => l.based), 120_000, 200);
   await sleep(10_000);
