@@ -294,7 +294,7 @@ async function soak(
     `[days: ${opts.sessions} fresh sessions with a client each: daemon RSS ${base.daemon.rssMb.toFixed(1)} -> ${fresh.daemon.rssMb.toFixed(1)} MB (${(perSessionMb * 1024).toFixed(0)} KB a session), tmux -C PSS ${(perControlPssMb * 1024).toFixed(0)} KB each]\n`,
   );
 
-  // The programs, ten at a time (each fills its history first).
+  // The programs, typed ten at a time; they fill their histories together, each at an even pace.
   const programs = new Map<string, PaneProgram>();
   const startProgram = async (s: string, prefill: number, prefillS = 0): Promise<PaneProgram> => {
     const p = new PaneProgram(agentsDir, s);

@@ -168,7 +168,11 @@ export async function benchDaemon(
         if (keep) appendFileSync(keep, d);
         if (out === null) return;
         out += d.toString();
-        const line = out.split('\n').find((l) => /^https?:\/\//.test(l));
+        // Whole lines only: a chunk may end inside the address.
+        const line = out
+          .split('\n')
+          .slice(0, -1)
+          .find((l) => /^https?:\/\//.test(l));
         if (line === undefined) return;
         out = null;
         clearTimeout(timer);
