@@ -28,12 +28,18 @@ export interface DiscoveryDeps {
   readonly removedSince: (mark: number) => ReadonlySet<string>;
   /** Registers the listener for "look again now"; returns its removal. */
   readonly onRescanRequest: (listener: () => void) => () => void;
+  /** Runs the listing over a linked control client (no process); rejects when none is linked. */
+  readonly query?: (command: readonly string[]) => Promise<Buffer>;
 }
 
-/** One look at tmux: is a server running, and which sessions are tether sessions. */
-export async function scanTmux(cli: TmuxCli): Promise<TmuxScan> {
-  // Each scan reads the descriptions again: one set by hand in tmux shows within a scan.
-  const sessions = await listSessions(cli, { refresh: true });
+/**
+ * One look at tmux: is a server running, and which sessions are tether sessions. The listing goes
+ * over a linked control client when `query` is given and one is (a scan every 10 s would fork
+ * the daemon as often); the options tether does not hold yet, free text, are read by a process,
+ * and with `refresh` every description again (one set by hand in tmux shows within a scan).
+ */
+export async function scanTmux(cli: TmuxCli, query?: (command: readonly string[]) => Promise<Buffer>, refresh = true): Promise<TmuxScan> {
+  const sessions = await listSessions(cli, { refresh, query: query ?? null });
   if (sessions.length === 0) {
     try {
       await cli.run(['list-sessions', '-F', '#{session_id}']);
@@ -53,26 +59,33 @@ export function discoveryLogic(deps: DiscoveryDeps) {
     let stopped = false;
     let running = false;
     let again = false;
+    let againRefresh = false;
     let timer: NodeJS.Timeout | null = null;
 
     const schedule = (): void => {
       if (stopped) return;
       if (timer) clearTimeout(timer);
-      timer = setTimeout(() => void scan(), deps.linkedCount() > 0 ? RESCAN_LINKED_MS : RESCAN_IDLE_MS);
+      timer = setTimeout(() => void scan(true), deps.linkedCount() > 0 ? RESCAN_LINKED_MS : RESCAN_IDLE_MS);
       timer.unref();
     };
 
-    const scan = async (): Promise<void> => {
+    /**
+     * `refresh`: the periodic scan (and the first) reads every description again; a requested
+     * one (a session made or ended, seen by a control client) reads only what is new, so that a
+     * hundred sessions made at once do not read every description a hundred times.
+     */
+    const scan = async (refresh: boolean): Promise<void> => {
       if (stopped) return;
       if (running) {
         again = true;
+        againRefresh ||= refresh;
         return;
       }
       running = true;
       try {
         const runningAtStart = deps.runningIds();
         const mark = deps.removalMark();
-        const scanned = await scanTmux(deps.cli);
+        const scanned = await scanTmux(deps.cli, deps.query, refresh);
         // A session whose actor ended while the scan ran (killed, deleted) may still be in its
         // answer: tmux was asked before it went. Adopting it again would make a ghost session.
         const removed = deps.removedSince(mark);
@@ -89,14 +102,15 @@ export function discoveryLogic(deps: DiscoveryDeps) {
       } finally {
         running = false;
         if (again) {
-          again = false;
-          void scan();
+          const next = againRefresh;
+          again = againRefresh = false;
+          void scan(next);
         } else schedule();
       }
     };
 
-    const off = deps.onRescanRequest(() => void scan());
-    void scan();
+    const off = deps.onRescanRequest(() => void scan(false));
+    void scan(true);
     return () => {
       stopped = true;
       off();

@@ -95,6 +95,7 @@ export class SidecarSystem {
         session,
         tmuxDiscovery: discoveryLogic({
           cli: deps.cli,
+          query: (command) => this.panes.query(command),
           linkedCount: () => [...this.panes.values()].filter((pane) => pane.link.linked).length,
           runningIds: () =>
             Object.entries(this.actor.getSnapshot().context.sessions)

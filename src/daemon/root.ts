@@ -129,6 +129,7 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     reservedSeq: (id) => system.reservedSeq(id),
     now: Date.now,
     log,
+    query: (command) => system.queryTmux(command),
   });
 
   const connections = new ConnectionRegistry();

@@ -30,7 +30,7 @@ export function makeWorkspaces(deps: WorkspacesWiring): { service: Workspaces; p
   const service = new Workspaces({
     root: worktreesRoot(deps.config.worktrees.dir, deps.dataDir),
     workspace: (id) => sessionWorkspace(deps, id),
-    worktreesInUse: () => worktreesInUse(deps.cli),
+    worktreesInUse: () => worktreesInUse(deps.cli, (command) => deps.system.queryTmux(command)),
     now: Date.now,
     log: deps.log,
   });

@@ -31,6 +31,11 @@ export interface RecordKeeperDeps {
   readonly reservedSeq: (id: string) => number | null;
   readonly now: () => number;
   readonly log: Logger;
+  /**
+   * Runs the session listing over a linked control client (the sidecar's `queryTmux`), so that a
+   * write starts no tmux process; without it, or when none is linked, the listing is a process.
+   */
+  readonly query?: ((command: readonly string[]) => Promise<Buffer>) | null;
 }
 
 export class RecordKeeper {
@@ -94,15 +99,12 @@ export class RecordKeeper {
   private async write(id: string): Promise<void> {
     const forgets = this.forgets.get(id) ?? 0;
     const began = this.deps.now();
-    const info = (await listSessions(this.deps.cli)).find((s) => s.name === id);
+    // One listing names the session and its server (pid and start time): no process of its own.
+    const info = (await listSessions(this.deps.cli, { query: this.deps.query ?? null })).find((s) => s.name === id);
     if (!info?.isTether) return; // gone meanwhile, or not tether's: nothing to keep
     // As tether last wrote or read it (src/tmux/session-options.ts): a PATCH or an automatic name reaches it at once.
     const description = info.description ?? '';
-    const [pid, startTime] = (await this.deps.cli.run(['display-message', '-p', '-t', `=${id}:`, '#{pid} #{start_time}'])).stdout
-      .toString('utf8')
-      .trim()
-      .split(' ')
-      .map(Number);
+    const { serverPid: pid, serverStarted: startTime } = info;
     const previous = this.deps.records.read(id);
     // Marked unrestorable while tmux was read: what this write read was the server since lost with
     // the session, and the mark stays until the retry restores it (src/restore/retry.ts). Written
@@ -124,7 +126,7 @@ export class RecordKeeper {
       ...(previous?.prompts != null ? { prompts: previous.prompts } : {}),
       createdAt: info.createdAt ?? previous?.createdAt ?? at,
       reservedSeq: Math.max(this.deps.reservedSeq(id) ?? 0, previous?.reservedSeq ?? 0),
-      server: pid && startTime !== undefined && Number.isInteger(startTime) ? { pid, startTime } : (previous?.server ?? null),
+      server: pid !== null && startTime !== null ? { pid, startTime } : (previous?.server ?? null),
       ended: info.paneDead
         ? previous?.ended?.reason === 'exited'
           ? previous.ended

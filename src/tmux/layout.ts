@@ -70,6 +70,19 @@ export interface PanePlace {
 /** Where an agent in a pane is served: its session, or why it cannot be (one sentence a person can act on). */
 export type PaneLocation = { readonly session: string } | { readonly refused: string };
 
+/** What a new window prints when tether makes a session: its pane, and the session's identity. */
+export const SESSION_MADE_FORMAT = '#{pane_id} #{pid} #{session_id} #{session_created}';
+const SESSION_MADE_RE = /^(%\d+) (\d+) (\$\d+) (\d+)$/;
+
+/** What `SESSION_MADE_FORMAT` printed, from a command list's whole output; null when no line is one. */
+export function parseSessionMade(out: string): { paneId: string; serverPid: string; sessionId: string; created: number } | null {
+  for (const line of out.split('\n')) {
+    const m = SESSION_MADE_RE.exec(line);
+    if (m) return { paneId: m[1]!, serverPid: m[2]!, sessionId: m[3]!, created: Number(m[4]) };
+  }
+  return null;
+}
+
 /** Separates the fields of PANE_PLACE_FORMAT (a session name cannot hold it). */
 const SEP = '\x1f';
 const PANE_PLACE_FORMAT = ['#{socket_path}', '#{pane_id}', '#{session_name}', optionSetFormat(SESSION_OPTIONS.created), '#{pid}'].join(SEP);

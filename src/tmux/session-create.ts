@@ -11,8 +11,17 @@
 import { DomainError } from '../errors.js';
 import { TmuxCommandError, type TmuxCli } from './exec.js';
 import { tmuxArgumentRefusal, escapeArgvArg } from './quote.js';
-import { PANE_ID_RE, SESSION_OPTIONS } from './layout.js';
-import { checkOptionName, checkSessionName, encodeWorktreeOption, killSession, readUserOption, sessionExists } from './sessions.js';
+import { PANE_ID_RE, SESSION_MADE_FORMAT, SESSION_OPTIONS, parseSessionMade } from './layout.js';
+import { CREATED_RE, optionStoreOf, sessionKey } from './session-options.js';
+import {
+  checkOptionName,
+  checkSessionName,
+  encodeWorktreeOption,
+  killSession,
+  parseWorktreeOption,
+  readUserOption,
+  sessionExists,
+} from './sessions.js';
 import type { SessionWorktree } from '../machines/session.machine.js';
 
 const ENV_NAME_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -157,7 +166,7 @@ export function createSessionCommands(opts: CreateSessionOptions): string[][] {
       agentWindow,
       '-P',
       '-F',
-      '#{pane_id}',
+      SESSION_MADE_FORMAT,
       // Named, so automatic-rename is off for it (`-n` is a format: `##` is a literal `#`).
       '-n',
       escapeFormat(agentWindowName(opts.command)),
@@ -192,20 +201,42 @@ export async function createSession(cli: TmuxCli, opts: CreateSessionOptions): P
   const commands = createSessionCommands(opts);
   // Refuse unsendable data (NUL) here, before anything runs.
   for (const cmd of commands) for (const arg of cmd) escapeArgvArg(arg);
-  let stdout: Buffer;
+  // Listings that see the session before this call returns wait for the options it holds.
+  const made = cli.runList(commands).then(({ stdout }) => holdMade(cli, opts, stdout));
+  optionStoreOf(cli).making(opts.name, made);
+  let paneId: string | null;
   try {
-    ({ stdout } = await cli.runList(commands));
+    paneId = await made;
   } catch (err) {
     if (err instanceof TmuxCommandError && /duplicate session/.test(err.stderr)) throw sessionExists(opts.name);
     await removeHalfMadeSession(cli, opts);
     throw err;
   }
-  const paneId = stdout
-    .toString('utf8')
-    .split('\n')
-    .find((l) => PANE_ID_RE.test(l));
-  if (paneId === undefined) throw new Error(`tmux created session ${opts.name} but printed no pane id`);
+  if (paneId === null) throw new Error(`tmux created session ${opts.name} but printed no pane id`);
   return { paneId };
+}
+
+/**
+ * What the creation printed (its pane, the session's identity): tether's options as the one
+ * invocation set them are held from now on (src/tmux/session-options.ts), never read back.
+ * Answers the pane id; null when tmux printed none.
+ */
+function holdMade(cli: TmuxCli, opts: CreateSessionOptions, stdout: Buffer): string | null {
+  const printed = parseSessionMade(stdout.toString('utf8'));
+  if (!printed) return null;
+  const { paneId, serverPid, sessionId, created } = printed;
+  optionStoreOf(cli).made(opts.name, sessionKey(serverPid, sessionId, created), {
+    fixed: {
+      createdAt: CREATED_RE.test(opts.createdAt) ? opts.createdAt : null,
+      project: opts.project ?? null,
+      cwd: opts.cwd ?? null,
+      agent: opts.agent ?? null,
+      // As a read gives it back: the fields the option holds.
+      worktree: opts.worktree ? parseWorktreeOption(encodeWorktreeOption(opts.worktree)) : null,
+    },
+    description: opts.options?.[SESSION_OPTIONS.description] ?? null,
+  });
+  return paneId;
 }
 
 /** After a failure past `new-session`, kills the session if it carries this attempt's `@created`. */

@@ -4,7 +4,7 @@
  * latest activity.
  */
 import { isEmptyServerError, isNoServerError, type TmuxCli } from './exec.js';
-import { optionStoreOf, sessionKey, type SessionKey, type SessionOptionStore } from './session-options.js';
+import { CREATED_RE, optionStoreOf, sessionKey, type SessionKey, type SessionOptionStore } from './session-options.js';
 import { PANE_ID_RE, SESSION_OPTIONS, optionFormat, optionSetFormat } from './layout.js';
 import { parseWorktreeOption, readOptions } from './sessions.js';
 import type { SessionWorktree } from '../machines/session.machine.js';
@@ -36,6 +36,8 @@ export interface TmuxSessionInfo {
   readonly panePid: number | null;
   /** The pid of the tmux server that holds it. */
   readonly serverPid: number | null;
+  /** When that server started (`start_time`, epoch seconds): with the pid, it names the server. */
+  readonly serverStarted: number | null;
 }
 
 /**
@@ -47,6 +49,7 @@ export interface TmuxSessionInfo {
  */
 const LIST_FIELDS = [
   '#{pid}',
+  '#{start_time}',
   '#{session_id}',
   '#{session_name}',
   '#{session_created}',
@@ -60,14 +63,13 @@ const LIST_FIELDS = [
 ] as const;
 const SEP = '\x1f';
 const LIST_FORMAT = LIST_FIELDS.join(SEP);
-/** The shape tether writes `@created` in (`Date.toISOString`). */
-const CREATED_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,3})?Z$/;
 
 /** The `list-panes` command a listing runs (over a control client, or as its own process). */
 export const LIST_PANES_COMMAND: readonly string[] = ['list-panes', '-a', '-F', LIST_FORMAT];
 
 interface PaneRow {
   serverPid: string;
+  serverStarted: number | null;
   sessionId: string;
   name: string;
   created: number;
@@ -81,13 +83,26 @@ interface PaneRow {
 }
 
 function parsePaneRow(line: string): PaneRow | null {
-  const [serverPid = '', sessionId = '', name = '', created, attached, tether, paneId = '', dead, deadStatus = '', pid = '', ...rest] =
-    line.split(SEP);
+  const [
+    serverPid = '',
+    started = '',
+    sessionId = '',
+    name = '',
+    created,
+    attached,
+    tether,
+    paneId = '',
+    dead,
+    deadStatus = '',
+    pid = '',
+    ...rest
+  ] = line.split(SEP);
   // `@tether-pane` is last: a hand-set value holding a US only fails its shape check.
   const recordedPane = rest.join(SEP);
   if (!/^\d+$/.test(serverPid) || !/^\$\d+$/.test(sessionId) || !PANE_ID_RE.test(paneId)) return null;
   return {
     serverPid,
+    serverStarted: /^\d+$/.test(started) ? Number(started) : null,
     sessionId,
     name,
     created: Number(created),
@@ -127,6 +142,8 @@ export interface ListOptions {
  * and with `refresh` every description, are read in one batch of tmux invocations.
  */
 export async function listSessions(cli: TmuxCli, opts: ListOptions = {}): Promise<TmuxSessionInfo[]> {
+  // Sessions tether makes after this are not in the answer, and keep what the store holds of them.
+  const mark = optionStoreOf(cli).mark();
   let stdout: Buffer | null = null;
   if (opts.query) stdout = await opts.query(LIST_PANES_COMMAND).catch(() => null);
   if (stdout === null) {
@@ -148,18 +165,36 @@ export async function listSessions(cli: TmuxCli, opts: ListOptions = {}): Promis
   const store = optionStoreOf(cli);
   const firsts = [...bySession.values()].map((rows) => rows[0]!);
   const tether = firsts.filter((r) => r.tether).map((r) => ({ row: r, key: sessionKey(r.serverPid, r.sessionId, r.created) }));
-  store.reconcile(tether.map((t) => ({ name: t.row.name, key: t.key })));
-  await readMissing(
-    cli,
-    store,
-    tether.filter((t) => opts.refresh === true || store.fixed(t.key) === null || store.description(t.key) === undefined),
+  store.reconcile(
+    tether.map((t) => ({ name: t.row.name, key: t.key })),
+    mark,
   );
+  const lacking = tether.filter((t) => opts.refresh === true || store.fixed(t.key) === null || store.description(t.key) === undefined);
+  // What another read is already fetching is waited for, not read twice (a refresh reads anew).
+  const pending = opts.refresh === true ? [] : lacking.flatMap((t) => store.pendingRead(t.row.name, t.key) ?? []);
+  await Promise.all([
+    readMissing(
+      cli,
+      store,
+      lacking.filter((t) => opts.refresh === true || store.pendingRead(t.row.name, t.key) === undefined),
+    ),
+    ...[...new Set(pending)].map((read) => read.catch(() => undefined)),
+  ]);
   return [...bySession.values()].map((rows) => describeSession(rows, store));
 }
 
 /** Reads the options the store lacks (or, for a refresh, the descriptions) of these sessions, in one batch. */
 async function readMissing(cli: TmuxCli, store: SessionOptionStore, sessions: readonly { row: PaneRow; key: SessionKey }[]): Promise<void> {
   if (sessions.length === 0) return;
+  const read = fill(cli, store, sessions);
+  store.reading(
+    sessions.map((s) => s.key),
+    read,
+  );
+  await read;
+}
+
+async function fill(cli: TmuxCli, store: SessionOptionStore, sessions: readonly { row: PaneRow; key: SessionKey }[]): Promise<void> {
   const plans = sessions.map((s) => ({
     ...s,
     writes: store.writesTo(s.key),
@@ -225,6 +260,7 @@ function describeSession(rows: PaneRow[], store: SessionOptionStore): TmuxSessio
     paneDeadStatus: pane.dead ? pane.deadStatus : null,
     panePid: pane.pid,
     serverPid: Number(first.serverPid),
+    serverStarted: first.serverStarted,
   };
 }
 

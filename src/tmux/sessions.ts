@@ -185,15 +185,23 @@ export async function readSessionOptions(
   cli: TmuxCli,
   name: string,
 ): Promise<Pick<FixedOptions, 'createdAt' | 'agent' | 'worktree'> & { description: string | null }> {
-  const known = optionStoreOf(cli).known(name);
+  const store = optionStoreOf(cli);
+  // A listing reading this session's options now answers for it too.
+  const pending = store.pendingRead(name, store.keyOf(name));
+  if (pending) await pending.catch(() => undefined);
+  const known = store.known(name);
   if (known)
     return { description: known.description, createdAt: known.fixed.createdAt, agent: known.fixed.agent, worktree: known.fixed.worktree };
-  const read = (option: string) => readUserOption(cli, name, option).catch(() => null);
-  const [description, createdAt, agent, worktree] = await Promise.all([
-    read(SESSION_OPTIONS.description),
-    read(SESSION_OPTIONS.created),
-    read(SESSION_OPTIONS.agent),
-    read(SESSION_OPTIONS.worktree),
-  ]);
+  // One tmux process for the four (`readOptions`); a session that is gone, or a name no session
+  // can have, reads as all unset.
+  const options = [SESSION_OPTIONS.description, SESSION_OPTIONS.created, SESSION_OPTIONS.agent, SESSION_OPTIONS.worktree];
+  const read = async () => {
+    checkSessionName(name);
+    return readOptions(
+      cli,
+      options.map((option) => ({ target: `=${name}`, option })),
+    );
+  };
+  const [description = null, createdAt = null, agent = null, worktree = null] = await read().catch(() => []);
   return { description, createdAt, agent, worktree: parseWorktreeOption(worktree) };
 }

@@ -1,9 +1,9 @@
 /**
  * The record keeper against real tmux (a private server) and real files: a record forgotten
  * while a write of it was reading tmux stays forgotten. The write reads the session from tmux
- * first (three tmux calls), so a session that ends meanwhile (its server killed, its agent
- * exited) must not get its record back when that write finishes, nor one marked unrestorable
- * meanwhile lose the mark.
+ * first (a listing, and the options it does not hold yet), so a session that ends meanwhile (its
+ * server killed, its agent exited) must not get its record back when that write finishes, nor
+ * one marked unrestorable meanwhile lose the mark.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -83,4 +83,48 @@ describe('SessionOptionStore', () => {
     expect(store.keyOf('a')).toBeUndefined();
     expect(store.fixed(key)).toBeNull();
   });
+
+  it('holds what tether set on a session it made, with no listing, and a listing asked before the make keeps it', () => {
+    const store = new SessionOptionStore();
+    const old = sessionKey(100, '$1', 1000);
+    store.reconcile([{ name: 'old', key: old }]);
+    const asked = store.mark();
+    const key = sessionKey(100, '$2', 1005);
+    store.made('new', key, { fixed: fixed('codex'), description: null });
+    expect(store.known('new')).toEqual({ fixed: fixed('codex'), description: null });
+    // The listing asked tmux before the session existed: it does not drop what was made since.
+    store.reconcile([{ name: 'old', key: old }], asked);
+    expect(store.known('new')?.fixed.agent).toBe('codex');
+    // One asked after the make that does not hold it (killed by hand meanwhile) does.
+    store.reconcile([{ name: 'old', key: old }], store.mark());
+    expect(store.known('new')).toBeNull();
+    expect(store.fixed(key)).toBeNull();
+  });
+
+  it('tells a reader what will fill a session: a read under way, or the session being made', async () => {
+    const store = new SessionOptionStore();
+    const key = sessionKey(100, '$1', 1000);
+    let finish = (): void => undefined;
+    const make = new Promise<void>((resolve) => (finish = resolve));
+    store.making('new', make);
+    expect(store.pendingRead('new', undefined)).toBeDefined();
+    expect(store.pendingRead('other', undefined)).toBeUndefined();
+    finish();
+    await store.pendingRead('new', undefined);
+    expect(store.pendingRead('new', undefined)).toBeUndefined();
+
+    // A make that fails settles its waiters too.
+    const failed = Promise.reject(new Error('duplicate session'));
+    store.making('dup', failed);
+    await expect(store.pendingRead('dup', undefined)).resolves.toBeUndefined();
+
+    let done = (): void => undefined;
+    const read = new Promise<void>((resolve) => (done = resolve));
+    store.reading([key], read);
+    expect(store.pendingRead('a', key)).toBe(read);
+    done();
+    await read;
+    await Promise.resolve();
+    expect(store.pendingRead('a', key)).toBeUndefined();
+  });
 });

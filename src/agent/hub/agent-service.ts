@@ -11,8 +11,7 @@ import type { InspectionEvent } from 'xstate';
 import { DEFAULT_AGENT_NAME } from '../../config/schema.js';
 import type { Logger } from '../../log.js';
 import type { TmuxCli } from '../../tmux/exec.js';
-import { SESSION_OPTIONS } from '../../tmux/layout.js';
-import { readUserOption } from '../../tmux/sessions.js';
+import { readSessionOptions } from '../../tmux/sessions.js';
 import type { AgentRunner, TerminalNotice } from '../contract/adapter.js';
 import { AGENT_ADAPTERS, DEFAULT_ADAPTER } from '../contract/adapters.js';
 import { AutoNamer } from './auto-name.js';
@@ -135,7 +134,8 @@ export class AgentService {
     const kindOf = this.deps.agentKind;
     if (!kindOf) return;
     try {
-      const name = (await readUserOption(this.deps.cli, session, SESSION_OPTIONS.agent)) ?? DEFAULT_AGENT_NAME;
+      // As tether keeps it (no process once a listing saw the session), else read from tmux.
+      const name = (await readSessionOptions(this.deps.cli, session)).agent ?? DEFAULT_AGENT_NAME;
       const kind = kindOf(name);
       if (kind === null) return void this.early.delete(session);
       this.kinds.set(session, kind);

@@ -13,7 +13,7 @@ import type { Workspace } from './workspaces.service.js';
 
 export interface SessionWorkspaceDeps {
   readonly cli: TmuxCli;
-  readonly system: Pick<SidecarSystem, 'hasSession'>;
+  readonly system: Pick<SidecarSystem, 'hasSession' | 'queryTmux'>;
   readonly records: Pick<SessionRecords, 'read'>;
   /** The sessions that could not be restored (they keep their record). */
   readonly isUnrestorable: (id: string) => boolean;
@@ -22,7 +22,9 @@ export interface SessionWorkspaceDeps {
 export async function sessionWorkspace(deps: SessionWorkspaceDeps, id: string): Promise<Workspace> {
   const missing = new DomainError('session-not-found', `no session named "${id}"`);
   if (!isValidSessionName(id)) throw missing;
-  const info = (await listSessions(deps.cli)).find((s) => s.name === id && s.isTether);
+  const info = (await listSessions(deps.cli, { query: (command) => deps.system.queryTmux(command) })).find(
+    (s) => s.name === id && s.isTether,
+  );
   if (info) return { cwd: info.cwd, worktree: info.worktree };
   // Being restored, or not restorable: its record says where it worked.
   const record = deps.system.hasSession(id) || deps.isUnrestorable(id) ? deps.records.read(id) : null;

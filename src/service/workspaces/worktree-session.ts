@@ -47,7 +47,7 @@ export async function createInWorktree<T>(req: WorktreeSessionRequest, create: (
   }
 }
 
-/** The worktree folders the sessions of this tmux server work in. */
-export async function worktreesInUse(cli: TmuxCli): Promise<ReadonlySet<string>> {
-  return new Set((await listSessions(cli)).flatMap((s) => (s.worktree ? [s.worktree.path] : [])));
+/** The worktree folders the sessions of this tmux server work in (the listing over `query` when given: no process). */
+export async function worktreesInUse(cli: TmuxCli, query?: (command: readonly string[]) => Promise<Buffer>): Promise<ReadonlySet<string>> {
+  return new Set((await listSessions(cli, { query: query ?? null })).flatMap((s) => (s.worktree ? [s.worktree.path] : [])));
 }
