@@ -1,7 +1,7 @@
 /**
  * What the daemon's bounded tables hold when full, measured on the real classes (#47): each
  * session's prompts (the newest LISTED_DECIDED_PROMPTS decided, REMEMBERED_PROMPT_IDS older ids,
- * and the JSON last written to tmux) and the ask desk's MAX_CLOSED_ASKS closed asks, filled with
+ * and a digest of what was last written to tmux) and the ask desk's MAX_CLOSED_ASKS closed asks, filled with
  * records like the days soak's (bench/days-agents.ts). The days run's heap rises while these fill
  * (hours at its pace); this says by how much at most, so the rise can be told from a leak.
  *

@@ -14,6 +14,7 @@
  * first key (a failed write types nothing); each change is written, in order, after the ones
  * before; a prompt leaves the queue only decided.
  */
+import { createHash } from 'node:crypto';
 import { createActor, type Actor, type SnapshotFrom } from 'xstate';
 import { promptMachine, type PromptEvent } from '../../machines/prompt.machine.js';
 import type { AgentStateFact } from '../../protocol/frames.js';
@@ -61,6 +62,11 @@ export class SessionPrompts {
   private gate: { turnSeen: boolean; expired: boolean; cancel: () => void } | null = null;
   /** The agent was seen in a turn since the prompt being typed got its keys. */
   private turnSeen = false;
+  /**
+   * A digest of what was last written (or restored): an unchanged list is not written again. A
+   * digest, not the text: at the cap (20 listed, REMEMBERED_PROMPT_IDS older) the text is some
+   * 85 KB a session, a second copy of what `older` already holds.
+   */
   private written: string | null = null;
   private writes: Promise<void> = Promise.resolve();
   /** Polls while queued prompts wait for the daemon to know what the session runs. */
@@ -75,7 +81,7 @@ export class SessionPrompts {
   /** Takes what tmux (or the record) kept: undecided ones queue again, one caught being typed fails. */
   restore(stored: StoredPrompts | null): void {
     if (stored === null) return;
-    this.written = JSON.stringify(stored);
+    this.written = digestOf(JSON.stringify(stored));
     this.older.push(...stored.older);
     for (const record of stored.prompts) {
       if (record.status !== 'queued' && record.status !== 'typing') this.keepDecided(record);
@@ -304,10 +310,10 @@ export class SessionPrompts {
   private persist(strict: boolean): Promise<void> {
     const write = this.writes.then(async () => {
       const stored = this.stored();
-      const value = JSON.stringify(stored);
-      if (value === this.written) return;
+      const digest = digestOf(JSON.stringify(stored));
+      if (digest === this.written) return;
       await this.deps.store.write(this.id, stored);
-      this.written = value;
+      this.written = digest;
     });
     this.writes = write.catch((err: Error) => {
       if (!strict) this.deps.log.warn({ session: this.id, err: err.message }, 'the prompts could not be written to tmux');
@@ -324,3 +330,6 @@ export class SessionPrompts {
     return new Date(this.deps.now()).toISOString();
   }
 }
+
+/** What tells two written lists apart (SHA-256: no two lists a session holds share one). */
+const digestOf = (value: string): string => createHash('sha256').update(value).digest('base64');
