@@ -169,17 +169,22 @@ export async function listSessions(cli: TmuxCli, opts: ListOptions = {}): Promis
     tether.map((t) => ({ name: t.row.name, key: t.key })),
     mark,
   );
-  const lacking = tether.filter((t) => opts.refresh === true || store.fixed(t.key) === null || store.description(t.key) === undefined);
-  // What another read is already fetching is waited for, not read twice (a refresh reads anew).
-  const pending = opts.refresh === true ? [] : lacking.flatMap((t) => store.pendingRead(t.row.name, t.key) ?? []);
+  const lacks = (t: { key: SessionKey }): boolean => store.fixed(t.key) === null || store.description(t.key) === undefined;
+  const lacking = tether.filter((t) => opts.refresh === true || lacks(t));
+  // What another read (or the session's making) is already fetching is waited for, not read
+  // twice; a refresh reads anew.
+  const waited = opts.refresh === true ? [] : lacking.filter((t) => store.pendingRead(t.row.name, t.key) !== undefined);
+  const pending = new Set(waited.map((t) => store.pendingRead(t.row.name, t.key)!));
   await Promise.all([
     readMissing(
       cli,
       store,
-      lacking.filter((t) => opts.refresh === true || store.pendingRead(t.row.name, t.key) === undefined),
+      lacking.filter((t) => !waited.includes(t)),
     ),
-    ...[...new Set(pending)].map((read) => read.catch(() => undefined)),
+    ...[...pending].map((read) => read.catch(() => undefined)),
   ]);
+  // A make or a read that failed filled nothing: what it would have is read now.
+  await readMissing(cli, store, waited.filter(lacks));
   return [...bySession.values()].map((rows) => describeSession(rows, store));
 }
 
