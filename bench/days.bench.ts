@@ -23,7 +23,9 @@
  * `_DEFLATE` (`on,off`: one run each, side by side), `_PROFILE`, `_SESSIONS`, `_SAMPLE_S`,
  * `_TLS` (1: the user's default, TLS on), `_OUT` (where the report, the samples and the plot go;
  * default test-artifacts/days-<time>), `_DAEMON_ENV` (`K=V K=V`: extra environment for the
- * daemon, e.g. `MALLOC_ARENA_MAX=2`, to compare).
+ * daemon, e.g. `MALLOC_ARENA_MAX=2`, to compare), `_WITHOUT` (`churn,wake,upload`: those parts of
+ * the load left out, to tell what a figure follows; the report's checks of a part left out then
+ * say so).
  */
 import { randomBytes } from 'node:crypto';
 import { appendFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -361,7 +363,9 @@ async function soak(
   let warmT: number | null = null;
   const loops: Promise<void>[] = [];
   const until = (): boolean => performance.now() < deadline;
+  const without = new Set((process.env.TETHER_BENCH_DAYS_WITHOUT ?? '').split(',').map((w) => w.trim()));
   const every = async (label: string, gapS: () => number, fn: () => Promise<void>): Promise<void> => {
+    if (without.has(label)) return;
     while (until()) {
       const wait = Math.min(gapS() * 1000, deadline - performance.now());
       if (wait > 0) await sleep(wait);
