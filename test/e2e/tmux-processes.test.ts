@@ -1,11 +1,12 @@
 /**
  * What a new session costs in tmux processes (real daemon, real tmux): each process the daemon
  * starts is a fork that holds its event loop for a few milliseconds, and a hundred sessions made
- * or restored at once made 907 of them in 16 s (docs/benchmarks.md "The loop's tail"). A session
- * costs its `new-session` and its control client; the listings that follow (discovery, the
- * record keeper, a phone's `session-meta`) go over the control clients already there, and the
- * options tether set when it made the session are held, never read back. The daemon's `tmux` here is a
- * wrapper on PATH that writes each invocation's argv to a log before it runs the real one.
+ * or restored at once made 907 of them in 16 s (docs/benchmarks.md "Fewer tmux processes a
+ * session"). A session costs its `new-session` and its control client; the listings that follow
+ * (discovery, the record keeper, a phone's `session-meta`) go over the control clients already
+ * there, and the options tether set when it made the session are held, never read back. The
+ * daemon's `tmux` here is a wrapper on PATH that writes each invocation's argv to a log before it
+ * runs the real one.
  */
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
