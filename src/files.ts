@@ -58,9 +58,34 @@ export function writeAtomic(path: string, content: string | Buffer, fail: FileFa
   }
 }
 
-/** Runs `fn` holding the lock file `lockPath`, so that two processes never interleave writes. */
+/**
+ * How old the lock file at `path` is, in ms, or null when there is none. Its age by the wall clock
+ * is read once, when this wait first sees it; from then on it ages on the monotonic clock, so a
+ * step of the wall clock in the middle of a wait (a VM's clock set right) neither takes a live
+ * lock for one left by a crash nor makes a fresh one look young. A lock replaced meanwhile (another
+ * inode or mtime) is read afresh.
+ */
+type LockSight = { key: string; wallAge: number; seenAt: number };
+function lockAge(path: string, sight: { last?: LockSight }): number | null {
+  let stat;
+  try {
+    stat = statSync(path);
+  } catch {
+    return null;
+  }
+  const key = `${stat.ino}:${stat.mtimeMs}`;
+  if (sight.last?.key !== key) sight.last = { key, wallAge: Date.now() - stat.mtimeMs, seenAt: performance.now() };
+  return sight.last.wallAge + (performance.now() - sight.last.seenAt);
+}
+
+/**
+ * Runs `fn` holding the lock file `lockPath`, so that two processes never interleave writes. The
+ * wait is measured on the monotonic clock; a lock older than LOCK_STALE_MS (left by a crash) is
+ * removed and taken at once, never removed and then given up on.
+ */
 export function withLock<T>(lockPath: string, fn: () => T, fail: FileFailure): T {
-  const deadline = Date.now() + LOCK_WAIT_MS;
+  const deadline = performance.now() + LOCK_WAIT_MS;
+  const sight: { last?: LockSight } = {};
   for (;;) {
     try {
       closeSync(openSync(lockPath, 'wx', 0o600));
@@ -68,13 +93,18 @@ export function withLock<T>(lockPath: string, fn: () => T, fail: FileFailure): T
     } catch (err) {
       if (errnoOf(err) !== 'EEXIST') throw fail('io', `${lockPath} cannot be created: ${(err as Error).message}`);
     }
-    try {
-      // A lock older than any write could take is left over from a crash.
-      if (statSync(lockPath).mtimeMs < Date.now() - LOCK_STALE_MS) rmSync(lockPath, { force: true });
-    } catch {
-      // Released between the two calls: try again.
+    const age = lockAge(lockPath, sight);
+    if (age === null) continue; // Released since: try again at once.
+    // A lock older than any write could take is left over from a crash: taken over at once.
+    if (age > LOCK_STALE_MS) {
+      try {
+        rmSync(lockPath, { force: true });
+      } catch (err) {
+        throw fail('io', `${lockPath} is left over from a crash and cannot be removed: ${(err as Error).message}`);
+      }
+      continue;
     }
-    if (Date.now() > deadline) throw fail('locked', `${lockPath} is held by another tether process; remove it if none is running`);
+    if (performance.now() > deadline) throw fail('locked', `${lockPath} is held by another tether process; remove it if none is running`);
     sleepSync(LOCK_POLL_MS);
   }
   try {
