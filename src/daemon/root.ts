@@ -21,20 +21,16 @@ import { restoreAtStartAndRetry, restorerOf } from '../restore/restoring.js';
 import { SidecarSystem } from '../actors/system.js';
 import { OpsInspector } from '../ops/inspector.js';
 import { sessionActorId } from '../machines/sidecar.machine.js';
-import { opsRoutes } from '../transport/ops.routes.js';
 import { DeviceRegistry } from '../auth/devices.js';
 import { PairingService } from '../auth/pairing.js';
 import { PairingStore } from '../auth/pairing-store.js';
 import { TokenStore } from '../auth/token-store.js';
-import { pairRoutes } from '../transport/pair.routes.js';
 import { StreamHub } from '../stream/stream-hub.js';
 import { closeConnectionsOfRevokedTokens, ConnectionRegistry } from '../transport/connections.js';
-import { streamRoutes } from '../transport/stream.plugin.js';
 import { agentKinds } from '../agent/contract/kinds.js';
 import { loadConfig, parseBindAddress } from '../config/load.js';
 import { makeLogger } from '../runtime/logger.js';
 import { resolvePaths } from '../config/paths.js';
-import { healthReport, type HealthReport } from '../service/health/health.js';
 import { buildServer, listen } from '../transport/server.js';
 import { AgentService } from '../agent/hub/agent-service.js';
 import { agentSocketPath } from '../agent/wire/socket-path.js';
@@ -63,6 +59,7 @@ import { hostPresence } from '../service/health/presence.js';
 import { startAnswers } from './answers.js';
 import { startPrompts } from './prompts.js';
 import { startUsage } from './usage.js';
+import { daemonHttp } from './http.js';
 
 export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
   const paths = resolvePaths(io.env);
@@ -211,20 +208,27 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     now: Date.now,
     log,
   });
-  const health = (): HealthReport =>
-    healthReport({
-      version: packageVersion(),
-      presence: presence.report,
-      startedAt,
-      now: Date.now,
-      system,
-      buffers,
-      push,
-      connections: () => connections.clients(),
-      startWarnings: warnings,
-      tls: { enabled: tls !== null, fingerprint: tls?.fingerprint ?? null },
-      restore: { enabled: config.agent.restore, unrestorable: () => unrestorableSessions(records) },
-    });
+  const http = daemonHttp({
+    config,
+    presence,
+    startedAt,
+    system,
+    buffers,
+    push,
+    connections,
+    warnings,
+    tls,
+    records,
+    sessions,
+    hub,
+    pairing,
+    ops,
+    answers,
+    prompts,
+    usage,
+    workbench,
+    workspaces,
+  });
   // A revoked token (here or by `tether auth revoke`) loses its open sockets at once.
   const stopWatchingTokens = closeConnectionsOfRevokedTokens(tokens, connections, log);
   // Requests wait until the sessions are adopted: the port is held before anything is touched.
@@ -234,27 +238,10 @@ export async function runDaemon(io: DaemonIo): Promise<RunningDaemon> {
     logger: log,
     peerLimits: io.peerLimits,
     tokens,
-    health: { health },
+    health: { health: http.health },
     sessions: { sessions, continueOf: (id) => answers.continues.of(id) },
     tls,
-    plugins: [
-      async (app) =>
-        void (await app.register(streamRoutes, {
-          stream: hub,
-          sessions,
-          answers: answers.service,
-          prompts: prompts.service,
-          connections,
-          pingIntervalMs: config.stream.ping_interval_s * 1000,
-        })),
-      async (app) => void (await app.register(pairRoutes, { pairing, daemon: presence })),
-      async (app) => void (await app.register(opsRoutes, { ops, connections })),
-      answers.plugin,
-      prompts.plugin,
-      usage.plugin,
-      ...workbench.plugins,
-      workspaces.plugin,
-    ],
+    plugins: http.plugins,
   });
   // A refused start stops what it started (timers, the push client) and leaves with its one line.
   const refuse = async (err: unknown): Promise<never> => {

@@ -1,8 +1,9 @@
 /**
  * One session's prompts (docs/api.md "Prompts"): the queue in order, one prompt machine per
- * undecided prompt (src/machines/prompt.machine.ts), the newest decided ones, and the ids of older
- * ones. The prompt service (prompts.service.ts) holds one per session and feeds it the agent's
- * moves; this file decides whose turn it is and runs each prompt's typing.
+ * undecided prompt (src/machines/prompt.machine.ts); the decided ones and the writing of the list
+ * to tmux are its ledger's (prompt-ledger.ts). The prompt service (prompts.service.ts) holds one
+ * per session and feeds it the agent's moves; this file decides whose turn it is and runs each
+ * prompt's typing.
  *
  * Whose turn: the first queued prompt, once the session's agent awaits input with no open ask,
  * no prompt is being typed, and the turn the last submitted prompt started has ended (the agent
@@ -14,19 +15,12 @@
  * first key (a failed write types nothing); each change is written, in order, after the ones
  * before; a prompt leaves the queue only decided.
  */
-import { createHash } from 'node:crypto';
 import { createActor, type Actor, type SnapshotFrom } from 'xstate';
 import { promptMachine, type PromptEvent } from '../../machines/prompt.machine.js';
 import type { AgentStateFact } from '../../protocol/frames.js';
-import {
-  LISTED_DECIDED_PROMPTS,
-  PROMPT_FAIL_REASONS,
-  promptDigest,
-  REMEMBERED_PROMPT_IDS,
-  reportIsPrompt,
-  type PromptRecord,
-} from '../../protocol/prompt.js';
+import { PROMPT_FAIL_REASONS, promptDigest, reportIsPrompt, type PromptRecord } from '../../protocol/prompt.js';
 import type { StoredPrompts } from '../../protocol/prompt.schemas.js';
+import { PromptLedger, type FoundPrompt } from './prompt-ledger.js';
 import { screenShowsPrompt } from './prompt-screen.js';
 import type { PromptDeps } from './prompt-deps.js';
 import { pressEnter, typeLine } from './typed-line.js';
@@ -48,13 +42,10 @@ interface Entry {
   timer: (() => void) | null;
 }
 
-/** An older decided prompt: enough to answer a retry of it. */
-type Older = StoredPrompts['older'][number];
-
 export class SessionPrompts {
   private readonly queue: Entry[] = [];
-  private readonly decided: PromptRecord[] = [];
-  private readonly older: Older[] = [];
+  /** The decided prompts, and the writing of the whole list to tmux. */
+  private readonly ledger: PromptLedger;
   /**
    * The turn the last submitted prompt started: the next waits for its end (a turn seen, then the
    * agent waiting), or, once TURN_START_WAIT passed with no turn seen (`expired`), for the agent waiting.
@@ -62,13 +53,6 @@ export class SessionPrompts {
   private gate: { turnSeen: boolean; expired: boolean; cancel: () => void } | null = null;
   /** The agent was seen in a turn since the prompt being typed got its keys. */
   private turnSeen = false;
-  /**
-   * A digest of what was last written (or restored): an unchanged list is not written again. A
-   * digest, not the text: at the cap (20 listed, REMEMBERED_PROMPT_IDS older) the text is some
-   * 85 KB a session, a second copy of what `older` already holds.
-   */
-  private written: string | null = null;
-  private writes: Promise<void> = Promise.resolve();
   /** Polls while queued prompts wait for the daemon to know what the session runs. */
   private unknownTimer: (() => void) | null = null;
   private closed = false;
@@ -76,26 +60,21 @@ export class SessionPrompts {
   constructor(
     private readonly id: string,
     private readonly deps: PromptDeps,
-  ) {}
+  ) {
+    this.ledger = new PromptLedger(id, deps, () => this.queue.map((e) => e.record));
+  }
 
   /** Takes what tmux (or the record) kept: undecided ones queue again, one caught being typed fails. */
   restore(stored: StoredPrompts | null): void {
     if (stored === null) return;
-    this.written = digestOf(JSON.stringify(stored));
-    this.older.push(...stored.older);
-    for (const record of stored.prompts) {
-      if (record.status !== 'queued' && record.status !== 'typing') this.keepDecided(record);
-      else this.add(record, { type: 'prompt.restore', record, at: this.iso() });
-    }
+    for (const record of this.ledger.restore(stored)) this.add(record, { type: 'prompt.restore', record, at: this.iso() });
   }
 
   /** The prompt of that id: undecided, listed decided, or remembered (its record then given `text`, which is not kept). */
-  find(promptId: string): { record: (text: string) => PromptRecord; digest: string } | null {
-    const held = this.queue.find((e) => e.record.id === promptId)?.record ?? this.decided.find((r) => r.id === promptId);
+  find(promptId: string): FoundPrompt | null {
+    const held = this.queue.find((e) => e.record.id === promptId)?.record;
     if (held) return { record: () => held, digest: promptDigest(held.text) };
-    const old = this.older.find((o) => o.id === promptId);
-    if (!old) return null;
-    return { record: (text) => ({ id: old.id, text, by: old.by, status: old.status, createdAt: old.createdAt }), digest: old.digest };
+    return this.ledger.find(promptId);
   }
 
   /** Queued (or being typed) prompts. */
@@ -107,7 +86,7 @@ export class SessionPrompts {
   async enqueue(record: PromptRecord): Promise<PromptRecord> {
     const entry = this.add(record, { type: 'prompt.queue', record }, false);
     try {
-      await this.persist(true);
+      await this.ledger.persist(true);
     } catch (err) {
       entry.timer?.();
       entry.actor.stop();
@@ -122,7 +101,7 @@ export class SessionPrompts {
 
   /** The undecided prompts and the newest decided ones, oldest first. */
   list(): PromptRecord[] {
-    return [...this.decided, ...this.queue.map((e) => e.record)];
+    return this.ledger.list();
   }
 
   /** Cancels a queued prompt; returns it, or null when it is not queued. */
@@ -223,7 +202,7 @@ export class SessionPrompts {
       this.arm(entry, this.deps.waits.submitMs, () => entry.actor.send({ type: 'prompt.timeout', at: this.iso() }));
     if (record.status !== was.context.record?.status) {
       // Entering `typing` is written by `type`, strictly, before the first key.
-      if (!snap.matches('typing')) void this.persist(false);
+      if (!snap.matches('typing')) void this.ledger.persist(false);
       if (entry.told) this.deps.changed?.(this.id, record);
     }
   }
@@ -232,7 +211,7 @@ export class SessionPrompts {
   private async type(entry: Entry): Promise<void> {
     this.turnSeen = false;
     try {
-      await this.persist(true);
+      await this.ledger.persist(true);
       await typeLine(this.deps.panes, this.id, entry.record.text, this.deps.now);
     } catch (err) {
       this.deps.log.warn({ session: this.id, prompt: entry.record.id, err: (err as Error).message }, 'a prompt could not be typed');
@@ -272,7 +251,7 @@ export class SessionPrompts {
     this.queue.splice(i, 1);
     entry.timer?.();
     entry.actor.stop();
-    this.keepDecided(entry.record);
+    this.ledger.keep(entry.record);
     if (entry.record.status === 'submitted' && !(this.turnSeen && awaitsInput(this.deps.agents.current(this.id)))) {
       const cancel = this.deps.timer(() => {
         if (this.gate?.cancel !== cancel) return;
@@ -292,44 +271,12 @@ export class SessionPrompts {
     this.gate = null;
   }
 
-  private keepDecided(record: PromptRecord): void {
-    this.decided.push(record);
-    while (this.decided.length > LISTED_DECIDED_PROMPTS) {
-      const old = this.decided.shift()!;
-      this.older.push({ id: old.id, digest: promptDigest(old.text), status: old.status, by: old.by, createdAt: old.createdAt });
-    }
-    if (this.older.length > REMEMBERED_PROMPT_IDS) this.older.splice(0, this.older.length - REMEMBERED_PROMPT_IDS);
-  }
-
-  /** What tmux keeps. */
-  stored(): StoredPrompts {
-    return { v: 1, prompts: this.list(), older: [...this.older] };
-  }
-
-  /** Writes the prompts after the writes before; `strict`: a failure throws (else it is logged). */
-  private persist(strict: boolean): Promise<void> {
-    const write = this.writes.then(async () => {
-      const stored = this.stored();
-      const digest = digestOf(JSON.stringify(stored));
-      if (digest === this.written) return;
-      await this.deps.store.write(this.id, stored);
-      this.written = digest;
-    });
-    this.writes = write.catch((err: Error) => {
-      if (!strict) this.deps.log.warn({ session: this.id, err: err.message }, 'the prompts could not be written to tmux');
-    });
-    return strict ? write : this.writes;
-  }
-
   /** Every write asked for so far is done. */
   settled(): Promise<void> {
-    return this.writes;
+    return this.ledger.settled();
   }
 
   private iso(): string {
     return new Date(this.deps.now()).toISOString();
   }
 }
-
-/** What tells two written lists apart (SHA-256: no two lists a session holds share one). */
-const digestOf = (value: string): string => createHash('sha256').update(value).digest('base64');
