@@ -13,7 +13,7 @@
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import WebSocket, { WebSocketServer } from 'ws';
-import { DEFAULT_DEFLATE_POLICY } from '../src/transport/deflate-policy.js';
+import { DEFAULT_DEFLATE_POLICY } from '../src/transport/stream/deflate-policy.js';
 import { startEchoPane, tetherKeystroke } from './echo.bench.js';
 import { withBenchDaemon, type BenchDaemon } from './harness.js';
 import { envNumber, median, ms, percentile, ratio, sleep, waitFor, type Row } from './figures.js';

@@ -7,7 +7,7 @@
  * (test/unit/schemas.test.ts runs the same comparison).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Type, type TSchema } from 'typebox';
 import { Code } from 'typebox/compile';
@@ -87,38 +87,38 @@ export const GENERATED: readonly GeneratedModule[] = [
     rules: { name: 'CONFIG_RULES', from: './schema.js', values: (m) => m.CONFIG_RULES as object },
   },
   {
-    source: 'src/transport/routes.schemas.ts',
-    out: 'src/transport/routes.checks.ts',
+    source: 'src/transport/schemas/routes.schemas.ts',
+    out: 'src/transport/schemas/routes.checks.ts',
     schemas: (m) => ({ RouteSchemas: m.RouteSchemas }),
     branches: true,
   },
   {
-    source: 'src/transport/session-routes.schemas.ts',
-    out: 'src/transport/session-routes.checks.ts',
+    source: 'src/transport/schemas/session-routes.schemas.ts',
+    out: 'src/transport/schemas/session-routes.checks.ts',
     schemas: (m) => ({ SessionRouteSchemas: m.SessionRouteSchemas }),
     branches: true,
   },
   {
-    source: 'src/transport/answer-routes.schemas.ts',
-    out: 'src/transport/answer-routes.checks.ts',
+    source: 'src/transport/schemas/answer-routes.schemas.ts',
+    out: 'src/transport/schemas/answer-routes.checks.ts',
     schemas: (m) => ({ AnswerRouteSchemas: m.AnswerRouteSchemas }),
     branches: true,
   },
   {
-    source: 'src/transport/changes-routes.schemas.ts',
-    out: 'src/transport/changes-routes.checks.ts',
+    source: 'src/transport/schemas/changes-routes.schemas.ts',
+    out: 'src/transport/schemas/changes-routes.checks.ts',
     schemas: (m) => ({ ChangesRouteSchemas: m.ChangesRouteSchemas }),
     branches: true,
   },
   {
-    source: 'src/transport/usage-routes.schemas.ts',
-    out: 'src/transport/usage-routes.checks.ts',
+    source: 'src/transport/schemas/usage-routes.schemas.ts',
+    out: 'src/transport/schemas/usage-routes.checks.ts',
     schemas: (m) => ({ UsageRouteSchemas: m.UsageRouteSchemas }),
     branches: true,
   },
   {
-    source: 'src/transport/prompt-routes.schemas.ts',
-    out: 'src/transport/prompt-routes.checks.ts',
+    source: 'src/transport/schemas/prompt-routes.schemas.ts',
+    out: 'src/transport/schemas/prompt-routes.checks.ts',
     schemas: (m) => ({ PromptRouteSchemas: m.PromptRouteSchemas }),
     branches: true,
   },
@@ -169,6 +169,12 @@ function branchTargets(schema: unknown, expr: string): [string, TSchema][] {
   }
   return out;
 }
+
+/** How a generated check at `out` (a path from the repo's root) imports src/protocol/schema-check.ts. */
+const supportSpecifier = (out: string): string => {
+  const rel = relative(dirname(out), 'src/protocol/schema-check.js');
+  return rel.startsWith('.') ? rel : `./${rel}`;
+};
 
 /** TypeBox's helpers a generated check may call: src/protocol/schema-check.ts has their code. */
 const SUPPORT: ReadonlySet<string> = new Set(['Guard.CodePointCount']);
@@ -234,7 +240,7 @@ export async function renderChecksModule(g: GeneratedModule): Promise<string> {
     '// @ts-nocheck -- TypeBox writes the checks as plain JavaScript; the exports are typed below.',
     `import type * as D from './${sourceFile.replace(/\.ts$/, '.js')}';`,
     ...(g.rules ? [`import { ${g.rules.name} } from '${g.rules.from}';`] : []),
-    `import ${support.size > 0 ? '{ Guard, type GeneratedChecks }' : 'type { GeneratedChecks }'} from '${g.out.startsWith('src/protocol/') ? './' : '../protocol/'}schema-check.js';`,
+    `import ${support.size > 0 ? '{ Guard, type GeneratedChecks }' : 'type { GeneratedChecks }'} from '${supportSpecifier(g.out)}';`,
     '',
     ...literals,
     '',

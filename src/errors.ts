@@ -3,7 +3,7 @@
  *
  * Every layer throws a `DomainError`: a code of this registry, a message that reads on its own,
  * optional details. Nothing below the transports knows HTTP statuses, frame codes or close
- * codes; the transports (src/transport/errors.plugin.ts for HTTP, src/transport/stream.plugin.ts
+ * codes; the transports (src/transport/errors.plugin.ts for HTTP, src/transport/stream/stream.plugin.ts
  * for WebSocket) look the code up in `ERRORS` and nowhere else. docs/api.md lists the wire's
  * codes; test/unit/error-registry.test.ts keeps the registry, the table and the docs in step.
  */

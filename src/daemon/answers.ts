@@ -20,8 +20,8 @@ import type { LinePane } from '../service/prompts/typed-line.js';
 import type { AgentStateSource } from '../stream/stream-hub.js';
 import type { TmuxCli } from '../tmux/exec.js';
 import { readContinueOption, writeContinueOption } from '../tmux/continue-option.js';
-import { answersRoutes } from '../transport/answers.routes.js';
-import { continueRoutes } from '../transport/continue.routes.js';
+import { answersRoutes } from '../transport/routes/answers.routes.js';
+import { continueRoutes } from '../transport/routes/continue.routes.js';
 
 export interface AnswersWiring {
   /** The agents' states, and the desk where an ask's answer is claimed. */

@@ -19,7 +19,7 @@ import type { StreamHub } from '../stream/stream-hub.js';
 import type { TmuxCli } from '../tmux/exec.js';
 import { SESSION_OPTIONS } from '../tmux/layout.js';
 import { encodePromptsOption, readPromptsOption } from '../tmux/prompts-option.js';
-import { promptsRoutes } from '../transport/prompts.routes.js';
+import { promptsRoutes } from '../transport/routes/prompts.routes.js';
 
 export interface PromptsWiring {
   readonly agents: AgentService;

@@ -26,7 +26,7 @@ import { PairingService } from '../auth/pairing.js';
 import { PairingStore } from '../auth/pairing-store.js';
 import { TokenStore } from '../auth/token-store.js';
 import { StreamHub } from '../stream/stream-hub.js';
-import { closeConnectionsOfRevokedTokens, ConnectionRegistry } from '../transport/connections.js';
+import { closeConnectionsOfRevokedTokens, ConnectionRegistry } from '../transport/stream/connections.js';
 import { agentKinds } from '../agent/contract/kinds.js';
 import { loadConfig, parseBindAddress } from '../config/load.js';
 import { makeLogger } from '../runtime/logger.js';

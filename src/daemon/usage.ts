@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import type { AgentService } from '../agent/hub/agent-service.js';
 import type { OpsInspector } from '../ops/inspector.js';
 import { UsageWarnings } from '../service/alerts/usage-warnings.js';
-import { usageRoutes } from '../transport/usage.routes.js';
+import { usageRoutes } from '../transport/routes/usage.routes.js';
 
 export interface UsageWiring {
   readonly agents: AgentService;

@@ -13,7 +13,7 @@ import { worktreesInUse } from '../service/workspaces/worktree-session.js';
 import { sessionWorkspace } from '../service/workspaces/session-workspace.js';
 import { worktreesRoot } from '../config/data-layout.js';
 import type { TmuxCli } from '../tmux/exec.js';
-import { changesRoutes } from '../transport/changes.routes.js';
+import { changesRoutes } from '../transport/routes/changes.routes.js';
 
 export interface WorkspacesWiring {
   readonly config: TetherConfig;

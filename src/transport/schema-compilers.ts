@@ -16,12 +16,12 @@ import type { TSchema } from 'typebox';
 import type { TLocalizedValidationError } from 'typebox/error';
 import { DomainError } from '../errors.js';
 import { checkOf, type SchemaCheck } from '../protocol/schema-check.js';
-import { CHECKS as ROUTE_CHECKS } from './routes.checks.js';
-import { CHECKS as ANSWER_ROUTE_CHECKS } from './answer-routes.checks.js';
-import { CHECKS as SESSION_ROUTE_CHECKS } from './session-routes.checks.js';
-import { CHECKS as CHANGES_ROUTE_CHECKS } from './changes-routes.checks.js';
-import { CHECKS as PROMPT_ROUTE_CHECKS } from './prompt-routes.checks.js';
-import { CHECKS as USAGE_ROUTE_CHECKS } from './usage-routes.checks.js';
+import { CHECKS as ROUTE_CHECKS } from './schemas/routes.checks.js';
+import { CHECKS as ANSWER_ROUTE_CHECKS } from './schemas/answer-routes.checks.js';
+import { CHECKS as SESSION_ROUTE_CHECKS } from './schemas/session-routes.checks.js';
+import { CHECKS as CHANGES_ROUTE_CHECKS } from './schemas/changes-routes.checks.js';
+import { CHECKS as PROMPT_ROUTE_CHECKS } from './schemas/prompt-routes.checks.js';
+import { CHECKS as USAGE_ROUTE_CHECKS } from './schemas/usage-routes.checks.js';
 
 /** Every route schema's generated check. */
 const GENERATED = new Map([

@@ -14,7 +14,7 @@ import websocket from '@fastify/websocket';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { authPlugin } from './auth.plugin.js';
-import { endSocketAfterError } from './connections.js';
+import { endSocketAfterError } from './stream/connections.js';
 import { errorsPlugin, LOG_REDACT_PATHS, LOG_SERIALIZERS, RequestLogController } from './errors.plugin.js';
 import {
   ignoreExpectations,
@@ -28,12 +28,12 @@ import { DomainError } from '../errors.js';
 import { MAX_CLIENT_FRAME_BYTES } from '../protocol/frames.js';
 import { illFormedAt, illFormedMessage } from '../protocol/well-formed.js';
 import type { HealthSource, TokenVerifier } from './handles.js';
-import { healthRoutes } from './health.routes.js';
+import { healthRoutes } from './routes/health.routes.js';
 import { lingeringClosePlugin } from './lingering-close.js';
 import { PeerGuard } from './peer-guard.js';
 import { PEER_LIMITS, serverTimeouts, type PeerLimits } from './peer-limits.js';
 import { typeboxCompilersFactory } from './schema-compilers.js';
-import { sessionsRoutes, type SessionsRoutesOptions } from './sessions.routes.js';
+import { sessionsRoutes, type SessionsRoutesOptions } from './routes/sessions.routes.js';
 
 /**
  * How long a TLS session can be resumed (the lifetime of the tickets the server hands out): a
@@ -193,7 +193,7 @@ export async function buildServer(opts: ServerOptions): Promise<FastifyInstance>
   // the socket of any upgrade answered over HTTP (a 401, a 404).
   await app.register(websocket, {
     options: {
-      // Which messages are compressed is decided per message (transport/deflate-policy.ts).
+      // Which messages are compressed is decided per message (transport/stream/deflate-policy.ts).
       perMessageDeflate: { zlibDeflateOptions: { level: WS_DEFLATE_LEVEL } },
       maxPayload: WS_MAX_PAYLOAD_BYTES,
     },

@@ -5,7 +5,7 @@
  * devices; a socket that is not alive is not listed; a revoked token's device is forgotten.
  */
 import { describe, expect, it } from 'vitest';
-import { ConnectionRegistry, MAX_DEVICES_REMEMBERED, type RegisteredConnection } from '../../src/transport/connections.js';
+import { ConnectionRegistry, MAX_DEVICES_REMEMBERED, type RegisteredConnection } from '../../src/transport/stream/connections.js';
 
 function conn(tokenId: string, kind: RegisteredConnection['kind'] = 'stream', alive = () => true): RegisteredConnection {
   return {

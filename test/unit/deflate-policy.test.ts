@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DeflatePolicy } from '../../src/transport/deflate-policy.js';
+import { DeflatePolicy } from '../../src/transport/stream/deflate-policy.js';
 
 const opts = { floodBytesPerSecond: 1_000_000, congestedBytes: 64 * 1024, windowMs: 250, minBytes: 1024 };
 

@@ -9,22 +9,22 @@ import Fastify, { type FastifyInstance, type FastifySchema, type HTTPMethods, ty
 import { Type, type TSchema } from 'typebox';
 import { Value } from 'typebox/value';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { changesRoutes } from '../../src/transport/changes.routes.js';
+import { changesRoutes } from '../../src/transport/routes/changes.routes.js';
 import { errorsPlugin } from '../../src/transport/errors.plugin.js';
-import { historyRoutes } from '../../src/transport/history.routes.js';
-import { healthRoutes } from '../../src/transport/health.routes.js';
-import { opsRoutes } from '../../src/transport/ops.routes.js';
-import { pairRoutes } from '../../src/transport/pair.routes.js';
-import * as ChangesChecks from '../../src/transport/changes-routes.checks.js';
-import { ChangesRouteSchemas } from '../../src/transport/changes-routes.schemas.js';
-import * as RouteChecks from '../../src/transport/routes.checks.js';
-import { RouteSchemas } from '../../src/transport/routes.schemas.js';
-import * as SessionChecks from '../../src/transport/session-routes.checks.js';
-import { SessionRouteSchemas } from '../../src/transport/session-routes.schemas.js';
+import { historyRoutes } from '../../src/transport/routes/history.routes.js';
+import { healthRoutes } from '../../src/transport/routes/health.routes.js';
+import { opsRoutes } from '../../src/transport/routes/ops.routes.js';
+import { pairRoutes } from '../../src/transport/routes/pair.routes.js';
+import * as ChangesChecks from '../../src/transport/schemas/changes-routes.checks.js';
+import { ChangesRouteSchemas } from '../../src/transport/schemas/changes-routes.schemas.js';
+import * as RouteChecks from '../../src/transport/schemas/routes.checks.js';
+import { RouteSchemas } from '../../src/transport/schemas/routes.schemas.js';
+import * as SessionChecks from '../../src/transport/schemas/session-routes.checks.js';
+import { SessionRouteSchemas } from '../../src/transport/schemas/session-routes.schemas.js';
 import { typeboxCompilersFactory } from '../../src/transport/schema-compilers.js';
-import { sessionsRoutes } from '../../src/transport/sessions.routes.js';
-import { streamRoutes } from '../../src/transport/stream.plugin.js';
-import { uploadsRoutes } from '../../src/transport/uploads.routes.js';
+import { sessionsRoutes } from '../../src/transport/routes/sessions.routes.js';
+import { streamRoutes } from '../../src/transport/stream/stream.plugin.js';
+import { uploadsRoutes } from '../../src/transport/routes/uploads.routes.js';
 import websocket from '@fastify/websocket';
 
 interface Captured {

@@ -14,7 +14,7 @@ import type { FuzzLedger, FuzzRoute, FuzzTarget } from './target.js';
 
 /** The daemon's limits (docs/api.md): a client message at most 1 MiB + 4 KiB; ws's fragment bound. */
 export const WS_LIMITS = { maxPayload: 1024 * 1024 + 4096, maxFragments: 16 * 1024 } as const;
-/** More messages than this before the stream is open are refused (src/transport/stream.plugin.ts). */
+/** More messages than this before the stream is open are refused (src/transport/stream/stream.plugin.ts). */
 export const EARLY_BOUND = 60;
 
 /** One message (or protocol event) of a run, before it is cut into frames. */

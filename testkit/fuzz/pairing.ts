@@ -11,7 +11,7 @@
  */
 import fc from 'fast-check';
 import { Value } from 'typebox/value';
-import { RouteSchemas } from '../../src/transport/routes.checks.js';
+import { RouteSchemas } from '../../src/transport/schemas/routes.checks.js';
 import { errorShapeProblem } from './oracle.js';
 import { exchange, httpRequest, type Peer } from './raw-http.js';
 import { api } from './requests.js';

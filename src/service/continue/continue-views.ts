@@ -1,7 +1,7 @@
 /**
  * Where a session's continue shows on the stream (docs/api.md "Continue"): on its state frames
  * while it waits, with its outcome once, on the frame sent when it is decided. (The session list
- * and `GET /sessions/:id` add it in their routes: src/transport/sessions.routes.ts.)
+ * and `GET /sessions/:id` add it in their routes: src/transport/routes/sessions.routes.ts.)
  *
  * Invariant: these views add the schedule to what they wrap and change nothing else.
  */

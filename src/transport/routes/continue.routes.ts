@@ -5,9 +5,9 @@
  * token's device's (`by`), and so is the answer it types.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { ContinueSchedule } from '../protocol/continue.js';
-import { RouteSchemas } from './routes.checks.js';
-import { AnswerRouteSchemas } from './answer-routes.checks.js';
+import type { ContinueSchedule } from '../../protocol/continue.js';
+import { RouteSchemas } from '../schemas/routes.checks.js';
+import { AnswerRouteSchemas } from '../schemas/answer-routes.checks.js';
 
 /** What the continue routes need (src/service/continue/continue.service.ts is one). */
 export interface ContinueHandle {

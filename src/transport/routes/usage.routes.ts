@@ -4,9 +4,9 @@
  * like every route.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { AgentUsage } from '../protocol/usage.js';
-import { RouteSchemas } from './routes.checks.js';
-import { UsageRouteSchemas } from './usage-routes.checks.js';
+import type { AgentUsage } from '../../protocol/usage.js';
+import { RouteSchemas } from '../schemas/routes.checks.js';
+import { UsageRouteSchemas } from '../schemas/usage-routes.checks.js';
 
 /** What the usage route needs (the agents' usage book is one). */
 export interface UsageHandle {

@@ -11,10 +11,10 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
 import type { WebSocket } from 'ws';
-import { DomainError } from '../errors.js';
-import type { OpsActorView, OpsSink } from '../ops/inspector.js';
-import type { ConnectionRegistry } from './connections.js';
-import { RouteSchemas } from './routes.checks.js';
+import { DomainError } from '../../errors.js';
+import type { OpsActorView, OpsSink } from '../../ops/inspector.js';
+import type { ConnectionRegistry } from '../stream/connections.js';
+import { RouteSchemas } from '../schemas/routes.checks.js';
 
 /** A viewer's socket with more than this unsent is behind: it is skipped until it drains. */
 export const OPS_HIGH_WATERMARK_BYTES = 256 * 1024;

@@ -8,15 +8,15 @@
  * through the quoting layer.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { SlashCommand } from '../agent/contract/commands.js';
-import { DomainError } from '../errors.js';
-import { parseInput, type InputMessage } from '../protocol/input.js';
-import { RouteSchemas } from './routes.checks.js';
-import { SessionRouteSchemas } from './session-routes.checks.js';
-import type { SessionListItem } from './session-routes.schemas.js';
-import type { ContinueSchedule } from '../protocol/continue.js';
+import type { SlashCommand } from '../../agent/contract/commands.js';
+import { DomainError } from '../../errors.js';
+import { parseInput, type InputMessage } from '../../protocol/input.js';
+import { RouteSchemas } from '../schemas/routes.checks.js';
+import { SessionRouteSchemas } from '../schemas/session-routes.checks.js';
+import type { SessionListItem } from '../schemas/session-routes.schemas.js';
+import type { ContinueSchedule } from '../../protocol/continue.js';
 
-export type { SessionListItem } from './session-routes.schemas.js';
+export type { SessionListItem } from '../schemas/session-routes.schemas.js';
 
 const { IdParams, ErrorBody, NoContent } = RouteSchemas;
 

@@ -5,9 +5,9 @@
  * queued one. Behind the token, like every route; a prompt is the token's device's (`by`).
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { PromptRecord } from '../protocol/prompt.js';
-import { PromptRouteSchemas } from './prompt-routes.checks.js';
-import { RouteSchemas } from './routes.checks.js';
+import type { PromptRecord } from '../../protocol/prompt.js';
+import { PromptRouteSchemas } from '../schemas/prompt-routes.checks.js';
+import { RouteSchemas } from '../schemas/routes.checks.js';
 
 /** What the prompt routes need (src/service/prompts/prompts.service.ts is one). */
 export interface PromptsHandle {

@@ -5,8 +5,8 @@
  * like every route; the answer is recorded under the name of the token that gave it.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { RouteSchemas } from './routes.checks.js';
-import { AnswerRouteSchemas } from './answer-routes.checks.js';
+import { RouteSchemas } from '../schemas/routes.checks.js';
+import { AnswerRouteSchemas } from '../schemas/answer-routes.checks.js';
 
 /** What the answer routes need (src/service/answers/answers.service.ts is one). */
 export interface AnswersHandle {

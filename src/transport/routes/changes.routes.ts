@@ -7,10 +7,10 @@
  * working tree before git sees it (the handle refuses `..`, absolute paths and symlinks out).
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FileDiff } from '../git/changes.js';
-import type { SessionChanges } from '../service/workspaces/workspaces.service.js';
-import { RouteSchemas } from './routes.checks.js';
-import { ChangesRouteSchemas } from './changes-routes.checks.js';
+import type { FileDiff } from '../../git/changes.js';
+import type { SessionChanges } from '../../service/workspaces/workspaces.service.js';
+import { RouteSchemas } from '../schemas/routes.checks.js';
+import { ChangesRouteSchemas } from '../schemas/changes-routes.checks.js';
 
 /** What the routes need of the workspaces. Unknown sessions throw `session-not-found`. */
 export interface ChangesHandle {

@@ -5,9 +5,9 @@
  * schemas`).
  */
 import { Type } from 'typebox';
-import { CHOICE_ID_PATTERN, MAX_ASK_ID_CHARS } from '../protocol/ask.js';
-import { MAX_CONTINUE_TEXT_CHARS } from '../protocol/continue.js';
-import { ContinueSchedule } from '../protocol/continue.schemas.js';
+import { CHOICE_ID_PATTERN, MAX_ASK_ID_CHARS } from '../../protocol/ask.js';
+import { MAX_CONTINUE_TEXT_CHARS } from '../../protocol/continue.js';
+import { ContinueSchedule } from '../../protocol/continue.schemas.js';
 
 export const AnswerRouteSchemas = {
   AnswerBody: Type.Object(

@@ -9,8 +9,8 @@
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Readable } from 'node:stream';
-import type { StoredUpload } from '../uploads/upload-store.js';
-import { RouteSchemas } from './routes.checks.js';
+import type { StoredUpload } from '../../uploads/upload-store.js';
+import { RouteSchemas } from '../schemas/routes.checks.js';
 
 /** What the route needs of the uploads. */
 export interface UploadsHandle {

@@ -4,8 +4,8 @@
  * field the source forgets is a 500 here rather than a silently different contract.
  */
 import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
-import type { HealthSource } from './handles.js';
-import { RouteSchemas } from './routes.checks.js';
+import type { HealthSource } from '../handles.js';
+import { RouteSchemas } from '../schemas/routes.checks.js';
 
 export interface HealthRoutesOptions {
   readonly health: HealthSource;

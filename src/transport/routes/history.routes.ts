@@ -7,13 +7,13 @@
  * hold is a 416 that names the ranges it does.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { DomainError, isDomainError } from '../errors.js';
-import type { PositionRange } from '../history/buffer-index.js';
-import type { HistoryPage } from '../history/history-reader.js';
-import type { SearchResult } from '../history/search-scan.js';
-import type { BufferNote } from '../service/workbench/history.service.js';
-import { DEFAULT_SEARCH_LIMIT } from '../service/workbench/history.service.js';
-import { RouteSchemas } from './routes.checks.js';
+import { DomainError, isDomainError } from '../../errors.js';
+import type { PositionRange } from '../../history/buffer-index.js';
+import type { HistoryPage } from '../../history/history-reader.js';
+import type { SearchResult } from '../../history/search-scan.js';
+import type { BufferNote } from '../../service/workbench/history.service.js';
+import { DEFAULT_SEARCH_LIMIT } from '../../service/workbench/history.service.js';
+import { RouteSchemas } from '../schemas/routes.checks.js';
 
 /** What the routes need of the history. */
 export interface HistoryHandle {

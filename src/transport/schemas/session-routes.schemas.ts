@@ -7,12 +7,12 @@
  * routes' shared pieces (`IdParams`, `ErrorBody`, `NoContent`) are in routes.schemas.ts.
  */
 import { Type, type Static } from 'typebox';
-import { ContinueSchedule } from '../protocol/continue.schemas.js';
-import { AgentStateValue, Ask, Stop } from '../protocol/frames.schemas.js';
-import { WorktreeFacts } from '../protocol/worktree.schemas.js';
-import { AgentUsage } from '../protocol/usage.schemas.js';
-import { SESSION_NAME_PATTERN } from '../protocol/session-name.js';
-import { MAX_BRANCH_CHARS } from '../git/repository.js';
+import { ContinueSchedule } from '../../protocol/continue.schemas.js';
+import { AgentStateValue, Ask, Stop } from '../../protocol/frames.schemas.js';
+import { WorktreeFacts } from '../../protocol/worktree.schemas.js';
+import { AgentUsage } from '../../protocol/usage.schemas.js';
+import { SESSION_NAME_PATTERN } from '../../protocol/session-name.js';
+import { MAX_BRANCH_CHARS } from '../../git/repository.js';
 
 /** Longest directory path, in characters (Linux's PATH_MAX). */
 const MAX_CWD_CHARS = 4096;

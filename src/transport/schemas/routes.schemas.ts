@@ -6,11 +6,11 @@
  * loaded with them (docs/architecture.md "Schemas and their checks").
  */
 import { Type, type Static } from 'typebox';
-import type { Holds, Same } from '../protocol/same-type.js';
-import { SESSION_NAME_PATTERN } from '../protocol/session-name.js';
-import { CONTROL_CHAR_RANGES } from '../protocol/text.js';
-import { MAX_QUERY_CHARS } from '../service/workbench/history.service.js';
-import type { HealthReport } from './handles.js';
+import type { Holds, Same } from '../../protocol/same-type.js';
+import { SESSION_NAME_PATTERN } from '../../protocol/session-name.js';
+import { CONTROL_CHAR_RANGES } from '../../protocol/text.js';
+import { MAX_QUERY_CHARS } from '../../service/workbench/history.service.js';
+import type { HealthReport } from '../handles.js';
 
 /** Longest upload `name` a client may send, in characters (the stored one is shorter still). */
 const MAX_UPLOAD_NAME_CHARS = 1024;

@@ -6,9 +6,9 @@
  * stream's `prompt` message.
  */
 import { Type } from 'typebox';
-import { MAX_PROMPT_CHARS, PROMPT_ID_PATTERN } from '../protocol/prompt.js';
-import { PromptRecord } from '../protocol/prompt.schemas.js';
-import { SESSION_NAME_PATTERN } from '../protocol/session-name.js';
+import { MAX_PROMPT_CHARS, PROMPT_ID_PATTERN } from '../../protocol/prompt.js';
+import { PromptRecord } from '../../protocol/prompt.schemas.js';
+import { SESSION_NAME_PATTERN } from '../../protocol/session-name.js';
 
 export const PromptRouteSchemas = {
   /** `POST /sessions/:id/prompt`. */

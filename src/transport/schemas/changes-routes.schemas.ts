@@ -4,7 +4,7 @@
  * their types and of the generated checks (changes-routes.checks.ts, `npm run schemas`).
  */
 import { Type } from 'typebox';
-import { WorktreeFacts } from '../protocol/worktree.schemas.js';
+import { WorktreeFacts } from '../../protocol/worktree.schemas.js';
 import { ChangesSummary, Nullable } from './session-routes.schemas.js';
 
 const ChangeStatus = Type.Union([

@@ -3,7 +3,7 @@
  * TypeBox schemas: the source of the generated check (usage-routes.checks.ts, `npm run schemas`).
  */
 import { Type } from 'typebox';
-import { AgentUsage } from '../protocol/usage.schemas.js';
+import { AgentUsage } from '../../protocol/usage.schemas.js';
 
 export const UsageRouteSchemas = {
   /** One entry per agent kind that reported its windows, by kind. */

@@ -9,12 +9,12 @@
  * moment its last stream or side connection goes until its next one comes.
  */
 import type { WebSocket } from 'ws';
-import { CLOSE_CODES } from '../errors.js';
-import type { ClientConnection } from '../service/health/health.js';
+import { CLOSE_CODES } from '../../errors.js';
+import type { ClientConnection } from '../../service/health/health.js';
 import type { LinkFigures } from './keepalive.js';
-import type { TokenStore } from '../auth/token-store.js';
-import type { Logger } from '../log.js';
-import { compareSessionNames } from '../protocol/session-name.js';
+import type { TokenStore } from '../../auth/token-store.js';
+import type { Logger } from '../../log.js';
+import { compareSessionNames } from '../../protocol/session-name.js';
 
 /**
  * What ends a socket after an error, for every WebSocket route: a protocol error (bad UTF-8, a

@@ -2,7 +2,7 @@
  * `/sessions/:id/stream` and `/sessions/:id/side` (docs/api.md "WebSocket", docs/api.md "WebSocket"):
  * the socket side of a stream client. It adapts a WebSocket to a `ClientLink`, parses client
  * frames, sends input on, answers anything wrong with an `error` frame, and keeps the socket
- * honest with pings (src/transport/keepalive.ts), which also measure its link for /health.
+ * honest with pings (src/transport/stream/keepalive.ts), which also measure its link for /health.
  *
  * Invariants: an unknown session is an HTTP 404 before any upgrade; a stream that cannot be
  * opened ends with `session-ended` and close 4404 only when its session is gone, otherwise with
@@ -13,18 +13,18 @@
 import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyBaseLogger } from 'fastify';
 import type { WebSocket } from 'ws';
-import { DomainError } from '../errors.js';
-import type { ClientLink } from '../stream/stream-client.actor.js';
-import type { ClientKind, OpenClient } from '../stream/stream-hub.js';
+import { DomainError } from '../../errors.js';
+import type { ClientLink } from '../../stream/stream-client.actor.js';
+import type { ClientKind, OpenClient } from '../../stream/stream-hub.js';
 import type { ConnectionRegistry } from './connections.js';
-import { errorFrame, openFailure } from './error-translation.js';
+import { errorFrame, openFailure } from '../error-translation.js';
 import { DeflatePolicy } from './deflate-policy.js';
-import type { VerifiedToken } from './handles.js';
+import type { VerifiedToken } from '../handles.js';
 import { Keepalive, PING_INTERVAL_MS, type RawSocket } from './keepalive.js';
-import { RouteSchemas } from './routes.checks.js';
-import { encodeServerFrame, MAX_CLIENT_FRAME_BYTES, parseClientFrame, type ClientFrame, type ServerFrame } from '../protocol/frames.js';
-import type { InputMessage } from '../protocol/input.js';
-import type { PromptRecord } from '../protocol/prompt.js';
+import { RouteSchemas } from '../schemas/routes.checks.js';
+import { encodeServerFrame, MAX_CLIENT_FRAME_BYTES, parseClientFrame, type ClientFrame, type ServerFrame } from '../../protocol/frames.js';
+import type { InputMessage } from '../../protocol/input.js';
+import type { PromptRecord } from '../../protocol/prompt.js';
 
 /** What the stream routes need of the stream hub (src/stream/stream-hub.ts is one). */
 export interface StreamHandle {
@@ -60,7 +60,7 @@ export interface StreamPluginOptions {
   /** Answers to asks (`answer` frames); absent: refused as a frame this server does not take. */
   readonly answers?: StreamAnswers;
   readonly connections: ConnectionRegistry;
-  /** How often the server pings (default PING_INTERVAL_MS); a pong overdue ends the socket (src/transport/keepalive.ts). */
+  /** How often the server pings (default PING_INTERVAL_MS); a pong overdue ends the socket (src/transport/stream/keepalive.ts). */
   readonly pingIntervalMs?: number;
 }
 

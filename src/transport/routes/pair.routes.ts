@@ -11,10 +11,10 @@
  */
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { PairRequest, PairResult } from '../auth/pairing.js';
-import { DomainError } from '../errors.js';
-import type { DeviceFields } from '../machines/device.machine.js';
-import { RouteSchemas } from './routes.checks.js';
+import type { PairRequest, PairResult } from '../../auth/pairing.js';
+import { DomainError } from '../../errors.js';
+import type { DeviceFields } from '../../machines/device.machine.js';
+import { RouteSchemas } from '../schemas/routes.checks.js';
 
 /** Attempts of `POST /pair` per address and minute. */
 export const PAIR_ATTEMPTS_PER_MINUTE = 10;
