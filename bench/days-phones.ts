@@ -20,7 +20,7 @@ import { decodeChunkFrame } from '../src/protocol/frames.js';
 const { Terminal } = xtermHeadless;
 type Term = InstanceType<typeof Terminal>;
 
-/** The pane's size (src/tmux/session-create.ts: AGENT_COLUMNS x AGENT_ROWS). */
+/** The pane's size (src/tmux/sessions/session-create.ts: AGENT_COLUMNS x AGENT_ROWS). */
 export const COLS = 120;
 export const ROWS = 40;
 

@@ -2,7 +2,7 @@
  * What a session's output ring keeps alive beyond its capacity (#47): the bytes reachable through
  * the ring (its chunk list, the slots of dropped chunks included, and its open block), counted by
  * the allocations they hold, after a long stream of an agent's small chunks and after a flood
- * whose chunks are slices of the tmux parser's 64 KiB pools (src/tmux/control-codec.ts).
+ * whose chunks are slices of the tmux parser's 64 KiB pools (src/tmux/control/control-codec.ts).
  *
  * Before the fix the dropped chunks stayed in the list's slots until it was compacted (every 1024
  * drops): a 64 KiB ring held 4 MiB, a default 4 MiB ring 64 MiB, of output it no longer covered.

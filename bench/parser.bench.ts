@@ -5,8 +5,8 @@
  * runs, against the rate tmux itself emits in control mode.
  */
 import { pathToFileURL } from 'node:url';
-import { ControlParser } from '../src/tmux/control-codec.js';
-import { encodeControlOutput } from '../src/tmux/control-escape.js';
+import { ControlParser } from '../src/tmux/control/control-codec.js';
+import { encodeControlOutput } from '../src/tmux/control/control-escape.js';
 
 /** tmux 3.3a emits ~5 MB/s of pane bytes in control mode on this machine (bench/tmux-baseline.ts). */
 export const TMUX_CONTROL_MODE_MB_PER_SEC = 5;
@@ -30,7 +30,7 @@ const WORDS = [
   'await',
   'import',
   'error:',
-  'src/tmux/control-codec.ts',
+  'src/tmux/control/control-codec.ts',
   '│',
   '─',
   'héllo',

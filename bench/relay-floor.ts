@@ -14,8 +14,8 @@ import { execFileSync, spawn, type ChildProcessWithoutNullStreams } from 'node:c
 import { fileURLToPath } from 'node:url';
 import WebSocket, { WebSocketServer } from 'ws';
 import { decodeChunkFrame, encodeChunkFrame } from '../src/protocol/frames.js';
-import { ControlParser } from '../src/tmux/control-codec.js';
-import { sendKeysHexCommands } from '../src/tmux/input.js';
+import { ControlParser } from '../src/tmux/control/control-codec.js';
+import { sendKeysHexCommands } from '../src/tmux/pane/input.js';
 
 /** A relay serving one tmux session; `url` is its WebSocket. */
 export interface RelayFloor {

@@ -6,7 +6,7 @@
  * the knob `TETHER_BENCH_<NAME>` (`npm run bench -- days --days-minutes=120` is
  * `TETHER_BENCH_DAYS_MINUTES=120 npm run bench -- days`).
  */
-import { ControlParser } from '../src/tmux/control-codec.js';
+import { ControlParser } from '../src/tmux/control/control-codec.js';
 import { runActivityBench } from './activity.bench.js';
 import { runAsksBench } from './asks.bench.js';
 import { runStopsBench } from './stops.bench.js';

@@ -1,6 +1,6 @@
 /**
- * `npm run wasm`: compiles src/tmux/wasm/*.wat into TypeScript modules holding the binary
- * (src/tmux/wasm/<name>.ts), so the build needs no WebAssembly toolchain and dist needs no
+ * `npm run wasm`: compiles src/tmux/control/wasm/*.wat into TypeScript modules holding the binary
+ * (src/tmux/control/wasm/<name>.ts), so the build needs no WebAssembly toolchain and dist needs no
  * extra files. `--check` exits 1 when a committed module differs from what its .wat gives.
  */
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import wabtInit from 'wabt';
 
-export const WASM_DIR = fileURLToPath(new URL('../src/tmux/wasm/', import.meta.url));
+export const WASM_DIR = fileURLToPath(new URL('../src/tmux/control/wasm/', import.meta.url));
 
 /** The TypeScript module for one .wat file. */
 export async function renderWasmModule(watFile: string): Promise<string> {

@@ -9,7 +9,7 @@
  * a failed restore is told once per reason until the session runs again (the record keeps the
  * reasons told: src/restore/recreate.ts), not each time a retry meets the same reason.
  */
-import { outcomeKnown, type PaneState } from '../tmux/pane-watch.js';
+import { outcomeKnown, type PaneState } from '../tmux/pane/pane-watch.js';
 
 /** Something about a session worth a push. */
 export type SessionAttention =

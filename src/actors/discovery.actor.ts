@@ -8,7 +8,7 @@
 import { fromCallback } from 'xstate';
 import type { SidecarEvent, TmuxScan } from '../machines/sidecar.machine.js';
 import { isNoServerError, type TmuxCli } from '../tmux/exec.js';
-import { listSessions } from '../tmux/session-list.js';
+import { listSessions } from '../tmux/sessions/session-list.js';
 
 /** Rescan period while no session is linked (a session made by `tether attach` shows up within it). */
 export const RESCAN_IDLE_MS = 1000;

@@ -13,8 +13,8 @@ import type { Logger } from '../log.js';
 import { sessionActorId } from '../machines/sidecar.machine.js';
 import type { OpsInspector } from '../ops/inspector.js';
 import type { TmuxCli } from '../tmux/exec.js';
-import { killSession } from '../tmux/sessions.js';
-import { listSessions, sessionActivity } from '../tmux/session-list.js';
+import { killSession } from '../tmux/sessions/sessions.js';
+import { listSessions, sessionActivity } from '../tmux/sessions/session-list.js';
 import { DiskBuffers, GIB, MIB, type SessionActivity } from './disk-buffer.actor.js';
 
 /** Free bytes on the file system of `dir`, for the watchdog. */

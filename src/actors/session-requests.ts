@@ -9,8 +9,8 @@ import { waitFor, type Actor } from 'xstate';
 import { DomainError } from '../errors.js';
 import type { SessionOrigin, SessionWorktree } from '../machines/session.machine.js';
 import type { SessionActorRef, sidecarMachine } from '../machines/sidecar.machine.js';
-import { sessionExists } from '../tmux/sessions.js';
-import { isPaneStillRunning } from '../tmux/session-create.js';
+import { sessionExists } from '../tmux/sessions/sessions.js';
+import { isPaneStillRunning } from '../tmux/sessions/session-create.js';
 import { paneExited } from './sidecar-news.js';
 
 /** The sidecar's root actor, the one each request is sent to. */

@@ -1,7 +1,7 @@
 /**
  * The I/O behind the session machine's slots: creating and killing the tmux session, starting
  * its agent again in a dead pane, bringing it back after its server was lost, and its pane link
- * (src/tmux/pane-connect.ts), which feeds the session's stream itself and tells this actor only
+ * (src/tmux/pane/pane-connect.ts), which feeds the session's stream itself and tells this actor only
  * what changes its state.
  *
  * Invariant: nothing here throws into the machine; a slot's failure is its actor's error.
@@ -18,10 +18,10 @@ import type {
 import type { Logger } from '../log.js';
 import type { LivePanes } from '../stream/live-pane.js';
 import { isNoSessionError, type TmuxCli } from '../tmux/exec.js';
-import { connectPaneLink } from '../tmux/pane-connect.js';
+import { connectPaneLink } from '../tmux/pane/pane-connect.js';
 import { SESSION_OPTIONS } from '../tmux/layout.js';
-import { killSession, readUserOption } from '../tmux/sessions.js';
-import { createSession, respawnPane } from '../tmux/session-create.js';
+import { killSession, readUserOption } from '../tmux/sessions/sessions.js';
+import { createSession, respawnPane } from '../tmux/sessions/session-create.js';
 import type { TmuxTarget } from '../tmux/target.js';
 import { attentionOf, ExitWitness, type SessionAttention } from './attention.js';
 

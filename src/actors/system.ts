@@ -12,8 +12,8 @@ import { sessionMachine, type SessionOrigin } from '../machines/session.machine.
 import { sidecarMachine, type SessionActorRef } from '../machines/sidecar.machine.js';
 import type { TmuxCli } from '../tmux/exec.js';
 import { SESSION_OPTIONS } from '../tmux/layout.js';
-import { readUserOption } from '../tmux/sessions.js';
-import { optionStoreOf } from '../tmux/session-options.js';
+import { readUserOption } from '../tmux/sessions/sessions.js';
+import { optionStoreOf } from '../tmux/sessions/session-options.js';
 import type { TmuxTarget } from '../tmux/target.js';
 import { discoveryLogic } from './discovery.actor.js';
 import { paneExited, SidecarNews, type SessionFinal } from './sidecar-news.js';

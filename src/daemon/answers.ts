@@ -19,7 +19,7 @@ import type { SessionsService } from '../service/sessions/sessions.service.js';
 import type { LinePane } from '../service/prompts/typed-line.js';
 import type { AgentStateSource } from '../stream/stream-hub.js';
 import type { TmuxCli } from '../tmux/exec.js';
-import { readContinueOption, writeContinueOption } from '../tmux/continue-option.js';
+import { readContinueOption, writeContinueOption } from '../tmux/sessions/continue-option.js';
 import { answersRoutes } from '../transport/routes/answers.routes.js';
 import { continueRoutes } from '../transport/routes/continue.routes.js';
 

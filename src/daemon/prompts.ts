@@ -18,7 +18,7 @@ import type { SessionsService } from '../service/sessions/sessions.service.js';
 import type { StreamHub } from '../stream/stream-hub.js';
 import type { TmuxCli } from '../tmux/exec.js';
 import { SESSION_OPTIONS } from '../tmux/layout.js';
-import { encodePromptsOption, readPromptsOption } from '../tmux/prompts-option.js';
+import { encodePromptsOption, readPromptsOption } from '../tmux/sessions/prompts-option.js';
 import { promptsRoutes } from '../transport/routes/prompts.routes.js';
 
 export interface PromptsWiring {

@@ -39,7 +39,7 @@ import { resolveAgentProgram, type AgentResume } from '../service/agent-programs
 import { prepareAgents } from '../service/agent-programs/agents.js';
 import { asRefusal } from '../runtime/fail.js';
 import { daemonTmuxCli, usableTmux } from '../tmux/daemon-tmux.js';
-import { retireStaleLinks } from '../tmux/control-ledger.js';
+import { retireStaleLinks } from '../tmux/control/control-ledger.js';
 import { certificateIfOn, keepCertificate, schemeOf } from '../auth/daemon-certificate.js';
 import { localToken } from '../auth/local-token.js';
 import { daemonUrl, startupUrl } from '../config/daemon-url.js';

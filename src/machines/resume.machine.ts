@@ -17,7 +17,7 @@ export interface ResumeOutput {
   readonly outcome: 'delta' | 'snapshot' | 'failed';
 }
 
-/** A snapshot taken at an exact stream position (see src/tmux/snapshot.ts). */
+/** A snapshot taken at an exact stream position (see src/tmux/screen/snapshot.ts). */
 export interface TakenSnapshot {
   readonly data: Buffer;
   readonly position: number;

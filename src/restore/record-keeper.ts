@@ -15,7 +15,7 @@ import type { ContinueSchedule } from '../protocol/continue.js';
 import type { StoredPrompts } from '../protocol/prompt.schemas.js';
 import type { SessionRecord, SessionRecords } from './records.js';
 import type { TmuxCli } from '../tmux/exec.js';
-import { listSessions } from '../tmux/session-list.js';
+import { listSessions } from '../tmux/sessions/session-list.js';
 import { DEFAULT_AGENT_NAME } from '../config/schema.js';
 
 export interface RecordKeeperDeps {
@@ -102,7 +102,7 @@ export class RecordKeeper {
     // One listing names the session and its server (pid and start time): no process of its own.
     const info = (await listSessions(this.deps.cli, { query: this.deps.query ?? null })).find((s) => s.name === id);
     if (!info?.isTether) return; // gone meanwhile, or not tether's: nothing to keep
-    // As tether last wrote or read it (src/tmux/session-options.ts): a PATCH or an automatic name reaches it at once.
+    // As tether last wrote or read it (src/tmux/sessions/session-options.ts): a PATCH or an automatic name reaches it at once.
     const description = info.description ?? '';
     const { serverPid: pid, serverStarted: startTime } = info;
     const previous = this.deps.records.read(id);

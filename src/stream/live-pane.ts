@@ -1,5 +1,5 @@
 /**
- * One session's live pane: its pane link (src/tmux/pane-link.ts), the stream the link feeds
+ * One session's live pane: its pane link (src/tmux/pane/pane-link.ts), the stream the link feeds
  * (positions, ring, the pen and bracketed paste followed from the bytes), the stream's
  * reservation in tmux and its warm snapshots, wired together; and the live panes of all sessions.
  *
@@ -7,11 +7,11 @@
  * the control client to the stream without passing through any actor.
  */
 import { DomainError } from '../errors.js';
-import { PaneLink } from '../tmux/pane-link.js';
+import { PaneLink } from '../tmux/pane/pane-link.js';
 import { buildControlCommand } from '../tmux/quote.js';
-import type { PaneSink } from '../tmux/pane-connect.js';
-import type { PaneSnapshot, SnapshotMark } from '../tmux/snapshot.js';
-import { TermStateTracker } from '../tmux/term-state.js';
+import type { PaneSink } from '../tmux/pane/pane-connect.js';
+import type { PaneSnapshot, SnapshotMark } from '../tmux/screen/snapshot.js';
+import { TermStateTracker } from '../tmux/screen/term-state.js';
 
 /** A notice the pane's program wrote to its terminal (an OSC string of a number listened for). */
 export interface PaneNotice {

@@ -7,7 +7,7 @@
  * the capture and then the bytes after it holds what a client that never left holds. Anything
  * that changes the screen without a byte in the stream drops the capture.
  */
-import type { PaneSnapshot } from '../tmux/snapshot.js';
+import type { PaneSnapshot } from '../tmux/screen/snapshot.js';
 import type { PaneStream } from './pane-stream.js';
 
 /** How long a snapshot waits for the control link (the daemon starting, tmux reconnecting). */

@@ -1,5 +1,5 @@
 /**
- * Captures over a control client (src/tmux/capture.ts), on a real tmux server: what tether reads
+ * Captures over a control client (src/tmux/screen/capture.ts), on a real tmux server: what tether reads
  * is what `capture-pane -p` prints, byte for byte, whichever way it was read; the tmux server
  * keeps nothing of it (tmux 3.2 to 3.5a keep every printed capture of a control client); captures
  * at once on two clients stay apart; and a
@@ -10,8 +10,8 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { captureWayOf, newCaptureSlot, runCaptureLine, serverVersion, type CaptureWay } from '../../src/tmux/capture.js';
-import { ControlClient } from '../../src/tmux/control-client.js';
+import { captureWayOf, newCaptureSlot, runCaptureLine, serverVersion, type CaptureWay } from '../../src/tmux/screen/capture.js';
+import { ControlClient } from '../../src/tmux/control/control-client.js';
 import { buildControlCommand } from '../../src/tmux/quote.js';
 import { compareTmuxVersion, parseTmuxVersion } from '../../src/tmux/version.js';
 import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';

@@ -4,7 +4,7 @@
  * and past MAX_PENDING_COMMANDS in flight a caller gets an error at once instead of a queue.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ControlClient, MAX_PENDING_COMMANDS } from '../../src/tmux/control-client.js';
+import { ControlClient, MAX_PENDING_COMMANDS } from '../../src/tmux/control/control-client.js';
 import { privateTmux, type PrivateTmux } from '../helpers/tmux.js';
 
 describe('a control client with commands in flight', () => {

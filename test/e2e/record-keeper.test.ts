@@ -15,8 +15,8 @@ import { RecordKeeper } from '../../src/restore/record-keeper.js';
 import { recreateSession } from '../../src/restore/recreate.js';
 import type { TmuxCli } from '../../src/tmux/exec.js';
 import { SESSION_OPTIONS } from '../../src/tmux/layout.js';
-import { createSession } from '../../src/tmux/session-create.js';
-import { killSession, readUserOption } from '../../src/tmux/sessions.js';
+import { createSession } from '../../src/tmux/sessions/session-create.js';
+import { killSession, readUserOption } from '../../src/tmux/sessions/sessions.js';
 import { privateTmux, type PrivateTmux } from '../helpers/tmux.js';
 
 describe('the record keeper', () => {

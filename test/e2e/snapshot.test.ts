@@ -9,7 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { RingChunk } from '../../src/stream/ring.js';
 import { startLivePane, type LivePaneView } from '../helpers/live-pane.js';
 import type { SidecarSystem } from '../../src/actors/system.js';
-import { sendKeysHexCommands } from '../../src/tmux/input.js';
+import { sendKeysHexCommands } from '../../src/tmux/pane/input.js';
 import { expectSameScreen, expectTmuxText, screenOf } from '../helpers/screen.js';
 import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
 

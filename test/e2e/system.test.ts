@@ -6,8 +6,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { RingChunk } from '../../src/stream/ring.js';
 import { SidecarSystem } from '../../src/actors/system.js';
 import { silentLogger } from '../../src/log.js';
-import { sendKeysHexCommands } from '../../src/tmux/input.js';
-import { createSession } from '../../src/tmux/session-create.js';
+import { sendKeysHexCommands } from '../../src/tmux/pane/input.js';
+import { createSession } from '../../src/tmux/sessions/session-create.js';
 import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
 import { livePaneOf } from '../helpers/live-pane.js';
 

@@ -10,12 +10,12 @@ import { promisify } from 'node:util';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TmuxCli, isNoSessionError } from '../../src/tmux/exec.js';
-import { pasteCommands, resolveKey, sendKeyCommands, sendKeysHexCommands } from '../../src/tmux/input.js';
+import { pasteCommands, resolveKey, sendKeyCommands, sendKeysHexCommands } from '../../src/tmux/pane/input.js';
 import { buildControlCommand } from '../../src/tmux/quote.js';
 import { domainError } from '../helpers/domain-error.js';
-import { hasSession, killSession, readUserOption, setUserOption, unsetUserOption } from '../../src/tmux/sessions.js';
-import { AFTER_NEW_WINDOW_HOOK, createSession } from '../../src/tmux/session-create.js';
-import { listSessions } from '../../src/tmux/session-list.js';
+import { hasSession, killSession, readUserOption, setUserOption, unsetUserOption } from '../../src/tmux/sessions/sessions.js';
+import { AFTER_NEW_WINDOW_HOOK, createSession } from '../../src/tmux/sessions/session-create.js';
+import { listSessions } from '../../src/tmux/sessions/session-list.js';
 import { readServerVersion, readTmuxVersion } from '../../src/tmux/version.js';
 import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
 

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { TmuxCli } from '../../src/tmux/exec.js';
 import { chooseServerScope, scopeArgv, serviceOfCgroup } from '../../src/tmux/server-scope.js';
-import { createSession } from '../../src/tmux/session-create.js';
+import { createSession } from '../../src/tmux/sessions/session-create.js';
 import { usePrivateTmux } from '../helpers/tmux-fixture.js';
 
 describe('which control group is a service', () => {

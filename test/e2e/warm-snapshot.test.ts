@@ -15,7 +15,7 @@ import type { SidecarSystem } from '../../src/actors/system.js';
 import type { RingChunk } from '../../src/stream/ring.js';
 import { WARM_MIN_INTERVAL_MS, WARM_TAIL_MAX_BYTES } from '../../src/stream/warm-snapshots.js';
 import { startLivePane, type LivePaneView } from '../helpers/live-pane.js';
-import { sendKeysHexCommands } from '../../src/tmux/input.js';
+import { sendKeysHexCommands } from '../../src/tmux/pane/input.js';
 import { expectSameScreen, expectTmuxText, screenOf, type Screen } from '../helpers/screen.js';
 import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
 

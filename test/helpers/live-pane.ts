@@ -8,7 +8,7 @@ import { SidecarSystem } from '../../src/actors/system.js';
 import { silentLogger } from '../../src/log.js';
 import type { SnapshotCounts } from '../../src/stream/warm-snapshots.js';
 import type { PaneStream } from '../../src/stream/pane-stream.js';
-import type { PaneSnapshot } from '../../src/tmux/snapshot.js';
+import type { PaneSnapshot } from '../../src/tmux/screen/snapshot.js';
 import { eventually, type PrivateTmux } from './tmux.js';
 
 export interface LivePaneView {

@@ -19,7 +19,7 @@ import type { AgentStateFact } from '../../src/protocol/frames.js';
 import type { Stop } from '../../src/protocol/stop.js';
 import type { AnswerEntry } from '../../src/service/answers/answer-log.js';
 import { ContinueService } from '../../src/service/continue/continue.service.js';
-import { readContinueOption, writeContinueOption } from '../../src/tmux/continue-option.js';
+import { readContinueOption, writeContinueOption } from '../../src/tmux/sessions/continue-option.js';
 import { modelTestsOverTmux, tmuxLinePane } from '../helpers/model-over-tmux.js';
 import { eventually } from '../helpers/tmux.js';
 import { TransitionCoverage, transitionCoveringPaths } from '../helpers/transitions.js';

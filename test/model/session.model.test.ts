@@ -21,7 +21,7 @@ import { createSessionImplementations } from '../../src/actors/session.actor.js'
 import { silentLogger } from '../../src/log.js';
 import { sessionMachine, type SessionEvent } from '../../src/machines/session.machine.js';
 import { TmuxCli } from '../../src/tmux/exec.js';
-import { createSession } from '../../src/tmux/session-create.js';
+import { createSession } from '../../src/tmux/sessions/session-create.js';
 import { recreateSession } from '../../src/restore/recreate.js';
 import { SessionRecords } from '../../src/restore/records.js';
 import { processExists } from '../../src/process.js';

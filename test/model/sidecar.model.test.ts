@@ -23,7 +23,7 @@ import { SidecarSystem } from '../../src/actors/system.js';
 import { silentLogger } from '../../src/log.js';
 import { sessionActorId, sidecarMachine, type SidecarEvent } from '../../src/machines/sidecar.machine.js';
 import { TmuxCli } from '../../src/tmux/exec.js';
-import { createSession } from '../../src/tmux/session-create.js';
+import { createSession } from '../../src/tmux/sessions/session-create.js';
 import { recreateSession } from '../../src/restore/recreate.js';
 import { SessionRecords } from '../../src/restore/records.js';
 import { usePrivateTmux } from '../helpers/tmux-fixture.js';

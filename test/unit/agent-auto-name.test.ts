@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AutoNamer, cleanTitle, namingPrompt } from '../../src/agent/hub/auto-name.js';
 import { silentLogger } from '../../src/log.js';
-import { readUserOption, setUserOption } from '../../src/tmux/sessions.js';
+import { readUserOption, setUserOption } from '../../src/tmux/sessions/sessions.js';
 import { privateTmux, type PrivateTmux } from '../helpers/tmux.js';
 
 describe('auto-naming', () => {

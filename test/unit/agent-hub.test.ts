@@ -14,7 +14,7 @@ import { AGENT_PROTOCOL_VERSION, type AgentMessage, type DaemonMessage } from '.
 import { JsonLineReader, encodeLine } from '../../src/agent/wire/json-lines.js';
 import { AgentSocketServer } from '../../src/agent/hub/socket-server.js';
 import { silentLogger } from '../../src/log.js';
-import { readUserOption } from '../../src/tmux/sessions.js';
+import { readUserOption } from '../../src/tmux/sessions/sessions.js';
 import { eventually, privateTmux, type PrivateTmux } from '../helpers/tmux.js';
 
 /** Sends lines on a fresh connection; resolves with what the daemon answered once it closed or answered. */

@@ -1,10 +1,10 @@
 /**
- * How a capture is read (src/tmux/capture.ts): which tmux versions go through a paste buffer,
+ * How a capture is read (src/tmux/screen/capture.ts): which tmux versions go through a paste buffer,
  * the line that does it (a history saved to a file, the rest shown), and its replies folded back
  * to what `capture-pane -p` answers.
  */
 import { describe, expect, it } from 'vitest';
-import { captureLines, captureReplies, captureWayOf, savedText, savedToFile } from '../../src/tmux/capture.js';
+import { captureLines, captureReplies, captureWayOf, savedText, savedToFile } from '../../src/tmux/screen/capture.js';
 import { buildControlCommand } from '../../src/tmux/quote.js';
 import { parseTmuxVersion } from '../../src/tmux/version.js';
 

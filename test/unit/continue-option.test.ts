@@ -1,11 +1,11 @@
 /**
- * A session's scheduled continue as tmux keeps it (src/tmux/continue-option.ts): one line of JSON
+ * A session's scheduled continue as tmux keeps it (src/tmux/sessions/continue-option.ts): one line of JSON
  * read back with the schedule's generated check. What reads back as a schedule, and what reads as
  * none (unset, set by hand, cut, of another shape, a time that is no time).
  */
 import { describe, expect, it } from 'vitest';
 import type { ContinueSchedule } from '../../src/protocol/continue.js';
-import { decodeContinueOption } from '../../src/tmux/continue-option.js';
+import { decodeContinueOption } from '../../src/tmux/sessions/continue-option.js';
 
 const AT = '2026-12-04T10:15:03.118Z';
 const WAITING: ContinueSchedule = { id: 'c1', at: AT, text: 'continue', by: 'my iPhone', stopId: 's1', status: 'waiting' };

@@ -2,9 +2,9 @@ import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DomainError } from '../../src/errors.js';
-import { ControlParser, type ControlParserLimits } from '../../src/tmux/control-codec.js';
-import { decodeControlOutputData, encodeControlOutput } from '../../src/tmux/control-escape.js';
-import type { ControlEvent } from '../../src/tmux/control-events.js';
+import { ControlParser, type ControlParserLimits } from '../../src/tmux/control/control-codec.js';
+import { decodeControlOutputData, encodeControlOutput } from '../../src/tmux/control/control-escape.js';
+import type { ControlEvent } from '../../src/tmux/control/control-events.js';
 
 const FIXTURES = new URL('../fixtures/', import.meta.url);
 

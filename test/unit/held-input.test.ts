@@ -4,9 +4,9 @@
  * the same against a real daemon and tmux).
  */
 import { describe, expect, it } from 'vitest';
-import { PaneLink } from '../../src/tmux/pane-link.js';
+import { PaneLink } from '../../src/tmux/pane/pane-link.js';
 import { domainError } from '../helpers/domain-error.js';
-import type { ControlClient } from '../../src/tmux/control-client.js';
+import type { ControlClient } from '../../src/tmux/control/control-client.js';
 
 function standInClient(lines: string[]): ControlClient {
   return { isClosed: false, run: (line: string) => (lines.push(line), Promise.resolve(Buffer.alloc(0))) } as unknown as ControlClient;

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { KEY_NAMES, resolveKey, sendKeyCommands, sendKeysHexCommands } from '../../src/tmux/input.js';
+import { KEY_NAMES, resolveKey, sendKeyCommands, sendKeysHexCommands } from '../../src/tmux/pane/input.js';
 import { domainError } from '../helpers/domain-error.js';
 
 /** The key names docs/api.md "Key names" lists besides `f1`…`f12`, `ctrl-a`…`ctrl-z` and `alt-<char>`. */

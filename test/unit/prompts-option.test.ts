@@ -1,5 +1,5 @@
 /**
- * A session's prompts as tmux keeps them (src/tmux/prompts-option.ts): the user option
+ * A session's prompts as tmux keeps them (src/tmux/sessions/prompts-option.ts): the user option
  * `@tether-prompts`, one line of JSON. What reads back as prompts, and what reads as none (unset,
  * set by hand, cut, of another shape), from a value and from a real private tmux server.
  */
@@ -7,8 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REMEMBERED_PROMPT_IDS } from '../../src/protocol/prompt.js';
 import { SESSION_OPTIONS } from '../../src/tmux/layout.js';
 import type { StoredPrompts } from '../../src/protocol/prompt.schemas.js';
-import { decodePromptsOption, encodePromptsOption, readPromptsOption } from '../../src/tmux/prompts-option.js';
-import { setUserOption } from '../../src/tmux/sessions.js';
+import { decodePromptsOption, encodePromptsOption, readPromptsOption } from '../../src/tmux/sessions/prompts-option.js';
+import { setUserOption } from '../../src/tmux/sessions/sessions.js';
 import { privateTmux, type PrivateTmux } from '../helpers/tmux.js';
 
 const AT = '2026-12-04T10:15:03.118Z';

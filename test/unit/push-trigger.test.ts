@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ExitWitness, type SessionAttention } from '../../src/actors/attention.js';
-import { parsePaneState } from '../../src/tmux/pane-watch.js';
+import { parsePaneState } from '../../src/tmux/pane/pane-watch.js';
 import type { AgentStateFact } from '../../src/protocol/frames.js';
 import { PUSH_EVENTS, type PushEvent } from '../../src/config/schema.js';
 import type { PushAlert, SessionLabel } from '../../src/push/push.service.js';

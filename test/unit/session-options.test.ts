@@ -1,9 +1,9 @@
 /**
- * The store of tether's options per session (src/tmux/session-options.ts): what a request reads
+ * The store of tether's options per session (src/tmux/sessions/session-options.ts): what a request reads
  * instead of running tmux. Pure: the reads from tmux are what the test says they found.
  */
 import { describe, expect, it } from 'vitest';
-import { SessionOptionStore, sessionKey, type FixedOptions } from '../../src/tmux/session-options.js';
+import { SessionOptionStore, sessionKey, type FixedOptions } from '../../src/tmux/sessions/session-options.js';
 
 const fixed = (agent: string): FixedOptions => ({
   createdAt: '2026-11-26T10:00:00.000Z',

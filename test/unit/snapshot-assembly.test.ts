@@ -1,12 +1,12 @@
 /**
- * A snapshot assembled from capture replies (src/tmux/snapshot.ts): each line of a capture on a
+ * A snapshot assembled from capture replies (src/tmux/screen/snapshot.ts): each line of a capture on a
  * row of its own, the pen reset before each newline and set again after it, exactly as the pane
  * drew it, and a large history written without holding the event loop for its whole length.
  */
 import { describe, expect, test } from 'vitest';
-import { assembleSnapshot, STATE_FIELDS } from '../../src/tmux/snapshot.js';
-import { TermStateTracker } from '../../src/tmux/term-state.js';
-import type { ControlReply } from '../../src/tmux/control-client.js';
+import { assembleSnapshot, STATE_FIELDS } from '../../src/tmux/screen/snapshot.js';
+import { TermStateTracker } from '../../src/tmux/screen/term-state.js';
+import type { ControlReply } from '../../src/tmux/control/control-client.js';
 
 /** The replies of a snapshot's line for a 120x40 pane with `history` (capture-pane -e -J output) above its screen. */
 function replies(history: string, visible = 'prompt $ '): ControlReply[] {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { SgrPen } from '../../src/tmux/sgr-pen.js';
-import { MAX_NOTICE_BYTES, TermStateTracker } from '../../src/tmux/term-state.js';
+import { SgrPen } from '../../src/tmux/screen/sgr-pen.js';
+import { MAX_NOTICE_BYTES, TermStateTracker } from '../../src/tmux/screen/term-state.js';
 
 const feedSplit = (t: TermStateTracker, s: string) => {
   const b = Buffer.from(s);

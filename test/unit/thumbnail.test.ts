@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import stringWidth from 'string-width';
 import { describe, expect, it } from 'vitest';
-import { cutToColumns, thumbnailFromCapture } from '../../src/tmux/thumbnail.js';
+import { cutToColumns, thumbnailFromCapture } from '../../src/tmux/screen/thumbnail.js';
 
 describe('thumbnail', () => {
   it('is the 12 rows ending at the last non-blank row, cut at 40 columns', () => {

@@ -1,6 +1,6 @@
-/** tmux's `show-buffer` encoding (vis(3), up to 3.3a) reversed byte for byte: src/tmux/unvis.ts. */
+/** tmux's `show-buffer` encoding (vis(3), up to 3.3a) reversed byte for byte: src/tmux/screen/unvis.ts. */
 import { describe, expect, it } from 'vitest';
-import { unvis } from '../../src/tmux/unvis.js';
+import { unvis } from '../../src/tmux/screen/unvis.js';
 
 describe('unvis', () => {
   const decode = (s: string) => unvis(Buffer.from(s, 'latin1')).toString('latin1');

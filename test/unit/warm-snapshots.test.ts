@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { PaneStream } from '../../src/stream/pane-stream.js';
 import { WARM_BYTES_PER_SECOND, WARM_MIN_INTERVAL_MS, WarmCapturePace, WarmSnapshots } from '../../src/stream/warm-snapshots.js';
-import type { PaneSnapshot, PaneState } from '../../src/tmux/snapshot.js';
+import type { PaneSnapshot, PaneState } from '../../src/tmux/screen/snapshot.js';
 
 describe('warm snapshots', () => {
   let warm: WarmSnapshots | null = null;

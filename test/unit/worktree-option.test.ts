@@ -4,7 +4,7 @@
  * src/protocol/worktree.schemas.ts) reads as no worktree.
  */
 import { describe, expect, it } from 'vitest';
-import { encodeWorktreeOption, parseWorktreeOption } from '../../src/tmux/sessions.js';
+import { encodeWorktreeOption, parseWorktreeOption } from '../../src/tmux/sessions/sessions.js';
 
 const worktree = { repo: '/r', branch: 'fix/a;#{x}', path: '/w/r-1/fix/a', base: 'a'.repeat(40), newBranch: true };
 

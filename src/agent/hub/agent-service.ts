@@ -11,7 +11,7 @@ import type { InspectionEvent } from 'xstate';
 import { DEFAULT_AGENT_NAME } from '../../config/schema.js';
 import type { Logger } from '../../log.js';
 import type { TmuxCli } from '../../tmux/exec.js';
-import { readSessionOptions } from '../../tmux/sessions.js';
+import { readSessionOptions } from '../../tmux/sessions/sessions.js';
 import type { AgentRunner, TerminalNotice } from '../contract/adapter.js';
 import { AGENT_ADAPTERS, DEFAULT_ADAPTER } from '../contract/adapters.js';
 import { AutoNamer } from './auto-name.js';

@@ -15,7 +15,7 @@ import type { Logger } from '../../log.js';
 import { replaceControlChars } from '../../protocol/text.js';
 import type { TmuxCli } from '../../tmux/exec.js';
 import { SESSION_OPTIONS } from '../../tmux/layout.js';
-import { readUserOption, setUserOption } from '../../tmux/sessions.js';
+import { readUserOption, setUserOption } from '../../tmux/sessions/sessions.js';
 
 /** User messages after which a session is named. */
 export const AUTO_NAME_AFTER_MESSAGES = 3;

@@ -4,7 +4,7 @@
  * or at a time they pick; tether types it then, once, if the agent is still stopped.
  *
  * One continue machine per session (src/machines/continue.machine.ts) decides; this service keeps
- * the schedule in the session's tmux user option (src/tmux/continue-option.ts: no file of
+ * the schedule in the session's tmux user option (src/tmux/sessions/continue-option.ts: no file of
  * tether's own, so it outlives the daemon), arms its timer, watches the agent (a turn started
  * first skips it), types it through the input path of `POST /sessions/:id/input` and records it
  * in the answer log as an answer of the device that scheduled it.

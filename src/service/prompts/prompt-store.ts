@@ -1,6 +1,6 @@
 /**
  * Where a session's prompts are kept (docs/api.md "Prompts"), in the two places a scheduled
- * continue is kept: the session's tmux option (src/tmux/prompts-option.ts), which outlives the
+ * continue is kept: the session's tmux option (src/tmux/sessions/prompts-option.ts), which outlives the
  * daemon, and the session's record in the data dir, which outlives the tmux server (a reboot).
  *
  * Invariant: tmux is read first; the record only when tmux holds nothing (the session was made

@@ -5,7 +5,7 @@
  * own report of a new turn with its text (its hook, its file, its event: never the screen).
  *
  * One queue per session (prompt-queue.ts), each prompt a machine (src/machines/prompt.machine.ts).
- * The queues are kept in the sessions' tmux option (src/tmux/prompts-option.ts) and the sessions'
+ * The queues are kept in the sessions' tmux option (src/tmux/sessions/prompts-option.ts) and the sessions'
  * records, and read back the first time a session is used after the daemon starts.
  *
  * Invariants: a client's id names one prompt for good: the same id with the same text is answered

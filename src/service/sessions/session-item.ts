@@ -9,7 +9,7 @@ import type { SessionStatus } from '../../actors/system.js';
 import type { ChangesSummary } from '../../git/changes.js';
 import type { SessionWorktree } from '../../machines/session.machine.js';
 import type { AgentState, Ask, Stop } from '../../protocol/frames.js';
-import type { TmuxSessionInfo } from '../../tmux/session-list.js';
+import type { TmuxSessionInfo } from '../../tmux/sessions/session-list.js';
 import type { AgentUsage } from '../../protocol/usage.js';
 import { DEFAULT_AGENT_NAME } from '../../config/schema.js';
 

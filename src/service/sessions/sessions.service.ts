@@ -1,7 +1,7 @@
 /**
  * The sessions operations the REST routes and the stream use, on top of the actor system and
  * tmux. Session facts are read from tmux (tether keeps no session store of its own: tmux is the
- * store, with tether's options of each session kept as read or written, src/tmux/session-options.ts;
+ * store, with tether's options of each session kept as read or written, src/tmux/sessions/session-options.ts;
  * see docs/architecture.md "Session facts without a process per request"), live facts (clients,
  * last output, agent state) from the actors.
  * Refusals are `DomainError`s; each transport names them its own way.
@@ -16,11 +16,11 @@ import { absentSessionItem, sessionItemOf, type SessionItem } from './session-it
 import { DEFAULT_AGENT_NAME } from '../../config/schema.js';
 import type { InputMessage } from '../../protocol/input.js';
 import type { TmuxCli } from '../../tmux/exec.js';
-import { inputCommands } from '../../tmux/input.js';
+import { inputCommands } from '../../tmux/pane/input.js';
 import { SESSION_NAME_RE, compareSessionNames, isValidSessionName } from '../../protocol/session-name.js';
 import { SESSION_OPTIONS } from '../../tmux/layout.js';
-import { readSessionOptions, readUserOption, sessionExists, setUserOption, unsetUserOption } from '../../tmux/sessions.js';
-import { listSessions, type TmuxSessionInfo } from '../../tmux/session-list.js';
+import { readSessionOptions, readUserOption, sessionExists, setUserOption, unsetUserOption } from '../../tmux/sessions/sessions.js';
+import { listSessions, type TmuxSessionInfo } from '../../tmux/sessions/session-list.js';
 import type { SessionWorktree } from '../../machines/session.machine.js';
 import type { Workspaces } from '../workspaces/workspaces.service.js';
 import { checkDirectory } from './directory.js';
@@ -106,7 +106,7 @@ export class SessionsService {
 
   /**
    * Every session tmux holds, read over a session's control client and with the options tether
-   * keeps (src/tmux/session-options.ts): no process per request, let alone per session.
+   * keeps (src/tmux/sessions/session-options.ts): no process per request, let alone per session.
    */
   private listTmux(): Promise<TmuxSessionInfo[]> {
     return listSessions(this.cli, { query: (command) => this.system.queryTmux(command) });
@@ -301,7 +301,7 @@ export class SessionsService {
     const stdout = linked ? await linked.catch(() => this.captureByProcess(id)) : await this.captureByProcess(id);
     // Loaded on the first thumbnail: its grapheme segmenters load ICU's break rules (~2.5 MB
     // resident), which a daemon nobody asks for a thumbnail never needs.
-    const { thumbnailFromCapture } = await import('../../tmux/thumbnail.js');
+    const { thumbnailFromCapture } = await import('../../tmux/screen/thumbnail.js');
     return thumbnailFromCapture(stdout.toString('utf8'));
   }
 

@@ -8,7 +8,7 @@ import { DomainError } from '../../errors.js';
 import { isValidSessionName } from '../../protocol/session-name.js';
 import type { SessionRecords } from '../../restore/records.js';
 import type { TmuxCli } from '../../tmux/exec.js';
-import { listSessions } from '../../tmux/session-list.js';
+import { listSessions } from '../../tmux/sessions/session-list.js';
 import type { Workspace } from './workspaces.service.js';
 
 export interface SessionWorkspaceDeps {

@@ -11,7 +11,7 @@
 import { makeWorktree } from '../../git/worktree.js';
 import type { SessionWorktree } from '../../machines/session.machine.js';
 import type { TmuxCli } from '../../tmux/exec.js';
-import { listSessions } from '../../tmux/session-list.js';
+import { listSessions } from '../../tmux/sessions/session-list.js';
 
 export interface WorktreeSessionRequest {
   /** A directory of the repository. */

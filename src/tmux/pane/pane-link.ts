@@ -1,19 +1,19 @@
 /**
  * One session's link to its agent pane in tmux: the control client that carries the pane's
- * output (src/tmux/pane-connect.ts opens it), and the two queues through which commands and
+ * output (src/tmux/pane/pane-connect.ts opens it), and the two queues through which commands and
  * input reach the pane over it. Who is waiting for the link waits here (`whenLinked`).
  *
  * Invariant: commands for one session go out one at a time, in the order they were asked
  * for, over the control client that carries the stream, so input keeps its order ("paste,
  * then Enter") and a snapshot's reply marks an exact stream position.
  */
-import { DomainError } from '../errors.js';
-import { runCaptureLine, type CaptureStep } from './capture.js';
-import type { ControlClient } from './control-client.js';
-import { replyBody } from './control-replies.js';
-import { buildControlCommand } from './quote.js';
-import { checkOptionName } from './sessions.js';
-import { takeSnapshot, type PaneSnapshot } from './snapshot.js';
+import { DomainError } from '../../errors.js';
+import { runCaptureLine, type CaptureStep } from '../screen/capture.js';
+import type { ControlClient } from '../control/control-client.js';
+import { replyBody } from '../control/control-replies.js';
+import { buildControlCommand } from '../quote.js';
+import { checkOptionName } from '../sessions/sessions.js';
+import { takeSnapshot, type PaneSnapshot } from '../screen/snapshot.js';
 
 /** No control client is linked right now (tmux restarting, session being created): `tmux-unavailable`. */
 const sessionUnlinked = (id: string): DomainError => new DomainError('tmux-unavailable', `session ${id} is not linked to tmux right now`);
@@ -179,7 +179,7 @@ export class PaneLink {
    * Runs one command line over the control client at once, outside the session's queue (tmux
    * answers a client's commands in order all the same): for reads whose order among the
    * session's commands does not matter, a listing of the server or a capture of the visible
-   * screen, which then cost no process (a capture read as src/tmux/capture.ts says). `%error`
+   * screen, which then cost no process (a capture read as src/tmux/screen/capture.ts says). `%error`
    * rejects; so does a link that is down.
    */
   async query(step: CaptureStep): Promise<Buffer> {

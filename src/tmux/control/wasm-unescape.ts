@@ -1,5 +1,5 @@
 /**
- * The `%output` unescape in WebAssembly (src/tmux/wasm/unescape.wat): plain runs move 16 bytes
+ * The `%output` unescape in WebAssembly (src/tmux/control/wasm/unescape.wat): plain runs move 16 bytes
  * per step, where the JavaScript loop moves one to four. One instance per process; lines are
  * copied into its memory, decoded there, and copied out (both copies are native and cheap
  * next to the decode).

@@ -7,7 +7,7 @@
  *   own %begin/%end block, in order, and never interleaves a block with %output (measured on
  *   3.3a), so a reply marks an exact position in the stream.
  * - A command of a line that fails ends the line; the replies after it still reach their own
- *   callers (src/tmux/control-replies.ts).
+ *   callers (src/tmux/control/control-replies.ts).
  * - Lines are built by `buildControlCommand` (quoted, no separators, no newline); a command
  *   line is never assembled from user text by hand.
  * - The first reply after attach answers the attach itself, not one of ours.
@@ -16,10 +16,10 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { ControlParser } from './control-codec.js';
 import type { ControlEvent } from './control-events.js';
 import { controlFailed, replyBody, ReplyQueue, type ControlReply } from './control-replies.js';
-import { escapeArgvArg } from './quote.js';
-import type { TmuxTarget } from './target.js';
+import { escapeArgvArg } from '../quote.js';
+import type { TmuxTarget } from '../target.js';
 import { controlLedgerOf } from './control-ledger.js';
-import { gateTimeout, topologyGate } from './topology-gate.js';
+import { gateTimeout, topologyGate } from '../topology-gate.js';
 
 export type { ControlReply } from './control-replies.js';
 

@@ -15,8 +15,8 @@
  *
  * Invariant: a read that began before a write never overwrites what the write set.
  */
-import type { TmuxCli } from './exec.js';
-import type { SessionWorktree } from '../machines/session.machine.js';
+import type { TmuxCli } from '../exec.js';
+import type { SessionWorktree } from '../../machines/session.machine.js';
 
 /** The options tether sets once per session; null where unset. */
 export interface FixedOptions {

@@ -7,11 +7,11 @@
  * key mode, keypad mode) the way a real terminal would.
  */
 import { randomBytes } from 'node:crypto';
-import { DomainError } from '../errors.js';
-import type { InputMessage } from '../protocol/input.js';
-import { isValidSessionName, SESSION_NAME_RULE } from '../protocol/session-name.js';
-import { PANE_ID_RE } from './layout.js';
-import { tmuxArgumentRefusal, buildControlCommand } from './quote.js';
+import { DomainError } from '../../errors.js';
+import type { InputMessage } from '../../protocol/input.js';
+import { isValidSessionName, SESSION_NAME_RULE } from '../../protocol/session-name.js';
+import { PANE_ID_RE } from '../layout.js';
+import { tmuxArgumentRefusal, buildControlCommand } from '../quote.js';
 
 /** A resolved key: a tmux key name, or exact bytes to write. */
 export type ResolvedKey = { readonly kind: 'tmux'; readonly key: string } | { readonly kind: 'bytes'; readonly bytes: Buffer };

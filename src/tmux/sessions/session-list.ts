@@ -1,13 +1,13 @@
 /**
  * Every session on the tmux server, tether's and the user's, as one `list-panes -a` reads them
- * (with tether's options of each, kept by src/tmux/session-options.ts), and each session's
+ * (with tether's options of each, kept by src/tmux/sessions/session-options.ts), and each session's
  * latest activity.
  */
-import { isEmptyServerError, isNoServerError, type TmuxCli } from './exec.js';
+import { isEmptyServerError, isNoServerError, type TmuxCli } from '../exec.js';
 import { CREATED_RE, optionStoreOf, sessionKey, type SessionKey, type SessionOptionStore } from './session-options.js';
-import { PANE_ID_RE, SESSION_OPTIONS, optionFormat, optionSetFormat } from './layout.js';
+import { PANE_ID_RE, SESSION_OPTIONS, optionFormat, optionSetFormat } from '../layout.js';
 import { parseWorktreeOption, readOptions } from './sessions.js';
-import type { SessionWorktree } from '../machines/session.machine.js';
+import type { SessionWorktree } from '../../machines/session.machine.js';
 
 export interface TmuxSessionInfo {
   readonly name: string;
@@ -45,7 +45,7 @@ export interface TmuxSessionInfo {
  * cannot hold a control character are read this way (tmux rewrites control characters in session
  * names as visible escapes), and the one option tether writes in a fixed shape (`@tether-pane`),
  * last, checked against its shape. Options that hold free text are read exactly, one value per
- * command (`readOptions`), and kept (src/tmux/session-options.ts).
+ * command (`readOptions`), and kept (src/tmux/sessions/session-options.ts).
  */
 const LIST_FIELDS = [
   '#{pid}',
@@ -138,7 +138,7 @@ export interface ListOptions {
 
 /**
  * Every session on the server, tether's and the user's; [] when no server runs. The options of
- * a tether session come from the store (src/tmux/session-options.ts); those it does not hold yet,
+ * a tether session come from the store (src/tmux/sessions/session-options.ts); those it does not hold yet,
  * and with `refresh` every description, are read in one batch of tmux invocations.
  */
 export async function listSessions(cli: TmuxCli, opts: ListOptions = {}): Promise<TmuxSessionInfo[]> {

@@ -12,7 +12,7 @@
  * - Every line and reply body is bounded, and the bound is checked before anything is allocated.
  * - Every event's buffers belong to the receiver: none is a view into memory reused later.
  */
-import { DomainError, type ErrorCode } from '../errors.js';
+import { DomainError, type ErrorCode } from '../../errors.js';
 import { unescapeInto } from './control-escape.js';
 import { typedNotification, type ControlEvent } from './control-events.js';
 

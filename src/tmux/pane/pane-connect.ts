@@ -8,18 +8,18 @@
  * and each new program in it, always), never the bytes, and never throws into it; output of
  * panes other than the agent pane is ignored.
  */
-import type { Logger } from '../log.js';
-import { ControlClient } from './control-client.js';
-import type { ControlEvent } from './control-events.js';
-import type { TmuxCli } from './exec.js';
-import { SESSION_OPTIONS } from './layout.js';
+import type { Logger } from '../../log.js';
+import { ControlClient } from '../control/control-client.js';
+import type { ControlEvent } from '../control/control-events.js';
+import type { TmuxCli } from '../exec.js';
+import { SESSION_OPTIONS } from '../layout.js';
 import { classifyClose, findAgentPane, readLinkFacts, type PaneLinkEvent } from './link-facts.js';
 import type { PaneLink } from './pane-link.js';
 import { PaneWatch, type PaneState } from './pane-watch.js';
-import { buildControlCommand } from './quote.js';
-import { setUserOption } from './sessions.js';
-import type { SnapshotMark } from './snapshot.js';
-import type { TmuxTarget } from './target.js';
+import { buildControlCommand } from '../quote.js';
+import { setUserOption } from '../sessions/sessions.js';
+import type { SnapshotMark } from '../screen/snapshot.js';
+import type { TmuxTarget } from '../target.js';
 
 /**
  * tmux pauses a pane for a control client whose output is this many seconds behind; tether

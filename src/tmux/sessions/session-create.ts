@@ -8,10 +8,10 @@
  * - Only the session's own options and hooks are set; global options are never touched (an SSH
  *   user of the same server must notice nothing).
  */
-import { DomainError } from '../errors.js';
-import { TmuxCommandError, type TmuxCli } from './exec.js';
-import { tmuxArgumentRefusal, escapeArgvArg } from './quote.js';
-import { PANE_ID_RE, SESSION_MADE_FORMAT, SESSION_OPTIONS, parseSessionMade } from './layout.js';
+import { DomainError } from '../../errors.js';
+import { TmuxCommandError, type TmuxCli } from '../exec.js';
+import { tmuxArgumentRefusal, escapeArgvArg } from '../quote.js';
+import { PANE_ID_RE, SESSION_MADE_FORMAT, SESSION_OPTIONS, parseSessionMade } from '../layout.js';
 import { CREATED_RE, optionStoreOf, sessionKey } from './session-options.js';
 import {
   checkOptionName,
@@ -22,7 +22,7 @@ import {
   readUserOption,
   sessionExists,
 } from './sessions.js';
-import type { SessionWorktree } from '../machines/session.machine.js';
+import type { SessionWorktree } from '../../machines/session.machine.js';
 
 const ENV_NAME_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -218,7 +218,7 @@ export async function createSession(cli: TmuxCli, opts: CreateSessionOptions): P
 
 /**
  * What the creation printed (its pane, the session's identity): tether's options as the one
- * invocation set them are held from now on (src/tmux/session-options.ts), never read back.
+ * invocation set them are held from now on (src/tmux/sessions/session-options.ts), never read back.
  * Answers the pane id; null when tmux printed none.
  */
 function holdMade(cli: TmuxCli, opts: CreateSessionOptions, stdout: Buffer): string | null {

@@ -1,7 +1,7 @@
 /**
  * A tether session on the tmux server by name, through `TmuxCli` (execFile): whether it exists,
  * killing it, and reading and writing its user options (their names: src/tmux/layout.ts). Creating
- * one is src/tmux/session-create.ts; listing them all is src/tmux/session-list.ts.
+ * one is src/tmux/sessions/session-create.ts; listing them all is src/tmux/sessions/session-list.ts.
  *
  * Invariants:
  * - Session names are checked before anything runs; targets are exact (`=name`, `=name:`).
@@ -9,15 +9,15 @@
  *   or expanded as a format.
  */
 import { randomBytes } from 'node:crypto';
-import { DomainError } from '../errors.js';
-import { isNoServerError, isNoSessionError, type TmuxCli } from './exec.js';
+import { DomainError } from '../../errors.js';
+import { isNoServerError, isNoSessionError, type TmuxCli } from '../exec.js';
 import { optionStoreOf, type FixedOptions } from './session-options.js';
-import { tmuxArgumentRefusal } from './quote.js';
-import { SESSION_NAME_RULE, isValidSessionName } from '../protocol/session-name.js';
-import type { SessionWorktree } from '../machines/session.machine.js';
-import { checkOf } from '../protocol/schema-check.js';
-import { CHECKS, SessionWorktree as SessionWorktreeSchema } from '../protocol/worktree.checks.js';
-import { decodeJsonOption, OPTION_NAME_RE, SESSION_OPTIONS } from './layout.js';
+import { tmuxArgumentRefusal } from '../quote.js';
+import { SESSION_NAME_RULE, isValidSessionName } from '../../protocol/session-name.js';
+import type { SessionWorktree } from '../../machines/session.machine.js';
+import { checkOf } from '../../protocol/schema-check.js';
+import { CHECKS, SessionWorktree as SessionWorktreeSchema } from '../../protocol/worktree.checks.js';
+import { decodeJsonOption, OPTION_NAME_RE, SESSION_OPTIONS } from '../layout.js';
 
 const worktreeCheck = checkOf(CHECKS, SessionWorktreeSchema);
 
@@ -178,7 +178,7 @@ export async function unsetUserOption(cli: TmuxCli, name: string, option: string
 }
 
 /**
- * tether's options of session `name` as tether keeps them (no process, src/tmux/session-options.ts),
+ * tether's options of session `name` as tether keeps them (no process, src/tmux/sessions/session-options.ts),
  * else as tmux holds them; each null when unset or unreadable.
  */
 export async function readSessionOptions(

@@ -13,10 +13,10 @@
  * colour) cannot be rebuilt; see docs/architecture.md.
  */
 import { runCaptureLine, type CaptureStep } from './capture.js';
-import type { ControlClient, ControlReply } from './control-client.js';
-import { buildControlCommand } from './quote.js';
+import type { ControlClient, ControlReply } from '../control/control-client.js';
+import { buildControlCommand } from '../quote.js';
 import { TermStateTracker, type TrackedState } from './term-state.js';
-import { DomainError } from '../errors.js';
+import { DomainError } from '../../errors.js';
 
 /** How many lines of history a snapshot carries (docs/contract.md "Limits": snapshot depth). */
 export const SNAPSHOT_HISTORY_LINES = 10_000;
@@ -81,7 +81,7 @@ export function parsePaneState(text: string): PaneState {
   return out as PaneState;
 }
 
-/** The steps of one snapshot, run as one line (src/tmux/capture.ts says how a capture is read). */
+/** The steps of one snapshot, run as one line (src/tmux/screen/capture.ts says how a capture is read). */
 export function snapshotSteps(paneId: string, historyLines = SNAPSHOT_HISTORY_LINES): CaptureStep[] {
   const format = STATE_FIELDS.map((f) => `#{${f}}`).join(':');
   return [

@@ -10,10 +10,10 @@
  * pane.revived); a new program in the pane is reported whatever it does. Looks never overlap, so
  * their answers are judged in the order tmux gave them.
  */
-import type { ControlClient } from './control-client.js';
+import type { ControlClient } from '../control/control-client.js';
 import type { PaneLinkEvent } from './link-facts.js';
-import { buildControlCommand } from './quote.js';
-import type { TmuxTarget } from './target.js';
+import { buildControlCommand } from '../quote.js';
+import type { TmuxTarget } from '../target.js';
 
 /** How often the watch asks tmux whether the agent pane died. */
 export const PANE_CHECK_MS = 1000;

@@ -6,11 +6,11 @@
  * Invariant: a link that ends is classified by asking tmux (has-session), never by guessing from
  * the control stream.
  */
-import { processExists } from '../process.js';
-import type { ControlClient, ControlClose } from './control-client.js';
-import { isNoServerError, isNoServerListeningError, isNoSessionError, type TmuxCli } from './exec.js';
-import { PANE_ID_RE, SESSION_OPTIONS, optionFormat, parsePid } from './layout.js';
-import { buildControlCommand } from './quote.js';
+import { processExists } from '../../process.js';
+import type { ControlClient, ControlClose } from '../control/control-client.js';
+import { isNoServerError, isNoServerListeningError, isNoSessionError, type TmuxCli } from '../exec.js';
+import { PANE_ID_RE, SESSION_OPTIONS, optionFormat, parsePid } from '../layout.js';
+import { buildControlCommand } from '../quote.js';
 
 /** What a pane link tells its session: the link and the pane, as the session machine hears them. */
 export type PaneLinkEvent =

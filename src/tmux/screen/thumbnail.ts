@@ -4,7 +4,7 @@
  * character that does not fit is left out), with no escape sequences.
  */
 import stringWidth from 'string-width';
-import { replaceControlChars } from '../protocol/text.js';
+import { replaceControlChars } from '../../protocol/text.js';
 
 export const THUMBNAIL_COLS = 40;
 export const THUMBNAIL_ROWS = 12;

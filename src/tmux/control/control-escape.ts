@@ -8,7 +8,7 @@ import { wasmUnescaper } from './wasm-unescape.js';
 const LF = 0x0a;
 const SPACE = 0x20;
 const BACKSLASH = 0x5c;
-/** From this many bytes to decode, the WebAssembly loop (src/tmux/wasm-unescape.ts) beats the JavaScript one. */
+/** From this many bytes to decode, the WebAssembly loop (src/tmux/control/wasm-unescape.ts) beats the JavaScript one. */
 const WASM_FROM_BYTES = 64;
 
 /**

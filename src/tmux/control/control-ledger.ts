@@ -21,11 +21,11 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { platform } from 'node:os';
 import { dirname } from 'node:path';
-import type { Logger } from '../log.js';
-import { processExists } from '../process.js';
-import type { TmuxCli } from './exec.js';
-import type { TmuxTarget } from './target.js';
-import { topologyGate } from './topology-gate.js';
+import type { Logger } from '../../log.js';
+import { processExists } from '../../process.js';
+import type { TmuxCli } from '../exec.js';
+import type { TmuxTarget } from '../target.js';
+import { topologyGate } from '../topology-gate.js';
 
 /**
  * How long a recorded client that is alive but not yet known to tmux may take to attach. None

@@ -1,5 +1,5 @@
 /**
- * The replies a control client waits for (src/tmux/control-client.ts), matched to their commands
+ * The replies a control client waits for (src/tmux/control/control-client.ts), matched to their commands
  * in the order they were sent: tmux answers every command of a line with its own %begin/%end
  * block, in order.
  *
@@ -7,7 +7,7 @@
  * it without a word (cmd-queue.c, `cmdq_remove_group`), so they are answered here as not run, and
  * the replies after them still reach their own callers.
  */
-import { DomainError } from '../errors.js';
+import { DomainError } from '../../errors.js';
 
 /** A command's answer: `ok` false for %error; `body` the raw reply lines joined by "\n". */
 export interface ControlReply {

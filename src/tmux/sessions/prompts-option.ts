@@ -9,14 +9,14 @@
  * command line holds at most 16 KiB); it is read back with `show-options` and checked against
  * its schema: a value set by hand in another shape, or cut, reads as none.
  */
-import { CHECKS, StoredPrompts as StoredPromptsSchema } from '../protocol/prompt.checks.js';
-import type { StoredPrompts } from '../protocol/prompt.schemas.js';
-import { checkOf } from '../protocol/schema-check.js';
-import type { TmuxCli } from './exec.js';
-import { decodeJsonOption, SESSION_OPTIONS } from './layout.js';
+import { CHECKS, StoredPrompts as StoredPromptsSchema } from '../../protocol/prompt.checks.js';
+import type { StoredPrompts } from '../../protocol/prompt.schemas.js';
+import { checkOf } from '../../protocol/schema-check.js';
+import type { TmuxCli } from '../exec.js';
+import { decodeJsonOption, SESSION_OPTIONS } from '../layout.js';
 import { readUserOption } from './sessions.js';
 
-export type { StoredPrompts } from '../protocol/prompt.schemas.js';
+export type { StoredPrompts } from '../../protocol/prompt.schemas.js';
 
 const storedCheck = checkOf(CHECKS, StoredPromptsSchema);
 

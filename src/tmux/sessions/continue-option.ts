@@ -8,11 +8,11 @@
  * is read back with its schema's generated check: a value that is not a schedule (set by hand,
  * cut) reads as none.
  */
-import type { ContinueSchedule } from '../protocol/continue.js';
-import { CHECKS, ContinueSchedule as ContinueScheduleSchema } from '../protocol/continue.checks.js';
-import { checkOf } from '../protocol/schema-check.js';
-import type { TmuxCli } from './exec.js';
-import { decodeJsonOption, SESSION_OPTIONS } from './layout.js';
+import type { ContinueSchedule } from '../../protocol/continue.js';
+import { CHECKS, ContinueSchedule as ContinueScheduleSchema } from '../../protocol/continue.checks.js';
+import { checkOf } from '../../protocol/schema-check.js';
+import type { TmuxCli } from '../exec.js';
+import { decodeJsonOption, SESSION_OPTIONS } from '../layout.js';
 import { readUserOption, setUserOption, unsetUserOption } from './sessions.js';
 
 const scheduleCheck = checkOf(CHECKS, ContinueScheduleSchema);

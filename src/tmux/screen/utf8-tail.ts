@@ -2,7 +2,7 @@
  * The first bytes of a UTF-8 character whose last bytes have not come yet, at the end of a
  * stream: tmux holds them unwritten, and no capture gives them (`capture-pane -P` gives only a
  * half-received escape sequence), so a snapshot taken there must end with them
- * (src/tmux/snapshot.ts).
+ * (src/tmux/screen/snapshot.ts).
  *
  * Invariant: only the stream's last three bytes are kept (the most a character can have begun
  * with), copied into one fixed buffer: nothing is allocated per chunk.

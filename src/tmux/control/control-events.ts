@@ -1,6 +1,6 @@
 /**
  * The events of tmux's control mode as tether types them: one per line or block the parser
- * (src/tmux/control-codec.ts) reads, and the typing of every notification other than
+ * (src/tmux/control/control-codec.ts) reads, and the typing of every notification other than
  * `%output` and `%begin` blocks from its name and arguments.
  */
 

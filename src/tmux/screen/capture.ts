@@ -15,7 +15,7 @@
  * `save-buffer` to a file in a private directory of this process, which the daemon reads and
  * removes: a control client is an attached client, so tmux writes the file itself, the bytes as
  * they are, before it answers (file.c `file_write`). Any smaller capture is read back with
- * `show-buffer`, which up to 3.3a prints through `vis(3)` (reversed by src/tmux/unvis.ts): on a
+ * `show-buffer`, which up to 3.3a prints through `vis(3)` (reversed by src/tmux/screen/unvis.ts): on a
  * whole history that escaping kept tmux ~8 ms longer and the daemon ~4 ms, while a save makes
  * tmux end the line one turn of its event loop later, which on a few KB costs more than it saves.
  * During that turn tmux reads what panes printed and runs other clients' commands: so every
@@ -37,11 +37,11 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ControlClient, ControlReply } from './control-client.js';
-import { buildControlCommand } from './quote.js';
+import type { ControlClient, ControlReply } from '../control/control-client.js';
+import { buildControlCommand } from '../quote.js';
 import { unvis } from './unvis.js';
-import { gateTimeout, topologyGate } from './topology-gate.js';
-import { compareTmuxVersion, parseTmuxVersion, type TmuxVersion } from './version.js';
+import { gateTimeout, topologyGate } from '../topology-gate.js';
+import { compareTmuxVersion, parseTmuxVersion, type TmuxVersion } from '../version.js';
 
 /** What the buffer holds before the capture: left there by a capture that is empty. */
 const PLACEHOLDER = 'x';
