@@ -29,9 +29,24 @@ export interface AnonParts {
   readonly otherMb: number;
 }
 
+/** What the world did from the start up to a sample (bench/days.bench.ts counts them). */
+export interface SampleEvents {
+  readonly turns: number;
+  readonly floods: number;
+  readonly asks: number;
+  /** The sleeping phone's wakes, and its resumes (a wake resumes on several sessions). */
+  readonly wakes: number;
+  readonly resumes: number;
+  readonly uploads: number;
+  /** Sessions deleted and made again. */
+  readonly churn: number;
+}
+
 export interface Sample {
   /** Seconds since the run started. */
   readonly t: number;
+  /** What the world did so far (absent in samples written before it was counted). */
+  readonly events?: SampleEvents;
   readonly sessions: number;
   readonly daemon: {
     readonly rssMb: number;

@@ -41,7 +41,7 @@ import { PushLedger, type DevicePushFigures, type Presence, type ReceivedPush } 
 import { figuresMarkdown, figuresOf, plotSvg, type SeriesFigures } from './days-report.js';
 import { withHostFloor, type LoopFloor } from './loop-floor.js';
 import { ringRetentionRows } from './days-retention.js';
-import { sampleOf, type Sample } from './days-sample.js';
+import { sampleOf, type Sample, type SampleEvents } from './days-sample.js';
 import { IdlePhone, SleepingPhone, type PaneAccess, type WakeFigures } from './days-wake.js';
 import { envNumber, median, percentile, sleep, waitFor, type Row } from './figures.js';
 import { daemonRequest, withBenchDaemon, type BenchDaemon } from './harness.js';
@@ -262,6 +262,8 @@ async function soak(
   const sessions: string[] = [];
   // TETHER_BENCH_DAYS_SNAPSHOTS=3,7: heap snapshots of the daemon at those minutes (beside the report).
   const snapshotsAt = (process.env.TETHER_BENCH_DAYS_SNAPSHOTS ?? '').split(',').filter(Boolean).map(Number);
+  // What the world did so far, in each sample: a step of a memory figure can be set beside the event that came with it.
+  let eventsSoFar: () => SampleEvents = () => ({ turns: 0, floods: 0, asks: 0, wakes: 0, resumes: 0, uploads: 0, churn: 0 });
   const sample = async (): Promise<Sample> => {
     if (snapshotsAt.length > 0 && T() / 60 >= snapshotsAt[0]!) {
       const at = snapshotsAt.shift()!;
@@ -273,7 +275,10 @@ async function soak(
     const reading = await readProbe(bd, true);
     const health = await bd.request('GET', '/health');
     const warmBytes = health.status === 200 ? (JSON.parse(health.text) as { snapshots: { warmBytes: number } }).snapshots.warmBytes : NaN;
-    const s = sampleOf(T(), sessions.length, bd.pid, tmuxPid, bd.dataDir, reading, await floor.read(), warmBytes / 2 ** 20);
+    const s: Sample = {
+      ...sampleOf(T(), sessions.length, bd.pid, tmuxPid, bd.dataDir, reading, await floor.read(), warmBytes / 2 ** 20),
+      events: eventsSoFar(),
+    };
     samples.push(s);
     appendFileSync(samplesFile, `${JSON.stringify(s)}\n`);
     return s;
@@ -465,6 +470,15 @@ async function soak(
   );
   // Uploads now and then (days profile): a screenshot's size.
   const uploads = { sent: 0, stored: 0 };
+  eventsSoFar = () => ({
+    turns: stats.turns,
+    floods: stats.floods,
+    asks: stats.asks,
+    wakes: sleeper.figures.wakes,
+    resumes: sleeper.figures.resumeMs.length,
+    uploads: uploads.sent,
+    churn,
+  });
   if (opts.profile === 'days') {
     loops.push(
       every(
