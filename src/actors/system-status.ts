@@ -30,8 +30,9 @@ export interface SessionStatus {
   readonly lastOutputAt: number | null;
   /** How this session's snapshots were made since its actor started. */
   readonly snapshots: SnapshotCounts;
-  /** Bytes its warm capture holds. */
+  /** Bytes its warm capture holds, and the stream position it covers (null: none). */
   readonly warmBytes: number;
+  readonly warmPosition: number | null;
 }
 
 export interface SidecarStatus {

@@ -306,6 +306,7 @@ export class SidecarSystem {
           lastOutputAt: pane?.stream.lastOutputAt ?? null,
           snapshots: { ...(pane?.snapshotCounts ?? { cold: 0, warmCaptures: 0, warmServed: 0 }) },
           warmBytes: pane?.warmBytes ?? 0,
+          warmPosition: pane?.warmPosition ?? null,
         };
       })
       .sort((a, b) => compareSessionNames(a.id, b.id));

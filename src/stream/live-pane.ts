@@ -90,6 +90,11 @@ export class LivePane implements PaneSink {
     return this.warm.counts;
   }
 
+  /** The stream position the warm capture covers, null when there is none. */
+  get warmPosition(): number | null {
+    return this.warm.position;
+  }
+
   /** Bytes the warm capture holds. */
   get warmBytes(): number {
     return this.warm.bytes;

@@ -114,6 +114,11 @@ export class WarmSnapshots {
     private readonly pace: WarmCapturePace = processPace,
   ) {}
 
+  /** The stream position the warm capture covers, null when there is none. */
+  get position(): number | null {
+    return this.warm?.position ?? null;
+  }
+
   /** Bytes the warm capture holds (its snapshot and its screen), 0 when there is none. */
   get bytes(): number {
     return this.warm ? this.warm.data.length + (this.warm.screen?.length ?? 0) : 0;

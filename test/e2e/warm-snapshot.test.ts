@@ -59,10 +59,19 @@ describe('warm snapshots on real tmux', () => {
     await eventually(() => rt.stream.position - before >= Buffer.byteLength(bytes), 15_000, 10, 'the printed bytes in the stream');
   }
 
-  /** Waits until a warm capture covers the current position (the pane was quiet long enough). */
+  /**
+   * Waits until a warm capture covers the current position (the pane was quiet long enough): a
+   * new capture, and one of the position now, not one begun before the last bytes came (under
+   * load one could end after them, and the pane was captured again once quiet).
+   */
   async function warmedAt(): Promise<number> {
     const captures = rt.counts().warmCaptures;
-    await eventually(() => rt.counts().warmCaptures > captures, 15_000, 25, 'a warm capture after the pane went quiet');
+    await eventually(
+      () => rt.counts().warmCaptures > captures && rt.warmPosition() === rt.stream.position,
+      15_000,
+      25,
+      'a warm capture of the position now, after the pane went quiet',
+    );
     return rt.stream.position;
   }
 

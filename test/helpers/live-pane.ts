@@ -18,6 +18,8 @@ export interface LivePaneView {
   /** Runs control command lines as input, in order with all input before. */
   run(lines: readonly string[]): Promise<void>;
   counts(): SnapshotCounts;
+  /** The stream position the warm capture covers, null when there is none. */
+  warmPosition(): number | null;
 }
 
 export function livePaneOf(system: SidecarSystem, id: string): LivePaneView {
@@ -36,6 +38,7 @@ export function livePaneOf(system: SidecarSystem, id: string): LivePaneView {
       if (!status) throw new Error(`session ${id} is gone`);
       return status.snapshots;
     },
+    warmPosition: () => system.status().sessions.find((s) => s.id === id)?.warmPosition ?? null,
   };
 }
 
