@@ -1,35 +1,37 @@
 /**
- * What a session's output ring keeps alive beyond its capacity (#47): the bytes reachable through
- * the ring (its chunk list, the slots of dropped chunks included, and its open block), counted by
- * the allocations they hold, after a long stream of an agent's small chunks and after a flood
- * whose chunks are slices of the tmux parser's 64 KiB pools (src/tmux/control/control-codec.ts).
+ * What a session's output ring keeps alive and how many allocations it makes (#47), after a long
+ * stream of an agent's small chunks and after a flood whose chunks are slices of the tmux parser's
+ * 64 KiB pools (src/tmux/control/control-codec.ts).
  *
- * Before the fix the dropped chunks stayed in the list's slots until it was compacted (every 1024
- * drops): a 64 KiB ring held 4 MiB, a default 4 MiB ring 64 MiB, of output it no longer covered.
- * That was the live part of the daemon's growth in #47's probe (docs/benchmarks.md "Days without a
- * restart"). In-process, a second or two.
+ * First fix: dropped chunks stayed in the list's slots until it was compacted (every 1024 drops):
+ * a 64 KiB ring held 4 MiB, a default 4 MiB ring 64 MiB, of output it no longer covered. Second:
+ * the ring copied small chunks into blocks of 4 to 64 KiB and kept large ones as they came, an
+ * allocation every few KiB of output among the short-lived buffers of the output's path, which
+ * left the main malloc arena higher at each session replaced; it now writes round one allocation
+ * of its capacity (docs/benchmarks.md "Days without a restart"). In-process, a second or two.
  */
 import { ChunkRing } from '../src/stream/ring.js';
 import type { Row } from './figures.js';
 
-/** The allocations the ring keeps reachable, bytes (each backing store once). */
-function reachable(ring: ChunkRing): number {
-  const r = ring as unknown as { chunks: readonly { data: Buffer }[]; open: Buffer | null };
-  const seen = new Set<ArrayBufferLike>();
-  let bytes = 0;
-  const add = (b: Buffer): void => {
-    if (seen.has(b.buffer)) return;
-    seen.add(b.buffer);
-    bytes += b.buffer.byteLength;
-  };
-  for (const c of r.chunks) add(c.data);
-  if (r.open) add(r.open);
-  return bytes;
+/** What the ring keeps reachable, bytes, and every allocation it has held (counted by `seen`). */
+function reachable(ring: ChunkRing, seen: Set<ArrayBufferLike>): number {
+  const memory = ring.memory;
+  if (memory === null) return 0;
+  seen.add(memory.buffer);
+  return memory.buffer.byteLength;
 }
 
-/** An agent's output: lines of 40-200 bytes, `total` bytes in all; the most the ring kept reachable. */
-function agentStream(capacity: number, total: number): number {
+interface Kept {
+  /** The most bytes the ring kept reachable at once. */
+  worst: number;
+  /** Allocations the ring held over the stream. */
+  allocations: number;
+}
+
+/** An agent's output: lines of 40-200 bytes, `total` bytes in all. */
+function agentStream(capacity: number, total: number): Kept {
   const ring = new ChunkRing(capacity, 0);
+  const seen = new Set<ArrayBufferLike>();
   let worst = 0;
   let seed = 47;
   const line = Buffer.alloc(256, 0x61);
@@ -38,14 +40,15 @@ function agentStream(capacity: number, total: number): number {
     const n = 40 + (seed % 160);
     ring.push(line.subarray(0, n));
     sent += n;
-    if ((sent & 0xfff) < n) worst = Math.max(worst, reachable(ring));
+    if ((sent & 0xfff) < n) worst = Math.max(worst, reachable(ring, seen));
   }
-  return Math.max(worst, reachable(ring));
+  return { worst: Math.max(worst, reachable(ring, seen)), allocations: seen.size };
 }
 
 /** A flood: 8 KiB chunks, each a slice of a 64 KiB pool as the parser hands them out. */
-function floodStream(capacity: number, total: number): number {
+function floodStream(capacity: number, total: number): Kept {
   const ring = new ChunkRing(capacity, 0);
+  const seen = new Set<ArrayBufferLike>();
   let worst = 0;
   let pool = Buffer.allocUnsafeSlow(64 * 1024);
   let used = 0;
@@ -56,9 +59,9 @@ function floodStream(capacity: number, total: number): number {
     }
     ring.push(pool.subarray(used, used + 8192));
     used += 8192;
-    worst = Math.max(worst, reachable(ring));
+    worst = Math.max(worst, reachable(ring, seen));
   }
-  return worst;
+  return { worst, allocations: seen.size };
 }
 
 export function ringRetentionRows(): Row[] {
@@ -71,10 +74,19 @@ export function ringRetentionRows(): Row[] {
     const bound = capacity + 64 * 1024;
     rows.push({
       name: `ring of ${kb(capacity)}: most bytes it keeps reachable, agent lines / a flood`,
-      value: `${kb(agent)} / ${kb(flood)}`,
-      baseline: `capacity ${kb(capacity)}; before the fix the slots of dropped chunks kept up to 1024 more blocks (${kb(1024 * Math.min(64 * 1024, capacity / 16))})`,
-      ratio: `${(agent / capacity).toFixed(2)}x / ${(flood / capacity).toFixed(2)}x${agent <= bound && flood <= bound ? '' : ' MISSED'}`,
+      value: `${kb(agent.worst)} / ${kb(flood.worst)}`,
+      baseline: `capacity ${kb(capacity)}; before the first fix the slots of dropped chunks kept up to 1024 more blocks (${kb(1024 * Math.min(64 * 1024, capacity / 16))})`,
+      ratio: `${(agent.worst / capacity).toFixed(2)}x / ${(flood.worst / capacity).toFixed(2)}x${agent.worst <= bound && flood.worst <= bound ? '' : ' MISSED'}`,
       target: '<= capacity + 64 KiB',
+    });
+    // Blocks of at most min(64 KiB, capacity / 16), the first 4 KiB: one allocation per block of output.
+    const blocksBefore = Math.ceil((24 * capacity + (80 << 20)) / Math.min(64 * 1024, capacity / 16));
+    rows.push({
+      name: `ring of ${kb(capacity)}: allocations it held over the stream, agent lines / a flood`,
+      value: `${agent.allocations} / ${flood.allocations}`,
+      baseline: `one per block of output before (about ${blocksBefore} for the agent lines)`,
+      ratio: `${agent.allocations === 1 && flood.allocations === 1 ? '' : 'MISSED '}one each`,
+      target: '1: one allocation of its capacity, given back whole when the session goes',
     });
   }
   return rows;

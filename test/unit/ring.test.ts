@@ -3,7 +3,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import { epochBase, SEQ_BYTES_PER_MS, SEQ_EPOCH_MS } from '../../src/stream/pane-stream.js';
-import { ChunkRing, RING_BLOCK_BYTES, RING_SMALL_CHUNK_BYTES } from '../../src/stream/ring.js';
+import { ChunkRing, RING_PIECE_BYTES } from '../../src/stream/ring.js';
 
 describe('ChunkRing', () => {
   it('replays exactly the bytes after any covered position, mid-chunk included', () => {
@@ -26,10 +26,10 @@ describe('ChunkRing', () => {
     );
   });
 
-  it('copies small chunks into blocks: every covered position still replays exactly, the caller may reuse its buffer, and a busy ring holds few objects', () => {
+  it('writes round one allocation: every covered position still replays exactly, the caller may reuse its buffer, the chunk handed out is the bytes pushed', () => {
     fc.assert(
       fc.property(
-        // Mostly an agent's small chunks, now and then a flood's large one (kept as it is).
+        // Mostly an agent's small chunks, now and then a flood's large one (larger than some rings).
         fc.array(
           fc.oneof(
             { arbitrary: fc.uint8Array({ minLength: 1, maxLength: 300 }), weight: 20 },
@@ -48,14 +48,16 @@ describe('ChunkRing', () => {
             pushed.push(Buffer.from(p));
             // The chunk push returned is the ring's newest: what the stream's listeners send.
             expect(chunk.end - chunk.start).toBe(p.length);
+            expect(chunk.end).toBe(ring.end);
+            // The tmux parser's pool, or any caller, may reuse its bytes at once.
+            b.fill(0xff);
             expect(chunk.data.equals(Buffer.from(p))).toBe(true);
-            expect(ring.since(chunk.start)).toEqual([chunk]);
-            // A small chunk is the ring's copy: the tmux parser's pool, or any caller, may reuse its bytes.
-            if (b.length < RING_SMALL_CHUNK_BYTES) b.fill(0xff);
-            else expect(chunk.data).toBe(b);
+            // What the ring still holds of it replays as those bytes.
+            const kept = Buffer.concat(ring.since(Math.max(chunk.start, ring.start))!.map((c) => c.data));
+            expect(kept.equals(Buffer.from(p).subarray(p.length - kept.length))).toBe(true);
           }
           const all = Buffer.concat(pushed);
-          expect(ring.size).toBeLessThanOrEqual(Math.max(capacity, pushed[pushed.length - 1]!.length));
+          expect(ring.size).toBe(Math.min(capacity, all.length));
           expect(ring.end).toBe(7 + all.length);
           for (const pick of picks) {
             const position = ring.start + (pick % (ring.end - ring.start + 1));
@@ -64,6 +66,7 @@ describe('ChunkRing', () => {
             for (const c of got) {
               expect(c.start).toBe(pos);
               expect(c.end).toBe(c.start + c.data.length);
+              expect(c.data.length).toBeLessThanOrEqual(RING_PIECE_BYTES);
               pos = c.end;
             }
             expect(pos).toBe(ring.end);
@@ -73,11 +76,33 @@ describe('ChunkRing', () => {
         },
       ),
     );
-    // An agent's output: a small chunk per turn. A full 4 MB ring holds blocks, not 100 000 chunks.
+  });
+
+  it("keeps its bytes in one allocation of its capacity for its whole life, so a session's ring is given back whole", () => {
+    // An agent's output: a small chunk per turn, a flood's large ones now and then. Blocks made and
+    // freed among the output path's short-lived buffers left the main malloc arena a megabyte
+    // higher at each session replaced (docs/benchmarks.md "Days without a restart").
     const ring = new ChunkRing(4 << 20, 0);
-    for (let i = 0; i < 100_000; i++) ring.push(Buffer.from(`\x1b[3${i % 7}m● step ${i}\x1b[0m a line of a tool result\r\n`));
-    expect(ring.size).toBeGreaterThan(3 << 20);
-    expect(ring.chunkCount).toBeLessThanOrEqual((4 << 20) / RING_BLOCK_BYTES + 2);
+    expect(ring.memory).toBeNull(); // a session that never printed holds nothing
+    ring.push(Buffer.from('$ '));
+    const memory = ring.memory;
+    expect(memory?.buffer.byteLength).toBe(4 << 20);
+    const all: Buffer[] = [];
+    for (let i = 0; i < 100_000; i++) {
+      const b =
+        i % 5000 === 4999 ? Buffer.alloc(200_000, i % 251) : Buffer.from(`\x1b[3${i % 7}m● step ${i}\x1b[0m a line of a tool result\r\n`);
+      all.push(b);
+      ring.push(b);
+      expect(ring.memory).toBe(memory);
+    }
+    const tail = Buffer.concat(all).subarray(-(4 << 20));
+    expect(ring.size).toBe(4 << 20);
+    const got = ring.since(ring.start)!;
+    for (const c of got) expect(c.data.buffer).toBe(memory!.buffer);
+    expect(Buffer.concat(got.map((c) => c.data)).equals(tail)).toBe(true);
+    ring.reset(ring.end + 10);
+    ring.push(Buffer.from('after a gap'));
+    expect(ring.memory).toBe(memory);
   });
 
   it("takes a turn's parts as one chunk, the same bytes as their concatenation, small or large", () => {
@@ -104,16 +129,19 @@ describe('ChunkRing', () => {
     );
   });
 
-  it('a ring smaller than a block still keeps to its capacity, and the newest chunk whole', () => {
+  it('keeps the newest bytes of a chunk larger than the ring, and hands the whole chunk to its listeners', () => {
     const ring = new ChunkRing(100, 0);
     for (let i = 0; i < 30; i++) ring.push(Buffer.alloc(7, i));
-    expect(ring.size).toBeLessThanOrEqual(100);
+    expect(ring.size).toBe(100);
     const tail = Buffer.concat(ring.since(ring.start)!.map((c) => c.data));
-    expect(tail.length).toBe(ring.size);
+    expect(tail.length).toBe(100);
     expect(tail.subarray(-7).equals(Buffer.alloc(7, 29))).toBe(true);
-    const big = ring.push(Buffer.alloc(300, 1));
-    expect(ring.since(big.start)).toEqual([big]);
-    expect(ring.start).toBe(big.start);
+    const bytes = Buffer.from(Array.from({ length: 300 }, (_, i) => i % 256));
+    const big = ring.pushParts([bytes.subarray(0, 150), bytes.subarray(150)], 300);
+    expect(big.data.equals(bytes)).toBe(true);
+    expect(ring.start).toBe(big.end - 100);
+    expect(ring.since(big.start)).toBeNull();
+    expect(Buffer.concat(ring.since(ring.start)!.map((c) => c.data)).equals(bytes.subarray(200))).toBe(true);
   });
 
   it('bounds memory and refuses positions it no longer covers, or that are in the future', () => {
@@ -126,21 +154,20 @@ describe('ChunkRing', () => {
     expect(ring.since(ring.end)).toEqual([]);
   });
 
-  it('lets go of a dropped chunk at once, not at the next compaction', async () => {
-    // A busy session drops a block every few seconds; compaction comes every 1024 drops. A dropped
-    // chunk the list still held kept its bytes alive until then: up to 1024 blocks past the ring's
-    // capacity, which showed as the daemon's memory rising for hours (docs/benchmarks.md).
+  it("keeps none of the caller's buffers: a flood's chunk is let go once its turn is over", async () => {
+    // A flood's chunks come as slices of the tmux parser's pool. A ring that kept them kept the
+    // pools, past its capacity until they were dropped (docs/benchmarks.md "Days without a restart").
     setFlagsFromString('--expose-gc');
     const gc = runInNewContext('gc') as () => void;
     const ring = new ChunkRing(64 * 1024, 0);
     const pushLarge = (): WeakRef<ArrayBufferLike> => {
-      const chunk = Buffer.alloc(RING_SMALL_CHUNK_BYTES * 2, 1); // kept as it is, not copied
+      const chunk = Buffer.alloc(8192, 1);
       ring.push(chunk);
       return new WeakRef(chunk.buffer);
     };
     const firstBytes = pushLarge();
-    for (let i = 0; i < 40; i++) pushLarge();
-    expect(ring.start).toBeGreaterThan(RING_SMALL_CHUNK_BYTES * 2); // the first chunk is out of the ring
+    pushLarge();
+    expect(ring.since(0)).not.toBeNull(); // the first chunk's bytes are still in the ring
     await new Promise((resolve) => setImmediate(resolve)); // a WeakRef's target is kept for the job that made it
     gc();
     expect(firstBytes.deref()).toBeUndefined();
