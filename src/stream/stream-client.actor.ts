@@ -20,9 +20,18 @@ import type { RingChunk } from './ring.js';
 /** The history must outweigh the screen by this much for the screen to go first on its own. */
 export const SCREEN_FIRST_MIN_SAVING = 32 * 1024;
 
+/**
+ * A catch-up from the ring (a resume's delta, the output after a snapshot) goes out while the
+ * client's send queue holds at most this; the rest follows as it drains. All at once, a resume of a
+ * full 4 MiB ring held 4 MiB of frames (and their compressed copies) in the daemon per socket
+ * until a phone on a cellular link had read them (docs/benchmarks.md "Days without a restart").
+ */
+export const CATCH_UP_QUEUE_BYTES = 256 * 1024;
+
 /** What a client actor needs of its socket (the transport adapts a WebSocket to it). */
 export interface ClientLink {
-  sendBinary(frame: Buffer): void;
+  /** Sends a binary frame; `written`, when given, is called once it has left for the network (or the socket is gone). */
+  sendBinary(frame: Buffer, written?: () => void): void;
   /** Sends a text frame; `written`, when given, is called once it has left for the network (or the socket is gone). */
   sendText(text: string, written?: () => void): void;
   /** Bytes accepted but not yet written to the network. */
@@ -121,6 +130,13 @@ export class StreamClient {
   private holding = false;
   /** Counts the snapshots sent: a full frame still waiting when a newer snapshot went is dropped. */
   private snapshotSerial = 0;
+  /**
+   * Set while a catch-up waits for the client's queue to drain: live chunks wait in the ring
+   * meanwhile (the catch-up sends them in order). `catchUpSerial` counts the bases the client was
+   * given: a catch-up for an older one is dropped.
+   */
+  private pacing = false;
+  private catchUpSerial = 0;
   private released = false;
   private readonly unsubscribe: () => void;
   private readonly watermarks: Watermarks;
@@ -223,7 +239,7 @@ export class StreamClient {
   }
 
   private onChunk(c: RingChunk): void {
-    if (!this.forwarding || this.holding || c.end <= this.sentEnd) return;
+    if (!this.forwarding || this.holding || this.pacing || c.end <= this.sentEnd) return;
     if (c.start > this.sentEnd) {
       // Bytes between the client's position and this chunk never reached it.
       this.forwarding = false;
@@ -238,19 +254,21 @@ export class StreamClient {
   }
 
   /** Sends the part of `c` after `sentEnd` (the whole chunk when it starts there). */
-  private sendChunk(c: RingChunk): void {
+  private sendChunk(c: RingChunk, written?: () => void): void {
     const frame = c.start === this.sentEnd ? this.deps.frames.of(c) : encodeChunkFrame(c.end, c.data.subarray(this.sentEnd - c.start));
-    this.deps.link.sendBinary(frame);
+    this.deps.link.sendBinary(frame, written);
     this.sentEnd = c.end;
   }
 
   private sendDelta(lastSeq: number): void {
+    this.rebase();
     this.sentEnd = lastSeq;
     this.catchUp();
   }
 
   private sendSnapshot(snap: TakenSnapshot): void {
     const serial = ++this.snapshotSerial;
+    this.rebase();
     this.sentEnd = snap.position;
     this.holding = false;
     const sendFull = () => {
@@ -278,17 +296,40 @@ export class StreamClient {
     inAction = false;
   }
 
-  /** Sends what the ring holds after `sentEnd`; bytes not flushed yet come as live chunks. */
+  /** The client is given a new base: a catch-up still waiting for the old one is dropped. */
+  private rebase(): void {
+    this.catchUpSerial++;
+    this.pacing = false;
+  }
+
+  /**
+   * Sends what the ring holds after `sentEnd` while the client's queue is short, and the rest as
+   * it drains; bytes not flushed yet come as live chunks.
+   */
   private catchUp(): void {
     const chunks = this.deps.stream.ring.since(this.sentEnd);
     if (chunks === null) {
+      this.pacing = false;
       // Past the ring's end: the rest is still being coalesced and arrives as a live chunk.
       // Before its start: the ring overflowed meanwhile; once live, that is a gap (the event
       // is queued behind the transition that is running now).
       if (this.sentEnd < this.deps.stream.ring.start) this.actor.send({ type: 'stream.gap' });
       return;
     }
-    for (const c of chunks) this.sendChunk(c);
+    const serial = this.catchUpSerial;
+    for (const c of chunks) {
+      if (this.deps.link.bufferedAmount + c.data.length <= CATCH_UP_QUEUE_BYTES) {
+        this.sendChunk(c);
+        continue;
+      }
+      // The queue is full: the rest, and what the ring takes meanwhile, once this piece has left.
+      this.pacing = true;
+      this.sendChunk(c, () => {
+        if (serial === this.catchUpSerial && !this.released) this.catchUp();
+      });
+      return;
+    }
+    this.pacing = false;
   }
 
   private reportSnapshotFailed(err: unknown): void {

@@ -82,9 +82,10 @@ export function lastSeqOfQuery(value: string | undefined): number | null | undef
 function linkOf(socket: WebSocket): ClientLink {
   const deflate = new DeflatePolicy();
   return {
-    sendBinary: (frame) => {
-      if (socket.readyState !== socket.OPEN) return;
-      socket.send(frame, { binary: true, compress: deflate.compress(frame.length, performance.now(), socket.bufferedAmount) });
+    sendBinary: (frame, written) => {
+      if (socket.readyState !== socket.OPEN) return written?.();
+      const compress = deflate.compress(frame.length, performance.now(), socket.bufferedAmount);
+      socket.send(frame, { binary: true, compress }, written && (() => written()));
     },
     sendText: (text, written) => {
       // JSON is ASCII but for a description or a title: its length is near enough its bytes.
