@@ -13,7 +13,9 @@ import { CLOSE_CODES, DomainError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { sessionActorId } from '../machines/sidecar.machine.js';
 import type { AgentStateFact, ServerFrame } from '../protocol/frames.js';
-import { ChunkFrames, StreamClient, type ClientLink, type Watermarks } from './stream-client.actor.js';
+import { ChunkFrames } from './chunk-frames.js';
+import type { Watermarks } from './queue-lag.js';
+import { StreamClient, type ClientLink } from './stream-client.actor.js';
 import type { OpsInspector } from '../ops/inspector.js';
 import type { StreamSource } from './live-pane.js';
 

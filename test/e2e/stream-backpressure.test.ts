@@ -18,7 +18,7 @@ import { writeFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { decodeChunkFrame } from '../../src/protocol/frames.js';
-import { DEFAULT_WATERMARKS } from '../../src/stream/stream-client.actor.js';
+import { DEFAULT_WATERMARKS } from '../../src/stream/queue-lag.js';
 import { logTailOf } from '../helpers/daemon.js';
 import { useDaemon } from '../helpers/daemon-fixture.js';
 import { screenOf } from '../helpers/screen.js';

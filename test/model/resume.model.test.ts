@@ -10,7 +10,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { getSimplePaths } from 'xstate/graph';
-import { ChunkFrames, StreamClient, type ClientLink } from '../../src/stream/stream-client.actor.js';
+import { ChunkFrames } from '../../src/stream/chunk-frames.js';
+import { StreamClient, type ClientLink } from '../../src/stream/stream-client.actor.js';
 import { PaneStream } from '../../src/stream/pane-stream.js';
 import { resumeMachine, type ResumeEvent } from '../../src/machines/resume.machine.js';
 import { decodeChunkFrame } from '../../src/protocol/frames.js';

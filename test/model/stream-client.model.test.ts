@@ -13,7 +13,8 @@
 import { describe, expect, it } from 'vitest';
 import type { SnapshotFrom } from 'xstate';
 import { getAdjacencyMap, getShortestPaths, getSimplePaths, type AdjacencyValue } from 'xstate/graph';
-import { ChunkFrames, StreamClient, type ClientLink } from '../../src/stream/stream-client.actor.js';
+import { ChunkFrames } from '../../src/stream/chunk-frames.js';
+import { StreamClient, type ClientLink } from '../../src/stream/stream-client.actor.js';
 import { PaneStream } from '../../src/stream/pane-stream.js';
 import { streamClientMachine, type StreamClientEvent } from '../../src/machines/stream-client.machine.js';
 import { decodeChunkFrame } from '../../src/protocol/frames.js';

@@ -6,7 +6,8 @@
  * ring moves past what it holds meanwhile, a snapshot, never wrong bytes.
  */
 import { describe, expect, it } from 'vitest';
-import { CATCH_UP_QUEUE_BYTES, ChunkFrames, StreamClient, type ClientLink } from '../../src/stream/stream-client.actor.js';
+import { ChunkFrames } from '../../src/stream/chunk-frames.js';
+import { CATCH_UP_QUEUE_BYTES, StreamClient, type ClientLink } from '../../src/stream/stream-client.actor.js';
 import { PaneStream } from '../../src/stream/pane-stream.js';
 import { RING_PIECE_BYTES } from '../../src/stream/ring.js';
 import type { TakenSnapshot } from '../../src/machines/resume.machine.js';

@@ -3,7 +3,7 @@
  * the memory bound; never a fast reader's momentary stall.
  */
 import { describe, expect, it } from 'vitest';
-import { QueueLag } from '../../src/stream/stream-client.actor.js';
+import { QueueLag } from '../../src/stream/queue-lag.js';
 
 const MARKS = { high: 16_000, low: 500, maxLagMs: 2000 };
 

@@ -5,7 +5,8 @@
  * position, never a live chunk ahead of the frame it continues.
  */
 import { describe, expect, it } from 'vitest';
-import { ChunkFrames, SCREEN_FIRST_MIN_SAVING, StreamClient, type ClientLink } from '../../src/stream/stream-client.actor.js';
+import { ChunkFrames } from '../../src/stream/chunk-frames.js';
+import { SCREEN_FIRST_MIN_SAVING, StreamClient, type ClientLink } from '../../src/stream/stream-client.actor.js';
 import { PaneStream } from '../../src/stream/pane-stream.js';
 import type { TakenSnapshot } from '../../src/machines/resume.machine.js';
 import { decodeChunkFrame } from '../../src/protocol/frames.js';
