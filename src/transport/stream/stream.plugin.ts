@@ -83,7 +83,8 @@ function linkOf(socket: WebSocket): ClientLink {
   const deflate = new DeflatePolicy();
   return {
     sendBinary: (frame, written) => {
-      if (socket.readyState !== socket.OPEN) return written?.();
+      // A socket that is gone says nothing more: a catch-up waiting on it ends with the client.
+      if (socket.readyState !== socket.OPEN) return;
       const compress = deflate.compress(frame.length, performance.now(), socket.bufferedAmount);
       socket.send(frame, { binary: true, compress }, written && (() => written()));
     },
