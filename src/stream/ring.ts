@@ -107,12 +107,17 @@ export class ChunkRing {
     return { start, end, data };
   }
 
+  /** Whether the ring can replay every byte after `position`. */
+  covers(position: number): boolean {
+    return position >= this.floor && position <= this.top;
+  }
+
   /**
    * Pieces holding every byte after `position`, or null when the ring no longer covers it. They
    * are views of the ring's memory, at most `RING_PIECE_BYTES` each: copy them before the next append.
    */
   since(position: number): RingChunk[] | null {
-    if (position < this.floor || position > this.top) return null;
+    if (!this.covers(position)) return null;
     const out: RingChunk[] = [];
     const store = this.store;
     if (store === null) return out;

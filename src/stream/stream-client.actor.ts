@@ -32,7 +32,10 @@ export const CATCH_UP_QUEUE_BYTES = 256 * 1024;
 
 /** What a client actor needs of its socket (the transport adapts a WebSocket to it). */
 export interface ClientLink {
-  /** Sends a binary frame; `written`, when given, is called once it has left for the network (or the socket is gone). */
+  /**
+   * Sends a binary frame; `written`, when given, is called once it has left for the network, never
+   * at once and never once the socket is gone (what waits on it ends as the client is released).
+   */
   sendBinary(frame: Buffer, written?: () => void): void;
   /** Sends a text frame; `written`, when given, is called once it has left for the network (or the socket is gone). */
   sendText(text: string, written?: () => void): void;
@@ -64,19 +67,13 @@ export class StreamClient {
   private sentEnd = -1;
   private forwarding = false;
   /**
-   * Set while a snapshot's screen frame is on its way and its full frame not yet sent: live chunks
-   * wait in the ring meanwhile (they continue the full frame, which must reach the client first).
+   * Set while a frame is on its way that the next bytes must follow (a snapshot's screen, whose full
+   * frame is sent once it has left; a catch-up's piece, after which the catch-up goes on): live
+   * chunks wait in the ring meanwhile, and what comes after that frame sends them in order.
    */
-  private holding = false;
-  /** Counts the snapshots sent: a full frame still waiting when a newer snapshot went is dropped. */
-  private snapshotSerial = 0;
-  /**
-   * Set while a catch-up waits for the client's queue to drain: live chunks wait in the ring
-   * meanwhile (the catch-up sends them in order). `catchUpSerial` counts the bases the client was
-   * given: a catch-up for an older one is dropped.
-   */
-  private pacing = false;
-  private catchUpSerial = 0;
+  private waiting = false;
+  /** Counts the bases the client was given (snapshots, deltas): what waits for an older one is dropped. */
+  private base = 0;
   private released = false;
   private readonly unsubscribe: () => void;
   private readonly watermarks: Watermarks;
@@ -90,7 +87,7 @@ export class StreamClient {
     const sendSnapshot = ({ event }: { event: unknown }) => this.sendSnapshot((event as { output: TakenSnapshot }).output);
     const resume = resumeMachine.provide({
       actors: { takeSnapshot },
-      guards: { isInRing: ({ event }) => event.lastSeq !== null && deps.stream.ring.since(event.lastSeq) !== null },
+      guards: { isInRing: ({ event }) => event.lastSeq !== null && deps.stream.ring.covers(event.lastSeq) },
       actions: {
         sendDelta: ({ event }) => {
           if (event.type === 'client.resume' && event.lastSeq !== null) this.sendDelta(event.lastSeq);
@@ -179,7 +176,7 @@ export class StreamClient {
   }
 
   private onChunk(c: RingChunk): void {
-    if (!this.forwarding || this.holding || this.pacing || c.end <= this.sentEnd) return;
+    if (!this.forwarding || this.waiting || c.end <= this.sentEnd) return;
     if (c.start > this.sentEnd) {
       // Bytes between the client's position and this chunk never reached it.
       this.forwarding = false;
@@ -207,10 +204,8 @@ export class StreamClient {
   }
 
   private sendSnapshot(snap: TakenSnapshot): void {
-    const serial = ++this.snapshotSerial;
-    this.rebase();
+    const serial = this.rebase();
     this.sentEnd = snap.position;
-    this.holding = false;
     const sendFull = () => {
       if (!this.released) this.deps.link.sendText(encodeSnapshotFrame(snap.position, snap.data));
     };
@@ -224,10 +219,10 @@ export class StreamClient {
     // The whole is encoded once the screen has left: encoding a long history holds this thread
     // for milliseconds, and the screen's compressed frame is written only when the thread is free.
     let inAction = true;
-    this.holding = true;
+    this.waiting = true;
     this.deps.link.sendText(encodeSnapshotFrame(snap.position, snap.screen), () => {
-      if (serial !== this.snapshotSerial || this.released) return;
-      this.holding = false;
+      if (serial !== this.base || this.released) return;
+      this.waiting = false;
       sendFull();
       // Once live, what the ring took meanwhile follows; otherwise the machine is on its way
       // elsewhere (a gap, another snapshot) and says what comes next.
@@ -236,10 +231,10 @@ export class StreamClient {
     inAction = false;
   }
 
-  /** The client is given a new base: a catch-up still waiting for the old one is dropped. */
-  private rebase(): void {
-    this.catchUpSerial++;
-    this.pacing = false;
+  /** The client is given a new base: what still waits for the old one is dropped. Answers the new base's serial. */
+  private rebase(): number {
+    this.waiting = false;
+    return ++this.base;
   }
 
   /**
@@ -249,27 +244,27 @@ export class StreamClient {
   private catchUp(): void {
     const chunks = this.deps.stream.ring.since(this.sentEnd);
     if (chunks === null) {
-      this.pacing = false;
+      this.waiting = false;
       // Past the ring's end: the rest is still being coalesced and arrives as a live chunk.
       // Before its start: the ring overflowed meanwhile; once live, that is a gap (the event
       // is queued behind the transition that is running now).
       if (this.sentEnd < this.deps.stream.ring.start) this.actor.send({ type: 'stream.gap' });
       return;
     }
-    const serial = this.catchUpSerial;
+    const serial = this.base;
     for (const c of chunks) {
       if (this.deps.link.bufferedAmount + c.data.length <= CATCH_UP_QUEUE_BYTES) {
         this.sendChunk(c);
         continue;
       }
       // The queue is full: the rest, and what the ring takes meanwhile, once this piece has left.
-      this.pacing = true;
+      this.waiting = true;
       this.sendChunk(c, () => {
-        if (serial === this.catchUpSerial && !this.released) this.catchUp();
+        if (serial === this.base && !this.released) this.catchUp();
       });
       return;
     }
-    this.pacing = false;
+    this.waiting = false;
   }
 
   private reportSnapshotFailed(err: unknown): void {
